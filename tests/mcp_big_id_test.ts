@@ -6,18 +6,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { createMcpGuard, type McpEvent, type McpFrame, relayMcp, relayMcpHttp } from "../mcp.ts";
+import { createMcpGuard, type McpEvent, type McpFrame } from "../mcp.ts";
 import { parseLine } from "../_mcp/framing.ts";
 import { jsonlLog } from "../log.ts";
-import { answer } from "./_mcp_raw_server.ts";
-import { runtimeCommand } from "./_runtime.ts";
-
-const SERVER = runtimeCommand(join(dirname(fileURLToPath(import.meta.url)), "_mcp_raw_server.ts"));
+import { type RawClient, rawLineClient, relayToRawLineProcess, relayToRawLineServer } from "./_mcp_http.ts";
 
 /** (under an id past 2^53: the version its answer brings is sent with every later request) */
 const INITIALIZE =
@@ -33,7 +25,7 @@ const LINES: Record<string, string> = {
 };
 
 /** Each line the client read, by its id's digits as written. */
-function byIdText(lines: string[]): Map<string, string> {
+function byIdText(lines: readonly string[]): Map<string, string> {
   const out = new Map<string, string>();
   for (const line of lines) {
     const id = /^\{"jsonrpc":"2\.0","id":(\d+),/.exec(line)?.[1] ?? /,"id":(\d+)\}$/.exec(line)?.[1];
@@ -43,31 +35,9 @@ function byIdText(lines: string[]): Map<string, string> {
 }
 
 /** The client: writes its lines in one piece (judged before any answer comes), reads until each is answered. */
-function client(lines: string[]): {
-  input: AsyncIterable<Uint8Array>;
-  output: (bytes: Uint8Array) => void;
-  got: Map<string, string>;
-  stop(): void;
-} {
-  const got = new Map<string, string>();
-  let finish = () => {};
-  const done = new Promise<void>((resolve) => (finish = resolve));
-  const timer = setTimeout(finish, 20_000);
-  let rest = "";
-  return {
-    got,
-    stop: () => clearTimeout(timer),
-    input: (async function* () {
-      yield new TextEncoder().encode(lines.map((line) => line + "\n").join(""));
-      await done;
-    })(),
-    output: (bytes) => {
-      const parts = (rest + new TextDecoder().decode(bytes)).split("\n");
-      rest = parts.pop()!;
-      for (const [id, line] of byIdText(parts)) got.set(id, line);
-      if (Object.keys(LINES).every((id) => got.has(id))) finish();
-    },
-  };
+function client(lines: string[]): RawClient & { lines: string[] } {
+  const chunk = new TextEncoder().encode(lines.map((line) => line + "\n").join(""));
+  return rawLineClient([chunk], (read) => Object.keys(LINES).every((id) => byIdText(read).has(id)));
 }
 
 /** What the client read and the events, alike for both relays: every case that fails is named. */
@@ -93,69 +63,28 @@ function check(got: Map<string, string>, events: McpEvent[]): void {
 test("relayMcp: ids past 2^53 are told apart and answered by their digits as written", {
   timeout: 60_000,
 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), "toolguard-big-id-"));
-  const events: McpEvent[] = [];
   const logged: string[] = [];
   const log = jsonlLog(
     new WritableStream({ write: (chunk) => void logged.push(new TextDecoder().decode(chunk)) }),
   );
   const c = client(Object.values(LINES));
-  try {
-    await relayMcp({
-      command: SERVER.command,
-      args: [...SERVER.args, join(dir, "server.log")],
-      input: c.input,
-      output: c.output,
-      stderr: "ignore",
-      shutdownGraceMs: 500,
-      onEvent: (e) => {
-        events.push(e);
-        log.onMcpEvent(e);
-      },
-    });
-    check(c.got, events);
-    await log.close();
-    // (the log keeps ids as strings: the digits as written)
-    const verdicts = logged.map((line) => JSON.parse(line)).filter((r) => r.event === "verdict");
-    assert.deepEqual(verdicts.map((r) => r.callId), ["12345678901234567891"]);
-  } finally {
-    c.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const events = await relayToRawLineProcess(c, (e) => log.onMcpEvent(e));
+  check(byIdText(c.lines), events);
+  await log.close();
+  // (the log keeps ids as strings: the digits as written)
+  const verdicts = logged.map((line) => JSON.parse(line)).filter((r) => r.event === "verdict");
+  assert.deepEqual(verdicts.map((r) => r.callId), ["12345678901234567891"]);
 });
 
 test("relayMcpHttp: ids past 2^53 are told apart and answered by their digits as written", {
   timeout: 60_000,
 }, async () => {
   const versions = new Set<string>();
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk) => (body += chunk));
-    req.on("end", () => {
-      if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
-      if (!body.includes('"initialize"')) versions.add(String(req.headers["mcp-protocol-version"]));
-      const text = answer(body);
-      if (text === undefined) return void res.writeHead(202).end();
-      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(text);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
-  const events: McpEvent[] = [];
   const c = client([INITIALIZE, INITIALIZED, ...Object.values(LINES)]);
-  try {
-    await relayMcpHttp(url, {
-      input: c.input,
-      output: c.output,
-      shutdownGraceMs: 500,
-      onEvent: (e) => void events.push(e),
-    });
-  } finally {
-    c.stop();
-    server.closeAllConnections?.();
-    server.close();
-  }
-  check(c.got, events);
+  const events = await relayToRawLineServer(c, (body, req) => {
+    if (!body.includes('"initialize"')) versions.add(String(req.headers["mcp-protocol-version"]));
+  });
+  check(byIdText(c.lines), events);
   assert.deepEqual([...versions], ["2025-06-18"]);
 });
 

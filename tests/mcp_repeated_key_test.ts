@@ -67,6 +67,10 @@ function byId(lines: string[]): Map<number, string> {
   return out;
 }
 
+/** What a frame a session hands on reads as: its line as it came, or its message written anew. */
+const sentText = (frame: McpFrame): string =>
+  frame.bytes === undefined ? JSON.stringify(frame.message) : new TextDecoder().decode(frame.bytes);
+
 const textOf = (line: string | undefined): string =>
   (JSON.parse(line ?? "{}") as { result?: { content?: { text: string }[] } }).result?.content?.[0]?.text ??
     "";
@@ -274,9 +278,7 @@ test("McpSession: an answer passed on unread that names its id twice is written 
   const line = `{"result":{"tools":[{"name":"echo","description":${JSON.stringify(POISON)}}]},"id":7,"id":5}`;
   session.fromServer(frame(line));
   assert.equal(toClient.length, 1);
-  const sent = toClient[0].bytes === undefined
-    ? JSON.stringify(toClient[0].message)
-    : new TextDecoder().decode(toClient[0].bytes);
+  const sent = sentText(toClient[0]);
   assert.equal(duplicateKey(sent), undefined, sent);
   assert.equal(JSON.parse(sent).id, 5);
   assert.ok(events.some((e) => e.event === "repeated_key" && e.from === "server" && e.pointer === "/id"));
@@ -316,9 +318,7 @@ test("McpSession: a tool's description spelled in another case is cleaned as its
     }}}]}}`;
   session.fromServer(frame(line));
   assert.equal(toClient.length, 1);
-  const sent = toClient[0].bytes === undefined
-    ? JSON.stringify(toClient[0].message)
-    : new TextDecoder().decode(toClient[0].bytes);
+  const sent = sentText(toClient[0]);
   assert.ok(!sent.includes("IGNORE ALL PREVIOUS"), sent);
   assert.equal(JSON.parse(sent).result.tools[0].description, "Reads a file.");
 });
@@ -340,9 +340,7 @@ test("McpSession: the server's instructions and title spelled in another case ar
     `"ServerInfo":{"name":"raw","TITLE":${poison}}}}`;
   session.fromServer(frame(line));
   assert.equal(toClient.length, 1);
-  const sent = toClient[0].bytes === undefined
-    ? JSON.stringify(toClient[0].message)
-    : new TextDecoder().decode(toClient[0].bytes);
+  const sent = sentText(toClient[0]);
   assert.ok(!sent.includes("IGNORE ALL PREVIOUS"), sent);
   const result = JSON.parse(sent).result;
   assert.equal(result.instructions, "Use read_file for files.");

@@ -7,16 +7,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { createMcpGuard, type McpEvent, type McpFrame, relayMcp, relayMcpHttp } from "../mcp.ts";
-import { answer } from "./_mcp_raw_server.ts";
-import { runtimeCommand } from "./_runtime.ts";
+import { createMcpGuard, type McpEvent, type McpFrame } from "../mcp.ts";
+import { type RawClient, rawLineClient, relayToRawLineProcess, relayToRawLineServer } from "./_mcp_http.ts";
 
-const SERVER = runtimeCommand(join(dirname(fileURLToPath(import.meta.url)), "_mcp_raw_server.ts"));
 const enc = new TextEncoder();
 
 /** A line's bytes: its text with `bad` (bytes that are no UTF-8) in place of each `%`. */
@@ -41,35 +34,20 @@ const PLAIN = '{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"
   '{"path":"notes \u00e9\ufffd.txt"}}}';
 const IDS = [21, 22, 23];
 
-/** The client: writes its lines, reads until each of `IDS` is answered (or 20 s pass). */
-function client(lines: Uint8Array[]): {
-  input: AsyncIterable<Uint8Array>;
-  output: (bytes: Uint8Array) => void;
-  got: Map<number, Record<string, unknown>>;
-  stop(): void;
-} {
+/** The answers the client read, by id. */
+function byId(lines: readonly string[]): Map<number, Record<string, unknown>> {
   const got = new Map<number, Record<string, unknown>>();
-  let finish = () => {};
-  const done = new Promise<void>((resolve) => (finish = resolve));
-  const timer = setTimeout(finish, 20_000);
-  let rest = "";
-  return {
-    got,
-    stop: () => clearTimeout(timer),
-    input: (async function* () {
-      for (const bytes of lines) yield new Uint8Array([...bytes, 0x0a]);
-      await done;
-    })(),
-    output: (bytes) => {
-      const parts = (rest + new TextDecoder().decode(bytes)).split("\n");
-      rest = parts.pop()!;
-      for (const part of parts.filter(Boolean)) {
-        const m = JSON.parse(part);
-        if (typeof m.id === "number") got.set(m.id, m);
-      }
-      if (IDS.every((id) => got.has(id))) finish();
-    },
-  };
+  for (const line of lines) {
+    const m = JSON.parse(line);
+    if (typeof m.id === "number") got.set(m.id, m);
+  }
+  return got;
+}
+
+/** The client: writes its lines, reads until each of `IDS` is answered. */
+function client(lines: Uint8Array[]): RawClient & { lines: string[] } {
+  const chunks = lines.map((bytes) => new Uint8Array([...bytes, 0x0a]));
+  return rawLineClient(chunks, (read) => IDS.every((id) => byId(read).has(id)));
 }
 
 /** What the client read and the events, alike for both relays: every case that fails is named. */
@@ -95,28 +73,11 @@ function check(got: Map<number, Record<string, unknown>>, events: McpEvent[]): v
 
 test(
   "relayMcp: a line that is not UTF-8 never reaches the server as it came: a call is refused, the rest is written anew",
-  {
-    timeout: 60_000,
-  },
+  { timeout: 60_000 },
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), "toolguard-utf8-"));
-    const events: McpEvent[] = [];
     const c = client([CALL, PING, enc.encode(PLAIN)]);
-    try {
-      await relayMcp({
-        command: SERVER.command,
-        args: [...SERVER.args, join(dir, "server.log")],
-        input: c.input,
-        output: c.output,
-        stderr: "ignore",
-        shutdownGraceMs: 500,
-        onEvent: (e) => void events.push(e),
-      });
-      check(c.got, events);
-    } finally {
-      c.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const events = await relayToRawLineProcess(c);
+    check(byId(c.lines), events);
   },
 );
 
@@ -126,33 +87,9 @@ test(
     timeout: 60_000,
   },
   async () => {
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (chunk: Buffer) => void chunks.push(chunk));
-      req.on("end", () => {
-        if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
-        const text = answer(new TextDecoder().decode(Buffer.concat(chunks)));
-        if (text === undefined) return void res.writeHead(202).end();
-        res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(text);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`;
-    const events: McpEvent[] = [];
     const c = client([enc.encode(INITIALIZE), enc.encode(INITIALIZED), CALL, PING, enc.encode(PLAIN)]);
-    try {
-      await relayMcpHttp(url, {
-        input: c.input,
-        output: c.output,
-        shutdownGraceMs: 500,
-        onEvent: (e) => void events.push(e),
-      });
-    } finally {
-      c.stop();
-      server.closeAllConnections?.();
-      server.close();
-    }
-    check(c.got, events);
+    const events = await relayToRawLineServer(c);
+    check(byId(c.lines), events);
   },
 );
 
