@@ -20,6 +20,7 @@ import {
   encoder,
   errorResponse,
   idFromEdges,
+  idOf,
   idOfText,
   isId,
   isRequest,
@@ -494,12 +495,6 @@ export function oversizedFromServer(
       to.answerWithError(found.earlierId, -32603, lost); // (see ShownId.earlierId)
     }
   }
-}
-
-/** The id of a message that could not be written out, for its event (none when it has no usable one). */
-function idOf(message: unknown): { id?: JsonRpcId } {
-  const id = isRecord(message) ? message.id : undefined;
-  return isId(id) || id === null ? { id } : {};
 }
 
 /**

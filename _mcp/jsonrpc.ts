@@ -44,6 +44,23 @@ export function isBigId(value: unknown): value is BigId {
   return typeof value === "object" && value !== null && raw.isRawJSON(value);
 }
 
+/**
+ * The id of a message, for its event: none when it has none a message could carry (an array's, say).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { idOf } from "./jsonrpc.ts";
+ *
+ * assert.deepEqual(idOf({ id: 7 }), { id: 7 });
+ * assert.deepEqual(idOf({ id: [7] }), {});
+ * ```
+ */
+export function idOf(message: unknown): { id?: JsonRpcId } {
+  const id = isRecord(message) ? message.id : undefined;
+  return isId(id) || id === null ? { id } : {};
+}
+
 /** True for an id a request can have and an answer name: a string, a number, or a {@linkcode BigId}. */
 export function isId(value: unknown): value is string | number | BigId {
   return typeof value === "string" || typeof value === "number" || isBigId(value);

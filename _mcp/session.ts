@@ -16,6 +16,7 @@ import {
   errorResponse,
   idFromEdges,
   idKey,
+  idOf,
   isBigId,
   isId,
   isRequest,
@@ -289,11 +290,6 @@ function caseVariant(m: JsonRpcMessage): string | undefined {
     if (!MEMBERS.has(key) && MEMBERS.has(foldCase(key))) return key;
   }
   return undefined;
-}
-
-/** The id of a message, for its event: none when it has none a request could have. */
-function idOf(m: unknown): { id?: JsonRpcId } {
-  return isRecord(m) && isId(m.id) ? { id: m.id } : {};
 }
 
 /** A batch element that is no message, for its event (an array is not written out: it may nest deeply). */
@@ -1423,8 +1419,7 @@ export class GuardedSession implements McpSession {
    * it, and nothing in it was scanned or cleaned, so it is dropped as a stray.
    */
   #noId(m: JsonRpcMessage): null {
-    const id = m.id === null || isId(m.id) ? { id: m.id } : {};
-    this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...id });
+    this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...idOf(m) });
     return null;
   }
 
