@@ -7,10 +7,17 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { createMcpGuard, type McpEvent, type McpFrame } from "../mcp.ts";
 import { type RawClient, rawLineClient, relayToRawLineProcess, relayToRawLineServer } from "./_mcp_http.ts";
+import { runtimeCommand } from "./_runtime.ts";
 
 const enc = new TextEncoder();
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** A line's bytes: its text with `bad` (bytes that are no UTF-8) in place of each `%`. */
 function line(text: string, bad: number[]): Uint8Array {
@@ -123,4 +130,26 @@ test("McpSession: a server answer that is not UTF-8 goes to the client written a
   );
   session.fromServer(frame(enc.encode('{"jsonrpc":"2.0","id":7,"result":{"content":[],"x":"\ufffd"}}')));
   assert.notEqual(toClient[2].bytes, undefined);
+});
+
+test("toolguard mcp: a client line that is not UTF-8 is named once on stderr", { timeout: 60_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-utf8-cli-"));
+  try {
+    const server = runtimeCommand(join(root, "tests", "_mcp_raw_server.ts"), [join(dir, "server.log")]);
+    const cli = runtimeCommand(join(root, "cli.ts"), [
+      "mcp",
+      "--pins",
+      "none",
+      "--",
+      server.command,
+      ...server.args,
+    ]);
+    const input = new Uint8Array([...PING, 0x0a, ...PING, 0x0a]);
+    const r = spawnSync(cli.command, cli.args, { cwd: root, input, encoding: "utf8", timeout: 50_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const said = r.stderr.match(/the client sent a message that is not valid UTF-8; passed on written anew/g);
+    assert.equal(said?.length, 1, r.stderr);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
