@@ -25,8 +25,12 @@ export interface BigId {
   readonly rawJSON: string;
 }
 
-/** `JSON.rawJSON` and `JSON.isRawJSON` (Deno, Bun, Node 21+), which TypeScript's libraries do not declare. */
-const raw = JSON as unknown as { rawJSON(text: string): BigId; isRawJSON(value: unknown): boolean };
+/**
+ * `JSON.rawJSON` and `JSON.isRawJSON`, which TypeScript's libraries do not declare. Deno, Bun and Node 21+
+ * have them; Node 20 has neither (nor the reviver's `source`), so there an id past 2^53 stays the number
+ * `JSON.parse` rounds it to, as before ids were kept by their digits.
+ */
+const raw = JSON as unknown as { rawJSON?(text: string): BigId; isRawJSON?(value: unknown): boolean };
 
 /**
  * True for a {@linkcode BigId}.
@@ -41,7 +45,7 @@ const raw = JSON as unknown as { rawJSON(text: string): BigId; isRawJSON(value: 
  * ```
  */
 export function isBigId(value: unknown): value is BigId {
-  return typeof value === "object" && value !== null && raw.isRawJSON(value);
+  return typeof value === "object" && value !== null && raw.isRawJSON?.(value) === true;
 }
 
 /**
@@ -94,6 +98,8 @@ function hasBigId(m: unknown): boolean {
 export function parseMessage(text: string): unknown {
   const value: unknown = JSON.parse(text);
   if (Array.isArray(value) ? !value.some(hasBigId) : !hasBigId(value)) return value;
+  const { rawJSON } = raw;
+  if (rawJSON === undefined) return value;
   // The digits of each such id, by the object that holds it (a reviver sees every value, nested ones too:
   // only the message's own are taken).
   const ids = new WeakMap<object, string>();
@@ -113,9 +119,9 @@ export function parseMessage(text: string): unknown {
   for (const m of Array.isArray(read) ? read : [read]) {
     if (!isRecord(m)) continue;
     const id = ids.get(m);
-    if (id !== undefined) m.id = raw.rawJSON(id);
+    if (id !== undefined) m.id = rawJSON(id);
     const requestId = isRecord(m.params) ? requestIds.get(m.params) : undefined;
-    if (requestId !== undefined) (m.params as Record<string, unknown>).requestId = raw.rawJSON(requestId);
+    if (requestId !== undefined) (m.params as Record<string, unknown>).requestId = rawJSON(requestId);
   }
   return read;
 }
@@ -338,7 +344,7 @@ export function idOfText(text: string | undefined): string | number | BigId | un
   if (text === undefined) return undefined;
   try {
     const id: unknown = JSON.parse(text);
-    if (roundsOff(id)) return raw.rawJSON(text.trim());
+    if (roundsOff(id) && raw.rawJSON !== undefined) return raw.rawJSON(text.trim());
     return typeof id === "string" || typeof id === "number" ? id : undefined;
   } catch {
     return undefined;
