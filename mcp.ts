@@ -113,4 +113,4 @@ export type {
 } from "./_mcp/types.ts";
 export type { McpRelayOptions } from "./_mcp/relay.ts";
 export type { McpTransport } from "./_mcp/guard.ts";
-export type { JsonRpcId, JsonRpcMessage } from "./_mcp/jsonrpc.ts";
+export type { BigId, JsonRpcId, JsonRpcMessage } from "./_mcp/jsonrpc.ts";

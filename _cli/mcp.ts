@@ -397,6 +397,14 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       } twice; passed on written anew with the value the guard judged, the last (said once; --log ` +
         "records each)\n",
     );
+  } else if (event.event === "invalid_utf8" && !warned.has(`utf8:${event.from}`)) {
+    warned.add(`utf8:${event.from}`);
+    notice(
+      `toolguard mcp: the ${
+        event.from === "client" ? "client" : "server"
+      } sent a message that is not valid UTF-8; passed on written anew as the guard read it, each bad byte ` +
+        "as U+FFFD (said once; --log records each)\n",
+    );
   } else if (event.event === "session_id_ignored" && !warned.has("session_id")) {
     warned.add("session_id");
     notice(`toolguard mcp: ${safeText(event.detail)}\n`);

@@ -1,11 +1,11 @@
 /**
  * Byte and typed-array helpers: joining stream reads (the MCP frame reader, the log reader, the fake tool),
- * growing the scanner's kept integer buffers, a string's length in UTF-8 (the log's line bound), and a byte
- * count as messages write it.
+ * growing the scanner's kept integer buffers, a string's length in UTF-8 (the log's line bound), whether bytes
+ * are UTF-8 (the MCP relays' lines), and a byte count as messages write it.
  *
  * @module
  */
-import { plural } from "./values.ts";
+import { lazy, plural } from "./values.ts";
 
 /**
  * A new array holding `parts` one after another; `total` is the sum of their lengths (the callers keep it as
@@ -79,6 +79,34 @@ export function utf8Length(text: string): number {
     } else n += 3;
   }
   return n;
+}
+
+/** Made on first use: under Deno the first decoder loads the text-encoding support. */
+const strictDecoder = lazy(() => new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }));
+
+/**
+ * True when `bytes` are UTF-8, given `decoded`, the text a decoder that reads a bad byte as U+FFFD (the
+ * default `TextDecoder`'s way) made of them: only text that holds U+FFFD is decoded again, strictly, so that
+ * valid text costs one search.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isUtf8 } from "./bytes.ts";
+ *
+ * const check = (bytes: Uint8Array) => isUtf8(bytes, new TextDecoder().decode(bytes));
+ * assert.equal(check(new TextEncoder().encode('{"a":"\u00e9 \ufffd"}')), true);
+ * assert.equal(check(new Uint8Array([0x22, 0xc3, 0x22])), false);
+ * ```
+ */
+export function isUtf8(bytes: Uint8Array, decoded: string): boolean {
+  if (!decoded.includes("\uFFFD")) return true;
+  try {
+    strictDecoder().decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

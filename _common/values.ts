@@ -495,6 +495,24 @@ export function foldCase(key: string): string {
 }
 
 /**
+ * A call's id as text, for a record that keeps ids as strings (a verdict's `callId`, a log's): a string as it
+ * is, anything else as JSON writes it (a raw JSON value, such as an MCP id past 2^53, by its digits, which
+ * `String` cannot read).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { idText } from "./values.ts";
+ *
+ * assert.equal(idText("a"), "a");
+ * assert.equal(idText(7), "7");
+ * ```
+ */
+export function idText(id: unknown): string {
+  return typeof id === "string" ? id : String(JSON.stringify(id));
+}
+
+/**
  * True when `key` is a plain name: letters, digits and `_ $ . -` only (`file_name`, `newInstructions`,
  * `content-type`). Such a key is the program's vocabulary, not text written to a model, so the scanner does
  * not read it where keys are read: a rule for spaced-out letters would take `new_instructions` for an order.

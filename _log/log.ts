@@ -4,7 +4,7 @@
  * @module
  */
 import { byteCount, concatBytes, utf8Length } from "../_common/bytes.ts";
-import { checkSwitches, cutUnits, errorText, isRecord, showHidden } from "../_common/values.ts";
+import { checkSwitches, cutUnits, errorText, idText, isRecord, showHidden } from "../_common/values.ts";
 import { describe } from "../_describe/describe.ts";
 import { describeVerdict } from "../_describe/verdict.ts";
 import { fileId, type OpenFile, openFile } from "./files.ts";
@@ -397,7 +397,7 @@ function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<
         tool: event.name,
         verdict: rejected ? "blocked" : "allowed",
         ok: !rejected,
-        callId: String(event.id),
+        callId: idText(event.id),
         index: 0,
         findings: rejected ? distinct(event.findings.map((f) => String(f.code))) : [],
         // The relay's feedback quotes the values received; without includeArguments, only what was wrong.

@@ -14,17 +14,22 @@ import { isRecord, lazy } from "../_common/values.ts";
 import {
   answersOnly,
   type BatchMember,
+  type BigId,
   decoder,
   EDGE_BYTES,
   encoder,
   errorResponse,
   idFromEdges,
+  idOf,
+  idOfText,
+  isId,
   isRequest,
   type JsonRpcId,
   type JsonRpcMessage,
   jsonString,
   type LineEdges,
   MAX_BATCH_MEMBERS,
+  parseMessage,
   type ShownId,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpSession } from "./types.ts";
@@ -87,7 +92,7 @@ class BatchScanner {
   /** The bytes of the member's id value being read, or null; `#idTooLong` past {@linkcode MAX_ID_BYTES}. */
   #idBytes: number[] | null = null;
   #idTooLong = false;
-  #id: string | number | undefined;
+  #id: string | number | BigId | undefined;
   #method = false;
   members: BatchMember[] = [];
 
@@ -174,12 +179,8 @@ class BatchScanner {
     const bytes = this.#idBytes as number[];
     this.#idBytes = null;
     if (this.#idTooLong) return;
-    try {
-      const id: unknown = JSON.parse(decoder().decode(new Uint8Array(bytes)));
-      if (typeof id === "string" || typeof id === "number") this.#id = id;
-    } catch {
-      // Not an id a JSON-RPC answer could carry.
-    }
+    // (undefined for one a JSON-RPC answer could not carry)
+    this.#id = idOfText(decoder().decode(new Uint8Array(bytes)));
   }
 
   #startMember(): void {
@@ -234,7 +235,8 @@ export function parseLine(bytes: Uint8Array): JsonRpcMessage | JsonRpcMessage[] 
   const text = lineDecoder().decode(bytes);
   if (text.trim() === "") return undefined;
   try {
-    const value: unknown = JSON.parse(text); // (JSON.parse skips JSON's own white space, CR included)
+    // (JSON.parse skips JSON's own white space, CR included; an id past 2^53 is kept as its digits)
+    const value = parseMessage(text);
     if (value !== null && typeof value === "object") return value as JsonRpcMessage | JsonRpcMessage[];
     return undefined;
   } catch {
@@ -495,12 +497,6 @@ export function oversizedFromServer(
   }
 }
 
-/** The id of a message that could not be written out, for its event (none when it has no usable one). */
-function idOf(message: unknown): { id?: JsonRpcId } {
-  const id = isRecord(message) ? message.id : undefined;
-  return typeof id === "string" || typeof id === "number" || id === null ? { id } : {};
-}
-
 /**
  * A server message a relay could not write out to the client (nested too deeply for the runtime's
  * `JSON.stringify`; see `encodeJson`): reported, and, when it is a request (sampling, elicitation), answered
@@ -583,7 +579,7 @@ function writtenInstead(message: unknown, unwritten?: (message: unknown) => void
   }
   const m = message as { id?: unknown; method?: unknown } | null;
   const id = typeof m === "object" && m !== null ? m.id : undefined;
-  if ((typeof id !== "string" && typeof id !== "number") || m!.method !== undefined) return undefined;
+  if (!isId(id) || m!.method !== undefined) return undefined;
   const text = "toolguard: the answer nests too deeply to be written out; it was not passed on";
   return JSON.stringify(errorResponse(id, -32603, text));
 }

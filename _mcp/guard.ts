@@ -31,7 +31,7 @@ import type {
   McpGuardOptions,
   UncheckedToolPolicy,
 } from "./types.ts";
-import { checkSwitches, givenValue, isRecord, objectArg, orList } from "../_common/values.ts";
+import { checkSwitches, givenValue, idText, isRecord, objectArg, orList } from "../_common/values.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -205,7 +205,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
         strict,
         declared,
         judge: (params, { id, repeated }) =>
-          judge(params, { deferWarnings: true, callId: String(id), repeated }),
+          judge(params, { deferWarnings: true, callId: idText(id), repeated }),
         markStale: () => (stale = true),
         toolsTimeoutMs: options.toolsTimeoutMs ?? 30_000,
         splitBatches: options.batches === "split",

@@ -32,6 +32,7 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   type LineEdges,
+  parseMessage,
 } from "./jsonrpc.ts";
 import {
   cancelledId,
@@ -1289,7 +1290,7 @@ class HttpRelay {
     if (text === undefined || text.trim() === "") return;
     let message: JsonRpcMessage | JsonRpcMessage[];
     try {
-      message = JSON.parse(text);
+      message = parseMessage(text) as JsonRpcMessage | JsonRpcMessage[]; // (an id past 2^53 as its digits)
     } catch {
       // (reported, and an answer whose ends show its id answers its request with an error: see the session)
       return this.#session.fromServer({ message: undefined, bytes: new TextEncoder().encode(text) });
@@ -1332,7 +1333,10 @@ class HttpRelay {
   #noteInitialize(message: unknown, sent: unknown): void {
     const id = requestsOf(sent).find((r) => r.method === "initialize")?.id;
     for (const m of Array.isArray(message) ? message : [message]) {
-      if (id === undefined || !isRecord(m) || !isRecord(m.result) || m.id !== id) continue;
+      // (by key: an id past 2^53 is an object of its own in each message)
+      if (id === undefined || !isRecord(m) || !isRecord(m.result) || idKey(m.id as JsonRpcId) !== idKey(id)) {
+        continue;
+      }
       if (typeof m.result.protocolVersion !== "string") continue;
       this.#sessions.current.version = m.result.protocolVersion;
     }

@@ -8,7 +8,7 @@
  * @module
  */
 import { isRecord } from "../_common/values.ts";
-import { idKey, isRequest, type JsonRpcId, type JsonRpcMessage } from "./jsonrpc.ts";
+import { idKey, isId, isRequest, type JsonRpcId, type JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The most sessions (each `initialize` sent starts one) the relay ends as it closes: the last ones. */
 const MAX_SESSIONS_ENDED = 64;
@@ -55,7 +55,7 @@ export function membersOf<T>(message: T | T[] | undefined): T[] {
 export function cancelledId(message: unknown): JsonRpcId | undefined {
   if (!isRecord(message) || message.method !== "notifications/cancelled" || "id" in message) return undefined;
   const id = isRecord(message.params) ? message.params.requestId : undefined;
-  return typeof id === "string" || typeof id === "number" ? id : undefined;
+  return isId(id) ? id : undefined;
 }
 
 /**
@@ -249,7 +249,7 @@ export class HttpSessions {
    * request is (see the session's `#stray`).
    */
   superseded(m: unknown, sent: unknown): boolean {
-    if (!isRecord(m) || "method" in m || (typeof m.id !== "string" && typeof m.id !== "number")) return false;
+    if (!isRecord(m) || "method" in m || !isId(m.id)) return false;
     const key = idKey(m.id);
     const now = this.#postOf.get(key);
     return now !== undefined && now !== sent && requestsOf(sent).some((r) => idKey(r.id) === key);
@@ -362,7 +362,7 @@ export class HttpSessions {
       if (!isRecord(m)) continue;
       this.#cameIn.set(m, ids);
       // (an answer to the client's request)
-      if (typeof m.method !== "string" && (typeof m.id === "string" || typeof m.id === "number")) {
+      if (typeof m.method !== "string" && isId(m.id)) {
         this.#took.delete(idKey(m.id));
       }
     }

@@ -6,10 +6,125 @@
  *
  * @module
  */
-import { lazy } from "../_common/values.ts";
+import { isRecord, lazy } from "../_common/values.ts";
 
-/** A JSON-RPC id: string or number (null only in error answers to unparseable requests). */
-export type JsonRpcId = string | number | null;
+/**
+ * A JSON-RPC id: string or number (null only in error answers to unparseable requests); an integer past 2^53
+ * read from a line is a {@linkcode BigId}, its digits as they came.
+ */
+export type JsonRpcId = string | number | BigId | null;
+
+/**
+ * An integer id past 2^53 (`Number.MAX_SAFE_INTEGER`), as its sender wrote it: `JSON.rawJSON` of its
+ * digits, which `JSON.stringify` writes out as they came. A double would round it (12345678901234567891 is
+ * read as 12345678901234567000), so two such ids would be one, and an answer the guard writes itself would
+ * carry an id a client with 64-bit ids (Python's, Go's) does not know.
+ */
+export interface BigId {
+  /** The id's digits, as they came. */
+  readonly rawJSON: string;
+}
+
+/**
+ * `JSON.rawJSON` and `JSON.isRawJSON`, which TypeScript's libraries do not declare. Deno, Bun and Node 21+
+ * have them; Node 20 has neither (nor the reviver's `source`), so there an id past 2^53 stays the number
+ * `JSON.parse` rounds it to, as before ids were kept by their digits.
+ */
+const raw = JSON as unknown as { rawJSON?(text: string): BigId; isRawJSON?(value: unknown): boolean };
+
+/**
+ * True for a {@linkcode BigId}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isBigId, parseMessage } from "./jsonrpc.ts";
+ *
+ * assert.equal(isBigId((parseMessage('{"id":12345678901234567891}') as { id: unknown }).id), true);
+ * assert.equal(isBigId(7), false);
+ * ```
+ */
+export function isBigId(value: unknown): value is BigId {
+  return typeof value === "object" && value !== null && raw.isRawJSON?.(value) === true;
+}
+
+/**
+ * The id of a message, for its event: none when it has none a message could carry (an array's, say).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { idOf } from "./jsonrpc.ts";
+ *
+ * assert.deepEqual(idOf({ id: 7 }), { id: 7 });
+ * assert.deepEqual(idOf({ id: [7] }), {});
+ * ```
+ */
+export function idOf(message: unknown): { id?: JsonRpcId } {
+  const id = isRecord(message) ? message.id : undefined;
+  return isId(id) || id === null ? { id } : {};
+}
+
+/** True for an id a request can have and an answer name: a string, a number, or a {@linkcode BigId}. */
+export function isId(value: unknown): value is string | number | BigId {
+  return typeof value === "string" || typeof value === "number" || isBigId(value);
+}
+
+/** True for a number that a double cannot hold exactly as sent: an integer past 2^53. */
+function roundsOff(value: unknown): boolean {
+  return typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value);
+}
+
+/** True when the message `m` carries an id (or a cancel's `requestId`) past 2^53. */
+function hasBigId(m: unknown): boolean {
+  return isRecord(m) && (roundsOff(m.id) || (isRecord(m.params) && roundsOff(m.params.requestId)));
+}
+
+/**
+ * A message's (or a batch's) JSON text parsed as `JSON.parse` does, but for an id past 2^53, of the message
+ * or of a cancel's `params.requestId`: it is kept as its digits (a {@linkcode BigId}), so that the guard keys
+ * it, and writes it out, as it came. Throws as `JSON.parse` does. Costs a second parse only for text that has
+ * such an id.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseMessage } from "./jsonrpc.ts";
+ *
+ * const m = parseMessage('{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}');
+ * assert.equal(JSON.stringify(m), '{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}');
+ * ```
+ */
+export function parseMessage(text: string): unknown {
+  const value: unknown = JSON.parse(text);
+  if (Array.isArray(value) ? !value.some(hasBigId) : !hasBigId(value)) return value;
+  const { rawJSON } = raw;
+  if (rawJSON === undefined) return value;
+  // The digits of each such id, by the object that holds it (a reviver sees every value, nested ones too:
+  // only the message's own are taken).
+  const ids = new WeakMap<object, string>();
+  const requestIds = new WeakMap<object, string>();
+  let read: unknown;
+  try {
+    read = JSON.parse(text, function (this: object, key: string, v: unknown, context?: { source?: string }) {
+      const source = context?.source;
+      if (source !== undefined && roundsOff(v) && (key === "id" || key === "requestId")) {
+        (key === "id" ? ids : requestIds).set(this, source);
+      }
+      return v;
+    });
+  } catch {
+    return value; // (nested too deeply for a reviver: read as JSON.parse reads it)
+  }
+  for (const m of Array.isArray(read) ? read : [read]) {
+    if (!isRecord(m)) continue;
+    const id = ids.get(m);
+    if (id !== undefined) m.id = rawJSON(id);
+    const requestId = isRecord(m.params) ? requestIds.get(m.params) : undefined;
+    if (requestId !== undefined) (m.params as Record<string, unknown>).requestId = rawJSON(requestId);
+  }
+  return read;
+}
 
 /** Any JSON-RPC 2.0 message, loosely typed: requests, notifications, results and errors. */
 export interface JsonRpcMessage {
@@ -54,7 +169,7 @@ export function lineEdges(bytes: Uint8Array): LineEdges {
 /** A member of a batch too long to keep, as its bytes showed it: its id, and whether it is a request. */
 export interface BatchMember {
   /** The member's JSON-RPC id. */
-  id: string | number;
+  id: string | number | BigId;
   /** True when it has a method too (a request), false for an answer. */
   request: boolean;
 }
@@ -221,11 +336,15 @@ export interface ShownId {
   earlierId?: JsonRpcId;
 }
 
-/** An id's JSON text read, when it is one a message could have (a string or a number). */
-function idOfText(text: string | undefined): string | number | undefined {
+/**
+ * An id's JSON text read, when it is one a message could have (a string or a number; past 2^53, a
+ * {@linkcode BigId}).
+ */
+export function idOfText(text: string | undefined): string | number | BigId | undefined {
   if (text === undefined) return undefined;
   try {
     const id: unknown = JSON.parse(text);
+    if (roundsOff(id) && raw.rawJSON !== undefined) return raw.rawJSON(text.trim());
     return typeof id === "string" || typeof id === "number" ? id : undefined;
   } catch {
     return undefined;
@@ -256,7 +375,8 @@ export function answersOnly(message: unknown): boolean {
 }
 
 /**
- * A key for a JSON-RPC id that keeps `1` and `"1"` apart. Never throws: an id that is no string or number (an
+ * A key for a JSON-RPC id that keeps `1` and `"1"` apart, and an id past 2^53 by its digits as they came (a
+ * {@linkcode BigId}: two such ids that round to one double are two keys). Never throws: an id that is no string or number (an
  * array or an object, from a peer that breaks JSON-RPC) is named by its JSON, so that `[1]` is not `"1"` nor
  * `{"a":1}` `{"b":2}` (as `String` named them, `"1"` and `[object Object]`: two requests waiting under them
  * were taken for one, and the answer to the second was lost); one nested too deeply for that (the call stack
@@ -266,16 +386,19 @@ export function answersOnly(message: unknown): boolean {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { idKey } from "./jsonrpc.ts";
+ * import { idKey, idOfText } from "./jsonrpc.ts";
  *
  * assert.notEqual(idKey(1), idKey("1"));
  * assert.notEqual(idKey([1] as never), idKey("1"));
  * assert.notEqual(idKey({ a: 1 } as never), idKey({ b: 2 } as never));
+ * // ids past 2^53 by their digits: these two are one double
+ * assert.notEqual(idKey(idOfText("9007199254740993")), idKey(idOfText("9007199254740992")));
  * ```
  */
 export function idKey(id: JsonRpcId | undefined): string {
   if (typeof id === "number") return `n:${id}`;
   if (typeof id === "string") return `s:${id}`;
+  if (isBigId(id)) return `n:${id.rawJSON}`;
   try {
     return `j:${JSON.stringify(id)}`;
   } catch {
@@ -307,11 +430,5 @@ export function quickAnswerId(bytes: Uint8Array): JsonRpcId | undefined {
   } else if (bytes[0] === 0x7b) {
     m = ID_THEN_RESULT.exec(decoder().decode(bytes.subarray(0, 96)));
   }
-  if (m === null) return undefined;
-  try {
-    const id: unknown = JSON.parse(m[1]);
-    return typeof id === "string" || typeof id === "number" ? id : undefined;
-  } catch {
-    return undefined;
-  }
+  return m === null ? undefined : idOfText(m[1]);
 }

@@ -211,6 +211,35 @@ export function refuseRepeated(
   return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
 }
 
+/**
+ * The answer to a `tools/call` request whose line is not valid UTF-8: the guard read each bad byte as U+FFFD,
+ * while the server's decoder may skip it or read it with the bytes after it (a lead byte before a quote ends
+ * no string to a lax decoder), and so run other arguments, or another tool, than the guard judged. Refused as a
+ * malformed call the model can send again.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { refuseNotUtf8 } from "./judge.ts";
+ *
+ * const check = refuseNotUtf8({ name: "read_file" });
+ * assert.equal(check.allowed, false);
+ * assert.match(check.allowed ? "" : check.feedback, /not valid UTF-8/);
+ * ```
+ */
+export function refuseNotUtf8(params: unknown): McpCallCheck {
+  const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
+  const finding: Finding = {
+    code: "malformed_arguments",
+    path: "",
+    message: "The request's text is not valid UTF-8 (it holds bytes that are no character); send it again " +
+      "as UTF-8, with any binary data encoded (base64, say).",
+    expected: "UTF-8 text",
+    received: "bytes that are not UTF-8",
+  };
+  return refused(name, { index: 0, name, allowed: false, findings: [finding] }, []);
+}
+
 /** A character that case folding may change: an ASCII capital, or any past ASCII. */
 const FOLDS = /[A-Z\u0080-\uffff]/;
 

@@ -539,9 +539,16 @@ function cleanTree(
  */
 function textKind(key: string | number): TextKey | undefined {
   if (key === "description" || key === "title") return key;
-  if (typeof key !== "string" || (key.length !== 11 && key.length !== 5)) return undefined;
-  const folded = foldCase(key);
-  return folded === "description" || folded === "title" ? folded : undefined;
+  if (typeof key !== "string") return undefined;
+  return spells(key, "description") ? "description" : spells(key, "title") ? "title" : undefined;
+}
+
+/**
+ * True when `key` is `name` spelled so or but for case, as `foldCase` folds (`TITLE`, `Instructions`,
+ * `serverinfo`): what a client that ignores case reads as `name`. A key of another length is not folded.
+ */
+function spells(key: string, name: string): boolean {
+  return key === name || (key.length === name.length && foldCase(key) === foldCase(name));
 }
 
 /** The titles tools carry (`title`, `annotations.title`): descriptions name tools by them too. */
@@ -567,7 +574,7 @@ const LISTED = { descriptions: 1000, pointerChars: 1 << 20 };
 /**
  * Check the descriptions and titles in the result of a listing (`tools/list`, `prompts/list`,
  * `resources/list`, `resources/templates/list`) or of `initialize` (the server's `instructions` and
- * `serverInfo.title`): flagged spans (a flagged title whole) are replaced by a marker; with `strict` a
+ * `serverInfo.title`, also spelled in another case, as `Instructions`): flagged spans (a flagged title whole) are replaced by a marker; with `strict` a
  * flagged entry is hidden instead.
  */
 export function cleanListing(
@@ -597,14 +604,22 @@ export function cleanListing(
     const info = isRecord(result.serverInfo) ? result.serverInfo : undefined;
     const check = checker("server", String(info?.name ?? ""));
     let out = result;
-    if (typeof result.instructions === "string") {
-      const cleaned = check(result.instructions, "description", () => "/instructions");
-      if (cleaned !== null) out = { ...out, instructions: cleaned };
-    }
-    // The server's title (MCP 2025-06-18), which a client shows as its name.
-    if (typeof info?.title === "string") {
-      const cleaned = check(info.title, "title", () => "/serverInfo/title");
-      if (cleaned !== null) out = { ...out, serverInfo: { ...info, title: cleaned } };
+    // Spelled so or but for case (see textKind): `Instructions` beside `instructions` is what such a client
+    // hands the model.
+    for (const [key, value] of Object.entries(result)) {
+      if (typeof value === "string" && spells(key, "instructions")) {
+        const cleaned = check(value, "description", () => `/${escapePointer(key)}`);
+        if (cleaned !== null) out = { ...out, [key]: cleaned };
+      } else if (isRecord(value) && spells(key, "serverInfo")) {
+        // The server's title (MCP 2025-06-18), which a client shows as its name.
+        let cleanedInfo = value;
+        for (const [name, title] of Object.entries(value)) {
+          if (typeof title !== "string" || !spells(name, "title")) continue;
+          const cleaned = check(title, "title", () => `/${escapePointer(key)}/${escapePointer(name)}`);
+          if (cleaned !== null) cleanedInfo = { ...cleanedInfo, [name]: cleaned };
+        }
+        if (cleanedInfo !== value) out = { ...out, [key]: cleanedInfo };
+      }
     }
     return { result: out, flagged, hidden };
   }

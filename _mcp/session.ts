@@ -7,7 +7,8 @@
  */
 import { errorText, foldCase, isRecord, lazy } from "../_common/values.ts";
 import { repeatedKeys } from "../_common/json.ts";
-import { type DeferredCheck, rejection } from "./judge.ts";
+import { isUtf8 } from "../_common/bytes.ts";
+import { type DeferredCheck, refuseNotUtf8, rejection } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import { type PayloadPlace, scanPayload } from "./judge.ts";
 import {
@@ -15,6 +16,9 @@ import {
   errorResponse,
   idFromEdges,
   idKey,
+  idOf,
+  isBigId,
+  isId,
   isRequest,
   isResponse,
   type JsonRpcId,
@@ -245,6 +249,31 @@ function namesIdOnce(text: string): boolean {
   return true;
 }
 
+/**
+ * The text of each element of the array that the JSON text `text` is (a batch's line, which `JSON.parse`
+ * read), in order. Strings and nesting are followed; nothing is parsed.
+ */
+function memberTexts(text: string): string[] {
+  const texts: string[] = [];
+  let [depth, start, inString] = [0, 0, false];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // (the escaped character is no quote)
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (depth++ === 0) start = i + 1;
+    } else if ((c === 0x5d || c === 0x7d) && --depth === 0) {
+      if (text.slice(start, i).trim() !== "") texts.push(text.slice(start, i));
+    } else if (c === 0x2c && depth === 1) {
+      texts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  return texts;
+}
+
 /** The members of a JSON-RPC message, as JSON-RPC spells them. */
 const MEMBERS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]);
 
@@ -368,6 +397,8 @@ export class GuardedSession implements McpSession {
   readonly #batched = new WeakSet<object>();
   /** The client's calls whose text named a property twice, with its pointer: refused (see #judgedText). */
   readonly #repeated = new WeakMap<object, string>();
+  /** The client's calls whose line was not valid UTF-8: refused (see #judgedText). */
+  readonly #notUtf8 = new WeakSet<object>();
   /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
   readonly #scans: (() => void)[] = [];
   readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
@@ -385,31 +416,67 @@ export class GuardedSession implements McpSession {
 
   /** A message from the client. Returns the server sink's promise when the message went straight on. */
   readonly fromClient = (frame: McpFrame): void | Promise<void> => {
-    if (this.#hooks.splitBatches && Array.isArray(frame.message)) return this.#split(frame, frame.message);
+    if (this.#hooks.splitBatches && Array.isArray(frame.message)) {
+      this.#judgedBatchText(frame, frame.message);
+      return this.#split(frame, frame.message);
+    }
     return this.#accept(this.#judgedText(frame, "client"));
   };
 
   /**
-   * The frame as the session may pass it on: as it is, or, when its text names a property twice in one
-   * object (see {@linkcode repeatedKey}), without its text, so that a sink writes anew what the guard judged.
-   * Reported (`repeated_key`), but for a client's `tools/call`, which is refused for it (see `#judgeClient`).
-   * Text too deep to read for repeats goes written anew too, unreported. (A batch the session splits goes on
-   * written anew as it is.)
+   * A client batch's line, before the session splits it (each element then goes on written anew, as judged):
+   * a call in it is refused as a lone one is when its text names a property twice or the line is not valid
+   * UTF-8 (see `#judgedText`), and any other such element is reported. Which element holds bytes that are not
+   * UTF-8 is not known: every call is refused then.
+   */
+  #judgedBatchText(frame: McpFrame, batch: unknown[]): void {
+    const bytes = frame.bytes;
+    if (bytes === undefined) return;
+    const text = decoder().decode(bytes);
+    if (!isUtf8(bytes, text)) {
+      for (const x of batch) if (isCall(x)) this.#notUtf8.add(x);
+      if (!batch.every(isCall)) this.#hooks.emit({ event: "invalid_utf8", from: "client" });
+      return;
+    }
+    // (null: too deep to read for repeats, which a lone message is not refused for either)
+    if (typeof repeatedKey(text, batch as JsonRpcMessage[]) !== "string") return;
+    const texts = memberTexts(text);
+    batch.forEach((x, i) => {
+      const found = texts.length === batch.length ? repeatedKeys(texts[i]) : undefined;
+      if (found?.read !== true || found.duplicate === undefined) return;
+      if (isCall(x)) this.#repeated.set(x, found.duplicate);
+      else {
+        const pointer = `/${i}${found.duplicate}`;
+        this.#hooks.emit({ event: "repeated_key", from: "client", pointer, ...idOf(x) });
+      }
+    });
+  }
+
+  /**
+   * The frame as the session may pass it on: as it is, or, when its line is not valid UTF-8 or its text
+   * names a property twice in one object (see {@linkcode repeatedKey}), without its text, so that a sink
+   * writes anew what the guard judged. Reported (`invalid_utf8`, `repeated_key`), but for a client's
+   * `tools/call`, which is refused for it (see `#judgeClient`). Text too deep to read for repeats goes written
+   * anew too, unreported. (A batch the session splits goes on written anew as it is.)
    */
   #judgedText(frame: McpFrame, from: "client" | "server"): McpFrame {
     const { bytes, message: m } = frame;
     // (no line of its own, or no message in it: nothing to compare)
     if (bytes === undefined || m === undefined) return frame;
-    const text = decoder().decode(bytes); // (once: both searches below read it)
+    const text = decoder().decode(bytes); // (once: the searches below read it)
+    // The guard read a bad byte as U+FFFD; the peer's decoder may skip it, or take the bytes after it with it
+    // (a quote, which then ends no string), and read other keys or values: an answer judged by its id alone too.
+    if (!isUtf8(bytes, text)) {
+      if (from === "client" && isCall(m)) this.#notUtf8.add(m);
+      else this.#hooks.emit({ event: "invalid_utf8", from, ...idOf(m) });
+      return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
+    }
     if (from === "server" && this.#judgesIdOnly(m) && namesIdOnce(text)) return frame;
     const pointer = repeatedKey(text, m);
     if (pointer === undefined) return frame;
     // (text too deep to read goes written anew, as what was judged: a call too)
     if (pointer !== null && from === "client" && isCall(m)) this.#repeated.set(m, pointer);
-    else if (pointer !== null) {
-      const id = isRecord(m) && (typeof m.id === "string" || typeof m.id === "number") ? { id: m.id } : {};
-      this.#hooks.emit({ event: "repeated_key", from, pointer, ...id });
-    }
+    else if (pointer !== null) this.#hooks.emit({ event: "repeated_key", from, pointer, ...idOf(m) });
     return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
   }
 
@@ -527,7 +594,7 @@ export class GuardedSession implements McpSession {
    * `answer` is sent. Not part of {@linkcode McpSession}: the relays'.
    */
   readonly answeredForClient = (answer: JsonRpcMessage): void => {
-    if (typeof answer.id === "string" || typeof answer.id === "number") {
+    if (isId(answer.id)) {
       this.#takeServerRequest(answer, answer.id);
     }
   };
@@ -816,15 +883,18 @@ export class GuardedSession implements McpSession {
     if (!isRequest(m)) return "forward";
     const method = m.method as string;
     const id = m.id as JsonRpcId;
-    if (typeof id !== "string" && !Number.isFinite(id)) return this.#invalidId(m);
+    if (typeof id !== "string" && !Number.isFinite(id) && !isBigId(id)) return this.#invalidId(m);
     if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(m);
     if (method !== "tools/call") {
       const cursor = isRecord(m.params) ? m.params.cursor : undefined;
       this.#pending.set(idKey(id), { id, method, cursor });
       return "forward";
     }
-    if (!this.#guard.toolsKnown) return "wait";
-    const check = this.#hooks.judge(m.params, { id, repeated: this.#repeated.get(m) });
+    let check: DeferredCheck;
+    // (refused for its text alone: the tool list is not needed)
+    if (this.#notUtf8.has(m)) check = refuseNotUtf8(m.params);
+    else if (!this.#guard.toolsKnown) return "wait";
+    else check = this.#hooks.judge(m.params, { id, repeated: this.#repeated.get(m) });
     const { name } = check;
     if (!check.allowed) {
       const { verdict, feedback } = check;
@@ -953,7 +1023,7 @@ export class GuardedSession implements McpSession {
    * answered with Invalid Request when it has an id (as spelled); see {@linkcode caseVariant}.
    */
   #caseVariant(m: JsonRpcMessage, variant: string): "answered" {
-    const id = typeof m.id === "string" || typeof m.id === "number" ? m.id : undefined;
+    const id = isId(m.id) ? m.id : undefined;
     this.#hooks.emit({
       event: "client_message_refused",
       kind: "case_variant",
@@ -1296,7 +1366,7 @@ export class GuardedSession implements McpSession {
     // An error with id null answers a message the server could not read: the client needs it. Any other id
     // that is no string or number answers nothing: no request goes on under one (see #invalidId).
     if (m.id === null && m.result === undefined) return this.#scanned(m, "", "error", null);
-    if (typeof m.id !== "string" && typeof m.id !== "number") return this.#noId(m);
+    if (!isId(m.id)) return this.#noId(m);
     const key = idKey(m.id);
     if (this.#own.has(key)) {
       this.#own.delete(key);
@@ -1349,8 +1419,7 @@ export class GuardedSession implements McpSession {
    * it, and nothing in it was scanned or cleaned, so it is dropped as a stray.
    */
   #noId(m: JsonRpcMessage): null {
-    const id = m.id === null || typeof m.id === "string" || typeof m.id === "number" ? { id: m.id } : {};
-    this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...id });
+    this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...idOf(m) });
     return null;
   }
 
@@ -1372,7 +1441,7 @@ export class GuardedSession implements McpSession {
     if (isRequest(m)) this.#serverRequests.add(scope, m.id as JsonRpcId);
     else if (m.method === "notifications/cancelled" && isRecord(m.params)) {
       const id = m.params.requestId;
-      if (typeof id !== "string" && typeof id !== "number") return;
+      if (!isId(id)) return;
       if (this.#serverRequests.delete(scope, id)) this.#serverCancelled.add(scope, id);
     }
   }

@@ -159,6 +159,14 @@ export type McpEvent =
    */
   | { event: "repeated_key"; from: "client" | "server"; pointer: string; id?: JsonRpcId }
   /**
+   * A message whose line is not valid UTF-8 (`id`: the message's, when it has one). The guard read each bad
+   * byte as U+FFFD, while the peer's decoder may skip it or read it with the bytes after it (a lead byte before
+   * a quote ends no string to a lax decoder), and so read other keys or values than the guard judged: the
+   * message is passed on written anew from what the guard judged, not as it came. A client's `tools/call` so
+   * written is refused instead, as a malformed call (`call_rejected`).
+   */
+  | { event: "invalid_utf8"; from: "client" | "server"; id?: JsonRpcId }
+  /**
    * A server message the client was not given: a line that is not JSON (`text`: its first 200 characters;
    * with split batches, a batch element that is no message too), an answer that no request waits for (a
    * second answer, one to a request never sent, or one without an id a request can have), which a client

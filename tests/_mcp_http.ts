@@ -1,14 +1,19 @@
 /**
  * Scripted Streamable HTTP servers on 127.0.0.1 for the HTTP relay's tests, and a scripted client that
- * stays until each of its requests has an answer.
+ * stays until each of its requests has an answer; and a client of raw lines relayed to the raw-line server
+ * (`_mcp_raw_server.ts`) over either transport.
  */
 import { spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type JsonRpcMessage, type McpEvent, relayMcpHttp } from "../mcp.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { type JsonRpcMessage, type McpEvent, relayMcp, relayMcpHttp } from "../mcp.ts";
 import type { McpHttpRelayOptions } from "../_mcp/http.ts";
 import { INIT_RESULT } from "./_mcp_messages.ts";
+import { answer } from "./_mcp_raw_server.ts";
+import { runtimeCommand } from "./_runtime.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -69,6 +74,113 @@ export function scriptedServer(
       });
     });
   });
+}
+
+/** A client of raw lines: what it writes, where it reads, and how to stop its wait for answers. */
+export interface RawClient {
+  input: AsyncIterable<Uint8Array>;
+  output: (bytes: Uint8Array) => void;
+  stop(): void;
+}
+
+/**
+ * A client that writes `chunks` (lines with their newlines: one chunk is read at once, so the relay judges
+ * its lines before any answer comes), collects the lines it reads in `lines`, and stays until `done(lines)`
+ * says it has every answer it waits for (or 20 s pass, so that a relay that never answers fails the test,
+ * not hangs it).
+ */
+export function rawLineClient(
+  chunks: Uint8Array[],
+  done: (lines: readonly string[]) => boolean,
+): RawClient & { lines: string[] } {
+  const lines: string[] = [];
+  let finish = () => {};
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const timer = setTimeout(finish, 20_000);
+  let rest = "";
+  return {
+    lines,
+    stop: () => clearTimeout(timer),
+    input: (async function* () {
+      yield* chunks;
+      await finished;
+    })(),
+    output: (bytes) => {
+      const parts = (rest + new TextDecoder().decode(bytes)).split("\n");
+      rest = parts.pop()!;
+      for (const part of parts) if (part !== "") lines.push(part);
+      if (done(lines)) finish();
+    },
+  };
+}
+
+/**
+ * Relay `client` to a Streamable HTTP server that answers each POST as the raw-line server does (its `answer`,
+ * as JSON; see `_mcp_raw_server.ts`), `seen` told of each POST first (its body decoded as UTF-8). Returns the
+ * relay's events.
+ */
+export async function relayToRawLineServer(
+  client: RawClient,
+  seen: (body: string, req: IncomingMessage) => void = () => {},
+): Promise<McpEvent[]> {
+  const server = createServer((req, res) => {
+    const chunks: Uint8Array[] = [];
+    req.on("data", (chunk: Uint8Array) => void chunks.push(chunk));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(req.method === "GET" ? 405 : 200).end();
+      const body = new TextDecoder().decode(Buffer.concat(chunks));
+      seen(body, req);
+      const text = answer(body);
+      if (text === undefined) return void res.writeHead(202).end();
+      res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s" }).end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const events: McpEvent[] = [];
+  try {
+    await relayMcpHttp(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`, {
+      input: client.input,
+      output: client.output,
+      shutdownGraceMs: 500,
+      onEvent: (e) => void events.push(e),
+    });
+  } finally {
+    client.stop();
+    server.closeAllConnections?.();
+    server.close();
+  }
+  return events;
+}
+
+/**
+ * Relay `client` to the raw-line server as a stdio child process (noting the lines it gets in a file of its
+ * own, removed after); `onEvent` is told of each of the relay's events, which are returned.
+ */
+export async function relayToRawLineProcess(
+  client: RawClient,
+  onEvent: (event: McpEvent) => void = () => {},
+): Promise<McpEvent[]> {
+  const server = runtimeCommand(join(root, "tests", "_mcp_raw_server.ts"));
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-raw-"));
+  const events: McpEvent[] = [];
+  try {
+    await relayMcp({
+      command: server.command,
+      args: [...server.args, join(dir, "server.log")],
+      input: client.input,
+      output: client.output,
+      stderr: "ignore",
+      shutdownGraceMs: 500,
+      onEvent: (e) => {
+        events.push(e);
+        onEvent(e);
+      },
+    });
+  } finally {
+    client.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return events;
 }
 
 /** What {@linkcode relayUntilAnswered} saw. */

@@ -2,7 +2,7 @@
  * An MCP server for the repeated-key tests that answers with text of its own making, not JSON.stringify's:
  * its tool list names a description twice (the poisoned one first), a tools/call of `echo` is answered
  * pretty-printed as Python's json.dumps writes (", " and ": ") with a number past 2^53, and a call or a ping
- * is answered with the line it got, as it got it. Run as a stdio server (`deno run -A _mcp_raw_server.ts LOG`,
+ * is answered with the line it got, as it got it; each answer carries its request's id as it came. Run as a stdio server (`deno run -A _mcp_raw_server.ts LOG`,
  * noting each line it gets in LOG), or imported for its `answer` (the HTTP tests).
  *
  * @module
@@ -30,11 +30,25 @@ export function prettyAnswer(id: string | number, line: string): string {
   }}], "n": 123456789012345678901234567891, "x": 1.0}}`;
 }
 
+/**
+ * The line parsed, and its id's text as it came (a number past 2^53 too, which a double would round), as a
+ * server with 64-bit ids (Python's, Go's) echoes it.
+ */
+function parsed(
+  line: string,
+): { m: { id?: unknown; method?: string; params?: { name?: string } }; id: string } {
+  const sources = new WeakMap<object, string>();
+  const m = JSON.parse(line, function (this: object, key: string, v: unknown, context?: { source?: string }) {
+    if (key === "id" && context?.source !== undefined) sources.set(this, context.source);
+    return v;
+  });
+  return { m, id: sources.get(m) ?? JSON.stringify(m.id) };
+}
+
 /** The server's answer to one line (undefined for a notification). */
 export function answer(line: string): string | undefined {
-  const m = JSON.parse(line);
+  const { m, id } = parsed(line);
   if (m.id === undefined) return undefined;
-  const id = JSON.stringify(m.id);
   const result = (r: unknown) => `{"jsonrpc":"2.0","id":${id},"result":${JSON.stringify(r)}}`;
   if (m.method === "initialize") {
     return result({

@@ -67,6 +67,10 @@ function byId(lines: string[]): Map<number, string> {
   return out;
 }
 
+/** What a frame a session hands on reads as: its line as it came, or its message written anew. */
+const sentText = (frame: McpFrame): string =>
+  frame.bytes === undefined ? JSON.stringify(frame.message) : new TextDecoder().decode(frame.bytes);
+
 const textOf = (line: string | undefined): string =>
   (JSON.parse(line ?? "{}") as { result?: { content?: { text: string }[] } }).result?.content?.[0]?.text ??
     "";
@@ -274,9 +278,7 @@ test("McpSession: an answer passed on unread that names its id twice is written 
   const line = `{"result":{"tools":[{"name":"echo","description":${JSON.stringify(POISON)}}]},"id":7,"id":5}`;
   session.fromServer(frame(line));
   assert.equal(toClient.length, 1);
-  const sent = toClient[0].bytes === undefined
-    ? JSON.stringify(toClient[0].message)
-    : new TextDecoder().decode(toClient[0].bytes);
+  const sent = sentText(toClient[0]);
   assert.equal(duplicateKey(sent), undefined, sent);
   assert.equal(JSON.parse(sent).id, 5);
   assert.ok(events.some((e) => e.event === "repeated_key" && e.from === "server" && e.pointer === "/id"));
@@ -316,11 +318,81 @@ test("McpSession: a tool's description spelled in another case is cleaned as its
     }}}]}}`;
   session.fromServer(frame(line));
   assert.equal(toClient.length, 1);
-  const sent = toClient[0].bytes === undefined
-    ? JSON.stringify(toClient[0].message)
-    : new TextDecoder().decode(toClient[0].bytes);
+  const sent = sentText(toClient[0]);
   assert.ok(!sent.includes("IGNORE ALL PREVIOUS"), sent);
   assert.equal(JSON.parse(sent).result.tools[0].description, "Reads a file.");
+});
+
+test("McpSession: the server's instructions and title spelled in another case are cleaned as they are", () => {
+  // A client that ignores case (Go's encoding/json) hands the model "Instructions", the last, as the
+  // server's instructions, and shows "Title" as its name.
+  const toClient: McpFrame[] = [];
+  const events: McpEvent[] = [];
+  const guard = createMcpGuard({ onEvent: (e) => void events.push(e) });
+  const session = guard.connect({ toServer: () => {}, toClient: (f) => void toClient.push(f) });
+  const enc = new TextEncoder();
+  const frame = (text: string): McpFrame => ({ bytes: enc.encode(text), message: JSON.parse(text) });
+  session.fromClient(frame('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'));
+  const poison = JSON.stringify(POISON);
+  const line = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},` +
+    `"instructions":"Use read_file for files.","Instructions":${poison},"INSTRUCTIONS":${poison},` +
+    `"serverInfo":{"name":"raw","version":"1","title":"Raw","Title":${poison}},` +
+    `"ServerInfo":{"name":"raw","TITLE":${poison}}}}`;
+  session.fromServer(frame(line));
+  assert.equal(toClient.length, 1);
+  const sent = sentText(toClient[0]);
+  assert.ok(!sent.includes("IGNORE ALL PREVIOUS"), sent);
+  const result = JSON.parse(sent).result;
+  assert.equal(result.instructions, "Use read_file for files.");
+  assert.equal(result.serverInfo.title, "Raw");
+  const pointers = events.flatMap((e) => e.event === "description_flagged" ? [e.pointer] : []);
+  assert.deepEqual(pointers.sort(), [
+    "/INSTRUCTIONS",
+    "/Instructions",
+    "/ServerInfo/TITLE",
+    "/serverInfo/Title",
+  ]);
+});
+
+test("McpSession: a call in a batch the relay splits is refused for a repeated key, or bytes not UTF-8, as a lone one is", () => {
+  const toClient: McpFrame[] = [];
+  const toServer: McpFrame[] = [];
+  const events: McpEvent[] = [];
+  const guard = createMcpGuard({ batches: "split", onEvent: (e) => void events.push(e) });
+  guard.setTools([{ name: "read_file", inputSchema: { type: "object" } }, {
+    name: "delete_everything",
+    inputSchema: { type: "object" },
+  }]);
+  const session = guard.connect({
+    toServer: (f) => void toServer.push(f),
+    toClient: (f) => void toClient.push(f),
+  });
+  const enc = new TextEncoder();
+  const frame = (bytes: Uint8Array): McpFrame => ({
+    bytes,
+    message: JSON.parse(new TextDecoder().decode(bytes)),
+  });
+  // The tool named twice in the second element; a ping with a repeat; a plain call.
+  session.fromClient(frame(enc.encode(
+    '[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file"}}, ' +
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete_everything","name":"read_file"}},' +
+      '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"a":"[{\\",","a":2}}]',
+  )));
+  // A call in a line with a byte that is not UTF-8.
+  const bad = enc.encode(
+    '[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_file","x":"%"}}]',
+  );
+  bad[bad.indexOf(0x25)] = 0xff;
+  session.fromClient(frame(bad));
+  const sent = toServer.map((f) => (f.message as { id: number }).id);
+  assert.deepEqual(sent, [1, 3]);
+  const refused = toClient.flatMap((f) => (f.message as { id: number; result?: { isError?: boolean } }[]));
+  assert.deepEqual(refused.map((m) => [m.id, m.result?.isError]), [[4, true]]);
+  const rejected = events.flatMap((e) => e.event === "call_rejected" ? [[e.id, e.feedback]] : []);
+  assert.equal(rejected.length, 2);
+  assert.match(String(rejected[0][1]), /"\/params\/name" more than once/);
+  assert.match(String(rejected[1][1]), /not valid UTF-8/);
+  assert.ok(events.some((e) => e.event === "repeated_key" && e.pointer === "/2/params/a" && e.id === 3));
 });
 
 test("checkCall: a key in another case than the property it folds to is refused at any depth the schema declares", () => {

@@ -57,3 +57,47 @@ test("README From Node: the example runs under Node against the package compiled
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("Node 20: the MCP guard answers hostile and 64-bit ids without JSON.rawJSON, which Node 20 lacks", {
+  skip,
+  timeout: 120_000,
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-node-"));
+  try {
+    const build = spawnSync("bun", [
+      "build",
+      join(root, "mcp.ts"),
+      "--target=node",
+      "--format=esm",
+      "--outfile",
+      join(dir, "mcp.js"),
+    ], { encoding: "utf8", timeout: 120_000 });
+    assert.equal(build.status, 0, build.stderr);
+    writeFileSync(
+      join(dir, "relay.mjs"),
+      `import { createMcpGuard } from "./mcp.js";
+const toClient = [];
+const toServer = [];
+const session = createMcpGuard().connect({
+  toServer: (f) => void toServer.push(f.message),
+  toClient: (f) => void toClient.push(f.message),
+});
+const enc = new TextEncoder();
+for (const line of [
+  '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
+  '{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}',
+]) session.fromClient({ bytes: enc.encode(line), message: JSON.parse(line) });
+console.log(JSON.stringify({ toClient, toServer: toServer.length }));
+`,
+    );
+    const run = spawnSync("node", ["relay.mjs"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    const seen = JSON.parse(run.stdout) as { toClient: { error?: { code: number } }[]; toServer: number };
+    // The object id is refused as no id a request can have; the 64-bit one goes on (rounded by Node 20's
+    // JSON.parse, the best that runtime can do).
+    assert.equal(seen.toClient[0]?.error?.code, -32600, run.stdout);
+    assert.equal(seen.toServer, 1, run.stdout);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

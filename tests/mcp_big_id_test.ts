@@ -1,0 +1,113 @@
+/**
+ * Ids past 2^53: MCP allows any integer id, and clients with 64-bit ids (Python's, Go's) use them. A double
+ * rounds them, so the guard keys them and writes them out by their digits as they came: two that round to one
+ * double are two requests, and an answer the guard writes itself carries the id the client wrote, over stdio
+ * and HTTP. The SDKs cannot send such ids, so the client here writes raw lines.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createMcpGuard, type McpEvent, type McpFrame } from "../mcp.ts";
+import { parseLine } from "../_mcp/framing.ts";
+import { jsonlLog } from "../log.ts";
+import { type RawClient, rawLineClient, relayToRawLineProcess, relayToRawLineServer } from "./_mcp_http.ts";
+
+/** (under an id past 2^53: the version its answer brings is sent with every later request) */
+const INITIALIZE =
+  '{"jsonrpc":"2.0","id":9007199254740999,"method":"initialize","params":{"protocolVersion":"2025-06-18",' +
+  '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}';
+const INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
+/** Two pings whose ids are one double (9007199254740992), and a call the guard refuses itself. */
+const LINES: Record<string, string> = {
+  "9007199254740993": '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}',
+  "9007199254740992": '{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}',
+  "12345678901234567891":
+    '{"jsonrpc":"2.0","id":12345678901234567891,"method":"tools/call","params":{"name":"no_such_tool"}}',
+};
+
+/** Each line the client read, by its id's digits as written. */
+function byIdText(lines: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of lines) {
+    const id = /^\{"jsonrpc":"2\.0","id":(\d+),/.exec(line)?.[1] ?? /,"id":(\d+)\}$/.exec(line)?.[1];
+    if (id !== undefined) out.set(id, line);
+  }
+  return out;
+}
+
+/** The client: writes its lines in one piece (judged before any answer comes), reads until each is answered. */
+function client(lines: string[]): RawClient & { lines: string[] } {
+  const chunk = new TextEncoder().encode(lines.map((line) => line + "\n").join(""));
+  return rawLineClient([chunk], (read) => Object.keys(LINES).every((id) => byIdText(read).has(id)));
+}
+
+/** What the client read and the events, alike for both relays: every case that fails is named. */
+function check(got: Map<string, string>, events: McpEvent[]): void {
+  const problems: string[] = [];
+  const expect = (ok: boolean, what: string) => void (ok || problems.push(what));
+  for (const id of ["9007199254740993", "9007199254740992"]) {
+    const line = got.get(id) ?? "";
+    expect(
+      line.includes('"result"') && line.includes(`"got":${JSON.stringify(LINES[id])}`),
+      `${id}: ${line}`,
+    );
+  }
+  const refused = got.get("12345678901234567891") ?? "";
+  expect(refused.includes('"isError":true') && refused.includes("no_such_tool"), `the call: ${refused}`);
+  const notOurs = events.filter((e) => e.event === "client_message_refused" || e.event === "stray_message");
+  expect(notOurs.length === 0, `events: ${JSON.stringify(notOurs)}`);
+  const rejected = events.find((e) => e.event === "call_rejected");
+  expect(JSON.stringify(rejected?.id) === "12345678901234567891", `rejected: ${JSON.stringify(rejected)}`);
+  assert.deepEqual(problems, []);
+}
+
+test("relayMcp: ids past 2^53 are told apart and answered by their digits as written", {
+  timeout: 60_000,
+}, async () => {
+  const logged: string[] = [];
+  const log = jsonlLog(
+    new WritableStream({ write: (chunk) => void logged.push(new TextDecoder().decode(chunk)) }),
+  );
+  const c = client(Object.values(LINES));
+  const events = await relayToRawLineProcess(c, (e) => log.onMcpEvent(e));
+  check(byIdText(c.lines), events);
+  await log.close();
+  // (the log keeps ids as strings: the digits as written)
+  const verdicts = logged.map((line) => JSON.parse(line)).filter((r) => r.event === "verdict");
+  assert.deepEqual(verdicts.map((r) => r.callId), ["12345678901234567891"]);
+});
+
+test("relayMcpHttp: ids past 2^53 are told apart and answered by their digits as written", {
+  timeout: 60_000,
+}, async () => {
+  const versions = new Set<string>();
+  const c = client([INITIALIZE, INITIALIZED, ...Object.values(LINES)]);
+  const events = await relayToRawLineServer(c, (body, req) => {
+    if (!body.includes('"initialize"')) versions.add(String(req.headers["mcp-protocol-version"]));
+  });
+  check(byIdText(c.lines), events);
+  assert.deepEqual([...versions], ["2025-06-18"]);
+});
+
+test("McpSession: a cancel names a request past 2^53 by its digits, and the answer to the other one still comes", () => {
+  const toClient: string[] = [];
+  const guard = createMcpGuard({});
+  const session = guard.connect({
+    toServer: () => {},
+    toClient: (f) =>
+      void toClient.push(f.bytes ? new TextDecoder().decode(f.bytes) : JSON.stringify(f.message)),
+  });
+  const frame = (text: string): McpFrame => {
+    const bytes = new TextEncoder().encode(text);
+    return { bytes, message: parseLine(bytes) };
+  };
+  session.fromClient(frame(LINES["9007199254740993"]));
+  session.fromClient(frame(LINES["9007199254740992"]));
+  assert.equal(session.pending, 2);
+  session.fromClient(frame(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740993}}',
+  ));
+  assert.equal(session.pending, 1);
+  session.fromServer(frame('{"jsonrpc":"2.0","id":9007199254740992,"result":{}}'));
+  assert.equal(session.pending, 0);
+  assert.deepEqual(toClient, ['{"jsonrpc":"2.0","id":9007199254740992,"result":{}}']);
+});
