@@ -72,9 +72,25 @@ function isPlanCitation(citation: unknown): boolean {
  */
 function planCited(citation: unknown, before = 0): unknown {
   if (before === 0 || !isRecord(citation) || !isPlanCitation(citation)) return citation;
+  return offsetsOn(citation, before);
+}
+
+/**
+ * A citation of text in the block `led.index` once `led.by` characters the gate wrote stand ahead of that
+ * block's text (a retry's blank line, see `text.lead`): its offsets moved past them. Any other, as it came.
+ */
+function ledCited(citation: unknown, led: { index: number; by: number } | undefined): unknown {
+  if (!led || !isRecord(citation) || isPlanCitation(citation) || citation.content_index !== led.index) {
+    return citation;
+  }
+  return offsetsOn(citation, led.by);
+}
+
+/** `citation` with its offsets (`start`, `end`) `by` characters on. */
+function offsetsOn(citation: Record<string, unknown>, by: number): Record<string, unknown> {
   const moved: Record<string, unknown> = { ...citation };
-  if (typeof citation.start === "number") moved.start = citation.start + before;
-  if (typeof citation.end === "number") moved.end = citation.end + before;
+  if (typeof citation.start === "number") moved.start = citation.start + by;
+  if (typeof citation.end === "number") moved.end = citation.end + by;
   return moved;
 }
 
@@ -241,6 +257,8 @@ class CohereStream implements FrameRouter {
   #planned = 0;
   /** On a retry's stream, once its first frame came: its citations are numbered after those before. */
   #resumed = false;
+  /** The block whose text the gate led with a blank line (see `text.lead`), and that line's length. */
+  #led: { index: number; by: number } | undefined;
 
   /**
    * The clients (the AI SDK, Cohere's examples) take the text of each `content-delta`: the text the watch
@@ -287,6 +305,21 @@ class CohereStream implements FrameRouter {
     frame: (event, from) => this.#wire(event, from),
     resume: (change) => this.#resumeAfter(change),
     split: splitStart,
+    scored: (event) => event.logprobs != null,
+    lead: {
+      text: (event) => {
+        const content = event.type === "content-delta" ? deltaMessage(event).content : undefined;
+        return isRecord(content) && typeof content.text === "string" ? content.text : undefined;
+      },
+      frames: (event, text) => {
+        // (its citations' offsets, into the block's text, move past the line: see `resume`)
+        if (typeof event.index === "number") this.#led = { index: event.index, by: text.length };
+        return [
+          { type: "content-delta", index: event.index, delta: { message: { content: { text } } } },
+          event,
+        ];
+      },
+    },
     size: () => this.#places.size,
   };
 
@@ -420,7 +453,7 @@ class CohereStream implements FrameRouter {
       const shifted: Record<string, unknown> = { ...event, index: event.index + (point.citations ?? 0) };
       const message = event.type === "citation-start" ? deltaMessage(event) : undefined;
       const citations = message &&
-        planCited(citationIn(message.citations, (index) => index + at), point.plan);
+        ledCited(planCited(citationIn(message.citations, (index) => index + at), point.plan), this.#led);
       if (message && citations !== message.citations) {
         shifted.delta = { ...event.delta as object, message: { ...message, citations } };
       }

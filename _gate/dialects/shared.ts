@@ -299,12 +299,18 @@ export interface TextFrames {
    */
   said?(flow: StreamFlow): void;
   /**
-   * Present where a retry's text runs on in the text the client has, in no place of its own (OpenAI Chat,
-   * Ollama, Gemini): whether the frame gives `answer`'s text with per-token log probabilities. A retry's
-   * first text that would join the earlier attempts' words gets a blank line before it, in a text frame of
-   * its own, only where it does not: among scored frames that line would be text no token stands for.
+   * Whether the frame gives `answer`'s text with per-token log probabilities. A retry's first text that
+   * would join the earlier attempts' words gets a blank line before it (in a text frame of its own where
+   * the text runs on in the client's, OpenAI Chat, Ollama, Gemini; see {@linkcode TextFrames.lead} where it
+   * goes in a place of its own) only where it does not: among scored frames that line would be text no
+   * token stands for. Absent: no frame is (Anthropic).
    */
   scored?(event: Record<string, unknown>, answer: number): boolean;
+  /**
+   * Present where a retry's text goes in a place of its own (Anthropic blocks, Cohere content blocks, OpenAI
+   * Responses items), which clients join with nothing between: how its first text gets its blank line.
+   */
+  lead?: PlaceLead;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
   /**
@@ -335,6 +341,20 @@ export interface TextFrames {
    * Cohere: text the watch writes in its place then lands in a block the client has); undefined otherwise.
    */
   split?(event: Record<string, unknown>): Record<string, unknown>[] | undefined;
+}
+
+/**
+ * How a retry's first text, in a place of its own, is led by a blank line where it would join the earlier
+ * attempts' words: a delta of its own at the start of that place (see {@linkcode TextFrames.lead}).
+ */
+export interface PlaceLead {
+  /** The answer text a frame brings to its place (a text delta's); undefined for any other frame. */
+  text(event: Record<string, unknown>): string | undefined;
+  /**
+   * A text delta as the frames to pass in its place: one of `text` alone in the same place, then the delta;
+   * what repeats the place's text later (and the offsets into it) tells it with `text` ahead.
+   */
+  frames(event: Record<string, unknown>, text: string): Record<string, unknown>[];
 }
 
 /**
