@@ -1327,3 +1327,34 @@ test("guardFetch retry: a retry's text that would run on from the first attempt'
     }
   }
 });
+
+test("guardFetch retry: a retry's text that would run on from the first attempt's words starts a new paragraph, Cohere stream", async () => {
+  // Cohere's own example prints each content-delta's text as it comes, blocks joined with nothing between:
+  // "Let me look.Again.". The blank line opens the retry's block in a delta of its own; scored deltas
+  // (`logprobs`) keep their text as it came.
+  const frames = (text: string, call: CallSpec, scored: boolean) => [
+    COHERE_START,
+    ...cohereBlock(0, text).map((e) =>
+      scored && e.type === "content-delta" ? { ...e, logprobs: { token_ids: [1], logprobs: [-0.1] } } : e
+    ),
+    ...cohereCallEnd(call),
+  ];
+  const cases: [string, string, string, boolean][] = [
+    ["Let me look.", "Again.", "Let me look.\n\nAgain.", false],
+    ["Let me look.", " Again.", "Let me look. Again.", false],
+    ["Let me look.\n", "Again.", "Let me look.\nAgain.", false],
+    ["Let me look.", "Again.", "Let me look.Again.", true],
+  ];
+  for (const [first, retry, expected, scored] of cases) {
+    const { value } = await scripted(
+      [{ sse: frames(first, BAD, scored), named: true }, { sse: frames(retry, GOOD, scored), named: true }],
+      1,
+      cohereStreamed,
+    );
+    const events = sseData(value);
+    const printed = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text);
+    assert.equal(printed.join(""), expected, JSON.stringify([first, retry, scored]));
+    assert.equal(cohereBlockTexts(events).length, 2);
+    assert.deepEqual(events.filter((e) => e.type === "tool-call-start").map((e) => e.index), [0]);
+  }
+});
