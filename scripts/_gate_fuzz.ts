@@ -1438,9 +1438,6 @@ function marked(s: string, reasons: readonly string[]): string {
  */
 const squeeze = (s: string) => s.replace(/\s+/g, "");
 
-/** The dialects whose retry's text runs on in the text the client has, in no block or item of its own. */
-const RUNS_ON: ReadonlySet<FuzzDialect> = new Set(["chat", "ollama", "gemini"]);
-
 /** Bytes of `text` in 1 to 6 pieces cut anywhere (inside a character's UTF-8 too). */
 function transport(r: Rand, text: string): Uint8Array[] {
   const bytes = new TextEncoder().encode(text);
@@ -1800,10 +1797,11 @@ export async function fuzzSeed(dialect: FuzzDialect, mode: FuzzMode, seed: numbe
         if (!same(st, bt)) whitespace.push({ where: `answer ${i} ${key}`, stream: st, body: bt });
       } else differences.push({ where: `answer ${i} ${key}`, stream: st, body: bt });
     }
-    // Where a retry's text runs on in the client's (no block of its own), it does not join the earlier
-    // attempts' words: a blank line parts them (README, `retry`; this fuzz scores no tokens).
+    // A retry's text does not join the earlier attempts' words: a blank line parts them, where the text runs
+    // on in the client's and where it goes in a block or item of its own, whose text clients join too
+    // (README, `retry`; this fuzz scores no tokens). (The answer's text here is its blocks' joined.)
     const before = sa.text.length - ba.text.length - 1;
-    if (retried && RUNS_ON.has(dialect) && before >= 0 && sa.text.endsWith(ba.text)) {
+    if (retried && before >= 0 && sa.text.endsWith(ba.text)) {
       if (/\S/u.test(sa.text[before]) && /^\S/u.test(ba.text)) {
         differences.push({
           where: `answer ${i} text: the retry's runs on from the earlier attempts'`,

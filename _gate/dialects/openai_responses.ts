@@ -745,6 +745,9 @@ class ResponsesStream implements FrameRouter {
     return {
       frames: frames.join(""),
       point: { at: oi + 1, items: [...base, ...own, item], seq },
+      // (a part that goes takes its white space with it: the client's text ends where it did, and a retry's
+      // text that would run on from it is set apart, see `StreamFlow.runsOn`)
+      ...(partGone ? { texts: [] } : {}),
     };
   }
 

@@ -382,7 +382,10 @@ export interface TextEnding {
   frames: string;
   /** Where the retry's stream continues; absent: where the router says ({@linkcode FrameRouter.resumePoint}). */
   point?: ResumePoint;
-  /** The text the frames give each answer's client (a retry's reason follows it). */
+  /**
+   * The text the frames give each answer's client (a retry's reason follows it, and its text is set apart
+   * from it); absent from a dialect's `resume`: the `tail` it was given.
+   */
   texts?: readonly { answer: number; text: string }[];
 }
 
