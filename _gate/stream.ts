@@ -12,6 +12,7 @@ import { type AssembledToolCall, FindingList, type StreamDialect, type StreamFin
 import { DIALECTS } from "./dialects/mod.ts";
 import {
   type FrameRouter,
+  PARAGRAPH,
   type PlaceLead,
   type ResumePoint,
   StreamFlow,
@@ -232,9 +233,6 @@ function ndjsonFrames(): FrameParser<WireFrame> {
     },
   };
 }
-
-/** What parts a retry's text from the earlier attempts' words it would run on from: a blank line. */
-const PARAGRAPH = "\n\n";
 
 /** One encoder for every gate: encoding keeps no state. */
 const ENCODER = new TextEncoder();

@@ -933,6 +933,8 @@ interface ReadAnswer {
   other?: string[];
   /** The citations: the block, the offsets, the text, and whether the block's text there is that text. */
   cites?: string[];
+  /** Cohere: the tool plan, where there is one. */
+  plan?: string;
 }
 interface Read {
   id?: unknown;
@@ -1308,6 +1310,7 @@ function readCohereBody(b: Json): Read {
   const m = b.message as Json, a = blank();
   a.shape = [];
   const content = (m.content ?? []) as Json[];
+  if (typeof m.tool_plan === "string") a.plan = m.tool_plan;
   for (const p of content) {
     a.shape.push(p.type as string);
     if (p.type === "text") a.text += str(p.text);
@@ -1800,13 +1803,16 @@ export async function fuzzSeed(dialect: FuzzDialect, mode: FuzzMode, seed: numbe
     // A retry's text does not join the earlier attempts' words: a blank line parts them, where the text runs
     // on in the client's and where it goes in a block or item of its own, whose text clients join too
     // (README, `retry`; this fuzz scores no tokens). (The answer's text here is its blocks' joined.)
-    const before = sa.text.length - ba.text.length - 1;
-    if (retried && before >= 0 && sa.text.endsWith(ba.text)) {
-      if (/\S/u.test(sa.text[before]) && /^\S/u.test(ba.text)) {
+    // So does a retry's Cohere tool plan, which clients append to the earlier attempts' as Chat's text.
+    for (const key of ["text", "plan"] as const) {
+      const st = sa[key] ?? "", bt = ba[key] ?? "";
+      const before = st.length - bt.length - 1;
+      if (!retried || before < 0 || !st.endsWith(bt)) continue;
+      if (/\S/u.test(st[before]) && /^\S/u.test(bt)) {
         differences.push({
-          where: `answer ${i} text: the retry's runs on from the earlier attempts'`,
-          stream: sa.text.slice(Math.max(0, before - 40), before + 41),
-          body: ba.text.slice(0, 40),
+          where: `answer ${i} ${key}: the retry's runs on from the earlier attempts'`,
+          stream: st.slice(Math.max(0, before - 40), before + 41),
+          body: bt.slice(0, 40),
         });
       }
     }

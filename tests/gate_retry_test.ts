@@ -989,24 +989,37 @@ test("guardFetch retry: a Cohere stream's retried plan citations point into the 
     { type: "citation-end", index: 0 },
     ...cohereCallEnd(call),
   ];
-  const { value } = await scripted(
-    [
-      { sse: planned("I will look up Oslo. ", "Oslo", BAD), named: true },
-      { sse: planned("I will look up Bergen.", "Bergen", GOOD), named: true },
-    ],
-    1,
-    cohereStreamed,
-  );
-  const events = sseData(value);
-  const plan = events.filter((e) => e.type === "tool-plan-delta").map((e) => e.delta.message.tool_plan).join(
-    "",
-  );
-  assert.equal(plan, "I will look up Oslo. I will look up Bergen.");
-  const cited = events.filter((e) => e.type === "citation-start").map((e) => e.delta.message.citations);
-  assert.deepEqual(cited.map((c) => [c.text, plan.slice(c.start, c.end), c.content_index]), [
-    ["Oslo", "Oslo", 0],
-    ["Bergen", "Bergen", 0],
-  ]);
+  // (a plan ending mid-line has the retry's start a new paragraph, as a retry's text does: clients append
+  // the plan's deltas, "I will look up Oslo.I will look up Bergen."; its citations move past the line too)
+  for (
+    const [first, expected] of [
+      ["I will look up Oslo. ", "I will look up Oslo. I will look up Bergen."],
+      ["I will look up Oslo.", "I will look up Oslo.\n\nI will look up Bergen."],
+    ]
+  ) {
+    const { value, server } = await scripted(
+      [
+        { sse: planned(first, "Oslo", BAD), named: true },
+        { sse: planned("I will look up Bergen.", "Bergen", GOOD), named: true },
+      ],
+      1,
+      cohereStreamed,
+    );
+    const events = sseData(value);
+    const plan = events.filter((e) => e.type === "tool-plan-delta").map((e) => e.delta.message.tool_plan)
+      .join("");
+    assert.equal(plan, expected);
+    const cited = events.filter((e) => e.type === "citation-start").map((e) => e.delta.message.citations);
+    assert.deepEqual(cited.map((c) => [c.text, plan.slice(c.start, c.end), c.content_index]), [
+      ["Oslo", "Oslo", 0],
+      ["Bergen", "Bergen", 0],
+    ]);
+    // (the follow-up sends back the plan the model wrote)
+    assert.equal(
+      (server.requests[1].json as { messages: { tool_plan?: string }[] }).messages.at(-2)?.tool_plan,
+      first,
+    );
+  }
 });
 
 test("guardFetch retry: a Cohere retry's plan leaves the reason one blank line after the client's text, as before", async () => {

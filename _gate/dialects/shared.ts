@@ -90,6 +90,9 @@ export function callCounter(drop: ReadonlySet<number>): () => boolean {
   return () => !drop.has(position++);
 }
 
+/** What parts a retry's text from the earlier attempts' words it would run on from: a blank line. */
+export const PARAGRAPH = "\n\n";
+
 /** Where a retry's stream continues the message the client is assembling. */
 export interface ResumePoint {
   /** The positions forwarded (Anthropic blocks, Responses output items before the first call). */
@@ -102,6 +105,11 @@ export interface ResumePoint {
   citations?: number;
   /** Cohere: the length of the tool plan forwarded (a retry's plan citations point past it). */
   plan?: number;
+  /**
+   * Cohere: the tool plan forwarded ends in other than white space: a retry's plan, which clients append to
+   * it, would run on from it.
+   */
+  planRunsOn?: boolean;
   /** The usage of every attempt before the retry, together: the retry's usage events report it added. */
   usage?: Record<string, unknown>;
   /**
