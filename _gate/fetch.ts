@@ -52,8 +52,9 @@ export interface GuardFetchOptions extends GateOptions {
    * turn and one tool result per call carrying the feedback (`describeVerdict`) appended in the provider's
    * own shape, up to this many times, and hand the client the first answer that passes (else today's clean
    * stop). In a stream, text already forwarded stays and the retry's events follow in the same message
-   * (indices, ids and `sequence_number`s continuing what the client has; where its text would run on from
-   * the earlier attempts' words, a blank line of its own parts them, unless the stream scores its tokens).
+   * (indices, ids and `sequence_number`s continuing what the client has; where its text would join the
+   * earlier attempts' words, a blank line of its own parts them, opening its block or item where it has
+   * one, since clients join those too, unless the stream scores its tokens).
    * The follow-up carries what the rejected attempt said: its text and reasoning (Anthropic `thinking`
    * blocks with their `signature`, Gemini parts with their `thoughtSignature`, Responses `reasoning` items,
    * Ollama `thinking`), which providers with extended thinking require; a call written into the text goes

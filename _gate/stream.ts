@@ -12,6 +12,8 @@ import { type AssembledToolCall, FindingList, type StreamDialect, type StreamFin
 import { DIALECTS } from "./dialects/mod.ts";
 import {
   type FrameRouter,
+  PARAGRAPH,
+  type PlaceLead,
   type ResumePoint,
   StreamFlow,
   type TextEnding,
@@ -232,9 +234,6 @@ function ndjsonFrames(): FrameParser<WireFrame> {
   };
 }
 
-/** What parts a retry's text from the earlier attempts' words it would run on from: a blank line. */
-const PARAGRAPH = "\n\n";
-
 /** One encoder for every gate: encoding keeps no state. */
 const ENCODER = new TextEncoder();
 
@@ -289,8 +288,8 @@ export class StreamGate {
   /** OpenAI's `data: [DONE]`, sent last. */
   #doneFrame: string | undefined;
   /**
-   * On a retry's stream, where its text runs on in the client's (see `TextFrames.scored`): the answers
-   * whose client text ends mid-line and that have sent no text yet.
+   * On a retry's stream, where the dialect parts its text from the client's (see `TextFrames.scored` and
+   * `TextFrames.lead`): the answers whose client text ends mid-line and that have sent no text yet.
    */
   readonly #runsOn: Set<number>;
 
@@ -304,7 +303,9 @@ export class StreamGate {
     this.#usage = new UsageTally(dialect, options.resume?.usage);
     this.#flow = new StreamFlow((event) => this.#assembler.filed(event), options.resume);
     this.#parser = this.#router.framing === "ndjson" ? ndjsonFrames() : sseParser();
-    this.#runsOn = new Set(this.#router.text?.scored ? options.resume?.runsOn : []);
+    this.#runsOn = new Set(
+      this.#router.text?.scored || this.#router.text?.lead ? options.resume?.runsOn : [],
+    );
   }
 
   /** Before the first frame: loads the engines and, where the text is watched, makes its watch. */
@@ -462,9 +463,16 @@ export class StreamGate {
       const counted = this.#usage.adjust(event);
       if (counted) ({ raw, event } = { raw: this.#reframe(raw, counted), event: counted });
     }
+    const lead = this.#runsOn.size > 0 ? this.#router.text?.lead : undefined;
+    for (const f of (lead && this.#lead(raw, event, lead)) || [{ raw, event }]) this.#pass(f.raw, f.event);
+  }
+
+  /** Reads a frame as the client will have it, and routes it (through the watch of its text, where on). */
+  #pass(raw: string, event: Record<string, unknown>): void {
+    const flow = this.#flow;
     this.#assembler.push(event);
     this.#router.note?.(event, raw);
-    if (this.#runsOn.size > 0) this.#separate(event);
+    if (this.#runsOn.size > 0 && !this.#router.text?.lead) this.#separate(event);
     if (!this.#text) return this.#router.route(raw, event, flow);
     this.#text.watch(raw, event, flow, (frame) => this.#router.route(frame.raw, frame.event, flow));
   }
@@ -484,10 +492,36 @@ export class StreamGate {
       const said = text.read(event, answer).text;
       if (said === "") continue;
       this.#runsOn.delete(answer);
-      if (/^\s/u.test(said) || text.scored!(event, answer)) continue;
+      if (/^\s/u.test(said) || text.scored?.(event, answer)) continue;
       this.#flow.send(text.textFrame(PARAGRAPH, answer, 0));
       this.#flow.sawText(PARAGRAPH, answer);
     }
+  }
+
+  /**
+   * `#separate` where the retry's text goes in a place of its own (a block, an item: see `TextFrames.lead`),
+   * which clients join with nothing between all the same: the frames to pass in place of `event`, as the
+   * dialect splits a start that brings text (see `TextFrames.split`), the delta of the first text led by the
+   * blank line in a delta of its own; undefined for `event` alone.
+   */
+  #lead(
+    raw: string,
+    event: Record<string, unknown>,
+    lead: PlaceLead,
+  ): { raw: string; event: Record<string, unknown> }[] | undefined {
+    const text = this.#router.text!;
+    const pieces = text.split?.(event) ?? [event];
+    const first = pieces.findIndex((p) => (lead.text(p) ?? "") !== "");
+    if (first < 0) return undefined;
+    this.#runsOn.clear();
+    if (/^\s/u.test(lead.text(pieces[first])!) || text.scored?.(pieces[first], 0)) return undefined;
+    const from = { raw, event };
+    const led = [
+      ...pieces.slice(0, first),
+      ...lead.frames(pieces[first], PARAGRAPH),
+      ...pieces.slice(first + 1),
+    ];
+    return led.map((e) => ({ raw: text.frame(e, from), event: e }));
   }
 
   /** The wire text of `event` in place of the frame `raw` (keeping an SSE frame's `event:` name). */

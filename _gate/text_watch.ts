@@ -1079,7 +1079,8 @@ export class TextCalls {
     const change = { at: this.#heldFrom, tail: this.#prose };
     const texts = [{ answer: this.#answer, text: change.tail }];
     const ending = this.#frames.resume?.(change);
-    if (ending) return { ...ending, texts };
+    // (the dialect's, where its frames give the client other text: a place of white space alone that goes)
+    if (ending) return { texts, ...ending };
     const frames = change.tail === "" ? "" : this.#frames.textFrame(change.tail, this.#answer, change.at);
     return { frames, texts };
   }

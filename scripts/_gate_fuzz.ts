@@ -933,6 +933,8 @@ interface ReadAnswer {
   other?: string[];
   /** The citations: the block, the offsets, the text, and whether the block's text there is that text. */
   cites?: string[];
+  /** Cohere: the tool plan, where there is one. */
+  plan?: string;
 }
 interface Read {
   id?: unknown;
@@ -1308,6 +1310,7 @@ function readCohereBody(b: Json): Read {
   const m = b.message as Json, a = blank();
   a.shape = [];
   const content = (m.content ?? []) as Json[];
+  if (typeof m.tool_plan === "string") a.plan = m.tool_plan;
   for (const p of content) {
     a.shape.push(p.type as string);
     if (p.type === "text") a.text += str(p.text);
@@ -1437,9 +1440,6 @@ function marked(s: string, reasons: readonly string[]): string {
  * hunt tells a space lost from a word lost; the README promises both alike (`--exact` counts it).
  */
 const squeeze = (s: string) => s.replace(/\s+/g, "");
-
-/** The dialects whose retry's text runs on in the text the client has, in no block or item of its own. */
-const RUNS_ON: ReadonlySet<FuzzDialect> = new Set(["chat", "ollama", "gemini"]);
 
 /** Bytes of `text` in 1 to 6 pieces cut anywhere (inside a character's UTF-8 too). */
 function transport(r: Rand, text: string): Uint8Array[] {
@@ -1800,15 +1800,19 @@ export async function fuzzSeed(dialect: FuzzDialect, mode: FuzzMode, seed: numbe
         if (!same(st, bt)) whitespace.push({ where: `answer ${i} ${key}`, stream: st, body: bt });
       } else differences.push({ where: `answer ${i} ${key}`, stream: st, body: bt });
     }
-    // Where a retry's text runs on in the client's (no block of its own), it does not join the earlier
-    // attempts' words: a blank line parts them (README, `retry`; this fuzz scores no tokens).
-    const before = sa.text.length - ba.text.length - 1;
-    if (retried && RUNS_ON.has(dialect) && before >= 0 && sa.text.endsWith(ba.text)) {
-      if (/\S/u.test(sa.text[before]) && /^\S/u.test(ba.text)) {
+    // A retry's text does not join the earlier attempts' words: a blank line parts them, where the text runs
+    // on in the client's and where it goes in a block or item of its own, whose text clients join too
+    // (README, `retry`; this fuzz scores no tokens). (The answer's text here is its blocks' joined.)
+    // So does a retry's Cohere tool plan, which clients append to the earlier attempts' as Chat's text.
+    for (const key of ["text", "plan"] as const) {
+      const st = sa[key] ?? "", bt = ba[key] ?? "";
+      const before = st.length - bt.length - 1;
+      if (!retried || before < 0 || !st.endsWith(bt)) continue;
+      if (/\S/u.test(st[before]) && /^\S/u.test(bt)) {
         differences.push({
-          where: `answer ${i} text: the retry's runs on from the earlier attempts'`,
-          stream: sa.text.slice(Math.max(0, before - 40), before + 41),
-          body: ba.text.slice(0, 40),
+          where: `answer ${i} ${key}: the retry's runs on from the earlier attempts'`,
+          stream: st.slice(Math.max(0, before - 40), before + 41),
+          body: bt.slice(0, 40),
         });
       }
     }

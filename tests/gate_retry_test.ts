@@ -325,7 +325,8 @@ test("guardFetch retry: Anthropic stream, the SDK assembles one message: forward
     value.content.map((b) =>
       b.type === "tool_use" ? [b.id, b.input] : [b.type, b.type === "text" ? b.text : ""]
     ),
-    [["text", "Checking."], ["text", "Again."], ["call_good", { city: "Oslo" }]],
+    // (the retry's block opens with a blank line: its text would run on from "Checking.")
+    [["text", "Checking."], ["text", "\n\nAgain."], ["call_good", { city: "Oslo" }]],
   );
   assert.equal(value.stop_reason, "tool_use");
   assert.equal(server.requests.length, 2);
@@ -356,7 +357,7 @@ test("guardFetch retry: an Anthropic stream whose text the watch held before the
     value.content.filter((b) => b.type === "tool_use").map((b) => [b.id, b.input]),
     [["call_good", { city: "Oslo" }]],
   );
-  assert.ok(value.content.some((b) => b.type === "text" && b.text === "Again."));
+  assert.ok(value.content.some((b) => b.type === "text" && b.text === "\n\nAgain."));
   // The held prose goes out ahead of the retry, not dropped with the rejected call.
   assert.ok(value.content.some((b) => b.type === "text" && b.text.includes("Checking.")));
   assert.ok(value.content.some((b) => b.type === "text" && b.text === " More."));
@@ -470,7 +471,7 @@ test("guardFetch retry: a Cohere stream's retry numbers its content blocks after
     cohereStreamed,
   );
   const events = sseData(value);
-  assert.deepEqual(cohereBlockTexts(events), ["Let me look.", "Checking again."]);
+  assert.deepEqual(cohereBlockTexts(events), ["Let me look.", "\n\nChecking again."]);
   assert.equal(events.filter((e) => e.type === "message-start").length, 1);
   assert.deepEqual(events.filter((e) => e.type === "tool-call-start").map((e) => e.index), [0]);
   assert.match(value, /event: content-start\ndata: \{"type":"content-start","index":1/);
@@ -490,7 +491,7 @@ test("guardFetch retry: a Cohere stream's second retry numbers its blocks after 
     cohereStreamed,
   );
   const events = sseData(value);
-  assert.deepEqual(cohereBlockTexts(events), ["Let me look.", "Checking again."]);
+  assert.deepEqual(cohereBlockTexts(events), ["Let me look.", "\n\nChecking again."]);
   assert.deepEqual(events.filter((e) => e.type === "content-start").map((e) => e.index), [0, 1]);
   assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed]), [[0, false], [1, false], [2, true]]);
 });
@@ -583,7 +584,7 @@ test("guardFetch retry: a call written at the start of an Anthropic text block t
   prose.splice(2, 0, { type: "ping" });
   for (
     const [sse, retries, want] of [
-      [prose, 1, [`{"x": 1}`, "Again.", "call_good"]],
+      [prose, 1, [`{"x": 1}`, "\n\nAgain.", "call_good"]],
       [first, 0, [/did not run/]],
     ] as const
   ) {
@@ -821,9 +822,14 @@ test("guardFetch retry: a Cohere stream's retried citations follow those the cli
     cohereStreamed,
   );
   const events = sseData(value);
-  assert.deepEqual(cohereBlockTexts(events), ["Oslo is wet.", "Bergen is dry."]);
+  // (the retry's block opens with a blank line, "wet." and "Bergen" would run together: its citation's
+  // offsets, into the block's text, move past it)
+  const blocks = cohereBlockTexts(events);
+  assert.deepEqual(blocks, ["Oslo is wet.", "\n\nBergen is dry."]);
   const starts = events.filter((e) => e.type === "citation-start");
   assert.deepEqual(starts.map((e) => [e.index, e.delta.message.citations.content_index]), [[0, 0], [1, 1]]);
+  const where = starts.map((e) => e.delta.message.citations);
+  assert.deepEqual(where.map((c) => blocks[c.content_index].slice(c.start, c.end)), ["Oslo", "Berg"]);
   assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
 });
 
@@ -983,24 +989,37 @@ test("guardFetch retry: a Cohere stream's retried plan citations point into the 
     { type: "citation-end", index: 0 },
     ...cohereCallEnd(call),
   ];
-  const { value } = await scripted(
-    [
-      { sse: planned("I will look up Oslo. ", "Oslo", BAD), named: true },
-      { sse: planned("I will look up Bergen.", "Bergen", GOOD), named: true },
-    ],
-    1,
-    cohereStreamed,
-  );
-  const events = sseData(value);
-  const plan = events.filter((e) => e.type === "tool-plan-delta").map((e) => e.delta.message.tool_plan).join(
-    "",
-  );
-  assert.equal(plan, "I will look up Oslo. I will look up Bergen.");
-  const cited = events.filter((e) => e.type === "citation-start").map((e) => e.delta.message.citations);
-  assert.deepEqual(cited.map((c) => [c.text, plan.slice(c.start, c.end), c.content_index]), [
-    ["Oslo", "Oslo", 0],
-    ["Bergen", "Bergen", 0],
-  ]);
+  // (a plan ending mid-line has the retry's start a new paragraph, as a retry's text does: clients append
+  // the plan's deltas, "I will look up Oslo.I will look up Bergen."; its citations move past the line too)
+  for (
+    const [first, expected] of [
+      ["I will look up Oslo. ", "I will look up Oslo. I will look up Bergen."],
+      ["I will look up Oslo.", "I will look up Oslo.\n\nI will look up Bergen."],
+    ]
+  ) {
+    const { value, server } = await scripted(
+      [
+        { sse: planned(first, "Oslo", BAD), named: true },
+        { sse: planned("I will look up Bergen.", "Bergen", GOOD), named: true },
+      ],
+      1,
+      cohereStreamed,
+    );
+    const events = sseData(value);
+    const plan = events.filter((e) => e.type === "tool-plan-delta").map((e) => e.delta.message.tool_plan)
+      .join("");
+    assert.equal(plan, expected);
+    const cited = events.filter((e) => e.type === "citation-start").map((e) => e.delta.message.citations);
+    assert.deepEqual(cited.map((c) => [c.text, plan.slice(c.start, c.end), c.content_index]), [
+      ["Oslo", "Oslo", 0],
+      ["Bergen", "Bergen", 0],
+    ]);
+    // (the follow-up sends back the plan the model wrote)
+    assert.equal(
+      (server.requests[1].json as { messages: { tool_plan?: string }[] }).messages.at(-2)?.tool_plan,
+      first,
+    );
+  }
 });
 
 test("guardFetch retry: a Cohere retry's plan leaves the reason one blank line after the client's text, as before", async () => {
@@ -1192,5 +1211,163 @@ test("guardFetch retry: a retry's text that would run on from the first attempt'
     assert.equal(parts.map((p: Record<string, unknown>) => p.text ?? "").join(""), expected);
     assert.deepEqual(parts.at(-1), call(GOOD.args));
     assert.ok(value.every((e: Record<string, unknown>) => e.responseId === "r1"));
+  }
+});
+
+test("guardFetch retry: a retry's text that would run on from the first attempt's words starts a new paragraph, Anthropic stream", async () => {
+  // The retry's text goes in a block of its own, but an app joins the blocks' text with nothing between
+  // (the SDK's `text` events, printed as they come; `content.filter(text).map(b => b.text).join("")`):
+  // "Let me look.Again.". The blank line opens the retry's block, in a delta of its own.
+  const cases: [string[][], string][] = [
+    [[["Let me look."], ["Again."]], "Let me look.\n\nAgain."],
+    [[["Let me ", "look."], ["Again", "."], ["Done."]], "Let me look.\n\nAgain.\n\nDone."],
+    [[["Let me look."], [" Again."]], "Let me look. Again."],
+    [[["Let me look.\n"], ["Again."]], "Let me look.\nAgain."],
+  ];
+  for (const [attempts, expected] of cases) {
+    const script = attempts.map((text, i) => ({
+      sse: anthropicStream(text, [i === attempts.length - 1 ? GOOD : BAD]),
+      named: true,
+    }));
+    const { value, server } = await scripted(script, attempts.length - 1, async (s, f) => {
+      const stream = anthropicAsk(s, f);
+      let streamed = "";
+      stream.on("text", (delta) => streamed += delta);
+      const message = await stream.finalMessage();
+      return { streamed, message };
+    });
+    const blocks = value.message.content.flatMap((b) => b.type === "text" ? [b.text] : []);
+    assert.equal(blocks.join(""), expected, JSON.stringify(attempts));
+    assert.equal(value.streamed, expected);
+    assert.equal(blocks.length, attempts.length);
+    assert.deepEqual(
+      value.message.content.filter((b) => b.type === "tool_use").map((b) => b.id),
+      ["call_good"],
+    );
+    assert.equal(server.requests.length, attempts.length);
+    // The follow-up sends back what the model wrote, not the gate's blank line.
+    const sent = server.requests.at(-1)!.json as { messages: { content: unknown }[] };
+    assert.doesNotMatch(JSON.stringify(sent.messages), /\\n\\nAgain/);
+  }
+});
+
+/**
+ * `events` of a Responses stream (`responsesStream`) with the message's part cited over `cite` (a URL
+ * annotation: its offsets into the part's text), and its deltas scored when `scored`, numbered again.
+ */
+function responsesAnnotated(events: unknown[], cite: string, scored = false): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const annotate = (part: Record<string, unknown>) => {
+    const at = String(part.text).indexOf(cite);
+    const annotation = {
+      type: "url_citation",
+      start_index: at,
+      end_index: at + cite.length,
+      url: "u",
+      title: "t",
+    };
+    return { ...part, annotations: [annotation] };
+  };
+  const item = (it: Record<string, unknown>) =>
+    it.type === "message" ? { ...it, content: (it.content as Record<string, unknown>[]).map(annotate) } : it;
+  for (const e of events as Record<string, unknown>[]) {
+    if (e.type === "response.output_text.delta" && scored) {
+      out.push({ ...e, logprobs: [{ token: e.delta, logprob: -0.1, top_logprobs: [] }] });
+    } else if (e.type === "response.content_part.done") {
+      const part = annotate(e.part as Record<string, unknown>);
+      out.push({
+        type: "response.output_text.annotation.added",
+        item_id: e.item_id,
+        output_index: e.output_index,
+        content_index: e.content_index,
+        annotation_index: 0,
+        annotation: (part.annotations as unknown[])[0],
+      });
+      out.push({ ...e, part });
+    } else if (e.type === "response.output_item.done") {
+      out.push({ ...e, item: item(e.item as Record<string, unknown>) });
+    } else if (e.type === "response.completed") {
+      const response = e.response as { output: Record<string, unknown>[] };
+      out.push({ ...e, response: { ...response, output: response.output.map(item) } });
+    } else out.push(e);
+  }
+  return out.map((e, i) => ({ ...e, sequence_number: i }));
+}
+
+test("guardFetch retry: a retry's text that would run on from the first attempt's words starts a new paragraph, OpenAI Responses stream", async () => {
+  // The retry's text goes in an item of its own, but the openai SDK's `output_text` joins every message's
+  // text with nothing between, as an app printing the deltas does: "Let me look.Again.". The blank line
+  // opens the retry's part in a delta of its own; the events that repeat the part's text (the `.done`s, the
+  // final snapshot) tell it too, with the annotations' offsets into it moved past it; with the text watch
+  // off as well. Scored deltas (`logprobs`) keep their text as it came.
+  const cases: [string[][], string, { scored?: boolean; extract?: false }][] = [
+    [[["Let me look."], ["Again."]], "Let me look.\n\nAgain.", {}],
+    [[["Let me look."], ["Again."]], "Let me look.\n\nAgain.", { extract: false }],
+    [[["Let me ", "look."], ["Again", "."], ["Done."]], "Let me look.\n\nAgain.\n\nDone.", {}],
+    [[["Let me look."], [" Again."]], "Let me look. Again.", {}],
+    [[["Let me look.\n"], ["Again."]], "Let me look.\nAgain.", {}],
+    [[["Let me look."], ["Again."]], "Let me look.Again.", { scored: true }],
+  ];
+  for (const [attempts, expected, { scored, extract }] of cases) {
+    const script = attempts.map((text, i) => ({
+      sse: responsesAnnotated(
+        responsesStream(text, [i === attempts.length - 1 ? GOOD : BAD]),
+        text.join("").trim().slice(0, 4),
+        scored,
+      ),
+      named: true,
+    }));
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    const { value, server } = await withGuardedServer(
+      script,
+      { retry: attempts.length - 1, ...(extract === false ? { extract } : {}) },
+      (s, f) => responsesAsk(s, f, (e) => events.push(e)),
+    );
+    const label = JSON.stringify([attempts, scored, extract]);
+    assert.equal(value.output_text, expected, label);
+    const deltas = events.flatMap((e) => e.type === "response.output_text.delta" ? [e.delta] : []);
+    assert.equal(deltas.join(""), expected, label);
+    const seqs = events.map((e) => e.sequence_number);
+    assert.deepEqual(seqs, seqs.map((_, i) => i), label);
+    assert.equal(server.requests.length, attempts.length);
+    // Each part's annotation still names its own words.
+    const parts = value.output.flatMap((o) => o.type === "message" ? o.content : []);
+    assert.equal(parts.length, attempts.length, label);
+    for (const [i, p] of parts.entries()) {
+      assert.ok(p.type === "output_text");
+      const a = p.annotations[0] as { start_index: number; end_index: number };
+      assert.equal(p.text.slice(a.start_index, a.end_index), attempts[i].join("").trim().slice(0, 4), label);
+    }
+  }
+});
+
+test("guardFetch retry: a retry's text that would run on from the first attempt's words starts a new paragraph, Cohere stream", async () => {
+  // Cohere's own example prints each content-delta's text as it comes, blocks joined with nothing between:
+  // "Let me look.Again.". The blank line opens the retry's block in a delta of its own; scored deltas
+  // (`logprobs`) keep their text as it came.
+  const frames = (text: string, call: CallSpec, scored: boolean) => [
+    COHERE_START,
+    ...cohereBlock(0, text).map((e) =>
+      scored && e.type === "content-delta" ? { ...e, logprobs: { token_ids: [1], logprobs: [-0.1] } } : e
+    ),
+    ...cohereCallEnd(call),
+  ];
+  const cases: [string, string, string, boolean][] = [
+    ["Let me look.", "Again.", "Let me look.\n\nAgain.", false],
+    ["Let me look.", " Again.", "Let me look. Again.", false],
+    ["Let me look.\n", "Again.", "Let me look.\nAgain.", false],
+    ["Let me look.", "Again.", "Let me look.Again.", true],
+  ];
+  for (const [first, retry, expected, scored] of cases) {
+    const { value } = await scripted(
+      [{ sse: frames(first, BAD, scored), named: true }, { sse: frames(retry, GOOD, scored), named: true }],
+      1,
+      cohereStreamed,
+    );
+    const events = sseData(value);
+    const printed = events.filter((e) => e.type === "content-delta").map((e) => e.delta.message.content.text);
+    assert.equal(printed.join(""), expected, JSON.stringify([first, retry, scored]));
+    assert.equal(cohereBlockTexts(events).length, 2);
+    assert.deepEqual(events.filter((e) => e.type === "tool-call-start").map((e) => e.index), [0]);
   }
 });

@@ -1948,8 +1948,9 @@ test("guardFetch Responses stream retry: a part or message of only the rejected 
   // The call began its part (or its message): the retry's ending closed the part with no text, and
   // finalResponse() kept an output_text part of "" (a message of only it, with the call in its own message).
   const cases: [string[][], string[]][] = [
-    [[["Note.", WRITTEN_BAD]], ["Note.", "It is sunny."]],
-    [[["Sure."], [WRITTEN_BAD]], ["Sure.", "It is sunny."]],
+    // (the retry's part opens with a blank line: its text would run on from the client's)
+    [[["Note.", WRITTEN_BAD]], ["Note.", "\n\nIt is sunny."]],
+    [[["Sure."], [WRITTEN_BAD]], ["Sure.", "\n\nIt is sunny."]],
   ];
   for (const [items, want] of cases) {
     const { frames } = responsesItems(items);
@@ -2196,7 +2197,7 @@ test("guardFetch Responses stream retry: white space that waited with its part's
   const seqs = value.events.map((e) => e.sequence_number as number);
   assert.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]), JSON.stringify(seqs));
   assert.equal(value.final.output_text, value.streamed);
-  assert.match(value.streamed, /^Sure\. Hi there check(It is sunny\.)?$/);
+  assert.match(value.streamed, /^Sure\. Hi there check(\n\nIt is sunny\.)?$/);
 });
 
 test("guardFetch Anthropic and Cohere: the reason stands in place of a written call before a thinking block, streamed and whole alike", async () => {

@@ -202,6 +202,17 @@ class AnthropicStream implements FrameRouter {
     said: (flow) => this.sendOpenings(flow),
     tidy: (flow, written) => this.#tidy(flow, written),
     frame: (event, from) => reframe(event, from, event.type as string),
+    // (no offsets into the block's text: a citation names the document's characters)
+    lead: {
+      text: (event) => {
+        const text = blockText(event);
+        return typeof text === "string" ? text : undefined;
+      },
+      frames: (event, text) => [
+        { type: "content_block_delta", index: event.index, delta: { type: "text_delta", text } },
+        event,
+      ],
+    },
     split(event) {
       if (event.type === "message_start") return splitStart(event);
       if (!startsText(event)) return undefined;

@@ -20,6 +20,7 @@ import {
   heldText,
   mayGoBlank,
   Openings,
+  PARAGRAPH,
   placeReason,
   reasonBlock,
   type ResumePoint,
@@ -72,9 +73,25 @@ function isPlanCitation(citation: unknown): boolean {
  */
 function planCited(citation: unknown, before = 0): unknown {
   if (before === 0 || !isRecord(citation) || !isPlanCitation(citation)) return citation;
+  return offsetsOn(citation, before);
+}
+
+/**
+ * A citation of text in the block `led.index` once `led.by` characters the gate wrote stand ahead of that
+ * block's text (a retry's blank line, see `text.lead`): its offsets moved past them. Any other, as it came.
+ */
+function ledCited(citation: unknown, led: { index: number; by: number } | undefined): unknown {
+  if (!led || !isRecord(citation) || isPlanCitation(citation) || citation.content_index !== led.index) {
+    return citation;
+  }
+  return offsetsOn(citation, led.by);
+}
+
+/** `citation` with its offsets (`start`, `end`) `by` characters on. */
+function offsetsOn(citation: Record<string, unknown>, by: number): Record<string, unknown> {
   const moved: Record<string, unknown> = { ...citation };
-  if (typeof citation.start === "number") moved.start = citation.start + before;
-  if (typeof citation.end === "number") moved.end = citation.end + before;
+  if (typeof citation.start === "number") moved.start = citation.start + by;
+  if (typeof citation.end === "number") moved.end = citation.end + by;
   return moved;
 }
 
@@ -241,6 +258,17 @@ class CohereStream implements FrameRouter {
   #planned = 0;
   /** On a retry's stream, once its first frame came: its citations are numbered after those before. */
   #resumed = false;
+  /** The block whose text the gate led with a blank line (see `text.lead`), and that line's length. */
+  #led: { index: number; by: number } | undefined;
+  /** For each tool plan delta that brought text, in order: "m" where it ends mid-line, else "s". */
+  #planEnds = "";
+  /**
+   * On a retry's stream, once its plan brought text: what the gate wrote ahead of it ("" for nothing; see
+   * `resume`).
+   */
+  #planLead: string | undefined;
+  /** On a retry's stream: whether the plan the client had before it ends mid-line. */
+  #planRunsOn = false;
 
   /**
    * The clients (the AI SDK, Cohere's examples) take the text of each `content-delta`: the text the watch
@@ -287,6 +315,21 @@ class CohereStream implements FrameRouter {
     frame: (event, from) => this.#wire(event, from),
     resume: (change) => this.#resumeAfter(change),
     split: splitStart,
+    scored: (event) => event.logprobs != null,
+    lead: {
+      text: (event) => {
+        const content = event.type === "content-delta" ? deltaMessage(event).content : undefined;
+        return isRecord(content) && typeof content.text === "string" ? content.text : undefined;
+      },
+      frames: (event, text) => {
+        // (its citations' offsets, into the block's text, move past the line: see `resume`)
+        if (typeof event.index === "number") this.#led = { index: event.index, by: text.length };
+        return [
+          { type: "content-delta", index: event.index, delta: { message: { content: { text } } } },
+          event,
+        ];
+      },
+    },
     size: () => this.#places.size,
   };
 
@@ -323,7 +366,12 @@ class CohereStream implements FrameRouter {
     );
     return {
       frames: text + kept.join(""),
-      point: { at: this.#nextContent - starts.length, citations: cited, plan: this.#clientPlan(0) },
+      point: {
+        at: this.#nextContent - starts.length,
+        citations: cited,
+        plan: this.#clientPlan(0),
+        planRunsOn: this.#clientPlanRunsOn(0),
+      },
     };
   }
 
@@ -331,7 +379,9 @@ class CohereStream implements FrameRouter {
   note(event: Record<string, unknown>, raw: string): void {
     if (raw.startsWith("event:")) this.#named = true;
     if (event.type === "citation-start") this.#cited++;
-    this.#planned += planLength(event);
+    const planned = planLength(event);
+    this.#planned += planned;
+    if (planned > 0) this.#planEnds += /\s$/u.test(deltaMessage(event).tool_plan as string) ? "s" : "m";
     if (event.type === "content-start" && typeof event.index === "number") {
       this.#nextContent = Math.max(this.#nextContent, event.index + 1);
     }
@@ -367,6 +417,7 @@ class CohereStream implements FrameRouter {
       at: this.#nextContent - dropped,
       citations: this.#clientCited(from),
       plan: this.#clientPlan(from),
+      planRunsOn: this.#clientPlanRunsOn(from),
     };
   }
 
@@ -392,6 +443,16 @@ class CohereStream implements FrameRouter {
   }
 
   /**
+   * Whether the tool plan the client has once a retry drops the held frames from `from` on ends mid-line:
+   * its last delta that brought text and went out, else (none did) the earlier attempts' plan.
+   */
+  #clientPlanRunsOn(from: number): boolean {
+    const dropped = (this.#flow?.held ?? []).slice(from).filter((h) => h.event && planLength(h.event) > 0);
+    const sent = this.#planEnds.length - dropped.length;
+    return sent > 0 ? this.#planEnds[sent - 1] === "m" : this.#planRunsOn;
+  }
+
+  /**
    * A retry's events continue the message: its own `message-start` is dropped and its content blocks are
    * numbered after the client's (a client files a block by its index: the retry's block 0 was the first
    * attempt's, its text joined to that block's or put in its place).
@@ -406,6 +467,7 @@ class CohereStream implements FrameRouter {
       this.#resumed = true;
       this.#cited = point.citations ?? 0;
       this.#planned = point.plan ?? 0;
+      this.#planRunsOn = point.planRunsOn ?? false;
       // (the client's blocks count before this answer's own: a next retry's follow them even when this
       // answer brings none; counted from 0, its blocks landed in the client's first)
       this.#nextContent = Math.max(this.#nextContent, at);
@@ -419,18 +481,36 @@ class CohereStream implements FrameRouter {
       // citation cites the retry's plan, which the client has after the earlier attempts' (see `planCited`).
       const shifted: Record<string, unknown> = { ...event, index: event.index + (point.citations ?? 0) };
       const message = event.type === "citation-start" ? deltaMessage(event) : undefined;
+      const before = (point.plan ?? 0) + (this.#planLead?.length ?? 0);
       const citations = message &&
-        planCited(citationIn(message.citations, (index) => index + at), point.plan);
+        ledCited(planCited(citationIn(message.citations, (index) => index + at), before), this.#led);
       if (message && citations !== message.citations) {
         shifted.delta = { ...event.delta as object, message: { ...message, citations } };
       }
       return { raw: reframe(shifted, { raw, event }), event: shifted };
     }
+    if (planLength(event) > 0 && this.#planLead === undefined) return this.#planLed(raw, event);
     if (at === 0 || !CONTENT_EVENT.test(String(event.type ?? "")) || typeof event.index !== "number") {
       return { raw, event };
     }
     const shifted = { ...event, index: event.index + at };
     return { raw: reframe(shifted, { raw, event }), event: shifted };
+  }
+
+  /**
+   * A retry's first tool plan delta that brings text: where the client's plan ends mid-line and this one
+   * starts with words, led by a blank line, as a retry's text is (clients append the plan's deltas: "I will
+   * look up Oslo." and "I will call it again." ran together), unless its tokens are scored (`logprobs`).
+   * Its plan citations move past that line with the client's plan (see `resume`).
+   */
+  #planLed(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
+    const plan = deltaMessage(event).tool_plan as string;
+    const runs = this.#planRunsOn && !/^\s/u.test(plan) && event.logprobs == null;
+    this.#planLead = runs ? PARAGRAPH : "";
+    if (!runs) return { raw, event };
+    const message = { ...deltaMessage(event), tool_plan: PARAGRAPH + plan };
+    const led = { ...event, delta: { ...event.delta as object, message } };
+    return { raw: reframe(led, { raw, event }), event: led };
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {

@@ -225,6 +225,24 @@ function deltaText(event: Record<string, unknown>): unknown {
   return event.type === "response.output_text.delta" ? event.delta : undefined;
 }
 
+/**
+ * An annotation of an `output_text` part once `by` characters stand ahead of the part's text: its offsets
+ * into that text (`start_index`, `end_index`, a file's `index`) moved past them.
+ */
+function annotationOn(annotation: Record<string, unknown>, by: number): Record<string, unknown> {
+  const moved: Record<string, unknown> = { ...annotation };
+  for (const k of ["start_index", "end_index", "index"]) {
+    if (typeof annotation[k] === "number") moved[k] = (annotation[k] as number) + by;
+  }
+  return moved;
+}
+
+/** A part's `annotations` moved `by` characters on (see `annotationOn`), as a field to spread; none when absent. */
+function annotated(annotations: unknown, by: number): { annotations?: unknown[] } {
+  if (!Array.isArray(annotations)) return {};
+  return { annotations: annotations.map((a) => isRecord(a) ? annotationOn(a, by) : a) };
+}
+
 /** The `output_text` convenience field: the text of every message item, joined. */
 function outputText(output: unknown[]): string {
   return output.flatMap((o) =>
@@ -453,6 +471,11 @@ class ResponsesStream implements FrameRouter {
     agree: (event) => this.#agree(event),
     split: (event) => this.#split(event),
     resume: (change) => this.#resumeAfter(change),
+    scored: (event) => Array.isArray(event.logprobs) && event.logprobs.length > 0,
+    lead: {
+      text: (event) => typeof deltaText(event) === "string" ? event.delta as string : undefined,
+      frames: (event, text) => this.#leadFrames(event, text),
+    },
     size: () =>
       this.#places.size + this.#seenLength + (this.#itemAt.size + this.#opened.size) * 64 +
       this.#deltaAt.length * 24,
@@ -722,6 +745,9 @@ class ResponsesStream implements FrameRouter {
     return {
       frames: frames.join(""),
       point: { at: oi + 1, items: [...base, ...own, item], seq },
+      // (a part that goes takes its white space with it: the client's text ends where it did, and a retry's
+      // text that would run on from it is set apart, see `StreamFlow.runsOn`)
+      ...(partGone ? { texts: [] } : {}),
     };
   }
 
@@ -902,6 +928,11 @@ class ResponsesStream implements FrameRouter {
   #nextSeq = -1;
   /** On a retry's stream: where it continues. */
   #base?: ResumePoint;
+  /**
+   * On a retry's stream, the part whose text the gate led with a blank line (see `text.lead`), as the client
+   * places it, and that line: the events that repeat the part's text tell it with the line ahead.
+   */
+  #led: { itemId: unknown; oi: unknown; ci: unknown; text: string } | undefined;
 
   /** How many output items the client holds: the last snapshot's, then one per `output_item.added`. */
   #items = 0;
@@ -1047,7 +1078,68 @@ class ResponsesStream implements FrameRouter {
       const output = Array.isArray(event.response.output) ? event.response.output : [];
       e.response = { ...event.response, output: [...(point.items ?? []), ...output] };
     }
-    return { raw: reframe(e, { raw, event }), event: e };
+    const told = this.#ledRetold(e);
+    return { raw: reframe(told, { raw, event }), event: told };
+  }
+
+  /**
+   * A retry's first text delta led by `text` in a delta of its own, numbered where the delta was (the delta
+   * and the events after it one on); the part noted, so that what repeats its text tells the line too.
+   */
+  #leadFrames(event: Record<string, unknown>, text: string): Record<string, unknown>[] {
+    this.#led = { itemId: event.item_id, oi: event.output_index, ci: event.content_index, text };
+    const lead: Record<string, unknown> = {
+      type: "response.output_text.delta",
+      ...(typeof event.sequence_number === "number" ? { sequence_number: event.sequence_number } : {}),
+      item_id: event.item_id,
+      output_index: event.output_index,
+      content_index: event.content_index,
+      delta: text,
+      logprobs: [],
+    };
+    if (typeof event.sequence_number !== "number") return [lead, event];
+    return [lead, { ...event, sequence_number: this.#nextSeq++ }];
+  }
+
+  /**
+   * A retry's event as it repeats the text of the part led by a blank line (see `#leadFrames`): its
+   * `.done` events, its item's, the final snapshot's, with the line ahead, and the annotations' offsets
+   * into that text moved past it; any other event (a delta: the line went in one of its own) as it is.
+   */
+  #ledRetold(event: Record<string, unknown>): Record<string, unknown> {
+    const led = this.#led;
+    if (!led || event.type === "response.output_text.delta") return event;
+    const by = led.text.length;
+    const part = (p: unknown) =>
+      isRecord(p) && p.type === "output_text" && typeof p.text === "string"
+        ? { ...p, text: led.text + p.text, ...annotated(p.annotations, by) }
+        : p;
+    const item = (it: unknown, at: unknown) => {
+      const same = isRecord(it) && (led.itemId !== undefined ? it.id === led.itemId : at === led.oi);
+      if (!same || it.type !== "message" || !Array.isArray(it.content)) return it;
+      return { ...it, content: it.content.map((p, ci) => ci === led.ci ? part(p) : p) };
+    };
+    const type = event.type;
+    const inPart = event.output_index === led.oi && event.content_index === led.ci;
+    if (type === "response.output_text.done" && inPart && typeof event.text === "string") {
+      return { ...event, text: led.text + event.text };
+    }
+    if (type === "response.content_part.done" && inPart) return { ...event, part: part(event.part) };
+    if (type === "response.output_text.annotation.added" && inPart && isRecord(event.annotation)) {
+      return { ...event, annotation: annotationOn(event.annotation, by) };
+    }
+    if (type === "response.output_item.done" && event.output_index === led.oi) {
+      return { ...event, item: item(event.item, event.output_index) };
+    }
+    if (TERMINAL.has(type as string) && isRecord(event.response) && Array.isArray(event.response.output)) {
+      // (the first items are those the client held before the retry: an id the provider gave again is not it)
+      const theirs = this.#base?.items?.length ?? 0;
+      const output = event.response.output.map((it, i) => i < theirs ? it : item(it, i));
+      const response: Record<string, unknown> = { ...event.response, output };
+      if (typeof response.output_text === "string") response.output_text = outputText(output);
+      return { ...event, response };
+    }
+    return event;
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {

@@ -90,6 +90,9 @@ export function callCounter(drop: ReadonlySet<number>): () => boolean {
   return () => !drop.has(position++);
 }
 
+/** What parts a retry's text from the earlier attempts' words it would run on from: a blank line. */
+export const PARAGRAPH = "\n\n";
+
 /** Where a retry's stream continues the message the client is assembling. */
 export interface ResumePoint {
   /** The positions forwarded (Anthropic blocks, Responses output items before the first call). */
@@ -102,6 +105,11 @@ export interface ResumePoint {
   citations?: number;
   /** Cohere: the length of the tool plan forwarded (a retry's plan citations point past it). */
   plan?: number;
+  /**
+   * Cohere: the tool plan forwarded ends in other than white space: a retry's plan, which clients append to
+   * it, would run on from it.
+   */
+  planRunsOn?: boolean;
   /** The usage of every attempt before the retry, together: the retry's usage events report it added. */
   usage?: Record<string, unknown>;
   /**
@@ -299,12 +307,18 @@ export interface TextFrames {
    */
   said?(flow: StreamFlow): void;
   /**
-   * Present where a retry's text runs on in the text the client has, in no place of its own (OpenAI Chat,
-   * Ollama, Gemini): whether the frame gives `answer`'s text with per-token log probabilities. A retry's
-   * first text that would join the earlier attempts' words gets a blank line before it, in a text frame of
-   * its own, only where it does not: among scored frames that line would be text no token stands for.
+   * Whether the frame gives `answer`'s text with per-token log probabilities. A retry's first text that
+   * would join the earlier attempts' words gets a blank line before it (in a text frame of its own where
+   * the text runs on in the client's, OpenAI Chat, Ollama, Gemini; see {@linkcode TextFrames.lead} where it
+   * goes in a place of its own) only where it does not: among scored frames that line would be text no
+   * token stands for. Absent: no frame is (Anthropic).
    */
   scored?(event: Record<string, unknown>, answer: number): boolean;
+  /**
+   * Present where a retry's text goes in a place of its own (Anthropic blocks, Cohere content blocks, OpenAI
+   * Responses items), which clients join with nothing between: how its first text gets its blank line.
+   */
+  lead?: PlaceLead;
   /** What the dialect keeps to place the text (see {@linkcode TextPlaces.size}), bounded with the text. */
   size?(): number;
   /**
@@ -338,6 +352,20 @@ export interface TextFrames {
 }
 
 /**
+ * How a retry's first text, in a place of its own, is led by a blank line where it would join the earlier
+ * attempts' words: a delta of its own at the start of that place (see {@linkcode TextFrames.lead}).
+ */
+export interface PlaceLead {
+  /** The answer text a frame brings to its place (a text delta's); undefined for any other frame. */
+  text(event: Record<string, unknown>): string | undefined;
+  /**
+   * A text delta as the frames to pass in its place: one of `text` alone in the same place, then the delta;
+   * what repeats the place's text later (and the offsets into it) tells it with `text` ahead.
+   */
+  frames(event: Record<string, unknown>, text: string): Record<string, unknown>[];
+}
+
+/**
  * The text of the frames `flow` holds, as `text` reads each event's (undefined: none), in order: what a
  * replacement sends ahead of the reason (see {@linkcode StreamFlow.lead}).
  */
@@ -362,7 +390,10 @@ export interface TextEnding {
   frames: string;
   /** Where the retry's stream continues; absent: where the router says ({@linkcode FrameRouter.resumePoint}). */
   point?: ResumePoint;
-  /** The text the frames give each answer's client (a retry's reason follows it). */
+  /**
+   * The text the frames give each answer's client (a retry's reason follows it, and its text is set apart
+   * from it); absent from a dialect's `resume`: the `tail` it was given.
+   */
   texts?: readonly { answer: number; text: string }[];
 }
 
