@@ -371,7 +371,10 @@ function isPlain(schema: unknown): schema is Record<string, unknown> {
   return true;
 }
 
-/** The most subschemas {@linkcode applying} gathers for one value: a hostile schema stays cheap to walk. */
+/**
+ * The most subschemas {@linkcode applying} gathers for one value, and keeps waiting: a hostile schema stays
+ * cheap to walk.
+ */
 const MAX_APPLYING = 256;
 
 /**
@@ -396,7 +399,11 @@ function applying(root: Record<string, unknown>, schemas: readonly unknown[]): R
         // a $ref the validator refuses too (outside the schema, or to nothing): no keys of its
       }
     }
-    for (const k of ["allOf", "anyOf", "oneOf"]) if (Array.isArray(s[k])) todo.push(...(s[k] as unknown[]));
+    for (const k of ["allOf", "anyOf", "oneOf"]) {
+      // (one by one, and only while few wait: a hostile listing's list of a million would overflow a spread's
+      // stack, and be walked again for every value)
+      if (Array.isArray(s[k])) { for (const sub of s[k]) if (todo.length < MAX_APPLYING) todo.push(sub); }
+    }
     todo.push(s.then, s.else);
   }
   return [...seen];

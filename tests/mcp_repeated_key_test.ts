@@ -14,6 +14,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type McpEvent, type McpFrame, relayMcp, relayMcpHttp } from "../mcp.ts";
 import { duplicateKey } from "../_common/json.ts";
+import { caseStray } from "../_mcp/judge.ts";
 import { answer, POISON, prettyAnswer } from "./_mcp_raw_server.ts";
 import { runtimeCommand } from "./_runtime.ts";
 
@@ -408,4 +409,11 @@ test("checkCall: a key in another case is refused under every subschema the vali
   }
   // A second item of the tuple is a string's: nothing to fold there.
   assert.equal(guard.checkCall({ name: "give", arguments: { pair: [{ id: "u1" }, "ID"] } }).allowed, true);
+});
+
+test("caseStray: a schema with a list of subschemas a hostile server made huge is walked within bounds, without throwing", () => {
+  // 300 000 members: spread into a push, they overflowed the stack (RangeError out of checkCall).
+  const many = Array.from({ length: 300_000 }, () => ({ type: "object" }));
+  const tools = [{ name: "t", inputSchema: { type: "object", properties: { a: { anyOf: many } } } }];
+  assert.equal(caseStray({ name: "t", arguments: { a: { ID: "x" } } }, tools), undefined);
 });
