@@ -23,7 +23,7 @@ import type {
 } from "./types.ts";
 import type { PinChange } from "./pins.ts";
 import { eachLeaf, escapePointer } from "../_common/pointer.ts";
-import { resolveLocalRef } from "../_common/json.ts";
+import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { DATA_KEYWORDS, relaxDefaults, SCHEMA_MAPS } from "../_validate/defaults.ts";
 
@@ -310,8 +310,10 @@ export interface CaseStray {
  * (`Arguments`, `PATH` for `path`), or undefined. Alone it is no twin, yet `JSON.parse` leaves the declared
  * member absent, so the guard judged `{}` or skipped `path`'s pattern, while a server whose parser ignores
  * case (Go's `encoding/json`, cJSON's `cJSON_GetObjectItem`) reads it as that member. The arguments are
- * followed through `properties`, `items` and local `$ref`s, at any depth; keys that fold to nothing declared
- * are left to the schema. Only keys not declared as spelled are folded.
+ * followed through every subschema that applies to them: `properties`, `additionalProperties`, `items`,
+ * `prefixItems`, `allOf`, `anyOf`, `oneOf`, `then`, `else` and `$ref`s (resolved as the validator resolves
+ * them, by pointer or `$anchor`), at any depth; keys that fold to nothing declared are left to the schema.
+ * Only keys not declared as spelled are folded.
  *
  * @example
  * ```ts
@@ -333,29 +335,28 @@ export function caseStray(params: unknown, tools: readonly McpTool[]): CaseStray
   const top = strayKey(params, CALL_MEMBERS, "/params");
   if (top !== undefined || !isRecord(params.arguments)) return top;
   const root = tools.find((t) => t.name === params.name)?.inputSchema;
-  const stack: [object, unknown, string][] = [[params.arguments, root, "/params/arguments"]];
+  if (!isRecord(root)) return undefined;
+  const stack: [object, unknown[], string][] = [[params.arguments, [root], "/params/arguments"]];
   while (stack.length > 0) {
     const [value, at, pointer] = stack.pop()!;
-    const schema = resolveLocal(root, at);
-    if (!isRecord(schema)) continue;
+    const schemas = applying(root, at);
     if (Array.isArray(value)) {
-      const items = schema.items;
-      if (!isRecord(items)) continue;
-      value.forEach((v, i) =>
-        typeof v === "object" && v !== null && stack.push([v, items, `${pointer}/${i}`])
-      );
+      value.forEach((v, i) => {
+        if (typeof v !== "object" || v === null) return;
+        const inner = subschemas(schemas, (s) => itemSchema(s, i));
+        if (inner.length > 0) stack.push([v, inner, `${pointer}/${i}`]);
+      });
       continue;
     }
-    const properties = schema.properties;
-    if (!isRecord(properties)) continue;
-    const stray = strayKey(value as Record<string, unknown>, properties, pointer);
+    const declared = declaredNames(schemas);
+    const stray = declared && strayKey(value as Record<string, unknown>, declared, pointer);
     if (stray !== undefined) return stray;
     for (const key in value) {
       const child = (value as Record<string, unknown>)[key];
       // (only objects can hold keys; leaves, most of a call, are left at once)
-      if (typeof child === "object" && child !== null && Object.hasOwn(properties, key)) {
-        stack.push([child, properties[key], `${pointer}/${escapePointer(key)}`]);
-      }
+      if (typeof child !== "object" || child === null) continue;
+      const inner = subschemas(schemas, (s) => propertySchema(s, key));
+      if (inner.length > 0) stack.push([child, inner, `${pointer}/${escapePointer(key)}`]);
     }
   }
   return undefined;
@@ -379,16 +380,100 @@ function strayKey(
   return undefined;
 }
 
+/** The resolver of each tool schema's `$ref`s, the validator's own (base URIs, anchors), made once per schema. */
+const REFS = new WeakMap<object, RefResolver>();
+
+/** The resolver of `root`, made on its first call. */
+function refsOf(root: Record<string, unknown>): RefResolver {
+  let refs = REFS.get(root);
+  if (refs === undefined) REFS.set(root, refs = new RefResolver(root));
+  return refs;
+}
+
+/** The keywords by which {@linkcode applying} finds more subschemas that apply. */
+const COMBINED = ["$ref", "allOf", "anyOf", "oneOf", "then", "else"];
+
+/** Whether `schema` is an object none of whose keywords leads {@linkcode applying} to another subschema. */
+function isPlain(schema: unknown): schema is Record<string, unknown> {
+  if (!isRecord(schema)) return false;
+  for (const k of COMBINED) if (k in schema) return false;
+  return true;
+}
+
 /**
- * `schema`, or the subschema of `root` its local `$ref` (`#/$defs/x`, percent-decoded as the validator reads it)
- * names, followed a few times.
+ * The most subschemas {@linkcode applying} gathers for one value, and keeps waiting: a hostile schema stays
+ * cheap to walk.
  */
-function resolveLocal(root: unknown, schema: unknown): unknown {
-  for (let hops = 0; hops < 8 && isRecord(schema) && typeof schema.$ref === "string"; hops++) {
-    if (!schema.$ref.startsWith("#")) return schema;
-    schema = resolveLocalRef(root, schema.$ref);
+const MAX_APPLYING = 256;
+
+/**
+ * The subschemas that apply to a value where `schemas` do: each of them, what its `$ref` names (resolved as
+ * the validator resolves it, in `root`) and the members of its `allOf`, `anyOf`, `oneOf`, `then` and `else`, followed
+ * through each other. Any of them may be what a tool reads the value by (an optional field is
+ * `anyOf: [{ $ref }, { type: "null" }]`), so the keys of all of them count as declared.
+ */
+function applying(root: Record<string, unknown>, schemas: readonly unknown[]): Record<string, unknown>[] {
+  // (most schemas are plain: one object of properties, nothing to follow)
+  if (schemas.length === 1 && isPlain(schemas[0])) return schemas as Record<string, unknown>[];
+  const seen = new Set<Record<string, unknown>>();
+  const todo = [...schemas];
+  while (todo.length > 0 && seen.size < MAX_APPLYING) {
+    const s = todo.pop();
+    if (!isRecord(s) || seen.has(s)) continue;
+    seen.add(s);
+    if (typeof s.$ref === "string") {
+      try {
+        todo.push(refsOf(root).resolve(s.$ref, "", s).schema);
+      } catch {
+        // a $ref the validator refuses too (outside the schema, or to nothing): no keys of its
+      }
+    }
+    for (const k of ["allOf", "anyOf", "oneOf"]) {
+      // (one by one, and only while few wait: a hostile listing's list of a million would overflow a spread's
+      // stack, and be walked again for every value)
+      if (Array.isArray(s[k])) { for (const sub of s[k]) if (todo.length < MAX_APPLYING) todo.push(sub); }
+    }
+    todo.push(s.then, s.else);
   }
-  return schema;
+  return [...seen];
+}
+
+/** The names `properties` declares in any of `schemas`, or undefined where none declares any. */
+function declaredNames(
+  schemas: readonly Record<string, unknown>[],
+): Readonly<Record<string, unknown>> | undefined {
+  const all = schemas.map((s) => s.properties).filter(isRecord);
+  if (all.length < 2) return all[0];
+  const names: Record<string, true> = Object.create(null);
+  for (const properties of all) for (const name of Object.keys(properties)) names[name] = true;
+  return names;
+}
+
+/** What `pick` finds in each of `schemas`, where it finds one. */
+function subschemas(
+  schemas: readonly Record<string, unknown>[],
+  pick: (schema: Record<string, unknown>) => unknown,
+): unknown[] {
+  const out: unknown[] = [];
+  for (const schema of schemas) {
+    const sub = pick(schema);
+    if (sub !== undefined) out.push(sub);
+  }
+  return out;
+}
+
+/** The subschema of `schema` for its property `key`: as declared, else `additionalProperties`. */
+function propertySchema(schema: Record<string, unknown>, key: string): unknown {
+  const properties = schema.properties;
+  if (isRecord(properties) && Object.hasOwn(properties, key)) return properties[key];
+  return isRecord(schema.additionalProperties) ? schema.additionalProperties : undefined;
+}
+
+/** The subschema of `schema` for its item `i`: `prefixItems`' own, else `items`. */
+function itemSchema(schema: Record<string, unknown>, i: number): unknown {
+  const prefix = Array.isArray(schema.prefixItems) ? schema.prefixItems : [];
+  if (i < prefix.length) return prefix[i];
+  return isRecord(schema.items) ? schema.items : Array.isArray(schema.items) ? schema.items[i] : undefined;
 }
 
 /**

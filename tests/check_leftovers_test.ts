@@ -11,15 +11,10 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { leftBehind, processesWith, untrackedFiles } from "../scripts/_check_leftovers.ts";
 import { evalCommand, isAlive, isLinux, runtimeCommand, signalProcess } from "./_runtime.ts";
+import { waitGone } from "./_guard_helpers.ts";
 
 const stepScript = fileURLToPath(new URL("./_leftover_step.ts", import.meta.url));
 const hasGit = spawnSync("git", ["--version"]).status === 0;
-
-/** Waits up to 10 s for `pid` to be gone (a SIGKILL is delivered, not awaited). */
-async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-  return !isAlive(pid);
-}
 
 test(
   "check leftovers: a step's file, folder and running process are listed, the process ended and the folder removed",
@@ -52,7 +47,8 @@ test(
         const processes = left.filter((line) => line.startsWith("process "));
         assert.equal(processes.length, 1, left.join("\n"));
         assert.match(processes[0], new RegExp(`^process ${pid} \\S`));
-        assert.ok(await gone(pid), "the leftover process was ended");
+        // (a SIGKILL is delivered, not awaited)
+        assert.deepEqual(await waitGone([pid], 10_000), [], "the leftover process was ended");
         pid = undefined; // gone: its number may be another process's by now
       }
     } finally {

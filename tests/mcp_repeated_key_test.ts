@@ -14,6 +14,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type McpEvent, type McpFrame, relayMcp, relayMcpHttp } from "../mcp.ts";
 import { duplicateKey } from "../_common/json.ts";
+import { caseStray } from "../_mcp/judge.ts";
 import { answer, POISON, prettyAnswer } from "./_mcp_raw_server.ts";
 import { runtimeCommand } from "./_runtime.ts";
 
@@ -438,4 +439,53 @@ test("checkCall: a key in another case than the property it folds to is refused 
   ) {
     assert.equal(guard.checkCall({ name: "copy", arguments: args }).allowed, true, JSON.stringify(args));
   }
+});
+
+test("checkCall: a key in another case is refused under every subschema the validator applies (anchor, allOf, anyOf, additionalProperties, prefixItems)", () => {
+  // Each of these applies `id`'s pattern to the value, so each is where a parser that ignores case reads
+  // `ID` as `id`: an optional field as pydantic writes it (`anyOf` of a `$ref` and null), a `$ref` by
+  // `$anchor`, an `allOf` wrapper, a map of objects, a tuple.
+  const id = { type: "string", pattern: "^u[0-9]+$" };
+  const owner = { type: "object", properties: { id } };
+  const guard = createMcpGuard({});
+  guard.setTools([{
+    name: "give",
+    inputSchema: {
+      type: "object",
+      properties: {
+        optional: { anyOf: [{ $ref: "#/$defs/owner" }, { type: "null" }] },
+        anchored: { $ref: "#the-owner" },
+        wrapped: { allOf: [{ $ref: "#/$defs/owner" }], description: "who" },
+        either: { oneOf: [owner, { type: "string" }] },
+        byName: { type: "object", additionalProperties: owner },
+        pair: { type: "array", prefixItems: [owner, { type: "string" }] },
+      },
+      $defs: { owner, named: { $anchor: "the-owner", ...owner } },
+    },
+  }]);
+  for (const key of ["optional", "anchored", "wrapped", "either"]) {
+    const check = guard.checkCall({ name: "give", arguments: { [key]: { ID: "root" } } });
+    assert.equal(check.allowed, false, key);
+    assert.match(check.allowed ? "" : check.feedback, /"ID", which the tool spells "id"/, key);
+    // (spelled right, the pattern judges it: the walk and the validator read the same subschema)
+    assert.equal(guard.checkCall({ name: "give", arguments: { [key]: { id: "root" } } }).allowed, false, key);
+    assert.equal(guard.checkCall({ name: "give", arguments: { [key]: { id: "u1" } } }).allowed, true, key);
+  }
+  for (const args of [{ byName: { ann: { ID: "root" } } }, { pair: [{ ID: "root" }, "x"] }]) {
+    const check = guard.checkCall({ name: "give", arguments: args });
+    assert.match(
+      check.allowed ? "" : check.feedback,
+      /"ID", which the tool spells "id"/,
+      JSON.stringify(args),
+    );
+  }
+  // A second item of the tuple is a string's: nothing to fold there.
+  assert.equal(guard.checkCall({ name: "give", arguments: { pair: [{ id: "u1" }, "ID"] } }).allowed, true);
+});
+
+test("caseStray: a schema with a list of subschemas a hostile server made huge is walked within bounds, without throwing", () => {
+  // 300 000 members: spread into a push, they overflowed the stack (RangeError out of checkCall).
+  const many = Array.from({ length: 300_000 }, () => ({ type: "object" }));
+  const tools = [{ name: "t", inputSchema: { type: "object", properties: { a: { anyOf: many } } } }];
+  assert.equal(caseStray({ name: "t", arguments: { a: { ID: "x" } } }, tools), undefined);
 });
