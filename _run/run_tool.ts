@@ -277,6 +277,8 @@ class ToolRun {
    * here); undefined when it ended otherwise, and they are asked only if needed.
    */
   #leftover: TreeState | null | undefined = undefined;
+  /** The pids of the leftover processes when last looked at: a recheck reads only theirs while one is busy. */
+  #leftoverPids: readonly number[] = [];
   readonly #timers: ReturnType<typeof setTimeout>[] = [];
   #cancelTimeout: () => void = () => {};
   /** Set once both pipes are at end-of-file. */
@@ -381,8 +383,15 @@ class ToolRun {
    * sleeping one is a daemon. Where `/proc` cannot tell (macOS, Windows), none is assumed to.
    */
   #leftoverMayWrite(): boolean {
-    const state = this.#leftover === undefined ? this.#child.treeState() : this.#leftover;
+    const state = this.#leftover === undefined ? this.#lookAtLeftovers() : this.#leftover;
     return state === "busy" || state === "stopped";
+  }
+
+  /** What the processes left in the tree are doing; after the first look, a cheap recheck while one is busy. */
+  #lookAtLeftovers(): TreeState | null {
+    const look = this.#child.treeState(this.#leftoverPids);
+    this.#leftoverPids = look.pids;
+    return look.state;
   }
 
   /** Whether stdout so far ends inside a line (some bytes, the last of them no line break). */
@@ -470,7 +479,7 @@ class ToolRun {
         } else {
           // Still quiet with stdout held: a tree asleep (a daemon) or stopped ends the drain now; a busy one
           // (a writer starved of the CPU or of memory) may yet write, so it is looked at again shortly.
-          this.#leftover = this.#child.treeState();
+          this.#leftover = this.#lookAtLeftovers();
           if (this.#leftover !== "busy") return false;
           wait = Math.min(left, BUSY_RECHECK_MS);
         }
