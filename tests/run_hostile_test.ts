@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runTool } from "../guard.ts";
 import { DRAIN_IDLE_MS, recheckAfter, runTool as runEngine } from "../_run/run_tool.ts";
+import { classify } from "../_run/classify.ts";
 import { waitGone } from "./_guard_helpers.ts";
 import { isLinux, isWindows } from "./_runtime.ts";
 
@@ -261,6 +262,39 @@ test(
     }
   },
 );
+
+test(
+  "runTool: a tool that wrote nothing while a stopped leftover holds stdout has not found nothing",
+  linuxOnly,
+  async () => {
+    // `[]` means only that the tool ran and found nothing; here what it would write may be still to come.
+    const dir = tempDir();
+    try {
+      const pidFile = join(dir.path, "writer");
+      const script = `sh -c 'kill -STOP $$; echo late' & w=$!; echo $w > "$1"; ${UNTIL_STOPPED}; exit 0`;
+      for (const protocol of ["lines", "text"] as const) {
+        const r = await runTool("/bin/sh", ["-c", script, "sh", pidFile], { protocol, timeoutMs: 600_000 });
+        assert.equal(r.kind, "protocol", `${protocol}: ${r.kind} ${r.detail}`);
+        assert.equal(r.items, null);
+        assert.match(r.detail, /^nothing had come on stdout yet; .*left running still held stdout/);
+        assert.deepEqual(await waitGone([await pidIn(pidFile)]), [], "the stopped writer was ended");
+        rmSync(pidFile, { force: true });
+      }
+    } finally {
+      dir.cleanup();
+    }
+  },
+);
+
+test("classify: held stdout with nothing read is a protocol failure, never an empty answer", () => {
+  for (const protocol of ["lines", "text"] as const) {
+    const r = classify({ exitCode: 0, signal: null, stdout: "", stdoutHeld: true }, { protocol });
+    assert.equal(r.kind, "protocol", protocol);
+    assert.equal(r.truncated, false);
+  }
+  // Not held: a tool that wrote nothing found nothing, as before.
+  assert.equal(classify({ exitCode: 0, signal: null, stdout: "" }, { protocol: "lines" }).kind, "empty");
+});
 
 test(
   "runTool: a leftover still computing what it will write is waited for (a while), or marks the output cut",
