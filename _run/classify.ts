@@ -58,8 +58,8 @@ export interface ProcessOutcome {
   exitedFirst?: boolean;
   /**
    * The tool exited, but a process it left running still held stdout open when the guard stopped reading
-   * (after a short drain): what was read may be incomplete, and for `lines` and `jsonl` a last line without
-   * its newline is dropped.
+   * (after a short drain): what was read may be incomplete, for `lines` and `jsonl` a last line without its
+   * newline is dropped, and nothing whole read is `protocol`, never an empty answer.
    */
   stdoutHeld?: boolean;
   /** Wall-clock milliseconds from spawn to settle. */
@@ -441,9 +441,11 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     return failure(parsed.kind, held ? `${parsed.detail}; ${HELD_DETAIL}` : parsed.detail, common);
   }
   if (held) {
-    if (parsed.items.length === 0 && outcome.stdout.length > 0) { // (a string is empty when its bytes are)
-      // Output with nothing whole in it must not read as "found nothing".
-      return failure("protocol", `no whole item had ended; ${HELD_DETAIL}`, common);
+    if (parsed.items.length === 0) {
+      // Nothing whole read while a leftover may still write (it wrote a part, or on Linux it was busy or
+      // stopped) must not read as "found nothing": that is all `[]` means.
+      const read = outcome.stdout.length > 0 ? "no whole item had ended" : "nothing had come on stdout yet";
+      return failure("protocol", `${read}; ${HELD_DETAIL}`, common); // (a string is empty when its bytes are)
     }
     return success(parsed.items, HELD_DETAIL, true, common);
   }

@@ -54,6 +54,32 @@ export const DRAIN_MAX_MS = 1000;
  * disk (a writer starved of the CPU or of memory), how often the guard looks at the tree again.
  */
 const BUSY_RECHECK_MS = 50;
+
+/**
+ * The drain's decision after a quiet spell with stdout still held, given what the leftover processes are doing
+ * and how long the drain may still last: how long to wait before looking at them again, or null to stop
+ * reading now. Only a busy tree (a writer starved of the CPU or of memory may yet write) is waited for; one
+ * asleep (a daemon), stopped, or not known is not.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { recheckAfter } from "./run_tool.ts";
+ *
+ * assert.equal(recheckAfter("busy", 400), 50);
+ * assert.equal(recheckAfter("busy", 20), 20);
+ * assert.equal(recheckAfter("quiet", 400), null);
+ * ```
+ */
+export function recheckAfter(state: TreeState | null, leftMs: number): number | null {
+  return state === "busy" && leftMs > 0 ? Math.min(leftMs, BUSY_RECHECK_MS) : null;
+}
+
+/** Bounds of the engine that tests may widen; callers of `runTool` get the defaults. */
+export interface EngineBounds {
+  /** The drain's longest wait, {@linkcode DRAIN_MAX_MS} unless a test needs one that no load outlasts. */
+  drainMaxMs?: number;
+}
 /** After SIGKILL, how long the guard waits for the exit status before it settles anyway. */
 const SETTLE_SLACK_MS = 60;
 
@@ -160,7 +186,12 @@ function abortReasonText(signal: AbortSignal): string {
 }
 
 /** Start the tool and classify how its run ended. Throws only on a bug in the guard (runTool catches it). */
-async function execute(command: string, args: readonly ToolArg[], options: RunOptions): Promise<ToolResult> {
+async function execute(
+  command: string,
+  args: readonly ToolArg[],
+  options: RunOptions,
+  bounds: EngineBounds,
+): Promise<ToolResult> {
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   const notRun = (spawnError: string, durationMs?: number) =>
@@ -184,7 +215,7 @@ async function execute(command: string, args: readonly ToolArg[], options: RunOp
   if (!attempt.ok) {
     return notRun(`could not start ${JSON.stringify(command)}${where}: ${attempt.reason}`, elapsed());
   }
-  const run = await new ToolRun(attempt.child, options).finished();
+  const run = await new ToolRun(attempt.child, options, bounds).finished();
   // Started through a launcher (setsid) that could not exec the tool: that is a failure to start, not an exit.
   const notStarted = run.exit && run.killedBy === null
     ? attempt.child.startFailure?.(run.exit, run.wroteStdout, run.stderr)
@@ -277,6 +308,9 @@ class ToolRun {
    * here); undefined when it ended otherwise, and they are asked only if needed.
    */
   #leftover: TreeState | null | undefined = undefined;
+  /** The pids of the leftover processes when last looked at: a recheck reads only theirs while one is busy. */
+  #leftoverPids: readonly number[] = [];
+  readonly #drainMaxMs: number;
   readonly #timers: ReturnType<typeof setTimeout>[] = [];
   #cancelTimeout: () => void = () => {};
   /** Set once both pipes are at end-of-file. */
@@ -288,9 +322,10 @@ class ToolRun {
   #stopWaiting: () => void = () => {};
   readonly #stopped = new Promise<"stop">((resolve) => (this.#stopWaiting = () => resolve("stop")));
 
-  constructor(child: LiveChild, options: RunOptions) {
+  constructor(child: LiveChild, options: RunOptions, { drainMaxMs = DRAIN_MAX_MS }: EngineBounds) {
     this.#child = child;
     this.#options = options;
+    this.#drainMaxMs = drainMaxMs;
     this.#cap = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.#keepOnOverflow = options.onOverflow === "truncate";
   }
@@ -381,8 +416,15 @@ class ToolRun {
    * sleeping one is a daemon. Where `/proc` cannot tell (macOS, Windows), none is assumed to.
    */
   #leftoverMayWrite(): boolean {
-    const state = this.#leftover === undefined ? this.#child.treeState() : this.#leftover;
+    const state = this.#leftover === undefined ? this.#lookAtLeftovers() : this.#leftover;
     return state === "busy" || state === "stopped";
+  }
+
+  /** What the processes left in the tree are doing; after the first look, a cheap recheck while one is busy. */
+  #lookAtLeftovers(): TreeState | null {
+    const look = this.#child.treeState(this.#leftoverPids);
+    this.#leftoverPids = look.pids;
+    return look.state;
   }
 
   /** Whether stdout so far ends inside a line (some bytes, the last of them no line break). */
@@ -453,7 +495,7 @@ class ToolRun {
   async #drain(pipes: Promise<"closed">): Promise<boolean> {
     this.#draining = true;
     this.#lastData = performance.now();
-    const until = this.#lastData + DRAIN_MAX_MS;
+    const until = this.#lastData + this.#drainMaxMs;
     let confirmed = false;
     for (;;) {
       const left = until - performance.now();
@@ -470,9 +512,10 @@ class ToolRun {
         } else {
           // Still quiet with stdout held: a tree asleep (a daemon) or stopped ends the drain now; a busy one
           // (a writer starved of the CPU or of memory) may yet write, so it is looked at again shortly.
-          this.#leftover = this.#child.treeState();
-          if (this.#leftover !== "busy") return false;
-          wait = Math.min(left, BUSY_RECHECK_MS);
+          this.#leftover = this.#lookAtLeftovers();
+          const again = recheckAfter(this.#leftover, left);
+          if (again === null) return false;
+          wait = again;
         }
       } else confirmed = false;
       // On the shared timer: the end-of-file usually follows the exit at once, and a timer of its own per run
@@ -547,10 +590,11 @@ export async function runTool(
   command: string,
   args: readonly ToolArg[] = [],
   options: RunOptions = {},
+  bounds: EngineBounds = {},
 ): Promise<ToolResult> {
   let result: ToolResult;
   try {
-    result = await execute(command, args, options ?? {});
+    result = await execute(command, args, options ?? {}, bounds);
   } catch (error) {
     // A bug in the guard must still not look like an answer.
     result = guardFailure("internal error in the guard", error, options?.maxDetail);

@@ -36,14 +36,14 @@ import { planWindowsLaunch, watchWindowsExitCode, windowsTreeKill } from "./wind
 import {
   newTreeMarker,
   signalMarked,
+  type TreeLook,
   type TreeMarker,
   treeMarkersWork,
-  type TreeState,
   treeState,
 } from "./tree.ts";
 
 export type { ByteSink, ByteSource } from "./pipes.ts";
-export type { TreeState } from "./tree.ts";
+export type { TreeLook, TreeState } from "./tree.ts";
 import { nodeBuiltin } from "../_common/values.ts";
 
 // Minimal structural views of the runtime APIs used here, so this file type-checks under Deno and Bun alike.
@@ -183,10 +183,11 @@ export interface LiveChild {
    */
   treeNote(): string | undefined;
   /**
-   * What the live processes of the tree are doing (Linux: found by the marker in `/proc`), or null where that
-   * cannot be told: no marker (macOS, Windows), `/proc` not readable, or no process found.
+   * What the live processes of the tree are doing (Linux: found by the marker in `/proc`); its state is null
+   * where that cannot be told: no marker (macOS, Windows), `/proc` not readable, or no process found. Given the
+   * pids of the last look, a recheck that finds one of them still busy reads only theirs.
    */
-  treeState(): TreeState | null;
+  treeState(known?: readonly number[]): TreeLook;
   /**
    * Set when the child was started through a launcher (`setsid`) that execs the tool: given how the child
    * ended, whether it wrote to stdout and its stderr, returns why the launcher could not start the tool, or
@@ -563,8 +564,8 @@ function treeNote(tree: Tree): string | undefined {
 }
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
-function stateOfTree(tree: Tree): TreeState | null {
-  return tree.marker === null ? null : treeState(tree.marker);
+function stateOfTree(tree: Tree, known?: readonly number[]): TreeLook {
+  return tree.marker === null ? { state: null, pids: [] } : treeState(tree.marker, known);
 }
 
 function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart): LiveChild {
@@ -604,7 +605,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     exited,
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
-    treeState: () => stateOfTree(tree),
+    treeState: (known) => stateOfTree(tree, known),
   };
   if (via === "setsid") {
     started.startFailure = (exit, wroteStdout, stderr) => setsidFailure(spec, exit, wroteStdout, stderr);
@@ -851,7 +852,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     ),
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
-    treeState: () => stateOfTree(tree),
+    treeState: (known) => stateOfTree(tree, known),
   };
 }
 
@@ -906,7 +907,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       exited,
       killTree: treeKiller(tree),
       treeNote: () => treeNote(tree),
-      treeState: () => stateOfTree(tree),
+      treeState: (known) => stateOfTree(tree, known),
     },
   };
 }

@@ -131,16 +131,18 @@ function entryOf(marker: TreeMarker): Uint8Array {
 function findMarked(proc: ProcReader, needle: Uint8Array): number[] {
   const found: number[] = [];
   for (const pid of proc.list("/proc")) {
-    if (!isPid(pid)) continue;
-    let environ: Uint8Array;
-    try {
-      environ = proc.read(`/proc/${pid}/environ`); // empty for a zombie; EACCES for a process not ours to read
-    } catch {
-      continue;
-    }
-    if (holdsEntry(environ, needle)) found.push(Number(pid));
+    if (isPid(pid) && carries(proc, Number(pid), needle)) found.push(Number(pid));
   }
   return found.filter((pid) => pid !== proc.self);
+}
+
+/** Whether process `pid` is alive and its environment carries `needle` (a zombie's is empty). Never throws. */
+function carries(proc: ProcReader, pid: number, needle: Uint8Array): boolean {
+  try {
+    return holdsEntry(proc.read(`/proc/${pid}/environ`), needle);
+  } catch {
+    return false; // gone, or not ours to read (EACCES)
+  }
 }
 
 /** Whether the NUL-separated `environ` holds the entry `needle` (`NAME=value`) whole. Exported for tests. */
@@ -231,6 +233,17 @@ export function signalMarked(
  */
 export type TreeState = "busy" | "stopped" | "quiet";
 
+/** What {@linkcode treeState} saw of a tree. */
+export interface TreeLook {
+  /**
+   * The busiest state found, or null where `/proc` cannot be read or no process carries the marker (one that
+   * cleared its environment).
+   */
+  state: TreeState | null;
+  /** The pids found carrying the marker: given back to {@linkcode treeState}, they make a recheck cheap. */
+  pids: readonly number[];
+}
+
 /**
  * What the live processes carrying `marker` are doing. Asked when the pipes have gone quiet after the tool
  * exited while one of them still holds stdout: a busy or stopped one may write more; a sleeping one is a
@@ -238,23 +251,47 @@ export type TreeState = "busy" | "stopped" | "quiet";
  * not link, so a busy process whose own output goes elsewhere counts too (the result then says it may be
  * incomplete: the cautious side). Never throws.
  *
+ * Finding the tree reads the environment of every process on the host; a recheck given the pids of the last
+ * look reads only theirs, and only a busy verdict is taken from it. A process one of them forked since is
+ * not among them, so when none of them is busy any more the whole of `/proc` is read again before the tree
+ * is called asleep or stopped: a parent that now waits for a busy child must not read as a daemon.
+ *
  * @param marker The child's marker.
- * @returns The busiest state found, or null where `/proc` cannot be read or no process carries the marker
- * (one that cleared its environment).
+ * @param known The pids of the last look, if any.
+ * @returns The busiest state found and the pids it was found in.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { newTreeMarker, treeState } from "./tree.ts";
+ *
+ * // No process carries a fresh marker: nothing is known of its tree.
+ * assert.deepEqual(treeState(newTreeMarker()), { state: null, pids: [] });
+ * ```
  */
-export function treeState(marker: TreeMarker): TreeState | null {
+export function treeState(marker: TreeMarker, known: readonly number[] = []): TreeLook {
   const proc = procReader();
-  if (proc === null) return null;
-  let found: TreeState | null = null;
+  if (proc === null) return { state: null, pids: [] };
+  const needle = entryOf(marker);
+  // A pid that no longer carries the marker ended (or was reused by a stranger): it is not read.
+  const still = known.filter((pid) => carries(proc, pid, needle));
+  if (still.length > 0 && stateOfAll(proc, still) === "busy") return { state: "busy", pids: still };
+  let pids: number[];
   try {
-    for (const pid of findMarked(proc, entryOf(marker))) {
-      const state = stateOf(proc, pid);
-      // A busy process may still write: the caller waits for it, so it outranks a stopped one.
-      if (state === "busy") return state;
-      if (state === "stopped" || found === null) found = state;
-    }
+    pids = findMarked(proc, needle);
   } catch {
-    // /proc went away under us: what was seen stands
+    return { state: null, pids: [] }; // /proc went away under us
+  }
+  return { state: stateOfAll(proc, pids), pids };
+}
+
+/** The busiest state among the processes `pids`, or null for none. */
+function stateOfAll(proc: ProcReader, pids: readonly number[]): TreeState | null {
+  let found: TreeState | null = null;
+  for (const pid of pids) {
+    const state = stateOf(proc, pid);
+    // A busy process may still write: the caller waits for it, so it outranks a stopped one.
+    if (state === "busy") return state;
+    if (state === "stopped" || found === null) found = state;
   }
   return found;
 }

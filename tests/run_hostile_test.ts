@@ -3,10 +3,12 @@
 // see as the tool wrote it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runTool } from "../guard.ts";
+import { DRAIN_IDLE_MS, recheckAfter, runTool as runEngine } from "../_run/run_tool.ts";
+import { classify } from "../_run/classify.ts";
 import { waitGone } from "./_guard_helpers.ts";
 import { isLinux, isWindows } from "./_runtime.ts";
 
@@ -262,6 +264,39 @@ test(
 );
 
 test(
+  "runTool: a tool that wrote nothing while a stopped leftover holds stdout has not found nothing",
+  linuxOnly,
+  async () => {
+    // `[]` means only that the tool ran and found nothing; here what it would write may be still to come.
+    const dir = tempDir();
+    try {
+      const pidFile = join(dir.path, "writer");
+      const script = `sh -c 'kill -STOP $$; echo late' & w=$!; echo $w > "$1"; ${UNTIL_STOPPED}; exit 0`;
+      for (const protocol of ["lines", "text"] as const) {
+        const r = await runTool("/bin/sh", ["-c", script, "sh", pidFile], { protocol, timeoutMs: 600_000 });
+        assert.equal(r.kind, "protocol", `${protocol}: ${r.kind} ${r.detail}`);
+        assert.equal(r.items, null);
+        assert.match(r.detail, /^nothing had come on stdout yet; .*left running still held stdout/);
+        assert.deepEqual(await waitGone([await pidIn(pidFile)]), [], "the stopped writer was ended");
+        rmSync(pidFile, { force: true });
+      }
+    } finally {
+      dir.cleanup();
+    }
+  },
+);
+
+test("classify: held stdout with nothing read is a protocol failure, never an empty answer", () => {
+  for (const protocol of ["lines", "text"] as const) {
+    const r = classify({ exitCode: 0, signal: null, stdout: "", stdoutHeld: true }, { protocol });
+    assert.equal(r.kind, "protocol", protocol);
+    assert.equal(r.truncated, false);
+  }
+  // Not held: a tool that wrote nothing found nothing, as before.
+  assert.equal(classify({ exitCode: 0, signal: null, stdout: "" }, { protocol: "lines" }).kind, "empty");
+});
+
+test(
   "runTool: a leftover still computing what it will write is waited for (a while), or marks the output cut",
   linuxOnly,
   async () => {
@@ -272,6 +307,52 @@ test(
     assert.equal(r.kind, "results", r.detail);
     const whole = (r.items as string[]).includes("done");
     assert.ok(whole || r.truncated, `lost "done" without saying so: ${JSON.stringify(r)}`);
+  },
+);
+
+test("runTool: after a quiet spell the drain waits only for a busy leftover, and not past its bound", () => {
+  assert.equal(recheckAfter("busy", 400), 50, "looked at again shortly");
+  assert.equal(recheckAfter("busy", 30), 30, "not past the bound");
+  assert.equal(recheckAfter("busy", 0), null, "the bound reached");
+  assert.equal(recheckAfter("quiet", 400), null, "a daemon is not waited for");
+  assert.equal(recheckAfter("stopped", 400), null, "a stopped writer is not waited for");
+  assert.equal(recheckAfter(null, 400), null, "where /proc cannot tell, as before");
+});
+
+test(
+  "runTool: a leftover busy when stdout goes quiet is waited for, and what it writes then is read whole",
+  linuxOnly,
+  async () => {
+    // The leftover spins (runnable, silent) until the test creates a file, well after the drain's quiet
+    // spell, then writes and exits. The drain's bound is widened past any load, so the outcome does not
+    // depend on the clock: whenever the file comes, the line is read. A drain that stopped at the quiet spell
+    // would lose it (and mark the output cut); if the machine is so slow that the guard sees the quiet spell
+    // only after the file came, that mistake passes unseen, but the right code never fails.
+    const dir = tempDir();
+    const pidFile = join(dir.path, "spinner");
+    const go = join(dir.path, "go");
+    const spinner = `sh -c 'echo $$ > "$1"; until [ -e "$2" ]; do :; done; echo late' sh "$1" "$2"`;
+    const script = `echo first; ${spinner} & exit 0`;
+    let pending: ReturnType<typeof runEngine> | undefined;
+    try {
+      pending = runEngine("/bin/sh", ["-c", script, "sh", pidFile, go], {
+        protocol: "lines",
+        timeoutMs: 600_000,
+      }, { drainMaxMs: 600_000 });
+      const pid = await pidIn(pidFile);
+      await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
+      writeFileSync(go, "");
+      const r = await pending;
+      assert.equal(r.kind, "results", r.detail);
+      assert.deepEqual(r.items, ["first", "late"], r.detail);
+      assert.equal(r.truncated, false, r.detail);
+      assert.equal(r.detail, "");
+      assert.deepEqual(await waitGone([pid]), []);
+    } finally {
+      writeFileSync(go, ""); // a spinner left by a failure ends, and so does the run waiting for it
+      await pending;
+      dir.cleanup();
+    }
   },
 );
 
