@@ -217,7 +217,10 @@ async function retryStream(
     return undefined;
   }
   const next: Exchange = { ...exchange, request, attempt: exchange.attempt + 1 };
-  return (resume) => gateStreamed(response, dialect, next, resume).body!;
+  return {
+    stream: (resume) => gateStreamed(response, dialect, next, resume).body!,
+    cancel: () => response.body!.cancel().catch(() => {}),
+  };
 }
 
 /**

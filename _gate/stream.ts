@@ -68,11 +68,18 @@ export interface StreamRetry {
 }
 
 /**
- * A retry's answer, gated when called: with where its stream continues (`resume`), complete once the retry
- * step has sent what goes ahead of it (the text held, the blocks' ends). Its stream exists only from then on,
+ * A retry's answer. `stream` gates it, with where its stream continues (`resume`), complete once the retry
+ * step has sent what goes ahead of it (the text held, the blocks' ends): its stream exists only from then on,
  * so nothing of it is read, and no reason of it written, before the record of what the client has is whole.
+ * `cancel` lets it go unread (the client went meanwhile, or the retry step failed), closing the provider's
+ * connection; it never rejects.
  */
-export type RetryAnswer = (resume: ResumePoint) => ReadableStream<Uint8Array>;
+export interface RetryAnswer {
+  /** The answer's gated stream, continuing the client's message at `resume`. Called at most once. */
+  stream(resume: ResumePoint): ReadableStream<Uint8Array>;
+  /** Cancels the answer's body unread, in place of `stream`. */
+  cancel(): Promise<void>;
+}
 
 /** Options for {@linkcode StreamGate}. */
 export interface StreamGateOptions {
@@ -746,7 +753,13 @@ export class StreamGate {
     } catch {
       answer = undefined; // a retry that fails leaves today's clean stop
     }
-    if (answer && resume) {
+    if (!answer || !resume) return undefined;
+    try {
+      // (a client that cancelled while the retry was asked leaves nothing to forward it to)
+      if (this.#cancelled) {
+        await answer.cancel();
+        return undefined;
+      }
       let dropped = flow.held;
       if (fromText) {
         if (ending?.frames) flow.send(ending.frames);
@@ -764,9 +777,11 @@ export class StreamGate {
       const ends = router.endsDropped?.(dropped);
       if (ends) flow.send(ends);
       flow.setHeld();
-      return answer({ ...resume, said: flow.said(), runsOn: flow.runsOn() });
+      return answer.stream({ ...resume, said: flow.said(), runsOn: flow.runsOn() });
+    } catch (e) {
+      await answer.cancel(); // (its body must not be left open, holding the provider's connection)
+      throw e;
     }
-    return undefined;
   }
 
   async #judge(calls: AssembledToolCall[]): Promise<StreamJudgement> {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { Ollama } from "ollama";
-import type { GateEvent } from "../gate.ts";
+import { type GateEvent, guardFetch } from "../gate.ts";
 import { StreamGate } from "../_gate/stream.ts";
 import {
   anthropicMessage,
@@ -26,6 +26,7 @@ import {
   responsesStream,
   type Script,
   sseData,
+  startFakeLlmServer,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
@@ -1079,16 +1080,19 @@ test("StreamGate retry: a retry's answer read whole as soon as it is made, from 
   const gate = new StreamGate("openai_chat", {
     judge: rejectAll,
     retry: () =>
-      Promise.resolve((resume) => {
-        const gated = new StreamGate("openai_chat", { judge: rejectAll, resume })
-          .gate(answeredAtOnce(chatStream([], [BAD])));
-        // (read whole at once, as a proxy that buffers would: its reason is written before it is forwarded)
-        return new ReadableStream<Uint8Array>({
-          async start(c) {
-            c.enqueue(new Uint8Array(await new Response(gated).arrayBuffer()));
-            c.close();
-          },
-        });
+      Promise.resolve({
+        stream: (resume) => {
+          const gated = new StreamGate("openai_chat", { judge: rejectAll, resume })
+            .gate(answeredAtOnce(chatStream([], [BAD])));
+          // (read whole at once, as a proxy that buffers would: its reason is written before it is forwarded)
+          return new ReadableStream<Uint8Array>({
+            async start(c) {
+              c.enqueue(new Uint8Array(await new Response(gated).arrayBuffer()));
+              c.close();
+            },
+          });
+        },
+        cancel: () => Promise.resolve(),
       }),
   });
   const text = await new Response(gate.gate(answeredAtOnce(chatStream(["Let me look."], [BAD])))).text();
@@ -1370,4 +1374,90 @@ test("guardFetch retry: a retry's text that would run on from the first attempt'
     assert.equal(cohereBlockTexts(events).length, 2);
     assert.deepEqual(events.filter((e) => e.type === "tool-call-start").map((e) => e.index), [0]);
   }
+});
+
+/** Reads `body` as a client does, and cancels it once `asked` (the retry was asked for) settles. */
+async function cancelWhileAsked(body: ReadableStream<Uint8Array>, asked: Promise<void>): Promise<void> {
+  const reader = body.getReader();
+  const reading = (async () => {
+    while (!(await reader.read()).done);
+  })();
+  await asked;
+  await reader.cancel();
+  await reading;
+}
+
+test("guardFetch retry: a client that cancels its stream while the retry is being fetched has the retry's response cancelled too", async () => {
+  // The retry's response came after the client had gone: never read and never cancelled, it held the
+  // connection to the provider open.
+  const server = await startFakeLlmServer([
+    { sse: chatStream(["Let me check. "], [BAD]) },
+    { sse: chatStream(["Again."], [GOOD]) },
+  ]);
+  try {
+    const { promise: asked, resolve: ask } = Promise.withResolvers<void>();
+    const { promise: gone, resolve: go } = Promise.withResolvers<void>();
+    const { promise: cancelled, resolve: cancel } = Promise.withResolvers<string>();
+    let n = 0;
+    const provider = async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (n++ === 0) return await fetch(input, init);
+      ask();
+      await gone; // (the client cancels while this attempt is on its way)
+      const response = await fetch(input, init);
+      const reader = response.body!.getReader();
+      const body = new ReadableStream<Uint8Array>({
+        pull: async (c) => {
+          const { done, value } = await reader.read();
+          if (done) c.close();
+          else c.enqueue(value);
+        },
+        cancel: async (reason) => {
+          cancel("cancelled");
+          await reader.cancel(reason);
+        },
+      }, { highWaterMark: 0 });
+      return new Response(body, response);
+    };
+    const f = guardFetch(provider as typeof fetch, { retry: 1 }) as typeof fetch;
+    const response = await f(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+    });
+    await cancelWhileAsked(response.body!, asked);
+    go();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const left = new Promise<string>((r) => timer = setTimeout(() => r("left open"), 5000));
+    assert.equal(await Promise.race([cancelled, left]), "cancelled");
+    clearTimeout(timer);
+  } finally {
+    await server.close();
+  }
+});
+
+test("StreamGate retry: a retry's answer that comes after the client cancelled is cancelled unread, not gated", async () => {
+  const { promise: asked, resolve: ask } = Promise.withResolvers<void>();
+  const { promise: gone, resolve: go } = Promise.withResolvers<void>();
+  const did: string[] = [];
+  const gate = new StreamGate("openai_chat", {
+    judge: rejectAll,
+    retry: async () => {
+      ask();
+      await gone;
+      return {
+        stream: () => {
+          did.push("gated");
+          return answeredAtOnce(chatStream(["Again."], [GOOD]));
+        },
+        cancel: () => {
+          did.push("cancelled");
+          return Promise.resolve();
+        },
+      };
+    },
+  });
+  await cancelWhileAsked(gate.gate(answeredAtOnce(chatStream(["Let me look."], [BAD]))), asked);
+  go();
+  for (let i = 0; i < 50 && did.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual(did, ["cancelled"]);
 });
