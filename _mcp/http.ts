@@ -33,6 +33,7 @@ import {
   type JsonRpcMessage,
   type LineEdges,
   parseMessage,
+  roundsAlike,
 } from "./jsonrpc.ts";
 import {
   cancelledId,
@@ -1333,10 +1334,10 @@ class HttpRelay {
   #noteInitialize(message: unknown, sent: unknown): void {
     const id = requestsOf(sent).find((r) => r.method === "initialize")?.id;
     for (const m of Array.isArray(message) ? message : [message]) {
-      // (by key: an id past 2^53 is an object of its own in each message)
-      if (id === undefined || !isRecord(m) || !isRecord(m.result) || idKey(m.id as JsonRpcId) !== idKey(id)) {
-        continue;
-      }
+      // (by key: an id past 2^53 is an object of its own in each message; or rounded, by a server whose
+      // reader is JSON.parse, as the session matches it)
+      if (id === undefined || !isRecord(m) || !isRecord(m.result)) continue;
+      if (idKey(m.id as JsonRpcId) !== idKey(id) && !roundsAlike(m.id, id)) continue;
       if (typeof m.result.protocolVersion !== "string") continue;
       this.#sessions.current.version = m.result.protocolVersion;
     }

@@ -75,6 +75,35 @@ function roundsOff(value: unknown): boolean {
   return typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value);
 }
 
+/**
+ * The double an id past 2^53 reads as, the one a server whose reader is `JSON.parse` answers under
+ * (12345678901234567891 as 12345678901234567000, or as `1.2345678901234567e19`); undefined for any other id.
+ */
+function roundedValue(id: unknown): number | undefined {
+  if (isBigId(id)) return Number(id.rawJSON);
+  return roundsOff(id) ? id as number : undefined;
+}
+
+/**
+ * True when `answerId` and `requestId` are ids past 2^53 that read as one double: a server whose reader is
+ * `JSON.parse` (a JavaScript one) answers the request under the id it rounded it to.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { idOfText, roundsAlike } from "./jsonrpc.ts";
+ *
+ * const sent = idOfText("12345678901234567891");
+ * assert.equal(roundsAlike(idOfText("12345678901234567000"), sent), true);
+ * assert.equal(roundsAlike(idOfText("1.2345678901234567e19"), sent), true);
+ * assert.equal(roundsAlike(7, 7), false); // (not past 2^53: compared by idKey alone)
+ * ```
+ */
+export function roundsAlike(answerId: unknown, requestId: unknown): boolean {
+  const value = roundedValue(answerId);
+  return value !== undefined && value === roundedValue(requestId);
+}
+
 /** True when the message `m` carries an id (or a cancel's `requestId`) past 2^53. */
 function hasBigId(m: unknown): boolean {
   return isRecord(m) && (roundsOff(m.id) || (isRecord(m.params) && roundsOff(m.params.requestId)));

@@ -25,6 +25,7 @@ import {
   type JsonRpcMessage,
   lineEdges,
   quickAnswerId,
+  roundsAlike,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
 
@@ -1373,7 +1374,39 @@ export class GuardedSession implements McpSession {
       return this.#ownListAnswer(m, bytes);
     }
     const req = this.#pending.get(key);
-    if (req === undefined) return this.#stray(m, key);
+    if (req !== undefined) return this.#answerOf(key, req, m);
+    const alike = this.#roundedAlike(m);
+    if (alike === undefined) return this.#stray(m, key);
+    // (to the client under the id it wrote)
+    const written = { ...m, id: alike.req.id };
+    const out = this.#answerOf(alike.key, alike.req, written);
+    return out === "same" ? written : out;
+  }
+
+  /**
+   * The one request still waiting whose id past 2^53 reads as the same double as the answer `m`'s (see
+   * {@linkcode roundsAlike}): a server whose reader is `JSON.parse` answers under the id it rounded the
+   * request's to. Undefined when none waits, or when several do: those cannot be told apart (the server
+   * took them for one), so none is taken for the answered one, which could hand a tool list to a call or
+   * leave a call's result unscanned; each is answered with an error instead (it waits no more), and the
+   * answer dropped (reported as stray by the caller).
+   */
+  #roundedAlike(m: JsonRpcMessage): { key: string; req: PendingRequest } | undefined {
+    if (typeof m.id !== "number" && !isBigId(m.id)) return undefined;
+    const alike = [...this.#pending].filter(([, req]) => roundsAlike(m.id, req.id));
+    if (alike.length === 1) return { key: alike[0][0], req: alike[0][1] };
+    for (const [, req] of alike) {
+      const text =
+        `toolguard: the MCP server answered under id ${JSON.stringify(m.id)}, the number it read ` +
+        "this request's id and another's as (a double rounds ids past 2^53), so its answer could be either's " +
+        "and was not passed on; send the request again under an id below 2^53";
+      this.answerWithError(req.id, -32603, text);
+    }
+    return undefined;
+  }
+
+  /** The server's answer `m` to the client's request `req` (waiting under `key`): judged as its method's. */
+  #answerOf(key: string, req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
     this.#unpend(key);
     this.#noteAnswered(key, m);
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
