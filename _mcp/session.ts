@@ -338,6 +338,19 @@ export function isGuardCancel(frame: McpFrame): boolean {
   return guardCancels.has(frame);
 }
 
+/** The frames a transport read from bytes that were not UTF-8 (see {@linkcode notUtf8}). */
+const notUtf8Frames = new WeakSet<McpFrame>();
+
+/**
+ * `frame`, noted as read from bytes that were not UTF-8 by a transport that decodes them before the session
+ * sees them (the HTTP relay, a server's body or event): the session reports it (`invalid_utf8`) and has it
+ * written anew, as it does a line that is not UTF-8 (see `GuardedSession.#judgedText`).
+ */
+export function notUtf8(frame: McpFrame): McpFrame {
+  notUtf8Frames.add(frame);
+  return frame;
+}
+
 /**
  * A live connection between one client and one server, judged by a guard (what
  * {@linkcode McpGuard.connect} returns). Its methods are bound, so they can be passed on as callbacks.
@@ -462,22 +475,29 @@ export class GuardedSession implements McpSession {
    */
   #judgedText(frame: McpFrame, from: "client" | "server"): McpFrame {
     const { bytes, message: m } = frame;
+    if (m !== undefined && notUtf8Frames.has(frame)) return this.#badUtf8(frame, m, from);
     // (no line of its own, or no message in it: nothing to compare)
     if (bytes === undefined || m === undefined) return frame;
     const text = decoder().decode(bytes); // (once: the searches below read it)
-    // The guard read a bad byte as U+FFFD; the peer's decoder may skip it, or take the bytes after it with it
-    // (a quote, which then ends no string), and read other keys or values: an answer judged by its id alone too.
-    if (!isUtf8(bytes, text)) {
-      if (from === "client" && isCall(m)) this.#notUtf8.add(m);
-      else this.#hooks.emit({ event: "invalid_utf8", from, ...idOf(m) });
-      return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
-    }
+    if (!isUtf8(bytes, text)) return this.#badUtf8(frame, m, from);
     if (from === "server" && this.#judgesIdOnly(m) && namesIdOnce(text)) return frame;
     const pointer = repeatedKey(text, m);
     if (pointer === undefined) return frame;
     // (text too deep to read goes written anew, as what was judged: a call too)
     if (pointer !== null && from === "client" && isCall(m)) this.#repeated.set(m, pointer);
     else if (pointer !== null) this.#hooks.emit({ event: "repeated_key", from, pointer, ...idOf(m) });
+    return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
+  }
+
+  /**
+   * A frame whose message `m` was read from bytes that are not UTF-8: the guard read a bad byte as U+FFFD; the
+   * peer's decoder may skip it, or take the bytes after it with it (a quote, which then ends no string), and
+   * read other keys or values: an answer judged by its id alone too. Reported, but for a client's
+   * `tools/call`, which is refused for it; to be written anew.
+   */
+  #badUtf8(frame: McpFrame, m: JsonRpcMessage | JsonRpcMessage[], from: "client" | "server"): McpFrame {
+    if (from === "client" && isCall(m)) this.#notUtf8.add(m);
+    else this.#hooks.emit({ event: "invalid_utf8", from, ...idOf(m) });
     return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
   }
 

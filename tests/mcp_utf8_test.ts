@@ -13,7 +13,14 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type McpEvent, type McpFrame } from "../mcp.ts";
-import { type RawClient, rawLineClient, relayToRawLineProcess, relayToRawLineServer } from "./_mcp_http.ts";
+import {
+  type RawClient,
+  rawLineClient,
+  relayToRawLineProcess,
+  relayToRawLineServer,
+  relayUntilAnswered,
+  scriptedServer,
+} from "./_mcp_http.ts";
 import { runtimeCommand } from "./_runtime.ts";
 
 const enc = new TextEncoder();
@@ -153,3 +160,43 @@ test("toolguard mcp: a client line that is not UTF-8 is named once on stderr", {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test(
+  "relayMcpHttp: a server's answer that is not UTF-8, as a body or an event, is reported once and goes written anew",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const server = await scriptedServer([], (m, res) => {
+      if (m.id === 31) {
+        const body = line('{"jsonrpc":"2.0","id":31,"result":{"x":"%"}}', [0xff]);
+        return void res.writeHead(200, { "content-type": "application/json" }).end(body);
+      }
+      // A log event with a U+FFFD of its own, then the answer, whose lead byte before a quote ends a read.
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(
+        'data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"\ufffd"}}\n\n',
+      );
+      const event = line('data: {"jsonrpc":"2.0","id":32,"result":{"y":"\u20ac","x":"%"}}\n\n', [0xc3]);
+      const cut = event.indexOf(0xc3) + 1;
+      res.write(event.subarray(0, cut));
+      setTimeout(() => res.end(event.subarray(cut)), 50);
+    });
+    try {
+      const seen = await relayUntilAnswered(server.url, [
+        { jsonrpc: "2.0", id: 31, method: "ping" },
+        { jsonrpc: "2.0", id: 32, method: "ping" },
+      ]);
+      const reported = seen.events.filter((e) => e.event === "invalid_utf8");
+      assert.deepEqual(reported.map((e) => JSON.stringify(e)).sort(), [
+        '{"event":"invalid_utf8","from":"server","id":31}',
+        '{"event":"invalid_utf8","from":"server","id":32}',
+      ]);
+      // (the client read what was judged: a U+FFFD for each bad byte)
+      assert.deepEqual(seen.answers.get(31)?.result, { x: "\ufffd" });
+      assert.deepEqual(seen.answers.get(32)?.result, { y: "\u20ac", x: "\ufffd" });
+    } finally {
+      server.stop();
+    }
+  },
+);
