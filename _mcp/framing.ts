@@ -29,6 +29,7 @@ import {
   jsonString,
   type LineEdges,
   MAX_BATCH_MEMBERS,
+  noteLineText,
   parseMessage,
   type ShownId,
 } from "./jsonrpc.ts";
@@ -232,7 +233,11 @@ const lineDecoder = lazy(() => new TextDecoder("utf-8", { ignoreBOM: true }));
 
 /** Parse one line of bytes as JSON; undefined when blank or not JSON. Never throws. */
 export function parseLine(bytes: Uint8Array): JsonRpcMessage | JsonRpcMessage[] | undefined {
-  const text = lineDecoder().decode(bytes);
+  return parseText(lineDecoder().decode(bytes));
+}
+
+/** Parse one line's text as JSON; undefined when blank or not JSON. Never throws. */
+function parseText(text: string): JsonRpcMessage | JsonRpcMessage[] | undefined {
   if (text.trim() === "") return undefined;
   try {
     // (JSON.parse skips JSON's own white space, CR included; an id past 2^53 is kept as its digits)
@@ -252,16 +257,19 @@ export function parseLine(bytes: Uint8Array): JsonRpcMessage | JsonRpcMessage[] 
 function lazyFrame(bytes: Uint8Array): Frame {
   let parsed = false;
   let message: JsonRpcMessage | JsonRpcMessage[] | undefined;
-  return {
+  const frame: Frame = {
     bytes,
     get message() {
       if (!parsed) {
-        message = parseLine(bytes);
+        const text = lineDecoder().decode(bytes);
+        noteLineText(frame, text); // (the session reads it too: decoded once)
+        message = parseText(text);
         parsed = true;
       }
       return message;
     },
   };
+  return frame;
 }
 
 /**

@@ -32,6 +32,7 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   type LineEdges,
+  noteLineText,
   parseMessage,
   roundsAlike,
 } from "./jsonrpc.ts";
@@ -1323,6 +1324,7 @@ class HttpRelay {
     const line = whole && !/[\r\n]/.test(text) ? encoder.encode(text + "\n") : undefined;
     const bytes = line?.subarray(0, line.length - 1);
     const frame = bytes === undefined ? { message } : { message, bytes };
+    if (bytes !== undefined) noteLineText(frame, text); // (the session reads it: decoded once)
     this.#session.fromServer(badUtf8 ? notUtf8(frame) : frame);
   }
 

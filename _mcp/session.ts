@@ -24,6 +24,7 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   lineEdges,
+  lineText,
   quickAnswerId,
   roundsAlike,
 } from "./jsonrpc.ts";
@@ -446,7 +447,7 @@ export class GuardedSession implements McpSession {
   #judgedBatchText(frame: McpFrame, batch: unknown[]): void {
     const bytes = frame.bytes;
     if (bytes === undefined) return;
-    const text = decoder().decode(bytes);
+    const text = lineText(frame as { bytes: Uint8Array }); // (the relay's decoding, if it noted it)
     if (!isUtf8(bytes, text)) {
       for (const x of batch) if (isCall(x)) this.#notUtf8.add(x);
       if (!batch.every(isCall)) this.#hooks.emit({ event: "invalid_utf8", from: "client" });
@@ -478,7 +479,7 @@ export class GuardedSession implements McpSession {
     if (m !== undefined && notUtf8Frames.has(frame)) return this.#badUtf8(frame, m, from);
     // (no line of its own, or no message in it: nothing to compare)
     if (bytes === undefined || m === undefined) return frame;
-    const text = decoder().decode(bytes); // (once: the searches below read it)
+    const text = lineText(frame as { bytes: Uint8Array }); // (the relay's decoding: see noteLineText)
     if (!isUtf8(bytes, text)) return this.#badUtf8(frame, m, from);
     if (from === "server" && this.#judgesIdOnly(m) && namesIdOnce(text)) return frame;
     const pointer = repeatedKey(text, m);
@@ -961,7 +962,7 @@ export class GuardedSession implements McpSession {
     const bytes = frame.bytes;
     if (bytes === undefined) return;
     const text = decoder().decode(bytes.subarray(0, 4 * STRAY_TEXT));
-    if (text.trim() === "" && decoder().decode(bytes).trim() === "") return;
+    if (text.trim() === "" && lineText(frame as { bytes: Uint8Array }).trim() === "") return;
     const found = idFromEdges(lineEdges(bytes));
     this.#hooks.emit({
       event: "client_message_refused",

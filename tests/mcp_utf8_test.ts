@@ -22,6 +22,8 @@ import {
   scriptedServer,
 } from "./_mcp_http.ts";
 import { runtimeCommand } from "./_runtime.ts";
+import { countingWork } from "./_counting.ts";
+import { createFramer } from "../_mcp/framing.ts";
 
 const enc = new TextEncoder();
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -200,3 +202,28 @@ test(
     }
   },
 );
+
+test("McpSession: a line the relay's framer read is decoded once, its text read for repeats and UTF-8 as the framer decoded it", async () => {
+  const guard = createMcpGuard({});
+  guard.setTools([{ name: "echo", inputSchema: { type: "object" } }]);
+  const session = guard.connect({ toServer: () => {}, toClient: () => {} });
+  const [client, server] = [createFramer(), createFramer()];
+  // (spaced, and a tool list: each is read for repeated keys; longer than the ends read for an answer's id)
+  const note = `"note": "${"n".repeat(100)}"`;
+  const lines = [
+    `{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {${note}}}}`,
+    `{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {${note}}}`,
+    `{"jsonrpc": "2.0", "id": 1, "result": {"content": [], ${note}}}`,
+    `{"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}], ${note}}}`,
+  ].map((text) => enc.encode(text + "\n"));
+  const lengths = new Set(lines.map((line) => line.length - 1));
+  // (whole lines decoded: the ends of an answer read for its id are not)
+  const [, decoded] = await countingWork(TextDecoder.prototype, "decode", () => {
+    for (const f of client.push(lines[0])) session.fromClient(f);
+    for (const f of client.push(lines[1])) session.fromClient(f);
+    for (const f of server.push(lines[2])) session.fromServer(f);
+    for (const f of server.push(lines[3])) session.fromServer(f);
+  }, (_self, args: Uint8Array[]) => lengths.has(args[0]?.length) ? 1 : 0);
+  assert.equal(session.pending, 0);
+  assert.equal(decoded, 4);
+});
