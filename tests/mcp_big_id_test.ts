@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
-import { createMcpGuard, type McpEvent, type McpFrame } from "../mcp.ts";
+import { createMcpGuard, type McpEvent, type McpFrame, type McpSession } from "../mcp.ts";
 import { parseLine } from "../_mcp/framing.ts";
 import { jsonlLog } from "../log.ts";
 import {
@@ -99,18 +99,27 @@ test("relayMcpHttp: ids past 2^53 are told apart and answered by their digits as
   assert.deepEqual([...versions], ["2025-06-18"]);
 });
 
-test("McpSession: a cancel names a request past 2^53 by its digits, and the answer to the other one still comes", () => {
+/** A session whose client reads lines (`toClient`, each as the text it would get), and its events. */
+function lineSession(): { session: McpSession; toClient: string[]; events: McpEvent[] } {
   const toClient: string[] = [];
-  const guard = createMcpGuard({});
+  const events: McpEvent[] = [];
+  const guard = createMcpGuard({ onEvent: (e) => void events.push(e) });
   const session = guard.connect({
     toServer: () => {},
     toClient: (f) =>
       void toClient.push(f.bytes ? new TextDecoder().decode(f.bytes) : JSON.stringify(f.message)),
   });
-  const frame = (text: string): McpFrame => {
-    const bytes = new TextEncoder().encode(text);
-    return { bytes, message: parseLine(bytes) };
-  };
+  return { session, toClient, events };
+}
+
+/** A frame of a line, as the relays' framer gives it. */
+function frame(text: string): McpFrame {
+  const bytes = new TextEncoder().encode(text);
+  return { bytes, message: parseLine(bytes) };
+}
+
+test("McpSession: a cancel names a request past 2^53 by its digits, and the answer to the other one still comes", () => {
+  const { session, toClient } = lineSession();
   session.fromClient(frame(LINES["9007199254740993"]));
   session.fromClient(frame(LINES["9007199254740992"]));
   assert.equal(session.pending, 2);
@@ -182,18 +191,7 @@ test("relayMcpHttp: a server that rounds an id past 2^53 has its answer sent und
 });
 
 test("McpSession: of two requests whose ids past 2^53 round alike, an answer under that double answers neither as its own", () => {
-  const toClient: string[] = [];
-  const events: McpEvent[] = [];
-  const guard = createMcpGuard({ onEvent: (e) => void events.push(e) });
-  const session = guard.connect({
-    toServer: () => {},
-    toClient: (f) =>
-      void toClient.push(f.bytes ? new TextDecoder().decode(f.bytes) : JSON.stringify(f.message)),
-  });
-  const frame = (text: string): McpFrame => {
-    const bytes = new TextEncoder().encode(text);
-    return { bytes, message: parseLine(bytes) };
-  };
+  const { session, toClient, events } = lineSession();
   // (both read as 12345678901234567000; so does the third, whose id is that double's own digits)
   session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}'));
   session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567893,"method":"tools/list"}'));
