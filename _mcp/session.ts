@@ -1413,7 +1413,11 @@ export class GuardedSession implements McpSession {
    * answer dropped (reported as stray by the caller).
    */
   #roundedAlike(m: JsonRpcMessage): { key: string; req: PendingRequest } | undefined {
-    if (typeof m.id !== "number" && !isBigId(m.id)) return undefined;
+    // (only an id past 2^53 is read so: any other stray answer costs no search)
+    const id = m.id;
+    if (!isBigId(id) && !(typeof id === "number" && Number.isInteger(id) && !Number.isSafeInteger(id))) {
+      return undefined;
+    }
     const alike = [...this.#pending].filter(([, req]) => roundsAlike(m.id, req.id));
     if (alike.length === 1) return { key: alike[0][0], req: alike[0][1] };
     for (const [, req] of alike) {
