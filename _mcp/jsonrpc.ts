@@ -222,34 +222,38 @@ export function jsonString(text: string): string | undefined {
 
 /**
  * The text each frame's line was decoded to by the relay that read it, by frame: the session reads a
- * frame's text (for repeated keys, bytes that are not UTF-8) without decoding its bytes a second time. Kept
+ * frame's text (for repeated keys, bytes that are not UTF-8) without decoding its bytes a second time (see {@linkcode takeLineText}). Kept
  * here, not on the public `McpFrame`, so that a frame's text is always the one its bytes decode to: a frame
  * whose text said other than its bytes would be judged by the one and passed on as the other.
  */
 const lineTexts = new WeakMap<object, string>();
 
-/** Note that `frame`'s bytes decode to `text` (its relay decoded them): see {@linkcode lineText}. */
+/** Note that `frame`'s bytes decode to `text` (its relay decoded them): see {@linkcode takeLineText}. */
 export function noteLineText(frame: object, text: string): void {
   lineTexts.set(frame, text);
 }
 
 /**
- * The text of a frame's line: the one its relay decoded (see {@linkcode noteLineText}), else its bytes
- * decoded now (a frame a transport of the user's built).
+ * The text of a frame's line: the one its relay decoded (see {@linkcode noteLineText}), given once (a frame
+ * held for the tool list does not keep it besides its bytes), else its bytes decoded now (a frame a transport
+ * of the user's built).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { lineText, noteLineText } from "./jsonrpc.ts";
+ * import { noteLineText, takeLineText } from "./jsonrpc.ts";
  *
  * const frame = { bytes: new TextEncoder().encode('{"id":1}') };
- * assert.equal(lineText(frame), '{"id":1}');
+ * assert.equal(takeLineText(frame), '{"id":1}');
  * noteLineText(frame, '{"id":1}');
- * assert.equal(lineText(frame), '{"id":1}');
+ * assert.equal(takeLineText(frame), '{"id":1}');
  * ```
  */
-export function lineText(frame: { bytes: Uint8Array }): string {
-  return lineTexts.get(frame) ?? decoder().decode(frame.bytes);
+export function takeLineText(frame: { bytes: Uint8Array }): string {
+  const text = lineTexts.get(frame);
+  if (text === undefined) return decoder().decode(frame.bytes);
+  lineTexts.delete(frame);
+  return text;
 }
 
 /** A JSON string, with its quotes. */

@@ -24,9 +24,9 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   lineEdges,
-  lineText,
   quickAnswerId,
   roundsAlike,
+  takeLineText,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
 
@@ -447,7 +447,7 @@ export class GuardedSession implements McpSession {
   #judgedBatchText(frame: McpFrame, batch: unknown[]): void {
     const bytes = frame.bytes;
     if (bytes === undefined) return;
-    const text = lineText(frame as { bytes: Uint8Array }); // (the relay's decoding, if it noted it)
+    const text = takeLineText(frame as { bytes: Uint8Array }); // (the relay's decoding, if it noted it)
     if (!isUtf8(bytes, text)) {
       for (const x of batch) if (isCall(x)) this.#notUtf8.add(x);
       if (!batch.every(isCall)) this.#hooks.emit({ event: "invalid_utf8", from: "client" });
@@ -479,7 +479,7 @@ export class GuardedSession implements McpSession {
     if (m !== undefined && notUtf8Frames.has(frame)) return this.#badUtf8(frame, m, from);
     // (no line of its own, or no message in it: nothing to compare)
     if (bytes === undefined || m === undefined) return frame;
-    const text = lineText(frame as { bytes: Uint8Array }); // (the relay's decoding: see noteLineText)
+    const text = takeLineText(frame as { bytes: Uint8Array }); // (the relay's decoding: see noteLineText)
     if (!isUtf8(bytes, text)) return this.#badUtf8(frame, m, from);
     if (from === "server" && this.#judgesIdOnly(m) && namesIdOnce(text)) return frame;
     const pointer = repeatedKey(text, m);
@@ -962,7 +962,7 @@ export class GuardedSession implements McpSession {
     const bytes = frame.bytes;
     if (bytes === undefined) return;
     const text = decoder().decode(bytes.subarray(0, 4 * STRAY_TEXT));
-    if (text.trim() === "" && lineText(frame as { bytes: Uint8Array }).trim() === "") return;
+    if (text.trim() === "" && takeLineText(frame as { bytes: Uint8Array }).trim() === "") return;
     const found = idFromEdges(lineEdges(bytes));
     this.#hooks.emit({
       event: "client_message_refused",
