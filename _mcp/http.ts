@@ -32,7 +32,7 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   type LineEdges,
-  noteLineText,
+  LineFrame,
   parseMessage,
   roundsAlike,
 } from "./jsonrpc.ts";
@@ -1323,8 +1323,8 @@ class HttpRelay {
     // (with its newline after it, which the client's line then takes without a copy: see withNewline)
     const line = whole && !/[\r\n]/.test(text) ? encoder.encode(text + "\n") : undefined;
     const bytes = line?.subarray(0, line.length - 1);
-    const frame = bytes === undefined ? { message } : { message, bytes };
-    if (bytes !== undefined) noteLineText(frame, text); // (the session reads it: decoded once)
+    // (the session reads the text too: decoded once)
+    const frame = bytes === undefined ? { message } : new LineFrame(bytes, { text, message });
     this.#session.fromServer(badUtf8 ? notUtf8(frame) : frame);
   }
 

@@ -479,7 +479,7 @@ export class GuardedSession implements McpSession {
     if (m !== undefined && notUtf8Frames.has(frame)) return this.#badUtf8(frame, m, from);
     // (no line of its own, or no message in it: nothing to compare)
     if (bytes === undefined || m === undefined) return frame;
-    const text = takeLineText(frame as { bytes: Uint8Array }); // (the relay's decoding: see noteLineText)
+    const text = takeLineText(frame as { bytes: Uint8Array }); // (the relay's decoding: see LineFrame)
     if (!isUtf8(bytes, text)) return this.#badUtf8(frame, m, from);
     if (from === "server" && this.#judgesIdOnly(m) && namesIdOnce(text)) return frame;
     const pointer = repeatedKey(text, m);
