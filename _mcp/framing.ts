@@ -10,7 +10,7 @@
  * @module
  */
 import { byteCount, concatBytes } from "../_common/bytes.ts";
-import { isRecord, lazy } from "../_common/values.ts";
+import { isRecord } from "../_common/values.ts";
 import {
   answersOnly,
   type BatchMember,
@@ -27,9 +27,11 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   jsonString,
+  lineDecoder,
   type LineEdges,
+  LineFrame,
   MAX_BATCH_MEMBERS,
-  parseMessage,
+  parseLineText,
   type ShownId,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpSession } from "./types.ts";
@@ -224,44 +226,9 @@ export interface Framer {
   end(): Frame[];
 }
 
-/**
- * Keeps a leading BOM: the SDKs' stdio readers parse a line as it came, so a BOM before its JSON (or any
- * space that is not JSON's, such as U+00A0, which `trim` would drop) makes it no message to them either.
- */
-const lineDecoder = lazy(() => new TextDecoder("utf-8", { ignoreBOM: true }));
-
 /** Parse one line of bytes as JSON; undefined when blank or not JSON. Never throws. */
 export function parseLine(bytes: Uint8Array): JsonRpcMessage | JsonRpcMessage[] | undefined {
-  const text = lineDecoder().decode(bytes);
-  if (text.trim() === "") return undefined;
-  try {
-    // (JSON.parse skips JSON's own white space, CR included; an id past 2^53 is kept as its digits)
-    const value = parseMessage(text);
-    if (value !== null && typeof value === "object") return value as JsonRpcMessage | JsonRpcMessage[];
-    return undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A frame whose message is parsed on first read: a relay that can tell from a line's ends that nobody needs
- * to look inside (an answer to a plain `tools/call`) forwards its bytes as they came, parsed only to learn
- * that the client will read the same answer.
- */
-function lazyFrame(bytes: Uint8Array): Frame {
-  let parsed = false;
-  let message: JsonRpcMessage | JsonRpcMessage[] | undefined;
-  return {
-    bytes,
-    get message() {
-      if (!parsed) {
-        message = parseLine(bytes);
-        parsed = true;
-      }
-      return message;
-    },
-  };
+  return parseLineText(lineDecoder().decode(bytes));
 }
 
 /**
@@ -330,7 +297,7 @@ export function createFramer(options: FramerOptions = {}): Framer {
   }
 
   function frame(bytes: Uint8Array): Frame {
-    return lazyFrame(bytes);
+    return new LineFrame(bytes);
   }
 
   /** The line so far is too long: keep only its edges from now on. */

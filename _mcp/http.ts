@@ -8,10 +8,10 @@
  */
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { sseParser, withoutBom } from "../_gate/sse.ts";
-import { byteCount, concatBytes, utf8Length } from "../_common/bytes.ts";
+import { byteCount, concatBytes, isUtf8, Utf8Faults, utf8Length } from "../_common/bytes.ts";
 import { errorText, isRecord, lazy, MAX_TIMER_MS, shownAddress } from "../_common/values.ts";
 import { createMcpGuard, emitTo } from "./guard.ts";
-import { type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD } from "./session.ts";
+import { type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD, notUtf8 } from "./session.ts";
 import {
   ClientFeed,
   createFramer,
@@ -32,7 +32,9 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   type LineEdges,
+  LineFrame,
   parseMessage,
+  roundsAlike,
 } from "./jsonrpc.ts";
 import {
   cancelledId,
@@ -1167,7 +1169,9 @@ class HttpRelay {
           }
         }
         signal.throwIfAborted(); // (cancelled: not the whole body)
-        this.#fromServerText(decoder().decode(concatBytes(chunks, size)), ids, sent);
+        const body = concatBytes(chunks, size);
+        const text = decoder().decode(body);
+        this.#fromServerText(text, ids, sent, !isUtf8(body, text));
         return {};
       }
       return await this.#readEvents(reader, from, tooLong, ids, sent);
@@ -1192,6 +1196,10 @@ class HttpRelay {
     const end = { ...from };
     const parser = sseParser();
     const streamDecoder = new TextDecoder(); // (one per stream: it keeps a character cut between reads)
+    // Where the stream's text has a U+FFFD for bytes that are not UTF-8 (offsets not passed yet), and where
+    // the next event starts in it: such an event is reported (see `notUtf8`).
+    const utf8 = new Utf8Faults();
+    let [faults, next, at]: [number[], number, number] = [[], 0, 0];
     const what = "an event of its stream";
     /**
      * The bytes of the event not ended yet (`maxMessageBytes` counts bytes; a character may be 3 of them).
@@ -1200,8 +1208,13 @@ class HttpRelay {
     try {
       for (let read; !(read = await reader.read()).done;) {
         const text = streamDecoder.decode(read.value, { stream: true });
+        const found = utf8.push(read.value, text);
+        if (found.length > 0) [faults, next] = [[...faults.slice(next), ...found], 0];
         const events = parser.push(text);
         for (const event of events) {
+          at += event.raw.length;
+          let bad = false;
+          for (; next < faults.length && faults[next] < at; next++) bad = true;
           // (a character is 1 to 3 bytes: counted only when there may be too many)
           const chars = event.raw.length;
           const bytes = chars * 3 > this.#max ? utf8Length(event.raw) : chars;
@@ -1209,7 +1222,7 @@ class HttpRelay {
           // (an empty id resets it: nothing to resume from)
           if (event.id !== undefined) end.lastEventId = event.id === "" ? undefined : event.id;
           if (event.retry !== undefined) end.retryMs = event.retry;
-          this.#fromServerText(event.data, ids, sent);
+          this.#fromServerText(event.data, ids, sent, bad);
         }
         // (the text kept of an event not ended yet: after an event ended in this read, the end of `text`)
         pendingBytes = events.length === 0
@@ -1286,7 +1299,7 @@ class HttpRelay {
    * One message from the server, to the session (text that is not JSON as bytes, reported there), in the
    * session `ids`; `sent`: the client message whose POST's answer it came in, if one.
    */
-  #fromServerText(text: string | undefined, ids: SessionIds, sent?: unknown): void {
+  #fromServerText(text: string | undefined, ids: SessionIds, sent?: unknown, badUtf8 = false): void {
     if (text === undefined || text.trim() === "") return;
     let message: JsonRpcMessage | JsonRpcMessage[];
     try {
@@ -1310,7 +1323,9 @@ class HttpRelay {
     // (with its newline after it, which the client's line then takes without a copy: see withNewline)
     const line = whole && !/[\r\n]/.test(text) ? encoder.encode(text + "\n") : undefined;
     const bytes = line?.subarray(0, line.length - 1);
-    this.#session.fromServer(bytes === undefined ? { message } : { message, bytes });
+    // (the session reads the text too: decoded once)
+    const frame = bytes === undefined ? { message } : new LineFrame(bytes, { text, message });
+    this.#session.fromServer(badUtf8 ? notUtf8(frame) : frame);
   }
 
   /**
@@ -1333,10 +1348,10 @@ class HttpRelay {
   #noteInitialize(message: unknown, sent: unknown): void {
     const id = requestsOf(sent).find((r) => r.method === "initialize")?.id;
     for (const m of Array.isArray(message) ? message : [message]) {
-      // (by key: an id past 2^53 is an object of its own in each message)
-      if (id === undefined || !isRecord(m) || !isRecord(m.result) || idKey(m.id as JsonRpcId) !== idKey(id)) {
-        continue;
-      }
+      // (by key: an id past 2^53 is an object of its own in each message; or rounded, by a server whose
+      // reader is JSON.parse, as the session matches it)
+      if (id === undefined || !isRecord(m) || !isRecord(m.result)) continue;
+      if (idKey(m.id as JsonRpcId) !== idKey(id) && !roundsAlike(m.id, id)) continue;
       if (typeof m.result.protocolVersion !== "string") continue;
       this.#sessions.current.version = m.result.protocolVersion;
     }

@@ -75,6 +75,35 @@ function roundsOff(value: unknown): boolean {
   return typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value);
 }
 
+/**
+ * The double an id past 2^53 reads as, the one a server whose reader is `JSON.parse` answers under
+ * (12345678901234567891 as 12345678901234567000, or as `1.2345678901234567e19`); undefined for any other id.
+ */
+function roundedValue(id: unknown): number | undefined {
+  if (isBigId(id)) return Number(id.rawJSON);
+  return roundsOff(id) ? id as number : undefined;
+}
+
+/**
+ * True when `answerId` and `requestId` are ids past 2^53 that read as one double: a server whose reader is
+ * `JSON.parse` (a JavaScript one) answers the request under the id it rounded it to.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { idOfText, roundsAlike } from "./jsonrpc.ts";
+ *
+ * const sent = idOfText("12345678901234567891");
+ * assert.equal(roundsAlike(idOfText("12345678901234567000"), sent), true);
+ * assert.equal(roundsAlike(idOfText("1.2345678901234567e19"), sent), true);
+ * assert.equal(roundsAlike(7, 7), false); // (not past 2^53: compared by idKey alone)
+ * ```
+ */
+export function roundsAlike(answerId: unknown, requestId: unknown): boolean {
+  const value = roundedValue(answerId);
+  return value !== undefined && value === roundedValue(requestId);
+}
+
 /** True when the message `m` carries an id (or a cancel's `requestId`) past 2^53. */
 function hasBigId(m: unknown): boolean {
   return isRecord(m) && (roundsOff(m.id) || (isRecord(m.params) && roundsOff(m.params.requestId)));
@@ -189,6 +218,92 @@ export function jsonString(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Keeps a leading BOM: the SDKs' stdio readers parse a line as it came, so a BOM before its JSON (or any
+ * space that is not JSON's, such as U+00A0, which `trim` would drop) makes it no message to them either.
+ */
+export const lineDecoder: () => TextDecoder = lazy(() => new TextDecoder("utf-8", { ignoreBOM: true }));
+
+/** Parse one line's text as JSON; undefined when blank or not JSON. Never throws. */
+export function parseLineText(text: string): JsonRpcMessage | JsonRpcMessage[] | undefined {
+  if (text.trim() === "") return undefined;
+  try {
+    // (JSON.parse skips JSON's own white space, CR included; an id past 2^53 is kept as its digits)
+    const value = parseMessage(text);
+    if (value !== null && typeof value === "object") return value as JsonRpcMessage | JsonRpcMessage[];
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A line a relay read, as a frame whose message is parsed on first read: a relay that can tell from a line's
+ * ends that nobody needs to look inside (an answer to a plain `tools/call`) forwards its bytes as they came,
+ * parsed only to learn that the client will read the same answer. It keeps the text its bytes were decoded
+ * to until the session takes it for its repeated-key and UTF-8 searches (see {@linkcode takeLineText}), so
+ * that a line is decoded once. A class of the relays', not a field of the public `McpFrame`, so that a
+ * frame's text is always the one its bytes decode to (one whose text said other than its bytes would be
+ * judged by the one and passed on as the other); and a class, not a literal with a getter given a property
+ * later or a `WeakMap` entry, each of which cost more than the decoding it saved.
+ */
+export class LineFrame {
+  /** The line's bytes as they arrived, without the terminating `\n`. */
+  readonly bytes: Uint8Array;
+  #text: string | undefined;
+  #message: JsonRpcMessage | JsonRpcMessage[] | undefined;
+  #parsed: boolean;
+
+  /** The line `bytes`; `read`: its text and message, when the relay has them already (HTTP's). */
+  constructor(
+    bytes: Uint8Array,
+    read?: { text: string; message: JsonRpcMessage | JsonRpcMessage[] | undefined },
+  ) {
+    this.bytes = bytes;
+    this.#text = read?.text;
+    this.#message = read?.message;
+    this.#parsed = read !== undefined;
+  }
+
+  /** The parsed message, or undefined when the line is not JSON (or is blank). */
+  get message(): JsonRpcMessage | JsonRpcMessage[] | undefined {
+    if (!this.#parsed) {
+      this.#text = lineDecoder().decode(this.bytes);
+      this.#message = parseLineText(this.#text);
+      this.#parsed = true;
+    }
+    return this.#message;
+  }
+
+  /** The text the line was decoded to, once parsed; given once (a held frame does not keep it). */
+  takeText(): string | undefined {
+    const text = this.#text;
+    this.#text = undefined;
+    return text;
+  }
+}
+
+/**
+ * The text of a frame's line: the one its relay decoded (a {@linkcode LineFrame}'s), else its bytes decoded
+ * now (a frame a transport of the user's built).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { LineFrame, takeLineText } from "./jsonrpc.ts";
+ *
+ * const bytes = new TextEncoder().encode('{"id":1}');
+ * assert.equal(takeLineText({ bytes }), '{"id":1}');
+ * const frame = new LineFrame(bytes);
+ * assert.deepEqual(frame.message, { id: 1 });
+ * assert.equal(takeLineText(frame), '{"id":1}');
+ * assert.equal(frame.takeText(), undefined); // (given once)
+ * ```
+ */
+export function takeLineText(frame: { bytes: Uint8Array }): string {
+  return (frame instanceof LineFrame ? frame.takeText() : undefined) ?? decoder().decode(frame.bytes);
 }
 
 /** A JSON string, with its quotes. */

@@ -25,6 +25,8 @@ import {
   type JsonRpcMessage,
   lineEdges,
   quickAnswerId,
+  roundsAlike,
+  takeLineText,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
 
@@ -337,6 +339,19 @@ export function isGuardCancel(frame: McpFrame): boolean {
   return guardCancels.has(frame);
 }
 
+/** The frames a transport read from bytes that were not UTF-8 (see {@linkcode notUtf8}). */
+const notUtf8Frames = new WeakSet<McpFrame>();
+
+/**
+ * `frame`, noted as read from bytes that were not UTF-8 by a transport that decodes them before the session
+ * sees them (the HTTP relay, a server's body or event): the session reports it (`invalid_utf8`) and has it
+ * written anew, as it does a line that is not UTF-8 (see `GuardedSession.#judgedText`).
+ */
+export function notUtf8(frame: McpFrame): McpFrame {
+  notUtf8Frames.add(frame);
+  return frame;
+}
+
 /**
  * A live connection between one client and one server, judged by a guard (what
  * {@linkcode McpGuard.connect} returns). Its methods are bound, so they can be passed on as callbacks.
@@ -432,7 +447,7 @@ export class GuardedSession implements McpSession {
   #judgedBatchText(frame: McpFrame, batch: unknown[]): void {
     const bytes = frame.bytes;
     if (bytes === undefined) return;
-    const text = decoder().decode(bytes);
+    const text = takeLineText(frame as { bytes: Uint8Array }); // (the relay's decoding, if it noted it)
     if (!isUtf8(bytes, text)) {
       for (const x of batch) if (isCall(x)) this.#notUtf8.add(x);
       if (!batch.every(isCall)) this.#hooks.emit({ event: "invalid_utf8", from: "client" });
@@ -461,22 +476,29 @@ export class GuardedSession implements McpSession {
    */
   #judgedText(frame: McpFrame, from: "client" | "server"): McpFrame {
     const { bytes, message: m } = frame;
+    if (m !== undefined && notUtf8Frames.has(frame)) return this.#badUtf8(frame, m, from);
     // (no line of its own, or no message in it: nothing to compare)
     if (bytes === undefined || m === undefined) return frame;
-    const text = decoder().decode(bytes); // (once: the searches below read it)
-    // The guard read a bad byte as U+FFFD; the peer's decoder may skip it, or take the bytes after it with it
-    // (a quote, which then ends no string), and read other keys or values: an answer judged by its id alone too.
-    if (!isUtf8(bytes, text)) {
-      if (from === "client" && isCall(m)) this.#notUtf8.add(m);
-      else this.#hooks.emit({ event: "invalid_utf8", from, ...idOf(m) });
-      return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
-    }
+    const text = takeLineText(frame as { bytes: Uint8Array }); // (the relay's decoding: see LineFrame)
+    if (!isUtf8(bytes, text)) return this.#badUtf8(frame, m, from);
     if (from === "server" && this.#judgesIdOnly(m) && namesIdOnce(text)) return frame;
     const pointer = repeatedKey(text, m);
     if (pointer === undefined) return frame;
     // (text too deep to read goes written anew, as what was judged: a call too)
     if (pointer !== null && from === "client" && isCall(m)) this.#repeated.set(m, pointer);
     else if (pointer !== null) this.#hooks.emit({ event: "repeated_key", from, pointer, ...idOf(m) });
+    return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
+  }
+
+  /**
+   * A frame whose message `m` was read from bytes that are not UTF-8: the guard read a bad byte as U+FFFD; the
+   * peer's decoder may skip it, or take the bytes after it with it (a quote, which then ends no string), and
+   * read other keys or values: an answer judged by its id alone too. Reported, but for a client's
+   * `tools/call`, which is refused for it; to be written anew.
+   */
+  #badUtf8(frame: McpFrame, m: JsonRpcMessage | JsonRpcMessage[], from: "client" | "server"): McpFrame {
+    if (from === "client" && isCall(m)) this.#notUtf8.add(m);
+    else this.#hooks.emit({ event: "invalid_utf8", from, ...idOf(m) });
     return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
   }
 
@@ -940,7 +962,7 @@ export class GuardedSession implements McpSession {
     const bytes = frame.bytes;
     if (bytes === undefined) return;
     const text = decoder().decode(bytes.subarray(0, 4 * STRAY_TEXT));
-    if (text.trim() === "" && decoder().decode(bytes).trim() === "") return;
+    if (text.trim() === "" && takeLineText(frame as { bytes: Uint8Array }).trim() === "") return;
     const found = idFromEdges(lineEdges(bytes));
     this.#hooks.emit({
       event: "client_message_refused",
@@ -1373,7 +1395,43 @@ export class GuardedSession implements McpSession {
       return this.#ownListAnswer(m, bytes);
     }
     const req = this.#pending.get(key);
-    if (req === undefined) return this.#stray(m, key);
+    if (req !== undefined) return this.#answerOf(key, req, m);
+    const alike = this.#roundedAlike(m);
+    if (alike === undefined) return this.#stray(m, key);
+    // (to the client under the id it wrote)
+    const written = { ...m, id: alike.req.id };
+    const out = this.#answerOf(alike.key, alike.req, written);
+    return out === "same" ? written : out;
+  }
+
+  /**
+   * The one request still waiting whose id past 2^53 reads as the same double as the answer `m`'s (see
+   * {@linkcode roundsAlike}): a server whose reader is `JSON.parse` answers under the id it rounded the
+   * request's to. Undefined when none waits, or when several do: those cannot be told apart (the server
+   * took them for one), so none is taken for the answered one, which could hand a tool list to a call or
+   * leave a call's result unscanned; each is answered with an error instead (it waits no more), and the
+   * answer dropped (reported as stray by the caller).
+   */
+  #roundedAlike(m: JsonRpcMessage): { key: string; req: PendingRequest } | undefined {
+    // (only an id past 2^53 is read so: any other stray answer costs no search)
+    const id = m.id;
+    if (!isBigId(id) && !(typeof id === "number" && Number.isInteger(id) && !Number.isSafeInteger(id))) {
+      return undefined;
+    }
+    const alike = [...this.#pending].filter(([, req]) => roundsAlike(m.id, req.id));
+    if (alike.length === 1) return { key: alike[0][0], req: alike[0][1] };
+    for (const [, req] of alike) {
+      const text =
+        `toolguard: the MCP server answered under id ${JSON.stringify(m.id)}, the number it read ` +
+        "this request's id and another's as (a double rounds ids past 2^53), so its answer could be either's " +
+        "and was not passed on; send the request again under an id below 2^53";
+      this.answerWithError(req.id, -32603, text);
+    }
+    return undefined;
+  }
+
+  /** The server's answer `m` to the client's request `req` (waiting under `key`): judged as its method's. */
+  #answerOf(key: string, req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
     this.#unpend(key);
     this.#noteAnswered(key, m);
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {

@@ -159,7 +159,8 @@ export type McpEvent =
    */
   | { event: "repeated_key"; from: "client" | "server"; pointer: string; id?: JsonRpcId }
   /**
-   * A message whose line is not valid UTF-8 (`id`: the message's, when it has one). The guard read each bad
+   * A message whose line (over HTTP, the server's body or event) is not valid UTF-8 (`id`: the message's,
+   * when it has one). The guard read each bad
    * byte as U+FFFD, while the peer's decoder may skip it or read it with the bytes after it (a lead byte before
    * a quote ends no string to a lax decoder), and so read other keys or values than the guard judged: the
    * message is passed on written anew from what the guard judged, not as it came. A client's `tools/call` so

@@ -13,7 +13,7 @@ import { type JsonRpcMessage, type McpEvent, relayMcp, relayMcpHttp } from "../m
 import type { McpHttpRelayOptions } from "../_mcp/http.ts";
 import { INIT_RESULT } from "./_mcp_messages.ts";
 import { answer } from "./_mcp_raw_server.ts";
-import { runtimeCommand } from "./_runtime.ts";
+import { type Command, runtimeCommand } from "./_runtime.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -136,9 +136,22 @@ export async function relayToRawLineServer(
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    return await relayRawLinesTo(
+      client,
+      `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`,
+    );
+  } finally {
+    server.closeAllConnections?.();
+    server.close();
+  }
+}
+
+/** Relay `client` to the Streamable HTTP server at `url`. Returns the relay's events. */
+export async function relayRawLinesTo(client: RawClient, url: string): Promise<McpEvent[]> {
   const events: McpEvent[] = [];
   try {
-    await relayMcpHttp(`http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`, {
+    await relayMcpHttp(url, {
       input: client.input,
       output: client.output,
       shutdownGraceMs: 500,
@@ -146,27 +159,28 @@ export async function relayToRawLineServer(
     });
   } finally {
     client.stop();
-    server.closeAllConnections?.();
-    server.close();
   }
   return events;
 }
 
 /**
  * Relay `client` to the raw-line server as a stdio child process (noting the lines it gets in a file of its
- * own, removed after); `onEvent` is told of each of the relay's events, which are returned.
+ * own, removed after), or to `server` (a command and its arguments); `onEvent` is told of each of the
+ * relay's events, which are returned.
  */
 export async function relayToRawLineProcess(
   client: RawClient,
   onEvent: (event: McpEvent) => void = () => {},
+  server?: Command,
 ): Promise<McpEvent[]> {
-  const server = runtimeCommand(join(root, "tests", "_mcp_raw_server.ts"));
   const dir = mkdtempSync(join(tmpdir(), "toolguard-raw-"));
+  const raw = runtimeCommand(join(root, "tests", "_mcp_raw_server.ts"), [join(dir, "server.log")]);
+  const { command, args } = server ?? raw;
   const events: McpEvent[] = [];
   try {
     await relayMcp({
-      command: server.command,
-      args: [...server.args, join(dir, "server.log")],
+      command,
+      args,
       input: client.input,
       output: client.output,
       stderr: "ignore",
@@ -247,16 +261,22 @@ export function errorOf(m: JsonRpcMessage | undefined): string {
   return String((m?.error as { message?: unknown } | undefined)?.message ?? "");
 }
 
-/** `tests/_mcp_polling_server.mjs` (the official SDK's server), started with `node`, once it listens. */
-export async function startPollingServer(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn("node", [join(root, "tests/_mcp_polling_server.mjs")], {
+/**
+ * A Streamable HTTP server of `tests/` started with `node` (by default `_mcp_polling_server.mjs`, the official
+ * SDK's server), with `args`, once it listens (it says "listening on port N" on stderr).
+ */
+export async function startPollingServer(
+  script = "_mcp_polling_server.mjs",
+  args: string[] = [],
+): Promise<{ url: string; stop: () => void }> {
+  const child = spawn("node", [join(root, "tests", script), ...args], {
     cwd: root,
     stdio: ["ignore", "ignore", "pipe"],
   });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL"); // a server that did not start must not outlive the test
-      reject(new Error("the polling server did not start"));
+      reject(new Error(`${script} did not start`));
     }, 15_000);
     child.stderr.on("data", (chunk: Uint8Array) => {
       const m = /listening on port (\d+)/.exec(new TextDecoder().decode(chunk));

@@ -5,11 +5,22 @@
  * and HTTP. The SDKs cannot send such ids, so the client here writes raw lines.
  */
 import { test } from "node:test";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
-import { createMcpGuard, type McpEvent, type McpFrame } from "../mcp.ts";
+import { createMcpGuard, type McpEvent, type McpFrame, type McpSession } from "../mcp.ts";
 import { parseLine } from "../_mcp/framing.ts";
 import { jsonlLog } from "../log.ts";
-import { type RawClient, rawLineClient, relayToRawLineProcess, relayToRawLineServer } from "./_mcp_http.ts";
+import {
+  type RawClient,
+  rawLineClient,
+  relayRawLinesTo,
+  relayToRawLineProcess,
+  relayToRawLineServer,
+  startPollingServer,
+} from "./_mcp_http.ts";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** (under an id past 2^53: the version its answer brings is sent with every later request) */
 const INITIALIZE =
@@ -88,18 +99,27 @@ test("relayMcpHttp: ids past 2^53 are told apart and answered by their digits as
   assert.deepEqual([...versions], ["2025-06-18"]);
 });
 
-test("McpSession: a cancel names a request past 2^53 by its digits, and the answer to the other one still comes", () => {
+/** A session whose client reads lines (`toClient`, each as the text it would get), and its events. */
+function lineSession(): { session: McpSession; toClient: string[]; events: McpEvent[] } {
   const toClient: string[] = [];
-  const guard = createMcpGuard({});
+  const events: McpEvent[] = [];
+  const guard = createMcpGuard({ onEvent: (e) => void events.push(e) });
   const session = guard.connect({
     toServer: () => {},
     toClient: (f) =>
       void toClient.push(f.bytes ? new TextDecoder().decode(f.bytes) : JSON.stringify(f.message)),
   });
-  const frame = (text: string): McpFrame => {
-    const bytes = new TextEncoder().encode(text);
-    return { bytes, message: parseLine(bytes) };
-  };
+  return { session, toClient, events };
+}
+
+/** A frame of a line, as the relays' framer gives it. */
+function frame(text: string): McpFrame {
+  const bytes = new TextEncoder().encode(text);
+  return { bytes, message: parseLine(bytes) };
+}
+
+test("McpSession: a cancel names a request past 2^53 by its digits, and the answer to the other one still comes", () => {
+  const { session, toClient } = lineSession();
   session.fromClient(frame(LINES["9007199254740993"]));
   session.fromClient(frame(LINES["9007199254740992"]));
   assert.equal(session.pending, 2);
@@ -110,4 +130,88 @@ test("McpSession: a cancel names a request past 2^53 by its digits, and the answ
   session.fromServer(frame('{"jsonrpc":"2.0","id":9007199254740992,"result":{}}'));
   assert.equal(session.pending, 0);
   assert.deepEqual(toClient, ['{"jsonrpc":"2.0","id":9007199254740992,"result":{}}']);
+});
+
+/**
+ * A server whose reader is `JSON.parse` (`_mcp_rounding_server.mjs`) answers under the double it read: the
+ * ping as 12345678901234567000, the call as 1.2345678901234568e+21, the initialize as 9007199254741000.
+ */
+const ROUNDED: Record<string, string> = {
+  "9007199254740999": INITIALIZE,
+  "12345678901234567891": '{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}',
+  "1234567890123456789012": '{"jsonrpc":"2.0","id":1234567890123456789012,"method":"tools/call",' +
+    '"params":{"name":"echo","arguments":{"text":"hi"}}}',
+};
+
+/** A client of the rounding server: reads until each of {@linkcode ROUNDED} is answered. */
+function roundedClient(): RawClient & { lines: string[] } {
+  const lines = [ROUNDED["9007199254740999"], INITIALIZED, ...Object.values(ROUNDED).slice(1)];
+  const chunk = new TextEncoder().encode(lines.map((line) => line + "\n").join(""));
+  return rawLineClient([chunk], (read) => Object.keys(ROUNDED).every((id) => byIdText(read).has(id)));
+}
+
+/** Each request was answered under the id the client wrote, and nothing was dropped as stray. */
+function checkRounded(got: Map<string, string>, events: McpEvent[]): void {
+  const problems: string[] = [];
+  const expect = (ok: boolean, what: string) => void (ok || problems.push(what));
+  expect(got.get("9007199254740999")?.includes('"protocolVersion"') === true, "initialize");
+  expect(
+    got.get("12345678901234567891") === '{"jsonrpc":"2.0","id":12345678901234567891,"result":{}}',
+    "ping",
+  );
+  const call = got.get("1234567890123456789012") ?? "";
+  expect(call.includes('{"type":"text","text":"hi"}') && !call.includes("isError"), `the call: ${call}`);
+  const strays = events.filter((e) => e.event === "stray_message" || e.event === "client_message_refused");
+  expect(strays.length === 0, `events: ${JSON.stringify(strays)}`);
+  assert.deepEqual(problems, []);
+}
+
+test("relayMcp: a server that rounds an id past 2^53 has its answer sent under the id the client wrote", {
+  timeout: 60_000,
+}, async () => {
+  const c = roundedClient();
+  const server = { command: "node", args: [join(root, "tests", "_mcp_rounding_server.mjs"), "stdio"] };
+  const events = await relayToRawLineProcess(c, () => {}, server);
+  checkRounded(byIdText(c.lines), events);
+});
+
+test("relayMcpHttp: a server that rounds an id past 2^53 has its answer sent under the id the client wrote", {
+  timeout: 60_000,
+}, async () => {
+  const server = await startPollingServer("_mcp_rounding_server.mjs", ["http"]);
+  try {
+    // (the initialize answered under its rounded id brings the version every later request carries: the
+    // server refuses one without it)
+    const c = roundedClient();
+    const events = await relayRawLinesTo(c, server.url);
+    checkRounded(byIdText(c.lines), events);
+  } finally {
+    server.stop();
+  }
+});
+
+test("McpSession: of two requests whose ids past 2^53 round alike, an answer under that double answers neither as its own", () => {
+  const { session, toClient, events } = lineSession();
+  // (both read as 12345678901234567000; so does the third, whose id is that double's own digits)
+  session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}'));
+  session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567893,"method":"tools/list"}'));
+  session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567000,"method":"ping"}'));
+  // An answer under the very digits of one answers that one.
+  session.fromServer(frame('{"jsonrpc":"2.0","id":12345678901234567000,"result":{}}'));
+  assert.equal(session.pending, 2);
+  // Two wait that it could answer: each gets an error, and waits no more; the answer is dropped.
+  session.fromServer(frame('{"jsonrpc":"2.0","id":1.2345678901234567e19,"result":{"tools":[]}}'));
+  assert.equal(session.pending, 0);
+  assert.equal(toClient[0], '{"jsonrpc":"2.0","id":12345678901234567000,"result":{}}');
+  assert.deepEqual(
+    toClient.slice(1).map((line) => [JSON.parse(line).error?.code, /"id":(\d+)/.exec(line)?.[1]]),
+    [
+      [-32603, "12345678901234567891"],
+      [-32603, "12345678901234567893"],
+    ],
+  );
+  assert.match(toClient[1], /could be either's/);
+  assert.deepEqual(events.filter((e) => e.event === "stray_message").map((e) => JSON.stringify(e.id)), [
+    "1.2345678901234567e19",
+  ]);
 });

@@ -13,8 +13,17 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type McpEvent, type McpFrame } from "../mcp.ts";
-import { type RawClient, rawLineClient, relayToRawLineProcess, relayToRawLineServer } from "./_mcp_http.ts";
+import {
+  type RawClient,
+  rawLineClient,
+  relayToRawLineProcess,
+  relayToRawLineServer,
+  relayUntilAnswered,
+  scriptedServer,
+} from "./_mcp_http.ts";
 import { runtimeCommand } from "./_runtime.ts";
+import { countingWork } from "./_counting.ts";
+import { createFramer } from "../_mcp/framing.ts";
 
 const enc = new TextEncoder();
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -152,4 +161,69 @@ test("toolguard mcp: a client line that is not UTF-8 is named once on stderr", {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test(
+  "relayMcpHttp: a server's answer that is not UTF-8, as a body or an event, is reported once and goes written anew",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const server = await scriptedServer([], (m, res) => {
+      if (m.id === 31) {
+        const body = line('{"jsonrpc":"2.0","id":31,"result":{"x":"%"}}', [0xff]);
+        return void res.writeHead(200, { "content-type": "application/json" }).end(body);
+      }
+      // A log event with a U+FFFD of its own, then the answer, whose lead byte before a quote ends a read.
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(
+        'data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"\ufffd"}}\n\n',
+      );
+      const event = line('data: {"jsonrpc":"2.0","id":32,"result":{"y":"\u20ac","x":"%"}}\n\n', [0xc3]);
+      const cut = event.indexOf(0xc3) + 1;
+      res.write(event.subarray(0, cut));
+      setTimeout(() => res.end(event.subarray(cut)), 50);
+    });
+    try {
+      const seen = await relayUntilAnswered(server.url, [
+        { jsonrpc: "2.0", id: 31, method: "ping" },
+        { jsonrpc: "2.0", id: 32, method: "ping" },
+      ]);
+      const reported = seen.events.filter((e) => e.event === "invalid_utf8");
+      assert.deepEqual(reported.map((e) => JSON.stringify(e)).sort(), [
+        '{"event":"invalid_utf8","from":"server","id":31}',
+        '{"event":"invalid_utf8","from":"server","id":32}',
+      ]);
+      // (the client read what was judged: a U+FFFD for each bad byte)
+      assert.deepEqual(seen.answers.get(31)?.result, { x: "\ufffd" });
+      assert.deepEqual(seen.answers.get(32)?.result, { y: "\u20ac", x: "\ufffd" });
+    } finally {
+      server.stop();
+    }
+  },
+);
+
+test("McpSession: a line the relay's framer read is decoded once, its text read for repeats and UTF-8 as the framer decoded it", async () => {
+  const guard = createMcpGuard({});
+  guard.setTools([{ name: "echo", inputSchema: { type: "object" } }]);
+  const session = guard.connect({ toServer: () => {}, toClient: () => {} });
+  const [client, server] = [createFramer(), createFramer()];
+  // (spaced, and a tool list: each is read for repeated keys; longer than the ends read for an answer's id)
+  const note = `"note": "${"n".repeat(100)}"`;
+  const lines = [
+    `{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {${note}}}}`,
+    `{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {${note}}}`,
+    `{"jsonrpc": "2.0", "id": 1, "result": {"content": [], ${note}}}`,
+    `{"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}], ${note}}}`,
+  ].map((text) => enc.encode(text + "\n"));
+  const lengths = new Set(lines.map((line) => line.length - 1));
+  // (whole lines decoded: the ends of an answer read for its id are not)
+  const [, decoded] = await countingWork(TextDecoder.prototype, "decode", () => {
+    for (const f of client.push(lines[0])) session.fromClient(f);
+    for (const f of client.push(lines[1])) session.fromClient(f);
+    for (const f of server.push(lines[2])) session.fromServer(f);
+    for (const f of server.push(lines[3])) session.fromServer(f);
+  }, (_self, args: Uint8Array[]) => lengths.has(args[0]?.length) ? 1 : 0);
+  assert.equal(session.pending, 0);
+  assert.equal(decoded, 4);
 });
