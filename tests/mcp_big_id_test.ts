@@ -111,3 +111,27 @@ test("McpSession: a cancel names a request past 2^53 by its digits, and the answ
   assert.equal(session.pending, 0);
   assert.deepEqual(toClient, ['{"jsonrpc":"2.0","id":9007199254740992,"result":{}}']);
 });
+
+test("McpSession: an id past 2^53 written with a fraction or an exponent is a number, matched by its value", () => {
+  // (every parser reads 1.5e19 as a double: a server echoes it as 15000000000000000000 or 1.5e+19, and the
+  // answer was dropped as a stray, its request never answered, when the id was keyed by the text as it came)
+  for (
+    const [asked, echoed] of [["1.5e19", "15000000000000000000"], ["1.5e19", "1.5e+19"], [
+      "12345678901234567891.0",
+      "12345678901234567000",
+    ]]
+  ) {
+    const toClient: unknown[] = [];
+    const session = createMcpGuard({}).connect({
+      toServer: () => {},
+      toClient: (f) => void toClient.push(f),
+    });
+    const frame = (text: string): McpFrame => {
+      const bytes = new TextEncoder().encode(text);
+      return { bytes, message: parseLine(bytes) };
+    };
+    session.fromClient(frame(`{"jsonrpc":"2.0","id":${asked},"method":"ping"}`));
+    session.fromServer(frame(`{"jsonrpc":"2.0","id":${echoed},"result":{}}`));
+    assert.deepEqual([session.pending, toClient.length], [0, 1], `${asked} answered as ${echoed}`);
+  }
+});
