@@ -16,8 +16,9 @@ export type JsonRpcId = string | number | BigId | null;
 
 /**
  * An integer id past 2^53 (`Number.MAX_SAFE_INTEGER`), as its sender wrote it: `JSON.rawJSON` of its
- * digits, which `JSON.stringify` writes out as they came. A double would round it (12345678901234567891 is
- * read as 12345678901234567000), so two such ids would be one, and an answer the guard writes itself would
+ * digits, which `JSON.stringify` writes out as they came (one written with a fraction or an exponent stays
+ * the double every parser reads). A double would round it (12345678901234567891 is read as
+ * 12345678901234567000), so two such ids would be one, and an answer the guard writes itself would
  * carry an id a client with 64-bit ids (Python's, Go's) does not know.
  */
 export interface BigId {
@@ -104,6 +105,15 @@ export function roundsAlike(answerId: unknown, requestId: unknown): boolean {
   return value !== undefined && value === roundedValue(requestId);
 }
 
+/**
+ * True when `text`, a number's JSON, is written as an integer (no fraction, no exponent): only such text is
+ * kept as a {@linkcode BigId}. Every parser reads `1.5e19` or `…891.0` as a double, so a peer echoes it in
+ * some other form (`15000000000000000000`, `1.5e+19`): keyed by its text, its answer was a stray.
+ */
+function writtenAsInteger(text: string): boolean {
+  return /^-?\d+$/.test(text);
+}
+
 /** True when the message `m` carries an id (or a cancel's `requestId`) past 2^53. */
 function hasBigId(m: unknown): boolean {
   return isRecord(m) && (roundsOff(m.id) || (isRecord(m.params) && roundsOff(m.params.requestId)));
@@ -137,7 +147,10 @@ export function parseMessage(text: string): unknown {
   try {
     read = JSON.parse(text, function (this: object, key: string, v: unknown, context?: { source?: string }) {
       const source = context?.source;
-      if (source !== undefined && roundsOff(v) && (key === "id" || key === "requestId")) {
+      if (
+        source !== undefined && roundsOff(v) && (key === "id" || key === "requestId") &&
+        writtenAsInteger(source)
+      ) {
         (key === "id" ? ids : requestIds).set(this, source);
       }
       return v;
@@ -459,7 +472,9 @@ export function idOfText(text: string | undefined): string | number | BigId | un
   if (text === undefined) return undefined;
   try {
     const id: unknown = JSON.parse(text);
-    if (roundsOff(id) && raw.rawJSON !== undefined) return raw.rawJSON(text.trim());
+    if (roundsOff(id) && raw.rawJSON !== undefined && writtenAsInteger(text.trim())) {
+      return raw.rawJSON(text.trim());
+    }
     return typeof id === "string" || typeof id === "number" ? id : undefined;
   } catch {
     return undefined;

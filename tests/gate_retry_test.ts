@@ -1342,6 +1342,13 @@ test("guardFetch retry: a retry's text that would run on from the first attempt'
       const a = p.annotations[0] as { start_index: number; end_index: number };
       assert.equal(p.text.slice(a.start_index, a.end_index), attempts[i].join("").trim().slice(0, 4), label);
     }
+    // The events that repeat a part's text and its annotations tell them as the final snapshot does.
+    const done = events.flatMap((e) => e.type === "response.output_text.done" ? [e.text] : []);
+    assert.deepEqual(done, parts.map((p) => p.type === "output_text" ? p.text : undefined), label);
+    const added = events.flatMap((e) =>
+      e.type === "response.output_text.annotation.added" ? [e.annotation] : []
+    );
+    assert.deepEqual(added, parts.map((p) => p.type === "output_text" ? p.annotations[0] : undefined), label);
   }
 });
 

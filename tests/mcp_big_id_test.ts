@@ -211,7 +211,32 @@ test("McpSession: of two requests whose ids past 2^53 round alike, an answer und
     ],
   );
   assert.match(toClient[1], /could be either's/);
+  // (an id in exponent form is a number, as every parser reads it: the event names the double)
   assert.deepEqual(events.filter((e) => e.event === "stray_message").map((e) => JSON.stringify(e.id)), [
-    "1.2345678901234567e19",
+    "12345678901234567000",
   ]);
+});
+
+test("McpSession: an id past 2^53 written with a fraction or an exponent is a number, matched by its value", () => {
+  // (every parser reads 1.5e19 as a double: a server echoes it as 15000000000000000000 or 1.5e+19, and the
+  // answer was dropped as a stray, its request never answered, when the id was keyed by the text as it came)
+  for (
+    const [asked, echoed] of [["1.5e19", "15000000000000000000"], ["1.5e19", "1.5e+19"], [
+      "12345678901234567891.0",
+      "12345678901234567000",
+    ]]
+  ) {
+    const toClient: unknown[] = [];
+    const session = createMcpGuard({}).connect({
+      toServer: () => {},
+      toClient: (f) => void toClient.push(f),
+    });
+    const frame = (text: string): McpFrame => {
+      const bytes = new TextEncoder().encode(text);
+      return { bytes, message: parseLine(bytes) };
+    };
+    session.fromClient(frame(`{"jsonrpc":"2.0","id":${asked},"method":"ping"}`));
+    session.fromServer(frame(`{"jsonrpc":"2.0","id":${echoed},"result":{}}`));
+    assert.deepEqual([session.pending, toClient.length], [0, 1], `${asked} answered as ${echoed}`);
+  }
 });

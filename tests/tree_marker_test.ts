@@ -49,6 +49,9 @@ test(
         look = treeState(marker);
       }
       assert.equal(look.pids.length, 2, "the parent and its spinning child carry the marker");
+      // A known pid still busy is the verdict: /proc is not read through again (which lists the parent too).
+      const child = look.pids.find((pid) => pid !== parent.pid)!;
+      assert.deepEqual(treeState(marker, [child]), { state: "busy", pids: [child] });
       const again = treeState(marker, [parent.pid!]);
       assert.equal(again.state, "busy", "the spinning child, not among the known pids, is found");
       assert.deepEqual([...again.pids].sort(), [...look.pids].sort());
