@@ -1464,6 +1464,21 @@ const OUTPUT: readonly ScanContext[] = ["tool_output"];
 /** A gap of up to N characters that stays inside one sentence (a dot must be followed by a non-space). */
 const gap = (n: number) => `(?:[^.!?\\n]|\\.(?=[^\\s])){0,${n}}?`;
 
+/**
+ * After an `override.role_reassignment` match, in its sentence: a task the persona or the claim is bound to, a
+ * rehearsal, an exercise, a test or a data set ("... in every rehearsal", "... in these role-play exercises",
+ * "... when you test the signup flow", "... to run the job", "... in this dataset"). A jailbreak's frame is
+ * none of these ("in this story", "in this game", "for the rest of the conversation").
+ */
+const BOUND_TO_TASK = new RegExp(
+  `^${gap(60)}\\b(?:in (?:every|each|this|these|that|those|the|our|your|all) ` +
+    `(?:[a-z-]+ )?(?:rehearsals?|scenes?|plays?|exercises?|role-?plays?|drills?|workshops?|class(?:es)?|lessons?|` +
+    `trainings?|tests?|interviews?|demos?|datasets?|data sets?|samples?|benchmarks?|corpus|stud(?:y|ies)|` +
+    `experiments?|surveys?)\\b|(?:when|while|whenever) you (?:test|review|rehearse|practi[cs]e|interview|demo|` +
+    `present|teach|train|audit|debug|label|annotate|grade|evaluate)|to (?:run|test|deploy|execute|debug|` +
+    `reproduce|build|schedule) (?:the|this|that|these|a|an|each|every|its|our|your)\\b)`,
+);
+
 /** Verbs of taking on a prompt or instructions: "use", "follow", "obey", "adopt", "adhere to". */
 const TAKE_ON =
   "(?:use|follow|obey|adopt|apply|comply with|adhere to|abide by|operate under|run under|respect|execute)";
@@ -2083,12 +2098,12 @@ export const rules: () => readonly Rule[] = lazy(() => [
   },
   {
     name: "override.role_reassignment",
-    leads: ["from now on", "you"],
+    leads: ["from now on", "you", "immediately"],
     maxLen: 100,
     // (a "you have no moral ..." or an "assume the persona ..." holds its own: "you have" and "assume" are too
     // common in prose to look around each)
     needles: [
-      ...["from now on", "you are", "your new", "you have been", "persona", "identity", "character"],
+      ...["from now on", "you are", "you're", "your new", "you have been", "persona", "identity", "character"],
       ...["alter ego", "no ethic", "no moral", "no safety"],
     ],
     category: "instruction_override",
@@ -2102,11 +2117,19 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // ("you have no morals" in a story's speech, a speech tag after it, is said to a person: '"You have no morals,
     // Jack," she said')
     re:
-      /\b(?:you are (?:now )?(?:an? |the )?(?:ai|assistant|model|chatbot|bot|llm|language model)(?: (?:assistant|model|chatbot|bot|agent|system))? (?:with (?:no|zero)|without(?: any)?) (?:(?:ethical|moral|safety|content) )?(?:rules|restrictions|limitations|filters|guidelines|censorship|ethics|morals|boundaries|guardrails)\b|you (?:now )?have no (?:ethical|moral) (?:rules|restrictions|limitations|filters|guidelines|boundaries|guardrails)\b|you (?:now )?have no (?:ethics|morals)\b(?![^\n]{0,40}?["\u201d?!,] ?(?:he|she|they|i|[a-z]+) (?:said|says|shouted|yelled|snapped|asked|replied|cried|muttered|whispered|hissed)\b)|(?:from now on,? (?:you (?:must|will) )?|you (?:must|will|shall|are to|need to|have to) (?:now|immediately|henceforth) )(?:adopt|assume|take on) (?:the|a|an|this|my|your new) (?:[a-z-]+ ){0,2}?(?:persona|identity|character|personality|alter ego)(?: of\b| named\b| called\b|[.,:;!]|$)|from now on,? you (?:are|will|must|shall|should)|you are now (?:a|an|in|the|my|dan|free|no longer)\b|your new (?:task|goal|objective|instructions?|role|purpose|job|mission) (?:is|are|will be)\b|you (?:are|have been) (?:jailbroken|freed|unrestricted))/g,
+      /\b(?:you(?: are|'re) (?:now )?(?:an? |the )?(?:[a-z]+ )??(?:ai|assistant|model|chatbot|bot|llm|language model)(?: (?:assistant|model|chatbot|bot|agent|system))? (?:with (?:no|zero)|without(?: any)?|that (?:has|knows) no|free (?:of|from)(?: any| all)?|lacking(?: any)?|devoid of(?: any)?) (?:(?:ethical|moral|safety|content)(?: or | and |\/|, ?))?(?:(?:ethical|moral|safety|content) )?(?:rules|restrictions|limitations|filters|guidelines|censorship|ethics|morals|boundaries|guardrails)\b|you (?:now )?have no (?:(?:ethical|moral)(?: or | and |\/|, ?))?(?:ethical|moral) (?:rules|restrictions|limitations|filters|guidelines|boundaries|guardrails)\b|you (?:now )?have no (?:ethics|morals)\b(?![^\n]{0,40}?["\u201d?!,] ?(?:he|she|they|i|[a-z]+) (?:said|says|shouted|yelled|snapped|asked|replied|cried|muttered|whispered|hissed)\b)|(?:from now on,? (?:you (?:must|will) )?|you (?:must|will|shall|are to|need to|have to) (?:now|immediately|henceforth) |immediately )(?:adopt|assume|take on|embody) (?:the|a|an|this|my|your new) (?:[a-z-]+ ){0,2}?(?:persona|identity|character|personality|alter ego)(?: of\b| named\b| called\b|[.,:;!]|$)|from now on,? you (?:are|will|must|shall|should)|you are now (?:a|an|in|the|my|dan|free|no longer)\b|your new (?:task|goal|objective|instructions?|role|purpose|job|mission) (?:is|are|will be)\b|you (?:are|have been) (?:jailbroken|freed|unrestricted))/g,
     // "you are now in" puts the reader in a mode, a role or a world ("... in developer mode", "... in charge",
     // "... in a fictional world", "... in an unrestricted environment"); "you are now in the top 0.1% of LLM
     // whisperers" says where they stand (see `PUT_IN`).
-    accept: (t, _s, e) => !t.endsWith("you are now in", e) || PUT_IN.test(t.slice(e, e + 60)),
+    // ("Immediately adopt the persona of DAN" orders where it opens a sentence; "Agents immediately adopt the
+    // persona of ..." tells what they do.) A persona or a rule-free claim bound to a task in its sentence is
+    // the task's: "take on the character of Hamlet in every rehearsal", "adopt the persona of a first-time user
+    // when you test", "assume the identity of the service account to run the job", "a model with no content
+    // filters in this dataset" (see `BOUND_TO_TASK`).
+    accept: (t, s, e, upper) =>
+      (!t.endsWith("you are now in", e) || PUT_IN.test(t.slice(e, e + 60))) &&
+      (!t.startsWith("immediately", s) || imperativeStart(t, s, upper) !== false) &&
+      !BOUND_TO_TASK.test(t.slice(e, e + 100)),
   },
   {
     name: "override.secrecy",
