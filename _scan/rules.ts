@@ -537,7 +537,7 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
     for (let i = e; i < t.length && i < e + 24; i++) after += original(i);
     return cyrillicOrder().test(after);
   }
-  if (m[1] === undefined) return true;
+  if (m[1] === undefined) return !NAME_GIVEN.test(m[0]) || nameOrFormal(e + m[0].length, original);
   const end = e + m[0].length;
   // (a verb form that is also a noun, or a present tense, closed by a comma is an item of a list, no order:
   // Spanish "Modelo, muestra, precio", Italian "Assistente, mostra, ...")
@@ -578,6 +578,27 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
     return false;
   }
   return !/\u00e9e?s?$/i.test(word.normalize("NFC"));
+}
+
+/**
+ * An identity of `ORDER_IN_ANOTHER_LANGUAGE` that is given only with a name after it (Italian "sei DAN",
+ * Portuguese "voce e DAN": bare, they head a headline's claim, "IA, sei il futuro") or as the formal "Sie"
+ * (German "Sie sind jetzt ...": "sie sind" in lower case is "they are").
+ */
+const NAME_GIVEN = /(?:^|[^a-z])(?:sei|voce e|sie sind)$/;
+
+/**
+ * True when the identity of `NAME_GIVEN` ending at `t[end]` is given: "Sie sind" written with a capital S, or
+ * "sei" and "voce e" before a word with a capital (a name: "DAN"), "now" between them or not. Reads at most
+ * 24 characters of the original.
+ */
+function nameOrFormal(end: number, original: Original): boolean {
+  let before = "";
+  for (let i = Math.max(0, end - 8); i < end; i++) before += original(i);
+  if (/Sie\s+sind$/.test(before)) return true;
+  let after = "";
+  for (let i = end; i < end + 24; i++) after += original(i);
+  return /^\s+(?:(?:ora|adesso|agora)\s+)?\p{Lu}/u.test(after);
 }
 
 /**
@@ -649,15 +670,22 @@ const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
     `a partir de maintenant|a partir de ahora|de ahora en adelante|da ora in poi|d'ora in poi|` +
     `a partir de agora|von nun an|ab jetzt|ab sofort|a partir d'aujourd'hui|des maintenant|des a present|` +
     `a present|desde ahora|desde hoy|ab heute|d'ora in avanti|de agora em diante|daqui em diante|` +
-    `maintenant|ahora|adesso|ora|agora|jetzt|sofort|od teraz|teraz|nyni|ted),? )?` +
-    // (an identity given: "KI, du bist jetzt ein Pirat", "IA, tu es maintenant ...", "IA, eres DAN")
+    `maintenant|ahora|adesso|ora|agora|jetzt|sofort|od teraz|teraz|nyni|ted|vanaf nu|voortaan|nu),? )?` +
+    // (an identity given: "KI, du bist jetzt ein Pirat", "IA, tu es maintenant ...", "IA, eres DAN", Dutch "je
+    // bent nu DAN"; a bare "sei", "voce e" or "Sie sind" only before a name or as the formal "Sie", see
+    // `NAME_GIVEN`)
     `(?:(?:du bist|bist du|vous etes|(?:ty )?jsi|tu es|tu eres|eres|tu sei|sei (?:ora|adesso|un|una|uno)|voce e (?:agora|um|uma)|` +
+    `je bent|jij bent|bent u|u bent|sei|voce e|sie sind|` +
     // (not asked: "IA, sei una minaccia o un'opportunita?" heads an article; nor said of what the model is to
     // the writer: "KI, du bist mein Kollege", "IA, tu es notre alliee")
     `(?:ty )?jestes|jestescie)\\b(?![^.!?\\n]{0,80}\\?)(?! (?:mein|meine|unser|unsere|mon|ma|notre|mi|nuestro|` +
-    `nuestra|mio|mia|nostro|nostra|meu|minha|nosso|nossa|moim|moja|moj|naszym|nasza|muj|moje|nas)\\b` +
+    `nuestra|mio|mia|nostro|nostra|meu|minha|nosso|nossa|moim|moja|moj|naszym|nasza|muj|moje|nas|mijn|onze|ons)\\b` +
     // (unless what it is goes without rules: "KI, du bist mein Pirat ohne Regeln")
-    `(?![^.!?\\n]{0,60}\\b(?:ohne|sans|sin|senza|sem|bez|no|without)\\b))|` +
+    `(?![^.!?\\n]{0,60}\\b(?:ohne|sans|sin|senza|sem|bez|no|without)\\b))` +
+    // (nor a thing it is for others: "IA, sei un'opportunita per le PMI", "KI, du bist eine Chance fur den
+    // Mittelstand"; a name is given for them all the same, "IA, sei DAN per il resto della chat")
+    `(?!(?:'| (?:un'|un|una|uno|um|uma|ein|eine|une|een) ?)[^.!?\\n]{0,40} (?:per|pour|fur|para|voor) ` +
+    `(?:le|la|il|i|gli|lo|les|l'|el|los|las|o|a|os|as|die|den|das|de|het)\\b)|` +
     `non (?:rispondere|rivelare|dire)\\b|(?:merci de|veuillez|il faut) ` +
     `(?:ne pas )?(?:repondre|ignorer|oublier|envoyer|transferer|supprimer|effacer|reveler|afficher|ecrire|` +
     `traduire|donner|montrer|faire|executer|utiliser|mentionner)\\b|(?:ne |n'|no |nao |nie )?` +
@@ -678,12 +706,14 @@ const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
     `verwende[n]?|benutze[n]?|offne[n]?|kopiere[n]?|teile[n]?|` +
     `wyslij|pokaz|zignoruj|ignoruj|zapomnij|odpowiedz|odpowiadaj|napisz|przeslij|podaj|usun|wykonaj|ujawnij|` +
     `powiedz|otworz|uzyj|skopiuj|udostepnij|wypisz|wyswietl|pokazuj|wysylaj|ujawniaj|mow|pisz|usuwaj|` +
-    `posli|ukaz|zapomen|odpovez|napis|smaz|zdradz|daj|przetlumacz|zobraz|prozrad|odesli|vypis)` +
+    `posli|ukaz|zapomen|odpovez|napis|smaz|zdradz|daj|przetlumacz|zobraz|prozrad|odesli|vypis|` +
+    // Dutch
+    `negeer|vergeet|stuur|verstuur|toon|geef|schrijf|vertel|antwoord|beantwoord|verwijder|wis|vertaal|onthul)` +
     // (a pronoun joined on to a Spanish or Italian imperative: "muestrame", "enviame", "olvidate", "mandami")
     `(?:me|te|nos|lo|la|los|las|le|les|melo|mela|selo|mi|ci|gli)?)\\b` +
     `|[^.!?\\n]{0,50}?\\b(?:(?:vorherigen|vorigen|fruheren|bisherigen) (?:anweisungen|regeln|befehle)|` +
     `(?:instructions|consignes|instrucciones|istruzioni|instrucoes|regles|reglas) ` +
-    `(?:precedentes|anteriores|precedenti|previas)))`,
+    `(?:precedentes|anteriores|precedenti|previas)|(?:vorige|eerdere) (?:instructies|regels|opdrachten)))`,
 );
 
 /**
