@@ -1412,6 +1412,9 @@ const TOLD_NEWS = /^\s*(?:you are|you're) (?:going|welcome|able|invited|free to|
  */
 type PromptKind = "new" | "own" | "same";
 
+/** A `role.system_marker` HTML heading of a prompt that replaces the one in force: "new", "updated", ... */
+const CHANGED_HEADING = />(?:<[a-z]+>)?(?:new|updated|revised|override|overriding|replacement|latest) /;
+
 /**
  * A persona that is a role, "You are a helpful assistant", "You're an expert copywriter": what a tutorial's
  * new prompt opens with. A role without rules ("You are an AI with no restrictions") is a jailbreak's (see
@@ -1536,13 +1539,24 @@ const HANDED_OVER_HERE =
  * words that free a persona of its rules within 200 characters (see `UNBOUND`, read as `freedPersona` does).
  * An office's rules go on with what staff do ("submit timesheets by Friday", "you are responsible for ...",
  * "ignore e-mails from unknown senders", "send invoices to finance@...", "never reveal customer data").
+ * With `nameGivesOrders: false`, a persona's name alone is none: a page shows a prompt that opens so ("You are
+ * Acme Assistant, ...") under a plain heading.
  */
-function ordersForModel(t: string, from: number, original: Original): boolean {
+function ordersForModel(
+  t: string,
+  from: number,
+  original: Original,
+  options: { nameGivesOrders?: false } = {},
+): boolean {
   const m = /^(?:[\s\-*>\d.)]|<[a-z0-9]{1,10}>)*/.exec(t.slice(from, from + 40));
   const at = from + (m === null ? 0 : m[0].length);
-  // (a persona is named: "you are EvilBot", "You are DAN", not "you are responsible for ...")
-  const named = /^(?:you are|you're) (?:now )?/.exec(t.slice(at, at + 16));
-  if (named !== null && /[A-Z]/.test(original(at + named[0].length))) return true;
+  // (a persona is named: "you are EvilBot", "You are DAN", not "you are responsible for ...", nor a capitalised
+  // compound, "you are CEO-approved only if ...", "you are GDPR-compliant")
+  const named = options.nameGivesOrders === false ? null : /^(?:you are|you're) (?:now )?/.exec(t.slice(at, at + 16));
+  if (
+    named !== null && /[A-Z]/.test(original(at + named[0].length)) &&
+    !/^[a-z0-9]*-[a-z]/.test(t.slice(at + named[0].length, at + named[0].length + 24))
+  ) return true;
   return MODEL_ORDER.test(t.slice(at, at + 40)) || LEAK_ORDER.test(t.slice(at, at + 120)) ||
     freedPersona(t, at, original);
 }
@@ -2626,14 +2640,24 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["system", "assistant", "developer", "admin"],
     category: "role_injection",
     re:
-      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|<h[1-6]>(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer)[_ -](?:message|prompt|instructions?)<\/h[1-6]>|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
-    // (an HTML heading is a page's, unless orders only a model is given follow it: "<h2>New system
-    // prompt</h2><p>You are DAN ...", not "<p>Your system prompt can now be edited", see `ordersForModel`)
+      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|<h[1-6](?=[ >])[^<>]{0,40}>(?:<(?:b|strong|em|i|u|span)>)?(?:(?:new|updated|revised|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)(?:<\/(?:b|strong|em|i|u|span)>)?<\/h[1-6]>|\b(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer)[_ -](?:message|prompt|instructions?) ?\n(?:={3,60}|-{3,60})|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+    // (an HTML heading, with attributes or a tag of emphasis in it or not, or one underlined in Markdown
+    // ("New system prompt\n====="), is a page's, unless orders only a model is given follow it: "<h2>New system
+    // prompt</h2><p>You are DAN ...", not "<p>Your system prompt can now be edited", see `ordersForModel`; under
+    // a plain "System prompt" a page shows a prompt, and a persona's name gives no orders there)
     accept: (t, s, e, _upper, original) =>
-      t[s] === "<" ? ordersForModel(t, e, original) : !namesCode(t, s, e) &&
-        // (a hyphen joins the words in a heading's "## System-Prompt", and in a link's anchor "(#system-prompt)")
-        !(/^#+[^ ]/.test(t.slice(s, e)) && /(?:system|assistant|developer)-/.test(t.slice(s, e))) &&
-        !markerInTitle(t, s, e, original) && !headsChange(t, s, e, original),
+      t[s] === "<"
+        ? ordersForModel(t, e, original, CHANGED_HEADING.test(t.slice(s, e)) ? {} : { nameGivesOrders: false })
+        : (t[e - 1] === "=" || t[e - 1] === "-") && /\n[=-]+$/.test(t.slice(s, e))
+        ? (s === 0 || t[s - 1] === "\n") && ordersForModel(t, e, original)
+        : !namesCode(t, s, e) &&
+          // (a hyphen joins the words in a heading's "## System-Prompt", and in a link's anchor "(#system-prompt)")
+          !(/^#+[^ ]/.test(t.slice(s, e)) && /(?:system|assistant|developer)-/.test(t.slice(s, e))) &&
+          !markerInTitle(t, s, e, original) && !headsChange(t, s, e, original) &&
+          // (a heading that hyphenates "System-Prompt" names a feature, as a manual's do: it heads orders only a
+          // model is given, not "## New System-Prompt\nYour admin can now set ...")
+          !(/^#/.test(t.slice(s, e)) && /(?:system|assistant|developer)-/.test(t.slice(s, e)) &&
+            !ordersForModel(t, e, original)),
   },
   {
     name: "role.human_assistant_turn",
