@@ -1434,11 +1434,12 @@ const CHANGED_HEADING = />(?:<[a-z]+>)?(?:new|updated|revised|override|overridin
 const ROLE_OPENS = /^[>"'*_#\- \t]*(?:you are|you're) (?:a|an) /;
 
 /**
- * Words that free a persona of its rules: "no restrictions", "no ethical guidelines", "unfiltered", "jailbroken",
- * "do anything".
+ * Words that free a persona of its rules: "no restrictions", "no ethical or moral guidelines", "lacking any
+ * rules", "unfiltered", "jailbroken", "do anything".
  */
 const UNBOUND = new RegExp(
-  `\\b(?:(?:no|without(?: any)?) (?:(?:ethical|moral|safety|content) )?(?:rules|restrictions|limits|` +
+  `\\b(?:(?:no|without(?: any)?|lacking(?: any)?|devoid of(?: any)?) ` +
+    `(?:(?:ethical|moral|safety|content)(?: or | and |\\/|, ?))?(?:(?:ethical|moral|safety|content) )?(?:rules|restrictions|limits|` +
     `limitations|filters|guidelines|censorship|ethics|morals|boundaries|guardrails)|unrestricted|uncensored|unfiltered|unlimited|unbound|` +
     `jailbr[a-z]*|dan|` +
     `do anything|not bound|free (?:from|of)|ignores?|evil|developer mode|amoral|immoral|never refuses?|` +
