@@ -1607,6 +1607,17 @@ const LEAK_ORDER = new RegExp(
     "(?:your|the) (?:hidden |original |initial |full )?(?:instructions|prompt)))\\b",
 );
 
+/**
+ * Orders to ignore or forget, in German, French, Spanish, Italian, Portuguese, Dutch, Polish and Czech, folded
+ * (see `override.ignore_previous_translated`).
+ */
+const IGNORE_TRANSLATED: readonly string[] = [
+  ...["ignoriere", "ignorier", "ignorieren", "vergiss", "vergessen", "missachte", "missachten", "ignorer"],
+  ...["ignorez", "ignores", "ignore", "oublie", "oublier", "oubliez", "oublies", "ignora", "ignori", "ignoren"],
+  ...["olvida", "olvide", "olviden", "olvides", "dimentica", "dimentichi", "esqueca", "esquece", "negeer"],
+  ...["vergeet", "zignoruj", "ignoruj", "zapomnij", "zapomen"],
+];
+
 /** Nouns that name the assistant's own instructions. */
 const INSTRUCTIONS =
   `(?:[a-z]{0,3}nstruct[a-z]{0,6}|prompts?|directions|directives?|rules|guidelines|commands|orders|guidance|constraints|programming|restrictions|polic(?:y|ies)|context|tasks?|requests?|messages|system prompt|conversation)`;
@@ -1975,6 +1986,31 @@ export const rules: () => readonly Rule[] = lazy(() => [
       `(?<![a-z])(?:ignore|disregard|forget|neglect|discard|abandon|set aside|throw out|ditch) ` +
         `[a-z' ]{0,36}?\\b(?:previous|prior|above|earlier|preceding|foregoing|former|initial|original|old|existing|system|your|all)` +
         ` [a-z' ]{0,30}?\\b${INSTRUCTIONS}\\b`,
+      "g",
+    ),
+  },
+  {
+    // The same order in German, French, Spanish, Italian, Portuguese, Dutch, Polish or Czech, folded (no
+    // accents): "Ignoriere alle vorherigen Anweisungen", "Ignorez les instructions precedentes", "Negeer alle
+    // vorige instructies", "Zignoruj poprzednie instrukcje". The verb opens a word, the earlier rules close it.
+    name: "override.ignore_previous_translated",
+    leads: [...IGNORE_TRANSLATED],
+    maxLen: 100,
+    needles: ["ignor", "vergiss", "vergess", "missacht", "oubli", "olvid", "dimentic", "esquec", "negeer", "vergeet", "zapom"],
+    // (its words for "previous", which English seldom has: an English order is left to the rules above)
+    anchors: [
+      ...["vorherig", "vorig", "bisherig", "fruher", "obigen", "vorangegangen", "eerdere", "voorgaand"],
+      ...["bovenstaand", "poprzedni", "wczesniejsz", "predchoz", "dosavadn", "precedent", "anterieur"],
+      ...["anterior", "previa", "di prima"],
+    ],
+    category: "instruction_override",
+    re: new RegExp(
+      `(?<![a-z])(?:${IGNORE_TRANSLATED.join("|")})\\b[a-z' ]{0,30}?\\b(?:(?:vorherigen|vorigen|bisherigen|fruheren|` +
+        `obigen|vorangegangenen|vorige|eerdere|voorgaande|bovenstaande|poprzednie|wczesniejsze|predchozi|` +
+        `dosavadni) (?:anweisungen|instruktionen|regeln|befehle|instructies|regels|opdrachten|` +
+        `instrukcje|polecenia|zasady|pokyny|instrukce|pravidla)|(?:instructions|consignes|regles|directives|` +
+        `instrucciones|reglas|indicaciones|istruzioni|regole|indicazioni|instrucoes|regras|orientacoes) ` +
+        `(?:precedentes|anterieures|anteriores|previas|precedenti|di prima))\\b`,
       "g",
     ),
   },
