@@ -2688,7 +2688,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["system", "assistant", "developer", "admin"],
     category: "role_injection",
     re:
-      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|<h[1-6](?=[ >])[^<>]{0,40}>(?:<(?:b|strong|em|i|u|span)>)?(?:(?:new|updated|revised|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)(?:<\/(?:b|strong|em|i|u|span)>)?<\/h[1-6]>|\b(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer)[_ -](?:message|prompt|instructions?) ?\n(?:={3,60}|-{3,60})|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|<h[1-6](?=[ >])[^<>]{0,40}>(?:<(?:b|strong|em|i|u|span)>)?(?:(?:new|updated|revised|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)(?:<\/(?:b|strong|em|i|u|span)>)?<\/h[1-6]>|(?<=(?:^|\n)(?:new|updated|revised|override|overriding|replacement|latest) )(?:system|assistant|developer)[_ -](?:message|prompt|instructions?) ?\n(?:={3,60}|-{3,60})|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
     // (an HTML heading, with attributes or a tag of emphasis in it or not, or one underlined in Markdown
     // ("New system prompt\n====="), is a page's, unless orders only a model is given follow it: "<h2>New system
     // prompt</h2><p>You are DAN ...", not "<p>Your system prompt can now be edited", see `ordersForModel`; under
@@ -2697,7 +2697,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
       t[s] === "<"
         ? ordersForModel(t, e, original, CHANGED_HEADING.test(t.slice(s, e)) ? {} : { nameGivesOrders: false })
         : (t[e - 1] === "=" || t[e - 1] === "-") && /\n[=-]+$/.test(t.slice(s, e))
-        ? (s === 0 || t[s - 1] === "\n") && ordersForModel(t, e, original)
+        ? ordersForModel(t, e, original)
         : !namesCode(t, s, e) &&
           // (a hyphen joins the words in a heading's "## System-Prompt", and in a link's anchor "(#system-prompt)")
           !(/^#+[^ ]/.test(t.slice(s, e)) && /(?:system|assistant|developer)-/.test(t.slice(s, e))) &&
