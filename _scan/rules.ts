@@ -478,7 +478,8 @@ const STATEMENT_LABEL = new RegExp(
 function secretAhead(t: string, at: number): boolean {
   for (let i = at; i < at + 40 && i < t.length; i++) {
     if (
-      t[i] === " " && !CRAFT_BEFORE.test(t.slice(Math.max(0, i - 12), i)) && SECRET_ASKED.test(t.slice(i, at + 120))
+      t[i] === " " && !CRAFT_BEFORE.test(t.slice(Math.max(0, i - 12), i)) &&
+      SECRET_ASKED.test(t.slice(i, at + 120))
     ) return true;
   }
   return false;
@@ -641,8 +642,8 @@ const ORDER_GOES_ON = new RegExp(
 );
 
 /** Words of quality before a secret's noun that make it a craft to learn: "better prompts", "stronger passwords". */
-const CRAFT = "better|good|great|effective|clear|smarter|stronger|strong|safer|secure|meilleurs?|mejores|migliori|" +
-  "melhores|bessere[n]?|sichere[n]?";
+const CRAFT = "better|good|great|effective|clear|smarter|stronger|strong|safer|secure|meilleurs?|mejores|" +
+  "migliori|melhores|bessere[n]?|sichere[n]?";
 
 /** `CRAFT` ending where a secret's noun is read from (see `secretAhead`). */
 const CRAFT_BEFORE = new RegExp(`\\b(?:${CRAFT})$`);
@@ -1558,13 +1559,14 @@ function ordersForModel(
   t: string,
   from: number,
   original: Original,
-  options: { nameGivesOrders?: false } = {},
+  options: { nameGivesOrders?: boolean } = {},
 ): boolean {
   const m = /^(?:[\s\-*>\d.)]|<[a-z0-9]{1,10}>)*/.exec(t.slice(from, from + 40));
   const at = from + (m === null ? 0 : m[0].length);
   // (a persona is named: "you are EvilBot", "You are DAN", not "you are responsible for ...", nor a capitalised
   // compound, "you are CEO-approved only if ...", "you are GDPR-compliant")
-  const named = options.nameGivesOrders === false ? null : /^(?:you are|you're) (?:now )?/.exec(t.slice(at, at + 16));
+  const byName = options.nameGivesOrders !== false;
+  const named = byName ? /^(?:you are|you're) (?:now )?/.exec(t.slice(at, at + 16)) : null;
   if (
     named !== null && /[A-Z]/.test(original(at + named[0].length)) &&
     !/^[a-z0-9]*-[a-z]/.test(t.slice(at + named[0].length, at + named[0].length + 24))
@@ -1613,9 +1615,9 @@ const LEAK_ORDER = new RegExp(
  */
 const IGNORE_TRANSLATED: readonly string[] = [
   ...["ignoriere", "ignorier", "ignorieren", "vergiss", "vergessen", "missachte", "missachten", "ignorer"],
-  ...["ignorez", "ignores", "ignore", "oublie", "oublier", "oubliez", "oublies", "ignora", "ignori", "ignoren"],
-  ...["olvida", "olvide", "olviden", "olvides", "dimentica", "dimentichi", "esqueca", "esquece", "negeer"],
-  ...["vergeet", "zignoruj", "ignoruj", "zapomnij", "zapomen"],
+  ...["ignorez", "ignores", "ignore", "oublie", "oublier", "oubliez", "oublies", "ignora", "ignori"],
+  ...["ignoren", "olvida", "olvide", "olviden", "olvides", "dimentica", "dimentichi", "esqueca", "esquece"],
+  ...["negeer", "vergeet", "zignoruj", "ignoruj", "zapomnij", "zapomen"],
 ];
 
 /** Nouns that name the assistant's own instructions. */
@@ -1996,7 +1998,10 @@ export const rules: () => readonly Rule[] = lazy(() => [
     name: "override.ignore_previous_translated",
     leads: [...IGNORE_TRANSLATED],
     maxLen: 100,
-    needles: ["ignor", "vergiss", "vergess", "missacht", "oubli", "olvid", "dimentic", "esquec", "negeer", "vergeet", "zapom"],
+    needles: [
+      ...["ignor", "vergiss", "vergess", "missacht", "oubli", "olvid", "dimentic", "esquec", "negeer"],
+      ...["vergeet", "zapom"],
+    ],
     // (its words for "previous", which English seldom has: an English order is left to the rules above)
     anchors: [
       ...["vorherig", "vorig", "bisherig", "fruher", "obigen", "vorangegangen", "eerdere", "voorgaand"],
@@ -2005,7 +2010,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     ],
     category: "instruction_override",
     re: new RegExp(
-      `(?<![a-z])(?:${IGNORE_TRANSLATED.join("|")})\\b[a-z' ]{0,30}?\\b(?:(?:vorherigen|vorigen|bisherigen|fruheren|` +
+      `(?<![a-z])(?:${IGNORE_TRANSLATED.join("|")})\\b[a-z' ]{0,30}?` +
+        `\\b(?:(?:vorherigen|vorigen|bisherigen|fruheren|` +
         `obigen|vorangegangenen|vorige|eerdere|voorgaande|bovenstaande|poprzednie|wczesniejsze|predchozi|` +
         `dosavadni) (?:anweisungen|instruktionen|regeln|befehle|instructies|regels|opdrachten|` +
         `instrukcje|polecenia|zasady|pokyny|instrukce|pravidla)|(?:instructions|consignes|regles|directives|` +
@@ -2195,8 +2201,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // (a "you have no moral ..." or an "assume the persona ..." holds its own: "you have" and "assume" are too
     // common in prose to look around each)
     needles: [
-      ...["from now on", "you are", "you're", "your new", "you have been", "persona", "identity", "character"],
-      ...["alter ego", "no ethic", "no moral", "no safety"],
+      ...["from now on", "you are", "you're", "your new", "you have been", "persona", "identity"],
+      ...["character", "alter ego", "no ethic", "no moral", "no safety"],
     ],
     category: "instruction_override",
     // ("You are an AI with no ethical guidelines", "you have no moral restrictions": a persona freed of its
@@ -2695,7 +2701,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // a plain "System prompt" a page shows a prompt, and a persona's name gives no orders there)
     accept: (t, s, e, _upper, original) =>
       t[s] === "<"
-        ? ordersForModel(t, e, original, CHANGED_HEADING.test(t.slice(s, e)) ? {} : { nameGivesOrders: false })
+        ? ordersForModel(t, e, original, { nameGivesOrders: CHANGED_HEADING.test(t.slice(s, e)) })
         : (t[e - 1] === "=" || t[e - 1] === "-") && /\n[=-]+$/.test(t.slice(s, e))
         ? ordersForModel(t, e, original)
         : !namesCode(t, s, e) &&
