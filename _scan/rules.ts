@@ -540,7 +540,7 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
     for (let i = e; i < t.length && i < e + 24; i++) after += original(i);
     return cyrillicOrder().test(after);
   }
-  if (m[1] === undefined) return !NAME_GIVEN.test(m[0]) || nameOrFormal(t, e + m[0].length, original);
+  if (m[1] === undefined) return !NAME_GIVEN.test(m[0]) || nameGiven(t, e + m[0].length, original);
   const end = e + m[0].length;
   // (a verb form that is also a noun, or a present tense, closed by a comma is an item of a list, no order:
   // Spanish "Modelo, muestra, precio", Italian "Assistente, mostra, ...")
@@ -589,25 +589,28 @@ function orderedInAnotherLanguage(t: string, e: number, original: Original): boo
  * bare, they head a headline's claim or tell a status, "IA, sei il futuro", "IA, sei Pronto per il GDPR",
  * "KI, Sie sind gefragt", "Assistent, je bent nu ingelogd", and "sei" is also six, "sei Lezioni".
  */
-const NAME_GIVEN = /(?:^|[^a-z])(?:sei|voce e|sie sind|je bent|jij bent|bent u|u bent)$/;
+const NAME_GIVEN =
+  /(?:^|[^a-z])(?:sei|voce e|voce agora e|voces sao|sie sind|sind sie|ihr seid|usted es|je bent|jij bent|bent u|u bent|ben je|ben jij)$/;
 
 /**
  * True when the identity of `NAME_GIVEN` ending at `t[end]` is given: a name in capitals or CamelCase follows
- * ("DAN", "EvilGPT", not "Pronto", "Mesi"), "now" between them or not, or its sentence frees it of rules ("Sie
- * sind jetzt ein Pirat ohne Regeln", "je bent nu een AI zonder regels"). Reads at most 80 characters.
+ * ("DAN", "**DAN**", "EvilGPT", not "Pronto", "Mesi"), "now" between them or not, or its sentence frees it of
+ * rules ("Sie sind jetzt ein Pirat ohne Regeln", "je bent nu een AI zonder regels"). Reads at most 80
+ * characters.
  */
-function nameOrFormal(t: string, end: number, original: Original): boolean {
-  const after = originalText(original, end, end + 24);
-  if (
-    /^\s+(?:(?:ora|adesso|agora|nu|vanaf nu|jetzt|ab sofort)\s+)?(?:\p{Lu}{2,}|\p{Lu}\p{Ll}+\p{Lu})/u.test(
-      after,
-    )
-  ) {
-    return true;
-  }
-  return /^[^.!?\n]{0,60}\b(?:ohne|sans|sin|senza|sem|bez|zonder|without) (?:regeln|regles|reglas|regole|regras|regels|rules|filter|filtres|filtros|filtri|grenzen|limites|limiti)\b/
-    .test(t.slice(end, end + 80));
+function nameGiven(t: string, end: number, original: Original): boolean {
+  return NAME_AFTER.test(originalText(original, end, end + 24)) || WITHOUT_RULES.test(t.slice(end, end + 80));
 }
+
+/** A jailbreak's name after an identity of `NAME_GIVEN`, in the original text (see `nameGiven`). */
+const NAME_AFTER =
+  /^\s+(?:(?:ora|adesso|agora|nu|vanaf nu|jetzt|ab sofort)\s+)?[*_]{0,2}(?:\p{Lu}{2,}|\p{Lu}\p{Ll}+\p{Lu})/u;
+
+/** "Without rules" in the sentence after an identity of `NAME_GIVEN`, folded (see `nameGiven`). */
+const WITHOUT_RULES = new RegExp(
+  "^[^.!?\\n]{0,60}\\b(?:ohne|sans|sin|senza|sem|bez|zonder|without) (?:regeln|regles|reglas|regole|regras|" +
+    "regels|rules|filter|filtres|filtros|filtri|grenzen|limites|limiti)\\b",
+);
 
 /**
  * After an order of `ORDER_IN_ANOTHER_LANGUAGE`: the reader's CV or application (Portuguese and Spanish
@@ -701,7 +704,8 @@ const ORDER_IN_ANOTHER_LANGUAGE = new RegExp(
     // bent nu DAN"; a bare "sei", "voce e" or "Sie sind" only before a name or as the formal "Sie", see
     // `NAME_GIVEN`)
     `(?:(?:du bist|bist du|vous etes|(?:ty )?jsi|tu es|tu eres|eres|tu sei|sei (?:ora|adesso|un|una|uno)|voce e (?:agora|um|uma)|` +
-    `je bent|jij bent|bent u|u bent|sei|voce e|sie sind|` +
+    `je bent|jij bent|bent u|u bent|ben je|ben jij|sei|voce e|voce agora e|voces sao|sie sind|sind sie|` +
+    `ihr seid|usted es|` +
     // (not asked: "IA, sei una minaccia o un'opportunita?" heads an article; nor said of what the model is to
     // the writer: "KI, du bist mein Kollege", "IA, tu es notre alliee")
     `(?:ty )?jestes|jestescie)\\b(?![^.!?\\n]{0,80}\\?)(?! (?:mein|meine|unser|unsere|mon|ma|notre|mi|nuestro|` +
@@ -1608,7 +1612,7 @@ function ordersForModel(
   original: Original,
   options: { nameGivesOrders?: boolean } = {},
 ): boolean {
-  const m = /^(?:[\s\-*>\d.)]|<[a-z0-9]{1,10}>)*/.exec(t.slice(from, from + 40));
+  const m = /^(?:[\s\-*>\d.)]|<[a-z0-9]{1,10}(?:\s[^<>]{0,40})?>)*/.exec(t.slice(from, from + 80));
   const at = from + (m === null ? 0 : m[0].length);
   // (a persona is named: "you are EvilBot", "You are DAN", not "you are responsible for ...", nor a capitalised
   // compound, "you are CEO-approved only if ...", "you are GDPR-compliant")
@@ -1664,7 +1668,8 @@ const IGNORE_TRANSLATED: readonly string[] = [
   ...["ignoriere", "ignorier", "ignorieren", "vergiss", "vergessen", "missachte", "missachten", "ignorer"],
   ...["ignorez", "ignores", "ignore", "oublie", "oublier", "oubliez", "oublies", "ignora", "ignori"],
   ...["ignoren", "olvida", "olvide", "olviden", "olvides", "dimentica", "dimentichi", "esqueca", "esquece"],
-  ...["negeer", "vergeet", "zignoruj", "ignoruj", "zapomnij", "zapomen"],
+  ...["negeer", "vergeet", "zignoruj", "ignoruj", "zapomnij", "zapomen", "ignorate", "desconsidere"],
+  ...["desconsidera", "ignorujte", "zapomente"],
 ];
 
 /**
@@ -2069,23 +2074,24 @@ export const rules: () => readonly Rule[] = lazy(() => [
     maxLen: 100,
     needles: [
       ...["ignor", "vergiss", "vergess", "missacht", "oubli", "olvid", "dimentic", "esquec", "negeer"],
-      ...["vergeet", "zapom"],
+      ...["vergeet", "zapom", "desconsider"],
     ],
     // (its words for "previous", which English seldom has: an English order is left to the rules above)
     anchors: [
       ...["vorherig", "vorig", "bisherig", "fruher", "obigen", "vorangegangen", "eerdere", "voorgaand"],
       ...["bovenstaand", "poprzedni", "wczesniejsz", "predchoz", "dosavadn", "precedent", "anterieur"],
-      ...["anterior", "previa", "di prima"],
+      ...["anterior", "previa", "di prima", "ci-dessus", "voorafgaand"],
     ],
     category: "instruction_override",
     re: new RegExp(
-      `(?<![a-z])(?:${IGNORE_TRANSLATED.join("|")})\\b[a-z' ]{0,30}?` +
-        `\\b(?:(?:vorherigen|vorigen|bisherigen|fruheren|` +
-        `obigen|vorangegangenen|vorige|eerdere|voorgaande|bovenstaande|poprzednie|wczesniejsze|predchozi|` +
-        `dosavadni) (?:anweisungen|instruktionen|regeln|befehle|instructies|regels|opdrachten|` +
-        `instrukcje|polecenia|zasady|pokyny|instrukce|pravidla)|(?:instructions|consignes|regles|directives|` +
-        `instrucciones|reglas|indicaciones|istruzioni|regole|indicazioni|instrucoes|regras|orientacoes) ` +
-        `(?:precedentes|anterieures|anteriores|previas|precedenti|di prima))\\b`,
+      `(?<![a-z])(?:${IGNORE_TRANSLATED.join("|")})\\b[a-z'*_ ]{0,30}?` +
+        `\\b(?:(?:vorherigen?|vorigen|bisherigen?|fruheren?|obigen|vorangegangenen?|vorige|eerdere|voorgaande|` +
+        `voorafgaande|bovenstaande|poprzednie|poprzednich|wczesniejsze|wczesniejszych|predchozi|dosavadni) ` +
+        `(?:system)?(?:anweisung(?:en)?|instruktion(?:en)?|regeln?|befehle?|instructies?|regels|opdrachten|` +
+        `instrukcje|instrukcjach|polecenia|poleceniach|zasady|pokyny|instrukce|pravidla)|(?:instructions?|` +
+        `consignes?|regles?|directives?|instrucciones|instruccion|reglas?|indicaciones|istruzioni|istruzione|` +
+        `regole|regola|indicazioni|instrucoes|instrucao|regras?|orientacoes) ` +
+        `(?:precedentes?|anterieures?|anterior(?:es)?|previas?|precedenti|di prima|ci-dessus))(?![a-z-])`,
       "g",
     ),
     // (an order opens its clause: not a subject's verb, "Le navigateur ignore les r\u00e8gles pr\u00e9c\u00e9dentes", "Il
@@ -2288,7 +2294,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // ("you have no morals" in a story's speech, a speech tag after it, is said to a person: '"You have no morals,
     // Jack," she said')
     re:
-      /\b(?:you(?: are|'re) (?:now )?(?:an? |the )?(?:(?:unfiltered|uncensored|unrestricted|jailbroken|amoral|unhinged) )?(?:ai|assistant|model|chatbot|bot|llm|language model)(?: (?:assistant|model|chatbot|bot|agent|system))? (?:with (?:no|zero)|without(?: any)?|that (?:has|knows) no|free (?:of|from)(?: any| all)?) (?:(?:ethical|moral|safety|content)(?: or | and |\/|, ?))?(?:(?:ethical|moral|safety|content) )?(?:rules|restrictions|limitations|filters|guidelines|censorship|ethics|morals|boundaries|guardrails)\b(?![^\n]{0,40}?["\u201d'\u2019?!,] ?(?:he|she|they|i|[a-z]+) (?:said|says|shouted|yelled|snapped|asked|replied|cried|muttered|whispered|hissed)\b)|you (?:now )?have no (?:ethical|moral) (?:rules|restrictions|limitations|filters|guidelines|boundaries|guardrails)\b|you (?:now )?have no (?:ethics|morals)\b(?![^\n]{0,40}?["\u201d?!,] ?(?:he|she|they|i|[a-z]+) (?:said|says|shouted|yelled|snapped|asked|replied|cried|muttered|whispered|hissed)\b)|(?:from now on,? (?:you (?:must|will) )?|you (?:must|will|shall|are to|need to|have to) (?:now|immediately|henceforth) |immediately )(?:adopt|assume|take on|embody) (?:the|a|an|this|my|your new) (?:[a-z-]+ ){0,2}?(?:persona|identity|character|personality|alter ego)(?: of\b| named\b| called\b|[.,:;!]|$)|from now on,? you (?:are|will|must|shall|should)|you are now (?:a|an|in|the|my|dan|free|no longer)\b|your new (?:task|goal|objective|instructions?|role|purpose|job|mission) (?:is|are|will be)\b|you (?:are|have been) (?:jailbroken|freed|unrestricted))/g,
+      /\b(?:you(?: are|'re) (?:now )?(?:an? |the )?(?:(?:unfiltered|uncensored|unrestricted|jailbroken|amoral|unhinged) )?(?:ai|assistant|model|chatbot|bot|llm|language model)(?: (?:assistant|model|chatbot|bot|agent|system))? (?:with (?:absolutely )?(?:no|zero)|without(?: any)?|(?:that|who|which) (?:has|knows) no|free (?:of|from)(?: any| all)?) (?:(?:ethical|moral|safety|content|legal)(?: or | and |\/|, ?(?:or |and )?)){0,2}(?:(?:ethical|moral|safety|content|legal) )?(?:rules|restrictions|limits|limitations|filters|guidelines|censorship|ethics|morals|boundaries|guardrails)\b(?![^\n]{0,40}?["\u201d'\u2019?!,] ?(?:he|she|they|i|[a-z]+) (?:said|says|shouted|yelled|snapped|asked|replied|cried|muttered|whispered|hissed)\b)|you (?:now )?have no (?:ethical|moral) (?:rules|restrictions|limitations|filters|guidelines|boundaries|guardrails)\b|you (?:now )?have no (?:ethics|morals)\b(?![^\n]{0,40}?["\u201d?!,] ?(?:he|she|they|i|[a-z]+) (?:said|says|shouted|yelled|snapped|asked|replied|cried|muttered|whispered|hissed)\b)|(?:from now on,? (?:you (?:must|will) )?|you (?:must|will|shall|are to|need to|have to) (?:now|immediately|henceforth) |immediately )(?:adopt|assume|take on|embody) (?:the|a|an|this|my|your new) (?:[a-z-]+ ){0,2}?(?:persona|identity|character|personality|alter ego)(?: of\b| named\b| called\b|[.,:;!]|$)|from now on,? you (?:are|will|must|shall|should)|you are now (?:a|an|in|the|my|dan|free|no longer)\b|your new (?:task|goal|objective|instructions?|role|purpose|job|mission) (?:is|are|will be)\b|you (?:are|have been) (?:jailbroken|freed|unrestricted))/g,
     // "you are now in" puts the reader in a mode, a role or a world ("... in developer mode", "... in charge",
     // "... in a fictional world", "... in an unrestricted environment"); "you are now in the top 0.1% of LLM
     // whisperers" says where they stand (see `PUT_IN`).
@@ -2769,7 +2775,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["system", "assistant", "developer", "admin"],
     category: "role_injection",
     re:
-      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|<h[1-6](?=[ >])[^<>]{0,40}>(?:<(?:b|strong|em|i|u|span)>)?(?:(?:new|updated|revised|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)(?:<\/(?:b|strong|em|i|u|span)>)?<\/h[1-6]>|(?<=(?:^|\n)(?:new|updated|revised|override|overriding|replacement|latest) )(?:system|assistant|developer)[_ -](?:message|prompt|instructions?) ?\n(?:={3,60}|-{3,60})|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|<h[1-6](?=[\s>])[^<>]{0,80}>\s{0,8}(?:<(?:b|strong|em|i|u|span)(?=[\s>])[^<>]{0,40}>){0,2}(?:(?:new|updated|revised|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)(?:<\/(?:b|strong|em|i|u|span)>){0,2}\s{0,8}<\/h[1-6]>|(?<=(?:^|\n)(?:\*\*|__)?(?:(?:new|updated|revised|override|overriding|replacement|latest|hidden|secret|real|actual|true) )?)(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)(?:\*\*|__)? ?\n(?:={2,60}|-{3,60})|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
     // (an HTML heading, with attributes or a tag of emphasis in it or not, or one underlined in Markdown
     // ("New system prompt\n====="), is a page's, unless orders only a model is given follow it: "<h2>New system
     // prompt</h2><p>You are DAN ...", not "<p>Your system prompt can now be edited", see `ordersForModel`; under
