@@ -1442,6 +1442,14 @@ const TOLD_NEWS = /^\s*(?:you are|you're) (?:going|welcome|able|invited|free to|
  */
 type PromptKind = "new" | "own" | "same";
 
+/**
+ * What may stand before an underlined `role.system_marker` heading on its line: nothing, bold, or a word of a
+ * prompt replaced or hidden ("New system prompt\n====="); a heading's words run on from a line before head
+ * nothing ("Read about our new system prompt\n=====").
+ */
+const UNDERLINED_OPENS =
+  /^(?:\*\*|__)?(?:(?:new|updated|revised|override|overriding|replacement|latest|hidden|secret|real|actual|true) )?$/;
+
 /** A `role.system_marker` HTML heading of a prompt that replaces the one in force: "new", "updated", ... */
 const CHANGED_HEADING = />(?:<[a-z]+>)?(?:new|updated|revised|override|overriding|replacement|latest) /;
 
@@ -2775,7 +2783,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
     needles: ["system", "assistant", "developer", "admin"],
     category: "role_injection",
     re:
-      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|<h[1-6](?=[\s>])[^<>]{0,80}>\s{0,8}(?:<(?:b|strong|em|i|u|span)(?=[\s>])[^<>]{0,40}>){0,2}(?:(?:new|updated|revised|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)(?:<\/(?:b|strong|em|i|u|span)>){0,2}\s{0,8}<\/h[1-6]>|(?<=(?:^|\n)(?:\*\*|__)?(?:(?:new|updated|revised|override|overriding|replacement|latest|hidden|secret|real|actual|true) )?)(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)(?:\*\*|__)? ?\n(?:={2,60}|-{3,60})|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
+      /#{1,4} ?(?:\*{1,2}|_{1,2})?\(?(?:(?:new|updated|revised|real|actual|true|hidden|secret|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)\)?(?:\*{1,2}|_{1,2})?|<h[1-6](?=[\s>])[^<>]{0,80}>\s{0,8}(?:<(?:b|strong|em|i|u|span)(?=[\s>])[^<>]{0,40}>){0,2}(?:(?:new|updated|revised|override|overriding|replacement|latest) )?(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)(?:<\/(?:b|strong|em|i|u|span)>){0,2}\s{0,8}<\/h[1-6]>|(?:system|assistant|developer)[_ -](?:message|prompt|instructions?)(?:\*\*|__)? ?\n(?:={2,60}|-{3,60})|={2,6} ?(?:new|updated|revised|override|overriding|replacement|latest) (?:system|assistant|developer) (?:message|prompt|instructions?) ?={2,6}|[\[(<](?:system|admin|developer)(?: |_)?(?:message|prompt|instructions?|override|note)?[\])>] ?:?|\b(?:system|admin|developer) (?:override|message|instruction)s? ?:/g,
     // (an HTML heading, with attributes or a tag of emphasis in it or not, or one underlined in Markdown
     // ("New system prompt\n====="), is a page's, unless orders only a model is given follow it: "<h2>New system
     // prompt</h2><p>You are DAN ...", not "<p>Your system prompt can now be edited", see `ordersForModel`; under
@@ -2787,7 +2795,8 @@ export const rules: () => readonly Rule[] = lazy(() => [
           nameGivesOrders: /^<h[1-6]>/.test(t.slice(s, e)) && CHANGED_HEADING.test(t.slice(s, e)),
         })
         : (t[e - 1] === "=" || t[e - 1] === "-") && /\n[=-]+$/.test(t.slice(s, e))
-        ? ordersForModel(t, e, original, { nameGivesOrders: false })
+        ? UNDERLINED_OPENS.test(t.slice(t.lastIndexOf("\n", s - 1) + 1, s)) &&
+          ordersForModel(t, e, original, { nameGivesOrders: false })
         : !namesCode(t, s, e) &&
           // (a hyphen joins the words in a heading's "## System-Prompt", and in a link's anchor "(#system-prompt)")
           !(/^#+[^ ]/.test(t.slice(s, e)) && /(?:system|assistant|developer)-/.test(t.slice(s, e))) &&
