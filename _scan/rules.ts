@@ -599,12 +599,17 @@ const NAME_GIVEN =
  * characters.
  */
 function nameGiven(t: string, end: number, original: Original): boolean {
-  return NAME_AFTER.test(originalText(original, end, end + 24)) || WITHOUT_RULES.test(t.slice(end, end + 80));
+  return nameAfter().test(originalText(original, end, end + 24)) ||
+    WITHOUT_RULES.test(t.slice(end, end + 80));
 }
 
-/** A jailbreak's name after an identity of `NAME_GIVEN`, in the original text (see `nameGiven`). */
-const NAME_AFTER =
-  /^\s+(?:(?:ora|adesso|agora|nu|vanaf nu|jetzt|ab sofort)\s+)?[*_]{0,2}(?:\p{Lu}{2,}|\p{Lu}\p{Ll}+\p{Lu})/u;
+/**
+ * A jailbreak's name after an identity of `NAME_GIVEN`, in the original text (see `nameGiven`); made on first
+ * use, as a `\p{...}` expression costs at load.
+ */
+const nameAfter = lazy(() =>
+  /^\s+(?:(?:ora|adesso|agora|nu|vanaf nu|jetzt|ab sofort)\s+)?[*_]{0,2}(?:\p{Lu}{2,}|\p{Lu}\p{Ll}+\p{Lu})/u
+);
 
 /** "Without rules" in the sentence after an identity of `NAME_GIVEN`, folded (see `nameGiven`). */
 const WITHOUT_RULES = new RegExp(
