@@ -599,7 +599,7 @@ const NAME_GIVEN =
  * characters.
  */
 function nameGiven(t: string, end: number, original: Original): boolean {
-  return nameAfter().test(originalText(original, end, end + 24)) ||
+  return nameAfter().test(originalText(original, end, end + 60)) ||
     WITHOUT_RULES.test(t.slice(end, end + 80));
 }
 
@@ -608,8 +608,23 @@ function nameGiven(t: string, end: number, original: Original): boolean {
  * use, as a `\p{...}` expression costs at load.
  */
 const nameAfter = lazy(() =>
-  /^\s+(?:(?:ora|adesso|agora|nu|vanaf nu|jetzt|ab sofort)\s+)?[*_]{0,2}(?:\p{Lu}{2,}|\p{Lu}\p{Ll}+\p{Lu})/u
+  new RegExp(
+    '^\\s+(?:(?:ora|adesso|agora|nu|vanaf nu|jetzt|ab jetzt|ab sofort|nun|ahora)\\s+)?[*_"\u201c\u201e\u00ab]{0,2}' +
+      `(?!(?:${EMPHATIC_CAPITALS})(?![\\p{L}\\d]))(?:\\p{Lu}[\\p{Lu}\\d]+|\\p{Lu}\\p{Ll}+\\p{Lu}[\\p{L}\\d]*)` +
+      // (the name is a word of its own, not a compound's or a plural's start: "SAP-Profi", "VIP-lid", "ZZP'er",
+      // "ChatGPT-Plus", "MVPs"; and it closes its clause or a word of the persona's follows, not a noun it
+      // counts or a phrase it heads: "sei PDF da firmare", "sei GPU H100", "sei AMMINISTRATORE del progetto")
+      "(?![\\p{L}\\d'\u2019+-])[*_\"\u201d\u201c\u00bb]{0,2}\\s*(?:[.,;:!\\n]|$|(?:e|und|en|et|y|and|ed|ab|vanaf|" +
+      "desde|from|ora|adesso|agora|ahora|now|nun|jetzt|nu|per|f\u00fcr|fur|para|pour|voor|senza|ohne|sans|" +
+      "sin|sem|zonder|without|un|una|uno|um|uma|ein|eine|een)(?![\\p{L}\\d]))",
+    "u",
+  )
 );
+
+/** Capitals of emphasis, not a name: "sei PRO", "voce e VIP", "Sie sind SUPER", "voce e DEMAIS". */
+const EMPHATIC_CAPITALS =
+  "VIP|PRO|SUPER|DEMAIS|TROPPO|PJ|MVP|TOP|OK|MEGA|TOLL|GENIAL|BRAVO|BRAVA|BRAVISSIMO|UNICO|" +
+  "INCRIVEL|IMPRESSIONANTE|FANTASTICO|GENIALE|ENORME|SUPERBE|BOSS|KING|BEST";
 
 /** "Without rules" in the sentence after an identity of `NAME_GIVEN`, folded (see `nameGiven`). */
 const WITHOUT_RULES = new RegExp(
