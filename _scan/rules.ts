@@ -1627,8 +1627,9 @@ const HANDED_OVER_HERE =
  * words that free a persona of its rules within 200 characters (see `UNBOUND`, read as `freedPersona` does).
  * An office's rules go on with what staff do ("submit timesheets by Friday", "you are responsible for ...",
  * "ignore e-mails from unknown senders", "send invoices to finance@...", "never reveal customer data").
- * With `nameGivesOrders: false`, a persona's name alone is none: a page shows a prompt that opens so ("You are
- * Acme Assistant, ...") under a plain heading.
+ * With `nameGivesOrders: false`, a persona alone, named or a role, is none: a page shows a prompt that opens so
+ * ("You are Acme Assistant, ...", a changelog's "You are an assistant for Acme's help centre") under a plain
+ * heading.
  */
 function ordersForModel(
   t: string,
@@ -1646,8 +1647,8 @@ function ordersForModel(
     named !== null && /[A-Z]/.test(original(at + named[0].length)) &&
     !/^[a-z0-9]*-[a-z]/.test(t.slice(at + named[0].length, at + named[0].length + 24))
   ) return true;
-  return MODEL_ORDER.test(t.slice(at, at + 40)) || LEAK_ORDER.test(t.slice(at, at + 120)) ||
-    freedPersona(t, at, original);
+  return (MODEL_ORDER.test(t.slice(at, at + 40)) && (byName || !t.startsWith("you are", at))) ||
+    LEAK_ORDER.test(t.slice(at, at + 120)) || freedPersona(t, at, original);
 }
 
 /**
@@ -1698,25 +1699,31 @@ const IGNORE_TRANSLATED: readonly string[] = [
 
 /**
  * True when the order of `override.ignore_previous_translated` at `t[s..e]` opens its sentence or a line's item
- * (see `imperativeStart`, without a comma's seam), and is neither a quotation closed right after it ("Der
- * Angriff beginnt mit 'Ignoriere alle vorherigen Anweisungen'"), nor a Dutch or German one its clause negates at
- * its end ("Vergeet de vorige instructies niet"), nor one held to a condition after it ("Negeer de vorige
- * instructies als u Windows 11 gebruikt", "ignorez ... si vous utilisez macOS", "Ignore ... s\u00f3lo si ...").
+ * (see `imperativeStart`, without a comma's seam), and is neither asked ("Ignora anche le regole precedenti?"),
+ * nor a Dutch or German one its clause negates at its end ("Vergeet de vorige instructies niet"), nor what a
+ * code's option or keyword does, told in the third person, which Romance languages spell as the imperative
+ * ("| `--force` | Ignora las reglas anteriores", "!important: ignora le regole precedenti"). A quoted order and
+ * one held to a condition are flagged, as the English rule flags them.
  */
 function opensOrder(t: string, s: number, e: number): boolean {
   if (imperativeStart(t, s) === false) return false;
   let i = s;
   while (i > 0 && t[i - 1] === " ") i--;
-  // (an elided negation is no quote: "N'oubliez pas ...")
-  if (t[i - 1] === "'" && /[a-z]/.test(t[i - 2] ?? "")) return false;
-  if ((t[i - 1] === "'" || t[i - 1] === '"') && /^['"]/.test(t.slice(e, e + 1))) return false;
-  return !/^[^.!?\n;:,]{0,40}?\b(?:niet|nicht)\b/.test(t.slice(e, e + 40)) &&
-    !CONDITION_AFTER.test(t.slice(e, e + 24));
+  // (an elided negation: "N'oubliez pas ...")
+  if (t[i - 1] === "'" && t[i - 2] === "n" && !/[a-z]/.test(t[i - 3] ?? "")) return false;
+  return t[e] !== "?" && !CODE_LABEL.test(t.slice(Math.max(t.lastIndexOf("\n", s - 1) + 1, s - 60), s)) &&
+    !NEGATED_AT_END.test(t.slice(e, e + 40));
 }
 
-/** A condition that holds an order to what follows: Dutch "als", French and Spanish "si", German "wenn", ... */
-const CONDITION_AFTER =
-  /^,? (?:(?:solo|nur|seulement|alleen|apenas|solamente|solo) )?(?:als|indien|wanneer|si|se|wenn|falls|quand|lorsque|cuando|quando|caso|if|when)\b/;
+/** A code's option or keyword labelling a description before it: "`--force` |", "-n:", "!important:". */
+const CODE_LABEL = /(?:`[^`\n]{1,40}`|(?:^|[\s(|])(?:--?|!)[a-z0-9][\w-]*)\s*[:|]\s*$/;
+
+/**
+ * "nicht" or "niet" closing the clause an order to ignore opens, no conjunction before it: "Vergeet de vorige
+ * instructies niet." ("... en aarzel niet", "... und z\u00f6gere nicht" go on with orders).
+ */
+const NEGATED_AT_END =
+  /^(?:(?!\b(?:und|en|want|aber|maar|sondern|denn|doch|oder|of)\b)[^.!?\n;:,\u2013\u2014-]){0,40}?\b(?:niet|nicht)\s*(?:[.!?,;:\n]|$)/;
 
 /** Nouns that name the assistant's own instructions. */
 const INSTRUCTIONS =
