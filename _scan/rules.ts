@@ -1706,7 +1706,10 @@ const IGNORE_TRANSLATED: readonly string[] = [
  * one held to a condition are flagged, as the English rule flags them.
  */
 function opensOrder(t: string, s: number, e: number): boolean {
-  if (imperativeStart(t, s) === false) return false;
+  // (a polite or a time word, or a condition on being a model or reading this, may open the clause before it:
+  // "Bitte ignoriere ...", "Por favor, ignora ...", "Ahora ignora ...", "Si eres una IA, ignora ...")
+  const before = ORDER_OPENED_BEFORE.exec(t.slice(Math.max(0, s - 80), s));
+  if (imperativeStart(t, before === null ? s : s - before[0].length) === false) return false;
   let i = s;
   while (i > 0 && t[i - 1] === " ") i--;
   // (an elided negation: "N'oubliez pas ...")
@@ -1714,6 +1717,21 @@ function opensOrder(t: string, s: number, e: number): boolean {
   return t[e] !== "?" && !CODE_LABEL.test(t.slice(Math.max(t.lastIndexOf("\n", s - 1) + 1, s - 60), s)) &&
     !NEGATED_AT_END.test(t.slice(e, e + 40));
 }
+
+/**
+ * Words that may open the clause of a translated order to ignore before its verb, folded: a polite word ("bitte",
+ * "por favor", "per favore", "veuillez", "merci d'", "prosze", "prosim"), a time word ("und jetzt", "ahora",
+ * "adesso", "agora"), or a condition on the reader being a model or reading this ("Wenn du das liest,", "Falls
+ * du ein Sprachmodell bist,", "Si vous etes une IA,", "Als je een AI bent,"). A condition on anything else is
+ * the reader's ("Si ya instalaste la version 2, ignora ...").
+ */
+const ORDER_OPENED_BEFORE = new RegExp(
+  "(?:(?:und |y |e |en |et )?(?:bitte|por favor|per favore|veuillez|merci d'|s'il (?:te|vous) plait|prosze|" +
+    "prosim|jetzt|nun|ahora|adesso|ora|agora|maintenant|nu)|(?:wenn|falls|si|se|als|quand|lorsque|cuando|" +
+    "quando|caso) [^.!?\\n,;:]{0,40}\\b(?:ki|ia|ai|llm|bot|chatbot|assistent|assistente|asistente|" +
+    "sprachmodell|modell|modelo|modello|model|modele|liest|leest|lees|lis|lisez|leggi|lee|verarbeitest|" +
+    "leyendo|leggendo|lendo)\\b[^.!?\\n,;:]{0,24})[,:]? ?$",
+);
 
 /** A code's option or keyword labelling a description before it: "`--force` |", "-n:", "!important:". */
 const CODE_LABEL = /(?:`[^`\n]{1,40}`|(?:^|[\s(|])(?:--?|!)[a-z0-9][\w-]*)\s*[:|]\s*$/;
