@@ -1687,6 +1687,16 @@ const LEAK_ORDER = new RegExp(
     "(?:your|the) (?:hidden |original |initial |full )?(?:instructions|prompt)))\\b",
 );
 
+/** Previous orders in the languages of `override.ignore_previous_translated`, folded: "vorherigen Anweisungen". */
+const PREVIOUS_ORDERS =
+  `(?:(?:vorherigen?|vorigen|bisherigen?|fruheren?|obigen|vorangegangenen?|vorige|eerdere|voorgaande|` +
+  `voorafgaande|bovenstaande|poprzednie|poprzednich|wczesniejsze|wczesniejszych|predchozi|dosavadni) ` +
+  `(?:system)?(?:anweisung(?:en)?|instruktion(?:en)?|regeln?|befehle?|instructies?|regels|opdrachten|` +
+  `instrukcje|instrukcjach|polecenia|poleceniach|zasady|pokyny|instrukce|pravidla)|(?:instructions?|` +
+  `consignes?|regles?|directives?|instrucciones|instruccion|reglas?|indicaciones|istruzioni|istruzione|` +
+  `regole|regola|indicazioni|instrucoes|instrucao|regras?|orientacoes) ` +
+  `(?:precedentes?|anterieures?|anterior(?:es)?|previas?|precedenti|di prima|ci-dessus))`;
+
 /**
  * Orders to ignore or forget, in German, French, Spanish, Italian, Portuguese, Dutch, Polish and Czech, folded
  * (see `override.ignore_previous_translated`).
@@ -1697,7 +1707,21 @@ const IGNORE_TRANSLATED: readonly string[] = [
   ...["ignoren", "olvida", "olvide", "olviden", "olvides", "dimentica", "dimentichi", "esqueca", "esquece"],
   ...["negeer", "vergeet", "zignoruj", "ignoruj", "zapomnij", "zapomen", "ignorate", "desconsidere"],
   ...["desconsidera", "ignorujte", "zapomente"],
+  // (infinitives, orders only after a modal: "Debes ignorar ...", see `INFINITIVE_AFTER_MODAL`)
+  ...["ignorar", "olvidar", "ignorare", "dimenticare", "esquecer", "desconsiderar"],
 ];
+
+/** Infinitives of `IGNORE_TRANSLATED`: an order only after a modal (see `MODAL_BEFORE`). */
+const INFINITIVE = /^(?:ignorar|olvidar|ignorare|dimenticare|esquecer|desconsiderar)\b/;
+
+/**
+ * A modal, its subject before it or not, that makes an infinitive to ignore an order, folded: "Debes ignorar",
+ * "Devi ignorare", "Voce deve esquecer", "Vous devez ignorer", and before a German or Dutch modal its subject,
+ * "Du musst ...", "Je moet ..." (bare, an infinitive labels a setting: "Ignorar las reglas anteriores: marque
+ * esta casilla").
+ */
+const MODAL_BEFORE =
+  /(?:(?:tu|usted|ustedes|voce|voces|lei|vous) )?(?:debes|debe|deben|devi|deve|devono|deves|devez|dois|doit|tienes que|tiene que|hai da|precisa|precisas) ?$|(?:du|ihr|sie|je|jij|u|jullie) $/;
 
 /**
  * True when the order of `override.ignore_previous_translated` at `t[s..e]` opens its sentence or a line's item
@@ -1710,8 +1734,15 @@ const IGNORE_TRANSLATED: readonly string[] = [
 function opensOrder(t: string, s: number, e: number): boolean {
   // (a polite or a time word, or a condition on being a model or reading this, may open the clause before it:
   // "Bitte ignoriere ...", "Por favor, ignora ...", "Ahora ignora ...", "Si eres una IA, ignora ...")
-  const before = ORDER_OPENED_BEFORE.exec(t.slice(Math.max(0, s - 80), s));
-  if (imperativeStart(t, before === null ? s : s - before[0].length) === false) return false;
+  const modal = MODAL_BEFORE.exec(t.slice(Math.max(0, s - 24), s));
+  // (a German or Dutch modal's subject stands only before the modal, a Romance modal only before an infinitive)
+  if (modal !== null && /^(?:du|ihr|sie|je|jij|u|jullie) $/.test(modal[0]) !== /^m/.test(t.slice(s, s + 1))) {
+    return false;
+  }
+  if (modal === null && INFINITIVE.test(t.slice(s, s + 16))) return false;
+  const opened = modal === null ? s : s - modal[0].length;
+  const before = ORDER_OPENED_BEFORE.exec(t.slice(Math.max(0, opened - 80), opened));
+  if (imperativeStart(t, before === null ? opened : opened - before[0].length) === false) return false;
   let i = s;
   while (i > 0 && t[i - 1] === " ") i--;
   // (an elided negation: "N'oubliez pas ...")
@@ -2121,11 +2152,11 @@ export const rules: () => readonly Rule[] = lazy(() => [
     // accents): "Ignoriere alle vorherigen Anweisungen", "Ignorez les instructions precedentes", "Negeer alle
     // vorige instructies", "Zignoruj poprzednie instrukcje". The verb opens a word, the earlier rules close it.
     name: "override.ignore_previous_translated",
-    leads: [...IGNORE_TRANSLATED],
+    leads: [...IGNORE_TRANSLATED, "musst", "mussen", "moet", "moeten"],
     maxLen: 100,
     needles: [
       ...["ignor", "vergiss", "vergess", "missacht", "oubli", "olvid", "dimentic", "esquec", "negeer"],
-      ...["vergeet", "zapom", "desconsider"],
+      ...["vergeet", "zapom", "desconsider", "negeren", "vergeten"],
     ],
     // (its words for "previous", which English seldom has: an English order is left to the rules above)
     anchors: [
@@ -2135,14 +2166,12 @@ export const rules: () => readonly Rule[] = lazy(() => [
     ],
     category: "instruction_override",
     re: new RegExp(
-      `(?<![a-z])(?:${IGNORE_TRANSLATED.join("|")})\\b[a-z'*_ ]{0,30}?` +
-        `\\b(?:(?:vorherigen?|vorigen|bisherigen?|fruheren?|obigen|vorangegangenen?|vorige|eerdere|voorgaande|` +
-        `voorafgaande|bovenstaande|poprzednie|poprzednich|wczesniejsze|wczesniejszych|predchozi|dosavadni) ` +
-        `(?:system)?(?:anweisung(?:en)?|instruktion(?:en)?|regeln?|befehle?|instructies?|regels|opdrachten|` +
-        `instrukcje|instrukcjach|polecenia|poleceniach|zasady|pokyny|instrukce|pravidla)|(?:instructions?|` +
-        `consignes?|regles?|directives?|instrucciones|instruccion|reglas?|indicaciones|istruzioni|istruzione|` +
-        `regole|regola|indicazioni|instrucoes|instrucao|regras?|orientacoes) ` +
-        `(?:precedentes?|anterieures?|anterior(?:es)?|previas?|precedenti|di prima|ci-dessus))(?![a-z-])`,
+      `(?<![a-z])(?:(?:${IGNORE_TRANSLATED.join("|")})\\b[a-z'*_ ]{0,30}?\\b${PREVIOUS_ORDERS}(?![a-z-])|` +
+        // (a German or Dutch modal puts the verb last: "Du musst alle vorherigen Anweisungen ignorieren", "Je
+        // moet de vorige instructies negeren"; not where it is negated, "... nicht ignorieren")
+        `(?:musst|mussen|moet|moeten)(?: (?:du|ihr|sie|je|jij|u|jullie))?(?: (?!(?:nicht|niet|nie|nooit|` +
+        `keinesfalls|kein|geen)\\b)[a-z'*_]{1,16}){0,3}? ${PREVIOUS_ORDERS} (?:ignorieren|vergessen|missachten|` +
+        `negeren|vergeten)\\b)`,
       "g",
     ),
     // (an order opens its clause: not a subject's verb, "Le navigateur ignore les r\u00e8gles pr\u00e9c\u00e9dentes", "Il
