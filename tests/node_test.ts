@@ -28,6 +28,19 @@ const skip = major === null
   ? "no bun on PATH to compile the package to JavaScript"
   : false;
 
+/** Compiles the module `entry` of the project to one JavaScript file for Node, as JSR would serve it. */
+function buildForNode(entry: string, outfile: string): void {
+  const build = spawnSync("bun", [
+    "build",
+    join(root, entry),
+    "--target=node",
+    "--format=esm",
+    "--outfile",
+    outfile,
+  ], { encoding: "utf8", timeout: 120_000 });
+  assert.equal(build.status, 0, build.stderr);
+}
+
 test("README From Node: the example runs under Node against the package compiled to JavaScript", {
   skip,
   timeout: 120_000,
@@ -40,15 +53,7 @@ test("README From Node: the example runs under Node against the package compiled
       join(pkg, "package.json"),
       JSON.stringify({ name: "@toolguard/toolguard", type: "module", exports: "./mod.js" }),
     );
-    const build = spawnSync("bun", [
-      "build",
-      join(root, "mod.ts"),
-      "--target=node",
-      "--format=esm",
-      "--outfile",
-      join(pkg, "mod.js"),
-    ], { encoding: "utf8", timeout: 120_000 });
-    assert.equal(build.status, 0, build.stderr);
+    buildForNode("mod.ts", join(pkg, "mod.js"));
     writeFileSync(join(dir, "agent.mjs"), readmeBlock("From Node", "js"));
     const run = spawnSync("node", ["agent.mjs"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
@@ -64,15 +69,7 @@ test("Node 20: the MCP guard answers hostile and 64-bit ids without JSON.rawJSON
 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "toolguard-node-"));
   try {
-    const build = spawnSync("bun", [
-      "build",
-      join(root, "mcp.ts"),
-      "--target=node",
-      "--format=esm",
-      "--outfile",
-      join(dir, "mcp.js"),
-    ], { encoding: "utf8", timeout: 120_000 });
-    assert.equal(build.status, 0, build.stderr);
+    buildForNode("mcp.ts", join(dir, "mcp.js"));
     writeFileSync(
       join(dir, "relay.mjs"),
       `import { createMcpGuard } from "./mcp.js";
