@@ -1364,11 +1364,12 @@ export class GuardedSession implements McpSession {
       const id = m.id ?? null;
       this.#hooks.emit({ event: "stray_message", from: "server", kind: "request_and_answer", id });
       if (id !== null) {
-        this.answerWithError(
-          id,
-          -32603,
-          "toolguard: the MCP server's answer was also a request; not passed on",
-        );
+        const text = "toolguard: the MCP server's answer was also a request; not passed on";
+        // (under the double an id past 2^53 rounds to, it answers that request: see #roundedAlike)
+        if (!this.answerWithError(id, -32603, text)) {
+          const alike = this.#roundedAlike(m);
+          if (alike !== undefined) this.answerWithError(alike.req.id, -32603, text);
+        }
       }
       return null;
     }
