@@ -17,6 +17,7 @@ import {
   idFromEdges,
   idKey,
   idOf,
+  idOfText,
   isBigId,
   isId,
   isRequest,
@@ -1465,8 +1466,10 @@ export class GuardedSession implements McpSession {
    * client cancelled is dropped quietly, as MCP asks the client to ignore it.
    */
   #stray(m: JsonRpcMessage, key: string): null {
-    if (this.#cancelled.delete(key)) {
-      this.#noteAnswered(key, m); // (the server had the request: see answered)
+    const cancelled = this.#cancelled.has(key) ? key : this.#cancelledAlike(m);
+    if (cancelled !== undefined) {
+      this.#cancelled.delete(cancelled);
+      this.#noteAnswered(cancelled, m); // (the server had the request: see answered)
       return null;
     }
     this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", id: m.id });
@@ -1480,6 +1483,20 @@ export class GuardedSession implements McpSession {
   #noId(m: JsonRpcMessage): null {
     this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...idOf(m) });
     return null;
+  }
+
+  /**
+   * The key of the one cancelled request whose id past 2^53 reads as the same double as the answer `m`'s (see
+   * {@linkcode roundsAlike}): its late answer, from a server whose reader is `JSON.parse`. Undefined when none
+   * is, or several are (the answer is then a stray, as it is for the pending ones in `#roundedAlike`).
+   */
+  #cancelledAlike(m: JsonRpcMessage): string | undefined {
+    if (!isBigId(m.id) && !(typeof m.id === "number" && !Number.isSafeInteger(m.id))) return undefined;
+    // (a request's key is `n:` and its id's digits: see idKey)
+    const alike = [...this.#cancelled].filter((k) =>
+      k.startsWith("n:") && roundsAlike(m.id, idOfText(k.slice(2)))
+    );
+    return alike.length === 1 ? alike[0] : undefined;
   }
 
   /** Remember a cancelled request for a while, so its late answer is not reported as stray. */
