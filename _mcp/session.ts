@@ -25,6 +25,7 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   lineEdges,
+  pastSafeInteger,
   quickAnswerId,
   roundsAlike,
   takeLineText,
@@ -1416,10 +1417,7 @@ export class GuardedSession implements McpSession {
    */
   #roundedAlike(m: JsonRpcMessage): { key: string; req: PendingRequest } | undefined {
     // (only an id past 2^53 is read so: any other stray answer costs no search)
-    const id = m.id;
-    if (!isBigId(id) && !(typeof id === "number" && Number.isInteger(id) && !Number.isSafeInteger(id))) {
-      return undefined;
-    }
+    if (!pastSafeInteger(m.id)) return undefined;
     const alike = [...this.#pending].filter(([, req]) => roundsAlike(m.id, req.id));
     if (alike.length === 1) return { key: alike[0][0], req: alike[0][1] };
     for (const [, req] of alike) {
@@ -1491,7 +1489,7 @@ export class GuardedSession implements McpSession {
    * is, or several are (the answer is then a stray, as it is for the pending ones in `#roundedAlike`).
    */
   #cancelledAlike(m: JsonRpcMessage): string | undefined {
-    if (!isBigId(m.id) && !(typeof m.id === "number" && !Number.isSafeInteger(m.id))) return undefined;
+    if (!pastSafeInteger(m.id)) return undefined;
     // (a request's key is `n:` and its id's digits: see idKey)
     const alike = [...this.#cancelled].filter((k) =>
       k.startsWith("n:") && roundsAlike(m.id, idOfText(k.slice(2)))
