@@ -77,6 +77,26 @@ function roundsOff(value: unknown): boolean {
 }
 
 /**
+ * True for an id past 2^53 (a {@linkcode BigId}, or an integer a double rounds): only such an id can answer,
+ * rounded, another than its own (see {@linkcode roundsAlike}), so a stray answer with any other is not
+ * searched for one.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { idOfText, pastSafeInteger } from "./jsonrpc.ts";
+ *
+ * assert.equal(pastSafeInteger(idOfText("12345678901234567891")), true);
+ * assert.equal(pastSafeInteger(1.5e19), true);
+ * assert.equal(pastSafeInteger(9007199254740991), false);
+ * assert.equal(pastSafeInteger("12345678901234567891"), false);
+ * ```
+ */
+export function pastSafeInteger(id: unknown): boolean {
+  return isBigId(id) || roundsOff(id);
+}
+
+/**
  * The double an id past 2^53 reads as, the one a server whose reader is `JSON.parse` answers under
  * (12345678901234567891 as 12345678901234567000, or as `1.2345678901234567e19`); undefined for any other id.
  */

@@ -17,6 +17,7 @@ import {
   idFromEdges,
   idKey,
   idOf,
+  idOfText,
   isBigId,
   isId,
   isRequest,
@@ -24,6 +25,7 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   lineEdges,
+  pastSafeInteger,
   quickAnswerId,
   roundsAlike,
   takeLineText,
@@ -1364,11 +1366,12 @@ export class GuardedSession implements McpSession {
       const id = m.id ?? null;
       this.#hooks.emit({ event: "stray_message", from: "server", kind: "request_and_answer", id });
       if (id !== null) {
-        this.answerWithError(
-          id,
-          -32603,
-          "toolguard: the MCP server's answer was also a request; not passed on",
-        );
+        const text = "toolguard: the MCP server's answer was also a request; not passed on";
+        // (under the double an id past 2^53 rounds to, it answers that request: see #roundedAlike)
+        if (!this.answerWithError(id, -32603, text)) {
+          const alike = this.#roundedAlike(m);
+          if (alike !== undefined) this.answerWithError(alike.req.id, -32603, text);
+        }
       }
       return null;
     }
@@ -1414,10 +1417,7 @@ export class GuardedSession implements McpSession {
    */
   #roundedAlike(m: JsonRpcMessage): { key: string; req: PendingRequest } | undefined {
     // (only an id past 2^53 is read so: any other stray answer costs no search)
-    const id = m.id;
-    if (!isBigId(id) && !(typeof id === "number" && Number.isInteger(id) && !Number.isSafeInteger(id))) {
-      return undefined;
-    }
+    if (!pastSafeInteger(m.id)) return undefined;
     const alike = [...this.#pending].filter(([, req]) => roundsAlike(m.id, req.id));
     if (alike.length === 1) return { key: alike[0][0], req: alike[0][1] };
     for (const [, req] of alike) {
@@ -1464,8 +1464,10 @@ export class GuardedSession implements McpSession {
    * client cancelled is dropped quietly, as MCP asks the client to ignore it.
    */
   #stray(m: JsonRpcMessage, key: string): null {
-    if (this.#cancelled.delete(key)) {
-      this.#noteAnswered(key, m); // (the server had the request: see answered)
+    const cancelled = this.#cancelled.has(key) ? key : this.#cancelledAlike(m);
+    if (cancelled !== undefined) {
+      this.#cancelled.delete(cancelled);
+      this.#noteAnswered(cancelled, m); // (the server had the request: see answered)
       return null;
     }
     this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", id: m.id });
@@ -1479,6 +1481,20 @@ export class GuardedSession implements McpSession {
   #noId(m: JsonRpcMessage): null {
     this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...idOf(m) });
     return null;
+  }
+
+  /**
+   * The key of the one cancelled request whose id past 2^53 reads as the same double as the answer `m`'s (see
+   * {@linkcode roundsAlike}): its late answer, from a server whose reader is `JSON.parse`. Undefined when none
+   * is, or several are (the answer is then a stray, as it is for the pending ones in `#roundedAlike`).
+   */
+  #cancelledAlike(m: JsonRpcMessage): string | undefined {
+    if (!pastSafeInteger(m.id)) return undefined;
+    // (a request's key is `n:` and its id's digits: see idKey)
+    const alike = [...this.#cancelled].filter((k) =>
+      k.startsWith("n:") && roundsAlike(m.id, idOfText(k.slice(2)))
+    );
+    return alike.length === 1 ? alike[0] : undefined;
   }
 
   /** Remember a cancelled request for a while, so its late answer is not reported as stray. */

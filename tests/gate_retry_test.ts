@@ -1468,3 +1468,24 @@ test("StreamGate retry: a retry's answer that comes after the client cancelled i
   for (let i = 0; i < 50 && did.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
   assert.deepEqual(did, ["cancelled"]);
 });
+
+test("StreamGate retry: a retry's answer whose step throws once it came is cancelled, not left open", async () => {
+  // (a step of the gate's between the answer and its stream may throw too: each is caught alike)
+  const did: string[] = [];
+  const gate = new StreamGate("openai_chat", {
+    judge: rejectAll,
+    retry: () =>
+      Promise.resolve({
+        stream: () => {
+          did.push("stream");
+          throw new Error("the retry's stream could not be made");
+        },
+        cancel: () => {
+          did.push("cancelled");
+          return Promise.resolve();
+        },
+      }),
+  });
+  await new Response(gate.gate(answeredAtOnce(chatStream(["Let me look."], [BAD])))).text();
+  assert.deepEqual(did, ["stream", "cancelled"]);
+});

@@ -217,6 +217,27 @@ test("McpSession: of two requests whose ids past 2^53 round alike, an answer und
   ]);
 });
 
+test("McpSession: an answer that is also a request, under the double a request's id past 2^53 rounds to, answers that request with an error", () => {
+  const { session, toClient } = lineSession();
+  session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}'));
+  session.fromServer(frame('{"jsonrpc":"2.0","id":12345678901234567000,"method":"ping","result":{}}'));
+  // (it waited until the session closed)
+  assert.equal(session.pending, 0);
+  assert.match(toClient[0], /"id":12345678901234567891,/);
+  assert.match(toClient[0], /also a request/);
+});
+
+test("McpSession: a late answer to a cancelled request past 2^53, under the double its id rounds to, is dropped quietly", () => {
+  const { session, toClient, events } = lineSession();
+  session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}'));
+  session.fromClient(frame(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345678901234567891}}',
+  ));
+  session.fromServer(frame('{"jsonrpc":"2.0","id":12345678901234567000,"result":{}}'));
+  // (it was reported as an answer no request waits for, as the same answer under the digits sent is not)
+  assert.deepEqual([toClient, events.filter((e) => e.event === "stray_message")], [[], []]);
+});
+
 test("McpSession: an id past 2^53 written with a fraction or an exponent is a number, matched by its value", () => {
   // (every parser reads 1.5e19 as a double: a server echoes it as 15000000000000000000 or 1.5e+19, and the
   // answer was dropped as a stray, its request never answered, when the id was keyed by the text as it came)

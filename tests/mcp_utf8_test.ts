@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type McpEvent, type McpFrame } from "../mcp.ts";
+import { Utf8Faults } from "../_common/bytes.ts";
 import {
   type RawClient,
   rawLineClient,
@@ -226,4 +227,15 @@ test("McpSession: a line the relay's framer read is decoded once, its text read 
   }, (_self, args: Uint8Array[]) => lengths.has(args[0]?.length) ? 1 : 0);
   assert.equal(session.pending, 0);
   assert.equal(decoded, 4);
+});
+
+test("Utf8Faults: a byte order mark that starts the stream, dropped by the decoder, moves no bad byte's offset", () => {
+  const decoder = new TextDecoder();
+  const faults = new Utf8Faults();
+  const push = (bytes: number[]) =>
+    faults.push(new Uint8Array(bytes), decoder.decode(new Uint8Array(bytes), { stream: true }));
+  // ("a\ufffdb\ufffd": the BOM is no unit of the text, so the bad bytes are its second and fourth)
+  assert.deepEqual(push([0xef, 0xbb, 0xbf, 0x61, 0xff, 0x62]), [1]);
+  // (a BOM later in the stream is a character of its text)
+  assert.deepEqual(push([0xef, 0xbb, 0xbf, 0xfe]), [4]);
 });
