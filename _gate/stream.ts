@@ -77,7 +77,7 @@ export interface StreamRetry {
 export interface RetryAnswer {
   /** The answer's gated stream, continuing the client's message at `resume`. Called at most once. */
   stream(resume: ResumePoint): ReadableStream<Uint8Array>;
-  /** Cancels the answer's body unread, in place of `stream`. */
+  /** Cancels the answer's body unread: instead of `stream`, or after `stream` threw (the client has nothing). */
   cancel(): Promise<void>;
 }
 
