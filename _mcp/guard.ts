@@ -6,6 +6,7 @@
  * @module
  */
 import {
+  callName,
   caseStray,
   caseTwin,
   type CompiledTools,
@@ -31,7 +32,7 @@ import type {
   McpGuardOptions,
   UncheckedToolPolicy,
 } from "./types.ts";
-import { checkSwitches, givenValue, idText, isRecord, objectArg, orList } from "../_common/values.ts";
+import { checkSwitches, givenValue, idText, objectArg, orList } from "../_common/values.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -166,7 +167,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
     if (twin !== undefined) return refuseRepeated(params, twin, compiled.tools);
     const stray = caseStray(params, compiled.tools);
     if (stray !== undefined) return refuseStray(params, stray, compiled.tools);
-    const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
+    const name = callName(params);
     const change = pins?.refused(name);
     if (change !== undefined) return refuseChanged(change);
     if (poisoned.has(name)) return refusePoisoned(name);

@@ -184,7 +184,6 @@ export function refuseRepeated(
   { pointer, spellings }: RepeatedProperty,
   tools: readonly McpTool[],
 ): McpCallCheck {
-  const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
   const inArguments = pointer.startsWith(ARGUMENTS_AT);
   const path = inArguments ? pointer.slice(ARGUMENTS_AT.length - 1) : "";
   const finding: Finding = spellings !== undefined
@@ -208,7 +207,7 @@ export function refuseRepeated(
       expected: "each property once",
       received: "a repeated property",
     };
-  return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
+  return refusedCall(params, finding, tools);
 }
 
 /**
@@ -228,7 +227,6 @@ export function refuseRepeated(
  * ```
  */
 export function refuseNotUtf8(params: unknown): McpCallCheck {
-  const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
   const finding: Finding = {
     code: "malformed_arguments",
     path: "",
@@ -237,7 +235,7 @@ export function refuseNotUtf8(params: unknown): McpCallCheck {
     expected: "UTF-8 text",
     received: "bytes that are not UTF-8",
   };
-  return refused(name, { index: 0, name, allowed: false, findings: [finding] }, []);
+  return refusedCall(params, finding, []);
 }
 
 /** A character that case folding may change: an ASCII capital, or any past ASCII. */
@@ -498,7 +496,6 @@ export function refuseStray(
   { pointer, spelled, declared }: CaseStray,
   tools: readonly McpTool[],
 ): McpCallCheck {
-  const name = isRecord(params) && typeof params.name === "string" ? params.name : "";
   const inArguments = pointer.startsWith(ARGUMENTS_AT);
   const finding: Finding = {
     code: "malformed_arguments",
@@ -509,7 +506,7 @@ export function refuseStray(
     expected: `the name ${show(declared)}`,
     received: `the name ${show(spelled)}`,
   };
-  return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
+  return refusedCall(params, finding, tools);
 }
 
 /**
@@ -564,6 +561,17 @@ export function summarise(compiled: CompiledTools): McpToolsSummary {
 function refused(name: string, verdict: CallVerdict, tools: readonly McpTool[]): McpCallCheck {
   const feedback = describeVerdict(verdict, { tools });
   return { allowed: false, name, verdict, feedback, result: rejection(feedback, verdict.findings) };
+}
+
+/** The tool a `tools/call`'s params name, or "" when they name none. */
+export function callName(params: unknown): string {
+  return isRecord(params) && typeof params.name === "string" ? params.name : "";
+}
+
+/** A `tools/call` refused for one finding about its text, before its tool is looked at. */
+function refusedCall(params: unknown, finding: Finding, tools: readonly McpTool[]): McpCallCheck {
+  const name = callName(params);
+  return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
 }
 
 /**
