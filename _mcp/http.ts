@@ -9,7 +9,7 @@
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { sseParser, withoutBom } from "../_gate/sse.ts";
 import { byteCount, concatBytes, isUtf8, Utf8Faults, utf8Length } from "../_common/bytes.ts";
-import { errorText, isRecord, lazy, MAX_TIMER_MS, shownAddress } from "../_common/values.ts";
+import { errorText, isRecord, MAX_TIMER_MS, shownAddress } from "../_common/values.ts";
 import { createMcpGuard, emitTo } from "./guard.ts";
 import { type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD, notUtf8 } from "./session.ts";
 import {
@@ -26,6 +26,7 @@ import {
 } from "./framing.ts";
 import {
   answersOnly,
+  decoder,
   encoder,
   idKey,
   isRequest,
@@ -116,9 +117,6 @@ const MAX_REDIRECTS = 5;
  * but only to a `GET`.
  */
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
-
-/** For whole bodies (made on first use: under Deno the first decoder loads the text-encoding support). */
-const decoder = lazy(() => new TextDecoder());
 
 /** How much of an HTTP error's body is read: its start is quoted in the error the client gets. */
 const ERROR_BODY_BYTES = 4096;

@@ -5,14 +5,14 @@
  *
  * @module
  */
-import { errorText, foldCase, isRecord, lazy } from "../_common/values.ts";
+import { errorText, foldCase, isRecord } from "../_common/values.ts";
 import { repeatedKeys } from "../_common/json.ts";
 import { isUtf8 } from "../_common/bytes.ts";
-import { type DeferredCheck, refuseNotUtf8, rejection } from "./judge.ts";
+import { type DeferredCheck, type PayloadPlace, refuseNotUtf8, rejection, scanPayload } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
-import { type PayloadPlace, scanPayload } from "./judge.ts";
 import {
   answersOnly,
+  decoder,
   errorResponse,
   idFromEdges,
   idKey,
@@ -193,9 +193,6 @@ export const MAX_SERVER_REQUESTS = 65_536;
  * client meanwhile, but for its answers: see `ClientFeed` in `framing.ts`), as nothing could answer its refusal.
  */
 export const MAX_HELD = 1024;
-
-/** Made on first use: under Deno the first decoder loads the text-encoding support (see jsonrpc.ts). */
-const decoder = lazy(() => new TextDecoder());
 
 /**
  * The event for server output that is not JSON, carrying its first {@linkcode STRAY_TEXT} characters;
