@@ -501,8 +501,7 @@ const ORDER_AFTER_NAME =
  * do not count. Reads at most 60 characters.
  */
 function otherLanguageAfter(t: string, e: number, original: Original): boolean {
-  let after = "";
-  for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
+  const after = originalText(original, e, Math.min(t.length, e + 60));
   let n = 0;
   // (NFC: text in decomposed form, "e" and a combining accent, holds no letter outside ASCII until composed)
   for (const word of after.normalize("NFC").trim().split(/\s+/).slice(0, 6)) {
@@ -519,8 +518,7 @@ function otherLanguageAfter(t: string, e: number, original: Original): boolean {
  * 120 characters.
  */
 function toldAfterAll(t: string, e: number, original: Original): boolean {
-  let after = "";
-  for (let i = e; i < t.length && i < e + 60; i++) after += original(i);
+  const after = originalText(original, e, Math.min(t.length, e + 60));
   return secondPerson().test(after) || orderedInAnotherLanguage(t, e, original) ||
     SEND_TO.test(t.slice(e, e + 120));
 }
@@ -536,9 +534,7 @@ const SEND_TO = /(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/;
 function orderedInAnotherLanguage(t: string, e: number, original: Original): boolean {
   const m = ORDER_IN_ANOTHER_LANGUAGE.exec(t.slice(e, e + 60));
   if (m === null) {
-    let after = "";
-    for (let i = e; i < t.length && i < e + 24; i++) after += original(i);
-    return cyrillicOrder().test(after);
+    return cyrillicOrder().test(originalText(original, e, Math.min(t.length, e + 24)));
   }
   if (m[1] === undefined) return !NAME_GIVEN.test(m[0]) || nameGiven(t, e + m[0].length, original);
   const end = e + m[0].length;
