@@ -18,6 +18,7 @@ import {
   hasWords,
   type Held,
   heldText,
+  joinsEarlierWords,
   mayGoBlank,
   Openings,
   PARAGRAPH,
@@ -498,14 +499,14 @@ class CohereStream implements FrameRouter {
   }
 
   /**
-   * A retry's first tool plan delta that brings text: where the client's plan ends mid-line and this one
-   * starts with words, led by a blank line, as a retry's text is (clients append the plan's deltas: "I will
-   * look up Oslo." and "I will call it again." ran together), unless its tokens are scored (`logprobs`).
+   * A retry's first tool plan delta that brings text: where it joins the client's plan (see
+   * `joinsEarlierWords`: not where its tokens are scored, `logprobs`), led by a blank line, as a retry's text
+   * is (clients append the plan's deltas: "I will look up Oslo." and "I will call it again." ran together).
    * Its plan citations move past that line with the client's plan (see `resume`).
    */
   #planLed(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
     const plan = deltaMessage(event).tool_plan as string;
-    const runs = this.#planRunsOn && !/^\s/u.test(plan) && event.logprobs == null;
+    const runs = joinsEarlierWords(this.text, { text: plan, runsOn: this.#planRunsOn, event });
     this.#planLead = runs ? PARAGRAPH : "";
     if (!runs) return { raw, event };
     const message = { ...deltaMessage(event), tool_plan: PARAGRAPH + plan };
