@@ -1352,6 +1352,87 @@ test("guardFetch retry: a retry's text that would run on from the first attempt'
   }
 });
 
+test("guardFetch retry: a Responses retry whose text comes only in its .done events starts a new paragraph there too", async () => {
+  // A server may send a part's text only whole: no output_text.delta, the text in output_text.done, the
+  // part's and item's .done and the final snapshot (the openai SDK takes it from each). The retry's text
+  // had no lead there: a client reading the .done events, or the final output_text, read "Let me
+  // look.Again.". The events that repeat the part tell it with the line ahead, and the annotation's offsets
+  // move past it, as when deltas bring the text; the gate writes no delta into a part the client was given
+  // no delta of. Text that starts with white space, or after a line break, or scored, stays as it came.
+  type Shape = "done" | "item" | "snapshot";
+  const only = (events: Record<string, unknown>[], shape: Shape, scored: boolean) =>
+    events.flatMap((e) => {
+      const t = e.type as string;
+      if (t === "response.output_text.delta") return [];
+      if (
+        shape !== "done" && (t === "response.output_text.done" || t === "response.content_part.done")
+      ) return [];
+      if (shape === "snapshot" && (t === "response.output_item.done" && isMessage(e.item))) return [];
+      if (shape !== "done" && t === "response.output_text.annotation.added") return [];
+      if (t === "response.output_text.done" && scored) {
+        return [{ ...e, logprobs: [{ token: "A", logprob: -0.1 }] }];
+      }
+      return [e];
+    }).map((e, i) => ({ ...e, sequence_number: i }));
+  const isMessage = (item: unknown) => (item as { type?: string } | undefined)?.type === "message";
+  const cases: [string, string, string, Shape, boolean][] = [
+    ["Let me look.", "Again.", "Let me look.\n\nAgain.", "done", false],
+    ["Let me look.", "Again.", "Let me look.\n\nAgain.", "item", false],
+    ["Let me look.", "Again.", "Let me look.\n\nAgain.", "snapshot", false],
+    ["Let me look.", " Again.", "Let me look. Again.", "done", false],
+    ["Let me look.\n", "Again.", "Let me look.\nAgain.", "done", false],
+    ["Let me look.", "Again.", "Let me look.Again.", "done", true],
+  ];
+  for (const [first, retry, expected, shape, scored] of cases) {
+    const label = JSON.stringify([first, retry, shape, scored]);
+    const script = [
+      { sse: responsesAnnotated(responsesStream([first], [BAD]), "Let"), named: true },
+      {
+        sse: only(responsesAnnotated(responsesStream([retry], [GOOD]), "Again"), shape, scored),
+        named: true,
+      },
+    ];
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    const { value } = await withGuardedServer(
+      script,
+      { retry: 1 },
+      (s, f) => responsesAsk(s, f, (e) => events.push(e)),
+    );
+    assert.equal(value.output_text, expected, label);
+    const seqs = events.map((e) => e.sequence_number);
+    assert.deepEqual(seqs, seqs.map((_, i) => i), label);
+    const parts = value.output.flatMap((o) => o.type === "message" ? o.content : []);
+    assert.equal(parts.length, 2, label);
+    for (const [i, p] of parts.entries()) {
+      assert.ok(p.type === "output_text");
+      const a = p.annotations[0] as { start_index: number; end_index: number };
+      assert.equal(p.text.slice(a.start_index, a.end_index), ["Let", "Again"][i], label);
+    }
+    // Every event that tells the retry's part tells it as the final response does.
+    const told = events.flatMap((e) =>
+      e.type === "response.output_text.done" && e.output_index === 1
+        ? [e.text]
+        : e.type === "response.content_part.done" && e.output_index === 1 && e.part.type === "output_text"
+        ? [e.part.text]
+        : e.type === "response.output_item.done" && e.item.type === "message" && e.output_index === 1
+        ? [(e.item.content[0] as { text: string }).text]
+        : []
+    );
+    for (const t of told) assert.equal(t, (parts[1] as { text: string }).text, label);
+    const added = events.flatMap((e) =>
+      e.type === "response.output_text.annotation.added" && e.output_index === 1 ? [e.annotation] : []
+    );
+    for (const a of added) {
+      assert.deepEqual(a, (parts[1] as { annotations: unknown[] }).annotations[0], label);
+    }
+    assert.equal(
+      events.some((e) => e.type === "response.output_text.delta" && e.output_index === 1),
+      false,
+      label,
+    );
+  }
+});
+
 test("guardFetch retry: a retry's text that would run on from the first attempt's words starts a new paragraph, Cohere stream", async () => {
   // Cohere's own example prints each content-delta's text as it comes, blocks joined with nothing between:
   // "Let me look.Again.". The blank line opens the retry's block in a delta of its own; scored deltas

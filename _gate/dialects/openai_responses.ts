@@ -259,6 +259,12 @@ function outputText(output: unknown[]): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
+/** The events that repeat a part's text whole when it is done (besides the snapshots). */
+const WHOLE_TEXT = new Set([
+  "response.output_text.done",
+  "response.content_part.done",
+  "response.output_item.done",
+]);
 /**
  * Events of no text after which the text goes on (see `TextPart.goesOn`): a part's or a message's end and
  * the next one's start too (not a call's: those are toolish), as a body's messages are read joined (a tail
@@ -473,7 +479,8 @@ class ResponsesStream implements FrameRouter {
     resume: (change) => this.#resumeAfter(change),
     scored: (event) => Array.isArray(event.logprobs) && event.logprobs.length > 0,
     lead: {
-      text: (event) => typeof deltaText(event) === "string" ? event.delta as string : undefined,
+      text: (event) =>
+        typeof deltaText(event) === "string" ? event.delta as string : this.#wholeText(event)?.more,
       frames: (event, text) => this.#leadFrames(event, text),
     },
     size: () =>
@@ -1083,10 +1090,38 @@ class ResponsesStream implements FrameRouter {
   }
 
   /**
+   * Of an event that carries a part's text whole (a `.done` event, a snapshot; see `#readText`), the first
+   * part whose text goes on past what was read of it, and what it adds; undefined for every other event.
+   * Read only: the event is read as text when it passes.
+   */
+  #wholeText(event: Record<string, unknown>): { place: TextPlace; more: string } | undefined {
+    const type = event.type as string;
+    if (!WHOLE_TEXT.has(type) && !SNAPSHOTS.has(type)) return undefined;
+    let found: { place: TextPlace; more: string } | undefined;
+    this.#eachPart(event, (place, own) => {
+      const seen = this.#seen.get(this.#key(place.itemId, place.ci)) ?? "";
+      if (!found && own.length > seen.length && own.startsWith(seen)) {
+        found = { place, more: own.slice(seen.length) };
+      }
+      return own;
+    });
+    return found;
+  }
+
+  /**
    * A retry's first text delta led by `text` in a delta of its own, numbered where the delta was (the delta
-   * and the events after it one on); the part noted, so that what repeats its text tells the line too.
+   * and the events after it one on); the part noted, so that what repeats its text tells the line too. A
+   * part whose text comes first whole, in a `.done` event or a snapshot (a server that sends no deltas),
+   * gets no delta (the client may hold no part for one, see `text.textFrame`): the event tells the line,
+   * as every one after it that repeats the part's text does.
    */
   #leadFrames(event: Record<string, unknown>, text: string): Record<string, unknown>[] {
+    if (event.type !== "response.output_text.delta") {
+      const place = this.#wholeText(event)?.place;
+      if (!place) return [event];
+      this.#led = { itemId: place.itemId, oi: place.oi, ci: place.ci, text };
+      return [this.#ledRetold(event)];
+    }
     this.#led = { itemId: event.item_id, oi: event.output_index, ci: event.content_index, text };
     const lead: Record<string, unknown> = {
       type: "response.output_text.delta",
