@@ -834,6 +834,46 @@ test("guardFetch retry: a Cohere stream's retried citations follow those the cli
   assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
 });
 
+test("guardFetch retry: a Cohere citation that names no block is read as in the block it came in, and moves past that block's blank line", async () => {
+  // Cohere's docs show citations without content_index (one text block, the offsets into its text) and
+  // stream a block's citations between its start and its end: such a citation cites the last block
+  // started. The retry's block led by a blank line had its indexed citations moved past it, but one without
+  // index kept its offsets, two short: "Berg" was cited as "\n\nBe". One in a block after it stays.
+  const citation = (index: number, start: number, text: string) => [{
+    type: "citation-start",
+    index,
+    delta: { message: { citations: { start, end: start + text.length, text, sources: [] } } },
+  }, { type: "citation-end", index }];
+  const cited = (blocks: string[], call: CallSpec) => [
+    COHERE_START,
+    ...blocks.flatMap((text, i) => {
+      const block = cohereBlock(i, text);
+      return [
+        ...block.slice(0, 2),
+        ...citation(i, text.indexOf(text.trim()), text.trim().slice(0, 4)),
+        block[2],
+      ];
+    }),
+    ...cohereCallEnd(call),
+  ];
+  const { value } = await scripted(
+    [
+      { sse: cited(["Oslo is wet."], BAD), named: true },
+      { sse: cited(["Bergen is dry.", " Also cold."], GOOD), named: true },
+    ],
+    1,
+    cohereStreamed,
+  );
+  const events = sseData(value);
+  const blocks = cohereBlockTexts(events);
+  assert.deepEqual(blocks, ["Oslo is wet.", "\n\nBergen is dry.", " Also cold."]);
+  const starts = events.filter((e) => e.type === "citation-start");
+  assert.deepEqual(starts.map((e) => e.index), [0, 1, 2]);
+  const where = starts.map((e) => e.delta.message.citations);
+  assert.ok(where.every((c) => !("content_index" in c)));
+  assert.deepEqual(where.map((c, i) => blocks[i].slice(c.start, c.end)), ["Oslo", "Berg", "Also"]);
+});
+
 /**
  * An OpenAI Responses stream of one message item per text (each one `output_text` part, streamed in one
  * delta), then `calls`: the events of `responsesStream` for each, numbered as one stream.

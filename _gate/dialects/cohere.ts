@@ -80,12 +80,18 @@ function planCited(citation: unknown, before = 0): unknown {
 /**
  * A citation of text in the block `led.index` once `led.by` characters the gate wrote stand ahead of that
  * block's text (a retry's blank line, see `text.lead`): its offsets moved past them. Any other, as it came.
+ * A citation that names no block (no `content_index`) is in the block `open`, the last one started before
+ * it: Cohere streams a block's citations between its start and its end, and its docs show citations
+ * without an index in a message of one text block, their offsets into that block's text.
  */
-function ledCited(citation: unknown, led: { index: number; by: number } | undefined): unknown {
-  if (!led || !isRecord(citation) || isPlanCitation(citation) || citation.content_index !== led.index) {
-    return citation;
-  }
-  return offsetsOn(citation, led.by);
+function ledCited(
+  citation: unknown,
+  led: { index: number; by: number } | undefined,
+  open: number | undefined,
+): unknown {
+  if (!led || !isRecord(citation) || isPlanCitation(citation)) return citation;
+  const block = citation.content_index ?? open;
+  return block === led.index ? offsetsOn(citation, led.by) : citation;
 }
 
 /** `citation` with its offsets (`start`, `end`) `by` characters on. */
@@ -261,6 +267,11 @@ class CohereStream implements FrameRouter {
   #resumed = false;
   /** The block whose text the gate led with a blank line (see `text.lead`), and that line's length. */
   #led: { index: number; by: number } | undefined;
+  /**
+   * On a retry's stream, the block (as the client numbers it) the last `content-start` opened: a citation
+   * that names none is in it (see `ledCited`).
+   */
+  #open: number | undefined;
   /** For each tool plan delta that brought text, in order: "m" where it ends mid-line, else "s". */
   #planEnds = "";
   /**
@@ -484,13 +495,18 @@ class CohereStream implements FrameRouter {
       const message = event.type === "citation-start" ? deltaMessage(event) : undefined;
       const before = (point.plan ?? 0) + (this.#planLead?.length ?? 0);
       const citations = message &&
-        ledCited(planCited(citationIn(message.citations, (index) => index + at), before), this.#led);
+        ledCited(
+          planCited(citationIn(message.citations, (index) => index + at), before),
+          this.#led,
+          this.#open,
+        );
       if (message && citations !== message.citations) {
         shifted.delta = { ...event.delta as object, message: { ...message, citations } };
       }
       return { raw: reframe(shifted, { raw, event }), event: shifted };
     }
     if (planLength(event) > 0 && this.#planLead === undefined) return this.#planLed(raw, event);
+    if (event.type === "content-start" && typeof event.index === "number") this.#open = event.index + at;
     if (at === 0 || !CONTENT_EVENT.test(String(event.type ?? "")) || typeof event.index !== "number") {
       return { raw, event };
     }
