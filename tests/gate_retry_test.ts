@@ -1473,6 +1473,47 @@ test("guardFetch retry: a Responses retry whose text comes only in its .done eve
   }
 });
 
+test("guardFetch: Responses text the client got only whole, in .done events, is its text: a reason or a retry's text after it starts a new paragraph", async () => {
+  // The router noted only the deltas' text as the client's: after a part whose text came only in its .done
+  // events (and the final snapshot), the client's text seemed to say nothing, and the reason ran on from it
+  // ("Also.toolguard stopped ..."), as did a retry's text ("Let me look.Again."); the text watch on or off.
+  const isMessage = (e: Record<string, unknown>) =>
+    e.item_id === "msg_1" || (e.item as { type?: string } | undefined)?.type === "message";
+  const whole = (text: string, callFirst: boolean) => {
+    const all = (responsesStream([text], [BAD]) as Record<string, unknown>[])
+      .filter((e) => e.type !== "response.output_text.delta");
+    if (!callFirst) return all.map((e, i) => ({ ...e, sequence_number: i }));
+    // (the message after the call: held with it, sent ahead of the reason)
+    const [created, completed, middle] = [all[0], all.at(-1)!, all.slice(1, -1)];
+    const output = (completed.response as { output: unknown[] }).output;
+    return [
+      created,
+      ...middle.filter((e) => !isMessage(e)).map((e) => ({ ...e, output_index: 0 })),
+      ...middle.filter(isMessage).map((e) => ({ ...e, output_index: 1 })),
+      { ...completed, response: { ...completed.response as object, output: [output[1], output[0]] } },
+    ].map((e, i) => ({ ...e, sequence_number: i }));
+  };
+  const cases: [string, boolean, number, RegExp][] = [
+    ["Let me look.", false, 0, /^Let me look\.\n\ntoolguard stopped/],
+    ["Also.", true, 0, /^Also\.\n\ntoolguard stopped/],
+    ["Let me look.", false, 1, /^Let me look\.\n\nAgain\.$/],
+  ];
+  for (const extract of [true, false]) {
+    for (const [text, callFirst, retry, expected] of cases) {
+      const script = [
+        { sse: whole(text, callFirst), named: true },
+        { sse: responsesStream(["Again."], [GOOD]), named: true },
+      ];
+      const { value } = await withGuardedServer(
+        script,
+        { retry, ...(extract ? {} : { extract: false }) },
+        (s, f) => responsesAsk(s, f),
+      );
+      assert.match(value.output_text, expected, JSON.stringify([text, callFirst, retry, extract]));
+    }
+  }
+});
+
 test("guardFetch retry: a retry's text that would run on from the first attempt's words starts a new paragraph, Cohere stream", async () => {
   // Cohere's own example prints each content-delta's text as it comes, blocks joined with nothing between:
   // "Let me look.Again.". The blank line opens the retry's block in a delta of its own; scored deltas

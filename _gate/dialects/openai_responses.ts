@@ -383,6 +383,15 @@ class ResponsesStream implements FrameRouter {
   readonly #seen = new Map<string, string>();
   /** Their length, bounded with the text by `maxResponseBytes`. */
   #seenLength = 0;
+  /**
+   * What each event that tells a part's text whole (a `.done` event, a snapshot) added to the text read (see
+   * `#readText`): the client's text, once the event goes out (see `#said`).
+   */
+  readonly #addedWhole = new WeakMap<object, string>();
+  /** Whether the text watch reads the stream (see `#readText`); without it, `#toldLength` keeps what went. */
+  #watched = false;
+  /** Without the text watch: the length of the text of each content part that went out, by its key. */
+  readonly #toldLength = new Map<string, number>();
   /** The id of each item added, by its `output_index` (for deltas that name no item). */
   readonly #itemAt = new Map<unknown, unknown>();
   /** The content parts the client holds (added, or streamed into): a delta the gate writes may go there. */
@@ -495,6 +504,7 @@ class ResponsesStream implements FrameRouter {
    * tells text that differs from the deltas' as they did; `split` makes deltas of an `.added` one's).
    */
   #readText(event: Record<string, unknown>): TextPart {
+    this.#watched = true;
     const type = event.type;
     let text = "";
     if (type === "response.output_text.delta" && typeof event.delta === "string") {
@@ -521,6 +531,7 @@ class ResponsesStream implements FrameRouter {
         }
         return own;
       });
+      if (text !== "") this.#addedWhole.set(event, text);
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;
     const toolish = this.#tools.has(oi) || snapshotWithCalls(event) ||
@@ -1203,8 +1214,8 @@ class ResponsesStream implements FrameRouter {
       }
       this.sendOpenings(flow);
       // (white space alone says nothing: the reason then follows it without a blank line, as in a body)
-      const said = deltaText(event);
-      if (typeof said === "string") flow.sawText(said);
+      const said = this.#said(event);
+      if (said !== undefined) flow.sawText(said);
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
       return flow.send(raw);
     }
@@ -1256,7 +1267,36 @@ class ResponsesStream implements FrameRouter {
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
   /** See `FrameRouter.textOf`. */
   textOf(event: Record<string, unknown>): unknown {
-    return deltaText(event);
+    return this.#said(event);
+  }
+
+  /**
+   * The text an event going out adds to what the client has: a delta's, or what an event that tells a
+   * part's text whole adds to it (a server may send a part's text only so: the client's `.done` events and
+   * final response hold it, and a reason or a retry's text after it ran on from its words). Undefined for
+   * an event of no text.
+   */
+  #said(event: Record<string, unknown>): string | undefined {
+    const delta = deltaText(event);
+    if (!this.#watched && typeof delta === "string") {
+      const key = this.#key(event.item_id ?? this.#itemAt.get(event.output_index), event.content_index);
+      this.#toldLength.set(key, (this.#toldLength.get(key) ?? 0) + delta.length);
+    }
+    if (typeof delta === "string") return delta;
+    if (this.#watched) return this.#addedWhole.get(event);
+    const type = event.type as string;
+    if (!WHOLE_TEXT.has(type) && !SNAPSHOTS.has(type)) return undefined;
+    let said = "";
+    this.#eachPart(event, (place, own) => {
+      const key = this.#key(place.itemId, place.ci);
+      const told = this.#toldLength.get(key) ?? 0;
+      if (own.length > told) {
+        said += own.slice(told);
+        this.#toldLength.set(key, own.length);
+      }
+      return own;
+    });
+    return said === "" ? undefined : said;
   }
 
   sendOpenings(flow: StreamFlow): void {
@@ -1272,7 +1312,7 @@ class ResponsesStream implements FrameRouter {
    * `reasonAfter`); else the `output_text` a client reads ran the last word into the reason.
    */
   #lead(flow: StreamFlow): string {
-    return flow.lead(0, heldText(flow, deltaText));
+    return flow.lead(0, heldText(flow, (event) => this.#said(event)));
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {
