@@ -974,6 +974,42 @@ test("guardFetch retry: a Cohere citation of text the client keeps, held with a 
   }
 });
 
+test("guardFetch retry: a Cohere citation that names no block, of text the client keeps, held with a written call, reaches it too", async () => {
+  // As with content_index (above), read as in the last block started (see the test of such a citation's
+  // lead): without an index it was never counted as within the client's text, and a retry dropped it.
+  const citation = (index: number, text: string) => [{
+    type: "citation-start",
+    index,
+    delta: { message: { citations: { start: 0, end: text.length, text, sources: [] } } },
+  }, { type: "citation-end", index }];
+  const retried: unknown[] = [
+    COHERE_START,
+    ...cohereBlock(0, "Bergen is dry.").slice(0, 2),
+    ...citation(0, "Bergen"),
+    ...cohereBlock(0, "").slice(2),
+    ...cohereCallEnd(GOOD),
+  ];
+  for (const deltas of [["Oslo is wet. " + WRITTEN], ["Oslo is wet. ", WRITTEN]]) {
+    const first: unknown[] = [COHERE_START, ...cohereBlock(0, "").slice(0, 1)];
+    for (const text of deltas) first.push(...cohereBlock(0, text).slice(1, 2));
+    first.push(...citation(0, "Oslo"), ...cohereBlock(0, "").slice(2), COHERE_END);
+    const { value } = await scripted(
+      [{ sse: first, named: true }, { sse: retried, named: true }],
+      1,
+      cohereStreamed,
+    );
+    const events = sseData(value);
+    const blocks = cohereBlockTexts(events);
+    assert.deepEqual(blocks, ["Oslo is wet. ", "Bergen is dry."]);
+    const cited = events.filter((e) => e.type === "citation-start").map((e, i) => {
+      const c = e.delta.message.citations;
+      return [e.index, blocks[i].slice(c.start, c.end), c.text];
+    });
+    assert.deepEqual(cited, [[0, "Oslo", "Oslo"], [1, "Bergen", "Bergen"]], JSON.stringify(deltas));
+    assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
+  }
+});
+
 test("guardFetch retry: a Responses message added with its empty part already in it, its text only the written call, goes with the call", async () => {
   // A server may add a message with its `output_text` part in it (no `content_part.added`). Its start waits
   // with the call's text, as one of no part does, but the retry sent it out and closed it: the client held

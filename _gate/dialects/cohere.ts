@@ -268,10 +268,12 @@ class CohereStream implements FrameRouter {
   /** The block whose text the gate led with a blank line (see `text.lead`), and that line's length. */
   #led: { index: number; by: number } | undefined;
   /**
-   * On a retry's stream, the block (as the client numbers it) the last `content-start` opened: a citation
-   * that names none is in it (see `ledCited`).
+   * The block (as the client numbers it) the last `content-start` opened: a citation that names none is in
+   * it (see `ledCited`).
    */
   #open: number | undefined;
+  /** The block each citation that names none is in (see `#open`), by its `citation-start` event. */
+  readonly #citedIn = new WeakMap<object, number>();
   /** For each tool plan delta that brought text, in order: "m" where it ends mid-line, else "s". */
   #planEnds = "";
   /**
@@ -362,8 +364,9 @@ class CohereStream implements FrameRouter {
       if (event?.type === "citation-end" && open.delete(event.index)) kept.push(h.raw);
       if (event?.type !== "citation-start" || event.index !== cited) continue;
       const c = deltaMessage(event).citations;
-      const within = isRecord(c) && typeof c.content_index === "number" && typeof c.end === "number" &&
-        c.end <= this.#places.retoldLength(String(c.content_index), [change]);
+      const block = isRecord(c) ? c.content_index ?? this.#citedIn.get(event) : undefined;
+      const within = isRecord(c) && typeof block === "number" && typeof c.end === "number" &&
+        c.end <= this.#places.retoldLength(String(block), [change]);
       // (numbered in order: one past the client's text stops them, the retry's follow those sent)
       if (!within) break;
       kept.push(h.raw);
@@ -396,6 +399,11 @@ class CohereStream implements FrameRouter {
     if (planned > 0) this.#planEnds += /\s$/u.test(deltaMessage(event).tool_plan as string) ? "s" : "m";
     if (event.type === "content-start" && typeof event.index === "number") {
       this.#nextContent = Math.max(this.#nextContent, event.index + 1);
+      this.#open = event.index;
+    }
+    const cited = event.type === "citation-start" ? deltaMessage(event).citations : undefined;
+    if (isRecord(cited) && cited.content_index == null && this.#open !== undefined) {
+      this.#citedIn.set(event, this.#open);
     }
   }
 
@@ -506,7 +514,6 @@ class CohereStream implements FrameRouter {
       return { raw: reframe(shifted, { raw, event }), event: shifted };
     }
     if (planLength(event) > 0 && this.#planLead === undefined) return this.#planLed(raw, event);
-    if (event.type === "content-start" && typeof event.index === "number") this.#open = event.index + at;
     if (at === 0 || !CONTENT_EVENT.test(String(event.type ?? "")) || typeof event.index !== "number") {
       return { raw, event };
     }
