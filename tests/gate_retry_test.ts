@@ -1509,6 +1509,38 @@ test("guardFetch retry: a Responses retry whose text comes only in its .done eve
   }
 });
 
+test("guardFetch retry: a Responses retry's text that comes only whole, its part's tokens scored, stays as it came", async () => {
+  // The part a message's .done (or the final snapshot) brings may carry its logprobs; a blank line written
+  // ahead of its text would be text no token stands for, as with scored deltas.
+  const logprobs = [{ token: "Again.", logprob: -0.1, top_logprobs: [] }];
+  const scored = (it: unknown) => {
+    const item = it as { type?: string; content?: Record<string, unknown>[] };
+    return item.type === "message"
+      ? { ...item, content: item.content!.map((p) => ({ ...p, logprobs })) }
+      : it;
+  };
+  const retried = (responsesStream(["Again."], [GOOD]) as Record<string, unknown>[])
+    .filter((e) =>
+      !["response.output_text.delta", "response.output_text.done", "response.content_part.done"].includes(
+        e.type as string,
+      )
+    )
+    .map((e, i) => {
+      const response = e.response as { output: unknown[] } | undefined;
+      if (e.type === "response.output_item.done") return { ...e, item: scored(e.item), sequence_number: i };
+      if (e.type === "response.completed") {
+        return { ...e, response: { ...response, output: response!.output.map(scored) }, sequence_number: i };
+      }
+      return { ...e, sequence_number: i };
+    });
+  const { value } = await withGuardedServer(
+    [{ sse: responsesStream(["Let me look."], [BAD]), named: true }, { sse: retried, named: true }],
+    { retry: 1 },
+    (s, f) => responsesAsk(s, f),
+  );
+  assert.equal(value.output_text, "Let me look.Again.");
+});
+
 test("guardFetch: Responses text the client got only whole, in .done events, is its text: a reason or a retry's text after it starts a new paragraph", async () => {
   // The router noted only the deltas' text as the client's: after a part whose text came only in its .done
   // events (and the final snapshot), the client's text seemed to say nothing, and the reason ran on from it

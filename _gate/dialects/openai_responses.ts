@@ -220,6 +220,12 @@ function reasonItem(text: string, position: number): Record<string, unknown> {
     content: [{ type: "output_text", text, annotations: [] }],
   };
 }
+
+/** True for a delta, an `output_text.done` or a part that scores its tokens (`logprobs`, not empty). */
+function isScored(carrier: Record<string, unknown>): boolean {
+  return Array.isArray(carrier.logprobs) && carrier.logprobs.length > 0;
+}
+
 /** The text of an `output_text` delta (undefined for any other event): what the client's text goes on with. */
 function deltaText(event: Record<string, unknown>): unknown {
   return event.type === "response.output_text.delta" ? event.delta : undefined;
@@ -486,7 +492,8 @@ class ResponsesStream implements FrameRouter {
     agree: (event) => this.#agree(event),
     split: (event) => this.#split(event),
     resume: (change) => this.#resumeAfter(change),
-    scored: (event) => Array.isArray(event.logprobs) && event.logprobs.length > 0,
+    // (a part told whole may carry its tokens' scores: see `#wholeText`)
+    scored: (event) => isScored(event) || (this.#wholeText(event)?.scored ?? false),
     lead: {
       text: (event) =>
         typeof deltaText(event) === "string" ? event.delta as string : this.#wholeText(event)?.more,
@@ -599,22 +606,22 @@ class ResponsesStream implements FrameRouter {
   }
 
   /**
-   * Calls `told` with every `output_text` part an event carries whole (with where it is and its text) and
-   * returns the event with each part's text replaced by what `told` returns (the event itself when none
-   * changes).
+   * Calls `told` with every `output_text` part an event carries whole (with where it is, its text, and what
+   * carries it: the part, or the `output_text.done` event) and returns the event with each part's text
+   * replaced by what `told` returns (the event itself when none changes).
    */
   #eachPart(
     event: Record<string, unknown>,
-    told: (place: TextPlace, own: string) => string,
+    told: (place: TextPlace, own: string, carrier: Record<string, unknown>) => string,
   ): Record<string, unknown> {
-    const one = (itemId: unknown, oi: unknown, ci: unknown, own: unknown) =>
-      typeof own === "string" ? told({ itemId: itemId ?? this.#itemAt.get(oi), oi, ci }, own) : own;
+    const one = (itemId: unknown, oi: unknown, ci: unknown, own: unknown, carrier: Record<string, unknown>) =>
+      typeof own === "string" ? told({ itemId: itemId ?? this.#itemAt.get(oi), oi, ci }, own, carrier) : own;
     const item = (it: unknown, oi: unknown) => {
       if (!isRecord(it) || it.type !== "message" || !Array.isArray(it.content)) return it;
       let changed = false;
       const content = it.content.map((p, ci) => {
         if (!isRecord(p) || p.type !== "output_text") return p;
-        const text = one(it.id, oi, ci, p.text);
+        const text = one(it.id, oi, ci, p.text, p);
         if (text === p.text) return p;
         changed = true;
         return { ...p, text };
@@ -623,12 +630,12 @@ class ResponsesStream implements FrameRouter {
     };
     const type = event.type as string;
     if (type === "response.output_text.done") {
-      const text = one(event.item_id, event.output_index, event.content_index, event.text);
+      const text = one(event.item_id, event.output_index, event.content_index, event.text, event);
       return text === event.text ? event : { ...event, text };
     }
     const isPart = type === "response.content_part.done" || type === "response.content_part.added";
     if (isPart && isRecord(event.part) && event.part.type === "output_text") {
-      const text = one(event.item_id, event.output_index, event.content_index, event.part.text);
+      const text = one(event.item_id, event.output_index, event.content_index, event.part.text, event.part);
       return text === event.part.text ? event : { ...event, part: { ...event.part, text } };
     }
     if (type === "response.output_item.added" || type === "response.output_item.done") {
@@ -1105,14 +1112,16 @@ class ResponsesStream implements FrameRouter {
    * part whose text goes on past what was read of it, and what it adds; undefined for every other event.
    * Read only: the event is read as text when it passes.
    */
-  #wholeText(event: Record<string, unknown>): { place: TextPlace; more: string } | undefined {
+  #wholeText(
+    event: Record<string, unknown>,
+  ): { place: TextPlace; more: string; scored: boolean } | undefined {
     const type = event.type as string;
     if (!WHOLE_TEXT.has(type) && !SNAPSHOTS.has(type)) return undefined;
-    let found: { place: TextPlace; more: string } | undefined;
-    this.#eachPart(event, (place, own) => {
+    let found: { place: TextPlace; more: string; scored: boolean } | undefined;
+    this.#eachPart(event, (place, own, carrier) => {
       const seen = this.#seen.get(this.#key(place.itemId, place.ci)) ?? "";
       if (!found && own.length > seen.length && own.startsWith(seen)) {
-        found = { place, more: own.slice(seen.length) };
+        found = { place, more: own.slice(seen.length), scored: isScored(carrier) };
       }
       return own;
     });
