@@ -12,6 +12,7 @@ import { type AssembledToolCall, FindingList, type StreamDialect, type StreamFin
 import { DIALECTS } from "./dialects/mod.ts";
 import {
   type FrameRouter,
+  joinsEarlierWords,
   PARAGRAPH,
   type PlaceLead,
   type ResumePoint,
@@ -486,8 +487,8 @@ export class StreamGate {
 
   /**
    * On a retry's stream, before the first text of each answer whose client text ends mid-line: a blank line
-   * in a text frame of its own, where that text starts with other than white space ("Let me look." and
-   * "Again." read "Let me look.Again."), unless the frame scores its tokens (see `TextFrames.scored`). A
+   * in a text frame of its own, where that text joins the client's words (see `joinsEarlierWords`: "Let me
+   * look." and "Again." read "Let me look.Again."; not where the frame scores its tokens). A
    * blank line, not a space: the retry is a new turn of the model's, and may open with a heading, a list or
    * a fence, which a space would run into the line before; and it reads as the reason does when the retry
    * is rejected too.
@@ -499,7 +500,7 @@ export class StreamGate {
       const said = text.read(event, answer).text;
       if (said === "") continue;
       this.#runsOn.delete(answer);
-      if (/^\s/u.test(said) || text.scored?.(event, answer)) continue;
+      if (!joinsEarlierWords(text, { text: said, runsOn: true, event, answer })) continue;
       this.#flow.send(text.textFrame(PARAGRAPH, answer, 0));
       this.#flow.sawText(PARAGRAPH, answer);
     }
@@ -521,7 +522,9 @@ export class StreamGate {
     const first = pieces.findIndex((p) => (lead.text(p) ?? "") !== "");
     if (first < 0) return undefined;
     this.#runsOn.clear();
-    if (/^\s/u.test(lead.text(pieces[first])!) || text.scored?.(pieces[first], 0)) return undefined;
+    if (!joinsEarlierWords(text, { text: lead.text(pieces[first])!, runsOn: true, event: pieces[first] })) {
+      return undefined;
+    }
     const from = { raw, event };
     const led = [
       ...pieces.slice(0, first),

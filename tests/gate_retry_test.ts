@@ -834,6 +834,46 @@ test("guardFetch retry: a Cohere stream's retried citations follow those the cli
   assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
 });
 
+test("guardFetch retry: a Cohere citation that names no block is read as in the block it came in, and moves past that block's blank line", async () => {
+  // Cohere's docs show citations without content_index (one text block, the offsets into its text) and
+  // stream a block's citations between its start and its end: such a citation cites the last block
+  // started. The retry's block led by a blank line had its indexed citations moved past it, but one without
+  // index kept its offsets, two short: "Berg" was cited as "\n\nBe". One in a block after it stays.
+  const citation = (index: number, start: number, text: string) => [{
+    type: "citation-start",
+    index,
+    delta: { message: { citations: { start, end: start + text.length, text, sources: [] } } },
+  }, { type: "citation-end", index }];
+  const cited = (blocks: string[], call: CallSpec) => [
+    COHERE_START,
+    ...blocks.flatMap((text, i) => {
+      const block = cohereBlock(i, text);
+      return [
+        ...block.slice(0, 2),
+        ...citation(i, text.indexOf(text.trim()), text.trim().slice(0, 4)),
+        block[2],
+      ];
+    }),
+    ...cohereCallEnd(call),
+  ];
+  const { value } = await scripted(
+    [
+      { sse: cited(["Oslo is wet."], BAD), named: true },
+      { sse: cited(["Bergen is dry.", " Also cold."], GOOD), named: true },
+    ],
+    1,
+    cohereStreamed,
+  );
+  const events = sseData(value);
+  const blocks = cohereBlockTexts(events);
+  assert.deepEqual(blocks, ["Oslo is wet.", "\n\nBergen is dry.", " Also cold."]);
+  const starts = events.filter((e) => e.type === "citation-start");
+  assert.deepEqual(starts.map((e) => e.index), [0, 1, 2]);
+  const where = starts.map((e) => e.delta.message.citations);
+  assert.ok(where.every((c) => !("content_index" in c)));
+  assert.deepEqual(where.map((c, i) => blocks[i].slice(c.start, c.end)), ["Oslo", "Berg", "Also"]);
+});
+
 /**
  * An OpenAI Responses stream of one message item per text (each one `output_text` part, streamed in one
  * delta), then `calls`: the events of `responsesStream` for each, numbered as one stream.
@@ -930,6 +970,42 @@ test("guardFetch retry: a Cohere citation of text the client keeps, held with a 
       return [e.index, c.content_index, blocks[c.content_index].slice(c.start, c.end), c.text];
     });
     assert.deepEqual(cited, [[0, 0, "Oslo", "Oslo"], [1, 1, "Bergen", "Bergen"]], JSON.stringify(deltas));
+    assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
+  }
+});
+
+test("guardFetch retry: a Cohere citation that names no block, of text the client keeps, held with a written call, reaches it too", async () => {
+  // As with content_index (above), read as in the last block started (see the test of such a citation's
+  // lead): without an index it was never counted as within the client's text, and a retry dropped it.
+  const citation = (index: number, text: string) => [{
+    type: "citation-start",
+    index,
+    delta: { message: { citations: { start: 0, end: text.length, text, sources: [] } } },
+  }, { type: "citation-end", index }];
+  const retried: unknown[] = [
+    COHERE_START,
+    ...cohereBlock(0, "Bergen is dry.").slice(0, 2),
+    ...citation(0, "Bergen"),
+    ...cohereBlock(0, "").slice(2),
+    ...cohereCallEnd(GOOD),
+  ];
+  for (const deltas of [["Oslo is wet. " + WRITTEN], ["Oslo is wet. ", WRITTEN]]) {
+    const first: unknown[] = [COHERE_START, ...cohereBlock(0, "").slice(0, 1)];
+    for (const text of deltas) first.push(...cohereBlock(0, text).slice(1, 2));
+    first.push(...citation(0, "Oslo"), ...cohereBlock(0, "").slice(2), COHERE_END);
+    const { value } = await scripted(
+      [{ sse: first, named: true }, { sse: retried, named: true }],
+      1,
+      cohereStreamed,
+    );
+    const events = sseData(value);
+    const blocks = cohereBlockTexts(events);
+    assert.deepEqual(blocks, ["Oslo is wet. ", "Bergen is dry."]);
+    const cited = events.filter((e) => e.type === "citation-start").map((e, i) => {
+      const c = e.delta.message.citations;
+      return [e.index, blocks[i].slice(c.start, c.end), c.text];
+    });
+    assert.deepEqual(cited, [[0, "Oslo", "Oslo"], [1, "Bergen", "Bergen"]], JSON.stringify(deltas));
     assert.deepEqual(events.filter((e) => e.type === "citation-end").map((e) => e.index), [0, 1]);
   }
 });
@@ -1349,6 +1425,160 @@ test("guardFetch retry: a retry's text that would run on from the first attempt'
       e.type === "response.output_text.annotation.added" ? [e.annotation] : []
     );
     assert.deepEqual(added, parts.map((p) => p.type === "output_text" ? p.annotations[0] : undefined), label);
+  }
+});
+
+test("guardFetch retry: a Responses retry whose text comes only in its .done events starts a new paragraph there too", async () => {
+  // A server may send a part's text only whole: no output_text.delta, the text in output_text.done, the
+  // part's and item's .done and the final snapshot (the openai SDK takes it from each). The retry's text
+  // had no lead there: a client reading the .done events, or the final output_text, read "Let me
+  // look.Again.". The events that repeat the part tell it with the line ahead, and the annotation's offsets
+  // move past it, as when deltas bring the text; the gate writes no delta into a part the client was given
+  // no delta of. Text that starts with white space, or after a line break, or scored, stays as it came.
+  type Shape = "done" | "item" | "snapshot";
+  const only = (events: Record<string, unknown>[], shape: Shape, scored: boolean) =>
+    events.flatMap((e) => {
+      const t = e.type as string;
+      if (t === "response.output_text.delta") return [];
+      if (
+        shape !== "done" && (t === "response.output_text.done" || t === "response.content_part.done")
+      ) return [];
+      if (shape === "snapshot" && (t === "response.output_item.done" && isMessage(e.item))) return [];
+      if (shape !== "done" && t === "response.output_text.annotation.added") return [];
+      if (t === "response.output_text.done" && scored) {
+        return [{ ...e, logprobs: [{ token: "A", logprob: -0.1 }] }];
+      }
+      return [e];
+    }).map((e, i) => ({ ...e, sequence_number: i }));
+  const isMessage = (item: unknown) => (item as { type?: string } | undefined)?.type === "message";
+  const cases: [string, string, string, Shape, boolean][] = [
+    ["Let me look.", "Again.", "Let me look.\n\nAgain.", "done", false],
+    ["Let me look.", "Again.", "Let me look.\n\nAgain.", "item", false],
+    ["Let me look.", "Again.", "Let me look.\n\nAgain.", "snapshot", false],
+    ["Let me look.", " Again.", "Let me look. Again.", "done", false],
+    ["Let me look.\n", "Again.", "Let me look.\nAgain.", "done", false],
+    ["Let me look.", "Again.", "Let me look.Again.", "done", true],
+  ];
+  for (const [first, retry, expected, shape, scored] of cases) {
+    const label = JSON.stringify([first, retry, shape, scored]);
+    const script = [
+      { sse: responsesAnnotated(responsesStream([first], [BAD]), "Let"), named: true },
+      {
+        sse: only(responsesAnnotated(responsesStream([retry], [GOOD]), "Again"), shape, scored),
+        named: true,
+      },
+    ];
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    const { value } = await withGuardedServer(
+      script,
+      { retry: 1 },
+      (s, f) => responsesAsk(s, f, (e) => events.push(e)),
+    );
+    assert.equal(value.output_text, expected, label);
+    const seqs = events.map((e) => e.sequence_number);
+    assert.deepEqual(seqs, seqs.map((_, i) => i), label);
+    const parts = value.output.flatMap((o) => o.type === "message" ? o.content : []);
+    assert.equal(parts.length, 2, label);
+    for (const [i, p] of parts.entries()) {
+      assert.ok(p.type === "output_text");
+      const a = p.annotations[0] as { start_index: number; end_index: number };
+      assert.equal(p.text.slice(a.start_index, a.end_index), ["Let", "Again"][i], label);
+    }
+    // Every event that tells the retry's part tells it as the final response does.
+    const told = events.flatMap((e) =>
+      e.type === "response.output_text.done" && e.output_index === 1
+        ? [e.text]
+        : e.type === "response.content_part.done" && e.output_index === 1 && e.part.type === "output_text"
+        ? [e.part.text]
+        : e.type === "response.output_item.done" && e.item.type === "message" && e.output_index === 1
+        ? [(e.item.content[0] as { text: string }).text]
+        : []
+    );
+    for (const t of told) assert.equal(t, (parts[1] as { text: string }).text, label);
+    const added = events.flatMap((e) =>
+      e.type === "response.output_text.annotation.added" && e.output_index === 1 ? [e.annotation] : []
+    );
+    for (const a of added) {
+      assert.deepEqual(a, (parts[1] as { annotations: unknown[] }).annotations[0], label);
+    }
+    assert.equal(
+      events.some((e) => e.type === "response.output_text.delta" && e.output_index === 1),
+      false,
+      label,
+    );
+  }
+});
+
+test("guardFetch retry: a Responses retry's text that comes only whole, its part's tokens scored, stays as it came", async () => {
+  // The part a message's .done (or the final snapshot) brings may carry its logprobs; a blank line written
+  // ahead of its text would be text no token stands for, as with scored deltas.
+  const logprobs = [{ token: "Again.", logprob: -0.1, top_logprobs: [] }];
+  const scored = (it: unknown) => {
+    const item = it as { type?: string; content?: Record<string, unknown>[] };
+    return item.type === "message"
+      ? { ...item, content: item.content!.map((p) => ({ ...p, logprobs })) }
+      : it;
+  };
+  const retried = (responsesStream(["Again."], [GOOD]) as Record<string, unknown>[])
+    .filter((e) =>
+      !["response.output_text.delta", "response.output_text.done", "response.content_part.done"].includes(
+        e.type as string,
+      )
+    )
+    .map((e, i) => {
+      const response = e.response as { output: unknown[] } | undefined;
+      if (e.type === "response.output_item.done") return { ...e, item: scored(e.item), sequence_number: i };
+      if (e.type === "response.completed") {
+        return { ...e, response: { ...response, output: response!.output.map(scored) }, sequence_number: i };
+      }
+      return { ...e, sequence_number: i };
+    });
+  const { value } = await withGuardedServer(
+    [{ sse: responsesStream(["Let me look."], [BAD]), named: true }, { sse: retried, named: true }],
+    { retry: 1 },
+    (s, f) => responsesAsk(s, f),
+  );
+  assert.equal(value.output_text, "Let me look.Again.");
+});
+
+test("guardFetch: Responses text the client got only whole, in .done events, is its text: a reason or a retry's text after it starts a new paragraph", async () => {
+  // The router noted only the deltas' text as the client's: after a part whose text came only in its .done
+  // events (and the final snapshot), the client's text seemed to say nothing, and the reason ran on from it
+  // ("Also.toolguard stopped ..."), as did a retry's text ("Let me look.Again."); the text watch on or off.
+  const isMessage = (e: Record<string, unknown>) =>
+    e.item_id === "msg_1" || (e.item as { type?: string } | undefined)?.type === "message";
+  const whole = (text: string, callFirst: boolean) => {
+    const all = (responsesStream([text], [BAD]) as Record<string, unknown>[])
+      .filter((e) => e.type !== "response.output_text.delta");
+    if (!callFirst) return all.map((e, i) => ({ ...e, sequence_number: i }));
+    // (the message after the call: held with it, sent ahead of the reason)
+    const [created, completed, middle] = [all[0], all.at(-1)!, all.slice(1, -1)];
+    const output = (completed.response as { output: unknown[] }).output;
+    return [
+      created,
+      ...middle.filter((e) => !isMessage(e)).map((e) => ({ ...e, output_index: 0 })),
+      ...middle.filter(isMessage).map((e) => ({ ...e, output_index: 1 })),
+      { ...completed, response: { ...completed.response as object, output: [output[1], output[0]] } },
+    ].map((e, i) => ({ ...e, sequence_number: i }));
+  };
+  const cases: [string, boolean, number, RegExp][] = [
+    ["Let me look.", false, 0, /^Let me look\.\n\ntoolguard stopped/],
+    ["Also.", true, 0, /^Also\.\n\ntoolguard stopped/],
+    ["Let me look.", false, 1, /^Let me look\.\n\nAgain\.$/],
+  ];
+  for (const extract of [true, false]) {
+    for (const [text, callFirst, retry, expected] of cases) {
+      const script = [
+        { sse: whole(text, callFirst), named: true },
+        { sse: responsesStream(["Again."], [GOOD]), named: true },
+      ];
+      const { value } = await withGuardedServer(
+        script,
+        { retry, ...(extract ? {} : { extract: false }) },
+        (s, f) => responsesAsk(s, f),
+      );
+      assert.match(value.output_text, expected, JSON.stringify([text, callFirst, retry, extract]));
+    }
   }
 });
 

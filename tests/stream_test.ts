@@ -3,7 +3,8 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { formatSse, ndjsonParser, sseParser } from "../_gate/sse.ts";
 import { textWatcher } from "../_gate/text_watch.ts";
-import { ToolPositions } from "../_gate/dialects/shared.ts";
+import { joinsEarlierWords, StreamFlow, ToolPositions } from "../_gate/dialects/shared.ts";
+import { DIALECTS } from "../_gate/dialects/mod.ts";
 import { assembleToolCalls, gateCompletion, type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicStream,
@@ -733,4 +734,59 @@ test("ToolPositions: a call at each of a million positions is renumbered and pla
   assert.equal(positions.replacementAt(5), 5);
   assert.deepEqual([0, 2, 4, 10, 2 * n].map((i) => positions.renumber(i)), [0, 1, 2, 5, n]);
   assert.equal(new ToolPositions().replacementAt(3), 3);
+});
+
+test("joinsEarlierWords: a retry's first text joins the client's words only after words, before words, unscored", () => {
+  // The one rule the gate's blank line before a retry's text follows: the chunk of its own (Chat), a place's
+  // lead (Cohere's block) and Cohere's tool plan alike.
+  const chat = DIALECTS.openai_chat.router().text!;
+  const cohere = DIALECTS.cohere.router().text!;
+  const runsOn = (said: string) => {
+    const flow = new StreamFlow();
+    if (said !== "") flow.sawText(said);
+    return flow.runsOn().includes(0);
+  };
+  const delta = (content: string, logprobs?: unknown) => ({
+    choices: [{ index: 0, delta: { content }, ...(logprobs === undefined ? {} : { logprobs }) }],
+  });
+  const plan = (tool_plan: string, logprobs?: unknown) => ({
+    type: "tool-plan-delta",
+    delta: { message: { tool_plan } },
+    ...(logprobs === undefined ? {} : { logprobs }),
+  });
+  const cases: [string, string, Record<string, unknown>, typeof chat, boolean][] = [
+    ["Let me look.", "Again.", delta("Again."), chat, true],
+    ["Let me look. ", "Again.", delta("Again."), chat, false],
+    ["Let me look.\n", "Again.", delta("Again."), chat, false],
+    ["Let me look.", " Again.", delta(" Again."), chat, false],
+    ["Let me look.", "\n\nAgain.", delta("\n\nAgain."), chat, false],
+    ["", "Again.", delta("Again."), chat, false],
+    ["Let me look.", "", delta(""), chat, false],
+    ["Let me look.", "Again.", delta("Again.", { content: [] }), chat, false],
+    ["I will look up Oslo.", "I will look up Bergen.", plan("I will look up Bergen."), cohere, true],
+    [
+      "I will look up Oslo.",
+      "I will look up Bergen.",
+      plan("I will look up Bergen.", { token_ids: [1] }),
+      cohere,
+      false,
+    ],
+    ["I will look up Oslo.\n", "I will look up Bergen.", plan("I will look up Bergen."), cohere, false],
+  ];
+  for (const [before, text, event, frames, joins] of cases) {
+    assert.equal(
+      joinsEarlierWords(frames, { text, runsOn: runsOn(before), event }),
+      joins,
+      JSON.stringify([before, text, event]),
+    );
+  }
+  // The answer the text is part of is the one whose scores count.
+  const two = {
+    choices: [{ index: 0, delta: { content: "A." }, logprobs: { content: [] } }, {
+      index: 1,
+      delta: { content: "B." },
+    }],
+  };
+  assert.equal(joinsEarlierWords(chat, { text: "B.", runsOn: true, event: two, answer: 1 }), true);
+  assert.equal(joinsEarlierWords(chat, { text: "A.", runsOn: true, event: two, answer: 0 }), false);
 });

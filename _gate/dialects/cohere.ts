@@ -18,6 +18,7 @@ import {
   hasWords,
   type Held,
   heldText,
+  joinsEarlierWords,
   mayGoBlank,
   Openings,
   PARAGRAPH,
@@ -79,12 +80,18 @@ function planCited(citation: unknown, before = 0): unknown {
 /**
  * A citation of text in the block `led.index` once `led.by` characters the gate wrote stand ahead of that
  * block's text (a retry's blank line, see `text.lead`): its offsets moved past them. Any other, as it came.
+ * A citation that names no block (no `content_index`) is in the block `open`, the last one started before
+ * it: Cohere streams a block's citations between its start and its end, and its docs show citations
+ * without an index in a message of one text block, their offsets into that block's text.
  */
-function ledCited(citation: unknown, led: { index: number; by: number } | undefined): unknown {
-  if (!led || !isRecord(citation) || isPlanCitation(citation) || citation.content_index !== led.index) {
-    return citation;
-  }
-  return offsetsOn(citation, led.by);
+function ledCited(
+  citation: unknown,
+  led: { index: number; by: number } | undefined,
+  open: number | undefined,
+): unknown {
+  if (!led || !isRecord(citation) || isPlanCitation(citation)) return citation;
+  const block = citation.content_index ?? open;
+  return block === led.index ? offsetsOn(citation, led.by) : citation;
 }
 
 /** `citation` with its offsets (`start`, `end`) `by` characters on. */
@@ -260,6 +267,13 @@ class CohereStream implements FrameRouter {
   #resumed = false;
   /** The block whose text the gate led with a blank line (see `text.lead`), and that line's length. */
   #led: { index: number; by: number } | undefined;
+  /**
+   * The block (as the client numbers it) the last `content-start` opened: a citation that names none is in
+   * it (see `ledCited`).
+   */
+  #open: number | undefined;
+  /** The block each citation that names none is in (see `#open`), by its `citation-start` event. */
+  readonly #citedIn = new WeakMap<object, number>();
   /** For each tool plan delta that brought text, in order: "m" where it ends mid-line, else "s". */
   #planEnds = "";
   /**
@@ -350,8 +364,9 @@ class CohereStream implements FrameRouter {
       if (event?.type === "citation-end" && open.delete(event.index)) kept.push(h.raw);
       if (event?.type !== "citation-start" || event.index !== cited) continue;
       const c = deltaMessage(event).citations;
-      const within = isRecord(c) && typeof c.content_index === "number" && typeof c.end === "number" &&
-        c.end <= this.#places.retoldLength(String(c.content_index), [change]);
+      const block = isRecord(c) ? c.content_index ?? this.#citedIn.get(event) : undefined;
+      const within = isRecord(c) && typeof block === "number" && typeof c.end === "number" &&
+        c.end <= this.#places.retoldLength(String(block), [change]);
       // (numbered in order: one past the client's text stops them, the retry's follow those sent)
       if (!within) break;
       kept.push(h.raw);
@@ -384,6 +399,11 @@ class CohereStream implements FrameRouter {
     if (planned > 0) this.#planEnds += /\s$/u.test(deltaMessage(event).tool_plan as string) ? "s" : "m";
     if (event.type === "content-start" && typeof event.index === "number") {
       this.#nextContent = Math.max(this.#nextContent, event.index + 1);
+      this.#open = event.index;
+    }
+    const cited = event.type === "citation-start" ? deltaMessage(event).citations : undefined;
+    if (isRecord(cited) && cited.content_index == null && this.#open !== undefined) {
+      this.#citedIn.set(event, this.#open);
     }
   }
 
@@ -483,7 +503,11 @@ class CohereStream implements FrameRouter {
       const message = event.type === "citation-start" ? deltaMessage(event) : undefined;
       const before = (point.plan ?? 0) + (this.#planLead?.length ?? 0);
       const citations = message &&
-        ledCited(planCited(citationIn(message.citations, (index) => index + at), before), this.#led);
+        ledCited(
+          planCited(citationIn(message.citations, (index) => index + at), before),
+          this.#led,
+          this.#open,
+        );
       if (message && citations !== message.citations) {
         shifted.delta = { ...event.delta as object, message: { ...message, citations } };
       }
@@ -498,14 +522,14 @@ class CohereStream implements FrameRouter {
   }
 
   /**
-   * A retry's first tool plan delta that brings text: where the client's plan ends mid-line and this one
-   * starts with words, led by a blank line, as a retry's text is (clients append the plan's deltas: "I will
-   * look up Oslo." and "I will call it again." ran together), unless its tokens are scored (`logprobs`).
+   * A retry's first tool plan delta that brings text: where it joins the client's plan (see
+   * `joinsEarlierWords`: not where its tokens are scored, `logprobs`), led by a blank line, as a retry's text
+   * is (clients append the plan's deltas: "I will look up Oslo." and "I will call it again." ran together).
    * Its plan citations move past that line with the client's plan (see `resume`).
    */
   #planLed(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
     const plan = deltaMessage(event).tool_plan as string;
-    const runs = this.#planRunsOn && !/^\s/u.test(plan) && event.logprobs == null;
+    const runs = joinsEarlierWords(this.text, { text: plan, runsOn: this.#planRunsOn, event });
     this.#planLead = runs ? PARAGRAPH : "";
     if (!runs) return { raw, event };
     const message = { ...deltaMessage(event), tool_plan: PARAGRAPH + plan };

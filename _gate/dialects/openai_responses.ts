@@ -220,6 +220,12 @@ function reasonItem(text: string, position: number): Record<string, unknown> {
     content: [{ type: "output_text", text, annotations: [] }],
   };
 }
+
+/** True for a delta, an `output_text.done` or a part that scores its tokens (`logprobs`, not empty). */
+function isScored(carrier: Record<string, unknown>): boolean {
+  return Array.isArray(carrier.logprobs) && carrier.logprobs.length > 0;
+}
+
 /** The text of an `output_text` delta (undefined for any other event): what the client's text goes on with. */
 function deltaText(event: Record<string, unknown>): unknown {
   return event.type === "response.output_text.delta" ? event.delta : undefined;
@@ -259,6 +265,12 @@ function outputText(output: unknown[]): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
+/** The events that repeat a part's text whole when it is done (besides the snapshots). */
+const WHOLE_TEXT = new Set([
+  "response.output_text.done",
+  "response.content_part.done",
+  "response.output_item.done",
+]);
 /**
  * Events of no text after which the text goes on (see `TextPart.goesOn`): a part's or a message's end and
  * the next one's start too (not a call's: those are toolish), as a body's messages are read joined (a tail
@@ -377,6 +389,15 @@ class ResponsesStream implements FrameRouter {
   readonly #seen = new Map<string, string>();
   /** Their length, bounded with the text by `maxResponseBytes`. */
   #seenLength = 0;
+  /**
+   * What each event that tells a part's text whole (a `.done` event, a snapshot) added to the text read (see
+   * `#readText`): the client's text, once the event goes out (see `#said`).
+   */
+  readonly #addedWhole = new WeakMap<object, string>();
+  /** Whether the text watch reads the stream (see `#readText`); without it, `#toldLength` keeps what went. */
+  #watched = false;
+  /** Without the text watch: the length of the text of each content part that went out, by its key. */
+  readonly #toldLength = new Map<string, number>();
   /** The id of each item added, by its `output_index` (for deltas that name no item). */
   readonly #itemAt = new Map<unknown, unknown>();
   /** The content parts the client holds (added, or streamed into): a delta the gate writes may go there. */
@@ -471,9 +492,11 @@ class ResponsesStream implements FrameRouter {
     agree: (event) => this.#agree(event),
     split: (event) => this.#split(event),
     resume: (change) => this.#resumeAfter(change),
-    scored: (event) => Array.isArray(event.logprobs) && event.logprobs.length > 0,
+    // (a part told whole may carry its tokens' scores: see `#wholeText`)
+    scored: (event) => isScored(event) || (this.#wholeText(event)?.scored ?? false),
     lead: {
-      text: (event) => typeof deltaText(event) === "string" ? event.delta as string : undefined,
+      text: (event) =>
+        typeof deltaText(event) === "string" ? event.delta as string : this.#wholeText(event)?.more,
       frames: (event, text) => this.#leadFrames(event, text),
     },
     size: () =>
@@ -488,6 +511,7 @@ class ResponsesStream implements FrameRouter {
    * tells text that differs from the deltas' as they did; `split` makes deltas of an `.added` one's).
    */
   #readText(event: Record<string, unknown>): TextPart {
+    this.#watched = true;
     const type = event.type;
     let text = "";
     if (type === "response.output_text.delta" && typeof event.delta === "string") {
@@ -514,6 +538,7 @@ class ResponsesStream implements FrameRouter {
         }
         return own;
       });
+      if (text !== "") this.#addedWhole.set(event, text);
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;
     const toolish = this.#tools.has(oi) || snapshotWithCalls(event) ||
@@ -581,22 +606,22 @@ class ResponsesStream implements FrameRouter {
   }
 
   /**
-   * Calls `told` with every `output_text` part an event carries whole (with where it is and its text) and
-   * returns the event with each part's text replaced by what `told` returns (the event itself when none
-   * changes).
+   * Calls `told` with every `output_text` part an event carries whole (with where it is, its text, and what
+   * carries it: the part, or the `output_text.done` event) and returns the event with each part's text
+   * replaced by what `told` returns (the event itself when none changes).
    */
   #eachPart(
     event: Record<string, unknown>,
-    told: (place: TextPlace, own: string) => string,
+    told: (place: TextPlace, own: string, carrier: Record<string, unknown>) => string,
   ): Record<string, unknown> {
-    const one = (itemId: unknown, oi: unknown, ci: unknown, own: unknown) =>
-      typeof own === "string" ? told({ itemId: itemId ?? this.#itemAt.get(oi), oi, ci }, own) : own;
+    const one = (itemId: unknown, oi: unknown, ci: unknown, own: unknown, carrier: Record<string, unknown>) =>
+      typeof own === "string" ? told({ itemId: itemId ?? this.#itemAt.get(oi), oi, ci }, own, carrier) : own;
     const item = (it: unknown, oi: unknown) => {
       if (!isRecord(it) || it.type !== "message" || !Array.isArray(it.content)) return it;
       let changed = false;
       const content = it.content.map((p, ci) => {
         if (!isRecord(p) || p.type !== "output_text") return p;
-        const text = one(it.id, oi, ci, p.text);
+        const text = one(it.id, oi, ci, p.text, p);
         if (text === p.text) return p;
         changed = true;
         return { ...p, text };
@@ -605,12 +630,12 @@ class ResponsesStream implements FrameRouter {
     };
     const type = event.type as string;
     if (type === "response.output_text.done") {
-      const text = one(event.item_id, event.output_index, event.content_index, event.text);
+      const text = one(event.item_id, event.output_index, event.content_index, event.text, event);
       return text === event.text ? event : { ...event, text };
     }
     const isPart = type === "response.content_part.done" || type === "response.content_part.added";
     if (isPart && isRecord(event.part) && event.part.type === "output_text") {
-      const text = one(event.item_id, event.output_index, event.content_index, event.part.text);
+      const text = one(event.item_id, event.output_index, event.content_index, event.part.text, event.part);
       return text === event.part.text ? event : { ...event, part: { ...event.part, text } };
     }
     if (type === "response.output_item.added" || type === "response.output_item.done") {
@@ -1083,10 +1108,40 @@ class ResponsesStream implements FrameRouter {
   }
 
   /**
+   * Of an event that carries a part's text whole (a `.done` event, a snapshot; see `#readText`), the first
+   * part whose text goes on past what was read of it, and what it adds; undefined for every other event.
+   * Read only: the event is read as text when it passes.
+   */
+  #wholeText(
+    event: Record<string, unknown>,
+  ): { place: TextPlace; more: string; scored: boolean } | undefined {
+    const type = event.type as string;
+    if (!WHOLE_TEXT.has(type) && !SNAPSHOTS.has(type)) return undefined;
+    let found: { place: TextPlace; more: string; scored: boolean } | undefined;
+    this.#eachPart(event, (place, own, carrier) => {
+      const seen = this.#seen.get(this.#key(place.itemId, place.ci)) ?? "";
+      if (!found && own.length > seen.length && own.startsWith(seen)) {
+        found = { place, more: own.slice(seen.length), scored: isScored(carrier) };
+      }
+      return own;
+    });
+    return found;
+  }
+
+  /**
    * A retry's first text delta led by `text` in a delta of its own, numbered where the delta was (the delta
-   * and the events after it one on); the part noted, so that what repeats its text tells the line too.
+   * and the events after it one on); the part noted, so that what repeats its text tells the line too. A
+   * part whose text comes first whole, in a `.done` event or a snapshot (a server that sends no deltas),
+   * gets no delta (the client may hold no part for one, see `text.textFrame`): the event tells the line,
+   * as every one after it that repeats the part's text does.
    */
   #leadFrames(event: Record<string, unknown>, text: string): Record<string, unknown>[] {
+    if (event.type !== "response.output_text.delta") {
+      const place = this.#wholeText(event)?.place;
+      if (!place) return [event];
+      this.#led = { itemId: place.itemId, oi: place.oi, ci: place.ci, text };
+      return [this.#ledRetold(event)];
+    }
     this.#led = { itemId: event.item_id, oi: event.output_index, ci: event.content_index, text };
     const lead: Record<string, unknown> = {
       type: "response.output_text.delta",
@@ -1168,8 +1223,8 @@ class ResponsesStream implements FrameRouter {
       }
       this.sendOpenings(flow);
       // (white space alone says nothing: the reason then follows it without a blank line, as in a body)
-      const said = deltaText(event);
-      if (typeof said === "string") flow.sawText(said);
+      const said = this.#said(event);
+      if (said !== undefined) flow.sawText(said);
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
       return flow.send(raw);
     }
@@ -1221,7 +1276,36 @@ class ResponsesStream implements FrameRouter {
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
   /** See `FrameRouter.textOf`. */
   textOf(event: Record<string, unknown>): unknown {
-    return deltaText(event);
+    return this.#said(event);
+  }
+
+  /**
+   * The text an event going out adds to what the client has: a delta's, or what an event that tells a
+   * part's text whole adds to it (a server may send a part's text only so: the client's `.done` events and
+   * final response hold it, and a reason or a retry's text after it ran on from its words). Undefined for
+   * an event of no text.
+   */
+  #said(event: Record<string, unknown>): string | undefined {
+    const delta = deltaText(event);
+    if (!this.#watched && typeof delta === "string") {
+      const key = this.#key(event.item_id ?? this.#itemAt.get(event.output_index), event.content_index);
+      this.#toldLength.set(key, (this.#toldLength.get(key) ?? 0) + delta.length);
+    }
+    if (typeof delta === "string") return delta;
+    if (this.#watched) return this.#addedWhole.get(event);
+    const type = event.type as string;
+    if (!WHOLE_TEXT.has(type) && !SNAPSHOTS.has(type)) return undefined;
+    let said = "";
+    this.#eachPart(event, (place, own) => {
+      const key = this.#key(place.itemId, place.ci);
+      const told = this.#toldLength.get(key) ?? 0;
+      if (own.length > told) {
+        said += own.slice(told);
+        this.#toldLength.set(key, own.length);
+      }
+      return own;
+    });
+    return said === "" ? undefined : said;
   }
 
   sendOpenings(flow: StreamFlow): void {
@@ -1237,7 +1321,7 @@ class ResponsesStream implements FrameRouter {
    * `reasonAfter`); else the `output_text` a client reads ran the last word into the reason.
    */
   #lead(flow: StreamFlow): string {
-    return flow.lead(0, heldText(flow, deltaText));
+    return flow.lead(0, heldText(flow, (event) => this.#said(event)));
   }
 
   replace(reason: string, _calls: unknown, flow: StreamFlow): void {

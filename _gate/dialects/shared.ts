@@ -93,6 +93,44 @@ export function callCounter(drop: ReadonlySet<number>): () => boolean {
 /** What parts a retry's text from the earlier attempts' words it would run on from: a blank line. */
 export const PARAGRAPH = "\n\n";
 
+/** A retry's first text as the gate reads it, to tell whether it joins the earlier attempts' words. */
+export interface RetryText {
+  /** The text (a content delta's, a plan delta's, the part a `.done` event brings). */
+  text: string;
+  /** Whether the text the client has before it ends mid-line (see {@linkcode StreamFlow.runsOn}). */
+  runsOn: boolean;
+  /** The frame that brings it, which may score its tokens (see {@linkcode TextFrames.scored}). */
+  event: Record<string, unknown>;
+  /** The answer it is part of (default 0). */
+  answer?: number;
+}
+
+/**
+ * Whether a retry's first text joins the earlier attempts' words as a client reads them, so that it gets a
+ * blank line ({@linkcode PARAGRAPH}) ahead: the client's text runs on (ends mid-line), the retry's starts
+ * with other than white space, and `frames` does not score its frame's tokens (among scored frames the gate's
+ * line would be text no token stands for). Text of nothing joins nothing: the next text decides. One rule
+ * for a text frame of its own (OpenAI Chat, Ollama, Gemini), a place's lead (Anthropic, Cohere, Responses)
+ * and Cohere's tool plan.
+ *
+ * @example Words after words, and not after a line break or when scored
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { joinsEarlierWords } from "./shared.ts";
+ *
+ * const frames = { scored: (event: Record<string, unknown>) => event.logprobs != null };
+ * const event = { type: "content-delta" };
+ * assert.equal(joinsEarlierWords(frames, { text: "Again.", runsOn: true, event }), true);
+ * assert.equal(joinsEarlierWords(frames, { text: "\nAgain.", runsOn: true, event }), false);
+ * assert.equal(joinsEarlierWords(frames, { text: "Again.", runsOn: false, event }), false);
+ * assert.equal(joinsEarlierWords(frames, { text: "Again.", runsOn: true, event: { logprobs: [] } }), false);
+ * ```
+ */
+export function joinsEarlierWords(frames: Pick<TextFrames, "scored">, retry: RetryText): boolean {
+  if (!retry.runsOn || retry.text === "" || /^\s/u.test(retry.text)) return false;
+  return !(frames.scored?.(retry.event, retry.answer ?? 0) ?? false);
+}
+
 /** Where a retry's stream continues the message the client is assembling. */
 export interface ResumePoint {
   /** The positions forwarded (Anthropic blocks, Responses output items before the first call). */
