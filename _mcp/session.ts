@@ -342,6 +342,15 @@ export function isGuardCancel(frame: McpFrame): boolean {
 const notUtf8Frames = new WeakSet<McpFrame>();
 
 /**
+ * Whether a frame's line was not UTF-8: noted so by its transport (see {@linkcode notUtf8}), or its bytes
+ * tell. Its text is taken from the frame (see {@linkcode takeLineText}): for a frame that goes on written anew.
+ */
+function notUtf8Line(frame: McpFrame): boolean {
+  if (notUtf8Frames.has(frame)) return true;
+  return frame.bytes !== undefined && !isUtf8(frame.bytes, takeLineText(frame as { bytes: Uint8Array }));
+}
+
+/**
  * `frame`, noted as read from bytes that were not UTF-8 by a transport that decodes them before the session
  * sees them (the HTTP relay, a server's body or event): the session reports it (`invalid_utf8`) and has it
  * written anew, as it does a line that is not UTF-8 (see `GuardedSession.#judgedText`).
@@ -797,7 +806,9 @@ export class GuardedSession implements McpSession {
   /** A message from the server. */
   readonly fromServer = (input: McpFrame): void => {
     const split = this.#hooks.splitBatches && Array.isArray(input.message);
-    const frame = split ? input : this.#judgedText(input, "server"); // (a split batch is written anew)
+    // (a split batch is written anew, element by element: only bytes that are not UTF-8 are reported)
+    if (split && notUtf8Line(input)) this.#hooks.emit({ event: "invalid_utf8", from: "server" });
+    const frame = split ? input : this.#judgedText(input, "server");
     if (this.#passedUnread(frame)) return;
     const m = frame.message;
     if (m === undefined) return this.#notJsonAnswer(frame);
