@@ -126,6 +126,47 @@ export function roundsAlike(answerId: unknown, requestId: unknown): boolean {
 }
 
 /**
+ * The one of `waiting` (requests, each with its id by `idOf`) that an answer under `answerId` answers by
+ * rounding (see {@linkcode roundsAlike}): a peer whose reader is `JSON.parse` answers under the double it read
+ * the request's id past 2^53 as. The rule for both directions, the server's answers to the client's requests
+ * and the client's to the server's. When several round alike none is taken: they cannot be told apart (the
+ * peer took them for one), and taking either could hand one's answer to the other; `refuse` is called on
+ * each (to answer it with an error: it waits no more) and the answer is a stray. Undefined then, and when none
+ * rounds alike or `answerId` is no id past 2^53 (no search).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { idOfText, roundedMatch } from "./jsonrpc.ts";
+ *
+ * const waiting = ["12345678901234567891", "12345678901234571891", "7"].map(idOfText);
+ * const refused: unknown[] = [];
+ * const refuse = (id: unknown) => void refused.push(id);
+ * assert.equal(roundedMatch(idOfText("12345678901234567000"), waiting, (id) => id, refuse), waiting[0]);
+ * assert.equal(roundedMatch(1.2345678901234571e19, waiting, (id) => id, refuse), waiting[1]);
+ * assert.equal(roundedMatch(7, waiting, (id) => id, refuse), undefined); // (matched by idKey alone)
+ * const twins = [idOfText("12345678901234567891"), idOfText("12345678901234567890")];
+ * assert.equal(roundedMatch(1.2345678901234567e19, twins, (id) => id, refuse), undefined);
+ * assert.deepEqual(refused, twins);
+ * ```
+ */
+export function roundedMatch<T>(
+  answerId: unknown,
+  waiting: Iterable<T>,
+  idOf: (request: T) => unknown,
+  refuse: (request: T) => void,
+): T | undefined {
+  // (only an id past 2^53 is read so: any other stray answer costs no search)
+  if (!pastSafeInteger(answerId)) return undefined;
+  const alike: T[] = [];
+  for (const request of waiting) if (roundsAlike(answerId, idOf(request))) alike.push(request);
+  if (alike.length === 1) return alike[0];
+  // (refused once the search is done: refusing may take a request out of `waiting`)
+  for (const request of alike) refuse(request);
+  return undefined;
+}
+
+/**
  * True when `text`, a number's JSON, is written as an integer (no fraction, no exponent): only such text is
  * kept as a {@linkcode BigId}. Every parser reads `1.5e19` or `…891.0` as a double, so a peer echoes it in
  * some other form (`15000000000000000000`, `1.5e+19`): keyed by its text, its answer was a stray.

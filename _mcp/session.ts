@@ -27,6 +27,7 @@ import {
   lineEdges,
   pastSafeInteger,
   quickAnswerId,
+  roundedMatch,
   roundsAlike,
   takeLineText,
 } from "./jsonrpc.ts";
@@ -85,8 +86,8 @@ class ScopedIds {
   readonly #max: number;
   /** Each request by its scope's name and {@linkcode idKey}: that key and its scope. Oldest first. */
   readonly #kept = new Map<string, { key: string; scope: object | undefined }>();
-  /** The scopes in which a request is kept under each {@linkcode idKey}, latest last. */
-  readonly #scopesOf = new Map<string, (object | undefined)[]>();
+  /** Each {@linkcode idKey} a request is kept under: its id, and the scopes that keep it, latest last. */
+  readonly #scopesOf = new Map<string, { id: JsonRpcId; scopes: (object | undefined)[] }>();
   /** Each scope's name (for `#kept`), and the next one's number. */
   readonly #names = new WeakMap<object, string>();
   #named = 0;
@@ -100,7 +101,7 @@ class ScopedIds {
     const key = idKey(id);
     this.delete(scope, id);
     this.#kept.set(this.#keyOf(scope, key), { key, scope });
-    this.#scopesOf.set(key, [...this.#scopesOf.get(key) ?? [], scope]);
+    this.#scopesOf.set(key, { id, scopes: [...this.#scopesOf.get(key)?.scopes ?? [], scope] });
     if (this.#kept.size <= this.#max) return;
     const oldest = this.#kept.values().next().value!;
     this.#forget(oldest.scope, oldest.key);
@@ -117,19 +118,24 @@ class ScopedIds {
    */
   take(id: JsonRpcId): { scope: object | undefined } | undefined {
     const key = idKey(id);
-    const scopes = this.#scopesOf.get(key);
-    if (scopes === undefined) return undefined;
-    const scope = scopes.at(-1);
+    const scope = this.#scopesOf.get(key)?.scopes.at(-1);
+    if (scope === undefined && !this.#scopesOf.has(key)) return undefined;
     this.#forget(scope, key);
     return { scope };
   }
 
   #forget(scope: object | undefined, key: string): boolean {
     if (!this.#kept.delete(this.#keyOf(scope, key))) return false;
-    const left = this.#scopesOf.get(key)!.filter((x) => x !== scope);
+    const kept = this.#scopesOf.get(key)!;
+    const left = kept.scopes.filter((x) => x !== scope);
     if (left.length === 0) this.#scopesOf.delete(key);
-    else this.#scopesOf.set(key, left);
+    else this.#scopesOf.set(key, { id: kept.id, scopes: left });
     return true;
+  }
+
+  /** The ids kept, each once (in however many scopes). */
+  ids(): JsonRpcId[] {
+    return Array.from(this.#scopesOf.values(), (kept) => kept.id);
   }
 
   #keyOf(scope: object | undefined, key: string): string {
@@ -958,8 +964,30 @@ export class GuardedSession implements McpSession {
   #clientAnswer(m: JsonRpcMessage, id: JsonRpcId): "forward" | "answered" {
     if (this.#takeServerRequest(m, id)) return "forward";
     if (this.#serverCancelled.take(id) !== undefined) return "answered";
-    this.#hooks.emit({ event: "stray_message", from: "client", kind: "no_request", id });
+    const text =
+      `toolguard: the MCP client answered under id ${JSON.stringify(id)}, the number it read this ` +
+      "request's id and another's as (a double rounds ids past 2^53), so its answer could be either's and " +
+      "was not passed on";
+    const refuse = (asked: JsonRpcId) => void this.#answerServer(errorResponse(asked, -32603, text));
+    const asked = roundedMatch(id, this.#serverRequests.ids(), (x) => x, refuse);
+    // (to the server under the id it wrote, as the server's answers go to the client: see #roundedAlike)
+    if (asked !== undefined) this.#answerServer({ ...m, id: asked });
+    else {
+      const cancelled = roundedMatch(id, this.#serverCancelled.ids(), (x) => x, () => {});
+      if (cancelled !== undefined) this.#serverCancelled.take(cancelled);
+      else this.#hooks.emit({ event: "stray_message", from: "client", kind: "no_request", id });
+    }
     return "answered";
+  }
+
+  /**
+   * Send the server `answer`, to a request of its own that waits (see `#takeServerRequest`), in its scope;
+   * false when none waits under its id (nothing is sent then).
+   */
+  #answerServer(answer: JsonRpcMessage): boolean {
+    if (!this.#takeServerRequest(answer, answer.id as JsonRpcId)) return false;
+    this.#watch(this.#sinks.toServer({ message: answer }));
+    return true;
   }
 
   /**
@@ -985,9 +1013,7 @@ export class GuardedSession implements McpSession {
       const answer = errorResponse(found.id, -32603, why);
       // (answered now: a later answer is a second one; under an id the server never asked, it would be a
       // stray to the server, and the line, maybe a request cut off, gets the parse error below)
-      if (this.#takeServerRequest(answer, found.id)) {
-        return void this.#watch(this.#sinks.toServer({ message: answer }));
-      }
+      if (this.#answerServer(answer)) return;
     }
     const why =
       "Parse error: toolguard could not read this message as JSON, so it was not passed on to the " +
@@ -1424,18 +1450,13 @@ export class GuardedSession implements McpSession {
    * answer dropped (reported as stray by the caller).
    */
   #roundedAlike(m: JsonRpcMessage): { key: string; req: PendingRequest } | undefined {
-    // (only an id past 2^53 is read so: any other stray answer costs no search)
-    if (!pastSafeInteger(m.id)) return undefined;
-    const alike = [...this.#pending].filter(([, req]) => roundsAlike(m.id, req.id));
-    if (alike.length === 1) return { key: alike[0][0], req: alike[0][1] };
-    for (const [, req] of alike) {
-      const text =
-        `toolguard: the MCP server answered under id ${JSON.stringify(m.id)}, the number it read ` +
-        "this request's id and another's as (a double rounds ids past 2^53), so its answer could be either's " +
-        "and was not passed on; send the request again under an id below 2^53";
+    const text = `toolguard: the MCP server answered under id ${JSON.stringify(m.id)}, the number it read ` +
+      "this request's id and another's as (a double rounds ids past 2^53), so its answer could be either's " +
+      "and was not passed on; send the request again under an id below 2^53";
+    const found = roundedMatch(m.id, this.#pending, ([, req]) => req.id, ([, req]) => {
       this.answerWithError(req.id, -32603, text);
-    }
-    return undefined;
+    });
+    return found === undefined ? undefined : { key: found[0], req: found[1] };
   }
 
   /** The server's answer `m` to the client's request `req` (waiting under `key`): judged as its method's. */
