@@ -130,8 +130,8 @@ export function roundsAlike(answerId: unknown, requestId: unknown): boolean {
  * rounding (see {@linkcode roundsAlike}): a peer whose reader is `JSON.parse` answers under the double it read
  * the request's id past 2^53 as. The rule for both directions, the server's answers to the client's requests
  * and the client's to the server's. When several round alike none is taken: they cannot be told apart (the
- * peer took them for one), and taking either could hand one's answer to the other; `refuse` is called on
- * each (to answer it with an error: it waits no more) and the answer is a stray. Undefined then, and when none
+ * peer took them for one), and taking either could hand one's answer to the other; `refuse`, if given, is
+ * called on each (to answer it with an error: it waits no more) and the answer is a stray. Undefined then, and when none
  * rounds alike or `answerId` is no id past 2^53 (no search).
  *
  * @example
@@ -154,7 +154,7 @@ export function roundedMatch<T>(
   answerId: unknown,
   waiting: Iterable<T>,
   idOf: (request: T) => unknown,
-  refuse: (request: T) => void,
+  refuse?: (request: T) => void,
 ): T | undefined {
   // (only an id past 2^53 is read so: any other stray answer costs no search)
   if (!pastSafeInteger(answerId)) return undefined;
@@ -162,7 +162,7 @@ export function roundedMatch<T>(
   for (const request of waiting) if (roundsAlike(answerId, idOf(request))) alike.push(request);
   if (alike.length === 1) return alike[0];
   // (refused once the search is done: refusing may take a request out of `waiting`)
-  for (const request of alike) refuse(request);
+  if (refuse !== undefined) { for (const request of alike) refuse(request); }
   return undefined;
 }
 

@@ -17,7 +17,6 @@ import {
   idFromEdges,
   idKey,
   idOf,
-  idOfText,
   isBigId,
   isId,
   isRequest,
@@ -25,10 +24,8 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   lineEdges,
-  pastSafeInteger,
   quickAnswerId,
   roundedMatch,
-  roundsAlike,
   takeLineText,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
@@ -403,8 +400,11 @@ export class GuardedSession implements McpSession {
   /** Why the server is gone, once it is. */
   #closed: string | null = null;
   #ownCounter = 0;
-  /** Keys of requests the client cancelled lately (the oldest forgotten past {@linkcode MAX_CANCELLED}). */
-  readonly #cancelled = new Set<string>();
+  /**
+   * Requests the client cancelled lately, their ids by key (the oldest forgotten past
+   * {@linkcode MAX_CANCELLED}): the ids, for a late answer under the double one past 2^53 rounds to.
+   */
+  readonly #cancelled = new Map<string, JsonRpcId>();
   /** Who waits for the answer to a client request (see {@linkcode GuardedSession.answered}), by key. */
   readonly #awaited = new Map<string, ((answer: JsonRpcMessage) => void)[]>();
   /** Who waits for no client request to wait for an answer (see {@linkcode GuardedSession.idle}). */
@@ -527,7 +527,7 @@ export class GuardedSession implements McpSession {
     if (own !== undefined) {
       // (its answer is lost, or it failed: no cancellation goes to the server; a late answer passes quietly)
       this.#own.delete(key);
-      this.#noteCancelled(key);
+      this.#noteCancelled(key, id);
       own.stop.abort();
       this.#finishFetch(`tools/list failed: ${message}`);
       return true;
@@ -908,8 +908,9 @@ export class GuardedSession implements McpSession {
   #judgeClient(m: JsonRpcMessage): "forward" | "answered" | "wait" {
     if (m.method === "notifications/cancelled" && isRecord(m.params) && m.params.requestId !== undefined) {
       // The server will not answer a cancelled request: stop waiting for it.
-      const key = idKey(m.params.requestId as JsonRpcId);
-      if (this.#unpend(key)) this.#noteCancelled(key);
+      const id = m.params.requestId as JsonRpcId;
+      const key = idKey(id);
+      if (this.#unpend(key)) this.#noteCancelled(key, id);
       this.#leaveBatch(key);
     }
     const variant = caseVariant(m);
@@ -973,7 +974,7 @@ export class GuardedSession implements McpSession {
     // (to the server under the id it wrote, as the server's answers go to the client: see #roundedAlike)
     if (asked !== undefined) this.#answerServer({ ...m, id: asked });
     else {
-      const cancelled = roundedMatch(id, this.#serverCancelled.ids(), (x) => x, () => {});
+      const cancelled = roundedMatch(id, this.#serverCancelled.ids(), (x) => x);
       if (cancelled !== undefined) this.#serverCancelled.take(cancelled);
       else this.#hooks.emit({ event: "stray_message", from: "client", kind: "no_request", id });
     }
@@ -1265,7 +1266,7 @@ export class GuardedSession implements McpSession {
    */
   #cancelOwn(reason: string): void {
     for (const [key, { id }] of this.#own) {
-      this.#noteCancelled(key);
+      this.#noteCancelled(key, id);
       if (this.#closed !== null) continue;
       const params = { requestId: id, reason: `toolguard gave up on its tools/list: ${reason}` };
       try {
@@ -1442,12 +1443,10 @@ export class GuardedSession implements McpSession {
   }
 
   /**
-   * The one request still waiting whose id past 2^53 reads as the same double as the answer `m`'s (see
-   * {@linkcode roundsAlike}): a server whose reader is `JSON.parse` answers under the id it rounded the
-   * request's to. Undefined when none waits, or when several do: those cannot be told apart (the server
-   * took them for one), so none is taken for the answered one, which could hand a tool list to a call or
-   * leave a call's result unscanned; each is answered with an error instead (it waits no more), and the
-   * answer dropped (reported as stray by the caller).
+   * The one request still waiting that the server's answer `m` answers under the double its id past 2^53
+   * reads as (see {@linkcode roundedMatch}): a server whose reader is `JSON.parse` answers so. When several
+   * wait that round alike, none is taken (one could be handed a tool list meant for a call, or a call's
+   * result go unscanned): each is answered with an error, and the answer is a stray (reported by the caller).
    */
   #roundedAlike(m: JsonRpcMessage): { key: string; req: PendingRequest } | undefined {
     const text = `toolguard: the MCP server answered under id ${JSON.stringify(m.id)}, the number it read ` +
@@ -1493,7 +1492,11 @@ export class GuardedSession implements McpSession {
    * client cancelled is dropped quietly, as MCP asks the client to ignore it.
    */
   #stray(m: JsonRpcMessage, key: string): null {
-    const cancelled = this.#cancelled.has(key) ? key : this.#cancelledAlike(m);
+    // (under the double its id past 2^53 rounds to too, from a server whose reader is JSON.parse; several
+    // alike: a stray, as for the requests waiting, see #roundedAlike)
+    const cancelled = this.#cancelled.has(key)
+      ? key
+      : roundedMatch(m.id, this.#cancelled, ([, id]) => id)?.[0];
     if (cancelled !== undefined) {
       this.#cancelled.delete(cancelled);
       this.#noteAnswered(cancelled, m); // (the server had the request: see answered)
@@ -1512,25 +1515,11 @@ export class GuardedSession implements McpSession {
     return null;
   }
 
-  /**
-   * The key of the one cancelled request whose id past 2^53 reads as the same double as the answer `m`'s (see
-   * {@linkcode roundsAlike}): its late answer, from a server whose reader is `JSON.parse`. Undefined when none
-   * is, or several are (the answer is then a stray, as it is for the pending ones in `#roundedAlike`).
-   */
-  #cancelledAlike(m: JsonRpcMessage): string | undefined {
-    if (!pastSafeInteger(m.id)) return undefined;
-    // (a request's key is `n:` and its id's digits: see idKey)
-    const alike = [...this.#cancelled].filter((k) =>
-      k.startsWith("n:") && roundsAlike(m.id, idOfText(k.slice(2)))
-    );
-    return alike.length === 1 ? alike[0] : undefined;
-  }
-
-  /** Remember a cancelled request for a while, so its late answer is not reported as stray. */
-  #noteCancelled(key: string): void {
-    this.#cancelled.add(key);
+  /** Remember a cancelled request (`id`, under `key`) for a while, so its late answer is not reported as stray. */
+  #noteCancelled(key: string, id: JsonRpcId): void {
+    this.#cancelled.set(key, id);
     if (this.#cancelled.size <= MAX_CANCELLED) return;
-    const oldest = this.#cancelled.values().next().value as string;
+    const oldest = this.#cancelled.keys().next().value as string;
     this.#cancelled.delete(oldest);
     this.#awaited.delete(oldest); // (its late answer is no longer known)
   }
