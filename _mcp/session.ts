@@ -16,7 +16,7 @@ import {
   errorResponse,
   idFromEdges,
   idKey,
-  idOf,
+  idMember,
   isBigId,
   isId,
   isRequest,
@@ -476,7 +476,7 @@ export class GuardedSession implements McpSession {
       if (isCall(x)) this.#repeated.set(x, found.duplicate);
       else {
         const pointer = `/${i}${found.duplicate}`;
-        this.#hooks.emit({ event: "repeated_key", from: "client", pointer, ...idOf(x) });
+        this.#hooks.emit({ event: "repeated_key", from: "client", pointer, ...idMember(x) });
       }
     });
   }
@@ -500,7 +500,7 @@ export class GuardedSession implements McpSession {
     if (pointer === undefined) return frame;
     // (text too deep to read goes written anew, as what was judged: a call too)
     if (pointer !== null && from === "client" && isCall(m)) this.#repeated.set(m, pointer);
-    else if (pointer !== null) this.#hooks.emit({ event: "repeated_key", from, pointer, ...idOf(m) });
+    else if (pointer !== null) this.#hooks.emit({ event: "repeated_key", from, pointer, ...idMember(m) });
     return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
   }
 
@@ -512,7 +512,7 @@ export class GuardedSession implements McpSession {
    */
   #badUtf8(frame: McpFrame, m: JsonRpcMessage | JsonRpcMessage[], from: "client" | "server"): McpFrame {
     if (from === "client" && isCall(m)) this.#notUtf8.add(m);
-    else this.#hooks.emit({ event: "invalid_utf8", from, ...idOf(m) });
+    else this.#hooks.emit({ event: "invalid_utf8", from, ...idMember(m) });
     return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
   }
 
@@ -1511,7 +1511,7 @@ export class GuardedSession implements McpSession {
    * it, and nothing in it was scanned or cleaned, so it is dropped as a stray.
    */
   #noId(m: JsonRpcMessage): null {
-    this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...idOf(m) });
+    this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...idMember(m) });
     return null;
   }
 
