@@ -33,45 +33,70 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
   else if (m.method === undefined) got.push(m.id);
 });`;
 
-test("relayMcp: the client's second answer, or one to an id the server never used, is dropped and reported", {
-  timeout: 30_000,
-}, async () => {
+/**
+ * Relays a client to the stdio server `script` (see {@linkcode ASKING}): once the server has asked it
+ * `asks` requests, the client writes each of `answers(asked)` (a message or a batch) as a line, then a ping,
+ * whose answer lists what the server was given. Returns that list and the relay's events.
+ */
+async function relayAnswers(
+  script: string,
+  { asks, answers, maxMessageBytes }: {
+    asks: number;
+    answers: (asked: unknown[]) => unknown[];
+    maxMessageBytes?: number;
+  },
+): Promise<{ got: unknown[]; events: McpEvent[] }> {
   const events: McpEvent[] = [];
-  const asked = new Set<unknown>();
+  const asked: unknown[] = [];
   let allAsked = () => {};
   const askedAll = new Promise<void>((resolve) => (allAsked = resolve));
   let pinged: (got: unknown[]) => void = () => {};
   const pong = new Promise<unknown[]>((resolve) => (pinged = resolve));
-  const answer = (id: unknown) => ({ jsonrpc: "2.0", id, result: { roots: [] } });
   async function* client() {
     for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
     await askedAll;
-    for (const m of [answer("srv-1"), answer("srv-1"), answer("never-asked")]) {
-      yield enc.encode(JSON.stringify(m) + "\n");
-    }
-    // A batch: one of the server's, the same again, and 2, which the server never used.
-    yield enc.encode(JSON.stringify([answer("srv-2"), answer("srv-2"), answer(2), answer(3)]) + "\n");
+    for (const m of answers(asked)) yield enc.encode(JSON.stringify(m) + "\n");
     yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }) + "\n");
     await pong;
   }
   let buffered = "";
   await relayMcp({
     command: "node",
-    args: ["-e", ASKING],
+    args: ["-e", script],
     input: client(),
     stderr: "ignore",
+    maxMessageBytes,
     onEvent: (e) => void events.push(e),
     output: (bytes) => {
       buffered += dec.decode(bytes);
       for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
         const m = JSON.parse(buffered.slice(0, nl)) as JsonRpcMessage;
-        if (m.method === "roots/list") asked.add(m.id);
-        if (asked.size === 3) allAsked();
+        if (m.method === "roots/list") asked.push(m.id);
+        if (asked.length === asks) allAsked();
         if (m.id === 9) pinged((m.result as { got: unknown[] }).got);
       }
     },
   });
-  assert.deepEqual(await pong, ["srv-1", "srv-2", 3]);
+  return { got: await pong, events };
+}
+
+/** The client's answer to a roots request `id`, padded with `pad`. */
+const roots = (id: unknown, pad = "") => ({ jsonrpc: "2.0", id, result: { roots: [], pad } });
+
+test("relayMcp: the client's second answer, or one to an id the server never used, is dropped and reported", {
+  timeout: 30_000,
+}, async () => {
+  const { got, events } = await relayAnswers(ASKING, {
+    asks: 3,
+    // A batch: one of the server's, the same again, and 2, which the server never used.
+    answers: () => [roots("srv-1"), roots("srv-1"), roots("never-asked"), [
+      roots("srv-2"),
+      roots("srv-2"),
+      roots(2),
+      roots(3),
+    ]],
+  });
+  assert.deepEqual(got, ["srv-1", "srv-2", 3]);
   const strays = events.flatMap((e) => e.event === "stray_message" ? [e] : []);
   assert.deepEqual(strays, [
     { event: "stray_message", from: "client", kind: "no_request", id: "srv-1" },
@@ -185,39 +210,12 @@ test(
   async () => {
     // The over-long answer is replaced by an error to the server. The request it answered is answered then: the
     // client's next answer to it is a second one, dropped as a stray (it reached the server too).
-    const events: McpEvent[] = [];
-    let asked = () => {};
-    const askedFirst = new Promise<void>((resolve) => (asked = resolve));
-    let pinged: (got: unknown[]) => void = () => {};
-    const pong = new Promise<unknown[]>((resolve) => (pinged = resolve));
-    const answer = (id: unknown, pad = "") => ({ jsonrpc: "2.0", id, result: { roots: [], pad } });
-    async function* client() {
-      for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
-      await askedFirst;
-      for (const m of [answer("srv-1", "x".repeat(3000)), answer("srv-1")]) {
-        yield enc.encode(JSON.stringify(m) + "\n");
-      }
-      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }) + "\n");
-      await pong;
-    }
-    let buffered = "";
-    await relayMcp({
-      command: "node",
-      args: ["-e", ASKING],
-      input: client(),
-      stderr: "ignore",
+    const { got, events } = await relayAnswers(ASKING, {
+      asks: 3,
+      answers: () => [roots("srv-1", "x".repeat(3000)), roots("srv-1")],
       maxMessageBytes: 1000,
-      onEvent: (e) => void events.push(e),
-      output: (bytes) => {
-        buffered += dec.decode(bytes);
-        for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
-          const m = JSON.parse(buffered.slice(0, nl)) as JsonRpcMessage;
-          if (m.id === "srv-1") asked();
-          if (m.id === 9) pinged((m.result as { got: unknown[] }).got);
-        }
-      },
     });
-    assert.deepEqual(await pong, ["srv-1"], "the server had one answer to srv-1");
+    assert.deepEqual(got, ["srv-1"], "the server had one answer to srv-1");
     assert.deepEqual(events.flatMap((e) => e.event === "stray_message" ? [e] : []), [
       { event: "stray_message", from: "client", kind: "no_request", id: "srv-1" },
     ]);
@@ -345,39 +343,11 @@ test(
   async () => {
     // The client reads with JSON.parse and writes with JSON.stringify: it answers 12345678901234567891 as
     // 12345678901234567000, which the server never used (it was dropped as a stray, and the server waited).
-    const events: McpEvent[] = [];
-    const asked: unknown[] = [];
-    let allAsked = () => {};
-    const askedAll = new Promise<void>((resolve) => (allAsked = resolve));
-    let pinged: (got: unknown[]) => void = () => {};
-    const pong = new Promise<unknown[]>((resolve) => (pinged = resolve));
-    async function* client() {
-      for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
-      await askedAll;
-      for (const id of asked) {
-        yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id, result: { roots: [] } }) + "\n");
-      }
-      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }) + "\n");
-      await pong;
-    }
-    let buffered = "";
-    await relayMcp({
-      command: "node",
-      args: ["-e", ASKING_BIG],
-      input: client(),
-      stderr: "ignore",
-      onEvent: (e) => void events.push(e),
-      output: (bytes) => {
-        buffered += dec.decode(bytes);
-        for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
-          const m = JSON.parse(buffered.slice(0, nl)) as JsonRpcMessage;
-          if (m.method === "roots/list") asked.push(m.id);
-          if (asked.length === 3) allAsked();
-          if (m.id === 9) pinged((m.result as { got: unknown[] }).got);
-        }
-      },
+    const { got: lines, events } = await relayAnswers(ASKING_BIG, {
+      asks: 3,
+      answers: (asked) => asked.map((id) => roots(id)),
     });
-    const got = (await pong).map((line) => JSON.parse((line as string).replace(/"id":(\d+)/, '"id":"$1"')));
+    const got = lines.map((line) => JSON.parse((line as string).replace(/"id":(\d+)/, '"id":"$1"')));
     // The one alone is answered under the id the server wrote; the two alike could be either's: each gets
     // an error, and the client's answers to them are strays.
     assert.deepEqual(got.map((m) => [m.id, m.result === undefined ? m.error.code : "result"]), [
