@@ -130,9 +130,9 @@ class ScopedIds {
     return true;
   }
 
-  /** The ids kept, each once (in however many scopes). */
-  ids(): JsonRpcId[] {
-    return Array.from(this.#scopesOf.values(), (kept) => kept.id);
+  /** The ids kept, each once (in however many scopes); read as they are asked for. */
+  *ids(): Generator<JsonRpcId> {
+    for (const kept of this.#scopesOf.values()) yield kept.id;
   }
 
   #keyOf(scope: object | undefined, key: string): string {
@@ -965,11 +965,12 @@ export class GuardedSession implements McpSession {
   #clientAnswer(m: JsonRpcMessage, id: JsonRpcId): "forward" | "answered" {
     if (this.#takeServerRequest(m, id)) return "forward";
     if (this.#serverCancelled.take(id) !== undefined) return "answered";
-    const text =
-      `toolguard: the MCP client answered under id ${JSON.stringify(id)}, the number it read this ` +
-      "request's id and another's as (a double rounds ids past 2^53), so its answer could be either's and " +
-      "was not passed on";
-    const refuse = (asked: JsonRpcId) => void this.#answerServer(errorResponse(asked, -32603, text));
+    const refuse = (asked: JsonRpcId) => {
+      const text = `toolguard: the MCP client answered under id ${JSON.stringify(id)}, the number it read ` +
+        "this request's id and another's as (a double rounds ids past 2^53), so its answer could be " +
+        "either's and was not passed on";
+      this.#answerServer(errorResponse(asked, -32603, text));
+    };
     const asked = roundedMatch(id, this.#serverRequests.ids(), (x) => x, refuse);
     // (to the server under the id it wrote, as the server's answers go to the client: see #roundedAlike)
     if (asked !== undefined) this.#answerServer({ ...m, id: asked });
@@ -1449,10 +1450,11 @@ export class GuardedSession implements McpSession {
    * result go unscanned): each is answered with an error, and the answer is a stray (reported by the caller).
    */
   #roundedAlike(m: JsonRpcMessage): { key: string; req: PendingRequest } | undefined {
-    const text = `toolguard: the MCP server answered under id ${JSON.stringify(m.id)}, the number it read ` +
-      "this request's id and another's as (a double rounds ids past 2^53), so its answer could be either's " +
-      "and was not passed on; send the request again under an id below 2^53";
     const found = roundedMatch(m.id, this.#pending, ([, req]) => req.id, ([, req]) => {
+      const text =
+        `toolguard: the MCP server answered under id ${JSON.stringify(m.id)}, the number it read ` +
+        "this request's id and another's as (a double rounds ids past 2^53), so its answer could be " +
+        "either's and was not passed on; send the request again under an id below 2^53";
       this.answerWithError(req.id, -32603, text);
     });
     return found === undefined ? undefined : { key: found[0], req: found[1] };
