@@ -25,6 +25,7 @@ import {
 import { runtimeCommand } from "./_runtime.ts";
 import { countingWork } from "./_counting.ts";
 import { createFramer } from "../_mcp/framing.ts";
+import { notUtf8 } from "../_mcp/session.ts";
 
 const enc = new TextEncoder();
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -168,6 +169,11 @@ test("McpSession: a server batch that is not UTF-8, split into lines, is reporte
   session.fromClient(frame(enc.encode('{"jsonrpc":"2.0","id":7,"method":"resources/list"}')));
   session.fromServer(frame(enc.encode('[{"jsonrpc":"2.0","id":7,"result":{"resources":[],"x":"\ufffd"}}]')));
   assert.equal(events.filter((e) => e.event === "invalid_utf8").length, 1);
+  // Over HTTP the relay decodes a body and notes it as not UTF-8: a batch in it is reported once too.
+  session.fromClient(frame(enc.encode('{"jsonrpc":"2.0","id":8,"method":"resources/list"}')));
+  session.fromServer(notUtf8({ message: [{ jsonrpc: "2.0", id: 8, result: { resources: [] } }] }));
+  assert.equal(events.filter((e) => e.event === "invalid_utf8").length, 2);
+  assert.equal(toClient.length, 4);
 });
 
 test("toolguard mcp: a client line that is not UTF-8 is named once on stderr", { timeout: 60_000 }, () => {
