@@ -20,8 +20,7 @@ import {
   encoder,
   errorResponse,
   idFromEdges,
-  idOf,
-  idOfText,
+  idMember,
   isId,
   isRequest,
   type JsonRpcId,
@@ -31,6 +30,7 @@ import {
   type LineEdges,
   LineFrame,
   MAX_BATCH_MEMBERS,
+  parseId,
   parseLineText,
   type ShownId,
 } from "./jsonrpc.ts";
@@ -182,7 +182,7 @@ class BatchScanner {
     this.#idBytes = null;
     if (this.#idTooLong) return;
     // (undefined for one a JSON-RPC answer could not carry)
-    this.#id = idOfText(decoder().decode(new Uint8Array(bytes)));
+    this.#id = parseId(decoder().decode(new Uint8Array(bytes)));
   }
 
   #startMember(): void {
@@ -474,7 +474,7 @@ export function unwrittenFromServer(
   message: unknown,
   to: { emit(event: McpEvent): void; toServer(message: JsonRpcMessage): void },
 ): void {
-  to.emit({ event: "stray_message", from: "server", kind: "too_deep", ...idOf(message) });
+  to.emit({ event: "stray_message", from: "server", kind: "too_deep", ...idMember(message) });
   if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
     const text =
       "toolguard: your request nests too deeply to be written out to the client; it was not passed on";
@@ -491,7 +491,7 @@ export function unwrittenFromClient(
   message: unknown,
   to: { emit(event: McpEvent): void; answer(id: JsonRpcId, code: number, text: string): void },
 ): void {
-  to.emit({ event: "client_message_refused", kind: "too_deep", ...idOf(message) });
+  to.emit({ event: "client_message_refused", kind: "too_deep", ...idMember(message) });
   if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
     const text = "toolguard: your request nests too deeply to be written out to the MCP server; it was not " +
       "passed on (flatten its arguments)";

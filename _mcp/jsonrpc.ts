@@ -50,18 +50,20 @@ export function isBigId(value: unknown): value is BigId {
 }
 
 /**
- * The id of a message, for its event: none when it has none a message could carry (an array's, say).
+ * A message's `id` member, to spread into its event: `{ id }`, or `{}` when it has none a message could
+ * carry (an array's, say). (Not {@linkcode parseId}, which reads an id from its JSON text, nor `idText` in
+ * `_common/values.ts`, which writes one as text.)
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { idOf } from "./jsonrpc.ts";
+ * import { idMember } from "./jsonrpc.ts";
  *
- * assert.deepEqual(idOf({ id: 7 }), { id: 7 });
- * assert.deepEqual(idOf({ id: [7] }), {});
+ * assert.deepEqual(idMember({ id: 7 }), { id: 7 });
+ * assert.deepEqual(idMember({ id: [7] }), {});
  * ```
  */
-export function idOf(message: unknown): { id?: JsonRpcId } {
+export function idMember(message: unknown): { id?: JsonRpcId } {
   const id = isRecord(message) ? message.id : undefined;
   return isId(id) || id === null ? { id } : {};
 }
@@ -84,9 +86,9 @@ function roundsOff(value: unknown): boolean {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { idOfText, pastSafeInteger } from "./jsonrpc.ts";
+ * import { parseId, pastSafeInteger } from "./jsonrpc.ts";
  *
- * assert.equal(pastSafeInteger(idOfText("12345678901234567891")), true);
+ * assert.equal(pastSafeInteger(parseId("12345678901234567891")), true);
  * assert.equal(pastSafeInteger(1.5e19), true);
  * assert.equal(pastSafeInteger(9007199254740991), false);
  * assert.equal(pastSafeInteger("12345678901234567891"), false);
@@ -112,17 +114,58 @@ function roundedValue(id: unknown): number | undefined {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { idOfText, roundsAlike } from "./jsonrpc.ts";
+ * import { parseId, roundsAlike } from "./jsonrpc.ts";
  *
- * const sent = idOfText("12345678901234567891");
- * assert.equal(roundsAlike(idOfText("12345678901234567000"), sent), true);
- * assert.equal(roundsAlike(idOfText("1.2345678901234567e19"), sent), true);
+ * const sent = parseId("12345678901234567891");
+ * assert.equal(roundsAlike(parseId("12345678901234567000"), sent), true);
+ * assert.equal(roundsAlike(parseId("1.2345678901234567e19"), sent), true);
  * assert.equal(roundsAlike(7, 7), false); // (not past 2^53: compared by idKey alone)
  * ```
  */
 export function roundsAlike(answerId: unknown, requestId: unknown): boolean {
   const value = roundedValue(answerId);
   return value !== undefined && value === roundedValue(requestId);
+}
+
+/**
+ * The one of `waiting` (requests, each with its id by `requestId`) that an answer under `answerId` answers by
+ * rounding (see {@linkcode roundsAlike}): a peer whose reader is `JSON.parse` answers under the double it read
+ * the request's id past 2^53 as. The rule for both directions, the server's answers to the client's requests
+ * and the client's to the server's. When several round alike none is taken: they cannot be told apart (the
+ * peer took them for one), and taking either could hand one's answer to the other; `refuse`, if given, is
+ * called on each (to answer it with an error: it waits no more) and the answer is a stray. Undefined then, and when none
+ * rounds alike or `answerId` is no id past 2^53 (no search).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseId, roundedMatch } from "./jsonrpc.ts";
+ *
+ * const waiting = ["12345678901234567891", "12345678901234571891", "7"].map(parseId);
+ * const refused: unknown[] = [];
+ * const refuse = (id: unknown) => void refused.push(id);
+ * assert.equal(roundedMatch(parseId("12345678901234567000"), waiting, (id) => id, refuse), waiting[0]);
+ * assert.equal(roundedMatch(1.2345678901234571e19, waiting, (id) => id, refuse), waiting[1]);
+ * assert.equal(roundedMatch(7, waiting, (id) => id, refuse), undefined); // (matched by idKey alone)
+ * const twins = [parseId("12345678901234567891"), parseId("12345678901234567890")];
+ * assert.equal(roundedMatch(1.2345678901234567e19, twins, (id) => id, refuse), undefined);
+ * assert.deepEqual(refused, twins);
+ * ```
+ */
+export function roundedMatch<T>(
+  answerId: unknown,
+  waiting: Iterable<T>,
+  requestId: (request: T) => unknown,
+  refuse?: (request: T) => void,
+): T | undefined {
+  // (only an id past 2^53 is read so: any other stray answer costs no search)
+  if (!pastSafeInteger(answerId)) return undefined;
+  const alike: T[] = [];
+  for (const request of waiting) if (roundsAlike(answerId, requestId(request))) alike.push(request);
+  if (alike.length === 1) return alike[0];
+  // (refused once the search is done: refusing may take a request out of `waiting`)
+  if (refuse !== undefined) { for (const request of alike) refuse(request); }
+  return undefined;
 }
 
 /**
@@ -462,10 +505,10 @@ export function idFromEdges(edges: LineEdges): ShownId | undefined {
   const [shown, other] = (batch === null ? tail.id === undefined : head.id !== undefined)
     ? [head, tail]
     : [tail, head];
-  const id = idOfText(shown.id);
+  const id = parseId(shown.id);
   if (id === undefined) return undefined;
   const request = shown.method || (batch === null && other.method);
-  const earlier = batch === null ? idOfText(other.id) : undefined;
+  const earlier = batch === null ? parseId(other.id) : undefined;
   const differs = earlier !== undefined && idKey(earlier) !== idKey(id);
   return { id, request, ...(differs ? { earlierId: earlier } : {}) };
 }
@@ -485,10 +528,11 @@ export interface ShownId {
 }
 
 /**
- * An id's JSON text read, when it is one a message could have (a string or a number; past 2^53, a
- * {@linkcode BigId}).
+ * The id a JSON text (`12345678901234567891`, `"a"`) reads as, when it is one a message could have: a string
+ * or a number, past 2^53 a {@linkcode BigId} (by its digits, where the runtime has `JSON.rawJSON`); else
+ * undefined.
  */
-export function idOfText(text: string | undefined): string | number | BigId | undefined {
+export function parseId(text: string | undefined): string | number | BigId | undefined {
   if (text === undefined) return undefined;
   try {
     const id: unknown = JSON.parse(text);
@@ -536,13 +580,13 @@ export function answersOnly(message: unknown): boolean {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { idKey, idOfText } from "./jsonrpc.ts";
+ * import { idKey, parseId } from "./jsonrpc.ts";
  *
  * assert.notEqual(idKey(1), idKey("1"));
  * assert.notEqual(idKey([1] as never), idKey("1"));
  * assert.notEqual(idKey({ a: 1 } as never), idKey({ b: 2 } as never));
  * // ids past 2^53 by their digits: these two are one double
- * assert.notEqual(idKey(idOfText("9007199254740993")), idKey(idOfText("9007199254740992")));
+ * assert.notEqual(idKey(parseId("9007199254740993")), idKey(parseId("9007199254740992")));
  * ```
  */
 export function idKey(id: JsonRpcId | undefined): string {
@@ -580,5 +624,5 @@ export function quickAnswerId(bytes: Uint8Array): JsonRpcId | undefined {
   } else if (bytes[0] === 0x7b) {
     m = ID_THEN_RESULT.exec(decoder().decode(bytes.subarray(0, 96)));
   }
-  return m === null ? undefined : idOfText(m[1]);
+  return m === null ? undefined : parseId(m[1]);
 }

@@ -25,6 +25,7 @@ import type { PinChange } from "./pins.ts";
 import { eachLeaf, escapePointer } from "../_common/pointer.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
+import { makeRegExp, safeTest } from "../_schema/values.ts";
 import { DATA_KEYWORDS, relaxDefaults, SCHEMA_MAPS } from "../_validate/defaults.ts";
 
 /** One tool as the guard keeps it: its name and the schema its arguments must match. */
@@ -308,10 +309,27 @@ export interface CaseStray {
  * (`Arguments`, `PATH` for `path`), or undefined. Alone it is no twin, yet `JSON.parse` leaves the declared
  * member absent, so the guard judged `{}` or skipped `path`'s pattern, while a server whose parser ignores
  * case (Go's `encoding/json`, cJSON's `cJSON_GetObjectItem`) reads it as that member. The arguments are
- * followed through every subschema that applies to them: `properties`, `additionalProperties`, `items`,
- * `prefixItems`, `allOf`, `anyOf`, `oneOf`, `then`, `else` and `$ref`s (resolved as the validator resolves
- * them, by pointer or `$anchor`), at any depth; keys that fold to nothing declared are left to the schema.
- * Only keys not declared as spelled are folded.
+ * followed through every subschema the validator applies to them, at any depth, and only those: a key any
+ * of them declares in `properties` counts as declared, since any of them may be what the tool reads it by.
+ * Keys that fold to nothing declared are left to the schema; only keys not declared as spelled are folded.
+ *
+ * Keyword by keyword:
+ * - in place, on the same value: `$ref` (resolved as the validator resolves it, by pointer or `$anchor`),
+ *   `allOf`, `anyOf`, `oneOf`, `not`, and `if` with its `then` and `else`. `not` and `if` declare too: each
+ *   reads the value's keys to decide (`not: { required: ["mode"], properties: { mode: { const: "w" } } }`
+ *   let `{ "MODE": "w" }` by, which a case-blind server reads as the `"w"` it forbids); a `then` or `else`
+ *   without `if` is inert to the validator, and to the walk.
+ * - on a member: `properties`' own schema; each `patternProperties` schema whose pattern matches the key as
+ *   spelled (the validator's matching, case-sensitive); else `additionalProperties`. A pattern declares no
+ *   name: it matches a family of keys a decoder reads into a map, keys kept as written, so a key that a
+ *   pattern matches only in another case is no stray, but left to `additionalProperties`, as the validator
+ *   leaves it. A key a pattern matches is still folded against `properties`' names.
+ * - on an item: `prefixItems`' own (or an `items` list's), else `items`.
+ * - `propertyNames` applies to keys as strings: nothing to declare or follow.
+ * - `dependentSchemas`, `dependencies`, `contains`, `unevaluatedProperties`, `unevaluatedItems`,
+ *   `additionalItems`, `$dynamicRef`: the validator refuses a schema with them, so the tool is unchecked
+ *   (refused, or forwarded unjudged, as `uncheckedTools` says) and a case variant changes nothing it judged;
+ *   they are not followed. (A test holds the validator to refusing them: when it learns one, so must this.)
  *
  * @example
  * ```ts
@@ -341,7 +359,7 @@ export function caseStray(params: unknown, tools: readonly McpTool[]): CaseStray
     if (Array.isArray(value)) {
       value.forEach((v, i) => {
         if (typeof v !== "object" || v === null) return;
-        const inner = subschemas(schemas, (s) => itemSchema(s, i));
+        const inner = subschemas(schemas, (s, out) => itemSchema(s, i, out));
         if (inner.length > 0) stack.push([v, inner, `${pointer}/${i}`]);
       });
       continue;
@@ -353,7 +371,7 @@ export function caseStray(params: unknown, tools: readonly McpTool[]): CaseStray
       const child = (value as Record<string, unknown>)[key];
       // (only objects can hold keys; leaves, most of a call, are left at once)
       if (typeof child !== "object" || child === null) continue;
-      const inner = subschemas(schemas, (s) => propertySchema(s, key));
+      const inner = subschemas(schemas, (s, out) => propertySchemas(s, key, out));
       if (inner.length > 0) stack.push([child, inner, `${pointer}/${escapePointer(key)}`]);
     }
   }
@@ -389,7 +407,7 @@ function refsOf(root: Record<string, unknown>): RefResolver {
 }
 
 /** The keywords by which {@linkcode applying} finds more subschemas that apply. */
-const COMBINED = ["$ref", "allOf", "anyOf", "oneOf", "then", "else"];
+const COMBINED = ["$ref", "allOf", "anyOf", "oneOf", "not", "if"];
 
 /** Whether `schema` is an object none of whose keywords leads {@linkcode applying} to another subschema. */
 function isPlain(schema: unknown): schema is Record<string, unknown> {
@@ -406,9 +424,9 @@ const MAX_APPLYING = 256;
 
 /**
  * The subschemas that apply to a value where `schemas` do: each of them, what its `$ref` names (resolved as
- * the validator resolves it, in `root`) and the members of its `allOf`, `anyOf`, `oneOf`, `then` and `else`, followed
- * through each other. Any of them may be what a tool reads the value by (an optional field is
- * `anyOf: [{ $ref }, { type: "null" }]`), so the keys of all of them count as declared.
+ * the validator resolves it, in `root`), the members of its `allOf`, `anyOf` and `oneOf`, its `not`, and its
+ * `if` with `then` and `else`, followed through each other. Any of them may be what a tool reads the value by
+ * (an optional field is `anyOf: [{ $ref }, { type: "null" }]`), so the keys of all of them count as declared.
  */
 function applying(root: Record<string, unknown>, schemas: readonly unknown[]): Record<string, unknown>[] {
   // (most schemas are plain: one object of properties, nothing to follow)
@@ -431,7 +449,9 @@ function applying(root: Record<string, unknown>, schemas: readonly unknown[]): R
       // stack, and be walked again for every value)
       if (Array.isArray(s[k])) { for (const sub of s[k]) if (todo.length < MAX_APPLYING) todo.push(sub); }
     }
-    todo.push(s.then, s.else);
+    todo.push(s.not);
+    // (a `then` or `else` without `if` is inert to the validator)
+    if (s.if !== undefined) todo.push(s.if, s.then, s.else);
   }
   return [...seen];
 }
@@ -447,31 +467,66 @@ function declaredNames(
   return names;
 }
 
-/** What `pick` finds in each of `schemas`, where it finds one. */
+/** What `pick` finds in each of `schemas`. */
 function subschemas(
   schemas: readonly Record<string, unknown>[],
-  pick: (schema: Record<string, unknown>) => unknown,
+  pick: (schema: Record<string, unknown>, out: unknown[]) => void,
 ): unknown[] {
   const out: unknown[] = [];
-  for (const schema of schemas) {
-    const sub = pick(schema);
-    if (sub !== undefined) out.push(sub);
-  }
+  for (const schema of schemas) pick(schema, out);
   return out;
 }
 
-/** The subschema of `schema` for its property `key`: as declared, else `additionalProperties`. */
-function propertySchema(schema: Record<string, unknown>, key: string): unknown {
-  const properties = schema.properties;
-  if (isRecord(properties) && Object.hasOwn(properties, key)) return properties[key];
-  return isRecord(schema.additionalProperties) ? schema.additionalProperties : undefined;
+/** The patterns of each `patternProperties` object, compiled as the validator compiles them, once. */
+const PROPERTY_PATTERNS = new WeakMap<object, [RegExp, unknown][]>();
+
+/** The compiled patterns of `patterns` with their subschemas; one the validator refuses is left out. */
+function patternsOf(patterns: Record<string, unknown>): [RegExp, unknown][] {
+  let compiled = PROPERTY_PATTERNS.get(patterns);
+  if (compiled !== undefined) return compiled;
+  compiled = [];
+  for (const source of Object.keys(patterns)) {
+    try {
+      compiled.push([makeRegExp(source, "", "patternProperties"), patterns[source]]);
+    } catch {
+      // a pattern the validator refuses too: the tool is unchecked, nothing to follow
+    }
+  }
+  PROPERTY_PATTERNS.set(patterns, compiled);
+  return compiled;
 }
 
-/** The subschema of `schema` for its item `i`: `prefixItems`' own, else `items`. */
-function itemSchema(schema: Record<string, unknown>, i: number): unknown {
+/**
+ * Pushes onto `out` the subschemas of `schema` for its property `key`, as the validator applies them: as
+ * declared, and each `patternProperties` one whose pattern matches `key`; `additionalProperties` when
+ * neither does.
+ */
+function propertySchemas(schema: Record<string, unknown>, key: string, out: unknown[]): void {
+  const properties = schema.properties;
+  let matched = isRecord(properties) && Object.hasOwn(properties, key);
+  if (matched) out.push((properties as Record<string, unknown>)[key]);
+  if (isRecord(schema.patternProperties)) {
+    for (const [pattern, sub] of patternsOf(schema.patternProperties)) {
+      if (safeTest(pattern, key)) {
+        out.push(sub);
+        matched = true;
+      }
+    }
+  }
+  if (!matched && isRecord(schema.additionalProperties)) out.push(schema.additionalProperties);
+}
+
+/** Pushes onto `out` the subschema of `schema` for its item `i`: `prefixItems`' own, else `items`. */
+function itemSchema(schema: Record<string, unknown>, i: number, out: unknown[]): void {
   const prefix = Array.isArray(schema.prefixItems) ? schema.prefixItems : [];
-  if (i < prefix.length) return prefix[i];
-  return isRecord(schema.items) ? schema.items : Array.isArray(schema.items) ? schema.items[i] : undefined;
+  const item = i < prefix.length
+    ? prefix[i]
+    : isRecord(schema.items)
+    ? schema.items
+    : Array.isArray(schema.items)
+    ? schema.items[i]
+    : undefined;
+  if (item !== undefined) out.push(item);
 }
 
 /**

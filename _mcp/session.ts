@@ -16,8 +16,7 @@ import {
   errorResponse,
   idFromEdges,
   idKey,
-  idOf,
-  idOfText,
+  idMember,
   isBigId,
   isId,
   isRequest,
@@ -25,9 +24,8 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   lineEdges,
-  pastSafeInteger,
   quickAnswerId,
-  roundsAlike,
+  roundedMatch,
   takeLineText,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
@@ -85,8 +83,8 @@ class ScopedIds {
   readonly #max: number;
   /** Each request by its scope's name and {@linkcode idKey}: that key and its scope. Oldest first. */
   readonly #kept = new Map<string, { key: string; scope: object | undefined }>();
-  /** The scopes in which a request is kept under each {@linkcode idKey}, latest last. */
-  readonly #scopesOf = new Map<string, (object | undefined)[]>();
+  /** Each {@linkcode idKey} a request is kept under: its id, and the scopes that keep it, latest last. */
+  readonly #scopesOf = new Map<string, { id: JsonRpcId; scopes: (object | undefined)[] }>();
   /** Each scope's name (for `#kept`), and the next one's number. */
   readonly #names = new WeakMap<object, string>();
   #named = 0;
@@ -100,7 +98,7 @@ class ScopedIds {
     const key = idKey(id);
     this.delete(scope, id);
     this.#kept.set(this.#keyOf(scope, key), { key, scope });
-    this.#scopesOf.set(key, [...this.#scopesOf.get(key) ?? [], scope]);
+    this.#scopesOf.set(key, { id, scopes: [...this.#scopesOf.get(key)?.scopes ?? [], scope] });
     if (this.#kept.size <= this.#max) return;
     const oldest = this.#kept.values().next().value!;
     this.#forget(oldest.scope, oldest.key);
@@ -117,19 +115,24 @@ class ScopedIds {
    */
   take(id: JsonRpcId): { scope: object | undefined } | undefined {
     const key = idKey(id);
-    const scopes = this.#scopesOf.get(key);
-    if (scopes === undefined) return undefined;
-    const scope = scopes.at(-1);
+    const scope = this.#scopesOf.get(key)?.scopes.at(-1);
+    if (scope === undefined && !this.#scopesOf.has(key)) return undefined;
     this.#forget(scope, key);
     return { scope };
   }
 
   #forget(scope: object | undefined, key: string): boolean {
     if (!this.#kept.delete(this.#keyOf(scope, key))) return false;
-    const left = this.#scopesOf.get(key)!.filter((x) => x !== scope);
+    const kept = this.#scopesOf.get(key)!;
+    const left = kept.scopes.filter((x) => x !== scope);
     if (left.length === 0) this.#scopesOf.delete(key);
-    else this.#scopesOf.set(key, left);
+    else this.#scopesOf.set(key, { id: kept.id, scopes: left });
     return true;
+  }
+
+  /** The ids kept, each once (in however many scopes); read as they are asked for. */
+  *ids(): Generator<JsonRpcId> {
+    for (const kept of this.#scopesOf.values()) yield kept.id;
   }
 
   #keyOf(scope: object | undefined, key: string): string {
@@ -342,6 +345,15 @@ export function isGuardCancel(frame: McpFrame): boolean {
 const notUtf8Frames = new WeakSet<McpFrame>();
 
 /**
+ * Whether a frame's line was not UTF-8: noted so by its transport (see {@linkcode notUtf8}), or its bytes
+ * tell. Its text is taken from the frame (see {@linkcode takeLineText}): for a frame that goes on written anew.
+ */
+function notUtf8Line(frame: McpFrame): boolean {
+  if (notUtf8Frames.has(frame)) return true;
+  return frame.bytes !== undefined && !isUtf8(frame.bytes, takeLineText(frame as { bytes: Uint8Array }));
+}
+
+/**
  * `frame`, noted as read from bytes that were not UTF-8 by a transport that decodes them before the session
  * sees them (the HTTP relay, a server's body or event): the session reports it (`invalid_utf8`) and has it
  * written anew, as it does a line that is not UTF-8 (see `GuardedSession.#judgedText`).
@@ -388,8 +400,11 @@ export class GuardedSession implements McpSession {
   /** Why the server is gone, once it is. */
   #closed: string | null = null;
   #ownCounter = 0;
-  /** Keys of requests the client cancelled lately (the oldest forgotten past {@linkcode MAX_CANCELLED}). */
-  readonly #cancelled = new Set<string>();
+  /**
+   * Requests the client cancelled lately, their ids by key (the oldest forgotten past
+   * {@linkcode MAX_CANCELLED}): the ids, for a late answer under the double one past 2^53 rounds to.
+   */
+  readonly #cancelled = new Map<string, JsonRpcId>();
   /** Who waits for the answer to a client request (see {@linkcode GuardedSession.answered}), by key. */
   readonly #awaited = new Map<string, ((answer: JsonRpcMessage) => void)[]>();
   /** Who waits for no client request to wait for an answer (see {@linkcode GuardedSession.idle}). */
@@ -461,7 +476,7 @@ export class GuardedSession implements McpSession {
       if (isCall(x)) this.#repeated.set(x, found.duplicate);
       else {
         const pointer = `/${i}${found.duplicate}`;
-        this.#hooks.emit({ event: "repeated_key", from: "client", pointer, ...idOf(x) });
+        this.#hooks.emit({ event: "repeated_key", from: "client", pointer, ...idMember(x) });
       }
     });
   }
@@ -485,7 +500,7 @@ export class GuardedSession implements McpSession {
     if (pointer === undefined) return frame;
     // (text too deep to read goes written anew, as what was judged: a call too)
     if (pointer !== null && from === "client" && isCall(m)) this.#repeated.set(m, pointer);
-    else if (pointer !== null) this.#hooks.emit({ event: "repeated_key", from, pointer, ...idOf(m) });
+    else if (pointer !== null) this.#hooks.emit({ event: "repeated_key", from, pointer, ...idMember(m) });
     return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
   }
 
@@ -497,7 +512,7 @@ export class GuardedSession implements McpSession {
    */
   #badUtf8(frame: McpFrame, m: JsonRpcMessage | JsonRpcMessage[], from: "client" | "server"): McpFrame {
     if (from === "client" && isCall(m)) this.#notUtf8.add(m);
-    else this.#hooks.emit({ event: "invalid_utf8", from, ...idOf(m) });
+    else this.#hooks.emit({ event: "invalid_utf8", from, ...idMember(m) });
     return frame.extra === undefined ? { message: m } : { message: m, extra: frame.extra };
   }
 
@@ -512,7 +527,7 @@ export class GuardedSession implements McpSession {
     if (own !== undefined) {
       // (its answer is lost, or it failed: no cancellation goes to the server; a late answer passes quietly)
       this.#own.delete(key);
-      this.#noteCancelled(key);
+      this.#noteCancelled(key, id);
       own.stop.abort();
       this.#finishFetch(`tools/list failed: ${message}`);
       return true;
@@ -797,7 +812,9 @@ export class GuardedSession implements McpSession {
   /** A message from the server. */
   readonly fromServer = (input: McpFrame): void => {
     const split = this.#hooks.splitBatches && Array.isArray(input.message);
-    const frame = split ? input : this.#judgedText(input, "server"); // (a split batch is written anew)
+    // (a split batch is written anew, element by element: only bytes that are not UTF-8 are reported)
+    if (split && notUtf8Line(input)) this.#hooks.emit({ event: "invalid_utf8", from: "server" });
+    const frame = split ? input : this.#judgedText(input, "server");
     if (this.#passedUnread(frame)) return;
     const m = frame.message;
     if (m === undefined) return this.#notJsonAnswer(frame);
@@ -891,8 +908,9 @@ export class GuardedSession implements McpSession {
   #judgeClient(m: JsonRpcMessage): "forward" | "answered" | "wait" {
     if (m.method === "notifications/cancelled" && isRecord(m.params) && m.params.requestId !== undefined) {
       // The server will not answer a cancelled request: stop waiting for it.
-      const key = idKey(m.params.requestId as JsonRpcId);
-      if (this.#unpend(key)) this.#noteCancelled(key);
+      const id = m.params.requestId as JsonRpcId;
+      const key = idKey(id);
+      if (this.#unpend(key)) this.#noteCancelled(key, id);
       this.#leaveBatch(key);
     }
     const variant = caseVariant(m);
@@ -947,8 +965,31 @@ export class GuardedSession implements McpSession {
   #clientAnswer(m: JsonRpcMessage, id: JsonRpcId): "forward" | "answered" {
     if (this.#takeServerRequest(m, id)) return "forward";
     if (this.#serverCancelled.take(id) !== undefined) return "answered";
-    this.#hooks.emit({ event: "stray_message", from: "client", kind: "no_request", id });
+    const refuse = (asked: JsonRpcId) => {
+      const text = `toolguard: the MCP client answered under id ${JSON.stringify(id)}, the number it read ` +
+        "this request's id and another's as (a double rounds ids past 2^53), so its answer could be " +
+        "either's and was not passed on";
+      this.#answerServer(errorResponse(asked, -32603, text));
+    };
+    const asked = roundedMatch(id, this.#serverRequests.ids(), (x) => x, refuse);
+    // (to the server under the id it wrote, as the server's answers go to the client: see #roundedAlike)
+    if (asked !== undefined) this.#answerServer({ ...m, id: asked });
+    else {
+      const cancelled = roundedMatch(id, this.#serverCancelled.ids(), (x) => x);
+      if (cancelled !== undefined) this.#serverCancelled.take(cancelled);
+      else this.#hooks.emit({ event: "stray_message", from: "client", kind: "no_request", id });
+    }
     return "answered";
+  }
+
+  /**
+   * Send the server `answer`, to a request of its own that waits (see `#takeServerRequest`), in its scope;
+   * false when none waits under its id (nothing is sent then).
+   */
+  #answerServer(answer: JsonRpcMessage): boolean {
+    if (!this.#takeServerRequest(answer, answer.id as JsonRpcId)) return false;
+    this.#watch(this.#sinks.toServer({ message: answer }));
+    return true;
   }
 
   /**
@@ -974,9 +1015,7 @@ export class GuardedSession implements McpSession {
       const answer = errorResponse(found.id, -32603, why);
       // (answered now: a later answer is a second one; under an id the server never asked, it would be a
       // stray to the server, and the line, maybe a request cut off, gets the parse error below)
-      if (this.#takeServerRequest(answer, found.id)) {
-        return void this.#watch(this.#sinks.toServer({ message: answer }));
-      }
+      if (this.#answerServer(answer)) return;
     }
     const why =
       "Parse error: toolguard could not read this message as JSON, so it was not passed on to the " +
@@ -1228,7 +1267,7 @@ export class GuardedSession implements McpSession {
    */
   #cancelOwn(reason: string): void {
     for (const [key, { id }] of this.#own) {
-      this.#noteCancelled(key);
+      this.#noteCancelled(key, id);
       if (this.#closed !== null) continue;
       const params = { requestId: id, reason: `toolguard gave up on its tools/list: ${reason}` };
       try {
@@ -1405,26 +1444,20 @@ export class GuardedSession implements McpSession {
   }
 
   /**
-   * The one request still waiting whose id past 2^53 reads as the same double as the answer `m`'s (see
-   * {@linkcode roundsAlike}): a server whose reader is `JSON.parse` answers under the id it rounded the
-   * request's to. Undefined when none waits, or when several do: those cannot be told apart (the server
-   * took them for one), so none is taken for the answered one, which could hand a tool list to a call or
-   * leave a call's result unscanned; each is answered with an error instead (it waits no more), and the
-   * answer dropped (reported as stray by the caller).
+   * The one request still waiting that the server's answer `m` answers under the double its id past 2^53
+   * reads as (see {@linkcode roundedMatch}): a server whose reader is `JSON.parse` answers so. When several
+   * wait that round alike, none is taken (one could be handed a tool list meant for a call, or a call's
+   * result go unscanned): each is answered with an error, and the answer is a stray (reported by the caller).
    */
   #roundedAlike(m: JsonRpcMessage): { key: string; req: PendingRequest } | undefined {
-    // (only an id past 2^53 is read so: any other stray answer costs no search)
-    if (!pastSafeInteger(m.id)) return undefined;
-    const alike = [...this.#pending].filter(([, req]) => roundsAlike(m.id, req.id));
-    if (alike.length === 1) return { key: alike[0][0], req: alike[0][1] };
-    for (const [, req] of alike) {
+    const found = roundedMatch(m.id, this.#pending, ([, req]) => req.id, ([, req]) => {
       const text =
         `toolguard: the MCP server answered under id ${JSON.stringify(m.id)}, the number it read ` +
-        "this request's id and another's as (a double rounds ids past 2^53), so its answer could be either's " +
-        "and was not passed on; send the request again under an id below 2^53";
+        "this request's id and another's as (a double rounds ids past 2^53), so its answer could be " +
+        "either's and was not passed on; send the request again under an id below 2^53";
       this.answerWithError(req.id, -32603, text);
-    }
-    return undefined;
+    });
+    return found === undefined ? undefined : { key: found[0], req: found[1] };
   }
 
   /** The server's answer `m` to the client's request `req` (waiting under `key`): judged as its method's. */
@@ -1461,7 +1494,11 @@ export class GuardedSession implements McpSession {
    * client cancelled is dropped quietly, as MCP asks the client to ignore it.
    */
   #stray(m: JsonRpcMessage, key: string): null {
-    const cancelled = this.#cancelled.has(key) ? key : this.#cancelledAlike(m);
+    // (under the double its id past 2^53 rounds to too, from a server whose reader is JSON.parse; several
+    // alike: a stray, as for the requests waiting, see #roundedAlike)
+    const cancelled = this.#cancelled.has(key)
+      ? key
+      : roundedMatch(m.id, this.#cancelled, ([, id]) => id)?.[0];
     if (cancelled !== undefined) {
       this.#cancelled.delete(cancelled);
       this.#noteAnswered(cancelled, m); // (the server had the request: see answered)
@@ -1476,29 +1513,15 @@ export class GuardedSession implements McpSession {
    * it, and nothing in it was scanned or cleaned, so it is dropped as a stray.
    */
   #noId(m: JsonRpcMessage): null {
-    this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...idOf(m) });
+    this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", ...idMember(m) });
     return null;
   }
 
-  /**
-   * The key of the one cancelled request whose id past 2^53 reads as the same double as the answer `m`'s (see
-   * {@linkcode roundsAlike}): its late answer, from a server whose reader is `JSON.parse`. Undefined when none
-   * is, or several are (the answer is then a stray, as it is for the pending ones in `#roundedAlike`).
-   */
-  #cancelledAlike(m: JsonRpcMessage): string | undefined {
-    if (!pastSafeInteger(m.id)) return undefined;
-    // (a request's key is `n:` and its id's digits: see idKey)
-    const alike = [...this.#cancelled].filter((k) =>
-      k.startsWith("n:") && roundsAlike(m.id, idOfText(k.slice(2)))
-    );
-    return alike.length === 1 ? alike[0] : undefined;
-  }
-
-  /** Remember a cancelled request for a while, so its late answer is not reported as stray. */
-  #noteCancelled(key: string): void {
-    this.#cancelled.add(key);
+  /** Remember a cancelled request (`id`, under `key`) for a while, so its late answer is not reported as stray. */
+  #noteCancelled(key: string, id: JsonRpcId): void {
+    this.#cancelled.set(key, id);
     if (this.#cancelled.size <= MAX_CANCELLED) return;
-    const oldest = this.#cancelled.values().next().value as string;
+    const oldest = this.#cancelled.keys().next().value as string;
     this.#cancelled.delete(oldest);
     this.#awaited.delete(oldest); // (its late answer is no longer known)
   }

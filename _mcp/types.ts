@@ -160,8 +160,8 @@ export type McpEvent =
   | { event: "repeated_key"; from: "client" | "server"; pointer: string; id?: JsonRpcId }
   /**
    * A message whose line (over HTTP, the server's body or event) is not valid UTF-8 (`id`: the message's,
-   * when it has one). The guard read each bad
-   * byte as U+FFFD, while the peer's decoder may skip it or read it with the bytes after it (a lead byte before
+   * when it has one; a batch's line is reported once, without one, whether it is split or not). The guard
+   * read each bad byte as U+FFFD, while the peer's decoder may skip it or read it with the bytes after it (a lead byte before
    * a quote ends no string to a lax decoder), and so read other keys or values than the guard judged: the
    * message is passed on written anew from what the guard judged, not as it came. A client's `tools/call` so
    * written is refused instead, as a malformed call (`call_rejected`).

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { createMcpGuard, type JsonRpcMessage, type McpEvent, relayMcp, relayMcpHttp } from "../mcp.ts";
 import { INIT, INIT_RESULT } from "./_mcp_messages.ts";
+import { parseLine } from "../_mcp/framing.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -32,45 +33,70 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
   else if (m.method === undefined) got.push(m.id);
 });`;
 
-test("relayMcp: the client's second answer, or one to an id the server never used, is dropped and reported", {
-  timeout: 30_000,
-}, async () => {
+/**
+ * Relays a client to the stdio server `script` (see {@linkcode ASKING}): once the server has asked it
+ * `asks` requests, the client writes each of `answers(asked)` (a message or a batch) as a line, then a ping,
+ * whose answer lists what the server was given. Returns that list and the relay's events.
+ */
+async function relayAnswers(
+  script: string,
+  { asks, answers, maxMessageBytes }: {
+    asks: number;
+    answers: (asked: unknown[]) => unknown[];
+    maxMessageBytes?: number;
+  },
+): Promise<{ got: unknown[]; events: McpEvent[] }> {
   const events: McpEvent[] = [];
-  const asked = new Set<unknown>();
+  const asked: unknown[] = [];
   let allAsked = () => {};
   const askedAll = new Promise<void>((resolve) => (allAsked = resolve));
   let pinged: (got: unknown[]) => void = () => {};
   const pong = new Promise<unknown[]>((resolve) => (pinged = resolve));
-  const answer = (id: unknown) => ({ jsonrpc: "2.0", id, result: { roots: [] } });
   async function* client() {
     for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
     await askedAll;
-    for (const m of [answer("srv-1"), answer("srv-1"), answer("never-asked")]) {
-      yield enc.encode(JSON.stringify(m) + "\n");
-    }
-    // A batch: one of the server's, the same again, and 2, which the server never used.
-    yield enc.encode(JSON.stringify([answer("srv-2"), answer("srv-2"), answer(2), answer(3)]) + "\n");
+    for (const m of answers(asked)) yield enc.encode(JSON.stringify(m) + "\n");
     yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }) + "\n");
     await pong;
   }
   let buffered = "";
   await relayMcp({
     command: "node",
-    args: ["-e", ASKING],
+    args: ["-e", script],
     input: client(),
     stderr: "ignore",
+    maxMessageBytes,
     onEvent: (e) => void events.push(e),
     output: (bytes) => {
       buffered += dec.decode(bytes);
       for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
         const m = JSON.parse(buffered.slice(0, nl)) as JsonRpcMessage;
-        if (m.method === "roots/list") asked.add(m.id);
-        if (asked.size === 3) allAsked();
+        if (m.method === "roots/list") asked.push(m.id);
+        if (asked.length === asks) allAsked();
         if (m.id === 9) pinged((m.result as { got: unknown[] }).got);
       }
     },
   });
-  assert.deepEqual(await pong, ["srv-1", "srv-2", 3]);
+  return { got: await pong, events };
+}
+
+/** The client's answer to a roots request `id`, padded with `pad`. */
+const roots = (id: unknown, pad = "") => ({ jsonrpc: "2.0", id, result: { roots: [], pad } });
+
+test("relayMcp: the client's second answer, or one to an id the server never used, is dropped and reported", {
+  timeout: 30_000,
+}, async () => {
+  const { got, events } = await relayAnswers(ASKING, {
+    asks: 3,
+    // A batch: one of the server's, the same again, and 2, which the server never used.
+    answers: () => [roots("srv-1"), roots("srv-1"), roots("never-asked"), [
+      roots("srv-2"),
+      roots("srv-2"),
+      roots(2),
+      roots(3),
+    ]],
+  });
+  assert.deepEqual(got, ["srv-1", "srv-2", 3]);
   const strays = events.flatMap((e) => e.event === "stray_message" ? [e] : []);
   assert.deepEqual(strays, [
     { event: "stray_message", from: "client", kind: "no_request", id: "srv-1" },
@@ -88,8 +114,10 @@ test("relayMcp: the client's second answer, or one to an id the server never use
  */
 async function answerSampling(
   answers: readonly JsonRpcMessage[],
-  options: { maxMessageBytes?: number } = {},
+  options: { maxMessageBytes?: number; askId?: string } = {},
 ): Promise<{ got: unknown[]; strays: McpEvent[] }> {
+  // (the sampling request's id as JSON text: one past 2^53 is written by its digits, as a Go server would)
+  const { askId = '"s-1"', ...relayOptions } = options;
   const got: unknown[] = [];
   let answeredOnce = () => {};
   const sampled = new Promise<void>((resolve) => (answeredOnce = resolve));
@@ -100,7 +128,9 @@ async function answerSampling(
     req.on("end", () => {
       const m = JSON.parse(body) as JsonRpcMessage;
       if (m.method === undefined) {
-        got.push([m.id, m.error === undefined ? "result" : "error"]);
+        // (the id's digits as the body has them: JSON.parse would round one past 2^53)
+        const id = /"id":(\d{17,})/.exec(body)?.[1] ?? m.id;
+        got.push([id, m.error === undefined ? "result" : "error"]);
         answeredOnce();
         return void res.writeHead(202).end();
       }
@@ -111,7 +141,7 @@ async function answerSampling(
       }
       res.writeHead(200, { "content-type": "text/event-stream" });
       const ask = { jsonrpc: "2.0", id: "s-1", method: "sampling/createMessage", params: { messages: [] } };
-      res.write(`event: message\ndata: ${JSON.stringify(ask)}\n\n`);
+      res.write(`event: message\ndata: ${JSON.stringify(ask).replace('"s-1"', askId)}\n\n`);
       void sampled.then(() => {
         const done = { jsonrpc: "2.0", id: m.id, result: { contents: [] } };
         res.end(`event: message\ndata: ${JSON.stringify(done)}\n\n`);
@@ -135,13 +165,13 @@ async function answerSampling(
   }
   try {
     await relayMcpHttp(url, {
-      ...options,
+      ...relayOptions,
       input: client(),
       onEvent: (e) => void events.push(e),
       output: (bytes) => {
         for (const line of dec.decode(bytes).split("\n").filter(Boolean)) {
           const m = JSON.parse(line) as JsonRpcMessage;
-          if (m.id === "s-1") asked();
+          if (m.method === "sampling/createMessage") asked();
           if (m.id === 1) called();
         }
       },
@@ -180,39 +210,12 @@ test(
   async () => {
     // The over-long answer is replaced by an error to the server. The request it answered is answered then: the
     // client's next answer to it is a second one, dropped as a stray (it reached the server too).
-    const events: McpEvent[] = [];
-    let asked = () => {};
-    const askedFirst = new Promise<void>((resolve) => (asked = resolve));
-    let pinged: (got: unknown[]) => void = () => {};
-    const pong = new Promise<unknown[]>((resolve) => (pinged = resolve));
-    const answer = (id: unknown, pad = "") => ({ jsonrpc: "2.0", id, result: { roots: [], pad } });
-    async function* client() {
-      for (const m of INIT) yield enc.encode(JSON.stringify(m) + "\n");
-      await askedFirst;
-      for (const m of [answer("srv-1", "x".repeat(3000)), answer("srv-1")]) {
-        yield enc.encode(JSON.stringify(m) + "\n");
-      }
-      yield enc.encode(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }) + "\n");
-      await pong;
-    }
-    let buffered = "";
-    await relayMcp({
-      command: "node",
-      args: ["-e", ASKING],
-      input: client(),
-      stderr: "ignore",
+    const { got, events } = await relayAnswers(ASKING, {
+      asks: 3,
+      answers: () => [roots("srv-1", "x".repeat(3000)), roots("srv-1")],
       maxMessageBytes: 1000,
-      onEvent: (e) => void events.push(e),
-      output: (bytes) => {
-        buffered += dec.decode(bytes);
-        for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
-          const m = JSON.parse(buffered.slice(0, nl)) as JsonRpcMessage;
-          if (m.id === "srv-1") asked();
-          if (m.id === 9) pinged((m.result as { got: unknown[] }).got);
-        }
-      },
     });
-    assert.deepEqual(await pong, ["srv-1"], "the server had one answer to srv-1");
+    assert.deepEqual(got, ["srv-1"], "the server had one answer to srv-1");
     assert.deepEqual(events.flatMap((e) => e.event === "stray_message" ? [e] : []), [
       { event: "stray_message", from: "client", kind: "no_request", id: "srv-1" },
     ]);
@@ -312,4 +315,82 @@ test("McpSession: the client's answer to a server request named notifications/to
   session.fromClient({ message: answer });
   assert.deepEqual(toServer, [answer]);
   assert.deepEqual(events.filter((e) => e.event === "stray_message"), []);
+});
+
+/**
+ * A stdio server that asks the client for its roots under ids past 2^53, written by their digits as a Go or
+ * Python server writes them: one alone, and two a double rounds to one; it answers a ping with each answer it
+ * was given, as its line came.
+ */
+const ASKING_BIG = `
+const got = [];
+const ask = (id) => process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"method":"roots/list"}\\n');
+require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.method === "initialize") {
+    process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: "2025-06-18",
+      capabilities: {}, serverInfo: { name: "s", version: "1" } } }) + "\\n");
+  } else if (m.method === "notifications/initialized") {
+    for (const id of ["12345678901234567891", "22345678901234567891", "22345678901234567893"]) ask(id);
+  } else if (m.method === "ping") {
+    process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { got } }) + "\\n");
+  } else if (m.method === undefined) got.push(line);
+});`;
+
+test(
+  "relayMcp: a JavaScript client's answer under the double a server's id past 2^53 rounds to answers that request",
+  { timeout: 30_000 },
+  async () => {
+    // The client reads with JSON.parse and writes with JSON.stringify: it answers 12345678901234567891 as
+    // 12345678901234567000, which the server never used (it was dropped as a stray, and the server waited).
+    const { got: lines, events } = await relayAnswers(ASKING_BIG, {
+      asks: 3,
+      answers: (asked) => asked.map((id) => roots(id)),
+    });
+    const got = lines.map((line) => JSON.parse((line as string).replace(/"id":(\d+)/, '"id":"$1"')));
+    // The one alone is answered under the id the server wrote; the two alike could be either's: each gets
+    // an error, and the client's answers to them are strays.
+    assert.deepEqual(got.map((m) => [m.id, m.result === undefined ? m.error.code : "result"]), [
+      ["12345678901234567891", "result"],
+      ["22345678901234567891", -32603],
+      ["22345678901234567893", -32603],
+    ]);
+    assert.match(got[1].error.message, /could be either's/);
+    assert.deepEqual(
+      events.flatMap((e) => e.event === "stray_message" ? [`${e.from} ${JSON.stringify(e.id)}`] : []),
+      ["client 22345678901234570000", "client 22345678901234570000"],
+    );
+  },
+);
+
+test(
+  "relayMcpHttp: a JavaScript client's answer under the double a server's id past 2^53 rounds to answers that request",
+  { timeout: 30_000 },
+  async () => {
+    const { got, strays } = await answerSampling([sampling(1.2345678901234567e19)], {
+      askId: "12345678901234567891",
+    });
+    assert.deepEqual(got, [["12345678901234567891", "result"]]);
+    assert.deepEqual(strays, []);
+  },
+);
+
+test("McpSession: a client's late answer to a server request past 2^53 it cancelled, rounded, is dropped quietly", () => {
+  const events: McpEvent[] = [];
+  const toServer: string[] = [];
+  const session = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
+    toServer: (f) => void toServer.push(JSON.stringify(f.message)),
+    toClient: () => {},
+  });
+  const frame = (text: string) => {
+    const bytes = enc.encode(text);
+    return { bytes, message: parseLine(bytes) };
+  };
+  session.fromServer(frame('{"jsonrpc":"2.0","id":12345678901234567891,"method":"roots/list"}'));
+  session.fromServer(frame(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345678901234567891}}',
+  ));
+  session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567000,"result":{"roots":[]}}'));
+  // (it was reported as a stray, as the same answer under the digits the server wrote is not)
+  assert.deepEqual([toServer, events.filter((e) => e.event === "stray_message")], [[], []]);
 });

@@ -489,3 +489,71 @@ test("caseStray: a schema with a list of subschemas a hostile server made huge i
   const tools = [{ name: "t", inputSchema: { type: "object", properties: { a: { anyOf: many } } } }];
   assert.equal(caseStray({ name: "t", arguments: { a: { ID: "x" } } }, tools), undefined);
 });
+
+test("checkCall: a key in another case is refused under not, if, and a patternProperties schema its key matches", () => {
+  const id = { type: "string", pattern: "^u[0-9]+$" };
+  const owner = { type: "object", properties: { id } };
+  const guard = createMcpGuard({});
+  guard.setTools([{
+    name: "act",
+    inputSchema: {
+      type: "object",
+      properties: {
+        // `not` reads `mode` to forbid "w": `MODE` passed it, and a case-blind server reads "w"
+        write: { type: "object", not: { required: ["mode"], properties: { mode: { const: "w" } } } },
+        // `if` reads `kind`: `KIND` made it fail, so the token `then` asks for was not asked
+        grant: {
+          type: "object",
+          if: { required: ["kind"], properties: { kind: { const: "admin" } } },
+          then: { required: ["token"] },
+        },
+        owners: { type: "object", patternProperties: { "^o_": owner }, additionalProperties: false },
+        named: {
+          type: "object",
+          properties: { path: { type: "string" } },
+          patternProperties: { "^[A-Z]+$": {} },
+        },
+        loose: { type: "object", patternProperties: { "^x-": owner } },
+        // (a `then` without `if` is inert: the validator applies nothing of it)
+        inert: { type: "object", then: { properties: { id } } },
+      },
+    },
+  }]);
+  const feedback = (args: Record<string, unknown>) => {
+    const check = guard.checkCall({ name: "act", arguments: args });
+    return check.allowed ? "" : check.feedback;
+  };
+  assert.match(feedback({ write: { MODE: "w" } }), /"MODE", which the tool spells "mode"/);
+  assert.match(feedback({ grant: { KIND: "admin" } }), /"KIND", which the tool spells "kind"/);
+  assert.match(feedback({ owners: { o_1: { ID: "root" } } }), /"ID", which the tool spells "id"/);
+  // A key a pattern matches is still read by a struct's field in another case.
+  assert.match(feedback({ named: { PATH: "/etc/shadow" } }), /"PATH", which the tool spells "path"/);
+  // A pattern declares no name: a key it matches only in another case is left to the schema, as the
+  // validator leaves it (here no schema applies to X-a, so its ID is no one's).
+  assert.equal(feedback({ loose: { "X-a": { ID: "root" } } }), "");
+  assert.equal(feedback({ inert: { ID: "root" } }), "");
+  // Spelled right, each is the schema's to judge.
+  assert.match(feedback({ write: { mode: "w" } }), /./);
+  assert.match(feedback({ grant: { kind: "admin" } }), /token/);
+  assert.match(feedback({ owners: { o_1: { id: "root" } } }), /pattern|match/);
+  assert.equal(feedback({ owners: { o_1: { id: "u1" } }, write: { mode: "r" } }), "");
+});
+
+test("caseStray: the keywords it does not follow are ones the validator refuses, so their tool is unchecked", () => {
+  // When the validator learns one of these, caseStray must follow it too (see its JSDoc).
+  for (
+    const schema of [
+      { dependentSchemas: { a: { properties: { id: {} } } } },
+      { dependencies: { a: { properties: { id: {} } } } },
+      { contains: { properties: { id: {} } } },
+      { unevaluatedProperties: { properties: { id: {} } } },
+      { unevaluatedItems: { properties: { id: {} } } },
+      { additionalItems: { properties: { id: {} } } },
+      { $dynamicRef: "#x" },
+    ]
+  ) {
+    const guard = createMcpGuard({});
+    const summary = guard.setTools([{ name: "t", inputSchema: { type: "object", ...schema } }]);
+    assert.deepEqual(summary.unchecked.map((u) => u.name), ["t"], JSON.stringify(schema));
+  }
+});

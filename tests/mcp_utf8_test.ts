@@ -25,6 +25,7 @@ import {
 import { runtimeCommand } from "./_runtime.ts";
 import { countingWork } from "./_counting.ts";
 import { createFramer } from "../_mcp/framing.ts";
+import { notUtf8 } from "../_mcp/session.ts";
 
 const enc = new TextEncoder();
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -140,6 +141,39 @@ test("McpSession: a server answer that is not UTF-8 goes to the client written a
   );
   session.fromServer(frame(enc.encode('{"jsonrpc":"2.0","id":7,"result":{"content":[],"x":"\ufffd"}}')));
   assert.notEqual(toClient[2].bytes, undefined);
+});
+
+test("McpSession: a server batch that is not UTF-8, split into lines, is reported once, as a lone line is", () => {
+  const toClient: McpFrame[] = [];
+  const events: McpEvent[] = [];
+  const guard = createMcpGuard({ batches: "split", onEvent: (e) => void events.push(e) });
+  guard.setTools([{ name: "echo", inputSchema: { type: "object" } }]);
+  const session = guard.connect({ toServer: () => {}, toClient: (f) => void toClient.push(f) });
+  const frame = (bytes: Uint8Array): McpFrame => ({
+    bytes,
+    message: JSON.parse(new TextDecoder().decode(bytes)),
+  });
+  session.fromClient(frame(enc.encode('{"jsonrpc":"2.0","id":6,"method":"resources/list"}')));
+  session.fromServer(frame(line(
+    '[{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%"}},' +
+      '{"jsonrpc":"2.0","id":6,"result":{"resources":[],"x":"%"}}]',
+    [0xff],
+  )));
+  assert.equal(toClient.length, 2);
+  for (const f of toClient) assert.equal(f.bytes, undefined, "passed on as it came");
+  assert.deepEqual(events.filter((e) => e.event === "invalid_utf8"), [{
+    event: "invalid_utf8",
+    from: "server",
+  }]);
+  // A valid batch is not reported.
+  session.fromClient(frame(enc.encode('{"jsonrpc":"2.0","id":7,"method":"resources/list"}')));
+  session.fromServer(frame(enc.encode('[{"jsonrpc":"2.0","id":7,"result":{"resources":[],"x":"\ufffd"}}]')));
+  assert.equal(events.filter((e) => e.event === "invalid_utf8").length, 1);
+  // Over HTTP the relay decodes a body and notes it as not UTF-8: a batch in it is reported once too.
+  session.fromClient(frame(enc.encode('{"jsonrpc":"2.0","id":8,"method":"resources/list"}')));
+  session.fromServer(notUtf8({ message: [{ jsonrpc: "2.0", id: 8, result: { resources: [] } }] }));
+  assert.equal(events.filter((e) => e.event === "invalid_utf8").length, 2);
+  assert.equal(toClient.length, 4);
 });
 
 test("toolguard mcp: a client line that is not UTF-8 is named once on stderr", { timeout: 60_000 }, () => {

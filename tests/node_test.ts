@@ -63,16 +63,29 @@ test("README From Node: the example runs under Node against the package compiled
   }
 });
 
+/**
+ * Runs `files["main.mjs"]` under Node, beside the other `files` and the MCP module compiled to JavaScript
+ * (`./mcp.js`); returns what it printed, failing on a status other than 0.
+ */
+function runBesideMcp(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-node-"));
+  try {
+    buildForNode("mcp.ts", join(dir, "mcp.js"));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    const run = spawnSync("node", ["main.mjs"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    return run.stdout;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 test("Node 20: the MCP guard answers hostile and 64-bit ids without JSON.rawJSON, which Node 20 lacks", {
   skip,
   timeout: 120_000,
 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "toolguard-node-"));
-  try {
-    buildForNode("mcp.ts", join(dir, "mcp.js"));
-    writeFileSync(
-      join(dir, "relay.mjs"),
-      `import { createMcpGuard } from "./mcp.js";
+  const stdout = runBesideMcp({
+    "main.mjs": `import { createMcpGuard } from "./mcp.js";
 const toClient = [];
 const toServer = [];
 const session = createMcpGuard().connect({
@@ -86,15 +99,59 @@ for (const line of [
 ]) session.fromClient({ bytes: enc.encode(line), message: JSON.parse(line) });
 console.log(JSON.stringify({ toClient, toServer: toServer.length }));
 `,
-    );
-    const run = spawnSync("node", ["relay.mjs"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
-    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
-    const seen = JSON.parse(run.stdout) as { toClient: { error?: { code: number } }[]; toServer: number };
-    // The object id is refused as no id a request can have; the 64-bit one goes on (rounded by Node 20's
-    // JSON.parse, the best that runtime can do).
-    assert.equal(seen.toClient[0]?.error?.code, -32600, run.stdout);
-    assert.equal(seen.toServer, 1, run.stdout);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  });
+  const seen = JSON.parse(stdout) as { toClient: { error?: { code: number } }[]; toServer: number };
+  // The object id is refused as no id a request can have; the 64-bit one goes on (rounded by Node 20's
+  // JSON.parse, the best that runtime can do).
+  assert.equal(seen.toClient[0]?.error?.code, -32600, stdout);
+  assert.equal(seen.toServer, 1, stdout);
+});
+
+test("Node 20: the MCP relay reads and answers lines with ids past 2^53 without JSON.rawJSON", {
+  skip,
+  timeout: 120_000,
+}, () => {
+  // Through the relay's own reader (parseMessage, by the framer), which keeps such an id's digits where
+  // JSON.rawJSON exists: a message with one, a batch with one, a cancel naming one, and a hostile id.
+  const stdout = runBesideMcp({
+    // (the server answers every request under the id it read)
+    "server.cjs": `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  for (const m of [JSON.parse(line)].flat()) {
+    if (m.id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }) + "\\n");
   }
+});`,
+    "main.mjs": `import { relayMcp } from "./mcp.js";
+const lines = [
+  '{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}',
+  '[{"jsonrpc":"2.0","id":22345678901234567891,"method":"ping"}]',
+  '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":32345678901234567891}}',
+  '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
+];
+const read = [];
+let done = () => {};
+const allRead = new Promise((resolve) => (done = resolve));
+async function* client() {
+  for (const line of lines) yield new TextEncoder().encode(line + "\\n");
+  await allRead;
+}
+const exit = await relayMcp({
+  command: process.execPath,
+  args: ["server.cjs"],
+  input: client(),
+  stderr: "ignore",
+  output: (bytes) => {
+    read.push(...new TextDecoder().decode(bytes).split("\\n").filter(Boolean));
+    if (read.length === 3) done();
+  },
+});
+console.log(JSON.stringify({ exit: exit.reason, read }));
+`,
+  });
+  const seen = JSON.parse(stdout) as { exit: string; read: string[] };
+  assert.equal(seen.exit, "client_closed", stdout);
+  // Both pings are answered (under the double Node 20's JSON.parse reads the id as, the best that runtime
+  // can do); the object id is refused as no id a request can have.
+  const ids = seen.read.map((line) => /"id":(\{[^}]*\}|\d+)/.exec(line)?.[1]).sort();
+  assert.deepEqual(ids, ["12345678901234567000", "22345678901234570000", '{"a":1}'], stdout);
+  assert.ok(seen.read.some((line) => line.includes("-32600")), stdout);
 });
