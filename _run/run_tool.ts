@@ -412,8 +412,10 @@ class ToolRun {
   }
 
   /**
-   * Whether a process left in the tree may still write: runnable or in disk wait (starved), or stopped. A
-   * sleeping one is a daemon. Where `/proc` cannot tell (macOS, Windows), none is assumed to.
+   * Whether a process left in the tree may still write: one holding stdout or stderr (or started by a holder,
+   * which may wait for it) that is runnable or in disk wait (starved), or stopped. A sleeping one is a daemon,
+   * and one that closed both cannot add to the output. Where `/proc` cannot tell (macOS, Windows), none is
+   * assumed to.
    */
   #leftoverMayWrite(): boolean {
     const state = this.#leftover === undefined ? this.#lookAtLeftovers() : this.#leftover;

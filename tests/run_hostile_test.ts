@@ -3,6 +3,7 @@
 // see as the tool wrote it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -373,6 +374,146 @@ test(
         assert.deepEqual(await waitGone([await pidIn(pidFile)]), [], "the daemon was ended");
         rmSync(pidFile, { force: true });
       }
+    } finally {
+      dir.cleanup();
+    }
+  },
+);
+
+/**
+ * Starts, in the tool's script, a leftover that spins silently (runnable) and writes its pid to "$2" once it
+ * runs; with `closesOutput`, it first points its stdout and stderr at /dev/null. The tool waits for the pid.
+ */
+const spinning = ({ closesOutput }: { closesOutput: boolean }) =>
+  `sh -c '${closesOutput ? "exec >/dev/null 2>&1; " : ""}echo $$ > "$1"; while :; do :; done' sh "$2" & ` +
+  `until [ -s "$2" ]; do sleep 0.01; done`;
+/** A daemon the tool starts, holding stdout asleep; its pid goes to "$1". */
+const SLEEPER = `sh -c 'while :; do sleep 5; done' & echo $! > "$1"`;
+
+test(
+  "runTool: a busy leftover that closed stdout and stderr cuts nothing beside a daemon asleep that holds them",
+  linuxOnly,
+  async () => {
+    // The spinner cannot add to the output: the daemon alone holds the pipes, asleep. Before the guard read
+    // which leftover holds them, the spinner was waited for up to the drain's bound and the output marked cut.
+    const dir = tempDir();
+    try {
+      const daemonFile = join(dir.path, "daemon");
+      const spinnerFile = join(dir.path, "spinner");
+      const script = `echo started; ${SLEEPER}; ${spinning({ closesOutput: true })}; exit 0`;
+      for (let i = 0; i < 2; i++) {
+        const r = await runTool("/bin/sh", ["-c", script, "sh", daemonFile, spinnerFile], {
+          protocol: "lines",
+          timeoutMs: 600_000,
+        });
+        assert.deepEqual(r.items, ["started"], r.detail);
+        assert.equal(r.truncated, false, r.detail);
+        assert.equal(r.detail, "");
+        const pids = [await pidIn(daemonFile), await pidIn(spinnerFile)];
+        assert.deepEqual(await waitGone(pids), [], "the daemon and the spinner were ended");
+        rmSync(daemonFile, { force: true });
+        rmSync(spinnerFile, { force: true });
+      }
+    } finally {
+      dir.cleanup();
+    }
+  },
+);
+
+test(
+  "runTool: a busy leftover that keeps stdout marks the output cut, beside a daemon asleep",
+  linuxOnly,
+  async () => {
+    // The same tree, but the spinner still holds stdout: it may yet write, so the output may be short.
+    const dir = tempDir();
+    try {
+      const daemonFile = join(dir.path, "daemon");
+      const spinnerFile = join(dir.path, "spinner");
+      const script = `echo started; ${SLEEPER}; ${spinning({ closesOutput: false })}; exit 0`;
+      const r = await runTool("/bin/sh", ["-c", script, "sh", daemonFile, spinnerFile], {
+        protocol: "lines",
+        timeoutMs: 600_000,
+      });
+      assert.deepEqual(r.items, ["started"], r.detail);
+      assert.equal(r.truncated, true, "a busy holder of stdout is not a daemon");
+      assert.match(r.detail, /left running still held stdout/);
+      assert.deepEqual(await waitGone([await pidIn(daemonFile), await pidIn(spinnerFile)]), []);
+    } finally {
+      dir.cleanup();
+    }
+  },
+);
+
+test(
+  "runTool: a busy leftover that closed its output counts while a holder of stdout waits for it",
+  linuxOnly,
+  async () => {
+    // `sh -c 'work > file; cat file'`: the shell holds stdout asleep, waiting for a child that does not hold
+    // it; what the shell writes after is still to come. The child spins until the test creates a file, well
+    // after the drain's quiet spell; the drain's bound is widened past any load, so the line is read whenever
+    // the file comes. Counting only holders of stdout would end the drain at the quiet spell and lose it.
+    const dir = tempDir();
+    const pidFile = join(dir.path, "worker");
+    const go = join(dir.path, "go");
+    const worker = `sh -c 'exec >/dev/null 2>&1; echo $$ > "$1"; until [ -e "$2" ]; do :; done' sh "$1" "$2"`;
+    const script = `echo first; sh -c '${worker.replaceAll("'", `'"'"'`)}; echo late' sh "$1" "$2" & exit 0`;
+    let pending: ReturnType<typeof runEngine> | undefined;
+    try {
+      pending = runEngine("/bin/sh", ["-c", script, "sh", pidFile, go], {
+        protocol: "lines",
+        timeoutMs: 600_000,
+      }, { drainMaxMs: 600_000 });
+      const pid = await pidIn(pidFile);
+      await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
+      writeFileSync(go, "");
+      const r = await pending;
+      assert.deepEqual(r.items, ["first", "late"], r.detail);
+      assert.equal(r.truncated, false, r.detail);
+      assert.deepEqual(await waitGone([pid]), []);
+    } finally {
+      writeFileSync(go, ""); // a worker left by a failure ends, and so does the run waiting for it
+      await pending;
+      dir.cleanup();
+    }
+  },
+);
+
+/** Python's own path (not a version manager's shim, which would exec it later), or null without Python. */
+function pythonPath(): string | null {
+  try {
+    const out = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" });
+    const path = out.status === 0 ? out.stdout.trim() : "";
+    return path === "" ? null : path;
+  } catch {
+    return null;
+  }
+}
+
+const python = isLinux ? pythonPath() : null;
+
+test(
+  "runTool: a leftover in uninterruptible sleep (D) that holds stdout is busy, and marks the output cut",
+  { timeout: 60_000, skip: python === null ? "needs Linux and python3 (its posix_spawn vforks)" : false },
+  async () => {
+    // A process waiting for its vfork child reads D in /proc, as one in disk wait does (killable, so no root
+    // and nothing stuck). Python's posix_spawn vforks; the child first opens a FIFO nobody writes to, so it
+    // blocks there before exec and its parent stays in D, holding stdout, until the guard ends the tree.
+    const dir = tempDir();
+    try {
+      const pidFile = join(dir.path, "vforker");
+      const fifo = join(dir.path, "fifo");
+      const code = "import os, sys; os.posix_spawn('/bin/true', ['true'], os.environ, " +
+        "file_actions=[(os.POSIX_SPAWN_OPEN, 0, sys.argv[1], os.O_RDONLY, 0)])";
+      const script = `echo first; mkfifo "$2"; "$3" -c "$4" "$2" & w=$!; echo $w > "$1"; ` +
+        `until grep -q '^[0-9]* ([^)]*) D' /proc/$w/stat; do sleep 0.01; done; exit 0`;
+      const r = await runTool("/bin/sh", ["-c", script, "sh", pidFile, fifo, python!, code], {
+        protocol: "lines",
+        timeoutMs: 600_000,
+      });
+      assert.deepEqual(r.items, ["first"], r.detail);
+      assert.equal(r.truncated, true, "a process in D is not a daemon");
+      assert.match(r.detail, /left running still held stdout/);
+      assert.deepEqual(await waitGone([await pidIn(pidFile)]), [], "the vforking process was ended");
     } finally {
       dir.cleanup();
     }
