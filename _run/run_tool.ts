@@ -33,6 +33,7 @@ import {
   givenValue,
   isRecord,
   MAX_TIMER_MS,
+  orList,
   stringsIn,
 } from "../_common/values.ts";
 import type { RunOptions, ScanFinding, ToolCallRecord, ToolResult } from "../types.ts";
@@ -123,8 +124,8 @@ function checkOptions(options: RunOptions): string | null {
     !(PROTOCOL_NAMES as readonly unknown[]).includes(protocol)
   ) {
     return `invalid option protocol ${JSON.stringify(protocol)}: use ${
-      PROTOCOL_NAMES.join(", ")
-    } or a function`;
+      orList([...PROTOCOL_NAMES, "a function"])
+    }`;
   }
   if (onOverflow !== undefined && onOverflow !== "fail" && onOverflow !== "truncate") {
     return `invalid option onOverflow ${JSON.stringify(onOverflow)}: use "fail" or "truncate"`;

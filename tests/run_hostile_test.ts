@@ -558,6 +558,12 @@ test(
         if (typeof given === "string") assert.ok(r.detail.includes(JSON.stringify(given)), r.detail);
         assert.equal(existsSync(marker), false, `${JSON.stringify(options)}: the tool ran`);
       }
+      // A word that is no protocol: the detail lists those that are.
+      const unknown = await runTool("/bin/sh", ["-c", `touch '${marker}'`], { protocol: "csv" as never });
+      assert.equal(
+        unknown.detail,
+        'invalid option protocol "csv": use envelope, json, jsonl, lines, text or a function',
+      );
       const notAnObject = await runTool("/bin/sh", ["-c", `touch '${marker}'`], "lines" as never);
       assert.equal(notAnObject.kind, "spawn", notAnObject.detail);
       assert.equal(existsSync(marker), false, "options given as text: the tool ran");
