@@ -264,10 +264,12 @@ export interface TreeLook {
  * look reads only theirs, and only a busy verdict is taken from it. A process one of them forked since is
  * not among them, so when none of them is busy any more the whole of `/proc` is read again before the tree
  * is called asleep or stopped: a parent that now waits for a busy child must not read as a daemon. The open
- * files (theirs and ours) are read only when one of them is busy or stopped.
+ * files (theirs and ours) are read only when one of them is busy or stopped; ours through `ours`, which a
+ * caller that looks again may keep (reading them costs 20-35 µs a descriptor under Deno).
  *
  * @param marker The child's marker.
  * @param known The pids of the last look, if any.
+ * @param ours Our ends of the pipes we read, when first needed: {@linkcode ourEnds} unless kept.
  * @returns The busiest state found and the pids it was found in.
  * @example
  * ```ts
@@ -278,28 +280,32 @@ export interface TreeLook {
  * assert.deepEqual(treeState(newTreeMarker()), { state: null, pids: [] });
  * ```
  */
-export function treeState(marker: TreeMarker, known: readonly number[] = []): TreeLook {
+export function treeState(
+  marker: TreeMarker,
+  known: readonly number[] = [],
+  ours: () => OurEnds = ourEnds,
+): TreeLook {
   const proc = procReader();
   if (proc === null) return { state: null, pids: [] };
   const needle = entryOf(marker);
   // A pid that no longer carries the marker ended (or was reused by a stranger): it is not read.
   const still = known.filter((pid) => carries(proc, pid, needle));
-  if (still.length > 0 && stateOfAll(proc, still) === "busy") return { state: "busy", pids: still };
+  if (still.length > 0 && stateOfAll(proc, still, ours) === "busy") return { state: "busy", pids: still };
   let pids: number[];
   try {
     pids = findMarked(proc, needle);
   } catch {
     return { state: null, pids: [] }; // /proc went away under us
   }
-  return { state: stateOfAll(proc, pids), pids };
+  return { state: stateOfAll(proc, pids, ours), pids };
 }
 
 /** The verdict on the processes `pids`, or null for none. */
-function stateOfAll(proc: ProcReader, pids: readonly number[]): TreeState | null {
+function stateOfAll(proc: ProcReader, pids: readonly number[], ours: () => OurEnds): TreeState | null {
   const looks = pids.map((pid) => lookAt(proc, pid));
-  // Our own ends are read once per verdict, and only if a holder is asked for.
-  let ours: OurEnds | undefined;
-  return treeVerdict(looks, (pid) => holdsOurs(proc, pid, ours ??= ourEnds(proc)));
+  // Our own ends are asked for only if a holder is, and once per verdict.
+  let mine: OurEnds | undefined;
+  return treeVerdict(looks, (pid) => holdsOurs(proc, pid, mine ??= ours()));
 }
 
 /** One process of a tree as its `stat` files read. */
@@ -466,11 +472,24 @@ export function isOurOutput(link: string, ours: OurEnds): boolean {
 /**
  * Our own ends of pipes we read from and of sockets, from `/proc/self/fd` (a pipe we write to, a child's
  * stdin, is left out). Every runtime opens them close-on-exec, so a process of one child's tree holds only
- * that child's. None when they cannot be read.
+ * that child's. None when they cannot be read. Never throws.
+ *
+ * @returns Our ends.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ourEnds } from "./tree.ts";
+ *
+ * const { pipes, sockets } = ourEnds();
+ * assert.ok([...pipes].every((link) => link.startsWith("pipe:[")));
+ * assert.ok([...sockets].every(Number.isSafeInteger));
+ * ```
  */
-function ourEnds(proc: ProcReader): OurEnds {
+export function ourEnds(): OurEnds {
   const pipes = new Set<string>();
   const sockets = new Set<number>();
+  const proc = procReader();
+  if (proc === null) return { pipes, sockets };
   try {
     for (const fd of proc.list(`/proc/${proc.self}/fd`)) {
       try {

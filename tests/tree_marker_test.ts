@@ -8,6 +8,7 @@ import {
   holdsEntry,
   isOurOutput,
   newTreeMarker,
+  ourEnds,
   type ProcessLook,
   threadLook,
   treeState,
@@ -171,6 +172,15 @@ test(
         look2 = treeState(marker2);
       }
       assert.equal(look2.state, "busy", "a spinner holding a pipe of ours may still write");
+      // Our ends are asked for only when a process is busy or stopped, at most once a look; without them
+      // (none found) every process counts.
+      let asked = 0;
+      const none = () => (asked++, { pipes: new Set<string>(), sockets: new Set<number>() });
+      assert.equal(treeState(marker, [], none).state, "busy", "no holder found: the spinner counts");
+      assert.equal(asked, 1);
+      asked = 0;
+      assert.equal(treeState(marker, [], () => (asked++, ourEnds())).state, "quiet");
+      assert.equal(asked, 1);
     } finally {
       for (const child of [holder, spinner, holder2, writer]) process.kill(-child.pid!, "SIGKILL");
     }
