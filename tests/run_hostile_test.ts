@@ -318,6 +318,13 @@ test("runTool: after a quiet spell the drain waits only for a busy leftover, and
   assert.equal(recheckAfter("quiet", 400), null, "a daemon is not waited for");
   assert.equal(recheckAfter("stopped", 400), null, "a stopped writer is not waited for");
   assert.equal(recheckAfter(null, 400), null, "where /proc cannot tell, as before");
+  // Busy at the last look, then gone or asleep: it may have just written its last line and ended, the bytes
+  // still on their way. Looked at once more, not cut off.
+  assert.equal(recheckAfter(null, 400, "busy"), 50, "ended since the last look");
+  assert.equal(recheckAfter("quiet", 400, "busy"), 50, "asleep since the last look");
+  assert.equal(recheckAfter("stopped", 400, "busy"), 50);
+  assert.equal(recheckAfter("quiet", 400, "quiet"), null, "once more only");
+  assert.equal(recheckAfter(null, 0, "busy"), null, "not past the bound");
 });
 
 test(
