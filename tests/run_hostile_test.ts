@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { runTool } from "../guard.ts";
 import { DRAIN_IDLE_MS, recheckAfter, runTool as runEngine } from "../_run/run_tool.ts";
 import { classify } from "../_run/classify.ts";
+import type { ToolResult } from "../types.ts";
 import { waitGone } from "./_guard_helpers.ts";
 import { isLinux, isWindows } from "./_runtime.ts";
 
@@ -331,38 +332,47 @@ test(
   "runTool: a leftover busy when stdout goes quiet is waited for, and what it writes then is read whole",
   linuxOnly,
   async () => {
-    // The leftover spins (runnable, silent) until the test creates a file, well after the drain's quiet
-    // spell, then writes and exits. The drain's bound is widened past any load, so the outcome does not
-    // depend on the clock: whenever the file comes, the line is read. A drain that stopped at the quiet spell
-    // would lose it (and mark the output cut); if the machine is so slow that the guard sees the quiet spell
-    // only after the file came, that mistake passes unseen, but the right code never fails.
-    const dir = tempDir();
-    const pidFile = join(dir.path, "spinner");
-    const go = join(dir.path, "go");
-    const spinner = `sh -c 'echo $$ > "$1"; until [ -e "$2" ]; do :; done; echo late' sh "$1" "$2"`;
-    const script = `echo first; ${spinner} & exit 0`;
-    let pending: ReturnType<typeof runEngine> | undefined;
-    try {
-      pending = runEngine("/bin/sh", ["-c", script, "sh", pidFile, go], {
-        protocol: "lines",
-        timeoutMs: 600_000,
-      }, { drainMaxMs: 600_000 });
-      const pid = await pidIn(pidFile);
-      await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
-      writeFileSync(go, "");
-      const r = await pending;
-      assert.equal(r.kind, "results", r.detail);
-      assert.deepEqual(r.items, ["first", "late"], r.detail);
-      assert.equal(r.truncated, false, r.detail);
-      assert.equal(r.detail, "");
-      assert.deepEqual(await waitGone([pid]), []);
-    } finally {
-      writeFileSync(go, ""); // a spinner left by a failure ends, and so does the run waiting for it
-      await pending;
-      dir.cleanup();
-    }
+    // The leftover spins (runnable, silent) until the go file comes, then writes and exits. A drain that
+    // stopped at the quiet spell would lose the line (and mark the output cut); if the machine is so slow
+    // that the guard sees the quiet spell only after the file came, that mistake passes unseen, but the right
+    // code never fails.
+    const { result: r, pid } = await runUntilGo(
+      `sh -c 'echo $$ > "$1"; until [ -e "$2" ]; do :; done; echo late' sh "$1" "$2"`,
+    );
+    assert.equal(r.kind, "results", r.detail);
+    assert.deepEqual(r.items, ["first", "late"], r.detail);
+    assert.equal(r.truncated, false, r.detail);
+    assert.equal(r.detail, "");
+    assert.deepEqual(await waitGone([pid]), []);
   },
 );
+
+/**
+ * Runs a tool that writes "first" and exits, leaving `leftover` (a command given a pid file as "$1", where
+ * it writes the pid to wait for, and a go file as "$2") to spin until the test creates the go file, well
+ * after the drain's quiet spell. The drain's bound is widened past any load, so the outcome does not depend
+ * on the clock: whenever the file comes, what is written then is read.
+ */
+async function runUntilGo(leftover: string): Promise<{ result: ToolResult; pid: number }> {
+  const dir = tempDir();
+  const pidFile = join(dir.path, "leftover");
+  const go = join(dir.path, "go");
+  let pending: Promise<ToolResult> | undefined;
+  try {
+    pending = runEngine("/bin/sh", ["-c", `echo first; ${leftover} & exit 0`, "sh", pidFile, go], {
+      protocol: "lines",
+      timeoutMs: 600_000,
+    }, { drainMaxMs: 600_000 });
+    const pid = await pidIn(pidFile);
+    await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
+    writeFileSync(go, "");
+    return { result: await pending, pid };
+  } finally {
+    writeFileSync(go, ""); // a leftover left by a failure ends, and so does the run waiting for it
+    await pending;
+    dir.cleanup();
+  }
+}
 
 test(
   "runTool: a daemon the tool started, asleep while it holds stdout, cuts nothing",
@@ -455,33 +465,16 @@ test(
   "runTool: a busy leftover that closed its output counts while a holder of stdout waits for it",
   linuxOnly,
   async () => {
-    // `sh -c 'work > file; cat file'`: the shell holds stdout asleep, waiting for a child that does not hold
-    // it; what the shell writes after is still to come. The child spins until the test creates a file, well
-    // after the drain's quiet spell; the drain's bound is widened past any load, so the line is read whenever
-    // the file comes. Counting only holders of stdout would end the drain at the quiet spell and lose it.
-    const dir = tempDir();
-    const pidFile = join(dir.path, "worker");
-    const go = join(dir.path, "go");
+    // `sh -c 'work > file; cat file'`: the shell holds stdout asleep, waiting for a child (the worker) that
+    // does not hold it; what the shell writes after is still to come. Counting only holders of stdout would
+    // end the drain at the quiet spell and lose the line.
     const worker = `sh -c 'exec >/dev/null 2>&1; echo $$ > "$1"; until [ -e "$2" ]; do :; done' sh "$1" "$2"`;
-    const script = `echo first; sh -c '${worker.replaceAll("'", `'"'"'`)}; echo late' sh "$1" "$2" & exit 0`;
-    let pending: ReturnType<typeof runEngine> | undefined;
-    try {
-      pending = runEngine("/bin/sh", ["-c", script, "sh", pidFile, go], {
-        protocol: "lines",
-        timeoutMs: 600_000,
-      }, { drainMaxMs: 600_000 });
-      const pid = await pidIn(pidFile);
-      await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
-      writeFileSync(go, "");
-      const r = await pending;
-      assert.deepEqual(r.items, ["first", "late"], r.detail);
-      assert.equal(r.truncated, false, r.detail);
-      assert.deepEqual(await waitGone([pid]), []);
-    } finally {
-      writeFileSync(go, ""); // a worker left by a failure ends, and so does the run waiting for it
-      await pending;
-      dir.cleanup();
-    }
+    const { result: r, pid } = await runUntilGo(
+      `sh -c '${worker.replaceAll("'", `'"'"'`)}; echo late' sh "$1" "$2"`,
+    );
+    assert.deepEqual(r.items, ["first", "late"], r.detail);
+    assert.equal(r.truncated, false, r.detail);
+    assert.deepEqual(await waitGone([pid]), []);
   },
 );
 
