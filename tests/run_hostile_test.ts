@@ -398,14 +398,33 @@ test(
 );
 
 /**
- * Starts, in the tool's script, a leftover that spins silently (runnable) and writes its pid to "$2" once it
- * runs; with `closesOutput`, it first points its stdout and stderr at /dev/null. The tool waits for the pid.
+ * Runs a tool that writes "started" and exits, leaving a daemon that holds its output asleep and a leftover
+ * that spins silently (runnable); with `closesOutput`, the spinner first points its stdout and stderr at
+ * /dev/null. The tool exits once the spinner runs. Returns the result once the guard has ended both, which
+ * it checks.
  */
-const spinning = ({ closesOutput }: { closesOutput: boolean }) =>
-  `sh -c '${closesOutput ? "exec >/dev/null 2>&1; " : ""}echo $$ > "$1"; while :; do :; done' sh "$2" & ` +
-  `until [ -s "$2" ]; do sleep 0.01; done`;
-/** A daemon the tool starts, holding stdout asleep; its pid goes to "$1". */
-const SLEEPER = `sh -c 'while :; do sleep 5; done' & echo $! > "$1"`;
+async function runBesideDaemon({ closesOutput }: { closesOutput: boolean }): Promise<ToolResult> {
+  const dir = tempDir();
+  try {
+    const daemonFile = join(dir.path, "daemon");
+    const spinnerFile = join(dir.path, "spinner");
+    const daemon = `sh -c 'while :; do sleep 5; done' & echo $! > "$1"`;
+    const spinner = `sh -c '${
+      closesOutput ? "exec >/dev/null 2>&1; " : ""
+    }echo $$ > "$1"; while :; do :; done'`;
+    const script =
+      `echo started; ${daemon}; ${spinner} sh "$2" & until [ -s "$2" ]; do sleep 0.01; done; exit 0`;
+    const r = await runTool("/bin/sh", ["-c", script, "sh", daemonFile, spinnerFile], {
+      protocol: "lines",
+      timeoutMs: 600_000,
+    });
+    const pids = [await pidIn(daemonFile), await pidIn(spinnerFile)];
+    assert.deepEqual(await waitGone(pids), [], "the daemon and the spinner were ended");
+    return r;
+  } finally {
+    dir.cleanup();
+  }
+}
 
 test(
   "runTool: a busy leftover that closed stdout and stderr cuts nothing beside a daemon asleep that holds them",
@@ -413,26 +432,11 @@ test(
   async () => {
     // The spinner cannot add to the output: the daemon alone holds the pipes, asleep. Before the guard read
     // which leftover holds them, the spinner was waited for up to the drain's bound and the output marked cut.
-    const dir = tempDir();
-    try {
-      const daemonFile = join(dir.path, "daemon");
-      const spinnerFile = join(dir.path, "spinner");
-      const script = `echo started; ${SLEEPER}; ${spinning({ closesOutput: true })}; exit 0`;
-      for (let i = 0; i < 2; i++) {
-        const r = await runTool("/bin/sh", ["-c", script, "sh", daemonFile, spinnerFile], {
-          protocol: "lines",
-          timeoutMs: 600_000,
-        });
-        assert.deepEqual(r.items, ["started"], r.detail);
-        assert.equal(r.truncated, false, r.detail);
-        assert.equal(r.detail, "");
-        const pids = [await pidIn(daemonFile), await pidIn(spinnerFile)];
-        assert.deepEqual(await waitGone(pids), [], "the daemon and the spinner were ended");
-        rmSync(daemonFile, { force: true });
-        rmSync(spinnerFile, { force: true });
-      }
-    } finally {
-      dir.cleanup();
+    for (let i = 0; i < 2; i++) {
+      const r = await runBesideDaemon({ closesOutput: true });
+      assert.deepEqual(r.items, ["started"], r.detail);
+      assert.equal(r.truncated, false, r.detail);
+      assert.equal(r.detail, "");
     }
   },
 );
@@ -442,22 +446,10 @@ test(
   linuxOnly,
   async () => {
     // The same tree, but the spinner still holds stdout: it may yet write, so the output may be short.
-    const dir = tempDir();
-    try {
-      const daemonFile = join(dir.path, "daemon");
-      const spinnerFile = join(dir.path, "spinner");
-      const script = `echo started; ${SLEEPER}; ${spinning({ closesOutput: false })}; exit 0`;
-      const r = await runTool("/bin/sh", ["-c", script, "sh", daemonFile, spinnerFile], {
-        protocol: "lines",
-        timeoutMs: 600_000,
-      });
-      assert.deepEqual(r.items, ["started"], r.detail);
-      assert.equal(r.truncated, true, "a busy holder of stdout is not a daemon");
-      assert.match(r.detail, /left running still held stdout/);
-      assert.deepEqual(await waitGone([await pidIn(daemonFile), await pidIn(spinnerFile)]), []);
-    } finally {
-      dir.cleanup();
-    }
+    const r = await runBesideDaemon({ closesOutput: false });
+    assert.deepEqual(r.items, ["started"], r.detail);
+    assert.equal(r.truncated, true, "a busy holder of stdout is not a daemon");
+    assert.match(r.detail, /left running still held stdout/);
   },
 );
 

@@ -11,12 +11,25 @@ import {
   ourEnds,
   type ProcessLook,
   threadLook,
+  type TreeLook,
+  type TreeMarker,
   treeState,
   treeVerdict,
 } from "../_run/tree.ts";
 import { isLinux } from "./_runtime.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
+
+/** Looks at the tree of `marker` every 20 ms, for up to 20 s, until `done` holds; returns the last look. */
+async function lookUntil(marker: TreeMarker, done: (look: TreeLook) => boolean): Promise<TreeLook> {
+  const end = Date.now() + 20_000;
+  let look = treeState(marker);
+  while (!done(look) && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 20));
+    look = treeState(marker);
+  }
+  return look;
+}
 
 test("tree marker: every child gets the host's name and a value of its own", () => {
   const a = newTreeMarker();
@@ -51,12 +64,7 @@ test(
       stdio: "ignore",
     });
     try {
-      const end = Date.now() + 20_000;
-      let look = treeState(marker);
-      while ((look.pids.length < 2 || look.state !== "busy") && Date.now() < end) {
-        await new Promise((r) => setTimeout(r, 20));
-        look = treeState(marker);
-      }
+      const look = await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "busy");
       assert.equal(look.pids.length, 2, "the parent and its spinning child carry the marker");
       // A known pid still busy is the verdict: /proc is not read through again (which lists the parent too).
       const child = look.pids.find((pid) => pid !== parent.pid)!;
@@ -158,19 +166,10 @@ test(
     });
     try {
       // The holder may be runnable for a moment after it started; then it sleeps for good.
-      const end = Date.now() + 20_000;
-      let look = treeState(marker);
-      while ((look.pids.length < 2 || look.state !== "quiet") && Date.now() < end) {
-        await new Promise((r) => setTimeout(r, 20));
-        look = treeState(marker);
-      }
+      const look = await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "quiet");
       assert.equal(look.pids.length, 2);
       assert.equal(look.state, "quiet", "the holder is asleep; the spinner cannot add output");
-      let look2 = treeState(marker2);
-      while (look2.pids.length < 2 && Date.now() < end) {
-        await new Promise((r) => setTimeout(r, 20));
-        look2 = treeState(marker2);
-      }
+      const look2 = await lookUntil(marker2, (look) => look.pids.length === 2);
       assert.equal(look2.state, "busy", "a spinner holding a pipe of ours may still write");
       // Our ends are asked for only when a process is busy or stopped, at most once a look; without them
       // (none found) every process counts.
