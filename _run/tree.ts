@@ -466,7 +466,7 @@ export function isOurOutput(link: string, ours: OurEnds): boolean {
   if (link.startsWith("pipe:[")) return ours.pipes.has(link);
   if (!link.startsWith("socket:[")) return false;
   const inode = Number(link.slice(8, -1));
-  return ours.sockets.has(inode - 1) || ours.sockets.has(inode + 1);
+  return inode > 0 && (ours.sockets.has(inode - 1) || ours.sockets.has(inode + 1));
 }
 
 /**

@@ -140,7 +140,7 @@ test("tree state: a writing end is ours when it is a pipe we read from, or next 
   assert.equal(isOurOutput("socket:[5656457]", ours), true, "either side");
   assert.equal(isOurOutput("socket:[5656463]", ours), false, "not next to ours");
   assert.equal(isOurOutput("socket:[5656458]", ours), false, "our own end, not its peer");
-  for (const link of ["/dev/null", "/tmp/out.txt", "anon_inode:[eventfd]", "socket:[]"]) {
+  for (const link of ["/dev/null", "/tmp/out.txt", "anon_inode:[eventfd]", "socket:[]", "socket:[x]"]) {
     assert.equal(isOurOutput(link, ours), false, link);
   }
 });
