@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { givenValue, isRecord, plural } from "../_common/values.ts";
+import { givenValue, isRecord, orList, plural } from "../_common/values.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
@@ -249,9 +249,7 @@ async function knownDialect(name: unknown): Promise<void> {
   const names = dialectNames();
   if (typeof name === "string" && names.includes(name)) return;
   throw new TypeError(
-    `gateCompletion(): options.dialect must be one of ${
-      names.map((n) => `"${n}"`).join(", ")
-    }, or left out ` +
+    `gateCompletion(): options.dialect must be ${orList(names.map((n) => `"${n}"`))}, or left out ` +
       `to read it from the response; got ${givenValue(name)}`,
   );
 }

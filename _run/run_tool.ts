@@ -33,6 +33,7 @@ import {
   givenValue,
   isRecord,
   MAX_TIMER_MS,
+  orList,
   stringsIn,
 } from "../_common/values.ts";
 import type { RunOptions, ScanFinding, ToolCallRecord, ToolResult } from "../types.ts";
@@ -56,10 +57,12 @@ export const DRAIN_MAX_MS = 1000;
 const BUSY_RECHECK_MS = 50;
 
 /**
- * The drain's decision after a quiet spell with stdout still held, given what the leftover processes are doing
- * and how long the drain may still last: how long to wait before looking at them again, or null to stop
- * reading now. Only a busy tree (a writer starved of the CPU or of memory may yet write) is waited for; one
- * asleep (a daemon), stopped, or not known is not.
+ * The drain's decision after a quiet spell with stdout still held, given what the leftover processes are doing,
+ * what they were doing at the last look, and how long the drain may still last: how long to wait before
+ * looking at them again, or null to stop reading now. Only a busy tree (a writer starved of the CPU or of
+ * memory may yet write) is waited for; one asleep (a daemon), stopped, or not known is not, unless it was busy
+ * at the last look: then it may have just written its last line and ended (or gone to sleep), and on a
+ * starved machine those bytes and the end-of-file can come after the look, so it is looked at once more.
  *
  * @example
  * ```ts
@@ -69,10 +72,16 @@ const BUSY_RECHECK_MS = 50;
  * assert.equal(recheckAfter("busy", 400), 50);
  * assert.equal(recheckAfter("busy", 20), 20);
  * assert.equal(recheckAfter("quiet", 400), null);
+ * assert.equal(recheckAfter(null, 400, "busy"), 50);
  * ```
  */
-export function recheckAfter(state: TreeState | null, leftMs: number): number | null {
-  return state === "busy" && leftMs > 0 ? Math.min(leftMs, BUSY_RECHECK_MS) : null;
+export function recheckAfter(
+  state: TreeState | null,
+  leftMs: number,
+  previous: TreeState | null = null,
+): number | null {
+  const waits = state === "busy" || previous === "busy";
+  return waits && leftMs > 0 ? Math.min(leftMs, BUSY_RECHECK_MS) : null;
 }
 
 /** Bounds of the engine that tests may widen; callers of `runTool` get the defaults. */
@@ -123,8 +132,8 @@ function checkOptions(options: RunOptions): string | null {
     !(PROTOCOL_NAMES as readonly unknown[]).includes(protocol)
   ) {
     return `invalid option protocol ${JSON.stringify(protocol)}: use ${
-      PROTOCOL_NAMES.join(", ")
-    } or a function`;
+      orList([...PROTOCOL_NAMES, "a function"])
+    }`;
   }
   if (onOverflow !== undefined && onOverflow !== "fail" && onOverflow !== "truncate") {
     return `invalid option onOverflow ${JSON.stringify(onOverflow)}: use "fail" or "truncate"`;
@@ -412,8 +421,10 @@ class ToolRun {
   }
 
   /**
-   * Whether a process left in the tree may still write: runnable or in disk wait (starved), or stopped. A
-   * sleeping one is a daemon. Where `/proc` cannot tell (macOS, Windows), none is assumed to.
+   * Whether a process left in the tree may still write: one holding stdout or stderr (or started by a holder,
+   * which may wait for it) that is runnable or in disk wait (starved), or stopped. A sleeping one is a daemon,
+   * and one that closed both cannot add to the output. Where `/proc` cannot tell (macOS, Windows), none is
+   * assumed to.
    */
   #leftoverMayWrite(): boolean {
     const state = this.#leftover === undefined ? this.#lookAtLeftovers() : this.#leftover;
@@ -497,6 +508,8 @@ class ToolRun {
     this.#lastData = performance.now();
     const until = this.#lastData + this.#drainMaxMs;
     let confirmed = false;
+    /** What the last look at the leftovers saw (null: none yet, or nothing known). */
+    let lastLook: TreeState | null = null;
     for (;;) {
       const left = until - performance.now();
       if (left <= 0) return false;
@@ -512,8 +525,9 @@ class ToolRun {
         } else {
           // Still quiet with stdout held: a tree asleep (a daemon) or stopped ends the drain now; a busy one
           // (a writer starved of the CPU or of memory) may yet write, so it is looked at again shortly.
-          this.#leftover = this.#lookAtLeftovers();
-          const again = recheckAfter(this.#leftover, left);
+          const previous = lastLook;
+          this.#leftover = lastLook = this.#lookAtLeftovers();
+          const again = recheckAfter(this.#leftover, left, previous);
           if (again === null) return false;
           wait = again;
         }

@@ -35,6 +35,8 @@ import {
 import { planWindowsLaunch, watchWindowsExitCode, windowsTreeKill } from "./windows.ts";
 import {
   newTreeMarker,
+  type OurEnds,
+  ourEnds,
   signalMarked,
   type TreeLook,
   type TreeMarker,
@@ -381,6 +383,11 @@ interface Tree {
   marker: TreeMarker | null;
   /** Set once the runtime has reaped the child: from then on its pid may belong to someone else. */
   reaped: boolean;
+  /**
+   * Our ends of the pipes we read, kept from the first look at the tree that needed them: the child's stay
+   * open while its output is read, and reading them all again on every recheck costs as much as a /proc scan.
+   */
+  ours?: OurEnds;
 }
 
 /**
@@ -565,7 +572,8 @@ function treeNote(tree: Tree): string | undefined {
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
 function stateOfTree(tree: Tree, known?: readonly number[]): TreeLook {
-  return tree.marker === null ? { state: null, pids: [] } : treeState(tree.marker, known);
+  if (tree.marker === null) return { state: null, pids: [] };
+  return treeState(tree.marker, known, () => (tree.ours ??= ourEnds()));
 }
 
 function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart): LiveChild {

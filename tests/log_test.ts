@@ -449,18 +449,22 @@ test("jsonlLog: a full disk (/dev/full) is counted and reported, never thrown", 
 }, async () => {
   const errors: Error[] = [];
   const log = jsonlLog("/dev/full", { onError: (e) => void errors.push(e) });
-  log.onResult(failure(), { command: "rg", args: [] });
-  log.onVerdict({
-    allowed: true,
-    blocked: false,
-    rejectedIndices: [],
-    calls: [{ index: 0, name: "x", allowed: true, findings: [] }],
-  });
-  await log.close();
-  assert.equal(log.failed, 2);
-  assert.equal(log.written, 0);
-  assert.equal(errors.length, 2);
-  assert.match(`${(errors[0] as { code?: string }).code} ${errors[0].message}`, /ENOSPC|No space/i);
+  try {
+    log.onResult(failure(), { command: "rg", args: [] });
+    log.onVerdict({
+      allowed: true,
+      blocked: false,
+      rejectedIndices: [],
+      calls: [{ index: 0, name: "x", allowed: true, findings: [] }],
+    });
+    await log.close();
+    assert.equal(log.failed, 2);
+    assert.equal(log.written, 0);
+    assert.equal(errors.length, 2);
+    assert.match(`${(errors[0] as { code?: string }).code} ${errors[0].message}`, /ENOSPC|No space/i);
+  } finally {
+    await log.close();
+  }
 });
 
 test("jsonlLog: a closed or failing stream is counted and reported, never thrown, never an unhandled rejection", async () => {
@@ -502,14 +506,18 @@ test("jsonlLog: a closed or failing stream is counted and reported, never thrown
 test("jsonlLog: a stream that never drains bounds the queue and does not hang close()", async () => {
   const stuck = new WritableStream<Uint8Array>({ write: () => new Promise(() => {}) }, { highWaterMark: 1 });
   const log = jsonlLog(stuck, { closeTimeoutMs: 100 });
-  for (let i = 0; i < 1500; i++) log.onResult(failure(), { command: "rg", args: [] });
-  assert.equal(log.failed, 1500 - 1024, "lines beyond the queue limit fail at once");
-  const t0 = performance.now();
-  await log.close();
-  // (the stream never drains: only a close() that waits for it forever reaches HANG_MS, not a slow machine)
-  assert.ok(performance.now() - t0 < HANG_MS, "close() gave up on the stuck stream");
-  assert.equal(log.failed, 1500, "lines still pending at close count as failed");
-  assert.equal(log.written, 0);
+  try {
+    for (let i = 0; i < 1500; i++) log.onResult(failure(), { command: "rg", args: [] });
+    assert.equal(log.failed, 1500 - 1024, "lines beyond the queue limit fail at once");
+    const t0 = performance.now();
+    await log.close();
+    // (the stream never drains: only a close() that waits for it forever reaches HANG_MS, not a slow machine)
+    assert.ok(performance.now() - t0 < HANG_MS, "close() gave up on the stuck stream");
+    assert.equal(log.failed, 1500, "lines still pending at close count as failed");
+    assert.equal(log.written, 0);
+  } finally {
+    await log.close();
+  }
 });
 
 test("jsonlLog: a path that cannot be opened is a clear error when the log is created", () => {
@@ -528,10 +536,14 @@ test("jsonlLog: a file log appends to what is there, one line per event", async 
     const file = join(dir, "calls.jsonl");
     for (let round = 0; round < 2; round++) {
       const log = jsonlLog(file, { now });
-      log.onResult(failure(), { command: "rg", args: [] });
-      log.onResult(results([1]), { command: "rg", args: [] });
-      await log.close();
-      assert.equal(log.written, 2);
+      try {
+        log.onResult(failure(), { command: "rg", args: [] });
+        log.onResult(results([1]), { command: "rg", args: [] });
+        await log.close();
+        assert.equal(log.written, 2);
+      } finally {
+        await log.close();
+      }
     }
     const lines = readFileSync(file, "utf8").split("\n");
     assert.equal(lines.pop(), "");
@@ -587,13 +599,17 @@ test("jsonlLog: a file log renamed while open (rotated) writes its next lines to
   try {
     const file = join(dir, "calls.jsonl");
     const log = jsonlLog(file, { now });
-    log.onResult(failure(), { command: "rg", args: [] });
-    renameSync(file, `${file}.1`); // logrotate's way: rename, then compress (the .1 file is gone then)
-    log.onResult(results([1]), { command: "rg", args: [] });
-    await log.close();
-    assert.equal(log.written, 2);
-    assert.deepEqual(kinds(`${file}.1`), ["exit"]);
-    assert.deepEqual(kinds(file), ["results"], "the line after the rename is at the path");
+    try {
+      log.onResult(failure(), { command: "rg", args: [] });
+      renameSync(file, `${file}.1`); // logrotate's way: rename, then compress (the .1 file is gone then)
+      log.onResult(results([1]), { command: "rg", args: [] });
+      await log.close();
+      assert.equal(log.written, 2);
+      assert.deepEqual(kinds(`${file}.1`), ["exit"]);
+      assert.deepEqual(kinds(file), ["results"], "the line after the rename is at the path");
+    } finally {
+      await log.close();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -608,12 +624,16 @@ test("jsonlLog: a file log deleted while open writes its next lines to a new fil
   try {
     const file = join(dir, "calls.jsonl");
     const log = jsonlLog(file, { now });
-    log.onResult(results([1]), { command: "rg", args: [] });
-    rmSync(file);
-    log.onResult(failure(), { command: "rg", args: [] });
-    await log.close();
-    assert.equal(log.written, 2);
-    assert.deepEqual(kinds(file), ["exit"], "the line after the deletion is at the path");
+    try {
+      log.onResult(results([1]), { command: "rg", args: [] });
+      rmSync(file);
+      log.onResult(failure(), { command: "rg", args: [] });
+      await log.close();
+      assert.equal(log.written, 2);
+      assert.deepEqual(kinds(file), ["exit"], "the line after the deletion is at the path");
+    } finally {
+      await log.close();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -625,21 +645,25 @@ test("jsonlLog: the onResult hook, passed detached to runTool, logs real runs (a
     const file = join(dir, "calls.jsonl");
     const log = jsonlLog(file);
     const { onResult } = log; // the hooks do not depend on `this`
-    const crash = evalCommand("console.error('boom'); process.exit(3)");
-    const emptyArray = evalCommand("console.log('[]')");
-    const failed = await runTool(crash.command, crash.args, { onResult });
-    const empty = await runTool(emptyArray.command, emptyArray.args, { onResult, protocol: "json" });
-    await log.close();
-    assert.equal(failed.kind, "exit");
-    assert.equal(empty.kind, "empty");
-    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    assert.deepEqual(lines.map((l) => [l.kind, l.ok, l.exitCode, l.itemCount]), [
-      ["exit", false, 3, null],
-      ["empty", true, 0, 0],
-    ]);
-    assert.equal(lines[0].sentence, describe(failed));
-    assert.equal(lines[1].sentence, describe(empty));
-    assert.ok(lines.every((l) => l.durationMs > 0 && !("args" in l)));
+    try {
+      const crash = evalCommand("console.error('boom'); process.exit(3)");
+      const emptyArray = evalCommand("console.log('[]')");
+      const failed = await runTool(crash.command, crash.args, { onResult });
+      const empty = await runTool(emptyArray.command, emptyArray.args, { onResult, protocol: "json" });
+      await log.close();
+      assert.equal(failed.kind, "exit");
+      assert.equal(empty.kind, "empty");
+      const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      assert.deepEqual(lines.map((l) => [l.kind, l.ok, l.exitCode, l.itemCount]), [
+        ["exit", false, 3, null],
+        ["empty", true, 0, 0],
+      ]);
+      assert.equal(lines[0].sentence, describe(failed));
+      assert.equal(lines[1].sentence, describe(empty));
+      assert.ok(lines.every((l) => l.durationMs > 0 && !("args" in l)));
+    } finally {
+      await log.close();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

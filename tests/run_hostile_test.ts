@@ -3,12 +3,14 @@
 // see as the tool wrote it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runTool } from "../guard.ts";
 import { DRAIN_IDLE_MS, recheckAfter, runTool as runEngine } from "../_run/run_tool.ts";
 import { classify } from "../_run/classify.ts";
+import type { ToolResult } from "../types.ts";
 import { waitGone } from "./_guard_helpers.ts";
 import { isLinux, isWindows } from "./_runtime.ts";
 
@@ -317,44 +319,60 @@ test("runTool: after a quiet spell the drain waits only for a busy leftover, and
   assert.equal(recheckAfter("quiet", 400), null, "a daemon is not waited for");
   assert.equal(recheckAfter("stopped", 400), null, "a stopped writer is not waited for");
   assert.equal(recheckAfter(null, 400), null, "where /proc cannot tell, as before");
+  // Busy at the last look, then gone or asleep: it may have just written its last line and ended, the bytes
+  // still on their way. Looked at once more, not cut off.
+  assert.equal(recheckAfter(null, 400, "busy"), 50, "ended since the last look");
+  assert.equal(recheckAfter("quiet", 400, "busy"), 50, "asleep since the last look");
+  assert.equal(recheckAfter("stopped", 400, "busy"), 50);
+  assert.equal(recheckAfter("quiet", 400, "quiet"), null, "once more only");
+  assert.equal(recheckAfter(null, 0, "busy"), null, "not past the bound");
 });
 
 test(
   "runTool: a leftover busy when stdout goes quiet is waited for, and what it writes then is read whole",
   linuxOnly,
   async () => {
-    // The leftover spins (runnable, silent) until the test creates a file, well after the drain's quiet
-    // spell, then writes and exits. The drain's bound is widened past any load, so the outcome does not
-    // depend on the clock: whenever the file comes, the line is read. A drain that stopped at the quiet spell
-    // would lose it (and mark the output cut); if the machine is so slow that the guard sees the quiet spell
-    // only after the file came, that mistake passes unseen, but the right code never fails.
-    const dir = tempDir();
-    const pidFile = join(dir.path, "spinner");
-    const go = join(dir.path, "go");
-    const spinner = `sh -c 'echo $$ > "$1"; until [ -e "$2" ]; do :; done; echo late' sh "$1" "$2"`;
-    const script = `echo first; ${spinner} & exit 0`;
-    let pending: ReturnType<typeof runEngine> | undefined;
-    try {
-      pending = runEngine("/bin/sh", ["-c", script, "sh", pidFile, go], {
-        protocol: "lines",
-        timeoutMs: 600_000,
-      }, { drainMaxMs: 600_000 });
-      const pid = await pidIn(pidFile);
-      await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
-      writeFileSync(go, "");
-      const r = await pending;
-      assert.equal(r.kind, "results", r.detail);
-      assert.deepEqual(r.items, ["first", "late"], r.detail);
-      assert.equal(r.truncated, false, r.detail);
-      assert.equal(r.detail, "");
-      assert.deepEqual(await waitGone([pid]), []);
-    } finally {
-      writeFileSync(go, ""); // a spinner left by a failure ends, and so does the run waiting for it
-      await pending;
-      dir.cleanup();
-    }
+    // The leftover spins (runnable, silent) until the go file comes, then writes and exits. A drain that
+    // stopped at the quiet spell would lose the line (and mark the output cut); if the machine is so slow
+    // that the guard sees the quiet spell only after the file came, that mistake passes unseen, but the right
+    // code never fails.
+    const { result: r, pid } = await runUntilGo(
+      `sh -c 'echo $$ > "$1"; until [ -e "$2" ]; do :; done; echo late' sh "$1" "$2"`,
+    );
+    assert.equal(r.kind, "results", r.detail);
+    assert.deepEqual(r.items, ["first", "late"], r.detail);
+    assert.equal(r.truncated, false, r.detail);
+    assert.equal(r.detail, "");
+    assert.deepEqual(await waitGone([pid]), []);
   },
 );
+
+/**
+ * Runs a tool that writes "first" and exits, leaving `leftover` (a command given a pid file as "$1", where
+ * it writes the pid to wait for, and a go file as "$2") to spin until the test creates the go file, well
+ * after the drain's quiet spell. The drain's bound is widened past any load, so the outcome does not depend
+ * on the clock: whenever the file comes, what is written then is read.
+ */
+async function runUntilGo(leftover: string): Promise<{ result: ToolResult; pid: number }> {
+  const dir = tempDir();
+  const pidFile = join(dir.path, "leftover");
+  const go = join(dir.path, "go");
+  let pending: Promise<ToolResult> | undefined;
+  try {
+    pending = runEngine("/bin/sh", ["-c", `echo first; ${leftover} & exit 0`, "sh", pidFile, go], {
+      protocol: "lines",
+      timeoutMs: 600_000,
+    }, { drainMaxMs: 600_000 });
+    const pid = await pidIn(pidFile);
+    await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
+    writeFileSync(go, "");
+    return { result: await pending, pid };
+  } finally {
+    writeFileSync(go, ""); // a leftover left by a failure ends, and so does the run waiting for it
+    await pending;
+    dir.cleanup();
+  }
+}
 
 test(
   "runTool: a daemon the tool started, asleep while it holds stdout, cuts nothing",
@@ -373,6 +391,121 @@ test(
         assert.deepEqual(await waitGone([await pidIn(pidFile)]), [], "the daemon was ended");
         rmSync(pidFile, { force: true });
       }
+    } finally {
+      dir.cleanup();
+    }
+  },
+);
+
+/**
+ * Runs a tool that writes "started" and exits, leaving a daemon that holds its output asleep and a leftover
+ * that spins silently (runnable); with `closesOutput`, the spinner first points its stdout and stderr at
+ * /dev/null. The tool exits once the spinner runs. Returns the result once the guard has ended both, which
+ * it checks.
+ */
+async function runBesideDaemon({ closesOutput }: { closesOutput: boolean }): Promise<ToolResult> {
+  const dir = tempDir();
+  try {
+    const daemonFile = join(dir.path, "daemon");
+    const spinnerFile = join(dir.path, "spinner");
+    const daemon = `sh -c 'while :; do sleep 5; done' & echo $! > "$1"`;
+    const spinner = `sh -c '${
+      closesOutput ? "exec >/dev/null 2>&1; " : ""
+    }echo $$ > "$1"; while :; do :; done'`;
+    const script =
+      `echo started; ${daemon}; ${spinner} sh "$2" & until [ -s "$2" ]; do sleep 0.01; done; exit 0`;
+    const r = await runTool("/bin/sh", ["-c", script, "sh", daemonFile, spinnerFile], {
+      protocol: "lines",
+      timeoutMs: 600_000,
+    });
+    const pids = [await pidIn(daemonFile), await pidIn(spinnerFile)];
+    assert.deepEqual(await waitGone(pids), [], "the daemon and the spinner were ended");
+    return r;
+  } finally {
+    dir.cleanup();
+  }
+}
+
+test(
+  "runTool: a busy leftover that closed stdout and stderr cuts nothing beside a daemon asleep that holds them",
+  linuxOnly,
+  async () => {
+    // The spinner cannot add to the output: the daemon alone holds the pipes, asleep. Before the guard read
+    // which leftover holds them, the spinner was waited for up to the drain's bound and the output marked cut.
+    for (let i = 0; i < 2; i++) {
+      const r = await runBesideDaemon({ closesOutput: true });
+      assert.deepEqual(r.items, ["started"], r.detail);
+      assert.equal(r.truncated, false, r.detail);
+      assert.equal(r.detail, "");
+    }
+  },
+);
+
+test(
+  "runTool: a busy leftover that keeps stdout marks the output cut, beside a daemon asleep",
+  linuxOnly,
+  async () => {
+    // The same tree, but the spinner still holds stdout: it may yet write, so the output may be short.
+    const r = await runBesideDaemon({ closesOutput: false });
+    assert.deepEqual(r.items, ["started"], r.detail);
+    assert.equal(r.truncated, true, "a busy holder of stdout is not a daemon");
+    assert.match(r.detail, /left running still held stdout/);
+  },
+);
+
+test(
+  "runTool: a busy leftover that closed its output counts while a holder of stdout waits for it",
+  linuxOnly,
+  async () => {
+    // `sh -c 'work > file; cat file'`: the shell holds stdout asleep, waiting for a child (the worker) that
+    // does not hold it; what the shell writes after is still to come. Counting only holders of stdout would
+    // end the drain at the quiet spell and lose the line.
+    const worker = `sh -c 'exec >/dev/null 2>&1; echo $$ > "$1"; until [ -e "$2" ]; do :; done' sh "$1" "$2"`;
+    const { result: r, pid } = await runUntilGo(
+      `sh -c '${worker.replaceAll("'", `'"'"'`)}; echo late' sh "$1" "$2"`,
+    );
+    assert.deepEqual(r.items, ["first", "late"], r.detail);
+    assert.equal(r.truncated, false, r.detail);
+    assert.deepEqual(await waitGone([pid]), []);
+  },
+);
+
+/** Python's own path (not a version manager's shim, which would exec it later), or null without Python. */
+function pythonPath(): string | null {
+  try {
+    const out = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" });
+    const path = out.status === 0 ? out.stdout.trim() : "";
+    return path === "" ? null : path;
+  } catch {
+    return null;
+  }
+}
+
+const python = isLinux ? pythonPath() : null;
+
+test(
+  "runTool: a leftover in uninterruptible sleep (D) that holds stdout is busy, and marks the output cut",
+  { timeout: 60_000, skip: python === null ? "needs Linux and python3 (its posix_spawn vforks)" : false },
+  async () => {
+    // A process waiting for its vfork child reads D in /proc, as one in disk wait does (killable, so no root
+    // and nothing stuck). Python's posix_spawn vforks; the child first opens a FIFO nobody writes to, so it
+    // blocks there before exec and its parent stays in D, holding stdout, until the guard ends the tree.
+    const dir = tempDir();
+    try {
+      const pidFile = join(dir.path, "vforker");
+      const fifo = join(dir.path, "fifo");
+      const code = "import os, sys; os.posix_spawn('/bin/true', ['true'], os.environ, " +
+        "file_actions=[(os.POSIX_SPAWN_OPEN, 0, sys.argv[1], os.O_RDONLY, 0)])";
+      const script = `echo first; mkfifo "$2"; "$3" -c "$4" "$2" & w=$!; echo $w > "$1"; ` +
+        `until grep -q '^[0-9]* ([^)]*) D' /proc/$w/stat; do sleep 0.01; done; exit 0`;
+      const r = await runTool("/bin/sh", ["-c", script, "sh", pidFile, fifo, python!, code], {
+        protocol: "lines",
+        timeoutMs: 600_000,
+      });
+      assert.deepEqual(r.items, ["first"], r.detail);
+      assert.equal(r.truncated, true, "a process in D is not a daemon");
+      assert.match(r.detail, /left running still held stdout/);
+      assert.deepEqual(await waitGone([await pidIn(pidFile)]), [], "the vforking process was ended");
     } finally {
       dir.cleanup();
     }
@@ -417,6 +550,12 @@ test(
         if (typeof given === "string") assert.ok(r.detail.includes(JSON.stringify(given)), r.detail);
         assert.equal(existsSync(marker), false, `${JSON.stringify(options)}: the tool ran`);
       }
+      // A word that is no protocol: the detail lists those that are.
+      const unknown = await runTool("/bin/sh", ["-c", `touch '${marker}'`], { protocol: "csv" as never });
+      assert.equal(
+        unknown.detail,
+        'invalid option protocol "csv": use envelope, json, jsonl, lines, text or a function',
+      );
       const notAnObject = await runTool("/bin/sh", ["-c", `touch '${marker}'`], "lines" as never);
       assert.equal(notAnObject.kind, "spawn", notAnObject.detail);
       assert.equal(existsSync(marker), false, "options given as text: the tool ran");

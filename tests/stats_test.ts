@@ -259,40 +259,44 @@ test("statsFromFile: what jsonlLog writes, stats reads back exactly (file round 
   try {
     const file = join(dir, "calls.jsonl");
     const log = jsonlLog(file);
-    const base = { exitCode: 0, signal: null, detail: "", warnings: [], truncated: false, stderr: "" };
-    const runs: ToolResult[] = [
-      { ...base, ok: true, kind: "empty", items: [], durationMs: 3 },
-      { ...base, ok: true, kind: "results", items: [1, 2], durationMs: 5 },
-      { ...base, ok: false, kind: "exit", items: null, exitCode: 2, durationMs: 7 },
-      { ...base, ok: false, kind: "spawn", items: null, exitCode: null, durationMs: 1 },
-    ];
-    for (const r of runs) log.onResult(r, { command: "rg", args: [] });
-    log.onVerdict({
-      allowed: false,
-      blocked: true,
-      rejectedIndices: [0],
-      calls: [{
-        index: 0,
-        name: "rg",
+    try {
+      const base = { exitCode: 0, signal: null, detail: "", warnings: [], truncated: false, stderr: "" };
+      const runs: ToolResult[] = [
+        { ...base, ok: true, kind: "empty", items: [], durationMs: 3 },
+        { ...base, ok: true, kind: "results", items: [1, 2], durationMs: 5 },
+        { ...base, ok: false, kind: "exit", items: null, exitCode: 2, durationMs: 7 },
+        { ...base, ok: false, kind: "spawn", items: null, exitCode: null, durationMs: 1 },
+      ];
+      for (const r of runs) log.onResult(r, { command: "rg", args: [] });
+      log.onVerdict({
         allowed: false,
-        findings: [{ code: "unknown_tool", path: "", message: "m" }],
-      }],
-    });
-    await log.close();
-    const r = await statsFromFile(file);
-    assert.equal(r.malformed.count, 0);
-    assert.equal(r.runs.total, 4);
-    assert.deepEqual(r.runs.kinds, {
-      spawn: 1,
-      timeout: 0,
-      exit: 1,
-      protocol: 0,
-      refused: 0,
-      empty: 1,
-      results: 1,
-    });
-    assert.equal(r.runs.p50Ms, 3);
-    assert.deepEqual(r.verdicts.codes, { unknown_tool: 1 });
+        blocked: true,
+        rejectedIndices: [0],
+        calls: [{
+          index: 0,
+          name: "rg",
+          allowed: false,
+          findings: [{ code: "unknown_tool", path: "", message: "m" }],
+        }],
+      });
+      await log.close();
+      const r = await statsFromFile(file);
+      assert.equal(r.malformed.count, 0);
+      assert.equal(r.runs.total, 4);
+      assert.deepEqual(r.runs.kinds, {
+        spawn: 1,
+        timeout: 0,
+        exit: 1,
+        protocol: 0,
+        refused: 0,
+        empty: 1,
+        results: 1,
+      });
+      assert.equal(r.runs.p50Ms, 3);
+      assert.deepEqual(r.verdicts.codes, { unknown_tool: 1 });
+    } finally {
+      await log.close();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -309,27 +313,31 @@ test("statsFromFile: a line whose writer died mid-way does not take the next wri
         '{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"rg","kind":"results","items":[{"ts":"n","v":1},{"t',
     );
     const log = jsonlLog(file);
-    const failed: ToolResult = {
-      ok: false,
-      kind: "timeout",
-      items: null,
-      exitCode: null,
-      signal: "SIGKILL",
-      detail: "timed out",
-      durationMs: 5,
-      warnings: [],
-      truncated: false,
-      stderr: "",
-    };
-    log.onResult(failed, { command: "jq", args: [] });
-    log.onResult(failed, { command: "jq", args: [] });
-    await log.close();
-    assert.equal(log.written, 2);
-    const r = await statsFromFile(file);
-    assert.equal(r.runs.total, 3, "the whole line before, and both lines written after the fragment");
-    assert.deepEqual(r.runs.groups.map((g) => [g.key, g.runs]), [["jq", 2], ["rg", 1]]);
-    assert.deepEqual(r.malformed, { count: 1, lineNumbers: [2] }, "the fragment");
-    assert.equal(r.lines, 3);
+    try {
+      const failed: ToolResult = {
+        ok: false,
+        kind: "timeout",
+        items: null,
+        exitCode: null,
+        signal: "SIGKILL",
+        detail: "timed out",
+        durationMs: 5,
+        warnings: [],
+        truncated: false,
+        stderr: "",
+      };
+      log.onResult(failed, { command: "jq", args: [] });
+      log.onResult(failed, { command: "jq", args: [] });
+      await log.close();
+      assert.equal(log.written, 2);
+      const r = await statsFromFile(file);
+      assert.equal(r.runs.total, 3, "the whole line before, and both lines written after the fragment");
+      assert.deepEqual(r.runs.groups.map((g) => [g.key, g.runs]), [["jq", 2], ["rg", 1]]);
+      assert.deepEqual(r.malformed, { count: 1, lineNumbers: [2] }, "the fragment");
+      assert.equal(r.lines, 3);
+    } finally {
+      await log.close();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,10 +4,32 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import process from "node:process";
-import { holdsEntry, newTreeMarker, treeState } from "../_run/tree.ts";
+import {
+  holdsEntry,
+  isOurOutput,
+  newTreeMarker,
+  ourEnds,
+  type ProcessLook,
+  threadLook,
+  type TreeLook,
+  type TreeMarker,
+  treeState,
+  treeVerdict,
+} from "../_run/tree.ts";
 import { isLinux } from "./_runtime.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
+
+/** Looks at the tree of `marker` every 20 ms, for up to 20 s, until `done` holds; returns the last look. */
+async function lookUntil(marker: TreeMarker, done: (look: TreeLook) => boolean): Promise<TreeLook> {
+  const end = Date.now() + 20_000;
+  let look = treeState(marker);
+  while (!done(look) && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 20));
+    look = treeState(marker);
+  }
+  return look;
+}
 
 test("tree marker: every child gets the host's name and a value of its own", () => {
   const a = newTreeMarker();
@@ -42,12 +64,7 @@ test(
       stdio: "ignore",
     });
     try {
-      const end = Date.now() + 20_000;
-      let look = treeState(marker);
-      while ((look.pids.length < 2 || look.state !== "busy") && Date.now() < end) {
-        await new Promise((r) => setTimeout(r, 20));
-        look = treeState(marker);
-      }
+      const look = await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "busy");
       assert.equal(look.pids.length, 2, "the parent and its spinning child carry the marker");
       // A known pid still busy is the verdict: /proc is not read through again (which lists the parent too).
       const child = look.pids.find((pid) => pid !== parent.pid)!;
@@ -61,6 +78,110 @@ test(
       assert.deepEqual(treeState(other, [process.pid]), { state: null, pids: [] });
     } finally {
       process.kill(-parent.pid!, "SIGKILL");
+    }
+  },
+);
+
+test("tree state: a thread's stat line reads busy (R, D), stopped (T, t) or quiet (anything else)", () => {
+  // Captured from /proc/PID/task/TID/stat on Linux 6.18 (cut after the tenth field). The D line is Python
+  // waiting in posix_spawn for its vfork child (run_hostile_test.ts runs that process for real); a thread in
+  // disk wait reads the same letter.
+  const lines: [string, string, number][] = [
+    ["17535 (python3) D 17534 17530 10185 0 -1 4194304 2884", "busy", 17534],
+    ["17611 (python3) S 17535 17530 10185 0 -1 4194560 12", "quiet", 17535],
+    ["2210 (sh) R 1 2209 2209 0 -1 4194304 161 0 0", "busy", 1],
+    ["2230 (sh) T 2229 2209 2209 0 -1 4194304 98 0 0", "stopped", 2229],
+    ["2231 (gdb-target) t 2229 2231 2209 0 -1 4194304 98", "stopped", 2229],
+    ["11 (kworker/0:1-events) I 2 0 0 0 -1 69238880 0 0", "quiet", 2],
+    ["2232 (sh) Z 2229 2209 2209 0 -1 4227084 0 0 0", "quiet", 2229],
+    // A command name may hold spaces and parentheses, even a fake state: fields count from the last ')'.
+    ["2240 (a) T (b) R 77 2240 2240 0 -1 4194304 0", "busy", 77],
+    ["2241 (x) D) S 78 2241 2241 0 -1 4194304 0", "quiet", 78],
+  ];
+  for (const [line, state, ppid] of lines) assert.deepEqual(threadLook(line), { state, ppid }, line);
+});
+
+test("tree state: only processes that hold the output, or that one of them started, decide", () => {
+  const look = (pid: number, ppid: number, state: ProcessLook["state"]): ProcessLook => ({
+    pid,
+    ppid,
+    state,
+  });
+  const holder = look(10, 1, "quiet");
+  const asked: number[] = [];
+  const holds = (pid: number) => (asked.push(pid), pid === 10);
+  // A spinner that closed stdout beside a holder asleep: nothing more can come.
+  assert.equal(treeVerdict([holder, look(11, 1, "busy")], holds), "quiet");
+  assert.equal(treeVerdict([holder, look(11, 1, "stopped")], holds), "quiet");
+  // The holder's own child (it may be waiting for it), or a grandchild.
+  assert.equal(treeVerdict([holder, look(11, 10, "busy")], holds), "busy");
+  assert.equal(treeVerdict([holder, look(11, 10, "quiet"), look(12, 11, "stopped")], holds), "stopped");
+  // The holder itself busy or stopped.
+  assert.equal(treeVerdict([look(10, 1, "stopped"), look(11, 1, "quiet")], holds), "stopped");
+  // Not known who holds stdout, or the holder not among them (it cleared its environment): every one counts.
+  assert.equal(treeVerdict([look(12, 1, "quiet"), look(11, 1, "busy")], holds), "busy");
+  // A loop of parents (pids reused) ends.
+  assert.equal(treeVerdict([holder, look(11, 12, "busy"), look(12, 11, "quiet")], holds), "quiet");
+  assert.equal(treeVerdict([], holds), null);
+  // All asleep: nobody's open files are read.
+  asked.length = 0;
+  assert.equal(treeVerdict([holder, look(11, 1, "quiet")], holds), "quiet");
+  assert.deepEqual(asked, []);
+});
+
+test("tree state: a writing end is ours when it is a pipe we read from, or next to one of our sockets", () => {
+  const ours = { pipes: new Set(["pipe:[5656327]"]), sockets: new Set([5656458, 5656460]) };
+  // Captured under Deno (pipes: both ends link one inode) and Bun (socket pairs: the child's end is numbered
+  // after ours).
+  assert.equal(isOurOutput("pipe:[5656327]", ours), true);
+  assert.equal(isOurOutput("pipe:[5656328]", ours), false, "another pipe");
+  assert.equal(isOurOutput("socket:[5656459]", ours), true);
+  assert.equal(isOurOutput("socket:[5656461]", ours), true);
+  assert.equal(isOurOutput("socket:[5656457]", ours), true, "either side");
+  assert.equal(isOurOutput("socket:[5656463]", ours), false, "not next to ours");
+  assert.equal(isOurOutput("socket:[5656458]", ours), false, "our own end, not its peer");
+  for (const link of ["/dev/null", "/tmp/out.txt", "anon_inode:[eventfd]", "socket:[]", "socket:[x]"]) {
+    assert.equal(isOurOutput(link, ours), false, link);
+  }
+});
+
+test(
+  "tree state: only holders of our output pipes decide, found by their open files",
+  { timeout: 60_000, skip: isLinux ? false : "open files are read from /proc, on Linux only" },
+  async () => {
+    // A tree of two processes (each a child of ours, so neither started the other): a holder of pipes to us,
+    // asleep, and a spinner whose output goes to /dev/null. A second tree: the same, but the spinner writes
+    // to a pipe of ours.
+    const marker = newTreeMarker();
+    const env = { ...process.env, [marker.name]: marker.value };
+    const holder = spawn("sleep", ["100"], { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const spinner = spawn("/bin/sh", ["-c", "while :; do :; done"], { env, detached: true, stdio: "ignore" });
+    const marker2 = newTreeMarker();
+    const env2 = { ...process.env, [marker2.name]: marker2.value };
+    const holder2 = spawn("sleep", ["100"], { env: env2, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const writer = spawn("/bin/sh", ["-c", "while :; do :; done"], {
+      env: env2,
+      detached: true,
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    try {
+      // The holder may be runnable for a moment after it started; then it sleeps for good.
+      const look = await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "quiet");
+      assert.equal(look.pids.length, 2);
+      assert.equal(look.state, "quiet", "the holder is asleep; the spinner cannot add output");
+      const look2 = await lookUntil(marker2, (look) => look.pids.length === 2);
+      assert.equal(look2.state, "busy", "a spinner holding a pipe of ours may still write");
+      // Our ends are asked for only when a process is busy or stopped, at most once a look; without them
+      // (none found) every process counts.
+      let asked = 0;
+      const none = () => (asked++, { pipes: new Set<string>(), sockets: new Set<number>() });
+      assert.equal(treeState(marker, [], none).state, "busy", "no holder found: the spinner counts");
+      assert.equal(asked, 1);
+      asked = 0;
+      assert.equal(treeState(marker, [], () => (asked++, ourEnds())).state, "quiet");
+      assert.equal(asked, 1);
+    } finally {
+      for (const child of [holder, spinner, holder2, writer]) process.kill(-child.pid!, "SIGKILL");
     }
   },
 );
