@@ -303,9 +303,19 @@ export function treeState(
 /** The verdict on the processes `pids`, or null for none. */
 function stateOfAll(proc: ProcReader, pids: readonly number[], ours: () => OurEnds): TreeState | null {
   const looks = pids.map((pid) => lookAt(proc, pid));
-  // Our own ends are asked for only if a holder is, and once per verdict.
+  // Our own ends are asked for only if a holder is, and once per verdict; each process's files at most once.
   let mine: OurEnds | undefined;
-  return treeVerdict(looks, (pid) => holdsOurs(proc, pid, mine ??= ours()));
+  const files = new Map<number, OpenFiles>();
+  const filesOf = (pid: number) => {
+    let found = files.get(pid);
+    if (found === undefined) files.set(pid, found = openFiles(proc, pid));
+    return found;
+  };
+  return treeVerdict(
+    looks,
+    (pid) => filesOf(pid).links.some((link) => isOurOutput(link, mine ??= ours())),
+    filesOf,
+  );
 }
 
 /** One process of a tree as its `stat` files read. */
@@ -318,14 +328,27 @@ export interface ProcessLook {
   state: TreeState;
 }
 
+/** The pipes a process holds open, as `/proc` links them (`pipe:[INODE]`, the same at both ends). */
+export interface PipeEnds {
+  /** The pipes it holds the reading end of. */
+  reads: readonly string[];
+  /** The pipes it holds the writing end of. */
+  writes: readonly string[];
+}
+
+const NO_PIPES: PipeEnds = { reads: [], writes: [] };
+
 /**
  * The busiest state among the processes of a tree that may still add to the tool's output: those that hold
- * one of its pipes and those they started (a holder may be waiting for one). A busy process outranks a
- * stopped one (the caller waits for it). Which processes hold a pipe is asked only when one of them is busy
- * or stopped; when none of them does (the holder was not found), every process counts.
+ * one of its pipes, those they started (a holder may be waiting for one), and those that write into a pipe
+ * one of these reads (`work | cat &`: cat holds stdout asleep while the worker beside it computes what cat
+ * will copy). A busy process outranks a stopped one (the caller waits for it). Which processes hold a pipe is
+ * asked only when one of them is busy or stopped; when none of them does (the holder was not found), every
+ * process counts.
  *
  * @param looks The processes found.
  * @param holds Whether the process `pid` holds one of the tool's output pipes.
+ * @param pipesOf The pipes the process `pid` holds; none unless given.
  * @returns The busiest state among those that count, or null when `looks` is empty.
  * @example
  * ```ts
@@ -340,26 +363,43 @@ export interface ProcessLook {
  * assert.equal(treeVerdict([daemon, { ...spinner, ppid: 10 }], (pid) => pid === 10), "busy");
  * // No holder found: the spinner may be one.
  * assert.equal(treeVerdict([daemon, spinner], () => false), "busy");
+ * // The spinner writes into a pipe the daemon reads: what it writes may come out through the daemon.
+ * const pipes = (pid: number) => pid === 10 ? { reads: ["pipe:[7]"], writes: [] } : { reads: [], writes: ["pipe:[7]"] };
+ * assert.equal(treeVerdict([daemon, spinner], (pid) => pid === 10, pipes), "busy");
  * ```
  */
 export function treeVerdict(
   looks: readonly ProcessLook[],
   holds: (pid: number) => boolean,
+  pipesOf: (pid: number) => PipeEnds = () => NO_PIPES,
 ): TreeState | null {
   const all = busiest(looks);
   if (all === null || all === "quiet") return all;
-  const holders = new Set(looks.filter((look) => holds(look.pid)).map((look) => look.pid));
-  if (holders.size === 0) return all;
+  const counted = new Set(looks.filter((look) => holds(look.pid)).map((look) => look.pid));
+  if (counted.size === 0) return all;
   const parentOf = new Map(looks.map((look) => [look.pid, look.ppid]));
+  const read = new Set<string>();
+  const count = (pid: number) => {
+    counted.add(pid);
+    for (const pipe of pipesOf(pid).reads) read.add(pipe);
+  };
+  for (const pid of counted) count(pid);
   const counts = (pid: number) => {
     // Up the parents found in the tree; bounded, as a reused pid could close a loop.
     for (let p: number | undefined = pid, hops = 0; p !== undefined && hops <= looks.length; hops++) {
-      if (holders.has(p)) return true;
+      if (counted.has(p)) return true;
       p = parentOf.get(p);
     }
-    return false;
+    return pipesOf(pid).writes.some((pipe) => read.has(pipe));
   };
-  return busiest(looks.filter((look) => counts(look.pid))) ?? "quiet";
+  // Until nothing more counts: a feeder's own feeders and children count too. At most one round per process.
+  for (let added = true; added;) {
+    added = false;
+    for (const look of looks) {
+      if (!counted.has(look.pid) && counts(look.pid)) count(look.pid), added = true;
+    }
+  }
+  return busiest(looks.filter((look) => counted.has(look.pid))) ?? "quiet";
 }
 
 /** The busiest state among `looks`, or null for none. */
@@ -514,13 +554,25 @@ function readOnly(proc: ProcReader, fdinfo: string): boolean {
   return flags !== null && (parseInt(flags[1], 8) & 3) === 0;
 }
 
-/** Whether process `pid` holds the writing end of one of `ours`. Never throws. */
-function holdsOurs(proc: ProcReader, pid: number, ours: OurEnds): boolean {
-  if (ours.pipes.size === 0 && ours.sockets.size === 0) return false;
+/** What a process holds open: every link, and the pipes among them by direction. */
+interface OpenFiles extends PipeEnds {
+  /** What each of its descriptors links to. */
+  links: readonly string[];
+}
+
+/** The open files of process `pid`; none when it is gone or not ours to read. Never throws. */
+function openFiles(proc: ProcReader, pid: number): OpenFiles {
+  const links: string[] = [];
+  const reads: string[] = [];
+  const writes: string[] = [];
   try {
     for (const fd of proc.list(`/proc/${pid}/fd`)) {
       try {
-        if (isOurOutput(proc.link(`/proc/${pid}/fd/${fd}`), ours)) return true;
+        const link = proc.link(`/proc/${pid}/fd/${fd}`);
+        links.push(link);
+        if (link.startsWith("pipe:[")) {
+          (readOnly(proc, `/proc/${pid}/fdinfo/${fd}`) ? reads : writes).push(link);
+        }
       } catch {
         // closed meanwhile
       }
@@ -528,7 +580,7 @@ function holdsOurs(proc: ProcReader, pid: number, ours: OurEnds): boolean {
   } catch {
     // gone, or not ours to read
   }
-  return false;
+  return { links, reads, writes };
 }
 
 /** The fields of a `stat` line from the third on (state, ppid, pgrp, ...). */
