@@ -303,19 +303,25 @@ export function treeState(
 /** The verdict on the processes `pids`, or null for none. */
 function stateOfAll(proc: ProcReader, pids: readonly number[], ours: () => OurEnds): TreeState | null {
   const looks = pids.map((pid) => lookAt(proc, pid));
-  // Our own ends are asked for only if a holder is, and once per verdict; each process's files at most once.
+  // Our own ends are asked for only if a holder is, and once per verdict; each process's files at most once,
+  // and a holder's only up to the first of ours unless its pipes are asked for.
   let mine: OurEnds | undefined;
-  const files = new Map<number, OpenFiles>();
-  const filesOf = (pid: number) => {
-    let found = files.get(pid);
-    if (found === undefined) files.set(pid, found = openFiles(proc, pid));
+  const links = new Map<number, Map<string, string>>();
+  const holds = (pid: number) => {
+    const all = openLinks(proc, pid, (link) => isOurOutput(link, mine ??= ours()));
+    if (all !== null) links.set(pid, all);
+    return all === null;
+  };
+  const pipes = new Map<number, PipeEnds>();
+  const pipesOf = (pid: number) => {
+    let found = pipes.get(pid);
+    if (found === undefined) {
+      const all = links.get(pid) ?? openLinks(proc, pid) ?? new Map();
+      pipes.set(pid, found = pipeEnds(proc, pid, all, mine ??= ours()));
+    }
     return found;
   };
-  return treeVerdict(
-    looks,
-    (pid) => filesOf(pid).links.some((link) => isOurOutput(link, mine ??= ours())),
-    filesOf,
-  );
+  return treeVerdict(looks, holds, pipesOf);
 }
 
 /** One process of a tree as its `stat` files read. */
@@ -378,25 +384,25 @@ export function treeVerdict(
   const counted = new Set(looks.filter((look) => holds(look.pid)).map((look) => look.pid));
   if (counted.size === 0) return all;
   const parentOf = new Map(looks.map((look) => [look.pid, look.ppid]));
-  const read = new Set<string>();
-  const count = (pid: number) => {
-    counted.add(pid);
-    for (const pipe of pipesOf(pid).reads) read.add(pipe);
-  };
-  for (const pid of counted) count(pid);
+  // The pipes the counted processes read: asked for only once a process yet to count writes into a pipe.
+  let read: Set<string> | undefined;
+  const readByCounted = () => read ??= new Set([...counted].flatMap((pid) => pipesOf(pid).reads));
   const counts = (pid: number) => {
     // Up the parents found in the tree; bounded, as a reused pid could close a loop.
     for (let p: number | undefined = pid, hops = 0; p !== undefined && hops <= looks.length; hops++) {
       if (counted.has(p)) return true;
       p = parentOf.get(p);
     }
-    return pipesOf(pid).writes.some((pipe) => read.has(pipe));
+    return pipesOf(pid).writes.some((pipe) => readByCounted().has(pipe));
   };
   // Until nothing more counts: a feeder's own feeders and children count too. At most one round per process.
   for (let added = true; added;) {
     added = false;
     for (const look of looks) {
-      if (!counted.has(look.pid) && counts(look.pid)) count(look.pid), added = true;
+      if (counted.has(look.pid) || !counts(look.pid)) continue;
+      counted.add(look.pid);
+      added = true;
+      if (read !== undefined) { for (const pipe of pipesOf(look.pid).reads) read.add(pipe); }
     }
   }
   return busiest(looks.filter((look) => counted.has(look.pid))) ?? "quiet";
@@ -554,33 +560,46 @@ function readOnly(proc: ProcReader, fdinfo: string): boolean {
   return flags !== null && (parseInt(flags[1], 8) & 3) === 0;
 }
 
-/** What a process holds open: every link, and the pipes among them by direction. */
-interface OpenFiles extends PipeEnds {
-  /** What each of its descriptors links to. */
-  links: readonly string[];
-}
-
-/** The open files of process `pid`; none when it is gone or not ours to read. Never throws. */
-function openFiles(proc: ProcReader, pid: number): OpenFiles {
-  const links: string[] = [];
-  const reads: string[] = [];
-  const writes: string[] = [];
+/**
+ * What each open descriptor of process `pid` links to (none when it is gone or not ours to read), or null as
+ * soon as one is `enough`. Never throws.
+ */
+function openLinks(
+  proc: ProcReader,
+  pid: number,
+  enough: (link: string) => boolean = () => false,
+): Map<string, string> | null {
+  const links = new Map<string, string>();
   try {
     for (const fd of proc.list(`/proc/${pid}/fd`)) {
+      let link: string;
       try {
-        const link = proc.link(`/proc/${pid}/fd/${fd}`);
-        links.push(link);
-        if (link.startsWith("pipe:[")) {
-          (readOnly(proc, `/proc/${pid}/fdinfo/${fd}`) ? reads : writes).push(link);
-        }
+        link = proc.link(`/proc/${pid}/fd/${fd}`);
       } catch {
-        // closed meanwhile
+        continue; // closed meanwhile
       }
+      if (enough(link)) return null;
+      links.set(fd, link);
     }
   } catch {
     // gone, or not ours to read
   }
-  return { links, reads, writes };
+  return links;
+}
+
+/** The pipes among `links` (process `pid`'s descriptors) that are not ours, by direction. Never throws. */
+function pipeEnds(proc: ProcReader, pid: number, links: Map<string, string>, ours: OurEnds): PipeEnds {
+  const reads: string[] = [];
+  const writes: string[] = [];
+  for (const [fd, link] of links) {
+    if (!link.startsWith("pipe:[") || ours.pipes.has(link)) continue;
+    try {
+      (readOnly(proc, `/proc/${pid}/fdinfo/${fd}`) ? reads : writes).push(link);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return { reads, writes };
 }
 
 /** The fields of a `stat` line from the third on (state, ppid, pgrp, ...). */
