@@ -255,9 +255,9 @@ export interface TreeLook {
  * What the live processes carrying `marker` are doing, as far as the tool's output goes. Asked when the
  * pipes have gone quiet after the tool exited while one of them still holds stdout: a busy or stopped one may
  * write more; a sleeping one is a daemon. Only a process that holds the writing end of a pipe we read (the
- * tool's stdout or stderr), or one it started (a holder may be waiting for it, as
- * `sh -c 'sort big > tmp; cat tmp'` waits for `sort`), counts: one that closed them and computes on cannot
- * add to the output. Where no process found holds one (the holder cleared its environment, or its end could
+ * tool's stdout or stderr), one it started (a holder may be waiting for it, as
+ * `sh -c 'sort big > tmp; cat tmp'` waits for `sort`), or one writing into a pipe such a process reads
+ * (`work | cat &`), counts: one that closed them and computes on cannot add to the output. Where no process found holds one (the holder cleared its environment, or its end could
  * not be told: {@linkcode isOurOutput}), every process counts: the cautious side. Never throws.
  *
  * Finding the tree reads the environment of every process on the host; a recheck given the pids of the last
