@@ -255,9 +255,9 @@ export interface TreeLook {
  * What the live processes carrying `marker` are doing, as far as the tool's output goes. Asked when the
  * pipes have gone quiet after the tool exited while one of them still holds stdout: a busy or stopped one may
  * write more; a sleeping one is a daemon. Only a process that holds the writing end of a pipe we read (the
- * tool's stdout or stderr), or one it started (a holder may be waiting for it, as
- * `sh -c 'sort big > tmp; cat tmp'` waits for `sort`), counts: one that closed them and computes on cannot
- * add to the output. Where no process found holds one (the holder cleared its environment, or its end could
+ * tool's stdout or stderr), one it started (a holder may be waiting for it, as
+ * `sh -c 'sort big > tmp; cat tmp'` waits for `sort`), or one writing into a pipe such a process reads
+ * (`work | cat &`), counts: one that closed them and computes on cannot add to the output. Where no process found holds one (the holder cleared its environment, or its end could
  * not be told: {@linkcode isOurOutput}), every process counts: the cautious side. Never throws.
  *
  * Finding the tree reads the environment of every process on the host; a recheck given the pids of the last
@@ -303,9 +303,25 @@ export function treeState(
 /** The verdict on the processes `pids`, or null for none. */
 function stateOfAll(proc: ProcReader, pids: readonly number[], ours: () => OurEnds): TreeState | null {
   const looks = pids.map((pid) => lookAt(proc, pid));
-  // Our own ends are asked for only if a holder is, and once per verdict.
+  // Our own ends are asked for only if a holder is, and once per verdict; each process's files at most once,
+  // and a holder's only up to the first of ours unless its pipes are asked for.
   let mine: OurEnds | undefined;
-  return treeVerdict(looks, (pid) => holdsOurs(proc, pid, mine ??= ours()));
+  const links = new Map<number, Map<string, string>>();
+  const holds = (pid: number) => {
+    const all = openLinks(proc, pid, (link) => isOurOutput(link, mine ??= ours()));
+    if (all !== null) links.set(pid, all);
+    return all === null;
+  };
+  const pipes = new Map<number, PipeEnds>();
+  const pipesOf = (pid: number) => {
+    let found = pipes.get(pid);
+    if (found === undefined) {
+      const all = links.get(pid) ?? openLinks(proc, pid) ?? new Map();
+      pipes.set(pid, found = pipeEnds(proc, pid, all, mine ??= ours()));
+    }
+    return found;
+  };
+  return treeVerdict(looks, holds, pipesOf);
 }
 
 /** One process of a tree as its `stat` files read. */
@@ -318,14 +334,27 @@ export interface ProcessLook {
   state: TreeState;
 }
 
+/** The pipes a process holds open, as `/proc` links them (`pipe:[INODE]`, the same at both ends). */
+export interface PipeEnds {
+  /** The pipes it holds the reading end of. */
+  reads: readonly string[];
+  /** The pipes it holds the writing end of. */
+  writes: readonly string[];
+}
+
+const NO_PIPES: PipeEnds = { reads: [], writes: [] };
+
 /**
  * The busiest state among the processes of a tree that may still add to the tool's output: those that hold
- * one of its pipes and those they started (a holder may be waiting for one). A busy process outranks a
- * stopped one (the caller waits for it). Which processes hold a pipe is asked only when one of them is busy
- * or stopped; when none of them does (the holder was not found), every process counts.
+ * one of its pipes, those they started (a holder may be waiting for one), and those that write into a pipe
+ * one of these reads (`work | cat &`: cat holds stdout asleep while the worker beside it computes what cat
+ * will copy). A busy process outranks a stopped one (the caller waits for it). Which processes hold a pipe is
+ * asked only when one of them is busy or stopped; when none of them does (the holder was not found), every
+ * process counts.
  *
  * @param looks The processes found.
  * @param holds Whether the process `pid` holds one of the tool's output pipes.
+ * @param pipesOf The pipes the process `pid` holds; none unless given.
  * @returns The busiest state among those that count, or null when `looks` is empty.
  * @example
  * ```ts
@@ -340,26 +369,43 @@ export interface ProcessLook {
  * assert.equal(treeVerdict([daemon, { ...spinner, ppid: 10 }], (pid) => pid === 10), "busy");
  * // No holder found: the spinner may be one.
  * assert.equal(treeVerdict([daemon, spinner], () => false), "busy");
+ * // The spinner writes into a pipe the daemon reads: what it writes may come out through the daemon.
+ * const pipes = (pid: number) => pid === 10 ? { reads: ["pipe:[7]"], writes: [] } : { reads: [], writes: ["pipe:[7]"] };
+ * assert.equal(treeVerdict([daemon, spinner], (pid) => pid === 10, pipes), "busy");
  * ```
  */
 export function treeVerdict(
   looks: readonly ProcessLook[],
   holds: (pid: number) => boolean,
+  pipesOf: (pid: number) => PipeEnds = () => NO_PIPES,
 ): TreeState | null {
   const all = busiest(looks);
   if (all === null || all === "quiet") return all;
-  const holders = new Set(looks.filter((look) => holds(look.pid)).map((look) => look.pid));
-  if (holders.size === 0) return all;
+  const counted = new Set(looks.filter((look) => holds(look.pid)).map((look) => look.pid));
+  if (counted.size === 0) return all;
   const parentOf = new Map(looks.map((look) => [look.pid, look.ppid]));
+  // The pipes the counted processes read: asked for only once a process yet to count writes into a pipe.
+  let read: Set<string> | undefined;
+  const readByCounted = () => read ??= new Set([...counted].flatMap((pid) => pipesOf(pid).reads));
   const counts = (pid: number) => {
     // Up the parents found in the tree; bounded, as a reused pid could close a loop.
     for (let p: number | undefined = pid, hops = 0; p !== undefined && hops <= looks.length; hops++) {
-      if (holders.has(p)) return true;
+      if (counted.has(p)) return true;
       p = parentOf.get(p);
     }
-    return false;
+    return pipesOf(pid).writes.some((pipe) => readByCounted().has(pipe));
   };
-  return busiest(looks.filter((look) => counts(look.pid))) ?? "quiet";
+  // Until nothing more counts: a feeder's own feeders and children count too. At most one round per process.
+  for (let added = true; added;) {
+    added = false;
+    for (const look of looks) {
+      if (counted.has(look.pid) || !counts(look.pid)) continue;
+      counted.add(look.pid);
+      added = true;
+      if (read !== undefined) { for (const pipe of pipesOf(look.pid).reads) read.add(pipe); }
+    }
+  }
+  return busiest(looks.filter((look) => counted.has(look.pid))) ?? "quiet";
 }
 
 /** The busiest state among `looks`, or null for none. */
@@ -514,21 +560,46 @@ function readOnly(proc: ProcReader, fdinfo: string): boolean {
   return flags !== null && (parseInt(flags[1], 8) & 3) === 0;
 }
 
-/** Whether process `pid` holds the writing end of one of `ours`. Never throws. */
-function holdsOurs(proc: ProcReader, pid: number, ours: OurEnds): boolean {
-  if (ours.pipes.size === 0 && ours.sockets.size === 0) return false;
+/**
+ * What each open descriptor of process `pid` links to (none when it is gone or not ours to read), or null as
+ * soon as one is `enough`. Never throws.
+ */
+function openLinks(
+  proc: ProcReader,
+  pid: number,
+  enough: (link: string) => boolean = () => false,
+): Map<string, string> | null {
+  const links = new Map<string, string>();
   try {
     for (const fd of proc.list(`/proc/${pid}/fd`)) {
+      let link: string;
       try {
-        if (isOurOutput(proc.link(`/proc/${pid}/fd/${fd}`), ours)) return true;
+        link = proc.link(`/proc/${pid}/fd/${fd}`);
       } catch {
-        // closed meanwhile
+        continue; // closed meanwhile
       }
+      if (enough(link)) return null;
+      links.set(fd, link);
     }
   } catch {
     // gone, or not ours to read
   }
-  return false;
+  return links;
+}
+
+/** The pipes among `links` (process `pid`'s descriptors) that are not ours, by direction. Never throws. */
+function pipeEnds(proc: ProcReader, pid: number, links: Map<string, string>, ours: OurEnds): PipeEnds {
+  const reads: string[] = [];
+  const writes: string[] = [];
+  for (const [fd, link] of links) {
+    if (!link.startsWith("pipe:[") || ours.pipes.has(link)) continue;
+    try {
+      (readOnly(proc, `/proc/${pid}/fdinfo/${fd}`) ? reads : writes).push(link);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return { reads, writes };
 }
 
 /** The fields of a `stat` line from the third on (state, ppid, pgrp, ...). */

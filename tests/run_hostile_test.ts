@@ -470,6 +470,22 @@ test(
   },
 );
 
+test(
+  "runTool: a busy leftover that feeds a holder of stdout through a pipe counts, though it is not its child",
+  linuxOnly,
+  async () => {
+    // `work 2>/dev/null | cat &`: cat holds stdout, asleep while it waits to read; the worker beside it (not
+    // its child) holds only the pipe into cat. Counting only holders and what they started ended the drain
+    // at the quiet spell: the line was lost and the output reported whole.
+    const { result: r, pid } = await runUntilGo(
+      `sh -c 'echo $$ > "$1"; until [ -e "$2" ]; do :; done; echo late' sh "$1" "$2" 2>/dev/null | cat`,
+    );
+    assert.deepEqual(r.items, ["first", "late"], r.detail);
+    assert.equal(r.truncated, false, r.detail);
+    assert.deepEqual(await waitGone([pid]), []);
+  },
+);
+
 /** Python's own path (not a version manager's shim, which would exec it later), or null without Python. */
 function pythonPath(): string | null {
   try {

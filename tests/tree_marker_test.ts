@@ -9,6 +9,7 @@ import {
   isOurOutput,
   newTreeMarker,
   ourEnds,
+  type PipeEnds,
   type ProcessLook,
   threadLook,
   type TreeLook,
@@ -127,6 +128,34 @@ test("tree state: only processes that hold the output, or that one of them start
   asked.length = 0;
   assert.equal(treeVerdict([holder, look(11, 1, "quiet")], holds), "quiet");
   assert.deepEqual(asked, []);
+});
+
+test("tree state: a process that writes into a pipe a counted one reads counts, and what it started", () => {
+  const look = (pid: number, ppid: number, state: ProcessLook["state"]): ProcessLook => ({
+    pid,
+    ppid,
+    state,
+  });
+  const holds = (pid: number) => pid === 10;
+  // `feeder | cat` (cat, pid 10, holds stdout) and `feeder2 | feeder`: a chain of pipes, in any order.
+  const pipes: Record<number, PipeEnds> = {
+    10: { reads: ["pipe:[1]"], writes: [] },
+    11: { reads: ["pipe:[2]"], writes: ["pipe:[1]"] },
+    12: { reads: [], writes: ["pipe:[2]"] },
+    13: { reads: ["pipe:[3]"], writes: [] },
+  };
+  const asked: number[] = [];
+  const pipesOf = (pid: number) => (asked.push(pid), pipes[pid] ?? { reads: [], writes: [] });
+  const cat = look(10, 1, "quiet");
+  assert.equal(treeVerdict([cat, look(11, 1, "busy")], holds, pipesOf), "busy");
+  assert.equal(treeVerdict([look(12, 1, "busy"), look(11, 1, "quiet"), cat], holds, pipesOf), "busy");
+  // A busy child of a feeder counts; a process that only reads (from cat, or a pipe of its own) does not.
+  assert.equal(treeVerdict([cat, look(11, 1, "quiet"), look(14, 11, "busy")], holds, pipesOf), "busy");
+  assert.equal(treeVerdict([cat, look(13, 1, "busy")], holds, pipesOf), "quiet");
+  // The pipes of those that count are asked for only once one yet to count writes into a pipe.
+  asked.length = 0;
+  assert.equal(treeVerdict([cat, look(13, 1, "busy")], holds, pipesOf), "quiet");
+  assert.deepEqual(asked, [13]);
 });
 
 test("tree state: a writing end is ours when it is a pipe we read from, or next to one of our sockets", () => {
