@@ -384,6 +384,39 @@ test("RuleScreen: finds every anchor and fold after the one-character anchors it
   }
 });
 
+test("RuleScreen: names every rule whose anchor is in the text, and cannot judge a run of blanks, whatever character comes before, in every context", () => {
+  // A key missing from the bit set the pass reads (one made smaller by merging classes or hashing keys, say)
+  // drops the rule where its anchor stands, or reads a fold as the lower case. Every printable ASCII character
+  // (and none) before each anchor and each run of blanks gives the keys that end in them every class before.
+  const before = ["", ...Array.from({ length: 95 }, (_, i) => String.fromCharCode(0x20 + i)), "\n"];
+  let checked = 0;
+  for (const context of SCAN_CONTEXTS) {
+    const screen = screenOf(context);
+    for (const [rule, bit] of screen.bits) {
+      const lead = rule.leads?.find((l) => l.length > 0) ?? "";
+      for (const anchor of rule.anchors ?? rule.needles ?? []) {
+        if (anchor.length === 0 || !/^[ -~\n]+$/.test(anchor) || /[A-Z]/.test(anchor)) continue;
+        if (rule.squashed && !/^[a-z]{3,}$/.test(anchor)) continue;
+        for (const c of before) {
+          for (const text of [`${lead} ${c}${anchor}`, `${lead} ${c}${anchor.toUpperCase()}.`]) {
+            const only = screen.candidates(text);
+            if (only === -1) continue;
+            assert.notEqual(only & bit, 0, `${context}, ${rule.name}: ${JSON.stringify(text)}`);
+            checked++;
+          }
+        }
+      }
+    }
+    // and every run of blanks, which the fold collapses: the screen cannot judge the text
+    for (const c of before) {
+      for (const run of ["  ", " \n", "\n ", "\n\n"]) {
+        assert.equal(screen.candidates(`${c}${run}x`), -1, `${context}: ${JSON.stringify(c + run)}`);
+      }
+    }
+  }
+  assert.ok(checked >= 50_000, `only ${checked} texts checked`);
+});
+
 test("RuleScreen: finds a letters-only anchor in short and long texts, in either case, and only in order", () => {
   const screen = screenOf("tool_args");
   const squashed = screen.bits.get(
