@@ -168,8 +168,25 @@ const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
   "scan.ts": ["_schema/", "_validate/", "_scan/ollama_ask.ts"],
   "describe.ts": ["_schema/", "_validate/"],
   "log.ts": ["_schema/", "_validate/"],
-  "stats.ts": ["_schema/", "_validate/", "_scan/"],
-  "extract.ts": ["_schema/"],
+  // `statsFromChunks` and `statsFromFile` load their line reader, and with it the file layer, on first call.
+  "stats.ts": ["_schema/", "_validate/", "_scan/", "_log/stats_read.ts", "_log/files.ts"],
+  // The released-text window is the gate's text watcher's, loaded with the gate's engines.
+  "extract.ts": ["_schema/", "_extract/released.ts"],
+  // What the faces above keep out, mod.ts keeps out too (but for what another face it re-exports loads).
+  "mod.ts": [
+    "_run/run_tool.ts",
+    "_run/runtime.ts",
+    "_mcp/relay.ts",
+    "_mcp/http.ts",
+    "_mcp/framing.ts",
+    "_log/stats_read.ts",
+    "_extract/released.ts",
+    "_validate/sanitise.ts",
+    "_scan/ollama_ask.ts",
+    "_gate/gate.ts",
+    "_gate/engines.ts",
+    "_gate/exchange.ts",
+  ],
   // `runTool` loads its runner and the process layer on first call (`_run/entry.ts`).
   "guard.ts": ["_run/run_tool.ts", "_run/runtime.ts"],
   // The relays start processes and speak HTTP: they load on first call (`_mcp/relays.ts`) with their framer
