@@ -26,6 +26,10 @@ import "../_scan/scan.ts";
 import "../_describe/verdict.ts";
 import "../_describe/describe.ts";
 import "../_log/files.ts";
+import "../_run/pipes.ts";
+import "../_run/windows.ts";
+import "../_run/tree.ts";
+import "../_run/runtime.ts";
 import "../_schema/formats.ts";
 import "../_schema/keywords.ts";
 import "../_schema/report.ts";
@@ -49,7 +53,10 @@ import "../_validate/validator.ts";
 import "../_mcp/judge.ts";
 import "../_mcp/poisoning.ts";
 import "../_mcp/jsonrpc.ts";
+import "../_mcp/framing.ts";
 import "../_mcp/session.ts";
+import "../_mcp/http_sessions.ts";
+import "../_gate/sse.ts";
 
 import { type JsonlLog, jsonlLog } from "../_log/log.ts";
 import {
@@ -73,9 +80,9 @@ import {
 } from "./io.ts";
 import { envVar } from "./output.ts";
 import type { McpEvent, McpGuardOptions } from "../_mcp/types.ts";
+import { relayMcpStdio } from "../_mcp/relay.ts";
 import { INJECTION_POLICIES } from "../_mcp/guard.ts";
-// The relay it runs loads when it starts (stdio or HTTP, not both; nor either for `mcp pins`).
-import { relayMcpHttp, relayMcpStdio } from "../_mcp/relays.ts";
+import { relayMcpHttp } from "../_mcp/http.ts";
 import { defaultPinsPath, type McpPinOptions } from "../_mcp/pins.ts";
 import { main as pinsMain, shownDiff } from "./mcp_pins.ts";
 

@@ -6,49 +6,6 @@
  *
  * @module
  */
-
-// Start-up (issue 18): every module this one loads but does not import below, imported here for no
-// binding, so that Deno loads the whole graph in one round when `import()` first asks for this module
-// instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
-// (`deno task check`) fails when one is missing or not needed.
-import "../_common/pointer.ts";
-import "../_common/json.ts";
-import "../_scan/words.ts";
-import "../_scan/fold.ts";
-import "../_scan/segments.ts";
-import "../_scan/rules.ts";
-import "../_scan/leads.ts";
-import "../_scan/screen.ts";
-import "../_scan/terminal.ts";
-import "../_scan/scan.ts";
-import "../_describe/verdict.ts";
-import "../_run/pipes.ts";
-import "../_run/windows.ts";
-import "../_run/tree.ts";
-import "../_schema/formats.ts";
-import "../_schema/keywords.ts";
-import "../_schema/report.ts";
-import "../_schema/pattern.ts";
-import "../_schema/linear_regexp.ts";
-import "../_schema/values.ts";
-import "../_schema/checkers.ts";
-import "../_schema/codegen_js.ts";
-import "../_schema/codegen_ok.ts";
-import "../_schema/codegen_report.ts";
-import "../_schema/fallbacks.ts";
-import "../_schema/codegen.ts";
-import "../_schema/object_checker.ts";
-import "../_schema/refs.ts";
-import "../_schema/compile.ts";
-import "../_validate/providers.ts";
-import "../_validate/repair.ts";
-import "../_validate/defaults.ts";
-import "../_schema/strings.ts";
-import "../_validate/validator.ts";
-import "./judge.ts";
-import "./poisoning.ts";
-import "./pins.ts";
-
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { sseParser, withoutBom } from "../_gate/sse.ts";
 import { byteCount, concatBytes, isUtf8, Utf8Faults, utf8Length } from "../_common/bytes.ts";

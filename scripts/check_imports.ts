@@ -188,8 +188,6 @@ const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
   "stats.ts": ["_schema/", "_validate/", "_scan/", "_log/stats_read.ts", "_log/files.ts"],
   // The released-text window is the gate's text watcher's, loaded with the gate's engines.
   "extract.ts": ["_schema/", "_extract/released.ts"],
-  // `toolguard mcp` loads the relay it runs when it starts it (stdio or HTTP, not both; `mcp pins` neither).
-  "_cli/mcp.ts": ["_run/", "_mcp/relay.ts", "_mcp/http.ts", "_mcp/framing.ts"],
   // What the faces above keep out, mod.ts keeps out too (but for what another face it re-exports loads).
   "mod.ts": [
     "_run/run_tool.ts",
