@@ -149,7 +149,8 @@ export type {
  * @param options What to do on a match, the declared tools and the model's tool calls.
  * @returns The sanitised copy of the request, the message findings and one decision per call.
  * @throws {TypeError} When `onMatch` is missing or unknown, the placeholder could break JSON, or `categories`
- * is not a list of known categories.
+ * is not a list of known categories (as a rejection, never synchronously, as is the failure to load the
+ * validator, which loads on the first call).
  */
 export async function sanitise(request: unknown, options: SanitiseOptions): Promise<SanitiseResult> {
   // Loaded on first use: scanning text never loads the validator and the JSON Schema engine behind it.

@@ -33,8 +33,6 @@
 // level of the import chain (up to 4 ms less on Deno for the deepest faces; no change on Bun). In the
 // order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
 import "./_common/values.ts";
-import "./_common/bytes.ts";
-import "./_log/files.ts";
 
 export {
   createStats,

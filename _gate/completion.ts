@@ -26,7 +26,8 @@ import type { GateOptions, GateResult } from "./gate.ts";
  * @param options Tools, a prebuilt validator, validator options, a classifier, the rejection text.
  * @returns The verdict and the body to forward.
  * @throws {TypeError} When `options.dialect` names no dialect the gate reads.
- * @throws {SchemaError} When a declared tool's schema cannot be compiled.
+ * @throws {SchemaError} When a declared tool's schema cannot be compiled. Both as rejections, never
+ * synchronously, as is the failure to load the gate's engines (they load on the first call).
  *
  * @example Judge a call a small model wrote into its text
  * ```ts

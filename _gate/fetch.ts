@@ -183,7 +183,8 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  *
  * @param fetchFn The `fetch` to wrap. Default `globalThis.fetch`.
  * @param options Tools, validator options, a verdict hook, and whether to gate streams.
- * @returns A `fetch` with the same signature.
+ * @returns A `fetch` with the same signature. It loads the gating on the first request it reads; a failure to
+ * load it rejects that request, as a failed `fetch` does.
  *
  * @example Remove a call to a tool the request never declared
  * ```ts

@@ -36,10 +36,10 @@ import {
   fenceMayHoldCalls,
   RECIPIENT_START,
   RECIPIENT_START_TAIL,
-  ReleasedText,
   SHAPE_TAIL_LIMIT,
   SHAPE_TAILS,
 } from "../_extract/watch.ts";
+import { ReleasedText } from "../_extract/released.ts";
 import { PAIRS } from "../_extract/reasoning.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
 import {

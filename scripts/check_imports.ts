@@ -3,12 +3,12 @@
  *
  * - a cycle of static value imports (type-only and dynamic imports are ignored: neither runs a module body
  *   before its partner has finished, so neither can meet a binding before its initialisation);
- * - a file under a `_`-folder that imports a root module other than `types.ts` (the rule that makes cycles
- *   through the public faces impossible);
- * - a scanner file (`_scan/`) that imports anything but `_scan/`, `_common/` and `types.ts` (the scanner is a
- *   leaf: everything may use it, it uses nothing);
- * - a schema or validation module in the static closure of `guard.ts` (running a tool never loads the JSON
- *   Schema engine);
+ * - a file under a `_`-folder that imports a root module other than `types.ts`, statically or with
+ *   `import()` (the rule that makes cycles through the public faces impossible);
+ * - a scanner file (`_scan/`) that imports anything but `_scan/`, `_common/` and `types.ts`, statically or
+ *   with `import()` (the scanner is a leaf: everything may use it, it uses nothing);
+ * - a schema or validation module that `guard.ts` loads, at import or on first use (its static closure with
+ *   every `import()` followed: running a tool never loads the JSON Schema engine);
  * - a schema or validation module, the text-call extractor or the scanner in the static closure of `gate.ts`:
  *   the gate loads its engines when it first judges a response (`_gate/engines.ts`), so importing it stays
  *   cheap. `_validate/providers.ts` is allowed: it reads calls in every provider's shape (no schema), and
@@ -40,6 +40,7 @@
  *   function (`=>`, `function`), whose body runs later, if at all.
  *
  * Usage: `deno run -A scripts/check_imports.ts [ENTRY.ts ...]` (default: every entry point in deno.json).
+ * `tests/check_imports_test.ts` imports {@linkcode layeringProblems} to check the rules on graphs of its own.
  *
  * @module
  */
@@ -64,13 +65,14 @@ const local = (specifier: string): string | null =>
 
 /**
  * Reads the module graph of `entries`: each local file with the local files it imports statically as values
- * (`graph`), and the local files some module loads with `import()` of a string literal (`dynamic`).
+ * (`graph`), and with those it loads with `import()` of a string literal (`lazy`; `deno info` follows them,
+ * so the graph holds the lazily loaded modules and their own imports too).
  */
 async function valueGraph(
   entries: readonly string[],
-): Promise<{ graph: Map<string, Set<string>>; dynamic: Set<string> }> {
+): Promise<{ graph: Map<string, Set<string>>; lazy: Map<string, Set<string>> }> {
   const graph = new Map<string, Set<string>>();
-  const dynamic = new Set<string>();
+  const lazy = new Map<string, Set<string>>();
   for (const entry of entries) {
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
@@ -84,15 +86,29 @@ async function valueGraph(
       if (from === null) continue;
       const targets = graph.get(from) ?? new Set<string>();
       graph.set(from, targets);
+      const loaded = lazy.get(from) ?? new Set<string>();
+      lazy.set(from, loaded);
       for (const dependency of module.dependencies ?? []) {
         const to = dependency.code ? local(dependency.code.specifier) : null;
         if (to === null || to.endsWith(".json")) continue;
-        if (dependency.isDynamic) dynamic.add(to);
-        else targets.add(to);
+        (dependency.isDynamic ? loaded : targets).add(to);
       }
     }
   }
-  return { graph, dynamic };
+  return { graph, lazy };
+}
+
+/** The static and the lazy edges as one graph: what a module may load, at import or on first use. */
+function withLazy(
+  graph: Map<string, Set<string>>,
+  lazy: Map<string, Set<string>>,
+): Map<string, Set<string>> {
+  const both = new Map<string, Set<string>>();
+  for (const [from, targets] of graph) both.set(from, new Set(targets));
+  for (const [from, targets] of lazy) {
+    both.set(from, new Set([...(both.get(from) ?? []), ...targets]));
+  }
+  return both;
 }
 
 /** Every file reachable from `start` over static value imports, `start` included. */
@@ -168,8 +184,25 @@ const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
   "scan.ts": ["_schema/", "_validate/", "_scan/ollama_ask.ts"],
   "describe.ts": ["_schema/", "_validate/"],
   "log.ts": ["_schema/", "_validate/"],
-  "stats.ts": ["_schema/", "_validate/", "_scan/"],
-  "extract.ts": ["_schema/"],
+  // `statsFromChunks` and `statsFromFile` load their line reader, and with it the file layer, on first call.
+  "stats.ts": ["_schema/", "_validate/", "_scan/", "_log/stats_read.ts", "_log/files.ts"],
+  // The released-text window is the gate's text watcher's, loaded with the gate's engines.
+  "extract.ts": ["_schema/", "_extract/released.ts"],
+  // What the faces above keep out, mod.ts keeps out too (but for what another face it re-exports loads).
+  "mod.ts": [
+    "_run/run_tool.ts",
+    "_run/runtime.ts",
+    "_mcp/relay.ts",
+    "_mcp/http.ts",
+    "_mcp/framing.ts",
+    "_log/stats_read.ts",
+    "_extract/released.ts",
+    "_validate/sanitise.ts",
+    "_scan/ollama_ask.ts",
+    "_gate/gate.ts",
+    "_gate/engines.ts",
+    "_gate/exchange.ts",
+  ],
   // `runTool` loads its runner and the process layer on first call (`_run/entry.ts`).
   "guard.ts": ["_run/run_tool.ts", "_run/runtime.ts"],
   // The relays start processes and speak HTTP: they load on first call (`_mcp/relays.ts`) with their framer
@@ -180,25 +213,37 @@ const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
   "mcp.ts": ["_run/", "_mcp/relay.ts", "_mcp/http.ts", "_mcp/framing.ts", "_describe/describe.ts"],
 };
 
-/** The layering rules, as messages for every import that breaks one. */
-function layeringProblems(graph: Map<string, Set<string>>): string[] {
+/**
+ * The layering rules, as messages for every import that breaks one. `lazy` holds the `import()` edges: the
+ * folder rules and the rule that running a tool never loads the schema engine hold for what a module loads
+ * on first use too (the other face rules are about what importing a face costs, static imports alone).
+ */
+export function layeringProblems(
+  graph: Map<string, Set<string>>,
+  lazy: Map<string, Set<string>> = new Map(),
+): string[] {
   const problems: string[] = [];
-  for (const [from, targets] of graph) {
+  const both = withLazy(graph, lazy);
+  for (const [from, targets] of both) {
     if (isRootModule(from) || !from.startsWith("_")) continue;
     for (const to of targets) {
+      const how = graph.get(from)?.has(to) ? "imports" : "loads with import()";
       if (isRootModule(to) && to !== "types.ts") {
-        problems.push(`${from} imports the root module ${to}: import its engine under a _-folder instead`);
+        problems.push(`${from} ${how} the root module ${to}: import its engine under a _-folder instead`);
       }
       if (folderOf(from) === "_scan" && !["_scan", "_common", "types.ts"].includes(folderOf(to))) {
         problems.push(
-          `${from} imports ${to}: the scanner is a leaf and may import only _scan/, _common/, types.ts`,
+          `${from} ${how} ${to}: the scanner is a leaf and may import only _scan/, _common/, types.ts`,
         );
       }
     }
   }
-  for (const file of closure(graph, "guard.ts")) {
+  // Static and lazy edges alike: `runTool` loads its runner on first call, and that must not load it either.
+  for (const file of closure(both, "guard.ts")) {
     if (file.startsWith("_schema/") || file.startsWith("_validate/")) {
-      problems.push(`guard.ts loads ${file}: running a tool must not load the schema or validation engine`);
+      problems.push(
+        `guard.ts loads ${file} (at import or on first use): running a tool must not load the schema or validation engine`,
+      );
     }
   }
   for (const file of closure(graph, "gate.ts")) {
@@ -248,12 +293,13 @@ function startUpList(file: string): Set<string> {
  */
 function loadRoots(
   graph: Map<string, Set<string>>,
-  dynamic: Set<string>,
+  lazy: Map<string, Set<string>>,
   entries: readonly string[],
 ): string[] {
   const imported = new Set([...graph.values()].flatMap((targets) => [...targets]));
-  const lazy = [...dynamic].filter((file) => !imported.has(file)).sort();
-  return [...entries.map((entry) => entry.replace(/^\.\//, "")), ...lazy];
+  const dynamic = new Set([...lazy.values()].flatMap((targets) => [...targets]));
+  const onlyLazy = [...dynamic].filter((file) => !imported.has(file)).sort();
+  return [...entries.map((entry) => entry.replace(/^\.\//, "")), ...onlyLazy];
 }
 
 /** Start-up lists that miss a module of their root's static closure, or name one it does not load. */
@@ -325,20 +371,22 @@ function loadWorkProblems(graph: Map<string, Set<string>>, entries: readonly str
   return problems;
 }
 
-const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))) as {
-  exports: Record<string, string>;
-};
-const entries = Deno.args.length > 0 ? Deno.args : Object.values(config.exports);
-const { graph, dynamic } = await valueGraph(entries);
-const problems = [
-  ...cycles(graph).map((cycle) => `value-import cycle: ${cycle.join(" -> ")}`),
-  ...layeringProblems(graph),
-  ...flatnessProblems(graph, loadRoots(graph, dynamic, entries)),
-  ...loadWorkProblems(graph, entries),
-];
-for (const problem of problems) console.error(problem);
-if (problems.length > 0) Deno.exit(1);
-console.log(
-  `import graph: ${graph.size} modules, no value-import cycle, layering rules hold, ` +
-    "each entry point and lazily loaded module imports its whole graph itself, no costly work at load",
-);
+if (import.meta.main) {
+  const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))) as {
+    exports: Record<string, string>;
+  };
+  const entries = Deno.args.length > 0 ? Deno.args : Object.values(config.exports);
+  const { graph, lazy } = await valueGraph(entries);
+  const problems = [
+    ...cycles(graph).map((cycle) => `value-import cycle: ${cycle.join(" -> ")}`),
+    ...layeringProblems(graph, lazy),
+    ...flatnessProblems(graph, loadRoots(graph, lazy, entries)),
+    ...loadWorkProblems(graph, entries),
+  ];
+  for (const problem of problems) console.error(problem);
+  if (problems.length > 0) Deno.exit(1);
+  console.log(
+    `import graph: ${graph.size} modules, no value-import cycle, layering rules hold, ` +
+      "each entry point and lazily loaded module imports its whole graph itself, no costly work at load",
+  );
+}

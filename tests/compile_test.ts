@@ -218,3 +218,34 @@ test(
     assert.deepEqual(answers[2].result.content, [{ type: "text", text: "echo: hi" }]);
   },
 );
+
+test(
+  "toolguard mcp --url: the compiled executable relays to a Streamable HTTP server (the HTTP relay loads on first use)",
+  { skip, ...slow },
+  () => {
+    // Nothing listens on port 9: the request is answered with the relay's JSON-RPC error, not left pending.
+    const ping = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n";
+    const r = tg(["mcp", "--pins", "none", "--url", "http://127.0.0.1:9/mcp"], ping);
+    const answers = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.equal(answers.length, 1, r.stdout + r.stderr);
+    assert.equal(answers[0].id, 1);
+    assert.equal(answers[0].error.code, -32000, r.stdout);
+  },
+);
+
+test(
+  "toolguard stats: the compiled executable reads a log (its line reader loads on first use)",
+  { skip, ...slow },
+  () => {
+    const log = join(dir, "calls.jsonl");
+    writeFileSync(
+      log,
+      '{"ts":"2026-11-02T10:00:00Z","event":"result","tool":"jq","kind":"timeout","durationMs":4}\n',
+    );
+    const r = tg(["stats", log, "--json"]);
+    assert.equal(r.status, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.equal(report.runs.total, 1);
+    assert.equal(report.runs.kinds.timeout, 1);
+  },
+);

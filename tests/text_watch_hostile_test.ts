@@ -3,7 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { TextWatcher } from "../_gate/text_watch.ts";
-import { callMayStart, ReleasedText } from "../_extract/watch.ts";
+import { callMayStart } from "../_extract/watch.ts";
+import { ReleasedText } from "../_extract/released.ts";
 import { chatChunk, fakeProvider, ollamaStream, TOOLS_OPENAI } from "./_fake_llm_server.ts";
 import { countingWork } from "./_counting.ts";
 
