@@ -58,8 +58,9 @@ test(
   async () => {
     const marker = newTreeMarker();
     // The parent waits (asleep) for a child it started that spins (runnable): a recheck given only the
-    // parent's pid must not call the tree asleep.
-    const parent = spawn("/bin/sh", ["-c", "sh -c 'while :; do :; done' & wait"], {
+    // parent's pid must not call the tree asleep. The child is a forked subshell, not an exec'd shell: a
+    // child caught in exec reads asleep for a moment, which made this test fail on a loaded machine.
+    const parent = spawn("/bin/sh", ["-c", "while :; do :; done & wait"], {
       env: { ...process.env, [marker.name]: marker.value },
       detached: true,
       stdio: "ignore",
