@@ -596,9 +596,43 @@ test("guardFetch Responses stream: a call written only into the text the final r
   const { streamed, final, calls } = await responsesRead();
   assert.doesNotMatch(final, /<tool_call>/);
   assert.match(final, /^Sure\.\n\n[\s\S]*delete_everything/);
-  assert.equal(streamed, final);
+  // (the deltas tell nothing, as the server's did: the events that repeat the text tell the reason too)
+  assert.equal(streamed, "");
   assert.equal(calls, 0);
   assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Responses stream: a call written into text that came whole is cut there, and every event keeps a number above the last", async () => {
+  // Where the text came in an .done event (no delta, or after deltas that told less), the gate wrote the
+  // text in its place in a delta of its own, ahead of that event: with no number (the part's text only
+  // whole) or with the number of the part's last delta, which the client had (fuzz responses withhold and
+  // drop-call, 204 and 212 of seeds 26001-29000 once the generator sends some parts' text only whole).
+  // No number is free there: the events that brought the text tell it as cut, the reason with it, as the
+  // final response does, and the deltas stay as they came.
+  const cases = [
+    [[], "withhold-turn"],
+    [["Let me look."], "drop-call"],
+    [["Let me look."], "withhold-turn"],
+  ] as const;
+  for (const [deltas, onRejected] of cases) {
+    const label = JSON.stringify([deltas, onRejected]);
+    const frames = responsesRepeating([...deltas], `Let me look.${WRITTEN_BAD}`)
+      .map((f, i) => ({ ...f, sequence_number: i }));
+    const { events, response } = await responsesGated(frames, onRejected);
+    const seqs = events.map((e) => e.sequence_number);
+    assert.ok(seqs.every((n, i) => typeof n === "number" && (i === 0 || n > (seqs[i - 1] as number))), label);
+    const streamed = events.flatMap((e) => e.type === "response.output_text.delta" ? [e.delta] : []).join("");
+    assert.equal(streamed, deltas.join(""), label);
+    assert.match(response.output_text, /^Let me look\.\n\ntoolguard stopped[\s\S]*delete_everything/, label);
+    const told = events.flatMap((e) =>
+      e.type === "response.output_text.done"
+        ? [e.text]
+        : e.type === "response.content_part.done"
+        ? [(e.part as { text: string }).text]
+        : []
+    );
+    assert.deepEqual(told, [response.output_text, response.output_text], label);
+  }
 });
 
 test("guardFetch Responses stream: text the final response repeats otherwise than its deltas is told as they were", async () => {
