@@ -888,6 +888,60 @@ test("guardFetch Responses stream retry: prose in a part that streamed no deltas
   assert.equal(value.final.output_text, "Sure.\nIt is sunny.");
 });
 
+test("guardFetch Responses stream retry: an annotation of the prose, held with a rejected written call, reaches the client before the retry", async () => {
+  // The part a retry closes for the client is written anew (its last text, its .done events), and the
+  // annotations held with the call were dropped: one of text the client keeps came only in the part's
+  // .done, never in an output_text.annotation.added, where a server that sends a part's text only whole
+  // sends it after that text, held with the call whatever comes. It goes out after the text it cites, as
+  // a Cohere citation of kept text does; one past the kept text goes with the call.
+  const annotation = (start: number, end: number) => ({
+    type: "url_citation",
+    start_index: start,
+    end_index: end,
+    url: "u",
+    title: "t",
+  });
+  const kept = annotation(0, 3);
+  const cut = annotation(13, 24);
+  for (const deltas of [[], ["Let me look. ", WRITTEN_BAD]]) {
+    const annotated = (p: unknown) => ({ ...p as object, annotations: [kept, cut] });
+    const message = (it: Record<string, unknown>) =>
+      it.type === "message" ? { ...it, content: (it.content as unknown[]).map(annotated) } : it;
+    const frames = responsesRepeating(deltas, `Let me look. ${WRITTEN_BAD}`).flatMap((f) => {
+      if (f.type === "response.content_part.done") return [{ ...f, part: annotated(f.part) }];
+      if (f.type === "response.output_item.done") return [{ ...f, item: message(f.item as never) }];
+      if (f.type === "response.completed") {
+        const response = f.response as { output: Record<string, unknown>[] };
+        return [{ ...f, response: { ...response, output: response.output.map(message) } }];
+      }
+      if (f.type !== "response.output_text.done") return [f];
+      const at = { item_id: f.item_id, output_index: f.output_index, content_index: f.content_index };
+      return [
+        f,
+        ...[kept, cut].map((a, i) => ({
+          type: "response.output_text.annotation.added",
+          ...at,
+          annotation_index: i,
+          annotation: a,
+        })),
+      ];
+    }).map((f, i) => ({ ...f, sequence_number: i }));
+    const { value } = await responsesRetried([frames, responsesStream(["Again."], [VALID_CALL])]);
+    const label = JSON.stringify(deltas);
+    const seqs = value.events.map((e) => e.sequence_number);
+    assert.deepEqual(seqs, seqs.map((_, i) => i), label);
+    const own = value.events.filter((e) => e.output_index === 0).map((e) => e.type);
+    assert.equal(own.filter((t) => t === "response.output_text.annotation.added").length, 1, label);
+    assert.ok(
+      own.indexOf("response.output_text.annotation.added") < own.indexOf("response.content_part.done"),
+      label,
+    );
+    const added = value.events.find((e) => e.type === "response.output_text.annotation.added");
+    assert.deepEqual((added as { annotation: unknown }).annotation, kept, label);
+    assert.equal(value.final.output_text, "Let me look. Again.", label);
+  }
+});
+
 test("guardFetch Responses stream: a frame the gate writes anew keeps its event: name, or its lack of one", async () => {
   // Events that repeat the text otherwise than its deltas are told as the deltas were, and a part added
   // with its text is split in two. Written anew, each frame took its type for its `event:` name: an unnamed

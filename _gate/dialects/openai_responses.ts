@@ -774,6 +774,7 @@ class ResponsesStream implements FrameRouter {
         events.push({ type: "response.output_text.delta", ...at, delta: change.tail, logprobs: [] });
       }
       events.push({ type: "response.output_text.done", ...at, text: part.text, logprobs: [] });
+      events.push(...this.#keptAnnotations(held, { oi, ci: place.ci }, part.text.length));
       events.push({ type: "response.content_part.done", ...at, part });
     }
     events.push({ type: "response.output_item.done", output_index: oi, item });
@@ -795,6 +796,29 @@ class ResponsesStream implements FrameRouter {
       // text that would run on from it is set apart, see `StreamFlow.runsOn`)
       ...(partGone ? { texts: [] } : {}),
     };
+  }
+
+  /**
+   * The `output_text.annotation.added` events held (see `#resumeAfter`) of the part at `place` that cite its
+   * text the client keeps (the first `length` characters), without their numbers: a retry drops what is
+   * held, and the annotation of a part whose text came whole comes after that text, held with the call.
+   */
+  #keptAnnotations(
+    held: readonly Held[],
+    place: { oi: unknown; ci: unknown },
+    length: number,
+  ): Record<string, unknown>[] {
+    return held.flatMap((h) => {
+      const e = h.event;
+      if (
+        h.tool || e?.type !== "response.output_text.annotation.added" || e.output_index !== place.oi ||
+        e.content_index !== place.ci || !isRecord(e.annotation) ||
+        typeof e.annotation.end_index !== "number" ||
+        e.annotation.end_index > length
+      ) return [];
+      const { sequence_number: _, ...rest } = e;
+      return [rest];
+    });
   }
 
   /**
