@@ -596,9 +596,43 @@ test("guardFetch Responses stream: a call written only into the text the final r
   const { streamed, final, calls } = await responsesRead();
   assert.doesNotMatch(final, /<tool_call>/);
   assert.match(final, /^Sure\.\n\n[\s\S]*delete_everything/);
-  assert.equal(streamed, final);
+  // (the deltas tell nothing, as the server's did: the events that repeat the text tell the reason too)
+  assert.equal(streamed, "");
   assert.equal(calls, 0);
   assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch Responses stream: a call written into text that came whole is cut there, and every event keeps a number above the last", async () => {
+  // Where the text came in an .done event (no delta, or after deltas that told less), the gate wrote the
+  // text in its place in a delta of its own, ahead of that event: with no number (the part's text only
+  // whole) or with the number of the part's last delta, which the client had (fuzz responses withhold and
+  // drop-call, 204 and 212 of seeds 26001-29000 once the generator sends some parts' text only whole).
+  // No number is free there: the events that brought the text tell it as cut, the reason with it, as the
+  // final response does, and the deltas stay as they came.
+  const cases = [
+    [[], "withhold-turn"],
+    [["Let me look."], "drop-call"],
+    [["Let me look."], "withhold-turn"],
+  ] as const;
+  for (const [deltas, onRejected] of cases) {
+    const label = JSON.stringify([deltas, onRejected]);
+    const frames = responsesRepeating([...deltas], `Let me look.${WRITTEN_BAD}`)
+      .map((f, i) => ({ ...f, sequence_number: i }));
+    const { events, response } = await responsesGated(frames, onRejected);
+    const seqs = events.map((e) => e.sequence_number);
+    assert.ok(seqs.every((n, i) => typeof n === "number" && (i === 0 || n > (seqs[i - 1] as number))), label);
+    const streamed = events.flatMap((e) => e.type === "response.output_text.delta" ? [e.delta] : []).join("");
+    assert.equal(streamed, deltas.join(""), label);
+    assert.match(response.output_text, /^Let me look\.\n\ntoolguard stopped[\s\S]*delete_everything/, label);
+    const told = events.flatMap((e) =>
+      e.type === "response.output_text.done"
+        ? [e.text]
+        : e.type === "response.content_part.done"
+        ? [(e.part as { text: string }).text]
+        : []
+    );
+    assert.deepEqual(told, [response.output_text, response.output_text], label);
+  }
 });
 
 test("guardFetch Responses stream: text the final response repeats otherwise than its deltas is told as they were", async () => {
@@ -852,6 +886,60 @@ test("guardFetch Responses stream retry: prose in a part that streamed no deltas
   };
   assert.deepEqual(done.item.content.map((p) => p.text), ["Sure.\n"]);
   assert.equal(value.final.output_text, "Sure.\nIt is sunny.");
+});
+
+test("guardFetch Responses stream retry: an annotation of the prose, held with a rejected written call, reaches the client before the retry", async () => {
+  // The part a retry closes for the client is written anew (its last text, its .done events), and the
+  // annotations held with the call were dropped: one of text the client keeps came only in the part's
+  // .done, never in an output_text.annotation.added, where a server that sends a part's text only whole
+  // sends it after that text, held with the call whatever comes. It goes out after the text it cites, as
+  // a Cohere citation of kept text does; one past the kept text goes with the call.
+  const annotation = (start: number, end: number) => ({
+    type: "url_citation",
+    start_index: start,
+    end_index: end,
+    url: "u",
+    title: "t",
+  });
+  const kept = annotation(0, 3);
+  const cut = annotation(13, 24);
+  for (const deltas of [[], ["Let me look. ", WRITTEN_BAD]]) {
+    const annotated = (p: unknown) => ({ ...p as object, annotations: [kept, cut] });
+    const message = (it: Record<string, unknown>) =>
+      it.type === "message" ? { ...it, content: (it.content as unknown[]).map(annotated) } : it;
+    const frames = responsesRepeating(deltas, `Let me look. ${WRITTEN_BAD}`).flatMap((f) => {
+      if (f.type === "response.content_part.done") return [{ ...f, part: annotated(f.part) }];
+      if (f.type === "response.output_item.done") return [{ ...f, item: message(f.item as never) }];
+      if (f.type === "response.completed") {
+        const response = f.response as { output: Record<string, unknown>[] };
+        return [{ ...f, response: { ...response, output: response.output.map(message) } }];
+      }
+      if (f.type !== "response.output_text.done") return [f];
+      const at = { item_id: f.item_id, output_index: f.output_index, content_index: f.content_index };
+      return [
+        f,
+        ...[kept, cut].map((a, i) => ({
+          type: "response.output_text.annotation.added",
+          ...at,
+          annotation_index: i,
+          annotation: a,
+        })),
+      ];
+    }).map((f, i) => ({ ...f, sequence_number: i }));
+    const { value } = await responsesRetried([frames, responsesStream(["Again."], [VALID_CALL])]);
+    const label = JSON.stringify(deltas);
+    const seqs = value.events.map((e) => e.sequence_number);
+    assert.deepEqual(seqs, seqs.map((_, i) => i), label);
+    const own = value.events.filter((e) => e.output_index === 0).map((e) => e.type);
+    assert.equal(own.filter((t) => t === "response.output_text.annotation.added").length, 1, label);
+    assert.ok(
+      own.indexOf("response.output_text.annotation.added") < own.indexOf("response.content_part.done"),
+      label,
+    );
+    const added = value.events.find((e) => e.type === "response.output_text.annotation.added");
+    assert.deepEqual((added as { annotation: unknown }).annotation, kept, label);
+    assert.equal(value.final.output_text, "Let me look. Again.", label);
+  }
 });
 
 test("guardFetch Responses stream: a frame the gate writes anew keeps its event: name, or its lack of one", async () => {

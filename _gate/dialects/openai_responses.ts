@@ -385,6 +385,8 @@ class ResponsesStream implements FrameRouter {
   readonly #lastSeqOf = new Map<string, number>();
   /** Where each numbered text delta's text stands in the answer's text, with its `sequence_number`, in order. */
   readonly #deltaAt: { from: number; to: number; seq: number }[] = [];
+  /** Where the answer's text came whole (in a `.done` event or a snapshot, see `#readText`), in order. */
+  readonly #wholeAt: { from: number; to: number }[] = [];
   /** The text read of each content part (what the client holds of it). */
   readonly #seen = new Map<string, string>();
   /** Their length, bounded with the text by `maxResponseBytes`. */
@@ -468,6 +470,11 @@ class ResponsesStream implements FrameRouter {
       // (nor for a part dropped for getting no text: white space alone, see `#tidy`)
       const key = place ? this.#key(place.itemId, place.ci) : "";
       if (place && (!this.#opened.has(key) || this.#goneKeys.has(key))) return "";
+      // Nor where the text came whole (a `.done` event or a snapshot brought it, not a delta): the event
+      // that brought it goes on after the gate's text, and no number is free between it and the one
+      // before (a delta there went out unnumbered, or with a number the client had); it and the events
+      // after it that repeat the text tell what the gate wrote, as they told the client the text.
+      if (this.#cameWhole(at)) return "";
       // (that of the delta where the gate's text begins: an annotation or a note held after it goes out after
       // this text, numbered above it; the part's last delta's number went back at it)
       const seq = place ? this.#seqAt(at) ?? this.#lastSeqOf.get(key) : undefined;
@@ -501,7 +508,7 @@ class ResponsesStream implements FrameRouter {
     },
     size: () =>
       this.#places.size + this.#seenLength + (this.#itemAt.size + this.#opened.size) * 64 +
-      this.#deltaAt.length * 24,
+      (this.#deltaAt.length + this.#wholeAt.length) * 24,
   };
 
   /**
@@ -524,6 +531,7 @@ class ResponsesStream implements FrameRouter {
         if (text !== "") this.#deltaAt.push({ from, to: from + text.length, seq: event.sequence_number });
       }
     } else {
+      const from = this.#seenLength;
       if (type === "response.content_part.added") {
         this.#opened.add(
           this.#key(event.item_id ?? this.#itemAt.get(event.output_index), event.content_index),
@@ -538,7 +546,10 @@ class ResponsesStream implements FrameRouter {
         }
         return own;
       });
-      if (text !== "") this.#addedWhole.set(event, text);
+      if (text !== "") {
+        this.#addedWhole.set(event, text);
+        this.#wholeAt.push({ from, to: from + text.length });
+      }
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;
     const toolish = this.#tools.has(oi) || snapshotWithCalls(event) ||
@@ -585,7 +596,6 @@ class ResponsesStream implements FrameRouter {
     return [{ ...event, item: { ...item, content } }, ...deltas];
   }
 
-  /** Notes `text` read of a content part; returns the part's key. */
   /** The `sequence_number` of the text delta that holds the answer's text at `at`, if a numbered one does. */
   #seqAt(at: number): number | undefined {
     for (let i = this.#deltaAt.length - 1; i >= 0; i--) {
@@ -596,6 +606,17 @@ class ResponsesStream implements FrameRouter {
     return undefined;
   }
 
+  /** Whether the answer's text at `at` (or, at its end, the text before it) came whole (see `#wholeAt`). */
+  #cameWhole(at: number): boolean {
+    for (let i = this.#wholeAt.length - 1; i >= 0; i--) {
+      const w = this.#wholeAt[i];
+      if (w.from <= at && (at < w.to || w.to === this.#seenLength)) return true;
+      if (w.to <= at) return false;
+    }
+    return false;
+  }
+
+  /** Notes `text` read of a content part; returns the part's key. */
   #note(itemId: unknown, oi: unknown, ci: unknown, text: string): string {
     const id = itemId ?? this.#itemAt.get(oi);
     const key = this.#key(id, ci);
@@ -753,6 +774,7 @@ class ResponsesStream implements FrameRouter {
         events.push({ type: "response.output_text.delta", ...at, delta: change.tail, logprobs: [] });
       }
       events.push({ type: "response.output_text.done", ...at, text: part.text, logprobs: [] });
+      events.push(...this.#keptAnnotations(held, { oi, ci: place.ci }, part.text.length));
       events.push({ type: "response.content_part.done", ...at, part });
     }
     events.push({ type: "response.output_item.done", output_index: oi, item });
@@ -774,6 +796,29 @@ class ResponsesStream implements FrameRouter {
       // text that would run on from it is set apart, see `StreamFlow.runsOn`)
       ...(partGone ? { texts: [] } : {}),
     };
+  }
+
+  /**
+   * The `output_text.annotation.added` events held (see `#resumeAfter`) of the part at `place` that cite its
+   * text the client keeps (the first `length` characters), without their numbers: a retry drops what is
+   * held, and the annotation of a part whose text came whole comes after that text, held with the call.
+   */
+  #keptAnnotations(
+    held: readonly Held[],
+    place: { oi: unknown; ci: unknown },
+    length: number,
+  ): Record<string, unknown>[] {
+    return held.flatMap((h) => {
+      const e = h.event;
+      if (
+        h.tool || e?.type !== "response.output_text.annotation.added" || e.output_index !== place.oi ||
+        e.content_index !== place.ci || !isRecord(e.annotation) ||
+        typeof e.annotation.end_index !== "number" ||
+        e.annotation.end_index > length
+      ) return [];
+      const { sequence_number: _, ...rest } = e;
+      return [rest];
+    });
   }
 
   /**
