@@ -501,7 +501,7 @@ const ORDER_AFTER_NAME =
  * do not count. Reads at most 60 characters.
  */
 function otherLanguageAfter(t: string, e: number, original: Original): boolean {
-  const after = originalText(original, e, Math.min(t.length, e + 60));
+  const after = originalText(t, original, e, e + 60);
   let n = 0;
   // (NFC: text in decomposed form, "e" and a combining accent, holds no letter outside ASCII until composed)
   for (const word of after.normalize("NFC").trim().split(/\s+/).slice(0, 6)) {
@@ -518,7 +518,7 @@ function otherLanguageAfter(t: string, e: number, original: Original): boolean {
  * 120 characters.
  */
 function toldAfterAll(t: string, e: number, original: Original): boolean {
-  const after = originalText(original, e, Math.min(t.length, e + 60));
+  const after = originalText(t, original, e, e + 60);
   return secondPerson().test(after) || orderedInAnotherLanguage(t, e, original) ||
     SEND_TO.test(t.slice(e, e + 120));
 }
@@ -534,7 +534,7 @@ const SEND_TO = /(?<!\]\()\bhttps?:\/\/|\b[a-z0-9._-]+@[a-z0-9-]+\.[a-z]/;
 function orderedInAnotherLanguage(t: string, e: number, original: Original): boolean {
   const m = ORDER_IN_ANOTHER_LANGUAGE.exec(t.slice(e, e + 60));
   if (m === null) {
-    return cyrillicOrder().test(originalText(original, e, Math.min(t.length, e + 24)));
+    return cyrillicOrder().test(originalText(t, original, e, e + 24));
   }
   if (m[1] === undefined) return !NAME_GIVEN.test(m[0]) || nameGiven(t, e + m[0].length, original);
   const end = e + m[0].length;
@@ -595,7 +595,7 @@ const NAME_GIVEN =
  * characters.
  */
 function nameGiven(t: string, end: number, original: Original): boolean {
-  return nameAfter().test(originalText(original, end, end + 60)) ||
+  return nameAfter().test(originalText(t, original, end, end + 60)) ||
     WITHOUT_RULES.test(t.slice(end, end + 80));
 }
 
@@ -1574,10 +1574,13 @@ function youreAsksOrSays(t: string, s: number, e: number): boolean {
   return t.startsWith("you're", s) && YOURE_ASKED_OR_SAID.test(t.slice(e, e + 61));
 }
 
-/** The original text of `t[from..to]` (see `Original`). */
-function originalText(original: Original, from: number, to: number): string {
+/**
+ * The original text of `t[from..to]` (see `Original`), no further than `t` ends: past the folded text a window
+ * holds, no character is behind it for a rule to read.
+ */
+function originalText(t: string, original: Original, from: number, to: number): string {
   let out = "";
-  for (let i = from; i < to; i++) out += original(i);
+  for (let i = from, end = Math.min(t.length, to); i < end; i++) out += original(i);
   return out;
 }
 
@@ -1586,9 +1589,9 @@ function originalText(original: Original, from: number, to: number): string {
  * DAN.", "of EvilGPT," (not "of a helpful advisor", "of Hamlet", nor a script's "of HAMLET when the lights go
  * down", a brand's "of IKEA's brand voice").
  */
-function namedPersona(e: number, original: Original): boolean {
+function namedPersona(t: string, e: number, original: Original): boolean {
   return /^\s*(?:\p{Lu}{2,}|\p{Lu}\p{Ll}+\p{Lu})[\p{L}\d]*\s*(?:[.,;:!\n]|$)/u.test(
-    originalText(original, e, e + 24),
+    originalText(t, original, e, e + 24),
   );
 }
 
@@ -2382,7 +2385,7 @@ export const rules: () => readonly Rule[] = lazy(() => [
       (!t.endsWith("you are now in", e) || PUT_IN.test(t.slice(e, e + 60))) &&
       (!t.startsWith("immediately", s) ||
         imperativeStart(t, s, upper) !== false &&
-          (namedPersona(e, original) || freedInSentence(t, e, original))) &&
+          (namedPersona(t, e, original) || freedInSentence(t, e, original))) &&
       !youreAsksOrSays(t, s, e),
   },
   {
