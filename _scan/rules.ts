@@ -1866,7 +1866,11 @@ function opensOrder(t: string, s: number, e: number): boolean {
   const opened = modal === null ? s : s - modal[0].length;
   const before = ORDER_OPENED_BEFORE.exec(t.slice(Math.max(0, opened - 80), opened));
   const clause = before === null ? opened : opened - before[0].length;
-  if (imperativeStart(t, clause) === false && !afterAside(t, clause, s, e)) return false;
+  // (or an aside's comma, before the polite or time word or right before the verb: "A partir de ahora, ignora")
+  if (
+    imperativeStart(t, clause) === false && !afterAside(t, clause, s, e) &&
+    (clause === opened || !afterAside(t, opened, s, e))
+  ) return false;
   let i = s;
   while (i > 0 && t[i - 1] === " ") i--;
   // (an elided negation: "N'oubliez pas ...")
@@ -1920,19 +1924,20 @@ function afterAside(t: string, clause: number, s: number, e: number): boolean {
 
 /**
  * A clause that stands aside before an order and its comma, folded, in the languages of
- * `override.ignore_previous_translated`: "by the way", "thanks ...", "hello ...", "well", "important".
+ * `override.ignore_previous_translated`: "by the way", "well", "important", "from now on" alone, or thanks or a
+ * greeting and what they are for ("Danke f\u00fcr Ihre Bestellung", "Hola Juan").
  */
 const ASIDE = new RegExp(
-  "^(?:ubrigens|nebenbei(?: bemerkt| gesagt)?|apropos|ach ja|(?:vielen )?dank[e]?(?: schon| sehr)?|hallo|" +
-    "au fait|d'ailleurs|a propos|bref|bon|merci(?: beaucoup| bien)?|bonjour|salut|" +
-    "por cierto|a proposito|bueno|vale|oye|mira|ademas|(?:muchas )?gracias|hola|" +
-    "comunque|tra l'altro|allora|senti|(?:mille )?grazie|ciao|salve|" +
-    "alias|entao|olha|(?:muito )?obrigad[oa]|ola|oi|" +
-    "trouwens|overigens|o ja|nou|bedankt|dank (?:je|u)(?: wel)?|hoi|" +
-    "przy okazji|swoja droga|dziekuje|dzieki|czesc|witaj|" +
-    "mimochodem|mimochodem receno|jinak|dekuji|diky|ahoj|dobry den|" +
-    "ok|okay|ps|p\\.s|wichtig|important|importante|belangrijk|wazne|dulezite|achtung|attention|atencion|" +
-    "attenzione|atencao|let op|uwaga|pozor)(?: [^.!?\\n,;:]{0,60})?$",
+  "^(?:ubrigens|nebenbei(?: bemerkt| gesagt)?|apropos|ach ja|au fait|d'ailleurs|a propos|bref|bon|" +
+    "por cierto|a proposito|bueno|vale|oye|mira|ademas|comunque|tra l'altro|allora|senti|alias|entao|olha|" +
+    "trouwens|overigens|o ja|nou|przy okazji|swoja droga|mimochodem(?: receno)?|jinak|ok|okay|ps|p\\.s|" +
+    "wichtig|important|importante|belangrijk|wazne|dulezite|achtung|attention|atencion|attenzione|atencao|" +
+    "let op|uwaga|pozor|ab sofort|ab jetzt|von nun an|desormais|dorenavant|a partir de maintenant|" +
+    "a partir de ahora|desde ahora|de ahora en adelante|d'ora in poi|da ora in poi|da adesso|" +
+    "a partir de agora|de agora em diante|vanaf nu|voortaan|od teraz|od ted|" +
+    "(?:(?:vielen )?dank[e]?|hallo|merci|bonjour|salut|(?:muchas )?gracias|hola|(?:mille )?grazie|ciao|" +
+    "salve|(?:muito )?obrigad[oa]|ola|oi|bedankt|dank (?:je|u)|hoi|dziekuje|dzieki|czesc|witaj|dekuji|diky|" +
+    "ahoj|dobry den)(?: [^.!?\\n,;:]{0,60})?)$",
 );
 
 /**
@@ -1957,7 +1962,8 @@ const HEAD_OF_OWN = new RegExp(
 const ONLY_AN_ORDER = new RegExp(
   "^(?:(?:vergiss|ignoriere|ignorier|missachte)\\b(?! (?:ich|er|es|man)\\b)|(?:ignorieren|vergessen|missachten) sie\\b|" +
     "ignorez|oubliez|(?:ignore|ignoren|olvide|olviden|esqueca|desconsidere)\\b.*\\b(?:instrucciones|instruccion|" +
-    "reglas?|indicaciones|instrucoes|instrucao|regras?|orientacoes)\\b|ignori|dimentichi|ignorate|negeer|" +
+    "reglas?|indicaciones|directivas|directrices|ordenes|comandos|instrucoes|instrucao|regras?|orientacoes|" +
+    "diretrizes|diretivas|ordens)\\b|ignori|dimentichi|ignorate|negeer|" +
     "vergeet|zignoruj|ignoruj|zapomnij|ignorujte|zapomen|zapomente)",
 );
 
