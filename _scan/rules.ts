@@ -1,8 +1,9 @@
 /**
  * The scanner's signature rules. Each rule is one regular expression run over the folded text (see
- * `_scan_normalise.ts`), or over the original text for rules about invisible characters. Every pattern is
- * written to run in linear time: quantifiers are bounded or over a single character class, and no
- * quantified group contains another quantifier, so a failed match can only back up a bounded distance.
+ * `_scan_normalise.ts`), or over the original text for rules about invisible characters and orders in Japanese
+ * or Chinese (whose words need no fold, and no ASCII needle could gate). Every pattern is written to run in
+ * linear time: quantifiers are bounded or over a single character class, and no quantified group contains
+ * another quantifier, so a failed match can only back up a bounded distance.
  *
  * @module
  */
@@ -17,7 +18,7 @@ export interface Rule {
   category: ScanCategory;
   /** A global (`g`) regular expression. */
   re: RegExp;
-  /** Run on the original text instead of the folded text (hidden characters). */
+  /** Run on the original text instead of the folded text (hidden characters; Japanese and Chinese orders). */
   raw?: true;
   /**
    * For a raw rule: the characters (the inside of a character class) one of which every match starts with.
