@@ -22,12 +22,13 @@ export interface Rule {
   raw?: true;
   /**
    * For a raw rule: the characters (the inside of a character class) one of which every match starts with.
-   * Where every raw rule has them, one search for all of them tells whether any raw rule can match.
+   * Where every raw rule without needles has them, one search for all of them tells whether any of those can
+   * match. A raw rule with needles runs only on text that holds one of them, searched in the original text.
    */
   opens?: string;
   /** Run on the letters-only text (catches uniform letter spacing such as "i g n o r e a l l"). */
   squashed?: true;
-  /** Cheap pre-check: the rule runs only when the folded text contains one of these strings. */
+  /** Cheap pre-check: the rule runs only when the folded text (a raw rule's: the original) contains one of these. */
   needles?: readonly string[];
   /**
    * Strings of which every match contains at least one (defaults to `needles`). With `maxLen`, the scanner
@@ -3163,6 +3164,17 @@ export const rules: () => readonly Rule[] = lazy(() => [
     name: "override.ignore_previous_cjk",
     category: "instruction_override",
     raw: true,
+    // (every match holds its verb: the characters a match opens with are common in these scripts, see `opens`)
+    needles: [
+      "\u7121\u8996",
+      "\u5fd8\u308c",
+      "\u5ffd\u7565",
+      "\u65e0\u89c6",
+      "\u5fd8\u8bb0",
+      "\u5fd8\u8a18",
+      "\u5fd8\u6389",
+      "\u4e0d\u8981\u7406",
+    ],
     re: new RegExp(
       `(?:\u4ee5\u524d|\u524d|\u3053\u308c\u307e\u3067|\u4eca\u307e\u3067|\u5148\u307b\u3069|\u5148\u7a0b|\u4e0a\u8a18|\u6700\u521d)\u306e(?:\u3059\u3079\u3066\u306e|\u5168\u3066\u306e|\u5168\u90e8\u306e)?` +
         `(?:\u6307\u793a|\u547d\u4ee4|\u6307\u4ee4|\u30eb\u30fc\u30eb|\u898f\u5247|\u30d7\u30ed\u30f3\u30d7\u30c8)(?:\u3092|\u306f)(?:\u3059\u3079\u3066|\u5168\u3066|\u5168\u90e8|\u4e00\u65e6|\u5b8c\u5168\u306b)?` +
