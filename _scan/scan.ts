@@ -208,10 +208,10 @@ const PLANS = new Map<ScanContext, Plan>();
  */
 const SCREENS = new Map<ScanContext, RuleScreen>();
 /**
- * Per context, `Plan.rawGate` and the needles of each raw rule that has them, made on first use: `foldScreened`
- * reads them without the rest of the plan.
+ * Per context, `Plan.rawGate` and the raw rules that have needles, made on first use: `foldScreened` reads them
+ * without the rest of the plan.
  */
-const RAW_GATES = new Map<ScanContext, { gate: RegExp | null; needles: readonly (readonly string[])[] }>();
+const RAW_GATES = new Map<ScanContext, { gate: RegExp | null; needled: readonly Rule[] }>();
 
 /**
  * The plan of `context` when it is one of `SCAN_CONTEXTS`, else undefined. Only known contexts have plans (every
@@ -257,8 +257,8 @@ function rawGateIn(context: ScanContext): RegExp | null {
   return rawGatesIn(context).gate;
 }
 
-/** `rawGateIn` and the needles of the raw rules of `context` that have them (see `RAW_GATES`). */
-function rawGatesIn(context: ScanContext): { gate: RegExp | null; needles: readonly (readonly string[])[] } {
+/** `rawGateIn` and the raw rules of `context` that have needles (see `RAW_GATES`). */
+function rawGatesIn(context: ScanContext): { gate: RegExp | null; needled: readonly Rule[] } {
   let made = RAW_GATES.get(context);
   if (made === undefined) {
     const { raw } = rulesIn(context);
@@ -267,7 +267,7 @@ function rawGatesIn(context: ScanContext): { gate: RegExp | null; needles: reado
       gate: gated.every((rule) => rule.opens !== undefined)
         ? new RegExp(`[${gated.map((rule) => rule.opens).join("")}]`)
         : null,
-      needles: raw.flatMap((rule) => rule.needles === undefined ? [] : [rule.needles]),
+      needled: raw.filter((rule) => rule.needles !== undefined),
     };
     RAW_GATES.set(context, made);
   }
@@ -275,19 +275,19 @@ function rawGatesIn(context: ScanContext): { gate: RegExp | null; needles: reado
 }
 
 /**
- * True when `text` holds one of `needles` (a raw rule's, see `Plan.rawGate`): native searches, which on text
- * beyond ASCII that holds none cost less than the rule's expression run over it.
+ * True when the original `text` holds one of the needles of the raw rule `rule` (see `Plan.rawGate`): one
+ * search for them all, which on text beyond ASCII that holds none costs less than the rule's expression (a
+ * string search per needle cost V8 a hundred times more on text of emoji).
  */
-function holdsNeedle(text: string, needles: readonly string[]): boolean {
-  for (let i = 0; i < needles.length; i++) if (text.includes(needles[i])) return true;
-  return false;
+function holdsNeedle(rule: Rule, text: string): boolean {
+  return needlesOf(rule).needles!.test(text);
 }
 
 /** True when a raw rule of `context` could match `text`: its gate opens, or a rule's needles are in it. */
 function rawMayMatch(context: ScanContext, text: string): boolean {
-  const { gate, needles } = rawGatesIn(context);
+  const { gate, needled } = rawGatesIn(context);
   if (gate === null || gate.test(text)) return true;
-  for (const list of needles) if (holdsNeedle(text, list)) return true;
+  for (const rule of needled) if (holdsNeedle(rule, text)) return true;
   return false;
 }
 
@@ -955,7 +955,7 @@ function collectFindings(
     const opened = plan.rawGate === null || plan.rawGate.test(text);
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
-      if (rule.needles !== undefined ? !holdsNeedle(text, rule.needles) : !opened) continue;
+      if (rule.needles !== undefined ? !holdsNeedle(rule, text) : !opened) continue;
       // exec, not matchAll: no iterator and no copy of the expression, which cost Bun a quarter of the time on
       // text with a match every few characters. Every raw rule's match takes at least one character.
       const re = rule.re;
