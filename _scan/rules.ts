@@ -623,13 +623,15 @@ function nameGiven(t: string, end: number, original: Original): boolean {
  * A jailbreak's name after an identity of `NAME_GIVEN`, in the original text (see `nameGiven`); made on first
  * use, as a `\p{...}` expression costs at load.
  */
-const nameAfter = lazy(() =>
-  new RegExp(
+const nameAfter = lazy(() => {
+  // (a persona's name in capitals or CamelCase: "DAN", "EvilGPT", "D4N")
+  const name = "(?:\\p{Lu}[\\p{Lu}\\d]+|\\p{Lu}\\p{Ll}+\\p{Lu}[\\p{L}\\d]*)";
+  return new RegExp(
     "^\\s+(?:(?:ora|adesso|agora|nu|vanaf nu|jetzt|ab jetzt|ab sofort|nun|ahora)\\s+)?" +
       // (a name in quotes is one whatever follows: 'sei "DAN" da questo momento')
-      `(?:["\u201c\u201e\u00ab](?!(?:${EMPHATIC_CAPITALS})["\u201d\u201c\u00bb])${PERSONA_NAME}["\u201d\u201c\u00bb]|` +
+      `(?:["\u201c\u201e\u00ab](?!(?:${EMPHATIC_CAPITALS})["\u201d\u201c\u00bb])${name}["\u201d\u201c\u00bb]|` +
       '[*_"\u201c\u201e\u00ab]{0,2}' +
-      `(?!(?:${EMPHATIC_CAPITALS})(?![\\p{L}\\d]))${PERSONA_NAME}` +
+      `(?!(?:${EMPHATIC_CAPITALS})(?![\\p{L}\\d]))${name}` +
       // (the name is a word of its own, not a compound's or a plural's start: "SAP-Profi", "VIP-lid", "ZZP'er",
       // "ChatGPT-Plus", "MVPs"; and it closes its clause or a word of the persona's follows, not a noun it
       // counts or a phrase it heads: "sei PDF da firmare", "sei GPU H100", "sei AMMINISTRATORE del progetto")
@@ -637,11 +639,8 @@ const nameAfter = lazy(() =>
       "desde|from|ora|adesso|agora|ahora|now|nun|jetzt|nu|per|f\u00fcr|fur|para|pour|voor|senza|ohne|sans|" +
       "sin|sem|zonder|without|un|una|uno|um|uma|ein|eine|een|da (?:questo momento|ora|adesso|oggi))(?![\\p{L}\\d])))",
     "u",
-  )
-);
-
-/** A persona's name in capitals or CamelCase, as `nameAfter` reads it: "DAN", "EvilGPT", "D4N". */
-const PERSONA_NAME = "(?:\\p{Lu}[\\p{Lu}\\d]+|\\p{Lu}\\p{Ll}+\\p{Lu}[\\p{L}\\d]*)";
+  );
+});
 
 /** Capitals of emphasis, not a name: "sei PRO", "voce e VIP", "Sie sind SUPER", "voce e DEMAIS". */
 const EMPHATIC_CAPITALS =
