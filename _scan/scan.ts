@@ -71,8 +71,9 @@ interface Plan {
   /** Rules over the original text. */
   raw: readonly Rule[];
   /**
-   * Matches a text wherever a raw rule's match could start (see `Rule.opens`): one search instead of one per
-   * rule on text that holds none (most text beyond ASCII). Null when a raw rule does not say.
+   * Matches a text wherever a match of a raw rule without needles could start (see `Rule.opens`): one search
+   * instead of one per rule on text that holds none (most text beyond ASCII). Null when such a rule does not
+   * say. A raw rule with needles is gated by them alone (see `holdsNeedle`).
    */
   rawGate: RegExp | null;
   /** Rules over the folded text. */
@@ -206,8 +207,11 @@ const PLANS = new Map<ScanContext, Plan>();
  * builds only this; a long text never reads it, so its first scan does not build it.
  */
 const SCREENS = new Map<ScanContext, RuleScreen>();
-/** Per context, `Plan.rawGate`, made on first use: `foldScreened` reads it without the rest of the plan. */
-const RAW_GATES = new Map<ScanContext, RegExp | null>();
+/**
+ * Per context, `Plan.rawGate` and the raw rules that have needles, made on first use: `foldScreened` reads them
+ * without the rest of the plan.
+ */
+const RAW_GATES = new Map<ScanContext, { gate: RegExp | null; needled: readonly Rule[] }>();
 
 /**
  * The plan of `context` when it is one of `SCAN_CONTEXTS`, else undefined. Only known contexts have plans (every
@@ -245,18 +249,46 @@ function screenOf(context: ScanContext): RuleScreen {
 
 /**
  * `Plan.rawGate` of `context`: where one of its raw rules' matches could open (a class of characters that never
- * matches when it has none), or null when one of them does not say.
+ * matches when it has none), or null when one of them does not say. Rules with needles are left out: the
+ * characters their matches open with are common in their scripts (Japanese and Chinese words), and would open
+ * the gate for every rule on all such text.
  */
 function rawGateIn(context: ScanContext): RegExp | null {
-  let gate = RAW_GATES.get(context);
-  if (gate === undefined) {
+  return rawGatesIn(context).gate;
+}
+
+/** `rawGateIn` and the raw rules of `context` that have needles (see `RAW_GATES`). */
+function rawGatesIn(context: ScanContext): { gate: RegExp | null; needled: readonly Rule[] } {
+  let made = RAW_GATES.get(context);
+  if (made === undefined) {
     const { raw } = rulesIn(context);
-    gate = raw.every((rule) => rule.opens !== undefined)
-      ? new RegExp(`[${raw.map((rule) => rule.opens).join("")}]`)
-      : null;
-    RAW_GATES.set(context, gate);
+    const gated = raw.filter((rule) => rule.needles === undefined);
+    made = {
+      gate: gated.every((rule) => rule.opens !== undefined)
+        ? new RegExp(`[${gated.map((rule) => rule.opens).join("")}]`)
+        : null,
+      needled: raw.filter((rule) => rule.needles !== undefined),
+    };
+    RAW_GATES.set(context, made);
   }
-  return gate;
+  return made;
+}
+
+/**
+ * True when the original `text` holds one of the needles of the raw rule `rule` (see `Plan.rawGate`): one
+ * search for them all, which on text beyond ASCII that holds none costs less than the rule's expression (a
+ * string search per needle cost V8 a hundred times more on text of emoji).
+ */
+function holdsNeedle(rule: Rule, text: string): boolean {
+  return needlesOf(rule).needles!.test(text);
+}
+
+/** True when a raw rule of `context` could match `text`: its gate opens, or a rule's needles are in it. */
+function rawMayMatch(context: ScanContext, text: string): boolean {
+  const { gate, needled } = rawGatesIn(context);
+  if (gate === null || gate.test(text)) return true;
+  for (const rule of needled) if (holdsNeedle(rule, text)) return true;
+  return false;
 }
 
 /** The plan for `context`. */
@@ -577,9 +609,7 @@ function foldScreened(screen: RuleScreen, context: ScanContext, text: string): R
   let folded = asciiFold(text, { reuse: true });
   const ascii = folded !== null;
   if (folded === null) {
-    if (!latinBeyondAscii(text)) return ALL_RULES;
-    const gate = rawGateIn(context);
-    if (gate === null || gate.test(text)) return ALL_RULES;
+    if (!latinBeyondAscii(text) || rawMayMatch(context, text)) return ALL_RULES;
     folded = fold(text, { reuse: true });
   }
   const only = folded.text === text ? ALL_RULES : screen.candidates(folded.text);
@@ -921,9 +951,11 @@ function collectFindings(
     ? lowerFold(text)
     : asciiFold(text, { reuse: true });
   const ascii = whole !== null || (text.length > 2 * segment && isAscii(text));
-  if (plan.raw.length > 0 && !ascii && (plan.rawGate === null || plan.rawGate.test(text))) {
+  if (plan.raw.length > 0 && !ascii) {
+    const opened = plan.rawGate === null || plan.rawGate.test(text);
     for (const rule of plan.raw) {
       if (wanted && !wanted.has(rule.category)) continue;
+      if (rule.needles !== undefined ? !holdsNeedle(rule, text) : !opened) continue;
       // exec, not matchAll: no iterator and no copy of the expression, which cost Bun a quarter of the time on
       // text with a match every few characters. Every raw rule's match takes at least one character.
       const re = rule.re;
