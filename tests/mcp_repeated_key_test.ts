@@ -557,3 +557,35 @@ test("caseStray: the keywords it does not follow are ones the validator refuses,
     assert.deepEqual(summary.unchecked.map((u) => u.name), ["t"], JSON.stringify(schema));
   }
 });
+
+test("checkCall: a key in another case is refused where the schema names it in required or dependentRequired alone", () => {
+  // Each of these reads a key's presence by name, with no `properties` entry: `{"RECURSIVE":true}` made the
+  // `if` fail, so the confirm its `then` asks for was not asked, while a case-blind server read recursive.
+  const guard = createMcpGuard({});
+  guard.setTools([{
+    name: "act",
+    inputSchema: {
+      type: "object",
+      properties: {
+        wipe: { type: "object", if: { required: ["recursive"] }, then: { required: ["confirm"] } },
+        push: { type: "object", not: { required: ["force"] } },
+        copy: { type: "object", dependentRequired: { overwrite: ["backup"] } },
+        pick: { type: "object", oneOf: [{ required: ["a"] }, { required: ["b"] }] },
+      },
+    },
+  }]);
+  const feedback = (args: Record<string, unknown>) => {
+    const check = guard.checkCall({ name: "act", arguments: args });
+    return check.allowed ? "" : check.feedback;
+  };
+  assert.match(feedback({ wipe: { RECURSIVE: true } }), /"RECURSIVE", which the tool spells "recursive"/);
+  assert.match(feedback({ push: { Force: true } }), /"Force", which the tool spells "force"/);
+  assert.match(feedback({ copy: { OVERWRITE: true } }), /"OVERWRITE", which the tool spells "overwrite"/);
+  assert.match(feedback({ pick: { A: 1, b: 1 } }), /"A", which the tool spells "a"/);
+  // Spelled right, each is the schema's to judge; a key folding to no name is left to it.
+  assert.match(feedback({ wipe: { recursive: true } }), /confirm/);
+  assert.equal(
+    feedback({ wipe: { recursive: true, confirm: true }, push: {}, copy: { MODE: 1 }, pick: { b: 1 } }),
+    "",
+  );
+});
