@@ -261,3 +261,21 @@ test("McpSession: an id past 2^53 written with a fraction or an exponent is a nu
     assert.deepEqual([session.pending, toClient.length], [0, 1], `${asked} answered as ${echoed}`);
   }
 });
+
+test("McpSession: a server's answer under the double both a cancelled request past 2^53 and a waiting one round to answers neither", () => {
+  const { session, toClient, events } = lineSession();
+  session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}'));
+  session.fromClient(frame(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345678901234567891}}',
+  ));
+  session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567892,"method":"ping"}'));
+  // The first may be the late answer to the cancelled one: it went to the one waiting as its own.
+  session.fromServer(frame('{"jsonrpc":"2.0","id":12345678901234567000,"result":{"from":"cancelled"}}'));
+  session.fromServer(frame('{"jsonrpc":"2.0","id":12345678901234567000,"result":{"from":"waiting"}}'));
+  assert.equal(toClient.length, 1, toClient.join("\n"));
+  assert.match(toClient[0], /^\{"jsonrpc":"2\.0","id":12345678901234567892,"error":.*could be either's/);
+  // (the second is taken as the cancelled one's late answer: dropped quietly)
+  assert.deepEqual(events.filter((e) => e.event === "stray_message").map((e) => JSON.stringify(e.id)), [
+    "12345678901234567000",
+  ]);
+});

@@ -394,3 +394,33 @@ test("McpSession: a client's late answer to a server request past 2^53 it cancel
   // (it was reported as a stray, as the same answer under the digits the server wrote is not)
   assert.deepEqual([toServer, events.filter((e) => e.event === "stray_message")], [[], []]);
 });
+
+test("McpSession: a client's answer under the double a server request it cancelled and a waiting one round to answers neither", () => {
+  const events: McpEvent[] = [];
+  const toServer: string[] = [];
+  const session = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
+    toServer: (f) => void toServer.push(JSON.stringify(f.message)),
+    toClient: () => {},
+  });
+  const frame = (text: string) => {
+    const bytes = enc.encode(text);
+    return { bytes, message: parseLine(bytes) };
+  };
+  session.fromServer(frame('{"jsonrpc":"2.0","id":12345678901234567891,"method":"roots/list"}'));
+  session.fromServer(frame(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345678901234567891}}',
+  ));
+  session.fromServer(frame('{"jsonrpc":"2.0","id":12345678901234567892,"method":"roots/list"}'));
+  // The first may be the late answer to the cancelled one: it went to the one waiting as its own.
+  session.fromClient(
+    frame('{"jsonrpc":"2.0","id":12345678901234567000,"result":{"roots":[],"from":"cancelled"}}'),
+  );
+  session.fromClient(
+    frame('{"jsonrpc":"2.0","id":12345678901234567000,"result":{"roots":[],"from":"waiting"}}'),
+  );
+  assert.equal(toServer.length, 1, toServer.join("\n"));
+  assert.match(toServer[0], /^\{"jsonrpc":"2\.0","id":12345678901234567892,"error":.*could be either's/);
+  assert.deepEqual(events.filter((e) => e.event === "stray_message").map((e) => JSON.stringify(e.id)), [
+    "12345678901234567000",
+  ]);
+});
