@@ -310,7 +310,8 @@ export interface CaseStray {
  * member absent, so the guard judged `{}` or skipped `path`'s pattern, while a server whose parser ignores
  * case (Go's `encoding/json`, cJSON's `cJSON_GetObjectItem`) reads it as that member. The arguments are
  * followed through every subschema the validator applies to them, at any depth, and only those: a key any
- * of them declares in `properties` counts as declared, since any of them may be what the tool reads it by.
+ * of them names in `properties`, `required` or `dependentRequired` counts as declared, since any of them
+ * may be what the tool reads it by (`if: { required: ["recursive"] }` decides by the key alone).
  * Keys that fold to nothing declared are left to the schema; only keys not declared as spelled are folded.
  *
  * Keyword by keyword:
@@ -456,15 +457,48 @@ function applying(root: Record<string, unknown>, schemas: readonly unknown[]): R
   return [...seen];
 }
 
-/** The names `properties` declares in any of `schemas`, or undefined where none declares any. */
+/**
+ * The names any of `schemas` reads a value's keys by (see {@linkcode namesOf}), or undefined where none
+ * names any.
+ */
 function declaredNames(
   schemas: readonly Record<string, unknown>[],
 ): Readonly<Record<string, unknown>> | undefined {
-  const all = schemas.map((s) => s.properties).filter(isRecord);
+  const all = schemas.map(namesOf).filter((names) => names !== undefined);
   if (all.length < 2) return all[0];
   const names: Record<string, true> = Object.create(null);
-  for (const properties of all) for (const name of Object.keys(properties)) names[name] = true;
+  for (const one of all) for (const name of Object.keys(one)) names[name] = true;
   return names;
+}
+
+/** Each schema's names by {@linkcode namesOf}, gathered once: a schema applies to every item of a list. */
+const NAMES = new WeakMap<object, Readonly<Record<string, unknown>> | undefined>();
+
+/**
+ * The names `schema` reads a value's keys by: its `properties`, and the names its `required` and
+ * `dependentRequired` ask to be present (`if: { required: ["recursive"] }` decides by that key alone, with
+ * no `properties` entry for it). Undefined when it names none.
+ */
+function namesOf(schema: Record<string, unknown>): Readonly<Record<string, unknown>> | undefined {
+  const properties = isRecord(schema.properties) ? schema.properties : undefined;
+  // (most schemas name their keys in `properties` alone: that object serves as it is)
+  if (schema.required === undefined && schema.dependentRequired === undefined) return properties;
+  if (NAMES.has(schema)) return NAMES.get(schema);
+  const names: Record<string, true> = Object.create(null);
+  const add = (list: unknown) => {
+    if (Array.isArray(list)) { for (const name of list) if (typeof name === "string") names[name] = true; }
+  };
+  for (const name of Object.keys(properties ?? {})) names[name] = true;
+  add(schema.required);
+  if (isRecord(schema.dependentRequired)) {
+    for (const [name, needs] of Object.entries(schema.dependentRequired)) {
+      names[name] = true;
+      add(needs);
+    }
+  }
+  const found = Object.keys(names).length === 0 ? undefined : names;
+  NAMES.set(schema, found);
+  return found;
 }
 
 /** What `pick` finds in each of `schemas`. */

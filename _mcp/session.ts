@@ -971,14 +971,17 @@ export class GuardedSession implements McpSession {
         "either's and was not passed on";
       this.#answerServer(errorResponse(asked, -32603, text));
     };
-    const asked = roundedMatch(id, this.#serverRequests.ids(), (x) => x, refuse);
+    // (a cancelled one alike could be what it answers, late, as well: see #roundedAlike)
+    const [asked, cancelled] = [this.#serverRequests, this.#serverCancelled];
+    const alike = function* () {
+      for (const id of asked.ids()) yield { id, waits: true };
+      for (const id of cancelled.ids()) yield { id, waits: false };
+    };
+    const found = roundedMatch(id, alike(), (x) => x.id, (x) => x.waits && refuse(x.id));
     // (to the server under the id it wrote, as the server's answers go to the client: see #roundedAlike)
-    if (asked !== undefined) this.#answerServer({ ...m, id: asked });
-    else {
-      const cancelled = roundedMatch(id, this.#serverCancelled.ids(), (x) => x);
-      if (cancelled !== undefined) this.#serverCancelled.take(cancelled);
-      else this.#hooks.emit({ event: "stray_message", from: "client", kind: "no_request", id });
-    }
+    if (found?.waits) this.#answerServer({ ...m, id: found.id });
+    else if (found !== undefined) this.#serverCancelled.take(found.id);
+    else this.#hooks.emit({ event: "stray_message", from: "client", kind: "no_request", id });
     return "answered";
   }
 
@@ -1406,7 +1409,7 @@ export class GuardedSession implements McpSession {
         // (under the double an id past 2^53 rounds to, it answers that request: see #roundedAlike)
         if (!this.answerWithError(id, -32603, text)) {
           const alike = this.#roundedAlike(m);
-          if (alike !== undefined) this.answerWithError(alike.req.id, -32603, text);
+          if (alike?.req !== undefined) this.answerWithError(alike.req.id, -32603, text);
         }
       }
       return null;
@@ -1435,8 +1438,10 @@ export class GuardedSession implements McpSession {
     }
     const req = this.#pending.get(key);
     if (req !== undefined) return this.#answerOf(key, req, m);
+    if (this.#cancelled.has(key)) return this.#lateAnswer(key, m);
     const alike = this.#roundedAlike(m);
-    if (alike === undefined) return this.#stray(m, key);
+    if (alike === undefined) return this.#stray(m);
+    if (alike.req === undefined) return this.#lateAnswer(alike.key, m);
     // (to the client under the id it wrote)
     const written = { ...m, id: alike.req.id };
     const out = this.#answerOf(alike.key, alike.req, written);
@@ -1445,19 +1450,26 @@ export class GuardedSession implements McpSession {
 
   /**
    * The one request still waiting that the server's answer `m` answers under the double its id past 2^53
-   * reads as (see {@linkcode roundedMatch}): a server whose reader is `JSON.parse` answers so. When several
-   * wait that round alike, none is taken (one could be handed a tool list meant for a call, or a call's
-   * result go unscanned): each is answered with an error, and the answer is a stray (reported by the caller).
+   * reads as (see {@linkcode roundedMatch}): a server whose reader is `JSON.parse` answers so; or the one
+   * cancelled request it answers so, late (no `req` then). A cancelled one counts among those alike: the
+   * answer may be its late one. When several round alike, none is taken (one could be handed a tool list
+   * meant for a call, or a call's result go unscanned): each still waiting is answered with an error, and the
+   * answer is a stray (reported by the caller).
    */
-  #roundedAlike(m: JsonRpcMessage): { key: string; req: PendingRequest } | undefined {
-    const found = roundedMatch(m.id, this.#pending, ([, req]) => req.id, ([, req]) => {
+  #roundedAlike(m: JsonRpcMessage): { key: string; req?: PendingRequest } | undefined {
+    const [pending, cancelled] = [this.#pending, this.#cancelled];
+    const alike = function* (): Generator<{ key: string; id: JsonRpcId; req?: PendingRequest }> {
+      for (const [key, req] of pending) yield { key, id: req.id, req };
+      for (const [key, id] of cancelled) yield { key, id };
+    };
+    return roundedMatch(m.id, alike(), (x) => x.id, ({ req }) => {
+      if (req === undefined) return;
       const text =
         `toolguard: the MCP server answered under id ${JSON.stringify(m.id)}, the number it read ` +
         "this request's id and another's as (a double rounds ids past 2^53), so its answer could be " +
         "either's and was not passed on; send the request again under an id below 2^53";
       this.answerWithError(req.id, -32603, text);
     });
-    return found === undefined ? undefined : { key: found[0], req: found[1] };
   }
 
   /** The server's answer `m` to the client's request `req` (waiting under `key`): judged as its method's. */
@@ -1490,21 +1502,21 @@ export class GuardedSession implements McpSession {
 
   /**
    * An answer no request waits for (a second answer, or one to an id never sent): dropped, since a client
-   * could take it for the real answer while the guard never looked into it. A late answer to a request the
-   * client cancelled is dropped quietly, as MCP asks the client to ignore it.
+   * could take it for the real answer while the guard never looked into it (a late answer to a request the
+   * client cancelled is not one: see #lateAnswer).
    */
-  #stray(m: JsonRpcMessage, key: string): null {
-    // (under the double its id past 2^53 rounds to too, from a server whose reader is JSON.parse; several
-    // alike: a stray, as for the requests waiting, see #roundedAlike)
-    const cancelled = this.#cancelled.has(key)
-      ? key
-      : roundedMatch(m.id, this.#cancelled, ([, id]) => id)?.[0];
-    if (cancelled !== undefined) {
-      this.#cancelled.delete(cancelled);
-      this.#noteAnswered(cancelled, m); // (the server had the request: see answered)
-      return null;
-    }
+  #stray(m: JsonRpcMessage): null {
     this.#hooks.emit({ event: "stray_message", from: "server", kind: "no_request", id: m.id });
+    return null;
+  }
+
+  /**
+   * The late answer `m` to a request the client cancelled (kept under `key`; found by its id, or the double
+   * one past 2^53 rounds to: see #roundedAlike): dropped quietly, as MCP asks the client to ignore it.
+   */
+  #lateAnswer(key: string, m: JsonRpcMessage): null {
+    this.#cancelled.delete(key);
+    this.#noteAnswered(key, m); // (the server had the request: see answered)
     return null;
   }
 

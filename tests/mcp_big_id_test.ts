@@ -261,3 +261,59 @@ test("McpSession: an id past 2^53 written with a fraction or an exponent is a nu
     assert.deepEqual([session.pending, toClient.length], [0, 1], `${asked} answered as ${echoed}`);
   }
 });
+
+test("McpSession: a server's answer under the double both a cancelled request past 2^53 and a waiting one round to answers neither", () => {
+  const { session, toClient, events } = lineSession();
+  session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}'));
+  session.fromClient(frame(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345678901234567891}}',
+  ));
+  session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567892,"method":"ping"}'));
+  // The first may be the late answer to the cancelled one: it went to the one waiting as its own.
+  session.fromServer(frame('{"jsonrpc":"2.0","id":12345678901234567000,"result":{"from":"cancelled"}}'));
+  session.fromServer(frame('{"jsonrpc":"2.0","id":12345678901234567000,"result":{"from":"waiting"}}'));
+  assert.equal(toClient.length, 1, toClient.join("\n"));
+  assert.match(toClient[0], /^\{"jsonrpc":"2\.0","id":12345678901234567892,"error":.*could be either's/);
+  // (the second is taken as the cancelled one's late answer: dropped quietly)
+  assert.deepEqual(events.filter((e) => e.event === "stray_message").map((e) => JSON.stringify(e.id)), [
+    "12345678901234567000",
+  ]);
+});
+
+test(
+  "relayMcp: a JavaScript server's late answer to a cancelled request past 2^53 never reaches the client as another's",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // The server reads with JSON.parse: both ids are 12345678901234567000 to it. It answers once it has both,
+    // the cancelled one first; the client must not take that answer for the one it still waits for.
+    const server = `
+const held = [];
+require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.method !== "resources/read") return;
+  held.push(m);
+  if (held.length < 2) return;
+  for (const r of held) {
+    const contents = [{ uri: r.params.uri, text: "" }];
+    process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { contents } }) + "\\n");
+  }
+});`;
+    const read = (id: string, uri: string) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"resources/read","params":{"uri":"${uri}"}}`;
+    const lines = [
+      read("12345678901234567891", "file:///cancelled"),
+      '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345678901234567891}}',
+      read("12345678901234567892", "file:///waiting"),
+    ];
+    const c = rawLineClient(
+      [new TextEncoder().encode(lines.map((line) => line + "\n").join(""))],
+      (read) => byIdText(read).has("12345678901234567892"),
+    );
+    await relayToRawLineProcess(c, () => {}, { command: "node", args: ["-e", server] });
+    const got = byIdText(c.lines).get("12345678901234567892") ?? "";
+    assert.doesNotMatch(got, /cancelled/);
+    assert.match(got, /"error":.*could be either's/);
+  },
+);

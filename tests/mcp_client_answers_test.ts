@@ -375,7 +375,16 @@ test(
   },
 );
 
-test("McpSession: a client's late answer to a server request past 2^53 it cancelled, rounded, is dropped quietly", () => {
+/**
+ * A session whose server and client write lines (`fromServer` and `fromClient` take their text): what reached
+ * the server, each as JSON, and the events.
+ */
+function lineSession(): {
+  events: McpEvent[];
+  toServer: string[];
+  fromServer: (text: string) => void;
+  fromClient: (text: string) => void;
+} {
   const events: McpEvent[] = [];
   const toServer: string[] = [];
   const session = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
@@ -386,11 +395,38 @@ test("McpSession: a client's late answer to a server request past 2^53 it cancel
     const bytes = enc.encode(text);
     return { bytes, message: parseLine(bytes) };
   };
-  session.fromServer(frame('{"jsonrpc":"2.0","id":12345678901234567891,"method":"roots/list"}'));
-  session.fromServer(frame(
+  return {
+    events,
+    toServer,
+    fromServer: (text: string) => session.fromServer(frame(text)),
+    fromClient: (text: string) => void session.fromClient(frame(text)),
+  };
+}
+
+test("McpSession: a client's late answer to a server request past 2^53 it cancelled, rounded, is dropped quietly", () => {
+  const { events, toServer, fromServer, fromClient } = lineSession();
+  fromServer('{"jsonrpc":"2.0","id":12345678901234567891,"method":"roots/list"}');
+  fromServer(
     '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345678901234567891}}',
-  ));
-  session.fromClient(frame('{"jsonrpc":"2.0","id":12345678901234567000,"result":{"roots":[]}}'));
+  );
+  fromClient('{"jsonrpc":"2.0","id":12345678901234567000,"result":{"roots":[]}}');
   // (it was reported as a stray, as the same answer under the digits the server wrote is not)
   assert.deepEqual([toServer, events.filter((e) => e.event === "stray_message")], [[], []]);
+});
+
+test("McpSession: a client's answer under the double a server request it cancelled and a waiting one round to answers neither", () => {
+  const { events, toServer, fromServer, fromClient } = lineSession();
+  fromServer('{"jsonrpc":"2.0","id":12345678901234567891,"method":"roots/list"}');
+  fromServer(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345678901234567891}}',
+  );
+  fromServer('{"jsonrpc":"2.0","id":12345678901234567892,"method":"roots/list"}');
+  // The first may be the late answer to the cancelled one: it went to the one waiting as its own.
+  fromClient('{"jsonrpc":"2.0","id":12345678901234567000,"result":{"roots":[],"from":"cancelled"}}');
+  fromClient('{"jsonrpc":"2.0","id":12345678901234567000,"result":{"roots":[],"from":"waiting"}}');
+  assert.equal(toServer.length, 1, toServer.join("\n"));
+  assert.match(toServer[0], /^\{"jsonrpc":"2\.0","id":12345678901234567892,"error":.*could be either's/);
+  assert.deepEqual(events.filter((e) => e.event === "stray_message").map((e) => JSON.stringify(e.id)), [
+    "12345678901234567000",
+  ]);
 });

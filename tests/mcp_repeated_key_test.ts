@@ -490,39 +490,41 @@ test("caseStray: a schema with a list of subschemas a hostile server made huge i
   assert.equal(caseStray({ name: "t", arguments: { a: { ID: "x" } } }, tools), undefined);
 });
 
-test("checkCall: a key in another case is refused under not, if, and a patternProperties schema its key matches", () => {
-  const id = { type: "string", pattern: "^u[0-9]+$" };
-  const owner = { type: "object", properties: { id } };
+/**
+ * What a guard whose one tool, "act", takes an object with `properties` says of a call of it with `args`: its
+ * feedback, or "" when allowed.
+ */
+function feedbackOf(properties: Record<string, unknown>): (args: Record<string, unknown>) => string {
   const guard = createMcpGuard({});
-  guard.setTools([{
-    name: "act",
-    inputSchema: {
-      type: "object",
-      properties: {
-        // `not` reads `mode` to forbid "w": `MODE` passed it, and a case-blind server reads "w"
-        write: { type: "object", not: { required: ["mode"], properties: { mode: { const: "w" } } } },
-        // `if` reads `kind`: `KIND` made it fail, so the token `then` asks for was not asked
-        grant: {
-          type: "object",
-          if: { required: ["kind"], properties: { kind: { const: "admin" } } },
-          then: { required: ["token"] },
-        },
-        owners: { type: "object", patternProperties: { "^o_": owner }, additionalProperties: false },
-        named: {
-          type: "object",
-          properties: { path: { type: "string" } },
-          patternProperties: { "^[A-Z]+$": {} },
-        },
-        loose: { type: "object", patternProperties: { "^x-": owner } },
-        // (a `then` without `if` is inert: the validator applies nothing of it)
-        inert: { type: "object", then: { properties: { id } } },
-      },
-    },
-  }]);
-  const feedback = (args: Record<string, unknown>) => {
+  guard.setTools([{ name: "act", inputSchema: { type: "object", properties } }]);
+  return (args) => {
     const check = guard.checkCall({ name: "act", arguments: args });
     return check.allowed ? "" : check.feedback;
   };
+}
+
+test("checkCall: a key in another case is refused under not, if, and a patternProperties schema its key matches", () => {
+  const id = { type: "string", pattern: "^u[0-9]+$" };
+  const owner = { type: "object", properties: { id } };
+  const feedback = feedbackOf({
+    // `not` reads `mode` to forbid "w": `MODE` passed it, and a case-blind server reads "w"
+    write: { type: "object", not: { required: ["mode"], properties: { mode: { const: "w" } } } },
+    // `if` reads `kind`: `KIND` made it fail, so the token `then` asks for was not asked
+    grant: {
+      type: "object",
+      if: { required: ["kind"], properties: { kind: { const: "admin" } } },
+      then: { required: ["token"] },
+    },
+    owners: { type: "object", patternProperties: { "^o_": owner }, additionalProperties: false },
+    named: {
+      type: "object",
+      properties: { path: { type: "string" } },
+      patternProperties: { "^[A-Z]+$": {} },
+    },
+    loose: { type: "object", patternProperties: { "^x-": owner } },
+    // (a `then` without `if` is inert: the validator applies nothing of it)
+    inert: { type: "object", then: { properties: { id } } },
+  });
   assert.match(feedback({ write: { MODE: "w" } }), /"MODE", which the tool spells "mode"/);
   assert.match(feedback({ grant: { KIND: "admin" } }), /"KIND", which the tool spells "kind"/);
   assert.match(feedback({ owners: { o_1: { ID: "root" } } }), /"ID", which the tool spells "id"/);
@@ -556,4 +558,25 @@ test("caseStray: the keywords it does not follow are ones the validator refuses,
     const summary = guard.setTools([{ name: "t", inputSchema: { type: "object", ...schema } }]);
     assert.deepEqual(summary.unchecked.map((u) => u.name), ["t"], JSON.stringify(schema));
   }
+});
+
+test("checkCall: a key in another case is refused where the schema names it in required or dependentRequired alone", () => {
+  // Each of these reads a key's presence by name, with no `properties` entry: `{"RECURSIVE":true}` made the
+  // `if` fail, so the confirm its `then` asks for was not asked, while a case-blind server read recursive.
+  const feedback = feedbackOf({
+    wipe: { type: "object", if: { required: ["recursive"] }, then: { required: ["confirm"] } },
+    push: { type: "object", not: { required: ["force"] } },
+    copy: { type: "object", dependentRequired: { overwrite: ["backup"] } },
+    pick: { type: "object", oneOf: [{ required: ["a"] }, { required: ["b"] }] },
+  });
+  assert.match(feedback({ wipe: { RECURSIVE: true } }), /"RECURSIVE", which the tool spells "recursive"/);
+  assert.match(feedback({ push: { Force: true } }), /"Force", which the tool spells "force"/);
+  assert.match(feedback({ copy: { OVERWRITE: true } }), /"OVERWRITE", which the tool spells "overwrite"/);
+  assert.match(feedback({ pick: { A: 1, b: 1 } }), /"A", which the tool spells "a"/);
+  // Spelled right, each is the schema's to judge; a key folding to no name is left to it.
+  assert.match(feedback({ wipe: { recursive: true } }), /confirm/);
+  assert.equal(
+    feedback({ wipe: { recursive: true, confirm: true }, push: {}, copy: { MODE: 1 }, pick: { b: 1 } }),
+    "",
+  );
 });
