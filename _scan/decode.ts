@@ -10,8 +10,11 @@
  * - HTML character references: decimal `&#73;` and hexadecimal `&#x49;` (the `;` may be left out, as browsers
  *   allow), and the named ones that hide or spell text (`NAMED`), each with its `;`;
  * - tags and comments: a comment `<!-- … -->` and an inline tag (`INLINE`: `<em>`, `<a href=…>`, `<span>`…)
- *   read as nothing, as a browser draws them, so a tag inside a word splits nothing; any other tag
- *   (`<p>`, `<br>`, `<div>`, a declaration `<!DOCTYPE …>`, `<?xml …?>`) reads as a space, as the break a
+ *   inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a browser
+ *   draws them, so `Ig<span>no</span>re` is one word; elsewhere as a space, which the fold joins to the blanks
+ *   around it: `all <em>previous</em> instructions` reads as its words, and a name in a tag before a comma
+ *   (`<b>Assistant</b>, Marketing`) stays apart from the comma, as the rules read a name in bold. Any other
+ *   tag (`<p>`, `<br>`, `<div>`, a declaration `<!DOCTYPE …>`, `<?xml …?>`) reads as a space, as the break a
  *   browser draws there, so that two blocks do not join into one word;
  * - JSON string escapes: `\uXXXX`, `\n`, `\t`, `\r`, `\"`, `\/`, `\\` (a pair of backslashes is one backslash
  *   and escapes nothing after it);
@@ -166,6 +169,11 @@ function tagStartAt(text: string, i: number): number {
 
 function isAsciiLetter(c: number): boolean {
   return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+}
+
+/** A letter, a digit or a unit beyond ASCII (NaN, past the text's end, is none). */
+function isWordUnit(c: number): boolean {
+  return isAsciiLetter(c) || (c >= 0x30 && c <= 0x39) || c >= 0x80;
 }
 
 function isNameUnit(c: number): boolean {
@@ -345,8 +353,11 @@ export function decoded(text: string): DecodedText | null {
   const pieces: string[] = [];
   const joined: string[] = [];
   let changed = false;
+  // The last unit of the decoded text so far (0: none), which tells whether a tag is inside a word.
+  let last = 0;
   const run = (start: number, end: number, units: string, decodedRun: boolean) => {
     if (units.length === 0) return;
+    last = units.charCodeAt(units.length - 1);
     if (decodedRun || start !== lastEnd) {
       if (count === at.length) {
         at = grownBy(at, 1);
@@ -395,14 +406,20 @@ export function decoded(text: string): DecodedText | null {
     else if (c === PERCENT) d = percentAt(text, p);
     else {
       const kind = tagStartAt(text, p);
+      let end = -1;
       if (kind === COMMENT) {
         if (nextCommentEnd !== -1 && nextCommentEnd < p + 4) nextCommentEnd = text.indexOf("-->", p + 4);
-        if (nextCommentEnd !== -1) d = { text: "", end: nextCommentEnd + 3 };
+        if (nextCommentEnd !== -1) end = nextCommentEnd + 3;
       } else if (kind !== NO_TAG) {
         if (nextGt !== -1 && nextGt < p) nextGt = text.indexOf(">", p);
-        if (nextGt !== -1 && nextGt - p < TAG_MOST) {
-          d = { text: kind === INLINE_TAG ? "" : " ", end: nextGt + 1 };
-        }
+        if (nextGt !== -1 && nextGt - p < TAG_MOST) end = nextGt + 1;
+      }
+      if (end !== -1) {
+        // (the unit before: the last one decoded, or the one before `p` when it has not been kept yet)
+        const before = p > i ? text.charCodeAt(p - 1) : last;
+        const after = text.charCodeAt(end);
+        const inWord = kind !== OTHER_TAG && isWordUnit(before) && (isWordUnit(after) || after === LT);
+        d = { text: inWord ? "" : " ", end };
       }
     }
     if (d === null) {

@@ -114,6 +114,7 @@ const BENIGN: string[] = [
   "Saved to C:\\new\\temp\\users\\report.txt",
   "<!DOCTYPE html><html><head><title>Release notes</title></head><body><ul><li>Fixed the login " +
   "form</li><li>Faster search</li></ul><!-- build 42 --></body></html>",
+  "<p><b>Assistant</b>, Marketing Department</p><p><em>Agent</em>, a program that acts for a user.</p>",
   "&&&& <<<< \\\\\\\\ %%%% &#; &#x; &foo; &#0; &#xD800; %zz %C3 \\u12 <!-- unterminated",
 ];
 
