@@ -61,34 +61,38 @@ const BACKSLASH = 0x5c;
 const PERCENT = 0x25;
 const SEMICOLON = 0x3b;
 
-/** Named character references decoded: those that hide, space or spell text, and the markup ones. */
-const NAMED: Readonly<Record<string, string>> = {
-  nbsp: "\u00a0",
-  ensp: "\u2002",
-  emsp: "\u2003",
-  thinsp: "\u2009",
-  shy: "\u00ad",
-  zwj: "\u200d",
-  zwnj: "\u200c",
-  lrm: "\u200e",
-  rlm: "\u200f",
-  lt: "<",
-  gt: ">",
-  amp: "&",
-  quot: '"',
-  apos: "'",
-  colon: ":",
-  sol: "/",
-  period: ".",
-  comma: ",",
-  lsquo: "\u2018",
-  rsquo: "\u2019",
-  ldquo: "\u201c",
-  rdquo: "\u201d",
-  ndash: "\u2013",
-  mdash: "\u2014",
-  hyphen: "\u2010",
-};
+/**
+ * Named character references decoded: those that hide, space or spell text, and the markup ones. The spaces,
+ * quotes and dashes decode to the ASCII the fold makes of them (see fold.ts): the decoded text of a page stays
+ * ASCII, which the scanner reads at its fastest.
+ */
+const NAMED: ReadonlyMap<string, string> = new Map([
+  ["nbsp", " "],
+  ["ensp", " "],
+  ["emsp", " "],
+  ["thinsp", " "],
+  ["shy", "\u00ad"],
+  ["zwj", "\u200d"],
+  ["zwnj", "\u200c"],
+  ["lrm", "\u200e"],
+  ["rlm", "\u200f"],
+  ["lt", "<"],
+  ["gt", ">"],
+  ["amp", "&"],
+  ["quot", '"'],
+  ["apos", "'"],
+  ["colon", ":"],
+  ["sol", "/"],
+  ["period", "."],
+  ["comma", ","],
+  ["lsquo", "'"],
+  ["rsquo", "'"],
+  ["ldquo", '"'],
+  ["rdquo", '"'],
+  ["ndash", "-"],
+  ["mdash", "-"],
+  ["hyphen", "-"],
+]);
 /** The longest name in `NAMED`. */
 const NAME_MOST = 6;
 
@@ -164,7 +168,8 @@ function tagStartAt(text: string, i: number): number {
   for (j++; j - from < TAG_NAME_MOST && isNameUnit(text.charCodeAt(j)); j++);
   c = text.charCodeAt(j);
   if (!(c === GT || c === 0x2f || c === 0x20 || (c >= 0x09 && c <= 0x0d))) return NO_TAG;
-  return INLINE.has(text.slice(from, j).toLowerCase()) ? INLINE_TAG : OTHER_TAG;
+  const name = text.slice(from, j);
+  return INLINE.has(name) || INLINE.has(name.toLowerCase()) ? INLINE_TAG : OTHER_TAG;
 }
 
 function isAsciiLetter(c: number): boolean {
@@ -211,8 +216,9 @@ function referenceAt(text: string, i: number): Decode | null {
   let j = i + 1;
   for (; j < n && j - i <= NAME_MOST && isAsciiLetter(text.charCodeAt(j)); j++);
   if (j === i + 1 || text.charCodeAt(j) !== SEMICOLON) return null;
-  const name = text.slice(i + 1, j).toLowerCase();
-  return Object.hasOwn(NAMED, name) ? { text: NAMED[name], end: j + 1 } : null;
+  const name = text.slice(i + 1, j);
+  const decoded = NAMED.get(name) ?? NAMED.get(name.toLowerCase());
+  return decoded === undefined ? null : { text: decoded, end: j + 1 };
 }
 
 /** JSON's one-character escapes decoded (`\b` and `\f` are left: they stand for no text). */
@@ -289,10 +295,23 @@ export class DecodedText {
   readonly #from: Int32Array;
   readonly #to: Int32Array;
   readonly #count: number;
+  /**
+   * Whether some decode made a character that may start an encoding (`&lt;` made a `<`, `\u0026` an `&`): only
+   * then may the decoded text hold an encoding the original did not, and be worth decoding again.
+   */
+  readonly nested: boolean;
 
   /** Takes what `decoded` made. */
-  constructor(text: string, at: Int32Array, from: Int32Array, to: Int32Array, count: number) {
+  constructor(
+    text: string,
+    at: Int32Array,
+    from: Int32Array,
+    to: Int32Array,
+    count: number,
+    nested: boolean,
+  ) {
     this.text = text;
+    this.nested = nested;
     this.#at = at;
     this.#from = from;
     this.#to = to;
@@ -353,6 +372,7 @@ export function decoded(text: string): DecodedText | null {
   const pieces: string[] = [];
   const joined: string[] = [];
   let changed = false;
+  let nested = false;
   // The last unit of the decoded text so far (0: none), which tells whether a tag is inside a word.
   let last = 0;
   const run = (start: number, end: number, units: string, decodedRun: boolean) => {
@@ -429,9 +449,10 @@ export function decoded(text: string): DecodedText | null {
     run(i, p, text.slice(i, p), false);
     run(p, d.end, d.text, true);
     changed = true;
+    if (!nested && d.text.length > 0 && ENCODING_STARTS.includes(d.text)) nested = true;
     i = s = d.end;
   }
   if (!changed) return null;
   joined.push(pieces.join(""));
-  return new DecodedText(joined.join(""), at, from, to, count);
+  return new DecodedText(joined.join(""), at, from, to, count, nested);
 }

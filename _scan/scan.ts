@@ -689,7 +689,9 @@ function addFindingsDecoded(
   const view = decoded(text);
   if (view === null) return;
   const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
-  for (const f of scanInSegments(view.text, options, segment, ALL_RULES, decodes + 1).findings) {
+  // (decoded again only where a decode made what may start an encoding: else it holds none the original lacks)
+  const next = view.nested ? decodes + 1 : DECODES_MOST;
+  for (const f of scanInSegments(view.text, options, segment, ALL_RULES, next).findings) {
     if (f.category === "option_injection") continue;
     const [start, end] = view.span(f.start, f.end);
     const excerpt = spanExcerpt(text, start, end, maxExcerpt);

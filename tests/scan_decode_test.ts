@@ -190,8 +190,8 @@ test("scan: an encoded instruction in a long text read in windows maps back exac
 test("decoded: each encoding read as what it stands for, each character mapped to what it came from", () => {
   const cases: [text: string, decoded: string | null][] = [
     ["&#73;&#x49;&#X49;&#73x", "IIIIx"],
-    ["a&nbsp;b&shy;c&lt;d&gt;e&amp;f&quot;g&apos;h", "a\u00a0b\u00adc<d>e&f\"g'h"],
-    ["&NBSP;&Amp;", "\u00a0&"],
+    ["a&nbsp;b&shy;c&lt;d&gt;e&amp;f&quot;g&apos;h", "a b\u00adc<d>e&f\"g'h"],
+    ["&NBSP;&Amp;&rsquo;&mdash;", " &'-"],
     ["&foo; &#0; &#xD800; &#1114112; &; &#;", null],
     ["a<em>b</em>c<br>d<br/>e<p class=x>f<!-- c -->g<!DOCTYPE html>h<?xml?>i", "abc d e fg h i"],
     ["a < b, a<b, a <- b, <<<<, <a", null],
@@ -205,6 +205,10 @@ test("decoded: each encoding read as what it stands for, each character mapped t
   for (const [text, expected] of cases) {
     assert.equal(decoded(text)?.text ?? null, expected, JSON.stringify(text));
   }
+  // decoded again only where a decode made what may start an encoding
+  assert.equal(decoded("&amp;#73;")!.nested, true);
+  assert.equal(decoded("\\u003cem>")!.nested, true);
+  assert.equal(decoded("&#73; & <em>x</em>")!.nested, false);
   const text = "x&#73;y<em>z</em>w\\u0041v%41";
   const d = decoded(text)!;
   assert.equal(d.text, "xIyzwAvA");
