@@ -33,7 +33,8 @@ import { grownBy } from "../_common/bytes.ts";
  */
 export function holdsEncodings(text: string): boolean {
   if (text.indexOf("&") !== -1 || text.indexOf("\\") !== -1 || text.indexOf("%") !== -1) return true;
-  return ltDense(text) ? TAG_START.test(text) : text.indexOf("<") !== -1;
+  // (a `<` that starts no tag, as in code or in "<|im_start|>", costs no decode pass)
+  return (ltDense(text) || text.indexOf("<") !== -1) && TAG_START.test(text);
 }
 
 /** What may start a tag or a comment. */
