@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { grownBy } from "../_common/bytes.ts";
+import { grownBy, runAt } from "../_common/bytes.ts";
 
 /**
  * True when `text` holds a character that may start an encoding (`&`, `\`, `%`, or `<` before what may start a
@@ -347,23 +347,11 @@ export class DecodedText {
    * dropped inside it are in it too.
    */
   span(start: number, end: number): [number, number] {
-    const a = this.#run(start);
-    const b = this.#run(end - 1);
+    const a = runAt(this.#at, this.#count, start);
+    const b = runAt(this.#at, this.#count, end - 1);
     const s = this.#to[a] < 0 ? this.#from[a] + (start - this.#at[a]) : this.#from[a];
     const e = this.#to[b] < 0 ? this.#from[b] + (end - this.#at[b]) : this.#to[b];
     return [s, e];
-  }
-
-  /** The run decoded character `i` is in. */
-  #run(i: number): number {
-    let lo = 0;
-    let hi = this.#count - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.#at[mid] <= i) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
   }
 }
 
@@ -377,10 +365,10 @@ export class DecodedText {
  * import assert from "node:assert/strict";
  * import { decoded } from "./decode.ts";
  *
- * const text = "&#73;gnore <em>all</em> previous\\u0020instructions";
+ * const text = "&#73;gn<em>or</em>e all previous\\u0020instructions";
  * const d = decoded(text)!;
  * assert.equal(d.text, "Ignore all previous instructions");
- * assert.deepEqual(d.span(0, 6), [0, 10]); // "&#73;gnore"
+ * assert.deepEqual(d.span(0, 6), [0, 19]); // "&#73;gn<em>or</em>e"
  * assert.equal(decoded("plain text, 5 < 6"), null);
  * ```
  */

@@ -688,10 +688,33 @@ function addFindingsDecoded(
 ): void {
   const view = decoded(text);
   if (view === null) return;
-  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
   // (decoded again only where a decode made what may start an encoding: else it holds none the original lacks)
-  const next = view.nested ? decodes + 1 : DECODES_MOST;
-  for (const f of scanInSegments(view.text, options, segment, ALL_RULES, next).findings) {
+  addFindingsOfView(text, view, options, segment, found, view.nested ? decodes + 1 : DECODES_MOST);
+}
+
+/** A reading of a text other than as written (as a terminal shows it, decoded), with the map back to it. */
+interface TextView {
+  /** The text as read. */
+  readonly text: string;
+  /** The span of the original text behind characters `start` to `end` of the text as read. */
+  span(start: number, end: number): [number, number];
+}
+
+/**
+ * Adds to `found` the findings in `view`'s text (decoded `decodes` times already), in `text`'s offsets, with
+ * excerpts of `text` (which show what the view reads past). Not the option check: a parser reads an argument
+ * as it is.
+ */
+function addFindingsOfView(
+  text: string,
+  view: TextView,
+  options: ScanOptions,
+  segment: number,
+  found: ScanFinding[],
+  decodes: number,
+): void {
+  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
+  for (const f of scanInSegments(view.text, options, segment, ALL_RULES, decodes).findings) {
     if (f.category === "option_injection") continue;
     const [start, end] = view.span(f.start, f.end);
     const excerpt = spanExcerpt(text, start, end, maxExcerpt);
@@ -714,14 +737,9 @@ function addFindingsAsShown(
   decodes: number,
 ): void {
   const shown = new ShownText(text);
-  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
-  for (const f of scanInSegments(shown.text, options, segment, ALL_RULES, decodes).findings) {
-    if (f.category === "option_injection") continue;
-    const [start, end] = shown.span(f.start, f.end);
-    const excerpt = spanExcerpt(text, start, end, maxExcerpt);
-    found.push({ category: f.category, rule: f.rule, start, end, excerpt });
-  }
+  addFindingsOfView(text, shown, options, segment, found, decodes);
   if (options.categories && !options.categories.includes("hidden_text")) return;
+  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
   // As for any rule, the `MERGED_FROM`th finding takes in the rest.
   const spans = shown.concealed;
   for (let k = 0; k < Math.min(spans.length, MERGED_FROM); k++) {
