@@ -55,9 +55,12 @@ function ltDense(text: string): boolean {
   return seen >= LT_DENSE;
 }
 
-/** `ltDense` looks at this many units, and calls the text dense from this many such units on. */
-const LT_PROBE = 256;
-const LT_DENSE = 8;
+/**
+ * `ltDense` looks at this many units, and calls the text dense from this many such units on: a look that costs
+ * next to nothing per call (4 KiB pieces of a stream each take one).
+ */
+const LT_PROBE = 64;
+const LT_DENSE = 4;
 
 /** The characters that may start an encoding, for the rule screen (see screen.ts). */
 export const ENCODING_STARTS = "&<\\%";
