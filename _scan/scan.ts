@@ -661,7 +661,9 @@ export function scanInSegments(
     ? findingsIn(text, plan, options, segment, only)
     : findingsInPieces(text, cuts, plan, options, segment);
   if (holdsEscapes(text)) addFindingsAsShown(text, options, segment, found, decodes);
-  if (decodes < DECODES_MOST && holdsEncodings(text)) {
+  // (a text the screen judged, `only` not `ALL_RULES`, holds no encoding: the screen tells where one may start
+  // at each `&`, `<`, `\` and `%`, and judges no text that holds one, see screen.ts)
+  if (decodes < DECODES_MOST && only === ALL_RULES && holdsEncodings(text)) {
     addFindingsDecoded(text, options, segment, found, decodes);
   }
   return resultOf(found);

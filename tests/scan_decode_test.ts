@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { sanitise, scan } from "../scan.ts";
 import { candidateRules, findsIn, SCAN_CONTEXTS, scanInSegments, scannerIn } from "../_scan/scan.ts";
 import { decoded, holdsEncodings } from "../_scan/decode.ts";
+import { seeded } from "../scripts/_seeded.ts";
 import type { ScanResult } from "../types.ts";
 
 /**
@@ -164,6 +165,24 @@ test("every entry point reads encoded text as scan does", () => {
       if (expected.blocked) assert.notEqual(candidateRules(text, { context }), 0, at);
       assert.deepEqual(scanInSegments(text, { context }, 48), expected, at);
     }
+  }
+});
+
+test("the screen judges no short text that holds an encoding (the scan then reads no text decoded that it judged)", () => {
+  // (scanInSegments decodes only a text the screen did not judge: its judgement must never hide an encoding)
+  const alphabet = "&#x;<>/!-\\u%0123456789abcdefgilmnoprstqAEF \n";
+  const r = seeded(60);
+  let judged = 0;
+  for (let k = 0; k < 20_000; k++) {
+    const n = 1 + Math.floor(r() * 24);
+    const text = Array.from({ length: n }, () => alphabet[Math.floor(r() * alphabet.length)]).join("");
+    if (candidateRules(text, { context: "tool_args" }) === -1) continue;
+    judged++;
+    assert.equal(decoded(text), null, JSON.stringify(text));
+  }
+  assert.ok(judged > 1000, `only ${judged} texts judged`);
+  for (const [name, text] of ENCODED) {
+    if (text.length <= 512) assert.equal(candidateRules(text, { context: "tool_args" }), -1, name);
   }
 });
 
