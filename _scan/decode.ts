@@ -9,12 +9,12 @@
  * Decoded, in one pass from left to right (what a decode produces is not read again in the same pass):
  * - HTML character references: decimal `&#73;` and hexadecimal `&#x49;` (the `;` may be left out, as browsers
  *   allow), and the named ones that hide or spell text (`NAMED`), each with its `;`;
- * - tags and comments: a comment `<!-- … -->` and an inline tag (`INLINE`: `<em>`, `<a href=…>`, `<span>`…)
+ * - tags and comments: a comment `<!-- ... -->` and an inline tag (`INLINE`: `<em>`, `<a href=...>`, `<span>`...)
  *   inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a browser
  *   draws them, so `Ig<span>no</span>re` is one word; elsewhere as a space, which the fold joins to the blanks
  *   around it: `all <em>previous</em> instructions` reads as its words, and a name in a tag before a comma
  *   (`<b>Assistant</b>, Marketing`) stays apart from the comma, as the rules read a name in bold. Any other
- *   tag (`<p>`, `<br>`, `<div>`, a declaration `<!DOCTYPE …>`, `<?xml …?>`) reads as a space, as the break a
+ *   tag (`<p>`, `<br>`, `<div>`, a declaration `<!DOCTYPE ...>`, `<?xml ...?>`) reads as a space, as the break a
  *   browser draws there, so that two blocks do not join into one word;
  * - JSON string escapes: `\uXXXX`, `\n`, `\t`, `\r`, `\"`, `\/`, `\\` (a pair of backslashes is one backslash
  *   and escapes nothing after it);
