@@ -6,7 +6,9 @@
  * `NEW_INSTRUCTIONS`, is a name, not spaced letters), runs linear-time signature rules on the folded text and
  * maps every match back to exact offsets in the original string. Text with ANSI escape sequences (coloured
  * command-line output) is read both as it is and as a terminal shows it, so colour codes between or inside
- * words hide no instruction.
+ * words hide no instruction; text with the encodings web pages and JSON carry (character references such as
+ * `&#73;` or `&nbsp;`, inline tags and comments, `\u0049` escapes, `%49` URL encoding) is read both as it is
+ * and decoded, each finding spanning the encoded characters behind it.
  * `sanitise()` applies the scanner to a whole chat request and the model's tool calls, redacting what it can
  * locate. `ollamaClassifier()` builds an optional semantic second pass backed by a local model.
  *
@@ -68,6 +70,7 @@ import "./_scan/fold.ts";
 import "./_scan/segments.ts";
 import "./_scan/rules.ts";
 import "./_scan/leads.ts";
+import "./_scan/decode.ts";
 import "./_scan/screen.ts";
 import "./_scan/terminal.ts";
 

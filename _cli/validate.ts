@@ -19,6 +19,7 @@ import "../_scan/fold.ts";
 import "../_scan/segments.ts";
 import "../_scan/rules.ts";
 import "../_scan/leads.ts";
+import "../_scan/decode.ts";
 import "../_scan/screen.ts";
 import "../_scan/terminal.ts";
 import "../_scan/scan.ts";

@@ -54,6 +54,33 @@ export function grownBy(a: Int32Array, more: number): Int32Array<ArrayBuffer> {
 }
 
 /**
+ * The run position `i` falls in, where runs are listed by where each starts: the index of the last of the
+ * first `count` entries of `starts` (ascending, the first at most `i`) that is at most `i`. One binary search.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runAt } from "./bytes.ts";
+ *
+ * const starts = Int32Array.of(0, 4, 9);
+ * assert.equal(runAt(starts, 3, 0), 0);
+ * assert.equal(runAt(starts, 3, 8), 1);
+ * assert.equal(runAt(starts, 3, 9), 2);
+ * assert.equal(runAt(starts, 2, 9), 1); // only the first two count
+ * ```
+ */
+export function runAt(starts: Int32Array, count: number, i: number): number {
+  let lo = 0;
+  let hi = count - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid] <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
  * How many bytes `text` takes as UTF-8, counted without encoding it (a lone surrogate counts as the three
  * bytes of the U+FFFD it is written as).
  *

@@ -77,6 +77,8 @@ const HOMOGLYPHS: Record<string, string> = {
   "\u03bc": "u",
   "\u03c9": "w",
   // Latin small capitals and other lookalikes
+  "\u1d00": "a",
+  "\ua730": "f",
   "\u0251": "a",
   "\u0299": "b",
   "\u1d04": "c",

@@ -20,6 +20,7 @@ import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
 import { givenValue, lazy, optionsArg } from "../_common/values.ts";
 import { ruleBits, RuleScreen, spreadPattern } from "./screen.ts";
 import { holdsEscapes, ShownText } from "./terminal.ts";
+import { decoded, holdsEncodings } from "./decode.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -667,13 +668,15 @@ const SEGMENT = 1 << 18;
  * `scan` with the segment length as a parameter (tests use short ones to put many window edges in a text):
  * texts longer than two segments are read in windows of about one segment plus context. Without the plan's
  * screen: `only` (the screen's answer, for a text it could judge: short, ASCII, folding to its lower case)
- * leaves out the rules it proves cannot match.
+ * leaves out the rules it proves cannot match. `decodes`: how many times the text is decoded already (see
+ * `addFindingsDecoded`).
  */
 export function scanInSegments(
   text: string,
   options: ScanOptions,
   segment: number,
   only: RuleMask = ALL_RULES,
+  decodes = 0,
 ): ScanResult {
   if (typeof text !== "string") {
     throw new TypeError(`scan() needs a string to scan, got ${text === null ? "null" : typeof text}`);
@@ -687,8 +690,68 @@ export function scanInSegments(
   const found = cuts.length === 0
     ? findingsIn(text, plan, options, segment, only)
     : findingsInPieces(text, cuts, plan, options, segment);
-  if (holdsEscapes(text)) addFindingsAsShown(text, options, segment, found);
+  if (holdsEscapes(text)) addFindingsAsShown(text, options, segment, found, decodes);
+  // (a text the screen judged, `only` not `ALL_RULES`, holds no encoding: the screen tells where one may start
+  // at each `&`, `<`, `\` and `%`, and judges no text that holds one, see screen.ts)
+  if (decodes < DECODES_MOST && only === ALL_RULES && holdsEncodings(text)) {
+    addFindingsDecoded(text, options, segment, found, decodes);
+  }
   return resultOf(found);
+}
+
+/**
+ * How many times over a text is decoded (see decode.ts): twice reads an encoding inside an encoding
+ * (`&amp;#73;`, JSON that carries HTML), and the bound keeps a text encoded over and over linear to read.
+ */
+const DECODES_MOST = 2;
+
+/**
+ * Adds to `found` the findings in `text` as decoded (see decode.ts: character references, tags and comments,
+ * JSON escapes, URL encoding read as what they stand for), in `text`'s offsets, with excerpts of `text`. The
+ * decoded text is read as any other text, and decoded again up to `DECODES_MOST` times in all; `decodes`: how
+ * many times `text` has been already. Not the option check: a parser reads an argument as it is.
+ */
+function addFindingsDecoded(
+  text: string,
+  options: ScanOptions,
+  segment: number,
+  found: ScanFinding[],
+  decodes: number,
+): void {
+  const view = decoded(text);
+  if (view === null) return;
+  // (decoded again only where a decode made what may start an encoding: else it holds none the original lacks)
+  addFindingsOfView(text, view, options, segment, found, view.nested ? decodes + 1 : DECODES_MOST);
+}
+
+/** A reading of a text other than as written (as a terminal shows it, decoded), with the map back to it. */
+interface TextView {
+  /** The text as read. */
+  readonly text: string;
+  /** The span of the original text behind characters `start` to `end` of the text as read. */
+  span(start: number, end: number): [number, number];
+}
+
+/**
+ * Adds to `found` the findings in `view`'s text (decoded `decodes` times already), in `text`'s offsets, with
+ * excerpts of `text` (which show what the view reads past). Not the option check: a parser reads an argument
+ * as it is.
+ */
+function addFindingsOfView(
+  text: string,
+  view: TextView,
+  options: ScanOptions,
+  segment: number,
+  found: ScanFinding[],
+  decodes: number,
+): void {
+  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
+  for (const f of scanInSegments(view.text, options, segment, ALL_RULES, decodes).findings) {
+    if (f.category === "option_injection") continue;
+    const [start, end] = view.span(f.start, f.end);
+    const excerpt = spanExcerpt(text, start, end, maxExcerpt);
+    found.push({ category: f.category, rule: f.rule, start, end, excerpt });
+  }
 }
 
 /**
@@ -698,16 +761,17 @@ export function scanInSegments(
  * the option check: a parser reads an argument as it is, and escapes before a dash make no option of it.
  * Text a terminal draws concealed (SGR 8) is `hidden_text`: the person watching sees none of it.
  */
-function addFindingsAsShown(text: string, options: ScanOptions, segment: number, found: ScanFinding[]): void {
+function addFindingsAsShown(
+  text: string,
+  options: ScanOptions,
+  segment: number,
+  found: ScanFinding[],
+  decodes: number,
+): void {
   const shown = new ShownText(text);
-  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
-  for (const f of scanInSegments(shown.text, options, segment).findings) {
-    if (f.category === "option_injection") continue;
-    const [start, end] = shown.span(f.start, f.end);
-    const excerpt = spanExcerpt(text, start, end, maxExcerpt);
-    found.push({ category: f.category, rule: f.rule, start, end, excerpt });
-  }
+  addFindingsOfView(text, shown, options, segment, found, decodes);
   if (options.categories && !options.categories.includes("hidden_text")) return;
+  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
   // As for any rule, the `MERGED_FROM`th finding takes in the rest.
   const spans = shown.concealed;
   for (let k = 0; k < Math.min(spans.length, MERGED_FROM); k++) {

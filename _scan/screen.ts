@@ -18,6 +18,7 @@
 import type { Rule } from "./rules.ts";
 import { isSpacer, lettersOnly } from "./fold.ts";
 import { grownBy } from "../_common/bytes.ts";
+import { ENCODING_STARTS, encodingAt } from "./decode.ts";
 
 /** A gram key is three character classes of `CLASS_BITS` bits. */
 const CLASS_BITS = 6;
@@ -159,12 +160,13 @@ function isBlank(c: number): boolean {
  * True when the fold of `text` is not its lower case because of what ends at index `i`, where the pass found a
  * key that may fold otherwise (see `RuleScreen.#unsure`): a blank after a blank (a run, which the fold
  * collapses), a tab, vertical tab, form feed or CR (which it rewrites), or letter spacing (which it joins); or
- * not the only text read: an ESC (the text as a terminal shows it is read too).
+ * not the only text read: an ESC (the text as a terminal shows it is read too), or the start of an encoding
+ * (see decode.ts: the text as decoded is read too).
  */
 function foldsOtherwiseAt(text: string, i: number): boolean {
   const c = text.charCodeAt(i);
   return (isBlank(c) && ((c !== 0x20 && c !== 0x0a) || isBlank(text.charCodeAt(i - 1)))) || c === 0x1b ||
-    lettersSpacedAt(text, i);
+    lettersSpacedAt(text, i) || encodingAt(text, i);
 }
 
 /**
@@ -456,7 +458,7 @@ export class RuleScreen {
    */
   #addSingles(rules: readonly Rule[]): void {
     const odd = Int32Array.of(0, 0);
-    for (const unit of ODD_SPACES + ESCAPE) setBit(odd, this.#keyOf(unit));
+    for (const unit of ODD_SPACES + ESCAPE + ENCODING_STARTS) setBit(odd, this.#keyOf(unit));
     const anchored = odd.slice();
     rules.forEach((rule, i) => {
       if (rule.squashed) return;

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { grownBy } from "../_common/bytes.ts";
+import { grownBy, runAt } from "../_common/bytes.ts";
 
 const ESC = 0x1b;
 /** The 8-bit control sequence introducer, and string terminator. */
@@ -102,14 +102,8 @@ export class ShownText {
   /** The index in `text` of shown character `i`. */
   #place(i: number): number {
     // The last run that starts at or before `i` (the first starts at 0).
-    let lo = 0;
-    let hi = this.#runs - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.#shownAt[mid] <= i) lo = mid;
-      else hi = mid - 1;
-    }
-    return this.#textAt[lo] + (i - this.#shownAt[lo]);
+    const run = runAt(this.#shownAt, this.#runs, i);
+    return this.#textAt[run] + (i - this.#shownAt[run]);
   }
 }
 

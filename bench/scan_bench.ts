@@ -103,6 +103,27 @@ export const layout: string = fill(
 );
 
 /**
+ * A web page as a fetch tool hands it over (markup, character references, links with query strings, a comment)
+ * and a raw JSON body with escaped strings (`\n`, `\"`, `\u00e9`, `\/`): benign text the scanner also reads
+ * decoded (see _scan/decode.ts), each a tag, reference or escape every few dozen characters. Not among
+ * `scanTexts`, which the scan identity reads: `scripts/scan_ab.ts` times them.
+ */
+export const webTexts: Record<string, string> = {
+  "HTML page": fill(
+    '<div class="post"><h2>Quarterly report</h2><p>The team&rsquo;s report &mdash; shared on ' +
+      '<time datetime="2026-12-01">Monday</time> &mdash; shows <strong>steady growth</strong> in all ' +
+      'regions, with minor delays. See the <a href="https://example.com/report?id=42&amp;lang=en">full ' +
+      'report</a> or the <a href="/faq#shipping">FAQ</a>.</p>\n<!-- sidebar --><ul><li>Revenue: ' +
+      "&euro;12&nbsp;400</li><li>Orders: 1&nbsp;204 &amp; rising</li></ul></div>\n",
+  ),
+  "raw JSON": fill(
+    '{"id": 17, "title": "Caf\\u00e9 menu", "body": "Line one of the note.\\nThe team said \\"much ' +
+      'clearer\\" and asked for 40 copies.\\n", "url": "https:\\/\\/example.com\\/a%20b", ' +
+      '"tags": ["food", "z\\u00fcrich"]},\n',
+  ),
+};
+
+/**
  * The texts each scanned whole and in 4 KiB chunks: the adversarial inputs, then the typographic prose, the
  * prose beyond Latin script and the laid-out tool output.
  */

@@ -1,8 +1,9 @@
 /**
  * The scanner's in-process A/B: two checkouts' `scan()` imported into one process and timed on the cases of
  * `bench/scan_bench.ts` (the dev rows, their benign rows, whole and in 4 KiB chunks; 2 MB of prose; short
- * arguments; every text of `scanTexts`, whole and in chunks), interleaved case by case with the order of the
- * two alternating, in process CPU time; per case the median speed of each in M chars/s and B's speed over A's.
+ * arguments; every text of `scanTexts` and `webTexts`, whole and in chunks), interleaved case by case with the
+ * order of the two alternating, in process CPU time; per case the median speed of each in M chars/s and B's
+ * speed over A's.
  * On a busy machine this tells a few per cent apart where two bench runs cannot: both trees meet the same load.
  *
  * Both runtimes favour the tree imported second by a few per cent (Bun up to 10%): run each comparison twice,
@@ -21,7 +22,7 @@ import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { scriptArgs } from "./_args.ts";
 import { cpuMs, median } from "../bench/_harness.ts";
-import { chunks, prose10mb, scanTexts, shortArgs } from "../bench/scan_bench.ts";
+import { chunks, prose10mb, scanTexts, shortArgs, webTexts } from "../bench/scan_bench.ts";
 import { DEV_DIR, loadRows, type Row } from "./eval.ts";
 import type { ScanContext, ScanResult } from "../types.ts";
 
@@ -85,7 +86,7 @@ function cases(): Case[] {
   ];
   // without ../shared the dev-row cases have nothing to scan (bench/scan_bench.ts says so when imported)
   if (rows.length === 0) out.splice(0, 3);
-  for (const [name, text] of Object.entries(scanTexts)) {
+  for (const [name, text] of Object.entries({ ...scanTexts, ...webTexts })) {
     out.push(wholeCase(name, text), chunkCase(name, text));
   }
   return out;

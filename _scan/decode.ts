@@ -1,0 +1,472 @@
+/**
+ * Text as a reader of the web and of JSON takes it: the encodings a page or a JSON document carries as a
+ * matter of course read as what they stand for. A model given raw HTML or raw JSON reads `&#73;gnore`,
+ * `Ignore&nbsp;all`, `Ignore all <em>previous</em> instructions`, `\u0049gnore` and `%49gnore` as the words
+ * they spell, while rules that read the text as it is see no word. The scanner reads such text twice: as it is
+ * (the markup itself may be the evidence: a comment, a hidden element) and as decoded here, with every finding
+ * mapped back to the original's offsets (a finding covers the encoded characters behind it).
+ *
+ * Decoded, in one pass from left to right (what a decode produces is not read again in the same pass):
+ * - HTML character references: decimal `&#73;` and hexadecimal `&#x49;` (the `;` may be left out, as browsers
+ *   allow), and the named ones that hide or spell text (`NAMED`), each with its `;`;
+ * - tags and comments: a comment `<!-- ... -->` and an inline tag (`INLINE`: `<em>`, `<a href=...>`, `<span>`...)
+ *   inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a browser
+ *   draws them, so `Ig<span>no</span>re` is one word; elsewhere as a space, which the fold joins to the blanks
+ *   around it: `all <em>previous</em> instructions` reads as its words, and a name in a tag before a comma
+ *   (`<b>Assistant</b>, Marketing`) stays apart from the comma, as the rules read a name in bold. Any other
+ *   tag (`<p>`, `<br>`, `<div>`, a declaration `<!DOCTYPE ...>`, `<?xml ...?>`) reads as a space, as the break a
+ *   browser draws there, so that two blocks do not join into one word;
+ * - JSON string escapes: `\uXXXX`, `\n`, `\t`, `\r`, `\"`, `\/`, `\\` (a pair of backslashes is one backslash
+ *   and escapes nothing after it);
+ * - URL encoding: `%XX`, where it spells ASCII or a whole UTF-8 character.
+ *
+ * Each search for a tag's or a comment's end starts past the last one found (see `DecodedText`), and every
+ * other decode reads a bounded stretch: linear in the text's length.
+ *
+ * @module
+ */
+import { grownBy, runAt } from "../_common/bytes.ts";
+
+/**
+ * True when `text` holds a character that may start an encoding (`&`, `\`, `%`, or `<` before what may start a
+ * tag or comment): native searches, which cost plain text next to nothing.
+ */
+export function holdsEncodings(text: string): boolean {
+  if (text.indexOf("&") !== -1 || text.indexOf("\\") !== -1 || text.indexOf("%") !== -1) return true;
+  // (a `<` that starts no tag, as in code or in "<|im_start|>", costs no decode pass)
+  return (ltDense(text) || text.indexOf("<") !== -1) && TAG_START.test(text);
+}
+
+/** What may start a tag or a comment. */
+const TAG_START = /<[!/?a-zA-Z]/;
+
+/**
+ * Whether the start of `text` is dense with code units beyond Latin-1 whose low byte is that of `<` (the emoji
+ * of U+1F300-U+1F3FF, whose high surrogate is U+D83C): V8 looks for one character in a two-byte string by its
+ * low byte, and stops at each such unit (an emoji-dense text took a quarter of its scan's time to search), where
+ * a regular expression reads it at an even pace.
+ */
+function ltDense(text: string): boolean {
+  let seen = 0;
+  for (let i = 0, n = Math.min(text.length, LT_PROBE); i < n; i++) {
+    const c = text.charCodeAt(i);
+    if ((c & 0xff) === LT && c > 0xff) seen++;
+  }
+  return seen >= LT_DENSE;
+}
+
+/**
+ * `ltDense` looks at this many units, and calls the text dense from this many such units on: a look that costs
+ * next to nothing per call (4 KiB pieces of a stream each take one).
+ */
+const LT_PROBE = 64;
+const LT_DENSE = 4;
+
+/** The characters that may start an encoding, for the rule screen (see screen.ts). */
+export const ENCODING_STARTS = "&<\\%";
+
+/**
+ * True when an encoding may start at index `i` of `text` (a character of `ENCODING_STARTS`): a character
+ * reference, a JSON escape, a `%XX`, or what starts a tag or a comment (whose end is not looked for: a bounded
+ * look, which may say yes where the decode finds no tag). For the rule screen, which must not clear a text the
+ * decoded reading could find something in.
+ */
+export function encodingAt(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  if (c === AMP) return referenceAt(text, i) !== null;
+  if (c === BACKSLASH) return jsonEscapeAt(text, i) !== null;
+  if (c === PERCENT) return percentAt(text, i) !== null;
+  if (c === LT) return tagStartAt(text, i) !== NO_TAG;
+  return false;
+}
+
+const AMP = 0x26;
+const LT = 0x3c;
+const GT = 0x3e;
+const BACKSLASH = 0x5c;
+const PERCENT = 0x25;
+const SEMICOLON = 0x3b;
+
+/**
+ * Named character references decoded: those that hide, space or spell text, and the markup ones. The spaces,
+ * quotes and dashes decode to the ASCII the fold makes of them (see fold.ts): the decoded text of a page stays
+ * ASCII, which the scanner reads at its fastest.
+ */
+const NAMED: ReadonlyMap<string, string> = new Map([
+  ["nbsp", " "],
+  ["ensp", " "],
+  ["emsp", " "],
+  ["thinsp", " "],
+  ["shy", "\u00ad"],
+  ["zwj", "\u200d"],
+  ["zwnj", "\u200c"],
+  ["lrm", "\u200e"],
+  ["rlm", "\u200f"],
+  ["lt", "<"],
+  ["gt", ">"],
+  ["amp", "&"],
+  ["quot", '"'],
+  ["apos", "'"],
+  ["colon", ":"],
+  ["sol", "/"],
+  ["period", "."],
+  ["comma", ","],
+  ["lsquo", "'"],
+  ["rsquo", "'"],
+  ["ldquo", '"'],
+  ["rdquo", '"'],
+  ["ndash", "-"],
+  ["mdash", "-"],
+  ["hyphen", "-"],
+]);
+/** The longest name in `NAMED`. */
+const NAME_MOST = 6;
+
+/** Inline elements: a browser draws no break at their tags, so they read as nothing. */
+const INLINE = new Set([
+  "a",
+  "abbr",
+  "b",
+  "bdi",
+  "bdo",
+  "big",
+  "cite",
+  "code",
+  "data",
+  "del",
+  "dfn",
+  "em",
+  "font",
+  "i",
+  "ins",
+  "kbd",
+  "mark",
+  "q",
+  "s",
+  "samp",
+  "small",
+  "span",
+  "strike",
+  "strong",
+  "sub",
+  "sup",
+  "time",
+  "tt",
+  "u",
+  "var",
+  "wbr",
+]);
+
+/** A tag's name is at most this long, and a tag at most `TAG_MOST` characters (else it is read as text). */
+const TAG_NAME_MOST = 16;
+const TAG_MOST = 1024;
+
+/** What a decode at one place gives: the characters it stands for, and where in the text it ends. */
+interface Decode {
+  text: string;
+  end: number;
+}
+
+/** `tagStartAt`'s answer where no tag or comment starts. */
+const NO_TAG = 0;
+/** A comment starts (`<!--`). */
+const COMMENT = 1;
+/** A tag whose name ends at the index returned (`INLINE_TAG`, or `OTHER_TAG` for a space). */
+const INLINE_TAG = 2;
+const OTHER_TAG = 3;
+
+/**
+ * What starts at `text[i]` (a `<`): a comment, an inline tag or another tag (see the module's doc), or none. A
+ * tag is `<`, an optional `/`, a letter, up to `TAG_NAME_MOST` name characters, then a blank, `/` or `>`; or
+ * `<!` and a letter (a declaration), or `<?`.
+ */
+function tagStartAt(text: string, i: number): number {
+  let j = i + 1;
+  let c = text.charCodeAt(j);
+  if (c === 0x21) { // "!"
+    if (text.charCodeAt(j + 1) === 0x2d && text.charCodeAt(j + 2) === 0x2d) return COMMENT;
+    return isAsciiLetter(text.charCodeAt(j + 1)) ? OTHER_TAG : NO_TAG;
+  }
+  if (c === 0x3f) return OTHER_TAG; // "?"
+  if (c === 0x2f) c = text.charCodeAt(++j); // "/"
+  if (!isAsciiLetter(c)) return NO_TAG;
+  const from = j;
+  for (j++; j - from < TAG_NAME_MOST && isNameUnit(text.charCodeAt(j)); j++);
+  c = text.charCodeAt(j);
+  if (!(c === GT || c === 0x2f || c === 0x20 || (c >= 0x09 && c <= 0x0d))) return NO_TAG;
+  const name = text.slice(from, j);
+  return INLINE.has(name) || INLINE.has(name.toLowerCase()) ? INLINE_TAG : OTHER_TAG;
+}
+
+function isAsciiLetter(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+}
+
+/** A letter, a digit or a unit beyond ASCII (NaN, past the text's end, is none). */
+function isWordUnit(c: number): boolean {
+  return isAsciiLetter(c) || (c >= 0x30 && c <= 0x39) || c >= 0x80;
+}
+
+function isNameUnit(c: number): boolean {
+  return isAsciiLetter(c) || (c >= 0x30 && c <= 0x39) || c === 0x2d;
+}
+
+function hexValue(c: number): number {
+  return c >= 0x30 && c <= 0x39
+    ? c - 0x30
+    : c >= 0x61 && c <= 0x66
+    ? c - 0x57
+    : c >= 0x41 && c <= 0x46
+    ? c - 0x37
+    : -1;
+}
+
+/** The character reference at `text[i]` (an `&`), or null. Reads at most a dozen characters. */
+function referenceAt(text: string, i: number): Decode | null {
+  const n = text.length;
+  if (text.charCodeAt(i + 1) === 0x23) { // "#"
+    let j = i + 2;
+    const hex = (text.charCodeAt(j) | 0x20) === 0x78; // "x"
+    if (hex) j++;
+    const from = j;
+    let cp = 0;
+    for (; j < n && j - from < (hex ? 6 : 7); j++) {
+      const d = hex ? hexValue(text.charCodeAt(j)) : text.charCodeAt(j) - 0x30;
+      if (d < 0 || d > (hex ? 15 : 9)) break;
+      cp = cp * (hex ? 16 : 10) + d;
+    }
+    if (j === from || cp === 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return null;
+    if (text.charCodeAt(j) === SEMICOLON) j++;
+    return { text: String.fromCodePoint(cp), end: j };
+  }
+  let j = i + 1;
+  for (; j < n && j - i <= NAME_MOST && isAsciiLetter(text.charCodeAt(j)); j++);
+  if (j === i + 1 || text.charCodeAt(j) !== SEMICOLON) return null;
+  const name = text.slice(i + 1, j);
+  const decoded = NAMED.get(name) ?? NAMED.get(name.toLowerCase());
+  return decoded === undefined ? null : { text: decoded, end: j + 1 };
+}
+
+/** JSON's one-character escapes decoded (`\b` and `\f` are left: they stand for no text). */
+const JSON_ESCAPES: Readonly<Record<string, string>> = {
+  n: "\n",
+  t: "\t",
+  r: "\r",
+  '"': '"',
+  "/": "/",
+  "\\": "\\",
+};
+
+/** The JSON escape at `text[i]` (a backslash), or null. */
+function jsonEscapeAt(text: string, i: number): Decode | null {
+  const c = text.charAt(i + 1);
+  if (c === "u") {
+    let unit = 0;
+    for (let j = i + 2; j < i + 6; j++) {
+      const d = hexValue(text.charCodeAt(j));
+      if (d < 0) return null;
+      unit = unit * 16 + d;
+    }
+    return { text: String.fromCharCode(unit), end: i + 6 };
+  }
+  return Object.hasOwn(JSON_ESCAPES, c) ? { text: JSON_ESCAPES[c], end: i + 2 } : null;
+}
+
+/** The byte `%XX` at `text[i]` stands for, or -1. */
+function byteAt(text: string, i: number): number {
+  if (text.charCodeAt(i) !== PERCENT) return -1;
+  const a = hexValue(text.charCodeAt(i + 1));
+  const b = hexValue(text.charCodeAt(i + 2));
+  return a < 0 || b < 0 ? -1 : a * 16 + b;
+}
+
+/**
+ * The URL encoding at `text[i]` (a `%`), or null: one `%XX` of an ASCII character other than NUL, or the
+ * `%XX` run of one whole UTF-8 character (two to four bytes); anything else is left as it is.
+ */
+function percentAt(text: string, i: number): Decode | null {
+  const b = byteAt(text, i);
+  if (b <= 0) return null;
+  if (b < 0x80) return { text: String.fromCharCode(b), end: i + 3 };
+  const more = b >= 0xf0 && b < 0xf5 ? 3 : b >= 0xe0 ? 2 : b >= 0xc2 && b < 0xe0 ? 1 : -1;
+  if (more < 0) return null;
+  let cp = b & (0x3f >> more);
+  for (let k = 1; k <= more; k++) {
+    const next = byteAt(text, i + 3 * k);
+    if (next < 0x80 || next > 0xbf) return null;
+    cp = (cp << 6) | (next & 0x3f);
+  }
+  // Overlong forms, surrogates and code points past U+10FFFF are no character.
+  const least = more === 1 ? 0x80 : more === 2 ? 0x800 : 0x10000;
+  if (cp < least || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return null;
+  return { text: String.fromCodePoint(cp), end: i + 3 * (more + 1) };
+}
+
+/** Pieces of the decoded text joined into one string at a time: the list of pieces stays short. */
+const JOIN_EVERY = 1024;
+
+/**
+ * `text` decoded (see the module's doc), with the map back to `text`. `decoded(text)` makes one, or tells that
+ * there is nothing to decode.
+ */
+export class DecodedText {
+  /** The decoded text. */
+  readonly text: string;
+  /**
+   * Per run of the decoded text, in the first `#count` slots: where it starts in the decoded text (ascending),
+   * where its original starts, and where that ends for a decoded run (each of its characters stands for all
+   * of it), or -1 for a copied run (character for character).
+   */
+  readonly #at: Int32Array;
+  readonly #from: Int32Array;
+  readonly #to: Int32Array;
+  readonly #count: number;
+  /**
+   * Whether some decode made a character that may start an encoding (`&lt;` made a `<`, `\u0026` an `&`): only
+   * then may the decoded text hold an encoding the original did not, and be worth decoding again.
+   */
+  readonly nested: boolean;
+
+  /** Takes what `decoded` made. */
+  constructor(
+    text: string,
+    at: Int32Array,
+    from: Int32Array,
+    to: Int32Array,
+    count: number,
+    nested: boolean,
+  ) {
+    this.text = text;
+    this.nested = nested;
+    this.#at = at;
+    this.#from = from;
+    this.#to = to;
+    this.#count = count;
+  }
+
+  /**
+   * The span of the original behind decoded characters `start` to `end` (`start < end`): from the first one's
+   * start to the last one's end, so an encoding a finding begins or ends inside is in its span whole, and tags
+   * dropped inside it are in it too.
+   */
+  span(start: number, end: number): [number, number] {
+    const a = runAt(this.#at, this.#count, start);
+    const b = runAt(this.#at, this.#count, end - 1);
+    const s = this.#to[a] < 0 ? this.#from[a] + (start - this.#at[a]) : this.#from[a];
+    const e = this.#to[b] < 0 ? this.#from[b] + (end - this.#at[b]) : this.#to[b];
+    return [s, e];
+  }
+}
+
+/**
+ * `text` decoded, or null when nothing in it decodes (see the module's doc). Linear: every decode reads a
+ * bounded stretch, except the search for a tag's or a comment's end, which starts past the last one found
+ * (a tag or comment with no end in reach is read as text, and the next `<` reuses what the search found).
+ *
+ * @example A character reference, a tag and a JSON escape, decoded and mapped back
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { decoded } from "./decode.ts";
+ *
+ * const text = "&#73;gn<em>or</em>e all previous\\u0020instructions";
+ * const d = decoded(text)!;
+ * assert.equal(d.text, "Ignore all previous instructions");
+ * assert.deepEqual(d.span(0, 6), [0, 19]); // "&#73;gn<em>or</em>e"
+ * assert.equal(decoded("plain text, 5 < 6"), null);
+ * ```
+ */
+export function decoded(text: string): DecodedText | null {
+  const n = text.length;
+  let at = new Int32Array(16);
+  let from = new Int32Array(16);
+  let to = new Int32Array(16);
+  let count = 0;
+  let length = 0;
+  let lastEnd = -1;
+  const pieces: string[] = [];
+  const joined: string[] = [];
+  let changed = false;
+  let nested = false;
+  // The last unit of the decoded text so far (0: none), which tells whether a tag is inside a word.
+  let last = 0;
+  const run = (start: number, end: number, units: string, decodedRun: boolean) => {
+    if (units.length === 0) return;
+    last = units.charCodeAt(units.length - 1);
+    if (decodedRun || start !== lastEnd) {
+      if (count === at.length) {
+        at = grownBy(at, 1);
+        from = grownBy(from, 1);
+        to = grownBy(to, 1);
+      }
+      at[count] = length;
+      from[count] = start;
+      to[count++] = decodedRun ? end : -1;
+    }
+    pieces.push(units);
+    if (pieces.length === JOIN_EVERY) {
+      joined.push(pieces.join(""));
+      pieces.length = 0;
+    }
+    length += units.length;
+    lastEnd = decodedRun ? -1 : end;
+  };
+  // The next place of each character that may start an encoding at or after the search's place (-1: none
+  // left), and of a tag's and a comment's end: each search starts past the last, so the text is read once.
+  let nextAmp = text.indexOf("&");
+  let nextLt = text.indexOf("<");
+  let nextSlash = text.indexOf("\\");
+  let nextPct = text.indexOf("%");
+  let nextGt = -2;
+  let nextCommentEnd = -2;
+  // `i`: where the text not yet kept starts; `s`: where the search for the next start goes on from.
+  for (let i = 0, s = 0; i < n;) {
+    if (nextAmp !== -1 && nextAmp < s) nextAmp = text.indexOf("&", s);
+    if (nextLt !== -1 && nextLt < s) nextLt = text.indexOf("<", s);
+    if (nextSlash !== -1 && nextSlash < s) nextSlash = text.indexOf("\\", s);
+    if (nextPct !== -1 && nextPct < s) nextPct = text.indexOf("%", s);
+    let p = n;
+    if (nextAmp !== -1) p = nextAmp;
+    if (nextLt !== -1 && nextLt < p) p = nextLt;
+    if (nextSlash !== -1 && nextSlash < p) p = nextSlash;
+    if (nextPct !== -1 && nextPct < p) p = nextPct;
+    if (p === n) {
+      run(i, n, text.slice(i, n), false);
+      break;
+    }
+    const c = text.charCodeAt(p);
+    let d: Decode | null = null;
+    if (c === AMP) d = referenceAt(text, p);
+    else if (c === BACKSLASH) d = jsonEscapeAt(text, p);
+    else if (c === PERCENT) d = percentAt(text, p);
+    else {
+      const kind = tagStartAt(text, p);
+      let end = -1;
+      if (kind === COMMENT) {
+        if (nextCommentEnd !== -1 && nextCommentEnd < p + 4) nextCommentEnd = text.indexOf("-->", p + 4);
+        if (nextCommentEnd !== -1) end = nextCommentEnd + 3;
+      } else if (kind !== NO_TAG) {
+        if (nextGt !== -1 && nextGt < p) nextGt = text.indexOf(">", p);
+        if (nextGt !== -1 && nextGt - p < TAG_MOST) end = nextGt + 1;
+      }
+      if (end !== -1) {
+        // (the unit before: the last one decoded, or the one before `p` when it has not been kept yet)
+        const before = p > i ? text.charCodeAt(p - 1) : last;
+        const after = text.charCodeAt(end);
+        const inWord = kind !== OTHER_TAG && isWordUnit(before) && (isWordUnit(after) || after === LT);
+        d = { text: inWord ? "" : " ", end };
+      }
+    }
+    if (d === null) {
+      s = p + 1;
+      continue;
+    }
+    run(i, p, text.slice(i, p), false);
+    run(p, d.end, d.text, true);
+    changed = true;
+    if (!nested && d.text.length > 0 && ENCODING_STARTS.includes(d.text)) nested = true;
+    i = s = d.end;
+  }
+  if (!changed) return null;
+  joined.push(pieces.join(""));
+  return new DecodedText(joined.join(""), at, from, to, count, nested);
+}
