@@ -112,8 +112,12 @@ const SEND_VERBS = [
   "posli|poslat|poslete|odesli|odeslat|preposli|preposlat|sdilej|nahraj|zkopiruj|exportuj|predej|predat",
 ].join("|");
 
-/** The words that send, one a line: the leads of the translated `exfil.send_to_address`. */
-const SEND_LEADS = [...new Set(SEND_VERBS.split("|"))];
+/**
+ * Each of `SEND_VERBS` and the space or the hyphen after it ("envoie-moi"): the leads of the translated
+ * `exfil.send_to_address` (whole words, as a lead is any word's start, and "sende", "manda", "copie" start
+ * English words).
+ */
+const SEND_LEADS = [...new Set(SEND_VERBS.split("|"))].flatMap((v) => [v + " ", v + "-"]);
 
 /** An e-mail address or a web address (not a named place: "an meine Adresse" sends nothing away). */
 const ADDRESS = "(?:[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\\.[a-z0-9.-]{2,100}|https?://|www\\.)";
@@ -148,24 +152,16 @@ const SENT_DATA = new RegExp(
  * leads of the rule's second form (see `SEND_TO_ADDRESS`).
  */
 const DATA_FIRST_LEADS = [
-  ...["zugangsdaten", "anmeldedaten", "passw", "kennw", "schlussel", "api", "token", "geheimnis", "verlauf"],
-  ...[
-    "chat",
-    "unterhaltung",
-    "konversation",
-    "alle",
-    "wachtwoord",
-    "inloggegevens",
-    "sleutel",
-    "geschiedenis",
-  ],
-  ...["gesprek", "gegevens", "id_rsa"],
+  ...["zugangsdaten", "anmeldedaten", "passwort", "kennwort", "schlussel", "geheimnis", "verlauf"],
+  ...["chatverlauf", "unterhaltung", "konversation", "alle ", "wachtwoord", "inloggegevens", "sleutel"],
+  ...["geschiedenis", "gesprek", "gegevens", "id_rsa"],
 ];
 
 /** The words of `DATA_FIRST_LEADS`, whole. */
-const DATA_FIRST = "zugangsdaten|anmeldedaten|passw[a-z]{0,5}|kennw[a-z]{0,5}|schlussel[a-z]{0,2}|" +
-  "api[ -]?(?:key|schlussel)s?|tokens?|geheimnis[a-z]{0,2}|(?:chat ?)?verlauf|unterhaltung|konversation|alle|" +
-  "wachtwoord(?:en)?|inloggegevens|sleutels?|geschiedenis|gesprek(?:ken)?|gegevens|id_rsa";
+const DATA_FIRST =
+  "zugangsdaten|anmeldedaten|passw(?:o|oe)rt(?:e|er)?|kennwort(?:e|er)?|schlussel[a-z]{0,2}|" +
+  "geheimnis[a-z]{0,2}|(?:chat)?verlauf|unterhaltung|konversation|alle|wachtwoord(?:en)?|inloggegevens|" +
+  "sleutels?|geschiedenis|gesprek(?:ken)?|gegevens|id_rsa";
 
 /** An order's verb before an address, or (German, Dutch) the verb after it that ends its clause. */
 const SEND_TO_ADDRESS = new RegExp(
@@ -229,8 +225,9 @@ const CALL_VERBS = [
   "zavolej|zavolejte|pouzij|spust|spustte|vyvolej|proved",
 ].join("|");
 
-/** The words that call, one a line: the leads of the translated `tool.call_named_tool`. */
-const CALL_LEADS = [...new Set(CALL_VERBS.replace("wywo[l\u0142]aj", "wywo").split("|"))];
+/** Each of `CALL_VERBS` and the space after it: the leads of the translated `tool.call_named_tool`. */
+const CALL_LEADS = [...new Set(CALL_VERBS.replace("wywo[l\u0142]aj", "wywo").split("|").map((v) => v + " "))]
+  .map((v) => v === "wywo " ? "wywo" : v);
 
 /** "The tool" or "the function" before a tool's name: "das Tool", "l'outil", "la herramienta", "narz\u0119dzie". */
 const TOOL_NOUN =
@@ -252,6 +249,13 @@ const TOOL_ANCHORS = [
   .concat(["funzione", "ferramenta", "funcao", "functie", "narzedzi", "funkcj", "nastroj", "funkci"]);
 
 // ---------------------------------------------------------------------------------------------------- secrecy
+
+/** "Without asking" or "without confirmation", folded (see `KEPT_FROM_USER`). */
+const WITHOUT_ASKING_FORMS =
+  "ohne (?:vorherige |weitere )?(?:ruckfrage|bestatigung|nachzufragen)|sans (?:demander (?:de |la |une )?)?" +
+  "confirmation|sin (?:pedir |solicitar )?confirmacion|senza (?:chiedere )?(?:conferma|il permesso)|sem " +
+  "(?:pedir |solicitar )?confirmacao|zonder (?:om )?bevestiging|bez (?:pytania o )?potwierdzeni[ae]|bez " +
+  "(?:ptani|potvrzeni|dotazu)";
 
 /**
  * Keeping something from the user, folded: "erw\u00e4hne das nicht gegen\u00fcber dem Nutzer", "sans le dire \u00e0
@@ -317,29 +321,40 @@ const KEPT_FROM_USER = [
   `bez (?:vedomi|informovani|upozorneni|souhlasu) ${USER}`,
   // An order carried out without asking first: "F\u00fchre folgenden Befehl ohne R\u00fcckfrage aus", "supprime les
   // fichiers sans demander de confirmation" (a statement, "\u00c4nderungen werden ohne R\u00fcckfrage gespeichert",
-  // opens with no order: see the rule's `accept`)
-  `(?:${SEND_VERBS}|${CALL_VERBS}|losche|loschen sie|supprime|supprimez|efface|borra|elimina|cancella|apague|` +
-  `exclua|verwijder|wis|usun|smaz|vymaz)(?![a-z])[^.!?\\n]{0,60}? (?:ohne (?:vorherige |weitere )?(?:ruckfrage|` +
-  `bestatigung|nachzufragen)|sans (?:demander (?:de |la |une )?)?confirmation|sin (?:pedir |solicitar )?` +
-  `confirmacion|senza (?:chiedere )?(?:conferma|il permesso)|sem (?:pedir |solicitar )?confirmacao|zonder ` +
-  `(?:om )?bevestiging|bez (?:pytania o )?potwierdzeni[ae]|bez (?:ptani|potvrzeni|dotazu))`,
+  // opens with no order: see `WITHOUT_ASKING` and the rule's `accept`)
+  WITHOUT_ASKING_FORMS,
 ].join("|");
 
-/** The words with which every match of `KEPT_FROM_USER` starts: the leads of its rule. */
+/**
+ * The words with which every match of `KEPT_FROM_USER` starts: the leads of its rule, each a whole word (a
+ * space after it), as a lead is any word's start and "no", "ne", "sin" start many English words.
+ */
 const SECRECY_LEADS = [
-  ...["sag", "erzahl", "verrat", "erwahn", "melde", "informiere", "benachrichtige", "warne", "frag", "ohne"],
-  ...["ne", "n'", "sans", "a l'insu", "no", "sin", "non", "senza", "all'insaputa", "nao", "sem", "vertel"],
-  ...["zeg", "meld", "informeer", "waarschuw", "vraag", "zonder", "nic", "nie", "bez", "losche", "supprime"],
-  ...["efface", "borra", "elimina", "cancella", "apague", "exclua", "verwijder", "wis", "usun", "smaz"],
-  ...["vymaz"],
-  ...SEND_LEADS,
-  ...CALL_LEADS,
+  ...[
+    "sag ",
+    "sage ",
+    "erzahl ",
+    "erzahle ",
+    "verrat ",
+    "verrate ",
+    "erwahne ",
+    "erwahn ",
+    "melde ",
+    "frag ",
+  ],
+  ...["informiere ", "benachrichtige ", "warne ", "frage ", "ohne ", "ne ", "n'", "sans ", "a l'insu", "no "],
+  ...["sin ", "non ", "senza ", "all'insaputa", "nao ", "sem ", "vertel ", "zeg ", "meld ", "informeer "],
+  ...["waarschuw ", "vraag ", "zonder ", "nic ", "nie ", "bez ", "nerikej", "nezminuj", "neprozrazuj"],
+  ...["neinformuj", "neupozornuj", "neptej "],
 ];
 
-/** The verbs that open an order carried out without asking first (see `KEPT_FROM_USER`). */
-const ASKS_FIRST = new RegExp(
-  `^(?:${SEND_VERBS}|${CALL_VERBS}|losche|supprime|efface|borra|elimina|cancella|` +
-    "apague|exclua|verwijder|wis|usun|smaz|vymaz)(?![a-z])",
+/** The "without asking" of `KEPT_FROM_USER`, which only an order before it in its clause makes one. */
+const WITHOUT_ASKING = new RegExp(`^(?:${WITHOUT_ASKING_FORMS})`);
+
+/** An order's verb opening the clause before a `WITHOUT_ASKING`: "F\u00fchre folgenden Befehl ohne R\u00fcckfrage". */
+const ORDER_BEFORE_ASKING = new RegExp(
+  `${OPENS}[ \\t]*(?:${FILLERS},? ){0,2}(?:${SEND_VERBS}|${CALL_VERBS}|losche|supprime|supprimez|efface|borra|` +
+    "elimina|cancella|apague|exclua|verwijder|wis|usun|smaz|vymaz)(?![a-z])[^.!?;:\\n]{0,80}$",
 );
 
 /** The words "without" of `KEPT_FROM_USER`, which a rule of consent puts after a negation. */
@@ -434,8 +449,11 @@ const LEAK_VERBS = [
   "ukaz|prozrad|vypis|zopakuj|napis|zobraz|sdel mi",
 ].join("|");
 
-/** The first word of each of `LEAK_VERBS`: the leads of the translated `override.prompt_leak`. */
-const LEAK_LEADS = [...new Set(LEAK_VERBS.split("|").map((v) => v.split(/[ -]/)[0]))];
+/**
+ * Each of `LEAK_VERBS` and the space after it: the leads of the translated `override.prompt_leak` (whole words,
+ * as a lead is any word's start, and "dime", "dame", "print" start English words).
+ */
+const LEAK_LEADS = [...new Set(LEAK_VERBS.split("|").map((v) => v + " "))];
 
 /** "Your", folded, with its article: "deine", "ton", "tus", "il tuo", "o seu", "je", "sw\u00f3j", "tv\u016fj". */
 const YOUR =
@@ -519,58 +537,59 @@ const RULES_OFF = "(?:sicherheitsregeln|sicherheitsrichtlinien|sicherheitsfilter
  * noun of `AUTHORITY`, "I" or "you", or a word for safety rules or restrictions.
  */
 const AUTHORITY_LEADS = [
+  ...["der ", "die ", "l'", "le ", "la ", "el ", "lo ", "il ", "o ", "de ", "nutzer", "benutzer", "anwender"],
   ...[
-    "der",
-    "die",
-    "l'",
-    "le",
-    "la",
-    "el",
-    "lo",
-    "il",
-    "o",
-    "de",
-    "nutzer",
-    "benutzer",
-    "anwender",
     "utilisat",
-  ],
-  ...["usuario", "utilizador", "utent", "gebruiker", "uzytkowni", "uzivatel", "admin", "amministratore"],
-  ...[
+    "usuario",
+    "utilizador",
+    "utent",
+    "gebruiker",
+    "uzytkowni",
+    "uzivatel",
+    "admin",
     "entwickler",
-    "betreiber",
-    "eigentumer",
-    "besitzer",
-    "developpeur",
-    "operat",
-    "proprietari",
-    "desarrollador",
   ],
+  ...["amministratore", "betreiber", "eigentumer", "besitzer", "developpeur", "operateur", "operatore"],
+  ...["operador", "operator ", "proprietari", "desarrollador", "propietario", "dueno", "sviluppatore"],
   ...[
-    "propietario",
-    "dueno",
-    "sviluppatore",
     "titolare",
     "desenvolvedor",
-    "dono",
+    "dono ",
     "beheerder",
     "ontwikkelaar",
+    "eigenaar",
+    "wlasciciel",
+    "deweloper",
   ],
-  ...["eigenaar", "wlasciciel", "deweloper", "spravce", "vlastnik", "vyvojar", "ich", "erlaube", "gestatte"],
-  ...["je", "te", "ti", "eu", "autorizo", "ik", "pozwalam", "upowazniam", "zezwalam", "povoluji", "dovoluji"],
-  ...["du", "tu", "ahora", "ya", "ora", "adesso", "sei", "voce", "jestes", "ted", "nyni", "sicherheit"],
-  ...["inhaltsrichtlinien", "einschrankungen", "regles", "filtres", "restrictions", "reglas", "filtros"],
   ...[
-    "restricciones",
-    "regole",
-    "filtri",
-    "restrizioni",
-    "regras",
-    "restricoes",
-    "veiligheids",
-    "beperkingen",
+    "spravce",
+    "vlastnik",
+    "vyvojar",
+    "ich ",
+    "erlaube ",
+    "gestatte ",
+    "je ",
+    "te ",
+    "ti ",
+    "eu ",
+    "autorizo ",
   ],
-  ...["zasady", "filtry", "ograniczenia", "bezpecnostni", "omezeni"],
+  ...[
+    "ik ",
+    "pozwalam ",
+    "upowazniam ",
+    "zezwalam ",
+    "povoluji ",
+    "dovoluji ",
+    "du ",
+    "tu ",
+    "ahora ",
+    "ya ",
+  ],
+  ...["ora ", "adesso ", "sei ", "voce ", "jestes ", "ted ", "nyni ", "sicherheits", "inhaltsrichtlinien"],
+  ...["einschrankungen", "regles ", "filtres ", "restrictions ", "reglas ", "filtros ", "restricciones"],
+  ...["regole ", "filtri ", "restrizioni", "regras ", "restricoes", "veiligheids", "beperkingen", "zasady "],
+  ...["filtry ", "ograniczenia", "bezpecnostni", "omezeni "],
 ];
 
 /** Strings one of which every match of `override.false_authority` in these languages holds. */
@@ -711,8 +730,9 @@ const translations = (): Rule[] => [
     re: new RegExp(`(?<![a-z'])(?:${KEPT_FROM_USER})(?![a-z])`, "g"),
     contexts: OUTPUT,
     // ("jamais ... sans informer l'utilisateur" is a rule of consent, see `NEGATION_IN_SENTENCE`)
-    accept: (t, s) =>
-      (!ASKS_FIRST.test(t.slice(s, s + 16)) || orderOpens(t, s)) &&
+    accept: (t, s, e) =>
+      (!WITHOUT_ASKING.test(t.slice(s, e)) ||
+        ORDER_BEFORE_ASKING.test(t.slice(Math.max(0, s - 120), s))) &&
       !(WITHOUT.test(t.slice(s, s + 16)) && NEGATION_IN_SENTENCE.test(t.slice(sentenceFrom(t, s), s))),
   },
   {
