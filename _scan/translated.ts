@@ -51,6 +51,12 @@ const FILLERS =
 /** Where a clause opens: the text's start, a stop, a colon, a quote, a bracket, a bullet, or a model's name. */
 const OPENS = `(?:^|[.!?;:\\n"'(\\[{>*#|\\-\\u00bf\\u00a1]|(?:^|[^a-z])${MODEL},)`;
 
+/**
+ * The start of a clause read from after its stop (see `clauseFrom`): quotes, brackets or a bullet, and a model's
+ * name ("Assistente, ...") or not.
+ */
+const CLAUSE_OPENER = `[ \\t"'(\\[{>*#|\\-\\u00bf\\u00a1]*(?:(?:[a-z'-]+ ){0,2}?${MODEL}, ?)?`;
+
 /** An order opens where its clause does, after fillers or not (see `orderOpens`). */
 const ORDER_OPENS = new RegExp(`${OPENS}[ \\t]*(?:${FILLERS},? ){0,3}$`);
 
@@ -59,7 +65,7 @@ const ORDER_OPENS = new RegExp(`${OPENS}[ \\t]*(?:${FILLERS},? ){0,3}$`);
  * ... et appelle", "No le digas ... y ejecuta", "Sag dem Benutzer nichts davon, sondern ruf ...".
  */
 const ORDER_BEFORE = new RegExp(
-  `${OPENS}[ \\t]*(?:${FILLERS},? ){0,2}(?:ne|n'|no|non|nao|nie|nic|niets|niks|zeg|sag|sage|vertel|verrate|` +
+  `^${CLAUSE_OPENER}(?:${FILLERS},? ){0,2}(?:ne|n'|no|non|nao|nie|nic|niets|niks|zeg|sag|sage|vertel|verrate|` +
     "erwahne|lies|lis|lee|leggi|leia|lees|lees|przeczytaj|precti|ignoriere|ignore|ignora|negeer|zignoruj|" +
     "oublie|olvida|dimentica|esqueca|vergiss|vergeet)\\b[^.!?;:\\n]{0,100}?[ ,](?:und|sondern|aber|et|mais|y|" +
     `pero|sino|e|ma|mas|en|maar|i|oraz|ale|a|and) (?:${FILLERS},? ){0,2}$`,
@@ -72,8 +78,23 @@ const ORDER_BEFORE = new RegExp(
  * "Le programme envoie ...", "Lo script chiama ...". Reads back at most 160 characters.
  */
 function orderOpens(t: string, s: number): boolean {
-  const before = t.slice(Math.max(0, s - 160), s);
-  return ORDER_OPENS.test(before) || ORDER_BEFORE.test(before);
+  if (ORDER_OPENS.test(t.slice(Math.max(0, s - 60), s))) return true;
+  const from = clauseFrom(t, s, 160);
+  return from >= 0 && ORDER_BEFORE.test(t.slice(from, s));
+}
+
+/**
+ * Where the clause holding `t[s]` starts: after a stop, a "!", a "?", a ";", a ":" or a line break; the text's
+ * start; or -1 when none is within `max` characters.
+ */
+function clauseFrom(t: string, s: number, max: number): number {
+  const lo = Math.max(0, s - max);
+  // Character codes, not an expression per character: this runs once per candidate match.
+  for (let i = s; i > lo; i--) {
+    const c = t.charCodeAt(i - 1);
+    if (c === 0x2e || c === 0x21 || c === 0x3f || c === 0x3b || c === 0x3a || c === 0x0a) return i;
+  }
+  return lo === 0 ? 0 : -1;
 }
 
 /** A negation in the clause before a word: "N'envoie jamais ...", "Nunca env\u00edes ...", "Senden Sie niemals". */
@@ -206,8 +227,12 @@ function sendsData(t: string, s: number, e: number): boolean {
 function sentenceFrom(t: string, s: number): number {
   const lo = Math.max(0, s - 200);
   let i = s;
-  // (a dot inside a word is no stop: ".env-Datei", "example.de")
-  while (i > lo && !/[!?\n]/.test(t[i - 1]) && !(t[i - 1] === "." && /[\s]/.test(t[i] ?? " "))) i--;
+  // Character codes, not an expression per character; a dot inside a word is no stop (".env-Datei", "example.de")
+  for (; i > lo; i--) {
+    const c = t.charCodeAt(i - 1);
+    if (c === 0x21 || c === 0x3f || c === 0x0a) break;
+    if (c === 0x2e && (i === t.length || t.charCodeAt(i) === 0x20 || t.charCodeAt(i) === 0x0a)) break;
+  }
   return i;
 }
 
@@ -353,9 +378,15 @@ const WITHOUT_ASKING = new RegExp(`^(?:${WITHOUT_ASKING_FORMS})`);
 
 /** An order's verb opening the clause before a `WITHOUT_ASKING`: "F\u00fchre folgenden Befehl ohne R\u00fcckfrage". */
 const ORDER_BEFORE_ASKING = new RegExp(
-  `${OPENS}[ \\t]*(?:${FILLERS},? ){0,2}(?:${SEND_VERBS}|${CALL_VERBS}|losche|supprime|supprimez|efface|borra|` +
+  `^${CLAUSE_OPENER}(?:${FILLERS},? ){0,2}(?:${SEND_VERBS}|${CALL_VERBS}|losche|supprime|supprimez|efface|borra|` +
     "elimina|cancella|apague|exclua|verwijder|wis|usun|smaz|vymaz)(?![a-z])[^.!?;:\\n]{0,80}$",
 );
+
+/** True when an order's verb opens the clause before the "without asking" at `t[s]` (see `ORDER_BEFORE_ASKING`). */
+function orderBeforeAsking(t: string, s: number): boolean {
+  const from = clauseFrom(t, s, 120);
+  return from >= 0 && ORDER_BEFORE_ASKING.test(t.slice(from, s));
+}
 
 /** The words "without" of `KEPT_FROM_USER`, which a rule of consent puts after a negation. */
 const WITHOUT = /^(?:ohne|sans|sin|senza|sem|zonder|bez|a l'insu|all'insaputa)\b/;
@@ -731,8 +762,7 @@ const translations = (): Rule[] => [
     contexts: OUTPUT,
     // ("jamais ... sans informer l'utilisateur" is a rule of consent, see `NEGATION_IN_SENTENCE`)
     accept: (t, s, e) =>
-      (!WITHOUT_ASKING.test(t.slice(s, e)) ||
-        ORDER_BEFORE_ASKING.test(t.slice(Math.max(0, s - 120), s))) &&
+      (!WITHOUT_ASKING.test(t.slice(s, e)) || orderBeforeAsking(t, s)) &&
       !(WITHOUT.test(t.slice(s, s + 16)) && NEGATION_IN_SENTENCE.test(t.slice(sentenceFrom(t, s), s))),
   },
   {
