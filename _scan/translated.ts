@@ -125,7 +125,7 @@ const SEND_VERBS = [
   "envia|encaminhe|encaminha|encaminhar|transfira|compartilhe|compartilhar|partilhe|publique|carregue|" +
   "copie|exporte|repasse",
   // Dutch
-  "stuur|sturen|verstuur|versturen|zend|verzend|deel|upload|publiceer|kopieer|exporteer|mail",
+  "stuur|sturen|verstuur|versturen|zend|verzend|deel|publiceer|kopieer|exporteer",
   // Polish
   "wyslij|wysylaj|przeslij|przesylaj|przekaz|przekazac|udostepnij|opublikuj|skopiuj|wklej|" +
   "wyeksportuj|przekieruj",
