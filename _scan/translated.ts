@@ -852,6 +852,26 @@ export function withTranslations(english: readonly Rule[]): Rule[] {
   });
 }
 
+/**
+ * An expression that matches where one of `words` starts (letters, spaces, hyphens and apostrophes): their
+ * trie, so that a failed try reads a letter or two, not each word. An empty alternative, not a `?`, makes a
+ * word that is another's start optional: no quantifier is nested (see rules.ts).
+ */
+function trieOf(words: readonly string[]): string {
+  const byFirst = new Map<string, string[]>();
+  let ends = false;
+  for (const word of words) {
+    if (word === "") ends = true;
+    else byFirst.set(word[0], [...(byFirst.get(word[0]) ?? []), word.slice(1)]);
+  }
+  const alternatives = [...byFirst].map(([c, rest]) =>
+    c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + trieOf(rest)
+  );
+  if (alternatives.length === 0) return "";
+  if (ends) alternatives.push("");
+  return alternatives.length === 1 ? alternatives[0] : `(?:${alternatives.join("|")})`;
+}
+
 /** Both lists' strings, once each; undefined where `a` is. */
 function both(a: readonly string[] | undefined, b: readonly string[] | undefined): string[] | undefined {
   return a === undefined ? undefined : [...new Set([...a, ...(b ?? [])])];
@@ -868,7 +888,9 @@ function joined(en: Rule, tr: Rule): Rule {
   const evidence = tr.anchors ?? tr.needles;
   return {
     ...en,
-    re: new RegExp(`(?:${en.re.source})|(?:${tr.re.source})`, "g"),
+    // (the translation only where one of its leads starts, tested by a trie of them: where an English lead
+    // starts, "you", "send", it gives up after a letter or two, not after each of its hundreds of words)
+    re: new RegExp(`(?:${en.re.source})|(?=${trieOf(tr.leads!)})(?:${tr.re.source})`, "g"),
     leads: en.leads && tr.leads ? [...new Set([...en.leads, ...tr.leads])] : undefined,
     needles: both(en.needles, evidence),
     anchors: both(en.anchors, evidence),
