@@ -841,7 +841,7 @@ const translations = (): Rule[] => [
  * import { rules } from "./rules.ts";
  *
  * const secrecy = rules().find((rule) => rule.name === "override.secrecy")!;
- * assert.ok(secrecy.leads!.includes("sin"));
+ * assert.ok(secrecy.leads!.includes("sin "));
  * ```
  */
 export function withTranslations(english: readonly Rule[]): Rule[] {
