@@ -14,6 +14,7 @@
  * @module
  */
 import type { Rule } from "./rules.ts";
+import { lazy } from "../_common/values.ts";
 import type { ScanContext } from "../types.ts";
 
 const OUTPUT: readonly ScanContext[] = ["tool_output"];
@@ -462,9 +463,13 @@ const MODEL_ORDERS = new RegExp(
     "has[l\u0142][oa]|hesl[oa])(?![a-z])",
 );
 
-/** A persona in capitals to answer as, in the original text: "als DAN", "come DAN", "en tant que DAN". */
-const AS_PERSONA =
-  /(?:^|[^\p{L}])(?:als|comme|en tant que|como|come|jako|as)\s+["*_\u00ab\u201e\u201c]?\p{Lu}[\p{Lu}\d]+(?![\p{L}\d])/u;
+/**
+ * A persona in capitals to answer as, in the original text: "als DAN", "come DAN", "en tant que DAN". Made on
+ * first use: a `\p{...}` expression costs at load.
+ */
+const asPersona: () => RegExp = lazy(() =>
+  /(?:^|[^\p{L}])(?:als|comme|en tant que|como|come|jako|as)\s+["*_\u00ab\u201e\u201c]?\p{Lu}[\p{Lu}\d]+(?![\p{L}\d])/u
+);
 
 // ------------------------------------------------------------------------------------------------ prompt leak
 
@@ -794,7 +799,7 @@ const translations = (): Rule[] => [
       if (MODEL_ORDERS.test(t.slice(e, e + 160))) return true;
       let after = "";
       for (let i = e; i < Math.min(t.length, e + 160); i++) after += original(i);
-      return AS_PERSONA.test(after);
+      return asPersona().test(after);
     },
   },
   {
