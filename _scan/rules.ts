@@ -9,6 +9,7 @@
  */
 import { lazy } from "../_common/values.ts";
 import type { ScanCategory, ScanContext } from "../types.ts";
+import { withTranslations } from "./translated.ts";
 
 /** One signature rule. */
 export interface Rule {
@@ -2334,8 +2335,14 @@ export function findDataUrls(
   return out;
 }
 
-/** The signature rules, in the order they run: built on first use, so importing the scanner builds nothing. */
-export const rules: () => readonly Rule[] = lazy(() => [
+/**
+ * The signature rules, in the order they run, each with its orders in eight other languages where
+ * _scan/translated.ts has them: built on first use, so importing the scanner builds nothing.
+ */
+export const rules: () => readonly Rule[] = lazy(() => withTranslations(englishRules()));
+
+/** The signature rules as they read English (and some other languages of their own), in the order they run. */
+const englishRules = (): Rule[] => [
   // ---------------------------------------------------------------------------------------- overrides
   {
     name: "override.ignore_previous",
@@ -3219,4 +3226,4 @@ export const rules: () => readonly Rule[] = lazy(() => [
     re: /[\u200B\u200C\u200D\u2060\uFEFF\u180E]{2,}/g,
     opens: "\u200B\u200C\u200D\u2060\uFEFF\u180E",
   },
-]);
+];

@@ -54,7 +54,15 @@ const ADVERSARIAL_UNITS = [
 /** Every string literal of the scanner's tests: each rule's positive examples and the benign ones. */
 function testLiterals(): string[] {
   const out: string[] = [];
-  for (const file of ["scan_test.ts", "scan_segments_test.ts", "scan_leads_test.ts", "sanitise_test.ts"]) {
+  for (
+    const file of [
+      "scan_test.ts",
+      "scan_segments_test.ts",
+      "scan_leads_test.ts",
+      "sanitise_test.ts",
+      "scan_translated_test.ts",
+    ]
+  ) {
     const source = readFileSync(new URL(file, import.meta.url), "utf8");
     for (const m of source.matchAll(/"(?:[^"\\\n]|\\.)*"/g)) {
       try {
