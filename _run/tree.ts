@@ -418,6 +418,13 @@ function busiest(looks: readonly ProcessLook[]): TreeState | null {
   return found;
 }
 
+/** A short text file of `/proc` (a `stat` line, an `fdinfo`), read in every look: one decoder for all. */
+function procText(proc: ProcReader, path: string): string {
+  return procDecoder.decode(proc.read(path));
+}
+
+const procDecoder = new TextDecoder();
+
 /**
  * Process `pid` by the busiest state among its threads (its main thread may sleep while another writes). A
  * process gone meanwhile reads as quiet.
@@ -433,7 +440,7 @@ function lookAt(proc: ProcReader, pid: number): ProcessLook {
   for (const tid of tids) {
     let thread: ThreadLook;
     try {
-      thread = threadLook(new TextDecoder().decode(proc.read(`/proc/${pid}/task/${tid}/stat`)));
+      thread = threadLook(procText(proc, `/proc/${pid}/task/${tid}/stat`));
     } catch {
       continue; // the thread ended
     }
@@ -556,7 +563,7 @@ export function ourEnds(): OurEnds {
 
 /** Whether the descriptor `fdinfo` describes was opened for reading only (its `flags`, in octal, end in 0). */
 function readOnly(proc: ProcReader, fdinfo: string): boolean {
-  const flags = /^flags:\s*([0-7]+)/m.exec(new TextDecoder().decode(proc.read(fdinfo)));
+  const flags = /^flags:\s*([0-7]+)/m.exec(procText(proc, fdinfo));
   return flags !== null && (parseInt(flags[1], 8) & 3) === 0;
 }
 
@@ -611,7 +618,7 @@ function fieldsOf(stat: string): string[] {
 /** The process group of `pid` (field 5 of `/proc/PID/stat`), or -1. */
 function groupOf(proc: ProcReader, pid: number): number {
   try {
-    return Number(fieldsOf(new TextDecoder().decode(proc.read(`/proc/${pid}/stat`)))[2]);
+    return Number(fieldsOf(procText(proc, `/proc/${pid}/stat`))[2]);
   } catch {
     return -1;
   }
