@@ -517,10 +517,22 @@ export interface OurEnds {
  */
 export function isOurOutput(link: string, ours: OurEnds): boolean {
   if (link.startsWith("pipe:[")) return ours.pipes.has(link);
-  if (!link.startsWith("socket:[")) return false;
-  const inode = Number(link.slice(8, -1));
-  return inode > 0 && (ours.sockets.has(inode - 1) || ours.sockets.has(inode + 1));
+  const inode = socketInode(link);
+  return inode !== undefined && (ours.sockets.has(inode - 1) || ours.sockets.has(inode + 1));
 }
+
+/**
+ * The inode number of a socket as `/proc` links it (`socket:[INODE]`, in decimal digits), or undefined for
+ * any other link, and for one whose inode is written otherwise or is 0 (`/proc` writes none such; one taken
+ * for ours would make its neighbours ours too, and `Number` reads `1e3` or `0x10` as a number).
+ */
+function socketInode(link: string): number | undefined {
+  const digits = SOCKET_LINK.exec(link)?.[1];
+  const inode = digits === undefined ? 0 : Number(digits);
+  return inode > 0 && Number.isSafeInteger(inode) ? inode : undefined;
+}
+
+const SOCKET_LINK = /^socket:\[(\d{1,16})\]$/;
 
 /**
  * Our own ends of pipes we read from and of sockets, from `/proc/self/fd` (a pipe we write to, a child's
@@ -547,7 +559,8 @@ export function ourEnds(): OurEnds {
     for (const fd of proc.list(`/proc/${proc.self}/fd`)) {
       try {
         const link = proc.link(`/proc/${proc.self}/fd/${fd}`);
-        if (link.startsWith("socket:[")) sockets.add(Number(link.slice(8, -1)));
+        const inode = socketInode(link);
+        if (inode !== undefined) sockets.add(inode);
         else if (link.startsWith("pipe:[") && readOnly(proc, `/proc/${proc.self}/fdinfo/${fd}`)) {
           pipes.add(link);
         }

@@ -170,7 +170,18 @@ test("tree state: a writing end is ours when it is a pipe we read from, or next 
   assert.equal(isOurOutput("socket:[5656457]", ours), true, "either side");
   assert.equal(isOurOutput("socket:[5656463]", ours), false, "not next to ours");
   assert.equal(isOurOutput("socket:[5656458]", ours), false, "our own end, not its peer");
-  for (const link of ["/dev/null", "/tmp/out.txt", "anon_inode:[eventfd]", "socket:[]", "socket:[x]"]) {
+  for (
+    const link of [
+      "/dev/null",
+      "/tmp/out.txt",
+      "anon_inode:[eventfd]",
+      "socket:[]",
+      "socket:[x]",
+      "socket:[5656459.0]",
+      "socket:[5.656459e6]",
+      "socket:[ 5656459]",
+    ]
+  ) {
     assert.equal(isOurOutput(link, ours), false, link);
   }
 });
