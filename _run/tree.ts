@@ -288,17 +288,17 @@ export function treeState(
   const proc = procReader();
   if (proc === null) return { state: null, pids: [] };
   const needle = entryOf(marker);
-  const mine = { ours, openPipes };
+  const ends = { ours, openPipes };
   // A pid that no longer carries the marker ended (or was reused by a stranger): it is not read.
   const still = known.filter((pid) => carries(proc, pid, needle));
-  if (still.length > 0 && stateOfAll(proc, still, mine) === "busy") return { state: "busy", pids: still };
+  if (still.length > 0 && stateOfAll(proc, still, ends) === "busy") return { state: "busy", pids: still };
   let pids: number[];
   try {
     pids = findMarked(proc, needle);
   } catch {
     return { state: null, pids: [] }; // /proc went away under us
   }
-  return { state: stateOfAll(proc, pids, mine), pids };
+  return { state: stateOfAll(proc, pids, ends), pids };
 }
 
 /** What {@linkcode treeState} is told beside the marker. */
@@ -323,8 +323,8 @@ function stateOfAll(
 ): TreeState | null {
   const looks = pids.map((pid) => lookAt(proc, pid));
   // Our own ends are asked for only if a holder is, and once per verdict; each process's files at most once,
-  // and a holder's only up to the first of ours once as many of ours are found held as are open (or all of
-  // them, if its pipes are asked for).
+  // and a holder's only until as many of ours are found held as are open (all of them, if its pipes are
+  // asked for).
   let mine: OurEnds | undefined;
   const held = new Set<string>();
   const links = new Map<number, Map<string, string>>();
