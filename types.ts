@@ -113,7 +113,8 @@ export interface ToolResultBase {
    * True when the output was cut: by `onOverflow: "truncate"` at the size limit, or because a process the
    * tool left behind still held stdout when the guard stopped reading and had written since the exit, left a
    * line unfinished, or (on Linux) was runnable or stopped rather than asleep (it, a process it started, or
-   * one writing into a pipe it reads). There may be more than `items` shows.
+   * one writing into a pipe it reads; any leftover, when a pipe still open has no holder among those found).
+   * There may be more than `items` shows.
    */
   truncated: boolean;
   /** A bounded tail of what the tool wrote on stderr. */

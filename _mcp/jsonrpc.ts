@@ -127,44 +127,59 @@ export function roundsAlike(answerId: unknown, requestId: unknown): boolean {
   return value !== undefined && value === roundedValue(requestId);
 }
 
+/** The request an answer under a rounded id answers ({@linkcode roundedMatch}): waiting, or cancelled. */
+export interface RoundedAnswer {
+  /** Whether the request still waits for its answer, or was cancelled (the answer is its late one). */
+  of: "waiting" | "cancelled";
+  /** The request's id, as it was written. */
+  id: JsonRpcId;
+}
+
 /**
- * The one of `waiting` (requests, each with its id by `requestId`) that an answer under `answerId` answers by
+ * The request (of `requests.waiting`, or of `requests.cancelled`) that an answer under `answerId` answers by
  * rounding (see {@linkcode roundsAlike}): a peer whose reader is `JSON.parse` answers under the double it read
  * the request's id past 2^53 as. The rule for both directions, the server's answers to the client's requests
- * and the client's to the server's. When several round alike none is taken: they cannot be told apart (the
- * peer took them for one), and taking either could hand one's answer to the other; `refuse`, if given, is
- * called on each (to answer it with an error: it waits no more) and the answer is a stray. Undefined then, and when none
- * rounds alike or `answerId` is no id past 2^53 (no search).
+ * and the client's to the server's. When several round alike, none is taken, a cancelled one among them too
+ * (the answer may be its late one): they cannot be told apart (the peer took them for one), and taking either
+ * could hand one's answer to the other's asker; `requests.refuse`, if given, is called on each waiting one (to
+ * answer it with an error: it waits no more) and the answer is a stray. Undefined then, and when none rounds
+ * alike or `answerId` is no id past 2^53 (no search).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { parseId, roundedMatch } from "./jsonrpc.ts";
  *
- * const waiting = ["12345678901234567891", "12345678901234571891", "7"].map(parseId);
+ * const id = (text: string) => parseId(text)!;
+ * const waiting = ["12345678901234567891", "12345678901234571891", "7"].map(id);
+ * const cancelled = [id("12345678901234575891")];
  * const refused: unknown[] = [];
- * const refuse = (id: unknown) => void refused.push(id);
- * assert.equal(roundedMatch(parseId("12345678901234567000"), waiting, (id) => id, refuse), waiting[0]);
- * assert.equal(roundedMatch(1.2345678901234571e19, waiting, (id) => id, refuse), waiting[1]);
- * assert.equal(roundedMatch(7, waiting, (id) => id, refuse), undefined); // (matched by idKey alone)
- * const twins = [parseId("12345678901234567891"), parseId("12345678901234567890")];
- * assert.equal(roundedMatch(1.2345678901234567e19, twins, (id) => id, refuse), undefined);
- * assert.deepEqual(refused, twins);
+ * const requests = { waiting, cancelled, refuse: (id: unknown) => void refused.push(id) };
+ * assert.deepEqual(roundedMatch(parseId("12345678901234567000"), requests), { of: "waiting", id: waiting[0] });
+ * assert.deepEqual(roundedMatch(1.2345678901234575e19, requests), { of: "cancelled", id: cancelled[0] });
+ * assert.equal(roundedMatch(7, requests), undefined); // (matched by idKey alone)
+ * // A cancelled request alike counts: the answer may be its late one.
+ * const late = { waiting: [id("12345678901234567891")], cancelled: [id("12345678901234567890")] };
+ * assert.equal(roundedMatch(1.2345678901234567e19, { ...late, refuse: requests.refuse }), undefined);
+ * assert.deepEqual(refused, late.waiting);
  * ```
  */
-export function roundedMatch<T>(
+export function roundedMatch(
   answerId: unknown,
-  waiting: Iterable<T>,
-  requestId: (request: T) => unknown,
-  refuse?: (request: T) => void,
-): T | undefined {
+  requests: {
+    waiting: Iterable<JsonRpcId>;
+    cancelled: Iterable<JsonRpcId>;
+    refuse?: (id: JsonRpcId) => void;
+  },
+): RoundedAnswer | undefined {
   // (only an id past 2^53 is read so: any other stray answer costs no search)
   if (!pastSafeInteger(answerId)) return undefined;
-  const alike: T[] = [];
-  for (const request of waiting) if (roundsAlike(answerId, requestId(request))) alike.push(request);
+  const alike: RoundedAnswer[] = [];
+  for (const id of requests.waiting) if (roundsAlike(answerId, id)) alike.push({ of: "waiting", id });
+  for (const id of requests.cancelled) if (roundsAlike(answerId, id)) alike.push({ of: "cancelled", id });
   if (alike.length === 1) return alike[0];
   // (refused once the search is done: refusing may take a request out of `waiting`)
-  if (refuse !== undefined) { for (const request of alike) refuse(request); }
+  for (const { of, id } of alike) if (of === "waiting") requests.refuse?.(id);
   return undefined;
 }
 

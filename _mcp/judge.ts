@@ -310,8 +310,9 @@ export interface CaseStray {
  * member absent, so the guard judged `{}` or skipped `path`'s pattern, while a server whose parser ignores
  * case (Go's `encoding/json`, cJSON's `cJSON_GetObjectItem`) reads it as that member. The arguments are
  * followed through every subschema the validator applies to them, at any depth, and only those: a key any
- * of them names in `properties`, `required` or `dependentRequired` counts as declared, since any of them
- * may be what the tool reads it by (`if: { required: ["recursive"] }` decides by the key alone).
+ * of them names in `properties`, `required`, `dependentRequired` or `propertyNames` counts as declared,
+ * since any of them may be what the tool reads it by (`if: { required: ["recursive"] }` decides by the key
+ * alone).
  * Keys that fold to nothing declared are left to the schema; only keys not declared as spelled are folded.
  *
  * Keyword by keyword:
@@ -319,14 +320,17 @@ export interface CaseStray {
  *   `allOf`, `anyOf`, `oneOf`, `not`, and `if` with its `then` and `else`. `not` and `if` declare too: each
  *   reads the value's keys to decide (`not: { required: ["mode"], properties: { mode: { const: "w" } } }`
  *   let `{ "MODE": "w" }` by, which a case-blind server reads as the `"w"` it forbids); a `then` or `else`
- *   without `if` is inert to the validator, and to the walk.
+ *   without `if`, and an `if` with neither, are inert to the validator, and to the walk.
  * - on a member: `properties`' own schema; each `patternProperties` schema whose pattern matches the key as
  *   spelled (the validator's matching, case-sensitive); else `additionalProperties`. A pattern declares no
  *   name: it matches a family of keys a decoder reads into a map, keys kept as written, so a key that a
  *   pattern matches only in another case is no stray, but left to `additionalProperties`, as the validator
  *   leaves it. A key a pattern matches is still folded against `properties`' names.
  * - on an item: `prefixItems`' own (or an `items` list's), else `items`.
- * - `propertyNames` applies to keys as strings: nothing to declare or follow.
+ * - `propertyNames` applies to keys as strings: the names it spells in a `const` or an `enum` (through the
+ *   subschemas that apply with it) count as declared, since it judges a key by that name (`not: { const:
+ *   "force" }` let `FORCE` by, which a case-blind server reads as the `force` it forbids); its patterns
+ *   declare no name. Nothing in it is followed to a member.
  * - `dependentSchemas`, `dependencies`, `contains`, `unevaluatedProperties`, `unevaluatedItems`,
  *   `additionalItems`, `$dynamicRef`: the validator refuses a schema with them, so the tool is unchecked
  *   (refused, or forwarded unjudged, as `uncheckedTools` says) and a case variant changes nothing it judged;
@@ -365,7 +369,7 @@ export function caseStray(params: unknown, tools: readonly McpTool[]): CaseStray
       });
       continue;
     }
-    const declared = declaredNames(schemas);
+    const declared = declaredNames(root, schemas);
     const stray = declared && strayKey(value as Record<string, unknown>, declared, pointer);
     if (stray !== undefined) return stray;
     for (const key in value) {
@@ -451,8 +455,9 @@ function applying(root: Record<string, unknown>, schemas: readonly unknown[]): R
       if (Array.isArray(s[k])) { for (const sub of s[k]) if (todo.length < MAX_APPLYING) todo.push(sub); }
     }
     todo.push(s.not);
-    // (a `then` or `else` without `if` is inert to the validator)
-    if (s.if !== undefined) todo.push(s.if, s.then, s.else);
+    // (a `then` or `else` without `if` is inert to the validator, and so is an `if` with neither: it decides
+    // nothing, so the keys it reads are read by nothing)
+    if (s.if !== undefined && (s.then !== undefined || s.else !== undefined)) todo.push(s.if, s.then, s.else);
   }
   return [...seen];
 }
@@ -462,9 +467,10 @@ function applying(root: Record<string, unknown>, schemas: readonly unknown[]): R
  * names any.
  */
 function declaredNames(
+  root: Record<string, unknown>,
   schemas: readonly Record<string, unknown>[],
 ): Readonly<Record<string, unknown>> | undefined {
-  const all = schemas.map(namesOf).filter((names) => names !== undefined);
+  const all = schemas.map((schema) => namesOf(root, schema)).filter((names) => names !== undefined);
   if (all.length < 2) return all[0];
   const names: Record<string, true> = Object.create(null);
   for (const one of all) for (const name of Object.keys(one)) names[name] = true;
@@ -475,14 +481,21 @@ function declaredNames(
 const NAMES = new WeakMap<object, Readonly<Record<string, unknown>> | undefined>();
 
 /**
- * The names `schema` reads a value's keys by: its `properties`, and the names its `required` and
- * `dependentRequired` ask to be present (`if: { required: ["recursive"] }` decides by that key alone, with
- * no `properties` entry for it). Undefined when it names none.
+ * The names `schema` (of the tool schema `root`) reads a value's keys by: its `properties`, the names its
+ * `required` and `dependentRequired` ask to be present (`if: { required: ["recursive"] }` decides by that key
+ * alone, with no `properties` entry for it), and those its `propertyNames` spells (see {@linkcode keyNames}).
+ * Undefined when it names none.
  */
-function namesOf(schema: Record<string, unknown>): Readonly<Record<string, unknown>> | undefined {
+function namesOf(
+  root: Record<string, unknown>,
+  schema: Record<string, unknown>,
+): Readonly<Record<string, unknown>> | undefined {
   const properties = isRecord(schema.properties) ? schema.properties : undefined;
   // (most schemas name their keys in `properties` alone: that object serves as it is)
-  if (schema.required === undefined && schema.dependentRequired === undefined) return properties;
+  if (
+    schema.required === undefined && schema.dependentRequired === undefined &&
+    schema.propertyNames === undefined
+  ) return properties;
   if (NAMES.has(schema)) return NAMES.get(schema);
   const names: Record<string, true> = Object.create(null);
   const add = (list: unknown) => {
@@ -496,9 +509,25 @@ function namesOf(schema: Record<string, unknown>): Readonly<Record<string, unkno
       add(needs);
     }
   }
+  if (schema.propertyNames !== undefined) add(keyNames(root, schema.propertyNames));
   const found = Object.keys(names).length === 0 ? undefined : names;
   NAMES.set(schema, found);
   return found;
+}
+
+/**
+ * The names a `propertyNames` schema (of the tool schema `root`) spells in a `const` or an `enum`, in it or any
+ * subschema that applies with it (see {@linkcode applying}): each is a key it judges by name.
+ * `propertyNames: { not: { const: "force" } }` forbids `force`, and a case-blind server reads `FORCE` as it.
+ * A `pattern` spells no one name, and is left.
+ */
+function keyNames(root: Record<string, unknown>, propertyNames: unknown): string[] {
+  const names: string[] = [];
+  for (const s of applying(root, [propertyNames])) {
+    if (typeof s.const === "string") names.push(s.const);
+    if (Array.isArray(s.enum)) { for (const name of s.enum) if (typeof name === "string") names.push(name); }
+  }
+  return names;
 }
 
 /** What `pick` finds in each of `schemas`. */

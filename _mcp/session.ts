@@ -971,15 +971,13 @@ export class GuardedSession implements McpSession {
         "either's and was not passed on";
       this.#answerServer(errorResponse(asked, -32603, text));
     };
-    // (a cancelled one alike could be what it answers, late, as well: see #roundedAlike)
-    const [asked, cancelled] = [this.#serverRequests, this.#serverCancelled];
-    const alike = function* () {
-      for (const id of asked.ids()) yield { id, waits: true };
-      for (const id of cancelled.ids()) yield { id, waits: false };
-    };
-    const found = roundedMatch(id, alike(), (x) => x.id, (x) => x.waits && refuse(x.id));
+    const found = roundedMatch(id, {
+      waiting: this.#serverRequests.ids(),
+      cancelled: this.#serverCancelled.ids(),
+      refuse,
+    });
     // (to the server under the id it wrote, as the server's answers go to the client: see #roundedAlike)
-    if (found?.waits) this.#answerServer({ ...m, id: found.id });
+    if (found?.of === "waiting") this.#answerServer({ ...m, id: found.id });
     else if (found !== undefined) this.#serverCancelled.take(found.id);
     else this.#hooks.emit({ event: "stray_message", from: "client", kind: "no_request", id });
     return "answered";
@@ -1451,25 +1449,30 @@ export class GuardedSession implements McpSession {
   /**
    * The one request still waiting that the server's answer `m` answers under the double its id past 2^53
    * reads as (see {@linkcode roundedMatch}): a server whose reader is `JSON.parse` answers so; or the one
-   * cancelled request it answers so, late (no `req` then). A cancelled one counts among those alike: the
-   * answer may be its late one. When several round alike, none is taken (one could be handed a tool list
-   * meant for a call, or a call's result go unscanned): each still waiting is answered with an error, and the
-   * answer is a stray (reported by the caller).
+   * cancelled request it answers so, late (no `req` then). When several round alike, a cancelled one among
+   * them too, none is taken (one could be handed a tool list meant for a call, or a call's result go
+   * unscanned): each still waiting is answered with an error, and the answer is a stray (reported by the
+   * caller).
    */
   #roundedAlike(m: JsonRpcMessage): { key: string; req?: PendingRequest } | undefined {
-    const [pending, cancelled] = [this.#pending, this.#cancelled];
-    const alike = function* (): Generator<{ key: string; id: JsonRpcId; req?: PendingRequest }> {
-      for (const [key, req] of pending) yield { key, id: req.id, req };
-      for (const [key, id] of cancelled) yield { key, id };
+    const pending = this.#pending;
+    const waiting = function* () {
+      for (const req of pending.values()) yield req.id;
     };
-    return roundedMatch(m.id, alike(), (x) => x.id, ({ req }) => {
-      if (req === undefined) return;
-      const text =
-        `toolguard: the MCP server answered under id ${JSON.stringify(m.id)}, the number it read ` +
-        "this request's id and another's as (a double rounds ids past 2^53), so its answer could be " +
-        "either's and was not passed on; send the request again under an id below 2^53";
-      this.answerWithError(req.id, -32603, text);
+    const found = roundedMatch(m.id, {
+      waiting: waiting(),
+      cancelled: this.#cancelled.values(),
+      refuse: (id) => {
+        const text =
+          `toolguard: the MCP server answered under id ${JSON.stringify(m.id)}, the number it read ` +
+          "this request's id and another's as (a double rounds ids past 2^53), so its answer could be " +
+          "either's and was not passed on; send the request again under an id below 2^53";
+        this.answerWithError(id, -32603, text);
+      },
     });
+    if (found === undefined) return undefined;
+    const key = idKey(found.id);
+    return found.of === "waiting" ? { key, req: pending.get(key) } : { key };
   }
 
   /** The server's answer `m` to the client's request `req` (waiting under `key`): judged as its method's. */

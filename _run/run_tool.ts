@@ -326,6 +326,8 @@ class ToolRun {
   #pipesClosed = false;
   /** Set once stdout is at end-of-file (or the guard stopped reading it at the cap). */
   #stdoutDone = false;
+  /** Set once stderr is at end-of-file (at once when it is not piped to us). */
+  #stderrDone = false;
   #killScheduled = false;
   #settled = false;
   #stopWaiting: () => void = () => {};
@@ -422,9 +424,9 @@ class ToolRun {
 
   /**
    * Whether a process left in the tree may still write: one holding stdout or stderr (or started by a holder,
-   * which may wait for it) that is runnable or in disk wait (starved), or stopped. A sleeping one is a daemon,
-   * and one that closed both cannot add to the output. Where `/proc` cannot tell (macOS, Windows), none is
-   * assumed to.
+   * which may wait for it) that is runnable or in disk wait (starved), or stopped; any such one, when a pipe
+   * still open has no holder among them. A sleeping one is a daemon, and one that closed both cannot add to
+   * the output. Where `/proc` cannot tell (macOS, Windows), none is assumed to.
    */
   #leftoverMayWrite(): boolean {
     const state = this.#leftover === undefined ? this.#lookAtLeftovers() : this.#leftover;
@@ -433,7 +435,9 @@ class ToolRun {
 
   /** What the processes left in the tree are doing; after the first look, a cheap recheck while one is busy. */
   #lookAtLeftovers(): TreeState | null {
-    const look = this.#child.treeState(this.#leftoverPids);
+    // (as many of our pipes as are open must be found held, or a holder is not among the processes found)
+    const openPipes = Number(!this.#stdoutDone) + Number(!this.#stderrDone);
+    const look = this.#child.treeState({ known: this.#leftoverPids, openPipes });
     this.#leftoverPids = look.pids;
     return look.state;
   }
@@ -448,7 +452,10 @@ class ToolRun {
   async #readStderr(): Promise<void> {
     for (;;) {
       const chunk = await this.#child.stderr.read();
-      if (chunk === null) return;
+      if (chunk === null) {
+        this.#stderrDone = true;
+        return;
+      }
       if (this.#draining) this.#lastData = performance.now();
       this.#stderr.push(chunk);
     }

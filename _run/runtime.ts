@@ -39,6 +39,7 @@ import {
   ourEnds,
   signalMarked,
   type TreeLook,
+  type TreeLookOptions,
   type TreeMarker,
   treeMarkersWork,
   treeState,
@@ -187,9 +188,11 @@ export interface LiveChild {
   /**
    * What the live processes of the tree are doing (Linux: found by the marker in `/proc`); its state is null
    * where that cannot be told: no marker (macOS, Windows), `/proc` not readable, or no process found. Given the
-   * pids of the last look, a recheck that finds one of them still busy reads only theirs.
+   * pids of the last look, a recheck that finds one of them still busy reads only theirs; told how many of
+   * the output pipes are still open, it counts every process when fewer are found held (see
+   * {@linkcode treeState}).
    */
-  treeState(known?: readonly number[]): TreeLook;
+  treeState(look?: Pick<TreeLookOptions, "known" | "openPipes">): TreeLook;
   /**
    * Set when the child was started through a launcher (`setsid`) that execs the tool: given how the child
    * ended, whether it wrote to stdout and its stderr, returns why the launcher could not start the tool, or
@@ -571,9 +574,9 @@ function treeNote(tree: Tree): string | undefined {
 }
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
-function stateOfTree(tree: Tree, known?: readonly number[]): TreeLook {
+function stateOfTree(tree: Tree, look: Pick<TreeLookOptions, "known" | "openPipes"> = {}): TreeLook {
   if (tree.marker === null) return { state: null, pids: [] };
-  return treeState(tree.marker, known, () => (tree.ours ??= ourEnds()));
+  return treeState(tree.marker, { ...look, ours: () => (tree.ours ??= ourEnds()) });
 }
 
 function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart): LiveChild {
@@ -613,7 +616,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     exited,
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
-    treeState: (known) => stateOfTree(tree, known),
+    treeState: (look) => stateOfTree(tree, look),
   };
   if (via === "setsid") {
     started.startFailure = (exit, wroteStdout, stderr) => setsidFailure(spec, exit, wroteStdout, stderr);
@@ -860,7 +863,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     ),
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
-    treeState: (known) => stateOfTree(tree, known),
+    treeState: (look) => stateOfTree(tree, look),
   };
 }
 
@@ -915,7 +918,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       exited,
       killTree: treeKiller(tree),
       treeNote: () => treeNote(tree),
-      treeState: (known) => stateOfTree(tree, known),
+      treeState: (look) => stateOfTree(tree, look),
     },
   };
 }

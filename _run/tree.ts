@@ -257,8 +257,10 @@ export interface TreeLook {
  * write more; a sleeping one is a daemon. Only a process that holds the writing end of a pipe we read (the
  * tool's stdout or stderr), one it started (a holder may be waiting for it, as
  * `sh -c 'sort big > tmp; cat tmp'` waits for `sort`), or one writing into a pipe such a process reads
- * (`work | cat &`), counts: one that closed them and computes on cannot add to the output. Where no process found holds one (the holder cleared its environment, or its end could
- * not be told: {@linkcode isOurOutput}), every process counts: the cautious side. Never throws.
+ * (`work | cat &`), counts: one that closed them and computes on cannot add to the output. Where fewer of our
+ * pipes are found held than are still open (`openPipes`; none found at all, say), the holder of one is not
+ * among those found (it cleared its environment, or its end could not be told: {@linkcode isOurOutput}), and
+ * every process counts: the cautious side. Never throws.
  *
  * Finding the tree reads the environment of every process on the host; a recheck given the pids of the last
  * look reads only theirs, and only a busy verdict is taken from it. A process one of them forked since is
@@ -268,8 +270,7 @@ export interface TreeLook {
  * caller that looks again may keep (reading them costs 20-35 µs a descriptor under Deno).
  *
  * @param marker The child's marker.
- * @param known The pids of the last look, if any.
- * @param ours Our ends of the pipes we read, when first needed: {@linkcode ourEnds} unless kept.
+ * @param options The pids of the last look, our ends, and how many of the tool's pipes are still open.
  * @returns The busiest state found and the pids it was found in.
  * @example
  * ```ts
@@ -282,36 +283,63 @@ export interface TreeLook {
  */
 export function treeState(
   marker: TreeMarker,
-  known: readonly number[] = [],
-  ours: () => OurEnds = ourEnds,
+  { known = [], ours = ourEnds, openPipes = 1 }: TreeLookOptions = {},
 ): TreeLook {
   const proc = procReader();
   if (proc === null) return { state: null, pids: [] };
   const needle = entryOf(marker);
+  const ends = { ours, openPipes };
   // A pid that no longer carries the marker ended (or was reused by a stranger): it is not read.
   const still = known.filter((pid) => carries(proc, pid, needle));
-  if (still.length > 0 && stateOfAll(proc, still, ours) === "busy") return { state: "busy", pids: still };
+  if (still.length > 0 && stateOfAll(proc, still, ends) === "busy") return { state: "busy", pids: still };
   let pids: number[];
   try {
     pids = findMarked(proc, needle);
   } catch {
     return { state: null, pids: [] }; // /proc went away under us
   }
-  return { state: stateOfAll(proc, pids, ours), pids };
+  return { state: stateOfAll(proc, pids, ends), pids };
+}
+
+/** What {@linkcode treeState} is told beside the marker. */
+export interface TreeLookOptions {
+  /** The pids of the last look, if any. */
+  known?: readonly number[];
+  /** Our ends of the pipes we read, when first needed: {@linkcode ourEnds} unless kept. */
+  ours?: () => OurEnds;
+  /**
+   * How many of the tool's output pipes (stdout, stderr) are still open, not at end-of-file: as many of ours
+   * must be found held by the processes found, or a holder is not among them. Default 1 (stdout, open
+   * whenever the tree is asked about).
+   */
+  openPipes?: number;
 }
 
 /** The verdict on the processes `pids`, or null for none. */
-function stateOfAll(proc: ProcReader, pids: readonly number[], ours: () => OurEnds): TreeState | null {
+function stateOfAll(
+  proc: ProcReader,
+  pids: readonly number[],
+  { ours, openPipes }: Required<Omit<TreeLookOptions, "known">>,
+): TreeState | null {
   const looks = pids.map((pid) => lookAt(proc, pid));
   // Our own ends are asked for only if a holder is, and once per verdict; each process's files at most once,
-  // and a holder's only up to the first of ours unless its pipes are asked for.
+  // and a holder's only until as many of ours are found held as are open (all of them, if its pipes are
+  // asked for).
   let mine: OurEnds | undefined;
+  const held = new Set<string>();
   const links = new Map<number, Map<string, string>>();
   const holds = (pid: number) => {
-    const all = openLinks(proc, pid, (link) => isOurOutput(link, mine ??= ours()));
+    let holder = false;
+    const all = openLinks(proc, pid, (link) => {
+      if (!isOurOutput(link, mine ??= ours())) return false;
+      holder = true;
+      held.add(link);
+      return held.size >= openPipes;
+    });
     if (all !== null) links.set(pid, all);
-    return all === null;
+    return holder;
   };
+  const unfound = () => held.size < openPipes;
   const pipes = new Map<number, PipeEnds>();
   const pipesOf = (pid: number) => {
     let found = pipes.get(pid);
@@ -321,7 +349,7 @@ function stateOfAll(proc: ProcReader, pids: readonly number[], ours: () => OurEn
     }
     return found;
   };
-  return treeVerdict(looks, holds, pipesOf);
+  return treeVerdict(looks, { holds, pipesOf, unfound });
 }
 
 /** One process of a tree as its `stat` files read. */
@@ -344,17 +372,29 @@ export interface PipeEnds {
 
 const NO_PIPES: PipeEnds = { reads: [], writes: [] };
 
+/** What {@linkcode treeVerdict} asks of the processes of a tree, by pid. */
+export interface TreeEnds {
+  /** Whether the process `pid` holds one of the tool's output pipes. */
+  holds(pid: number): boolean;
+  /** The pipes the process `pid` holds; none unless given. */
+  pipesOf?(pid: number): PipeEnds;
+  /**
+   * Asked once `holds` was asked of every process: whether a pipe of ours still open was found held by none of
+   * them (its holder was not found, or not told). Never, unless given.
+   */
+  unfound?(): boolean;
+}
+
 /**
  * The busiest state among the processes of a tree that may still add to the tool's output: those that hold
  * one of its pipes, those they started (a holder may be waiting for one), and those that write into a pipe
  * one of these reads (`work | cat &`: cat holds stdout asleep while the worker beside it computes what cat
  * will copy). A busy process outranks a stopped one (the caller waits for it). Which processes hold a pipe is
- * asked only when one of them is busy or stopped; when none of them does (the holder was not found), every
- * process counts.
+ * asked only when one of them is busy or stopped; when none of them does, or a pipe still open is held by
+ * none of them (its holder was not found), every process counts.
  *
  * @param looks The processes found.
- * @param holds Whether the process `pid` holds one of the tool's output pipes.
- * @param pipesOf The pipes the process `pid` holds; none unless given.
+ * @param ends What each holds.
  * @returns The busiest state among those that count, or null when `looks` is empty.
  * @example
  * ```ts
@@ -363,26 +403,27 @@ const NO_PIPES: PipeEnds = { reads: [], writes: [] };
  *
  * const daemon = { pid: 10, ppid: 1, state: "quiet" as const };
  * const spinner = { pid: 11, ppid: 1, state: "busy" as const };
+ * const holds = (pid: number) => pid === 10;
  * // The spinner closed its output; the daemon holds it, asleep: nothing more will come.
- * assert.equal(treeVerdict([daemon, spinner], (pid) => pid === 10), "quiet");
+ * assert.equal(treeVerdict([daemon, spinner], { holds }), "quiet");
  * // The spinner is the daemon's child: the daemon may be waiting for it to write.
- * assert.equal(treeVerdict([daemon, { ...spinner, ppid: 10 }], (pid) => pid === 10), "busy");
- * // No holder found: the spinner may be one.
- * assert.equal(treeVerdict([daemon, spinner], () => false), "busy");
+ * assert.equal(treeVerdict([daemon, { ...spinner, ppid: 10 }], { holds }), "busy");
+ * // No holder found, or one pipe's holder not found: the spinner may be one.
+ * assert.equal(treeVerdict([daemon, spinner], { holds: () => false }), "busy");
+ * assert.equal(treeVerdict([daemon, spinner], { holds, unfound: () => true }), "busy");
  * // The spinner writes into a pipe the daemon reads: what it writes may come out through the daemon.
- * const pipes = (pid: number) => pid === 10 ? { reads: ["pipe:[7]"], writes: [] } : { reads: [], writes: ["pipe:[7]"] };
- * assert.equal(treeVerdict([daemon, spinner], (pid) => pid === 10, pipes), "busy");
+ * const pipesOf = (pid: number) => pid === 10 ? { reads: ["pipe:[7]"], writes: [] } : { reads: [], writes: ["pipe:[7]"] };
+ * assert.equal(treeVerdict([daemon, spinner], { holds, pipesOf }), "busy");
  * ```
  */
 export function treeVerdict(
   looks: readonly ProcessLook[],
-  holds: (pid: number) => boolean,
-  pipesOf: (pid: number) => PipeEnds = () => NO_PIPES,
+  { holds, pipesOf = () => NO_PIPES, unfound = () => false }: TreeEnds,
 ): TreeState | null {
   const all = busiest(looks);
   if (all === null || all === "quiet") return all;
   const counted = new Set(looks.filter((look) => holds(look.pid)).map((look) => look.pid));
-  if (counted.size === 0) return all;
+  if (counted.size === 0 || unfound()) return all;
   const parentOf = new Map(looks.map((look) => [look.pid, look.ppid]));
   // The pipes the counted processes read: asked for only once a process yet to count writes into a pipe.
   let read: Set<string> | undefined;
@@ -517,10 +558,22 @@ export interface OurEnds {
  */
 export function isOurOutput(link: string, ours: OurEnds): boolean {
   if (link.startsWith("pipe:[")) return ours.pipes.has(link);
-  if (!link.startsWith("socket:[")) return false;
-  const inode = Number(link.slice(8, -1));
-  return inode > 0 && (ours.sockets.has(inode - 1) || ours.sockets.has(inode + 1));
+  const inode = socketInode(link);
+  return inode !== undefined && (ours.sockets.has(inode - 1) || ours.sockets.has(inode + 1));
 }
+
+/**
+ * The inode number of a socket as `/proc` links it (`socket:[INODE]`, in decimal digits), or undefined for
+ * any other link, and for one whose inode is written otherwise or is 0 (`/proc` writes none such; one taken
+ * for ours would make its neighbours ours too, and `Number` reads `1e3` or `0x10` as a number).
+ */
+function socketInode(link: string): number | undefined {
+  const digits = SOCKET_LINK.exec(link)?.[1];
+  const inode = digits === undefined ? 0 : Number(digits);
+  return inode > 0 && Number.isSafeInteger(inode) ? inode : undefined;
+}
+
+const SOCKET_LINK = /^socket:\[(\d{1,16})\]$/;
 
 /**
  * Our own ends of pipes we read from and of sockets, from `/proc/self/fd` (a pipe we write to, a child's
@@ -547,7 +600,8 @@ export function ourEnds(): OurEnds {
     for (const fd of proc.list(`/proc/${proc.self}/fd`)) {
       try {
         const link = proc.link(`/proc/${proc.self}/fd/${fd}`);
-        if (link.startsWith("socket:[")) sockets.add(Number(link.slice(8, -1)));
+        const inode = socketInode(link);
+        if (inode !== undefined) sockets.add(inode);
         else if (link.startsWith("pipe:[") && readOnly(proc, `/proc/${proc.self}/fdinfo/${fd}`)) {
           pipes.add(link);
         }

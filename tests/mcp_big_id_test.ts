@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { createMcpGuard, type McpEvent, type McpFrame, type McpSession } from "../mcp.ts";
 import { parseLine } from "../_mcp/framing.ts";
+import { parseId, roundedMatch } from "../_mcp/jsonrpc.ts";
 import { jsonlLog } from "../log.ts";
 import {
   type RawClient,
@@ -259,6 +260,25 @@ test("McpSession: an id past 2^53 written with a fraction or an exponent is a nu
     session.fromClient(frame(`{"jsonrpc":"2.0","id":${asked},"method":"ping"}`));
     session.fromServer(frame(`{"jsonrpc":"2.0","id":${echoed},"result":{}}`));
     assert.deepEqual([session.pending, toClient.length], [0, 1], `${asked} answered as ${echoed}`);
+  }
+});
+
+test("roundedMatch: an answer under the double a cancelled request and a waiting one round to answers neither, in the mechanism", () => {
+  // (the rule lives in roundedMatch, so that no caller can take the waiting one by leaving the cancelled out)
+  const id = (text: string) => parseId(text)!;
+  const [a, b, c] = ["12345678901234567891", "12345678901234567892", "12345678901234567893"].map(id);
+  const answer = id("12345678901234567000");
+  const cases = [
+    { waiting: [a], cancelled: [b], found: undefined, refused: [a] },
+    { waiting: [], cancelled: [a, b], found: undefined, refused: [] },
+    { waiting: [a, b], cancelled: [c], found: undefined, refused: [a, b] },
+    { waiting: [a], cancelled: [], found: { of: "waiting", id: a }, refused: [] },
+    { waiting: [], cancelled: [b], found: { of: "cancelled", id: b }, refused: [] },
+  ];
+  for (const { waiting, cancelled, found, refused } of cases) {
+    const got: unknown[] = [];
+    const match = roundedMatch(answer, { waiting, cancelled, refuse: (asked) => void got.push(asked) });
+    assert.deepEqual([match, got], [found, refused], JSON.stringify({ waiting, cancelled }));
   }
 });
 

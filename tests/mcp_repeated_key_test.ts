@@ -491,12 +491,15 @@ test("caseStray: a schema with a list of subschemas a hostile server made huge i
 });
 
 /**
- * What a guard whose one tool, "act", takes an object with `properties` says of a call of it with `args`: its
- * feedback, or "" when allowed.
+ * What a guard whose one tool, "act", takes an object with `properties` (and `$defs`, if given) says of a call
+ * of it with `args`: its feedback, or "" when allowed.
  */
-function feedbackOf(properties: Record<string, unknown>): (args: Record<string, unknown>) => string {
+function feedbackOf(
+  properties: Record<string, unknown>,
+  { $defs = {} }: { $defs?: Record<string, unknown> } = {},
+): (args: Record<string, unknown>) => string {
   const guard = createMcpGuard({});
-  guard.setTools([{ name: "act", inputSchema: { type: "object", properties } }]);
+  guard.setTools([{ name: "act", inputSchema: { type: "object", properties, $defs } }]);
   return (args) => {
     const check = guard.checkCall({ name: "act", arguments: args });
     return check.allowed ? "" : check.feedback;
@@ -579,4 +582,22 @@ test("checkCall: a key in another case is refused where the schema names it in r
     feedback({ wipe: { recursive: true, confirm: true }, push: {}, copy: { MODE: 1 }, pick: { b: 1 } }),
     "",
   );
+});
+
+test("checkCall: a key in another case is refused where propertyNames names it, and not for an if with neither then nor else", () => {
+  const feedback = feedbackOf({
+    // `propertyNames` forbids the key `force` by name: `FORCE` passed it, and a case-blind server reads force
+    push: { type: "object", propertyNames: { not: { const: "force" } } },
+    pull: { type: "object", propertyNames: { not: { enum: ["rebase", "prune"] } } },
+    merge: { type: "object", propertyNames: { anyOf: [{ $ref: "#/$defs/noSquash" }, { maxLength: 2 }] } },
+    // (an `if` that nothing follows is inert to the validator: `Mode` is no variant of a name it reads)
+    open: { type: "object", if: { required: ["mode"] } },
+  }, { $defs: { noSquash: { not: { const: "squash" } } } });
+  assert.match(feedback({ push: { FORCE: true } }), /"FORCE", which the tool spells "force"/);
+  assert.match(feedback({ pull: { Prune: true } }), /"Prune", which the tool spells "prune"/);
+  assert.match(feedback({ merge: { SQUASH: true } }), /"SQUASH", which the tool spells "squash"/);
+  assert.equal(feedback({ open: { Mode: "w" } }), "");
+  // Spelled right, each is the schema's to judge; a key folding to no name is left to it.
+  assert.match(feedback({ push: { force: true } }), /./);
+  assert.equal(feedback({ push: { Forced: true }, pull: { rebased: 1 }, open: { mode: "w" } }), "");
 });

@@ -400,21 +400,26 @@ test(
 /**
  * Runs a tool that writes "started" and exits, leaving a daemon that holds its output asleep and a leftover
  * that spins silently (runnable); with `closesOutput`, the spinner first points its stdout and stderr at
- * /dev/null. The tool exits once the spinner runs. Returns the result once the guard has ended both, which
- * it checks.
+ * /dev/null. With `hidesStdout`, the daemon holds stderr only, and stdout is held, asleep, by a process that
+ * cleared its environment (`env -i`), which the guard cannot find (the test ends it). The tool exits once the
+ * spinner runs. Returns the result once the guard has ended the daemon and the spinner, which it checks.
  */
-async function runBesideDaemon({ closesOutput }: { closesOutput: boolean }): Promise<ToolResult> {
+async function runBesideDaemon(
+  { closesOutput, hidesStdout = false }: { closesOutput: boolean; hidesStdout?: boolean },
+): Promise<ToolResult> {
   const dir = tempDir();
+  const hiddenFile = join(dir.path, "hidden");
   try {
     const daemonFile = join(dir.path, "daemon");
     const spinnerFile = join(dir.path, "spinner");
+    const hidden = hidesStdout ? `env -i /bin/sleep 600 2>/dev/null & echo $! > "$3"; exec >/dev/null; ` : "";
     const daemon = `sh -c 'while :; do sleep 5; done' & echo $! > "$1"`;
     const spinner = `sh -c '${
       closesOutput ? "exec >/dev/null 2>&1; " : ""
     }echo $$ > "$1"; while :; do :; done'`;
-    const script =
-      `echo started; ${daemon}; ${spinner} sh "$2" & until [ -s "$2" ]; do sleep 0.01; done; exit 0`;
-    const r = await runTool("/bin/sh", ["-c", script, "sh", daemonFile, spinnerFile], {
+    const script = `echo started; ${hidden}${daemon}; ${spinner} sh "$2" & ` +
+      `until [ -s "$2" ]; do sleep 0.01; done; exit 0`;
+    const r = await runTool("/bin/sh", ["-c", script, "sh", daemonFile, spinnerFile, hiddenFile], {
       protocol: "lines",
       timeoutMs: 600_000,
     });
@@ -422,6 +427,13 @@ async function runBesideDaemon({ closesOutput }: { closesOutput: boolean }): Pro
     assert.deepEqual(await waitGone(pids), [], "the daemon and the spinner were ended");
     return r;
   } finally {
+    if (hidesStdout) {
+      try {
+        process.kill(await pidIn(hiddenFile), "SIGKILL");
+      } catch {
+        // never started, or gone
+      }
+    }
     dir.cleanup();
   }
 }
@@ -449,6 +461,20 @@ test(
     const r = await runBesideDaemon({ closesOutput: false });
     assert.deepEqual(r.items, ["started"], r.detail);
     assert.equal(r.truncated, true, "a busy holder of stdout is not a daemon");
+    assert.match(r.detail, /left running still held stdout/);
+  },
+);
+
+test(
+  "runTool: a busy leftover counts when the holder of stdout is not found, beside a daemon asleep that holds stderr",
+  linuxOnly,
+  async () => {
+    // Stdout's holder cleared its environment: it may be a writer the spinner feeds, so every leftover counts
+    // (the cautious side). The daemon, found holding stderr, was taken for the holder of both, and the output
+    // was called whole.
+    const r = await runBesideDaemon({ closesOutput: true, hidesStdout: true });
+    assert.deepEqual(r.items, ["started"], r.detail);
+    assert.equal(r.truncated, true, "a pipe of ours held by no leftover found");
     assert.match(r.detail, /left running still held stdout/);
   },
 );
