@@ -1058,12 +1058,14 @@ export class TextCalls {
     const retell = this.#frames.retell;
     if (retell) {
       // Frames that repeat the text (a final snapshot) tell it as the client now has it.
-      flow.setHeld(flow.held.map((h) => {
-        if (!h.event || !this.#owns(h)) return h;
+      // (a frame of text the gate cut, an annotation, goes with it)
+      flow.setHeld(flow.held.flatMap((h) => {
+        if (!h.event || !this.#owns(h)) return [h];
         const told = retell(h.event, changes);
+        if (!told) return [];
         return told === h.event
-          ? h
-          : { ...h, raw: this.#frames.frame(told, { raw: h.raw, event: h.event }), event: told };
+          ? [h]
+          : [{ ...h, raw: this.#frames.frame(told, { raw: h.raw, event: h.event }), event: told }];
       }));
     }
     const [first] = changes;

@@ -11,6 +11,7 @@ import { cutCalls } from "../engines.ts";
 import { arrayIndex } from "./readers.ts";
 import {
   callCounter,
+  citingKept,
   type CompletionBody,
   contentText,
   type Dialect,
@@ -65,7 +66,10 @@ const body: CompletionBody = {
         const message: Record<string, unknown> = { ...m };
         delete message.tool_calls;
         delete message.function_call;
-        message.content = withText(m.content, joinText(content, reason));
+        const told = joinText(content, reason);
+        message.content = withText(m.content, told);
+        // (an annotation of the cut call would cite the reason: see `citingKept`)
+        if (Array.isArray(m.annotations)) message.annotations = citingKept(m.annotations, text, told);
         return { ...c, message, finish_reason: "stop" };
       }),
     };

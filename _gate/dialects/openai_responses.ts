@@ -11,6 +11,7 @@ import { cutCalls } from "../engines.ts";
 import {
   blockOpensWithCall,
   callCounter,
+  citingKept,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
@@ -195,6 +196,11 @@ function reasonInPlace(
   const placed =
     placeReason(texts, parts.map((p) => p.text), reason, { goes: (i) => tidied.has(parts[i]) }) ?? [];
   placed.forEach((text, i) => parts[i].text = text);
+  for (const p of parts as { text: string; annotations?: unknown }[]) {
+    if (Array.isArray(p.annotations)) {
+      p.annotations = citingKept(p.annotations, source.get(p) ?? p.text, p.text);
+    }
+  }
   return output.flatMap((o) => {
     if (!isRecord(o) || o.type !== "message" || !Array.isArray(o.content)) return [o];
     const content = o.content.filter((p) => !tidied.has(p) || hasWords((p as { text: string }).text));
@@ -247,6 +253,18 @@ function annotationOn(annotation: Record<string, unknown>, by: number): Record<s
 function annotated(annotations: unknown, by: number): { annotations?: unknown[] } {
   if (!Array.isArray(annotations)) return {};
   return { annotations: annotations.map((a) => isRecord(a) ? annotationOn(a, by) : a) };
+}
+
+/**
+ * An `output_text` part whose `text` the gate told otherwise, its annotations those that still cite the text
+ * (see `citingKept`).
+ */
+function partTold(part: Record<string, unknown>, text: unknown): Record<string, unknown> {
+  const told: Record<string, unknown> = { ...part, text };
+  if (typeof part.text === "string" && typeof text === "string" && Array.isArray(part.annotations)) {
+    told.annotations = citingKept(part.annotations, part.text, text);
+  }
+  return told;
 }
 
 /** The `output_text` convenience field: the text of every message item, joined. */
@@ -493,7 +511,10 @@ class ResponsesStream implements FrameRouter {
       return formatSse(JSON.stringify(event), event.type as string);
     },
     frame: (event, from) => reframe(event, from, event.type as string),
-    retell: (event, changes) => this.#renumbered(this.#retell(event, changes), event),
+    retell: (event, changes) => {
+      const told = this.#retell(event, changes);
+      return told && this.#renumbered(told, event);
+    },
     said: (flow) => this.sendOpenings(flow),
     tidy: (flow, written) => this.#tidy(flow, written),
     agree: (event) => this.#agree(event),
@@ -645,7 +666,7 @@ class ResponsesStream implements FrameRouter {
         const text = one(it.id, oi, ci, p.text, p);
         if (text === p.text) return p;
         changed = true;
-        return { ...p, text };
+        return partTold(p, text);
       });
       return changed ? { ...it, content } : it;
     };
@@ -657,7 +678,7 @@ class ResponsesStream implements FrameRouter {
     const isPart = type === "response.content_part.done" || type === "response.content_part.added";
     if (isPart && isRecord(event.part) && event.part.type === "output_text") {
       const text = one(event.item_id, event.output_index, event.content_index, event.part.text, event.part);
-      return text === event.part.text ? event : { ...event, part: { ...event.part, text } };
+      return text === event.part.text ? event : { ...event, part: partTold(event.part, text) };
     }
     if (type === "response.output_item.added" || type === "response.output_item.done") {
       if (type === "response.output_item.added" && isRecord(event.item) && event.item.id !== undefined) {
@@ -971,9 +992,19 @@ class ResponsesStream implements FrameRouter {
    * the deltas after it carry the rest; told as changed, it brought the text the gate writes as a delta
    * too, and a client that appends deltas to it (the openai SDK's snapshot) read it twice.
    */
-  #retell(event: Record<string, unknown>, changes: readonly TextChange[]): Record<string, unknown> {
+  #retell(
+    event: Record<string, unknown>,
+    changes: readonly TextChange[],
+  ): Record<string, unknown> | undefined {
     if (event.type === "response.content_part.added" || event.type === "response.output_item.added") {
       return event;
+    }
+    if (event.type === "response.output_text.annotation.added") {
+      // (one of text the gate cut goes: see `citingKept`)
+      const key = this.#key(this.#idOf(event), event.content_index);
+      const seen = this.#seen.get(key) ?? "";
+      const told = this.#places.retold(key, seen, changes);
+      return (citingKept([event.annotation], seen, told) as unknown[]).length > 0 ? event : undefined;
     }
     return this.#eachPart(
       event,

@@ -314,9 +314,13 @@ export interface TextFrames {
   /**
    * A held frame that repeats the text (OpenAI Responses' `.done` events and final snapshot), as it reads
    * once the answer's text from the first change's `at` on is the changes' tails, each in the place that
-   * holds its `at` (the text the gate wrote in place of what it held); the frame itself when it repeats none.
+   * holds its `at` (the text the gate wrote in place of what it held); the frame itself when it repeats none;
+   * undefined when the frame goes with the text it was of (an annotation of text the gate cut).
    */
-  retell?(event: Record<string, unknown>, changes: readonly TextChange[]): Record<string, unknown>;
+  retell?(
+    event: Record<string, unknown>,
+    changes: readonly TextChange[],
+  ): Record<string, unknown> | undefined;
   /**
    * A frame that repeats the text otherwise than the frames that streamed it, told as they did (the text
    * judged); undefined when it agrees. Asked of every frame before it is read.
@@ -849,6 +853,38 @@ export function trailingBreaks(text: string): number {
 /** The line breaks that make one blank line after text that ends in `breaks` of them. */
 function paragraphBreaks(breaks: number): string {
   return "\n".repeat(Math.max(0, 2 - breaks));
+}
+
+/**
+ * The annotations of a text once the gate changed it from `was` to `now` (a written call cut, the reason
+ * written after the text kept): those that cite only the characters both share at their start, the text
+ * the client still gets where it was; the array itself when none goes. Any other goes: kept, it cited the
+ * gate's reason, or past the text (a client that renders citations linked words the model never wrote to
+ * the model's sources). Offsets are read from OpenAI Responses' annotations (`start_index`, `end_index`, a
+ * file's `index`) and Chat Completions' (the same under `url_citation`); an annotation with none stays.
+ *
+ * @example An annotation of the kept words stays; one of the cut call goes
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { citingKept } from "./shared.ts";
+ *
+ * const kept = { type: "url_citation", start_index: 0, end_index: 3 };
+ * const cut = { type: "url_citation", url_citation: { start_index: 6, end_index: 17 } };
+ * assert.deepEqual(citingKept([kept, cut], "Sure. <tool_call>", "Sure. \n\nStopped."), [kept]);
+ * ```
+ */
+export function citingKept(annotations: unknown, was: string, now: string): unknown {
+  if (!Array.isArray(annotations) || was === now) return annotations;
+  let shared = 0;
+  while (shared < was.length && shared < now.length && was[shared] === now[shared]) shared++;
+  const within = (a: unknown) => {
+    const at = isRecord(a) && isRecord(a.url_citation) ? a.url_citation : a;
+    if (!isRecord(at)) return true;
+    return ["start_index", "end_index", "index"].every((k) =>
+      typeof at[k] !== "number" || at[k] as number <= shared
+    );
+  };
+  return annotations.every(within) ? annotations : annotations.filter(within);
 }
 
 /**
