@@ -861,7 +861,9 @@ function paragraphBreaks(breaks: number): string {
  * the client still gets where it was; the array itself when none goes. Any other goes: kept, it cited the
  * gate's reason, or past the text (a client that renders citations linked words the model never wrote to
  * the model's sources). Offsets are read from OpenAI Responses' annotations (`start_index`, `end_index`, a
- * file's `index`) and Chat Completions' (the same under `url_citation`); an annotation with none stays.
+ * file's `index`), Chat Completions' (the same under `url_citation`) and Cohere's citations (`start`,
+ * `end`); an annotation with none stays. One of text after the cut, moved by it, goes too: the text after a
+ * call is tidied (see `cutJoined`), so its offsets cannot be told for sure.
  *
  * @example An annotation of the kept words stays; one of the cut call goes
  * ```ts
@@ -880,7 +882,7 @@ export function citingKept(annotations: unknown, was: string, now: string): unkn
   const within = (a: unknown) => {
     const at = isRecord(a) && isRecord(a.url_citation) ? a.url_citation : a;
     if (!isRecord(at)) return true;
-    return ["start_index", "end_index", "index"].every((k) =>
+    return ["start_index", "end_index", "index", "start", "end"].every((k) =>
       typeof at[k] !== "number" || at[k] as number <= shared
     );
   };
