@@ -522,3 +522,66 @@ test("guardFetch: a Cohere v2 citation of a written call the gate cut goes; thos
     ],
   );
 });
+
+test("guardFetch: a Gemini grounding support of a written call the gate cut goes; one of the kept text stays", async () => {
+  // A grounding support names bytes of its part's text: one of the cut call kept its offsets and cited the
+  // reason's words, in a body and a stream; and a part after a rejected native call moves up a place.
+  const call = '<tool_call>\n{"name": "rm_rf", "arguments": {}}\n</tool_call>';
+  const support = (startIndex: number, endIndex: number, partIndex?: number) => ({
+    segment: { ...(partIndex === undefined ? {} : { partIndex }), startIndex, endIndex, text: "" },
+    groundingChunkIndices: [0],
+  });
+  const meta = (supports: unknown[]) => ({
+    groundingChunks: [{ web: { uri: "u" } }],
+    groundingSupports: supports,
+  });
+  const kept = support(0, 3);
+  const cut = support(13, 24);
+  const body = {
+    candidates: [{
+      content: { role: "model", parts: [{ text: `Let me look. ${call}` }] },
+      finishReason: "STOP",
+      index: 0,
+      groundingMetadata: meta([kept, cut]),
+    }],
+  };
+  const res = await post("/v1beta/models/g:generateContent", GEMINI_TOOLS, { json: body });
+  const got = await res.json();
+  assert.equal(seen[0].verdict.allowed, false);
+  assert.match(got.candidates[0].content.parts[0].text, /^Let me look\. /);
+  assert.deepEqual(got.candidates[0].groundingMetadata.groundingSupports, [kept]);
+  // A native call rejected: the text after it moves up a part, and so does its support.
+  const native = {
+    candidates: [{
+      content: {
+        role: "model",
+        parts: [{ text: "Checking." }, { functionCall: { name: "weather", args: {} } }, { text: "Oslo." }],
+      },
+      finishReason: "STOP",
+      index: 0,
+      groundingMetadata: meta([support(0, 4, 2)]),
+    }],
+  };
+  const moved = await (await post("/v1beta/models/g:generateContent", GEMINI_TOOLS, { json: native })).json();
+  assert.deepEqual(moved.candidates[0].content.parts[1], { text: "Oslo." });
+  assert.deepEqual(moved.candidates[0].groundingMetadata.groundingSupports, [support(0, 4, 1)]);
+  const chunk = (text: string, extra: Record<string, unknown> = {}) => ({
+    candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0, ...extra }],
+    modelVersion: "gemini-test",
+  });
+  const frames = [
+    chunk("Let me look. "),
+    chunk(call),
+    chunk("", { finishReason: "STOP", groundingMetadata: meta([kept, cut]) }),
+  ];
+  const sse = await post("/v1beta/models/g:streamGenerateContent?alt=sse", GEMINI_TOOLS, { sse: frames });
+  const events = sseData(await sse.text());
+  assert.equal(seen[0].verdict.allowed, false);
+  const text = events.flatMap((e) => e.candidates?.[0]?.content?.parts ?? []).map((p: { text?: string }) =>
+    p.text ?? ""
+  )
+    .join("");
+  assert.match(text, /^Let me look\. \n\ntoolguard stopped /);
+  const supports = events.flatMap((e) => e.candidates?.[0]?.groundingMetadata?.groundingSupports ?? []);
+  assert.deepEqual(supports, [kept]);
+});

@@ -2550,3 +2550,25 @@ test("guardFetch Chat: an annotation of a written call the gate cut is dropped, 
   assert.match(got.choices[0].message.content ?? "", /^Let me look\. \n\ntoolguard stopped /);
   assert.deepEqual(got.choices[0].message.annotations, [cite(0, 3)]);
 });
+
+test("guardFetch Chat stream: an annotation of a written call the gate cut is dropped, one of the kept text stays", async () => {
+  // Chat Completions streams its annotations in a delta of their own (the openai SDK sets them on the
+  // message): one of the cut call kept its offsets and cited the reason's words.
+  const cite = (start: number, end: number) => ({
+    type: "url_citation",
+    url_citation: { start_index: start, end_index: end, url: "u", title: "t" },
+  });
+  for (const whole of [false, true]) {
+    const frames = chatStream(
+      whole ? [`Let me look. ${WRITTEN_BAD}`] : ["Let me look. ", ...splitN(WRITTEN_BAD, 4)],
+    );
+    frames.splice(frames.length - 2, 0, chatChunk({ annotations: [cite(0, 3), cite(13, 24)] }));
+    provider.reply({ sse: frames });
+    const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+    for await (const _ of stream) { /* read it all */ }
+    const got = await stream.finalChatCompletion();
+    const label = String(whole);
+    assert.match(got.choices[0].message.content ?? "", /^Let me look\. \n\ntoolguard stopped /, label);
+    assert.deepEqual(got.choices[0].message.annotations, [cite(0, 3)], label);
+  }
+});

@@ -10,6 +10,8 @@ import { candidates, parts } from "./readers.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  citingKept,
+  citingWithin,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
@@ -45,6 +47,40 @@ function eachCandidate(
   change: (candidate: Record<string, unknown>) => unknown,
 ): unknown[] {
   return Array.isArray(body.candidates) ? body.candidates.map((c) => isRecord(c) ? change(c) : c) : [];
+}
+
+/**
+ * `candidate` (whose parts were `was`, now `now` and what follows them) with the grounding supports that
+ * still cite its text: a segment names its part (`partIndex`, 0 when absent), moved with it where parts
+ * before it went (the calls); one of a part that went, or past the text its part keeps (a written call the
+ * gate cut, see `citingKept`), goes. The candidate itself when none changes.
+ */
+function grounded(
+  candidate: Record<string, unknown>,
+  was: readonly Record<string, unknown>[],
+  now: readonly Record<string, unknown>[],
+): Record<string, unknown> {
+  const meta = candidate.groundingMetadata;
+  if (!isRecord(meta) || !Array.isArray(meta.groundingSupports)) return candidate;
+  const moved = new Map<number, number>(); // the index of each part kept, by its index as it came
+  for (let i = 0, j = 0; i < was.length && j < now.length; i++) {
+    if (!isCall(was[i])) moved.set(i, j++);
+  }
+  let changed = false;
+  const supports = meta.groundingSupports.flatMap((s) => {
+    if (!isRecord(s) || !isRecord(s.segment)) return [s];
+    const at = typeof s.segment.partIndex === "number" ? s.segment.partIndex : 0;
+    const to = moved.get(at);
+    const texts = [was[at]?.text, to === undefined ? undefined : now[to]?.text];
+    const kept = to !== undefined &&
+      (typeof texts[0] !== "string" || typeof texts[1] !== "string" ||
+        (citingKept([s], texts[0], texts[1]) as unknown[]).length > 0);
+    if (kept && to === at) return [s];
+    changed = true;
+    if (!kept) return [];
+    return [{ ...s, segment: { ...s.segment, partIndex: to } }];
+  });
+  return changed ? { ...candidate, groundingMetadata: { ...meta, groundingSupports: supports } } : candidate;
 }
 
 const body: CompletionBody = {
@@ -85,7 +121,8 @@ const body: CompletionBody = {
         // A client joins the parts as they come: the reason follows the answer's text after a blank line,
         // as in a stream, not glued to it.
         // (the text stays as it came, its white space too: a stream sent it, see `joinText`)
-        return withParts(c, () => [...kept, { text: reasonBlock([answerText(kept)], reason) }]);
+        const told = withParts(c, () => [...kept, { text: reasonBlock([answerText(kept)], reason) }]);
+        return grounded(told, ps, kept);
       }),
     };
   },
@@ -234,6 +271,18 @@ class GeminiStream implements FrameRouter {
       return isRecord(c) && c.logprobsResult != null;
     },
     frame: (event, from) => reframe(event, from),
+    // (a grounding support of text the gate cut would cite its reason, see `citingWithin`; its offsets are
+    // read against the answer's text, which clients join from the chunks, each of one part)
+    retell: (event, _changes, { answer, kept }) => {
+      const c = Array.isArray(event.candidates) ? event.candidates[answer] : undefined;
+      const meta = isRecord(c) ? c.groundingMetadata : undefined;
+      if (!isRecord(meta)) return event;
+      const groundingSupports = citingWithin(meta.groundingSupports, kept);
+      if (groundingSupports === meta.groundingSupports) return event;
+      const candidates = [...event.candidates as unknown[]];
+      candidates[answer] = { ...c, groundingMetadata: { ...meta, groundingSupports } };
+      return { ...event, candidates };
+    },
     // (the empty candidates that put one at its position carry no part of an answer) A chunk of none (only
     // `usageMetadata`, or `candidates: []`) takes the first answer's way, as the usage of a chunk of several
     // does (see `answerFrame`): held as a chunk of no answer behind another candidate's held text, it went out

@@ -12,6 +12,7 @@ import { arrayIndex } from "./readers.ts";
 import {
   callCounter,
   citingKept,
+  citingWithin,
   type CompletionBody,
   contentText,
   type Dialect,
@@ -101,6 +102,23 @@ const body: CompletionBody = {
     };
   },
 };
+
+/**
+ * A chunk whose choice `answer` streams annotations (`delta.annotations`), with those that cite only the
+ * first `kept` characters of its text (see `citingWithin`); the chunk itself when none goes.
+ */
+function citedWithin(event: Record<string, unknown>, answer: number, kept: number): Record<string, unknown> {
+  if (!Array.isArray(event.choices)) return event;
+  let changed = false;
+  const choices = event.choices.map((c) => {
+    if (!isRecord(c) || choiceIndex(c) !== answer || !isRecord(c.delta)) return c;
+    const annotations = citingWithin(c.delta.annotations, kept);
+    if (annotations === c.delta.annotations) return c;
+    changed = true;
+    return { ...c, delta: { ...c.delta, annotations } };
+  });
+  return changed ? { ...event, choices } : event;
+}
 
 /**
  * Whether a message carries native calls, as `calls` reads them: an empty `tool_calls`, which vLLM sends with
@@ -229,6 +247,8 @@ class ChatStream implements FrameRouter {
       Array.isArray(event.choices) &&
       event.choices.some((c) => isRecord(c) && choiceIndex(c) === answer && c.logprobs != null),
     frame: (event, from) => reframe(event, from),
+    // (an annotation of text the gate cut would cite its reason, see `citingWithin`)
+    retell: (event, _changes, { answer, kept }) => citedWithin(event, answer, kept),
     answers: (event) =>
       Array.isArray(event.choices) ? [...new Set(event.choices.filter(isRecord).map(choiceIndex))] : [],
     // One chunk per choice, the fields beside `choices` (usage) on the last.

@@ -315,11 +315,14 @@ export interface TextFrames {
    * A held frame that repeats the text (OpenAI Responses' `.done` events and final snapshot), as it reads
    * once the answer's text from the first change's `at` on is the changes' tails, each in the place that
    * holds its `at` (the text the gate wrote in place of what it held); the frame itself when it repeats none;
-   * undefined when the frame goes with the text it was of (an annotation of text the gate cut).
+   * undefined when the frame goes with the text it was of (an annotation of text the gate cut). Asked too of
+   * a held frame that cites the text (Chat Completions' annotations), with `told.kept`: how much of the text
+   * of `told.answer` the client keeps where it was (see `citingKept`).
    */
   retell?(
     event: Record<string, unknown>,
     changes: readonly TextChange[],
+    told: { answer: number; kept: number },
   ): Record<string, unknown> | undefined;
   /**
    * A frame that repeats the text otherwise than the frames that streamed it, told as they did (the text
@@ -857,13 +860,9 @@ function paragraphBreaks(breaks: number): string {
 
 /**
  * The annotations of a text once the gate changed it from `was` to `now` (a written call cut, the reason
- * written after the text kept): those that cite only the characters both share at their start, the text
- * the client still gets where it was; the array itself when none goes. Any other goes: kept, it cited the
- * gate's reason, or past the text (a client that renders citations linked words the model never wrote to
- * the model's sources). Offsets are read from OpenAI Responses' annotations (`start_index`, `end_index`, a
- * file's `index`), Chat Completions' (the same under `url_citation`) and Cohere's citations (`start`,
- * `end`); an annotation with none stays. One of text after the cut, moved by it, goes too: the text after a
- * call is tidied (see `cutJoined`), so its offsets cannot be told for sure.
+ * written after the text kept): those that cite only the characters both share at their start (see
+ * {@linkcode citingWithin}). One of text after the cut, moved by it, goes too: the text after a call is
+ * tidied (see `cutJoined`), so where its words went cannot be told for sure.
  *
  * @example An annotation of the kept words stays; one of the cut call goes
  * ```ts
@@ -876,17 +875,55 @@ function paragraphBreaks(breaks: number): string {
  * ```
  */
 export function citingKept(annotations: unknown, was: string, now: string): unknown {
-  if (!Array.isArray(annotations) || was === now) return annotations;
-  let shared = 0;
-  while (shared < was.length && shared < now.length && was[shared] === now[shared]) shared++;
+  return was === now ? annotations : citingWithin(annotations, sharedStart(was, now));
+}
+
+/**
+ * The annotations that cite only the first `kept` characters of their text, which the client still gets
+ * where they were; the array itself when none goes (anything else than an array as it is). Any other goes:
+ * kept, it cited the gate's reason, or past the text (a client that renders citations linked words the
+ * model never wrote to the model's sources). Offsets are read from OpenAI Responses' annotations
+ * (`start_index`, `end_index`, a file's `index`), Chat Completions' (the same under `url_citation`),
+ * Cohere's citations (`start`, `end`) and Gemini's grounding supports (`segment.startIndex`, `endIndex`);
+ * an annotation with none stays.
+ *
+ * @example Gemini's grounding supports of the first 12 characters
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { citingWithin } from "./shared.ts";
+ *
+ * const first = { segment: { startIndex: 0, endIndex: 12 } };
+ * const later = { segment: { startIndex: 13, endIndex: 20 } };
+ * assert.deepEqual(citingWithin([first, later], 12), [first]);
+ * ```
+ */
+export function citingWithin(annotations: unknown, kept: number): unknown {
+  if (!Array.isArray(annotations)) return annotations;
   const within = (a: unknown) => {
-    const at = isRecord(a) && isRecord(a.url_citation) ? a.url_citation : a;
-    if (!isRecord(at)) return true;
-    return ["start_index", "end_index", "index", "start", "end"].every((k) =>
-      typeof at[k] !== "number" || at[k] as number <= shared
+    if (!isRecord(a)) return true;
+    const at = isRecord(a.url_citation) ? a.url_citation : isRecord(a.segment) ? a.segment : a;
+    return ["start_index", "end_index", "index", "start", "end", "startIndex", "endIndex"].every((k) =>
+      typeof at[k] !== "number" || at[k] as number <= kept
     );
   };
   return annotations.every(within) ? annotations : annotations.filter(within);
+}
+
+/**
+ * How many characters `a` and `b` share at their start.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sharedStart } from "./shared.ts";
+ *
+ * assert.equal(sharedStart("Sure. <tool_call>", "Sure. \n\nStopped."), 6);
+ * ```
+ */
+export function sharedStart(a: string, b: string): number {
+  let shared = 0;
+  while (shared < a.length && shared < b.length && a[shared] === b[shared]) shared++;
+  return shared;
 }
 
 /**
