@@ -57,6 +57,13 @@ export interface AssembledToolCall {
    * `tool-call-start`'s (`name`, which the AI SDK keeps). The gate judges the call under both names.
    */
   lastName?: string;
+  /**
+   * Set where the stream sent the arguments as an object, not as text (Ollama, Gemini: each call comes whole
+   * in one chunk): that object, which the gate judges as it judges the same call in a body, and `arguments`
+   * is its JSON text. Judged as that text, the stream's verdict carried argument text (`rawArguments`) the
+   * provider never sent, where the body's verdict of the same answer carried none.
+   */
+  value?: unknown;
 }
 
 /** What can be wrong with a stream event. Never an exception: a finding. */
@@ -244,6 +251,7 @@ export class SlotBook {
       if (s.lastName !== undefined) call.lastName = s.lastName;
       const others = otherArguments(s, args);
       if (others.length > 0) call.otherArguments = others;
+      else if (s.value !== undefined) call.value = s.value;
       // the validator's own rule (as normaliseCalls applies it), so a call gets the same id streamed or not
       if (call.syntheticId) {
         call.id = s.value !== undefined
