@@ -2572,3 +2572,21 @@ test("guardFetch Chat stream: an annotation of a written call the gate cut is dr
     assert.deepEqual(got.choices[0].message.annotations, [cite(0, 3)], label);
   }
 });
+
+test("guardFetch Responses stream retry: the prose held with a rejected call in text that came only whole gets no delta of the gate's", async () => {
+  // A server that sends a part's text only whole (its .done events, the final snapshot): the retry closed
+  // that part for the client with a delta of the prose, where the client was given none of the part's text
+  // as deltas (and the withheld turn writes none there): the prose is told in the part's .done events.
+  const frames = responsesRepeating([], `Let me look. ${WRITTEN_BAD}`).map((f, i) => ({
+    ...f,
+    sequence_number: i,
+  }));
+  const { value } = await responsesRetried([frames, responsesStream(["Again."], [VALID_CALL])]);
+  const own = value.events.filter((e) => e.output_index === 0);
+  assert.deepEqual(own.filter((e) => e.type === "response.output_text.delta"), []);
+  const done = own.find((e) => e.type === "response.output_text.done") as { text: string } | undefined;
+  assert.equal(done?.text, "Let me look. ");
+  assert.equal(value.final.output_text, "Let me look. Again.");
+  const seqs = value.events.map((e) => e.sequence_number);
+  assert.deepEqual(seqs, seqs.map((_, i) => i));
+});

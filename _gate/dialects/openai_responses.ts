@@ -791,7 +791,9 @@ class ResponsesStream implements FrameRouter {
     const events: Record<string, unknown>[] = [];
     if (!partGone && this.#opened.has(key) && isRecord(part) && typeof part.text === "string") {
       const at = { item_id: place.itemId, output_index: oi, content_index: place.ci };
-      if (change.tail !== "") {
+      // (not where the part's text came only whole: the client was given none of it as deltas, and the
+      // events below tell the prose, as a withheld turn tells its text there, see `textFrame`)
+      if (change.tail !== "" && !this.#cameWhole(change.at)) {
         events.push({ type: "response.output_text.delta", ...at, delta: change.tail, logprobs: [] });
       }
       events.push({ type: "response.output_text.done", ...at, text: part.text, logprobs: [] });
