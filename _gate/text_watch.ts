@@ -1060,7 +1060,7 @@ export class TextCalls {
     if (retell) {
       // Frames that repeat the text (a final snapshot) tell it as the client now has it.
       // (a frame of text the gate cut, an annotation, goes with it)
-      const kept = { answer: this.#answer, kept: this.#keptAhead(changes) };
+      const kept = { answer: this.#answer, kept: this.#keptAhead(changes), ahead: flow.ahead(this.#answer) };
       flow.setHeld(flow.held.flatMap((h) => {
         if (!h.event || !this.#owns(h)) return [h];
         const told = retell(h.event, changes, kept);

@@ -10,6 +10,7 @@ import { candidates, parts } from "./readers.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  citedOn,
   citingKept,
   citingWithin,
   type CompletionBody,
@@ -81,6 +82,27 @@ function grounded(
     return [{ ...s, segment: { ...s.segment, partIndex: to } }];
   });
   return changed ? { ...candidate, groundingMetadata: { ...meta, groundingSupports: supports } } : candidate;
+}
+
+/**
+ * A chunk whose candidates' grounding supports (`groundingMetadata.groundingSupports`) are `told` of them and
+ * the candidate's position (its answer); the chunk itself when none changes.
+ */
+function eachGrounded(
+  event: Record<string, unknown>,
+  told: (supports: unknown[], answer: number) => unknown,
+): Record<string, unknown> {
+  if (!Array.isArray(event.candidates)) return event;
+  let changed = false;
+  const all = event.candidates.map((c, answer) => {
+    const meta = isRecord(c) ? c.groundingMetadata : undefined;
+    if (!isRecord(meta) || !Array.isArray(meta.groundingSupports)) return c;
+    const groundingSupports = told(meta.groundingSupports, answer);
+    if (groundingSupports === meta.groundingSupports) return c;
+    changed = true;
+    return { ...c as object, groundingMetadata: { ...meta, groundingSupports } };
+  });
+  return changed ? { ...event, candidates: all } : event;
 }
 
 const body: CompletionBody = {
@@ -273,16 +295,13 @@ class GeminiStream implements FrameRouter {
     frame: (event, from) => reframe(event, from),
     // (a grounding support of text the gate cut would cite its reason, see `citingWithin`; its offsets are
     // read against the answer's text, which clients join from the chunks, each of one part)
-    retell: (event, _changes, { answer, kept }) => {
-      const c = Array.isArray(event.candidates) ? event.candidates[answer] : undefined;
-      const meta = isRecord(c) ? c.groundingMetadata : undefined;
-      if (!isRecord(meta)) return event;
-      const groundingSupports = citingWithin(meta.groundingSupports, kept);
-      if (groundingSupports === meta.groundingSupports) return event;
-      const candidates = [...event.candidates as unknown[]];
-      candidates[answer] = { ...c, groundingMetadata: { ...meta, groundingSupports } };
-      return { ...event, candidates };
-    },
+    retell: (event, _changes, { answer, kept, ahead }) =>
+      eachGrounded(
+        event,
+        (supports, at) => at === answer ? citingWithin(supports, ahead.bytes + kept) : supports,
+      ),
+    // (a retry's supports name its own text: the client's has the earlier attempts' ahead of it, in bytes)
+    cite: (event, ahead) => eachGrounded(event, (supports, at) => citedOn(supports, ahead(at).bytes)),
     // (the empty candidates that put one at its position carry no part of an answer) A chunk of none (only
     // `usageMetadata`, or `candidates: []`) takes the first answer's way, as the usage of a chunk of several
     // does (see `answerFrame`): held as a chunk of no answer behind another candidate's held text, it went out

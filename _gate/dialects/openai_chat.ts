@@ -11,6 +11,7 @@ import { cutCalls } from "../engines.ts";
 import { arrayIndex } from "./readers.ts";
 import {
   callCounter,
+  citedOn,
   citingKept,
   citingWithin,
   type CompletionBody,
@@ -104,15 +105,18 @@ const body: CompletionBody = {
 };
 
 /**
- * A chunk whose choice `answer` streams annotations (`delta.annotations`), with those that cite only the
- * first `kept` characters of its text (see `citingWithin`); the chunk itself when none goes.
+ * A chunk whose choices' annotations (`delta.annotations`, which the openai SDK sets on the message) are
+ * `told` of them and the choice's index; the chunk itself when none changes.
  */
-function citedWithin(event: Record<string, unknown>, answer: number, kept: number): Record<string, unknown> {
+function eachCited(
+  event: Record<string, unknown>,
+  told: (annotations: unknown[], answer: number) => unknown,
+): Record<string, unknown> {
   if (!Array.isArray(event.choices)) return event;
   let changed = false;
   const choices = event.choices.map((c) => {
-    if (!isRecord(c) || choiceIndex(c) !== answer || !isRecord(c.delta)) return c;
-    const annotations = citingWithin(c.delta.annotations, kept);
+    if (!isRecord(c) || !isRecord(c.delta) || !Array.isArray(c.delta.annotations)) return c;
+    const annotations = told(c.delta.annotations, choiceIndex(c));
     if (annotations === c.delta.annotations) return c;
     changed = true;
     return { ...c, delta: { ...c.delta, annotations } };
@@ -248,7 +252,13 @@ class ChatStream implements FrameRouter {
       event.choices.some((c) => isRecord(c) && choiceIndex(c) === answer && c.logprobs != null),
     frame: (event, from) => reframe(event, from),
     // (an annotation of text the gate cut would cite its reason, see `citingWithin`)
-    retell: (event, _changes, { answer, kept }) => citedWithin(event, answer, kept),
+    retell: (event, _changes, { answer, kept, ahead }) =>
+      eachCited(
+        event,
+        (annotations, at) => at === answer ? citingWithin(annotations, ahead.chars + kept) : annotations,
+      ),
+    // (a retry's annotations name its own text: the client's has the earlier attempts' ahead of it)
+    cite: (event, ahead) => eachCited(event, (annotations, at) => citedOn(annotations, ahead(at).chars)),
     answers: (event) =>
       Array.isArray(event.choices) ? [...new Set(event.choices.filter(isRecord).map(choiceIndex))] : [],
     // One chunk per choice, the fields beside `choices` (usage) on the last.
