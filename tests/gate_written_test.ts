@@ -562,6 +562,65 @@ test("guardFetch Chat stream: a call written into content streamed as parts (Mis
   assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
 });
 
+/** A `url_citation` annotation of the characters `start` to `end` of its part's text. */
+const citation = (start: number, end: number) => ({
+  type: "url_citation",
+  start_index: start,
+  end_index: end,
+  url: "u",
+  title: "t",
+});
+
+/**
+ * `frames` (a Responses stream) with `annotations` on the first part wherever it is repeated whole (its
+ * `.done` events, the final snapshot), each also in an `output_text.annotation.added` after its
+ * `output_text.done`, as a server that sends its text only whole sends them; numbered again.
+ */
+function annotatedFrames(
+  frames: Record<string, unknown>[],
+  annotations: unknown[],
+): Record<string, unknown>[] {
+  const annotated = (p: unknown) => ({ ...p as object, annotations });
+  const message = (it: Record<string, unknown>) =>
+    it.type === "message" ? { ...it, content: (it.content as unknown[]).map(annotated) } : it;
+  return frames.flatMap((f) => {
+    if (f.type === "response.content_part.done") return [{ ...f, part: annotated(f.part) }];
+    if (f.type === "response.output_item.done") return [{ ...f, item: message(f.item as never) }];
+    if (f.type === "response.completed") {
+      const response = f.response as { output: Record<string, unknown>[] };
+      return [{ ...f, response: { ...response, output: response.output.map(message) } }];
+    }
+    if (f.type !== "response.output_text.done") return [f];
+    const at = { item_id: f.item_id, output_index: f.output_index, content_index: f.content_index };
+    return [
+      f,
+      ...annotations.map((a, i) => ({
+        type: "response.output_text.annotation.added",
+        ...at,
+        annotation_index: i,
+        annotation: a,
+      })),
+    ];
+  }).map((f, i) => ({ ...f, sequence_number: i }));
+}
+
+/** Every annotation of `text` parts in `output` that cites characters past its part's text. */
+function citedPast(output: unknown[]): unknown[] {
+  return output.flatMap((o) => {
+    const item = o as { type: string; content?: { text?: string; annotations?: { end_index?: number }[] }[] };
+    if (item.type !== "message") return [];
+    return (item.content ?? []).flatMap((p) =>
+      (p.annotations ?? []).filter((a) => (a.end_index ?? 0) > cutAt(p.text ?? ""))
+    );
+  });
+}
+
+/** Where the reason the gate wrote begins in `text` (its length when there is none). */
+const cutAt = (text: string) => {
+  const at = text.indexOf("toolguard stopped");
+  return at === -1 ? text.length : text.slice(0, at).trimEnd().length;
+};
+
 /** A Responses stream of `deltas` whose repeating events (`.done`, the final snapshot) carry `repeat`. */
 function responsesRepeating(deltas: string[], repeat: string): Record<string, unknown>[] {
   const frames = responsesStream(deltas.length > 0 ? deltas : [repeat]) as Record<string, unknown>[];
@@ -895,38 +954,10 @@ test("guardFetch Responses stream retry: an annotation of the prose, held with a
   // .done, never in an output_text.annotation.added, where a server that sends a part's text only whole
   // sends it after that text, held with the call whatever comes. It goes out after the text it cites, as
   // a Cohere citation of kept text does; one past the kept text goes with the call.
-  const annotation = (start: number, end: number) => ({
-    type: "url_citation",
-    start_index: start,
-    end_index: end,
-    url: "u",
-    title: "t",
-  });
-  const kept = annotation(0, 3);
-  const cut = annotation(13, 24);
+  const kept = citation(0, 3);
+  const cut = citation(13, 24);
   for (const deltas of [[], ["Let me look. ", WRITTEN_BAD]]) {
-    const annotated = (p: unknown) => ({ ...p as object, annotations: [kept, cut] });
-    const message = (it: Record<string, unknown>) =>
-      it.type === "message" ? { ...it, content: (it.content as unknown[]).map(annotated) } : it;
-    const frames = responsesRepeating(deltas, `Let me look. ${WRITTEN_BAD}`).flatMap((f) => {
-      if (f.type === "response.content_part.done") return [{ ...f, part: annotated(f.part) }];
-      if (f.type === "response.output_item.done") return [{ ...f, item: message(f.item as never) }];
-      if (f.type === "response.completed") {
-        const response = f.response as { output: Record<string, unknown>[] };
-        return [{ ...f, response: { ...response, output: response.output.map(message) } }];
-      }
-      if (f.type !== "response.output_text.done") return [f];
-      const at = { item_id: f.item_id, output_index: f.output_index, content_index: f.content_index };
-      return [
-        f,
-        ...[kept, cut].map((a, i) => ({
-          type: "response.output_text.annotation.added",
-          ...at,
-          annotation_index: i,
-          annotation: a,
-        })),
-      ];
-    }).map((f, i) => ({ ...f, sequence_number: i }));
+    const frames = annotatedFrames(responsesRepeating(deltas, `Let me look. ${WRITTEN_BAD}`), [kept, cut]);
     const { value } = await responsesRetried([frames, responsesStream(["Again."], [VALID_CALL])]);
     const label = JSON.stringify(deltas);
     const seqs = value.events.map((e) => e.sequence_number);
@@ -2432,65 +2463,6 @@ test("guardFetch Responses: the reason's own message follows the text on a new p
     }
   }
 });
-
-/** A `url_citation` annotation of the characters `start` to `end` of its part's text. */
-const citation = (start: number, end: number) => ({
-  type: "url_citation",
-  start_index: start,
-  end_index: end,
-  url: "u",
-  title: "t",
-});
-
-/**
- * `frames` (a Responses stream) with `annotations` on the first part wherever it is repeated whole (its
- * `.done` events, the final snapshot), each also in an `output_text.annotation.added` after its
- * `output_text.done`, as a server that sends its text only whole sends them; numbered again.
- */
-function annotatedFrames(
-  frames: Record<string, unknown>[],
-  annotations: unknown[],
-): Record<string, unknown>[] {
-  const annotated = (p: unknown) => ({ ...p as object, annotations });
-  const message = (it: Record<string, unknown>) =>
-    it.type === "message" ? { ...it, content: (it.content as unknown[]).map(annotated) } : it;
-  return frames.flatMap((f) => {
-    if (f.type === "response.content_part.done") return [{ ...f, part: annotated(f.part) }];
-    if (f.type === "response.output_item.done") return [{ ...f, item: message(f.item as never) }];
-    if (f.type === "response.completed") {
-      const response = f.response as { output: Record<string, unknown>[] };
-      return [{ ...f, response: { ...response, output: response.output.map(message) } }];
-    }
-    if (f.type !== "response.output_text.done") return [f];
-    const at = { item_id: f.item_id, output_index: f.output_index, content_index: f.content_index };
-    return [
-      f,
-      ...annotations.map((a, i) => ({
-        type: "response.output_text.annotation.added",
-        ...at,
-        annotation_index: i,
-        annotation: a,
-      })),
-    ];
-  }).map((f, i) => ({ ...f, sequence_number: i }));
-}
-
-/** Every annotation of `text` parts in `output` that cites characters past its part's text. */
-function citedPast(output: unknown[]): unknown[] {
-  return output.flatMap((o) => {
-    const item = o as { type: string; content?: { text?: string; annotations?: { end_index?: number }[] }[] };
-    if (item.type !== "message") return [];
-    return (item.content ?? []).flatMap((p) =>
-      (p.annotations ?? []).filter((a) => (a.end_index ?? 0) > cutAt(p.text ?? ""))
-    );
-  });
-}
-
-/** Where the reason the gate wrote begins in `text` (its length when there is none). */
-const cutAt = (text: string) => {
-  const at = text.indexOf("toolguard stopped");
-  return at === -1 ? text.length : text.slice(0, at).trimEnd().length;
-};
 
 test("guardFetch Responses: an annotation of a written call the gate cut is dropped, one of the kept text stays", async () => {
   // The part keeps "Let me look." and the reason; an annotation of the cut call kept its offsets and cited
