@@ -11,6 +11,7 @@ import { cutCalls } from "../engines.ts";
 import {
   blockEnds,
   callCounter,
+  citedOn,
   citingKept,
   type CompletionBody,
   type Dialect,
@@ -75,7 +76,7 @@ function isPlanCitation(citation: unknown): boolean {
  */
 function planCited(citation: unknown, before = 0): unknown {
   if (before === 0 || !isRecord(citation) || !isPlanCitation(citation)) return citation;
-  return offsetsOn(citation, before);
+  return citedOn(citation, before);
 }
 
 /**
@@ -92,15 +93,7 @@ function ledCited(
 ): unknown {
   if (!led || !isRecord(citation) || isPlanCitation(citation)) return citation;
   const block = citation.content_index ?? open;
-  return block === led.index ? offsetsOn(citation, led.by) : citation;
-}
-
-/** `citation` with its offsets (`start`, `end`) `by` characters on. */
-function offsetsOn(citation: Record<string, unknown>, by: number): Record<string, unknown> {
-  const moved: Record<string, unknown> = { ...citation };
-  if (typeof citation.start === "number") moved.start = citation.start + by;
-  if (typeof citation.end === "number") moved.end = citation.end + by;
-  return moved;
+  return block === led.index ? citedOn(citation, led.by) : citation;
 }
 
 /** The length of the tool plan a `tool-plan-delta` adds (0 for any other event). */

@@ -10,7 +10,7 @@ import { candidates, parts } from "./readers.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
-  citedOn,
+  allCitedOn,
   citingKept,
   citingWithin,
   type CompletionBody,
@@ -301,7 +301,7 @@ class GeminiStream implements FrameRouter {
         (supports, at) => at === answer ? citingWithin(supports, ahead.bytes + kept) : supports,
       ),
     // (a retry's supports name its own text: the client's has the earlier attempts' ahead of it, in bytes)
-    cite: (event, ahead) => eachGrounded(event, (supports, at) => citedOn(supports, ahead(at).bytes)),
+    cite: (event, ahead) => eachGrounded(event, (supports, at) => allCitedOn(supports, ahead(at).bytes)),
     // (the empty candidates that put one at its position carry no part of an answer) A chunk of none (only
     // `usageMetadata`, or `candidates: []`) takes the first answer's way, as the usage of a chunk of several
     // does (see `answerFrame`): held as a chunk of no answer behind another candidate's held text, it went out

@@ -10,8 +10,8 @@ import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import { arrayIndex } from "./readers.ts";
 import {
+  allCitedOn,
   callCounter,
-  citedOn,
   citingKept,
   citingWithin,
   type CompletionBody,
@@ -258,7 +258,7 @@ class ChatStream implements FrameRouter {
         (annotations, at) => at === answer ? citingWithin(annotations, ahead.chars + kept) : annotations,
       ),
     // (a retry's annotations name its own text: the client's has the earlier attempts' ahead of it)
-    cite: (event, ahead) => eachCited(event, (annotations, at) => citedOn(annotations, ahead(at).chars)),
+    cite: (event, ahead) => eachCited(event, (annotations, at) => allCitedOn(annotations, ahead(at).chars)),
     answers: (event) =>
       Array.isArray(event.choices) ? [...new Set(event.choices.filter(isRecord).map(choiceIndex))] : [],
     // One chunk per choice, the fields beside `choices` (usage) on the last.

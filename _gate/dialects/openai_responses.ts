@@ -9,8 +9,10 @@ import { builtinArguments, callName, isClientCall, SNAPSHOTS } from "./readers.t
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  allCitedOn,
   blockOpensWithCall,
   callCounter,
+  citedOn,
   citingKept,
   type CompletionBody,
   type Dialect,
@@ -235,24 +237,6 @@ function isScored(carrier: Record<string, unknown>): boolean {
 /** The text of an `output_text` delta (undefined for any other event): what the client's text goes on with. */
 function deltaText(event: Record<string, unknown>): unknown {
   return event.type === "response.output_text.delta" ? event.delta : undefined;
-}
-
-/**
- * An annotation of an `output_text` part once `by` characters stand ahead of the part's text: its offsets
- * into that text (`start_index`, `end_index`, a file's `index`) moved past them.
- */
-function annotationOn(annotation: Record<string, unknown>, by: number): Record<string, unknown> {
-  const moved: Record<string, unknown> = { ...annotation };
-  for (const k of ["start_index", "end_index", "index"]) {
-    if (typeof annotation[k] === "number") moved[k] = (annotation[k] as number) + by;
-  }
-  return moved;
-}
-
-/** A part's `annotations` moved `by` characters on (see `annotationOn`), as a field to spread; none when absent. */
-function annotated(annotations: unknown, by: number): { annotations?: unknown[] } {
-  if (!Array.isArray(annotations)) return {};
-  return { annotations: annotations.map((a) => isRecord(a) ? annotationOn(a, by) : a) };
 }
 
 /**
@@ -1245,7 +1229,11 @@ class ResponsesStream implements FrameRouter {
     const by = led.text.length;
     const part = (p: unknown) =>
       isRecord(p) && p.type === "output_text" && typeof p.text === "string"
-        ? { ...p, text: led.text + p.text, ...annotated(p.annotations, by) }
+        ? {
+          ...p,
+          text: led.text + p.text,
+          ...(Array.isArray(p.annotations) ? { annotations: allCitedOn(p.annotations, by) } : {}),
+        }
         : p;
     const item = (it: unknown, at: unknown) => {
       const same = isRecord(it) && (led.itemId !== undefined ? it.id === led.itemId : at === led.oi);
@@ -1259,7 +1247,7 @@ class ResponsesStream implements FrameRouter {
     }
     if (type === "response.content_part.done" && inPart) return { ...event, part: part(event.part) };
     if (type === "response.output_text.annotation.added" && inPart && isRecord(event.annotation)) {
-      return { ...event, annotation: annotationOn(event.annotation, by) };
+      return { ...event, annotation: citedOn(event.annotation, by) };
     }
     if (type === "response.output_item.done" && event.output_index === led.oi) {
       return { ...event, item: item(event.item, event.output_index) };

@@ -941,33 +941,37 @@ function offsetsOf(annotation: unknown): { at: Record<string, unknown>; under?: 
 const OFFSETS = ["start_index", "end_index", "index", "start", "end", "startIndex", "endIndex"];
 
 /**
- * The annotations with every offset they hold (see {@linkcode citingWithin}) `by` on: those of a text the
- * client has after `by` characters (or bytes, as they count) ahead of it. The array itself when `by` is 0.
+ * An annotation with every offset it holds (see {@linkcode citingWithin}) `by` on: one of a text the client
+ * has after `by` characters (or bytes, as it counts them) the gate wrote or the client had ahead of it. The
+ * annotation itself when it holds none, or `by` is 0.
  *
- * @example A Chat url_citation and a Gemini grounding support, 14 on
+ * @example A Chat url_citation, a Gemini grounding support and a Cohere citation, 14 on
  * ```ts
  * import assert from "node:assert/strict";
  * import { citedOn } from "./shared.ts";
  *
- * const moved = citedOn([
- *   { type: "url_citation", url_citation: { start_index: 0, end_index: 6, url: "u" } },
- *   { segment: { startIndex: 0, endIndex: 6 } },
- * ], 14);
- * assert.deepEqual(moved, [
- *   { type: "url_citation", url_citation: { start_index: 14, end_index: 20, url: "u" } },
- *   { segment: { startIndex: 14, endIndex: 20 } },
- * ]);
+ * const chat = { type: "url_citation", url_citation: { start_index: 0, end_index: 6, url: "u" } };
+ * assert.deepEqual(citedOn(chat, 14), {
+ *   type: "url_citation",
+ *   url_citation: { start_index: 14, end_index: 20, url: "u" },
+ * });
+ * assert.deepEqual(citedOn({ segment: { startIndex: 0, endIndex: 6 } }, 14), {
+ *   segment: { startIndex: 14, endIndex: 20 },
+ * });
+ * assert.deepEqual(citedOn({ start: 0, end: 6, text: "Bergen" }, 14), { start: 14, end: 20, text: "Bergen" });
  * ```
  */
-export function citedOn(annotations: unknown, by: number): unknown {
-  if (!Array.isArray(annotations) || by === 0) return annotations;
-  return annotations.map((a) => {
-    const found = offsetsOf(a);
-    if (!found || !OFFSETS.some((k) => typeof found.at[k] === "number")) return a;
-    const moved: Record<string, unknown> = { ...found.at };
-    for (const k of OFFSETS) if (typeof found.at[k] === "number") moved[k] = (found.at[k] as number) + by;
-    return found.under === undefined ? moved : { ...a as object, [found.under]: moved };
-  });
+export function citedOn(annotation: unknown, by: number): unknown {
+  const found = by === 0 ? undefined : offsetsOf(annotation);
+  if (!found || !OFFSETS.some((k) => typeof found.at[k] === "number")) return annotation;
+  const moved: Record<string, unknown> = { ...found.at };
+  for (const k of OFFSETS) if (typeof found.at[k] === "number") moved[k] = (found.at[k] as number) + by;
+  return found.under === undefined ? moved : { ...annotation as object, [found.under]: moved };
+}
+
+/** The annotations each {@linkcode citedOn} `by`; anything else than an array as it is. */
+export function allCitedOn(annotations: unknown, by: number): unknown {
+  return Array.isArray(annotations) && by !== 0 ? annotations.map((a) => citedOn(a, by)) : annotations;
 }
 
 /**
