@@ -446,7 +446,8 @@ test("guardFetch: a call written into the text gets the same verdict in a body a
 });
 
 test("guardFetch: a native call sent as an object gets the same verdict in a body as in a stream, with no argument text", async () => {
-  // Ollama and Gemini send a call's arguments as an object, streamed or not. A stream's call was judged as
+  // Ollama and Gemini send a call's arguments as an object, streamed or not (Anthropic too, where a stream
+  // brings the input whole in the block's start). A stream's call was judged as
   // the JSON text the gate made of it: its verdict carried `rawArguments` the provider never sent, the
   // body's none (one answer, two verdicts).
   const geminiTools = [{
@@ -469,6 +470,21 @@ test("guardFetch: a native call sent as an object gets the same verdict in a bod
       index: 0,
     }],
   });
+  // An Anthropic tool_use whose input comes whole in its block's start, with no deltas or an empty one (a
+  // call of no arguments): the object the start carries.
+  const anthropicWhole = (args: Record<string, unknown>) =>
+    (anthropicStream(["Checking."], [{ name: "get_weather", args, id: "toolu_1" }]) as Record<
+      string,
+      unknown
+    >[])
+      .flatMap((e) => {
+        const delta = e.delta as { type?: string } | undefined;
+        if (e.type === "content_block_delta" && delta?.type === "input_json_delta") {
+          return Object.keys(args).length === 0 ? [{ ...e, delta: { ...delta, partial_json: "" } }] : [];
+        }
+        const block = e.content_block as { type?: string } | undefined;
+        return block?.type === "tool_use" ? [{ ...e, content_block: { ...block, input: args } }] : [e];
+      });
   const dialects = [
     {
       path: "/api/chat",
@@ -483,9 +499,17 @@ test("guardFetch: a native call sent as an object gets the same verdict in a bod
       stream: (args: unknown) => ({ sse: [geminiBody(args)] }),
       tools: geminiTools,
     },
+    {
+      path: "/v1/messages",
+      json: (args: unknown) => ({
+        json: anthropicMessage("Checking.", [{ name: "get_weather", args, id: "toolu_1" } as never]),
+      }),
+      stream: (args: unknown) => ({ sse: anthropicWhole(args as Record<string, unknown>), named: true }),
+      tools: TOOLS_ANTHROPIC,
+    },
   ];
   for (const d of dialects) {
-    for (const args of [{ city: "Oslo" }, { city: "Oslo", units: "kelvin" }]) {
+    for (const args of [{ city: "Oslo" }, { city: "Oslo", units: "kelvin" }, {}]) {
       const verdicts: unknown[] = [];
       for (const stream of [false, true]) {
         const reply = stream ? d.stream(args) : d.json(args);
