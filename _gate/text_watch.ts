@@ -21,6 +21,7 @@ import "../_extract/readers/xml.ts";
 import "../_extract/readers/tokens.ts";
 import "../_extract/readers/python.ts";
 import "../_extract/registry.ts";
+import "../_common/bytes.ts";
 import "./engines.ts";
 
 import { normaliseCalls } from "../_validate/providers.ts";
