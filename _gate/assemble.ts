@@ -133,10 +133,15 @@ export function assembleToolCalls(events: Iterable<unknown>): AssembledCalls {
 }
 
 /**
- * The shape the validator reads for an assembled call (OpenAI Chat style, arguments as JSON text). A
- * custom tool's free-text input is judged as the argument `input`, so the scanner reads it.
+ * The shape the validator reads for an assembled call (OpenAI Chat style, arguments as JSON text, or as the
+ * object the stream sent them as, see `AssembledToolCall.value`). A custom tool's free-text input is judged
+ * as the argument `input`, so the scanner reads it.
  */
 export function callForValidation(call: AssembledToolCall): Record<string, unknown> {
-  const args = call.freeText ? JSON.stringify({ input: call.arguments }) : call.arguments;
+  const args = call.freeText
+    ? JSON.stringify({ input: call.arguments })
+    : "value" in call
+    ? call.value
+    : call.arguments;
   return { id: call.id, type: "function", function: { name: call.name, arguments: args } };
 }

@@ -57,6 +57,13 @@ export interface AssembledToolCall {
    * `tool-call-start`'s (`name`, which the AI SDK keeps). The gate judges the call under both names.
    */
   lastName?: string;
+  /**
+   * Set where the stream sent the arguments as an object, not as text (Ollama, Gemini: each call comes whole
+   * in one chunk; an Anthropic `tool_use` whose input came only in its block's start, no deltas): that object, which the gate judges as it judges the same call in a body, and `arguments`
+   * is its JSON text. Judged as that text, the stream's verdict carried argument text (`rawArguments`) the
+   * provider never sent, where the body's verdict of the same answer carried none.
+   */
+  value?: unknown;
 }
 
 /** What can be wrong with a stream event. Never an exception: a finding. */
@@ -106,6 +113,8 @@ export interface Slot {
   final?: string;
   /** Anthropic `content_block_start` input, used when no deltas came. */
   initialInput?: string;
+  /** Anthropic `content_block_start` input as sent, an object: judged as such when no deltas came. */
+  startInput?: Record<string, unknown>;
   /** Ollama's argument object as sent (ids are derived from it exactly as the validator does). */
   value?: unknown;
   /** The dialect of the event that opened the call. */
@@ -244,6 +253,8 @@ export class SlotBook {
       if (s.lastName !== undefined) call.lastName = s.lastName;
       const others = otherArguments(s, args);
       if (others.length > 0) call.otherArguments = others;
+      else if (s.value !== undefined) call.value = s.value;
+      else if (s.startInput !== undefined && s.args === "") call.value = s.startInput;
       // the validator's own rule (as normaliseCalls applies it), so a call gets the same id streamed or not
       if (call.syntheticId) {
         call.id = s.value !== undefined

@@ -481,6 +481,10 @@ export class StreamGate {
     this.#assembler.push(event);
     this.#router.note?.(event, raw);
     if (this.#runsOn.size > 0 && !this.#router.text?.lead) this.#separate(event);
+    // (after the blank line `#separate` writes: the retry's annotations move past it too)
+    const cite = this.#options.resume ? this.#router.text?.cite : undefined;
+    const cited = cite?.(event, (answer) => flow.ahead(answer));
+    if (cited && cited !== event) ({ raw, event } = { raw: this.#reframe(raw, cited), event: cited });
     if (!this.#text) return this.#router.route(raw, event, flow);
     this.#text.watch(raw, event, flow, (frame) => this.#router.route(frame.raw, frame.event, flow));
   }
@@ -502,7 +506,7 @@ export class StreamGate {
       this.#runsOn.delete(answer);
       if (!joinsEarlierWords(text, { text: said, runsOn: true, event, answer })) continue;
       this.#flow.send(text.textFrame(PARAGRAPH, answer, 0));
-      this.#flow.sawText(PARAGRAPH, answer);
+      this.#flow.sawLead(PARAGRAPH, answer);
     }
   }
 
@@ -780,7 +784,7 @@ export class StreamGate {
       const ends = router.endsDropped?.(dropped);
       if (ends) flow.send(ends);
       flow.setHeld();
-      return answer.stream({ ...resume, said: flow.said(), runsOn: flow.runsOn() });
+      return answer.stream({ ...resume, said: flow.said(), runsOn: flow.runsOn(), told: flow.told() });
     } catch (e) {
       await answer.cancel(); // (its body must not be left open, holding the provider's connection)
       throw e;

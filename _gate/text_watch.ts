@@ -21,6 +21,7 @@ import "../_extract/readers/xml.ts";
 import "../_extract/readers/tokens.ts";
 import "../_extract/readers/python.ts";
 import "../_extract/registry.ts";
+import "../_common/bytes.ts";
 import "./engines.ts";
 
 import { normaliseCalls } from "../_validate/providers.ts";
@@ -47,6 +48,7 @@ import {
   type Held,
   opensWithCall,
   paragraphLead,
+  sharedStart,
   type StreamFlow,
   type TextChange,
   type TextEnding,
@@ -1058,16 +1060,33 @@ export class TextCalls {
     const retell = this.#frames.retell;
     if (retell) {
       // Frames that repeat the text (a final snapshot) tell it as the client now has it.
-      flow.setHeld(flow.held.map((h) => {
-        if (!h.event || !this.#owns(h)) return h;
-        const told = retell(h.event, changes);
+      // (a frame of text the gate cut, an annotation, goes with it)
+      const kept = { answer: this.#answer, kept: this.#keptAhead(changes), ahead: flow.ahead(this.#answer) };
+      flow.setHeld(flow.held.flatMap((h) => {
+        if (!h.event || !this.#owns(h)) return [h];
+        const told = retell(h.event, changes, kept);
+        if (!told) return [];
         return told === h.event
-          ? h
-          : { ...h, raw: this.#frames.frame(told, { raw: h.raw, event: h.event }), event: told };
+          ? [h]
+          : [{ ...h, raw: this.#frames.frame(told, { raw: h.raw, event: h.event }), event: told }];
       }));
     }
     const [first] = changes;
     if (!sent && first.tail !== "") flow.send(this.#frames.textFrame(first.tail, this.#answer, first.at));
+  }
+
+  /**
+   * How much of the answer's text the client keeps where it was once the text from the first change's `at`
+   * on is the changes' tails: the text before it, and as much of the held text as the tails begin with
+   * (as `citingKept` reads a body's text).
+   */
+  #keptAhead(changes: readonly TextChange[]): number {
+    const at = changes[0].at;
+    const w = this.#watcher;
+    // (the prose held with the call was released into the visible text: the held frames carry it)
+    const from = w.visible.length;
+    const was = at < from ? w.visible.slice(at) + w.held : w.held.slice(at - from);
+    return at + sharedStart(was, changes.map((c) => c.tail).join(""));
   }
 
   /**

@@ -445,3 +445,143 @@ test("gateCompletion, a turn withheld: JSON in prose that names no declared tool
   assert.ok(body.startsWith(`Your record is ${data}.\n\ntoolguard stopped`), body);
   assert.doesNotMatch(body, /<tool_call>/);
 });
+
+test("guardFetch: a Cohere v2 citation of a written call the gate cut goes; those of the kept text stay, numbered on", async () => {
+  // A citation names characters of its block's text: one of the cut call kept its offsets and cited the
+  // reason's words, in a body and in a stream (where the citations after it are numbered one down).
+  const call = '<tool_call>\n{"name": "rm_rf", "arguments": {}}\n</tool_call>';
+  const cite = (start: number, end: number, block: number) => ({
+    start,
+    end,
+    text: "",
+    sources: [],
+    content_index: block,
+  });
+  const citations = [cite(0, 3, 0), cite(13, 24, 0), cite(0, 4, 1)];
+  const body = {
+    id: "c1",
+    message: {
+      role: "assistant",
+      content: [{ type: "text", text: `Let me look. ${call}` }, { type: "text", text: "Oslo is wet." }],
+      citations,
+    },
+    finish_reason: "COMPLETE",
+  };
+  const res = await post("/v2/chat", COHERE_TOOLS, { json: body });
+  const got = await res.json();
+  assert.equal(seen[0].verdict.allowed, false);
+  assert.match(got.message.content[0].text, /^Let me look\. /);
+  assert.deepEqual(got.message.citations, [citations[0], citations[2]]);
+  const delta = (index: number, text: string) => ({
+    type: "content-delta",
+    index,
+    delta: { message: { content: { text } } },
+  });
+  const start = (index: number) => ({
+    type: "content-start",
+    index,
+    delta: { message: { content: { type: "text", text: "" } } },
+  });
+  const cited = (index: number) => [
+    { type: "citation-start", index, delta: { message: { citations: citations[index] } } },
+    { type: "citation-end", index },
+  ];
+  const sse = [
+    {
+      id: "c1",
+      type: "message-start",
+      delta: { message: { role: "assistant", content: [], tool_calls: [] } },
+    },
+    start(0),
+    delta(0, "Let me look. "),
+    delta(0, call),
+    ...cited(0),
+    ...cited(1),
+    { type: "content-end", index: 0 },
+    start(1),
+    delta(1, "Oslo is wet."),
+    ...cited(2),
+    { type: "content-end", index: 1 },
+    { type: "message-end", delta: { finish_reason: "COMPLETE" } },
+  ];
+  const events = sseData(await (await post("/v2/chat", COHERE_TOOLS, { sse })).text());
+  assert.equal(seen[0].verdict.allowed, false);
+  const texts: string[] = [];
+  for (const e of events) {
+    if (e.type === "content-delta") texts[e.index] = (texts[e.index] ?? "") + e.delta.message.content.text;
+  }
+  assert.equal(texts[0], "Let me look. ");
+  assert.match(texts[1], /^Oslo is wet\.\n\ntoolguard stopped /);
+  assert.deepEqual(
+    events.filter((e) => String(e.type).startsWith("citation")),
+    [
+      { type: "citation-start", index: 0, delta: { message: { citations: citations[0] } } },
+      { type: "citation-end", index: 0 },
+      { type: "citation-start", index: 1, delta: { message: { citations: citations[2] } } },
+      { type: "citation-end", index: 1 },
+    ],
+  );
+});
+
+test("guardFetch: a Gemini grounding support of a written call the gate cut goes; one of the kept text stays", async () => {
+  // A grounding support names bytes of its part's text: one of the cut call kept its offsets and cited the
+  // reason's words, in a body and a stream; and a part after a rejected native call moves up a place.
+  const call = '<tool_call>\n{"name": "rm_rf", "arguments": {}}\n</tool_call>';
+  const support = (startIndex: number, endIndex: number, partIndex?: number) => ({
+    segment: { ...(partIndex === undefined ? {} : { partIndex }), startIndex, endIndex, text: "" },
+    groundingChunkIndices: [0],
+  });
+  const meta = (supports: unknown[]) => ({
+    groundingChunks: [{ web: { uri: "u" } }],
+    groundingSupports: supports,
+  });
+  const kept = support(0, 3);
+  const cut = support(13, 24);
+  const body = {
+    candidates: [{
+      content: { role: "model", parts: [{ text: `Let me look. ${call}` }] },
+      finishReason: "STOP",
+      index: 0,
+      groundingMetadata: meta([kept, cut]),
+    }],
+  };
+  const res = await post("/v1beta/models/g:generateContent", GEMINI_TOOLS, { json: body });
+  const got = await res.json();
+  assert.equal(seen[0].verdict.allowed, false);
+  assert.match(got.candidates[0].content.parts[0].text, /^Let me look\. /);
+  assert.deepEqual(got.candidates[0].groundingMetadata.groundingSupports, [kept]);
+  // A native call rejected: the text after it moves up a part, and so does its support.
+  const native = {
+    candidates: [{
+      content: {
+        role: "model",
+        parts: [{ text: "Checking." }, { functionCall: { name: "weather", args: {} } }, { text: "Oslo." }],
+      },
+      finishReason: "STOP",
+      index: 0,
+      groundingMetadata: meta([support(0, 4, 2)]),
+    }],
+  };
+  const moved = await (await post("/v1beta/models/g:generateContent", GEMINI_TOOLS, { json: native })).json();
+  assert.deepEqual(moved.candidates[0].content.parts[1], { text: "Oslo." });
+  assert.deepEqual(moved.candidates[0].groundingMetadata.groundingSupports, [support(0, 4, 1)]);
+  const chunk = (text: string, extra: Record<string, unknown> = {}) => ({
+    candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0, ...extra }],
+    modelVersion: "gemini-test",
+  });
+  const frames = [
+    chunk("Let me look. "),
+    chunk(call),
+    chunk("", { finishReason: "STOP", groundingMetadata: meta([kept, cut]) }),
+  ];
+  const sse = await post("/v1beta/models/g:streamGenerateContent?alt=sse", GEMINI_TOOLS, { sse: frames });
+  const events = sseData(await sse.text());
+  assert.equal(seen[0].verdict.allowed, false);
+  const text = events.flatMap((e) => e.candidates?.[0]?.content?.parts ?? []).map((p: { text?: string }) =>
+    p.text ?? ""
+  )
+    .join("");
+  assert.match(text, /^Let me look\. \n\ntoolguard stopped /);
+  const supports = events.flatMap((e) => e.candidates?.[0]?.groundingMetadata?.groundingSupports ?? []);
+  assert.deepEqual(supports, [kept]);
+});

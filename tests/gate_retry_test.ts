@@ -1719,3 +1719,67 @@ test("StreamGate retry: a retry's answer whose step throws once it came is cance
   await new Response(gate.gate(answeredAtOnce(chatStream(["Let me look."], [BAD])))).text();
   assert.deepEqual(did, ["stream", "cancelled"]);
 });
+
+test("guardFetch retry: a retry's Chat annotations and Gemini grounding supports move past the earlier attempts' text and the blank line", async () => {
+  // A retry's annotation names characters of its own text ("Again" at 0-5; Gemini counts bytes): the
+  // client's text has the first attempt's words and the blank line ahead of it, and the annotation named
+  // "Let m" instead. The first attempt's words end in "é" (two UTF-8 bytes) and a surrogate pair, so
+  // characters and bytes differ there.
+  const first = "Let me look, café 🙂.";
+  const cite = (start: number, end: number) => ({
+    type: "url_citation",
+    url_citation: { start_index: start, end_index: end, url: "u", title: "t" },
+  });
+  const retried = chatStream(["Again."], [GOOD]);
+  retried.splice(retried.length - 2, 0, chatChunk({ annotations: [cite(0, 5)] }));
+  const { value } = await scripted(
+    [{ sse: chatStream([first], [BAD]) }, { sse: retried }],
+    1,
+    (s, f) =>
+      openai(s, f).chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+        .finalChatCompletion(),
+  );
+  const content = value.choices[0].message.content ?? "";
+  assert.equal(content, `${first}\n\nAgain.`);
+  const [a] = value.choices[0].message.annotations ?? [];
+  assert.equal(content.slice(a.url_citation.start_index, a.url_citation.end_index), "Again");
+  // Gemini: the support's offsets are UTF-8 bytes into the answer's text.
+  const chunk = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+    candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
+    modelVersion: "gemini-2.5-flash",
+  });
+  const call = (args: unknown) => ({ functionCall: { name: "get_weather", args } });
+  const support = (startIndex: number, endIndex: number) => ({
+    segment: { startIndex, endIndex, text: "Again" },
+    groundingChunkIndices: [0],
+  });
+  const grounding = { groundingChunks: [{ web: { uri: "u" } }], groundingSupports: [support(0, 5)] };
+  const gemini = await scripted(
+    [
+      { sse: [chunk([{ text: first }]), chunk([call(BAD.args)])] },
+      { sse: [chunk([{ text: "Again." }]), chunk([call(GOOD.args)], { groundingMetadata: grounding })] },
+    ],
+    1,
+    async (s, f) => {
+      const res = await f(`${s.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        body: JSON.stringify({
+          contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+          tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+        }),
+      });
+      return sseData(await res.text());
+    },
+  );
+  type Chunk = {
+    candidates: { content: { parts: { text?: string }[] }; groundingMetadata?: typeof grounding }[];
+  };
+  const text = gemini.value.flatMap((e: Chunk) => e.candidates[0].content.parts).map((p: { text?: string }) =>
+    p.text ?? ""
+  ).join("");
+  assert.equal(text, `${first}\n\nAgain.`);
+  const [s] = gemini.value.flatMap((e: Chunk) => e.candidates[0].groundingMetadata?.groundingSupports ?? []);
+  const bytes = new TextEncoder().encode(text);
+  const cited = new TextDecoder().decode(bytes.slice(s.segment.startIndex, s.segment.endIndex));
+  assert.equal(cited, "Again");
+});

@@ -444,3 +444,86 @@ test("guardFetch: a call written into the text gets the same verdict in a body a
     }
   }
 });
+
+test("guardFetch: a native call sent as an object gets the same verdict in a body as in a stream, with no argument text", async () => {
+  // Ollama and Gemini send a call's arguments as an object, streamed or not (Anthropic too, where a stream
+  // brings the input whole in the block's start). A stream's call was judged as
+  // the JSON text the gate made of it: its verdict carried `rawArguments` the provider never sent, the
+  // body's none (one answer, two verdicts).
+  const geminiTools = [{
+    functionDeclarations: [{
+      name: "get_weather",
+      parameters: {
+        type: "object",
+        properties: { city: { type: "string" }, units: { type: "string", enum: ["c", "f"] } },
+        required: ["city"],
+      },
+    }],
+  }];
+  const geminiBody = (args: unknown) => ({
+    candidates: [{
+      content: {
+        role: "model",
+        parts: [{ text: "Checking." }, { functionCall: { name: "get_weather", args } }],
+      },
+      finishReason: "STOP",
+      index: 0,
+    }],
+  });
+  // An Anthropic tool_use whose input comes whole in its block's start, with no deltas or an empty one (a
+  // call of no arguments): the object the start carries.
+  const anthropicWhole = (args: Record<string, unknown>) =>
+    (anthropicStream(["Checking."], [{ name: "get_weather", args, id: "toolu_1" }]) as Record<
+      string,
+      unknown
+    >[])
+      .flatMap((e) => {
+        const delta = e.delta as { type?: string } | undefined;
+        if (e.type === "content_block_delta" && delta?.type === "input_json_delta") {
+          return Object.keys(args).length === 0 ? [{ ...e, delta: { ...delta, partial_json: "" } }] : [];
+        }
+        const block = e.content_block as { type?: string } | undefined;
+        return block?.type === "tool_use" ? [{ ...e, content_block: { ...block, input: args } }] : [e];
+      });
+  const dialects = [
+    {
+      path: "/api/chat",
+      json: (args: unknown) => ({ json: ollamaChat("", [{ name: "get_weather", args } as never]) }),
+      stream: (args: unknown) => ({ ndjson: ollamaStream([], [{ name: "get_weather", args } as never]) }),
+      tools: TOOLS_OPENAI,
+    },
+    {
+      path: "/v1beta/models/g:generateContent",
+      streamPath: "/v1beta/models/g:streamGenerateContent?alt=sse",
+      json: (args: unknown) => ({ json: geminiBody(args) }),
+      stream: (args: unknown) => ({ sse: [geminiBody(args)] }),
+      tools: geminiTools,
+    },
+    {
+      path: "/v1/messages",
+      json: (args: unknown) => ({
+        json: anthropicMessage("Checking.", [{ name: "get_weather", args, id: "toolu_1" } as never]),
+      }),
+      stream: (args: unknown) => ({ sse: anthropicWhole(args as Record<string, unknown>), named: true }),
+      tools: TOOLS_ANTHROPIC,
+    },
+  ];
+  for (const d of dialects) {
+    for (const args of [{ city: "Oslo" }, { city: "Oslo", units: "kelvin" }, {}]) {
+      const verdicts: unknown[] = [];
+      for (const stream of [false, true]) {
+        const reply = stream ? d.stream(args) : d.json(args);
+        const { seen } = await withGuardedServer([reply], {}, async (s, f) => {
+          const path = stream ? d.streamPath ?? d.path : d.path;
+          await (await f(s.url + path, post({ model: "m", tools: d.tools, stream, messages: [] }))).text();
+        });
+        verdicts.push(seen.map((e) => e.verdict));
+      }
+      const label = `${d.path} ${JSON.stringify(args)}`;
+      assert.deepEqual(verdicts[0], verdicts[1], label);
+      const calls = (verdicts[1] as { calls: { rawArguments?: string }[] }[])[0].calls;
+      assert.equal(calls.length, 1, label);
+      assert.equal("rawArguments" in calls[0], false, label);
+    }
+  }
+});

@@ -17,6 +17,7 @@ import {
   fakeProvider,
   ollamaChat,
   ollamaStream,
+  responsesBody,
   responsesStream,
   splitN,
   sseData,
@@ -561,6 +562,65 @@ test("guardFetch Chat stream: a call written into content streamed as parts (Mis
   assert.deepEqual(provider.events[0].calls?.map((c) => c.name), ["delete_everything"]);
 });
 
+/** A `url_citation` annotation of the characters `start` to `end` of its part's text. */
+const citation = (start: number, end: number) => ({
+  type: "url_citation",
+  start_index: start,
+  end_index: end,
+  url: "u",
+  title: "t",
+});
+
+/**
+ * `frames` (a Responses stream) with `annotations` on the first part wherever it is repeated whole (its
+ * `.done` events, the final snapshot), each also in an `output_text.annotation.added` after its
+ * `output_text.done`, as a server that sends its text only whole sends them; numbered again.
+ */
+function annotatedFrames(
+  frames: Record<string, unknown>[],
+  annotations: unknown[],
+): Record<string, unknown>[] {
+  const annotated = (p: unknown) => ({ ...p as object, annotations });
+  const message = (it: Record<string, unknown>) =>
+    it.type === "message" ? { ...it, content: (it.content as unknown[]).map(annotated) } : it;
+  return frames.flatMap((f) => {
+    if (f.type === "response.content_part.done") return [{ ...f, part: annotated(f.part) }];
+    if (f.type === "response.output_item.done") return [{ ...f, item: message(f.item as never) }];
+    if (f.type === "response.completed") {
+      const response = f.response as { output: Record<string, unknown>[] };
+      return [{ ...f, response: { ...response, output: response.output.map(message) } }];
+    }
+    if (f.type !== "response.output_text.done") return [f];
+    const at = { item_id: f.item_id, output_index: f.output_index, content_index: f.content_index };
+    return [
+      f,
+      ...annotations.map((a, i) => ({
+        type: "response.output_text.annotation.added",
+        ...at,
+        annotation_index: i,
+        annotation: a,
+      })),
+    ];
+  }).map((f, i) => ({ ...f, sequence_number: i }));
+}
+
+/** Every annotation of `text` parts in `output` that cites characters past its part's text. */
+function citedPast(output: unknown[]): unknown[] {
+  return output.flatMap((o) => {
+    const item = o as { type: string; content?: { text?: string; annotations?: { end_index?: number }[] }[] };
+    if (item.type !== "message") return [];
+    return (item.content ?? []).flatMap((p) =>
+      (p.annotations ?? []).filter((a) => (a.end_index ?? 0) > cutAt(p.text ?? ""))
+    );
+  });
+}
+
+/** Where the reason the gate wrote begins in `text` (its length when there is none). */
+const cutAt = (text: string) => {
+  const at = text.indexOf("toolguard stopped");
+  return at === -1 ? text.length : text.slice(0, at).trimEnd().length;
+};
+
 /** A Responses stream of `deltas` whose repeating events (`.done`, the final snapshot) carry `repeat`. */
 function responsesRepeating(deltas: string[], repeat: string): Record<string, unknown>[] {
   const frames = responsesStream(deltas.length > 0 ? deltas : [repeat]) as Record<string, unknown>[];
@@ -894,38 +954,10 @@ test("guardFetch Responses stream retry: an annotation of the prose, held with a
   // .done, never in an output_text.annotation.added, where a server that sends a part's text only whole
   // sends it after that text, held with the call whatever comes. It goes out after the text it cites, as
   // a Cohere citation of kept text does; one past the kept text goes with the call.
-  const annotation = (start: number, end: number) => ({
-    type: "url_citation",
-    start_index: start,
-    end_index: end,
-    url: "u",
-    title: "t",
-  });
-  const kept = annotation(0, 3);
-  const cut = annotation(13, 24);
+  const kept = citation(0, 3);
+  const cut = citation(13, 24);
   for (const deltas of [[], ["Let me look. ", WRITTEN_BAD]]) {
-    const annotated = (p: unknown) => ({ ...p as object, annotations: [kept, cut] });
-    const message = (it: Record<string, unknown>) =>
-      it.type === "message" ? { ...it, content: (it.content as unknown[]).map(annotated) } : it;
-    const frames = responsesRepeating(deltas, `Let me look. ${WRITTEN_BAD}`).flatMap((f) => {
-      if (f.type === "response.content_part.done") return [{ ...f, part: annotated(f.part) }];
-      if (f.type === "response.output_item.done") return [{ ...f, item: message(f.item as never) }];
-      if (f.type === "response.completed") {
-        const response = f.response as { output: Record<string, unknown>[] };
-        return [{ ...f, response: { ...response, output: response.output.map(message) } }];
-      }
-      if (f.type !== "response.output_text.done") return [f];
-      const at = { item_id: f.item_id, output_index: f.output_index, content_index: f.content_index };
-      return [
-        f,
-        ...[kept, cut].map((a, i) => ({
-          type: "response.output_text.annotation.added",
-          ...at,
-          annotation_index: i,
-          annotation: a,
-        })),
-      ];
-    }).map((f, i) => ({ ...f, sequence_number: i }));
+    const frames = annotatedFrames(responsesRepeating(deltas, `Let me look. ${WRITTEN_BAD}`), [kept, cut]);
     const { value } = await responsesRetried([frames, responsesStream(["Again."], [VALID_CALL])]);
     const label = JSON.stringify(deltas);
     const seqs = value.events.map((e) => e.sequence_number);
@@ -939,6 +971,18 @@ test("guardFetch Responses stream retry: an annotation of the prose, held with a
     const added = value.events.find((e) => e.type === "response.output_text.annotation.added");
     assert.deepEqual((added as { annotation: unknown }).annotation, kept, label);
     assert.equal(value.final.output_text, "Let me look. Again.", label);
+    // The closed part, in its .done events and the final response, keeps only the annotation of its words.
+    for (const e of value.events) {
+      if (e.type === "response.content_part.done" && e.output_index === 0) {
+        assert.deepEqual((e.part as { annotations: unknown }).annotations, [kept], label);
+      }
+    }
+    assert.deepEqual(citedPast(value.final.output), [], label);
+    assert.deepEqual(
+      (value.final.output[0] as { content: { annotations: unknown }[] }).content[0].annotations,
+      [kept],
+      label,
+    );
   }
 });
 
@@ -2418,4 +2462,103 @@ test("guardFetch Responses: the reason's own message follows the text on a new p
       assert.deepEqual(itemTexts(response.output), itemTexts(bodyOutput), tag);
     }
   }
+});
+
+test("guardFetch Responses: an annotation of a written call the gate cut is dropped, one of the kept text stays", async () => {
+  // The part keeps "Let me look." and the reason; an annotation of the cut call kept its offsets and cited
+  // the reason's words (a client rendering citations linked text the model never wrote).
+  const kept = citation(0, 3);
+  const cut = citation(13, 24);
+  const text = `Let me look. ${WRITTEN_BAD}`;
+  for (const deltas of [[], ["Let me look. ", WRITTEN_BAD]]) {
+    const label = JSON.stringify(deltas);
+    provider.reply({ sse: annotatedFrames(responsesRepeating(deltas, text), [kept, cut]), named: true });
+    const stream = openai().responses.stream({
+      model: "m",
+      input: "Weather?",
+      tools: TOOLS_RESPONSES as never,
+    });
+    const added: unknown[] = [];
+    const seqs: number[] = [];
+    for await (const e of stream) {
+      seqs.push(e.sequence_number);
+      if (e.type === "response.output_text.annotation.added") added.push(e.annotation);
+    }
+    assert.ok(seqs.every((n, i) => i === 0 || n > seqs[i - 1]), label);
+    const final = await stream.finalResponse();
+    assert.match(final.output_text, /^Let me look\. \n\ntoolguard stopped /, label);
+    assert.deepEqual(citedPast(final.output), [], label);
+    assert.deepEqual((final.output[0] as { content: { annotations: unknown[] }[] }).content[0].annotations, [
+      kept,
+    ], label);
+    assert.deepEqual(added, [kept], label);
+  }
+  const body = responsesBody(text);
+  (body.output as { content: { annotations: unknown[] }[] }[])[0].content[0].annotations = [kept, cut];
+  provider.reply({ json: body });
+  const got = await openai().responses.create({
+    model: "m",
+    input: "Weather?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  assert.match(got.output_text, /^Let me look\. \n\ntoolguard stopped /);
+  assert.deepEqual((got.output[0] as { content: { annotations: unknown[] }[] }).content[0].annotations, [
+    kept,
+  ]);
+});
+
+test("guardFetch Chat: an annotation of a written call the gate cut is dropped, one of the kept text stays", async () => {
+  // Chat Completions' `annotations` (web search's url_citation) name characters of the message's content:
+  // one of the cut call kept its offsets and cited the reason's words.
+  const cite = (start: number, end: number) => ({
+    type: "url_citation",
+    url_citation: { start_index: start, end_index: end, url: "u", title: "t" },
+  });
+  const answer = chatCompletion(`Let me look. ${WRITTEN_BAD}`);
+  const message = (answer.choices as Record<string, Record<string, unknown>>[])[0].message;
+  message.annotations = [cite(0, 3), cite(13, 24)];
+  provider.reply({ json: answer });
+  const got = await openai().chat.completions.create({ model: "m", messages, tools: TOOLS_OPENAI as never });
+  assert.match(got.choices[0].message.content ?? "", /^Let me look\. \n\ntoolguard stopped /);
+  assert.deepEqual(got.choices[0].message.annotations, [cite(0, 3)]);
+});
+
+test("guardFetch Chat stream: an annotation of a written call the gate cut is dropped, one of the kept text stays", async () => {
+  // Chat Completions streams its annotations in a delta of their own (the openai SDK sets them on the
+  // message): one of the cut call kept its offsets and cited the reason's words.
+  const cite = (start: number, end: number) => ({
+    type: "url_citation",
+    url_citation: { start_index: start, end_index: end, url: "u", title: "t" },
+  });
+  for (const whole of [false, true]) {
+    const frames = chatStream(
+      whole ? [`Let me look. ${WRITTEN_BAD}`] : ["Let me look. ", ...splitN(WRITTEN_BAD, 4)],
+    );
+    frames.splice(frames.length - 2, 0, chatChunk({ annotations: [cite(0, 3), cite(13, 24)] }));
+    provider.reply({ sse: frames });
+    const stream = openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+    for await (const _ of stream) { /* read it all */ }
+    const got = await stream.finalChatCompletion();
+    const label = String(whole);
+    assert.match(got.choices[0].message.content ?? "", /^Let me look\. \n\ntoolguard stopped /, label);
+    assert.deepEqual(got.choices[0].message.annotations, [cite(0, 3)], label);
+  }
+});
+
+test("guardFetch Responses stream retry: the prose held with a rejected call in text that came only whole gets no delta of the gate's", async () => {
+  // A server that sends a part's text only whole (its .done events, the final snapshot): the retry closed
+  // that part for the client with a delta of the prose, where the client was given none of the part's text
+  // as deltas (and the withheld turn writes none there): the prose is told in the part's .done events.
+  const frames = responsesRepeating([], `Let me look. ${WRITTEN_BAD}`).map((f, i) => ({
+    ...f,
+    sequence_number: i,
+  }));
+  const { value } = await responsesRetried([frames, responsesStream(["Again."], [VALID_CALL])]);
+  const own = value.events.filter((e) => e.output_index === 0);
+  assert.deepEqual(own.filter((e) => e.type === "response.output_text.delta"), []);
+  const done = own.find((e) => e.type === "response.output_text.done") as { text: string } | undefined;
+  assert.equal(done?.text, "Let me look. ");
+  assert.equal(value.final.output_text, "Let me look. Again.");
+  const seqs = value.events.map((e) => e.sequence_number);
+  assert.deepEqual(seqs, seqs.map((_, i) => i));
 });

@@ -11,6 +11,8 @@ import { cutCalls } from "../engines.ts";
 import {
   blockEnds,
   callCounter,
+  citedOn,
+  citingKept,
   type CompletionBody,
   type Dialect,
   dropEmptyBlocks,
@@ -74,7 +76,7 @@ function isPlanCitation(citation: unknown): boolean {
  */
 function planCited(citation: unknown, before = 0): unknown {
   if (before === 0 || !isRecord(citation) || !isPlanCitation(citation)) return citation;
-  return offsetsOn(citation, before);
+  return citedOn(citation, before);
 }
 
 /**
@@ -91,15 +93,7 @@ function ledCited(
 ): unknown {
   if (!led || !isRecord(citation) || isPlanCitation(citation)) return citation;
   const block = citation.content_index ?? open;
-  return block === led.index ? offsetsOn(citation, led.by) : citation;
-}
-
-/** `citation` with its offsets (`start`, `end`) `by` characters on. */
-function offsetsOn(citation: Record<string, unknown>, by: number): Record<string, unknown> {
-  const moved: Record<string, unknown> = { ...citation };
-  if (typeof citation.start === "number") moved.start = citation.start + by;
-  if (typeof citation.end === "number") moved.end = citation.end + by;
-  return moved;
+  return block === led.index ? citedOn(citation, led.by) : citation;
 }
 
 /** The length of the tool plan a `tool-plan-delta` adds (0 for any other event). */
@@ -135,9 +129,12 @@ const body: CompletionBody = {
     const written = placed ?? cutTexts;
     let next = 0;
     const gone = new ToolPositions();
+    /** Each text block's text as it came and as written, by its index. */
+    const told = new Map<number, [string, string]>();
     message.content = content.flatMap((p, i) => {
       if (!fromText || !isText(p)) return [p];
       const text = written[next++];
+      told.set(i, [p.text, text]);
       if (hasWords(text) || !goes(i)) return [{ ...p, text }];
       // A text part the cut left blank goes, as in a stream (and as Anthropic's body drops such a block).
       gone.add(i);
@@ -147,7 +144,16 @@ const body: CompletionBody = {
       const said = [m.tool_plan, ...(message.content as unknown[]).filter(isText).map((p) => p.text)];
       (message.content as unknown[]).push({ type: "text", text: reasonBlock(said, reason) });
     }
-    if (Array.isArray(m.citations)) message.citations = m.citations.map((c) => movedCitation(c, gone));
+    if (Array.isArray(m.citations)) {
+      // (one of text the cut took goes, see `citingKept`; one that names no block is in the first)
+      const first = content.findIndex(isText);
+      const kept = (c: unknown) => {
+        if (!isRecord(c) || isPlanCitation(c)) return true;
+        const block = told.get(typeof c.content_index === "number" ? c.content_index : first);
+        return !block || (citingKept([c], ...block) as unknown[]).length > 0;
+      };
+      message.citations = m.citations.filter(kept).map((c) => movedCitation(c, gone));
+    }
     const copy: Record<string, unknown> = { ...body, message };
     if (body.finish_reason === "TOOL_CALL") copy.finish_reason = "COMPLETE";
     return copy;
@@ -274,6 +280,16 @@ class CohereStream implements FrameRouter {
   #open: number | undefined;
   /** The block each citation that names none is in (see `#open`), by its `citation-start` event. */
   readonly #citedIn = new WeakMap<object, number>();
+  /** The text of each block as read, by its index as the stream numbers it (see `#retell`). */
+  readonly #blockText = new Map<string, string>();
+  /** The block each `citation-start` that `text.tidy` moved up with its block was in as it came. */
+  readonly #blockOf = new WeakMap<object, number>();
+  /**
+   * The `index` each citation `#retell` read is told at (undefined: dropped), and how many it dropped:
+   * those after one dropped are numbered down (the citations come in the order of their index).
+   */
+  readonly #citedAt = new Map<number, number | undefined>();
+  #cutCited = 0;
   /** For each tool plan delta that brought text, in order: "m" where it ends mid-line, else "s". */
   #planEnds = "";
   /**
@@ -305,6 +321,7 @@ class CohereStream implements FrameRouter {
       });
     },
     said: (flow) => this.sendOpenings(flow),
+    retell: (event, changes) => this.#retell(event, changes),
     // A block of only a cut call goes, as a body drops it (see `TextFrames.tidy`).
     tidy: (flow, written) => {
       dropEmptyBlocks(flow, new Set(written.map((at) => this.#places.at(at))), {
@@ -323,6 +340,8 @@ class CohereStream implements FrameRouter {
           ...h.event,
           delta: { ...h.event.delta as object, message: { ...message, citations } },
         };
+        const block = (message.citations as Record<string, unknown>).content_index;
+        if (typeof block === "number") this.#blockOf.set(event, block);
         return { ...h, raw: this.#wire(event, { raw: h.raw, event: h.event }), event };
       }));
     },
@@ -344,8 +363,42 @@ class CohereStream implements FrameRouter {
         ];
       },
     },
-    size: () => this.#places.size,
+    size: () => this.#places.size + this.#seenLength,
   };
+
+  /** The length of the text `#blockText` holds. */
+  #seenLength = 0;
+
+  /**
+   * A held citation's events once the text from the first change on is the changes' tails (see
+   * `TextFrames.retell`): one of text the cut took goes, its start and end (see `citingKept`), and those
+   * after it are numbered down, as a body drops it. Any other event as it is.
+   */
+  #retell(
+    event: Record<string, unknown>,
+    changes: readonly TextChange[],
+  ): Record<string, unknown> | undefined {
+    if (
+      (event.type !== "citation-start" && event.type !== "citation-end") || typeof event.index !== "number"
+    ) {
+      return event;
+    }
+    const index = event.index;
+    if (event.type === "citation-start") {
+      const c = deltaMessage(event).citations;
+      const block = isRecord(c) && !isPlanCitation(c)
+        ? this.#blockOf.get(event) ?? c.content_index ?? this.#citedIn.get(event)
+        : undefined;
+      const was = typeof block === "number" ? this.#blockText.get(String(block)) : undefined;
+      const cut = was !== undefined &&
+        (citingKept([c], was, this.#places.retold(String(block), was, changes)) as unknown[]).length === 0;
+      if (cut) this.#cutCited++;
+      this.#citedAt.set(index, cut ? undefined : index - this.#cutCited);
+    }
+    const at = this.#citedAt.has(index) ? this.#citedAt.get(index) : index - this.#cutCited;
+    if (at === undefined) return undefined;
+    return at === index ? event : { ...event, index: at };
+  }
 
   /**
    * A retry after a call written into the text (see `TextFrames.resume`): the citations held with the call
@@ -416,7 +469,13 @@ class CohereStream implements FrameRouter {
   #readText(event: Record<string, unknown>): TextPart {
     const content = event.type === "content-delta" ? deltaMessage(event).content : undefined;
     const text = isRecord(content) && typeof content.text === "string" ? content.text : "";
-    if (typeof event.index === "number") this.#places.read(text, String(event.index), event.index);
+    if (typeof event.index === "number") {
+      this.#places.read(text, String(event.index), event.index);
+      this.#seenLength += text.length;
+      if (text !== "") {
+        this.#blockText.set(String(event.index), (this.#blockText.get(String(event.index)) ?? "") + text);
+      }
+    }
     const type = String(event.type ?? "");
     // (a citation, an empty delta, a block's end or start comes inside the text: it goes on after it)
     return { text, toolish: CALL_EVENT.test(type), rest: () => undefined, goesOn: GOES_ON.test(type) };

@@ -10,6 +10,9 @@ import { candidates, parts } from "./readers.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  allCitedOn,
+  citingKept,
+  citingWithin,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
@@ -45,6 +48,61 @@ function eachCandidate(
   change: (candidate: Record<string, unknown>) => unknown,
 ): unknown[] {
   return Array.isArray(body.candidates) ? body.candidates.map((c) => isRecord(c) ? change(c) : c) : [];
+}
+
+/**
+ * `candidate` (whose parts were `was`, now `now` and what follows them) with the grounding supports that
+ * still cite its text: a segment names its part (`partIndex`, 0 when absent), moved with it where parts
+ * before it went (the calls); one of a part that went, or past the text its part keeps (a written call the
+ * gate cut, see `citingKept`), goes. The candidate itself when none changes.
+ */
+function grounded(
+  candidate: Record<string, unknown>,
+  was: readonly Record<string, unknown>[],
+  now: readonly Record<string, unknown>[],
+): Record<string, unknown> {
+  const meta = candidate.groundingMetadata;
+  if (!isRecord(meta) || !Array.isArray(meta.groundingSupports)) return candidate;
+  const moved = new Map<number, number>(); // the index of each part kept, by its index as it came
+  for (let i = 0, j = 0; i < was.length && j < now.length; i++) {
+    if (!isCall(was[i])) moved.set(i, j++);
+  }
+  let changed = false;
+  const supports = meta.groundingSupports.flatMap((s) => {
+    if (!isRecord(s) || !isRecord(s.segment)) return [s];
+    const at = typeof s.segment.partIndex === "number" ? s.segment.partIndex : 0;
+    const to = moved.get(at);
+    const texts = [was[at]?.text, to === undefined ? undefined : now[to]?.text];
+    const kept = to !== undefined &&
+      (typeof texts[0] !== "string" || typeof texts[1] !== "string" ||
+        (citingKept([s], texts[0], texts[1]) as unknown[]).length > 0);
+    if (kept && to === at) return [s];
+    changed = true;
+    if (!kept) return [];
+    return [{ ...s, segment: { ...s.segment, partIndex: to } }];
+  });
+  return changed ? { ...candidate, groundingMetadata: { ...meta, groundingSupports: supports } } : candidate;
+}
+
+/**
+ * A chunk whose candidates' grounding supports (`groundingMetadata.groundingSupports`) are `told` of them and
+ * the candidate's position (its answer); the chunk itself when none changes.
+ */
+function eachGrounded(
+  event: Record<string, unknown>,
+  told: (supports: unknown[], answer: number) => unknown,
+): Record<string, unknown> {
+  if (!Array.isArray(event.candidates)) return event;
+  let changed = false;
+  const all = event.candidates.map((c, answer) => {
+    const meta = isRecord(c) ? c.groundingMetadata : undefined;
+    if (!isRecord(meta) || !Array.isArray(meta.groundingSupports)) return c;
+    const groundingSupports = told(meta.groundingSupports, answer);
+    if (groundingSupports === meta.groundingSupports) return c;
+    changed = true;
+    return { ...c as object, groundingMetadata: { ...meta, groundingSupports } };
+  });
+  return changed ? { ...event, candidates: all } : event;
 }
 
 const body: CompletionBody = {
@@ -85,7 +143,8 @@ const body: CompletionBody = {
         // A client joins the parts as they come: the reason follows the answer's text after a blank line,
         // as in a stream, not glued to it.
         // (the text stays as it came, its white space too: a stream sent it, see `joinText`)
-        return withParts(c, () => [...kept, { text: reasonBlock([answerText(kept)], reason) }]);
+        const told = withParts(c, () => [...kept, { text: reasonBlock([answerText(kept)], reason) }]);
+        return grounded(told, ps, kept);
       }),
     };
   },
@@ -234,6 +293,15 @@ class GeminiStream implements FrameRouter {
       return isRecord(c) && c.logprobsResult != null;
     },
     frame: (event, from) => reframe(event, from),
+    // (a grounding support of text the gate cut would cite its reason, see `citingWithin`; its offsets are
+    // read against the answer's text, which clients join from the chunks, each of one part)
+    retell: (event, _changes, { answer, kept, ahead }) =>
+      eachGrounded(
+        event,
+        (supports, at) => at === answer ? citingWithin(supports, ahead.bytes + kept) : supports,
+      ),
+    // (a retry's supports name its own text: the client's has the earlier attempts' ahead of it, in bytes)
+    cite: (event, ahead) => eachGrounded(event, (supports, at) => allCitedOn(supports, ahead(at).bytes)),
     // (the empty candidates that put one at its position carry no part of an answer) A chunk of none (only
     // `usageMetadata`, or `candidates: []`) takes the first answer's way, as the usage of a chunk of several
     // does (see `answerFrame`): held as a chunk of no answer behind another candidate's held text, it went out

@@ -10,7 +10,10 @@ import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import { arrayIndex } from "./readers.ts";
 import {
+  allCitedOn,
   callCounter,
+  citingKept,
+  citingWithin,
   type CompletionBody,
   contentText,
   type Dialect,
@@ -65,7 +68,10 @@ const body: CompletionBody = {
         const message: Record<string, unknown> = { ...m };
         delete message.tool_calls;
         delete message.function_call;
-        message.content = withText(m.content, joinText(content, reason));
+        const told = joinText(content, reason);
+        message.content = withText(m.content, told);
+        // (an annotation of the cut call would cite the reason: see `citingKept`)
+        if (Array.isArray(m.annotations)) message.annotations = citingKept(m.annotations, text, told);
         return { ...c, message, finish_reason: "stop" };
       }),
     };
@@ -97,6 +103,26 @@ const body: CompletionBody = {
     };
   },
 };
+
+/**
+ * A chunk whose choices' annotations (`delta.annotations`, which the openai SDK sets on the message) are
+ * `told` of them and the choice's index; the chunk itself when none changes.
+ */
+function eachCited(
+  event: Record<string, unknown>,
+  told: (annotations: unknown[], answer: number) => unknown,
+): Record<string, unknown> {
+  if (!Array.isArray(event.choices)) return event;
+  let changed = false;
+  const choices = event.choices.map((c) => {
+    if (!isRecord(c) || !isRecord(c.delta) || !Array.isArray(c.delta.annotations)) return c;
+    const annotations = told(c.delta.annotations, choiceIndex(c));
+    if (annotations === c.delta.annotations) return c;
+    changed = true;
+    return { ...c, delta: { ...c.delta, annotations } };
+  });
+  return changed ? { ...event, choices } : event;
+}
 
 /**
  * Whether a message carries native calls, as `calls` reads them: an empty `tool_calls`, which vLLM sends with
@@ -225,6 +251,14 @@ class ChatStream implements FrameRouter {
       Array.isArray(event.choices) &&
       event.choices.some((c) => isRecord(c) && choiceIndex(c) === answer && c.logprobs != null),
     frame: (event, from) => reframe(event, from),
+    // (an annotation of text the gate cut would cite its reason, see `citingWithin`)
+    retell: (event, _changes, { answer, kept, ahead }) =>
+      eachCited(
+        event,
+        (annotations, at) => at === answer ? citingWithin(annotations, ahead.chars + kept) : annotations,
+      ),
+    // (a retry's annotations name its own text: the client's has the earlier attempts' ahead of it)
+    cite: (event, ahead) => eachCited(event, (annotations, at) => allCitedOn(annotations, ahead(at).chars)),
     answers: (event) =>
       Array.isArray(event.choices) ? [...new Set(event.choices.filter(isRecord).map(choiceIndex))] : [],
     // One chunk per choice, the fields beside `choices` (usage) on the last.

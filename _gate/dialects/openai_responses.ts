@@ -9,8 +9,11 @@ import { builtinArguments, callName, isClientCall, SNAPSHOTS } from "./readers.t
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  allCitedOn,
   blockOpensWithCall,
   callCounter,
+  citedOn,
+  citingKept,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
@@ -195,6 +198,11 @@ function reasonInPlace(
   const placed =
     placeReason(texts, parts.map((p) => p.text), reason, { goes: (i) => tidied.has(parts[i]) }) ?? [];
   placed.forEach((text, i) => parts[i].text = text);
+  for (const p of parts as { text: string; annotations?: unknown }[]) {
+    if (Array.isArray(p.annotations)) {
+      p.annotations = citingKept(p.annotations, source.get(p) ?? p.text, p.text);
+    }
+  }
   return output.flatMap((o) => {
     if (!isRecord(o) || o.type !== "message" || !Array.isArray(o.content)) return [o];
     const content = o.content.filter((p) => !tidied.has(p) || hasWords((p as { text: string }).text));
@@ -232,21 +240,15 @@ function deltaText(event: Record<string, unknown>): unknown {
 }
 
 /**
- * An annotation of an `output_text` part once `by` characters stand ahead of the part's text: its offsets
- * into that text (`start_index`, `end_index`, a file's `index`) moved past them.
+ * An `output_text` part whose `text` the gate told otherwise, its annotations those that still cite the text
+ * (see `citingKept`).
  */
-function annotationOn(annotation: Record<string, unknown>, by: number): Record<string, unknown> {
-  const moved: Record<string, unknown> = { ...annotation };
-  for (const k of ["start_index", "end_index", "index"]) {
-    if (typeof annotation[k] === "number") moved[k] = (annotation[k] as number) + by;
+function partTold(part: Record<string, unknown>, text: unknown): Record<string, unknown> {
+  const told: Record<string, unknown> = { ...part, text };
+  if (typeof part.text === "string" && typeof text === "string" && Array.isArray(part.annotations)) {
+    told.annotations = citingKept(part.annotations, part.text, text);
   }
-  return moved;
-}
-
-/** A part's `annotations` moved `by` characters on (see `annotationOn`), as a field to spread; none when absent. */
-function annotated(annotations: unknown, by: number): { annotations?: unknown[] } {
-  if (!Array.isArray(annotations)) return {};
-  return { annotations: annotations.map((a) => isRecord(a) ? annotationOn(a, by) : a) };
+  return told;
 }
 
 /** The `output_text` convenience field: the text of every message item, joined. */
@@ -493,7 +495,10 @@ class ResponsesStream implements FrameRouter {
       return formatSse(JSON.stringify(event), event.type as string);
     },
     frame: (event, from) => reframe(event, from, event.type as string),
-    retell: (event, changes) => this.#renumbered(this.#retell(event, changes), event),
+    retell: (event, changes) => {
+      const told = this.#retell(event, changes);
+      return told && this.#renumbered(told, event);
+    },
     said: (flow) => this.sendOpenings(flow),
     tidy: (flow, written) => this.#tidy(flow, written),
     agree: (event) => this.#agree(event),
@@ -645,7 +650,7 @@ class ResponsesStream implements FrameRouter {
         const text = one(it.id, oi, ci, p.text, p);
         if (text === p.text) return p;
         changed = true;
-        return { ...p, text };
+        return partTold(p, text);
       });
       return changed ? { ...it, content } : it;
     };
@@ -657,7 +662,7 @@ class ResponsesStream implements FrameRouter {
     const isPart = type === "response.content_part.done" || type === "response.content_part.added";
     if (isPart && isRecord(event.part) && event.part.type === "output_text") {
       const text = one(event.item_id, event.output_index, event.content_index, event.part.text, event.part);
-      return text === event.part.text ? event : { ...event, part: { ...event.part, text } };
+      return text === event.part.text ? event : { ...event, part: partTold(event.part, text) };
     }
     if (type === "response.output_item.added" || type === "response.output_item.done") {
       if (type === "response.output_item.added" && isRecord(event.item) && event.item.id !== undefined) {
@@ -770,7 +775,9 @@ class ResponsesStream implements FrameRouter {
     const events: Record<string, unknown>[] = [];
     if (!partGone && this.#opened.has(key) && isRecord(part) && typeof part.text === "string") {
       const at = { item_id: place.itemId, output_index: oi, content_index: place.ci };
-      if (change.tail !== "") {
+      // (not where the part's text came only whole: the client was given none of it as deltas, and the
+      // events below tell the prose, as a withheld turn tells its text there, see `textFrame`)
+      if (change.tail !== "" && !this.#cameWhole(change.at)) {
         events.push({ type: "response.output_text.delta", ...at, delta: change.tail, logprobs: [] });
       }
       events.push({ type: "response.output_text.done", ...at, text: part.text, logprobs: [] });
@@ -971,9 +978,19 @@ class ResponsesStream implements FrameRouter {
    * the deltas after it carry the rest; told as changed, it brought the text the gate writes as a delta
    * too, and a client that appends deltas to it (the openai SDK's snapshot) read it twice.
    */
-  #retell(event: Record<string, unknown>, changes: readonly TextChange[]): Record<string, unknown> {
+  #retell(
+    event: Record<string, unknown>,
+    changes: readonly TextChange[],
+  ): Record<string, unknown> | undefined {
     if (event.type === "response.content_part.added" || event.type === "response.output_item.added") {
       return event;
+    }
+    if (event.type === "response.output_text.annotation.added") {
+      // (one of text the gate cut goes: see `citingKept`)
+      const key = this.#key(this.#idOf(event), event.content_index);
+      const seen = this.#seen.get(key) ?? "";
+      const told = this.#places.retold(key, seen, changes);
+      return (citingKept([event.annotation], seen, told) as unknown[]).length > 0 ? event : undefined;
     }
     return this.#eachPart(
       event,
@@ -1212,7 +1229,11 @@ class ResponsesStream implements FrameRouter {
     const by = led.text.length;
     const part = (p: unknown) =>
       isRecord(p) && p.type === "output_text" && typeof p.text === "string"
-        ? { ...p, text: led.text + p.text, ...annotated(p.annotations, by) }
+        ? {
+          ...p,
+          text: led.text + p.text,
+          ...(Array.isArray(p.annotations) ? { annotations: allCitedOn(p.annotations, by) } : {}),
+        }
         : p;
     const item = (it: unknown, at: unknown) => {
       const same = isRecord(it) && (led.itemId !== undefined ? it.id === led.itemId : at === led.oi);
@@ -1226,7 +1247,7 @@ class ResponsesStream implements FrameRouter {
     }
     if (type === "response.content_part.done" && inPart) return { ...event, part: part(event.part) };
     if (type === "response.output_text.annotation.added" && inPart && isRecord(event.annotation)) {
-      return { ...event, annotation: annotationOn(event.annotation, by) };
+      return { ...event, annotation: citedOn(event.annotation, by) };
     }
     if (type === "response.output_item.done" && event.output_index === led.oi) {
       return { ...event, item: item(event.item, event.output_index) };

@@ -333,6 +333,7 @@ function openToolUse(book: SlotBook, key: string, slot: number, block: Record<st
   const s = book.open(key, "anthropic", 0, slot);
   if (typeof block.id === "string") s.id = block.id;
   if (typeof block.name === "string") s.name = block.name;
+  if (isRecord(block.input)) s.startInput = block.input;
   if (isRecord(block.input) && Object.keys(block.input).length > 0) {
     s.initialInput = JSON.stringify(block.input);
   }

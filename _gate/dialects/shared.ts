@@ -6,6 +6,7 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
+import { utf8Length } from "../../_common/bytes.ts";
 import type { AssembledToolCall } from "../calls.ts";
 import { extractToolCalls } from "../engines.ts";
 
@@ -148,6 +149,11 @@ export interface ResumePoint {
    * it, would run on from it.
    */
   planRunsOn?: boolean;
+  /**
+   * The length of each answer's text the client has, the earlier attempts' too: a retry's annotations (Chat)
+   * and grounding supports (Gemini), offsets into its own text, move past it (see `TextFrames.cite`).
+   */
+  told?: Readonly<Record<number, TextLength>>;
   /** The usage of every attempt before the retry, together: the retry's usage events report it added. */
   usage?: Record<string, unknown>;
   /**
@@ -161,6 +167,12 @@ export interface ResumePoint {
    * {@linkcode StreamFlow.runsOn}): a retry's text that starts with words would run on from it.
    */
   runsOn?: readonly number[];
+}
+
+/** The length of a text in UTF-16 code units (as JavaScript counts it) and in UTF-8 bytes (as Gemini does). */
+export interface TextLength {
+  chars: number;
+  bytes: number;
 }
 
 /** The calls of a turn, split by the verdict. */
@@ -314,9 +326,24 @@ export interface TextFrames {
   /**
    * A held frame that repeats the text (OpenAI Responses' `.done` events and final snapshot), as it reads
    * once the answer's text from the first change's `at` on is the changes' tails, each in the place that
-   * holds its `at` (the text the gate wrote in place of what it held); the frame itself when it repeats none.
+   * holds its `at` (the text the gate wrote in place of what it held); the frame itself when it repeats none;
+   * undefined when the frame goes with the text it was of (an annotation of text the gate cut). Asked too of
+   * a held frame that cites the text (Chat Completions' annotations), with `told.kept`: how much of the text
+   * of `told.answer` the client keeps where it was (see `citingKept`), after `told.ahead` (see `cite`).
    */
-  retell?(event: Record<string, unknown>, changes: readonly TextChange[]): Record<string, unknown>;
+  retell?(
+    event: Record<string, unknown>,
+    changes: readonly TextChange[],
+    told: { answer: number; kept: number; ahead: TextLength },
+  ): Record<string, unknown> | undefined;
+  /**
+   * On a retry's stream: `event` with the offsets of the annotations it carries (Chat Completions'
+   * annotations, Gemini's grounding supports: into the answer's text as this stream tells it) moved past the
+   * text the client has of that answer ahead of this stream's (`ahead`: the earlier attempts' and the blank
+   * line the gate wrote before the retry's); the event itself when it carries none. A kept annotation
+   * otherwise cited the earlier attempts' words. `told.ahead` of `retell` is the same length.
+   */
+  cite?(event: Record<string, unknown>, ahead: (answer: number) => TextLength): Record<string, unknown>;
   /**
    * A frame that repeats the text otherwise than the frames that streamed it, told as they did (the text
    * judged); undefined when it agrees. Asked of every frame before it is read.
@@ -463,6 +490,10 @@ export class StreamFlow {
   readonly #midLine = new Map<number, boolean>();
   /** On a retry's stream: where it continues (its `said` is what the earlier attempts left the client). */
   readonly #resume: ResumePoint | undefined;
+  /** The length of the text of each answer that reached the client on this stream (see `told`). */
+  readonly #told = new Map<number, TextLength>();
+  /** The blank line written ahead of each answer's text on a retry's stream (see `sawLead`). */
+  readonly #led = new Map<number, TextLength>();
   /**
    * The call position the gate's reader filed an event under (the `slot` of the call it judged), or
    * undefined for an event it filed under none: a router that drops a rejected call's events asks here
@@ -491,7 +522,43 @@ export class StreamFlow {
     if (words) this.#spoke.add(answer);
     const breaks = trailingBreaks(text);
     this.#breaks.set(answer, words ? breaks : Math.min(2, (this.#breaks.get(answer) ?? 0) + breaks));
-    if (text !== "") this.#midLine.set(answer, !/\s$/u.test(text));
+    if (text !== "") {
+      this.#midLine.set(answer, !/\s$/u.test(text));
+      lengthen(this.#told, answer, text);
+    }
+  }
+
+  /**
+   * {@linkcode StreamFlow.sawText} of the blank line the gate writes ahead of a retry's text in `answer`:
+   * the retry's annotations move past it too (see {@linkcode StreamFlow.ahead}).
+   */
+  sawLead(text: string, answer = 0): void {
+    this.sawText(text, answer);
+    lengthen(this.#led, answer, text);
+  }
+
+  /**
+   * The length of each answer's text the client has, the earlier attempts' too: what a retry's stream
+   * continues (see {@linkcode ResumePoint.told}).
+   */
+  told(): Record<number, TextLength> {
+    const out: Record<number, TextLength> = {};
+    for (const [key, length] of Object.entries(this.#resume?.told ?? {})) out[Number(key)] = { ...length };
+    for (const [answer, { chars, bytes }] of this.#told) {
+      const before = out[answer] ?? { chars: 0, bytes: 0 };
+      out[answer] = { chars: before.chars + chars, bytes: before.bytes + bytes };
+    }
+    return out;
+  }
+
+  /**
+   * On a retry's stream, the text the client has of `answer` ahead of this stream's own: the earlier
+   * attempts' and the blank line written before the retry's (see {@linkcode TextFrames.cite}).
+   */
+  ahead(answer = 0): TextLength {
+    const before = this.#resume?.told?.[answer] ?? { chars: 0, bytes: 0 };
+    const led = this.#led.get(answer) ?? { chars: 0, bytes: 0 };
+    return { chars: before.chars + led.chars, bytes: before.bytes + led.bytes };
   }
 
   /**
@@ -849,6 +916,127 @@ export function trailingBreaks(text: string): number {
 /** The line breaks that make one blank line after text that ends in `breaks` of them. */
 function paragraphBreaks(breaks: number): string {
   return "\n".repeat(Math.max(0, 2 - breaks));
+}
+
+/** Adds the length of `text` to that of `answer` in `lengths`. */
+function lengthen(lengths: Map<number, TextLength>, answer: number, text: string): void {
+  const before = lengths.get(answer) ?? { chars: 0, bytes: 0 };
+  lengths.set(answer, { chars: before.chars + text.length, bytes: before.bytes + utf8Length(text) });
+}
+
+/**
+ * Where an annotation holds its offsets (see `citingWithin`): the field they are under (Chat's
+ * `url_citation`, Gemini's `segment`) or the annotation itself; undefined for no object.
+ */
+function offsetsOf(annotation: unknown): { at: Record<string, unknown>; under?: string } | undefined {
+  if (!isRecord(annotation)) return undefined;
+  for (const under of ["url_citation", "segment"]) {
+    const at = annotation[under];
+    if (isRecord(at)) return { at, under };
+  }
+  return { at: annotation };
+}
+
+/** The offset fields of the annotations `citingWithin` reads. */
+const OFFSETS = ["start_index", "end_index", "index", "start", "end", "startIndex", "endIndex"];
+
+/**
+ * An annotation with every offset it holds (see {@linkcode citingWithin}) `by` on: one of a text the client
+ * has after `by` characters (or bytes, as it counts them) the gate wrote or the client had ahead of it. The
+ * annotation itself when it holds none, or `by` is 0.
+ *
+ * @example A Chat url_citation, a Gemini grounding support and a Cohere citation, 14 on
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { citedOn } from "./shared.ts";
+ *
+ * const chat = { type: "url_citation", url_citation: { start_index: 0, end_index: 6, url: "u" } };
+ * assert.deepEqual(citedOn(chat, 14), {
+ *   type: "url_citation",
+ *   url_citation: { start_index: 14, end_index: 20, url: "u" },
+ * });
+ * assert.deepEqual(citedOn({ segment: { startIndex: 0, endIndex: 6 } }, 14), {
+ *   segment: { startIndex: 14, endIndex: 20 },
+ * });
+ * assert.deepEqual(citedOn({ start: 0, end: 6, text: "Bergen" }, 14), { start: 14, end: 20, text: "Bergen" });
+ * ```
+ */
+export function citedOn(annotation: unknown, by: number): unknown {
+  const found = by === 0 ? undefined : offsetsOf(annotation);
+  if (!found || !OFFSETS.some((k) => typeof found.at[k] === "number")) return annotation;
+  const moved: Record<string, unknown> = { ...found.at };
+  for (const k of OFFSETS) if (typeof found.at[k] === "number") moved[k] = (found.at[k] as number) + by;
+  return found.under === undefined ? moved : { ...annotation as object, [found.under]: moved };
+}
+
+/** The annotations each {@linkcode citedOn} `by`; anything else than an array as it is. */
+export function allCitedOn(annotations: unknown, by: number): unknown {
+  return Array.isArray(annotations) && by !== 0 ? annotations.map((a) => citedOn(a, by)) : annotations;
+}
+
+/**
+ * The annotations of a text once the gate changed it from `was` to `now` (a written call cut, the reason
+ * written after the text kept): those that cite only the characters both share at their start (see
+ * {@linkcode citingWithin}). One of text after the cut, moved by it, goes too: the text after a call is
+ * tidied (see `cutJoined`), so where its words went cannot be told for sure.
+ *
+ * @example An annotation of the kept words stays; one of the cut call goes
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { citingKept } from "./shared.ts";
+ *
+ * const kept = { type: "url_citation", start_index: 0, end_index: 3 };
+ * const cut = { type: "url_citation", url_citation: { start_index: 6, end_index: 17 } };
+ * assert.deepEqual(citingKept([kept, cut], "Sure. <tool_call>", "Sure. \n\nStopped."), [kept]);
+ * ```
+ */
+export function citingKept(annotations: unknown, was: string, now: string): unknown {
+  return was === now ? annotations : citingWithin(annotations, sharedStart(was, now));
+}
+
+/**
+ * The annotations that cite only the first `kept` characters of their text, which the client still gets
+ * where they were; the array itself when none goes (anything else than an array as it is). Any other goes:
+ * kept, it cited the gate's reason, or past the text (a client that renders citations linked words the
+ * model never wrote to the model's sources). Offsets are read from OpenAI Responses' annotations
+ * (`start_index`, `end_index`, a file's `index`), Chat Completions' (the same under `url_citation`),
+ * Cohere's citations (`start`, `end`) and Gemini's grounding supports (`segment.startIndex`, `endIndex`);
+ * an annotation with none stays.
+ *
+ * @example Gemini's grounding supports of the first 12 characters
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { citingWithin } from "./shared.ts";
+ *
+ * const first = { segment: { startIndex: 0, endIndex: 12 } };
+ * const later = { segment: { startIndex: 13, endIndex: 20 } };
+ * assert.deepEqual(citingWithin([first, later], 12), [first]);
+ * ```
+ */
+export function citingWithin(annotations: unknown, kept: number): unknown {
+  if (!Array.isArray(annotations)) return annotations;
+  const within = (a: unknown) => {
+    const at = offsetsOf(a)?.at;
+    return !at || OFFSETS.every((k) => typeof at[k] !== "number" || at[k] as number <= kept);
+  };
+  return annotations.every(within) ? annotations : annotations.filter(within);
+}
+
+/**
+ * How many characters `a` and `b` share at their start.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sharedStart } from "./shared.ts";
+ *
+ * assert.equal(sharedStart("Sure. <tool_call>", "Sure. \n\nStopped."), 6);
+ * ```
+ */
+export function sharedStart(a: string, b: string): number {
+  let shared = 0;
+  while (shared < a.length && shared < b.length && a[shared] === b[shared]) shared++;
+  return shared;
 }
 
 /**
