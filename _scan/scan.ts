@@ -20,7 +20,7 @@ import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
 import { givenValue, lazy, optionsArg } from "../_common/values.ts";
 import { ruleBits, RuleScreen, spreadPattern } from "./screen.ts";
 import { holdsEscapes, ShownText } from "./terminal.ts";
-import { decoded, holdsEncodings } from "./decode.ts";
+import { decoded, type DecodedText, holdsEncodings } from "./decode.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -721,7 +721,85 @@ function addFindingsDecoded(
   const view = decoded(text);
   if (view === null) return;
   // (decoded again only where a decode made what may start an encoding: else it holds none the original lacks)
-  addFindingsOfView(text, view, options, segment, found, view.nested ? decodes + 1 : DECODES_MOST);
+  const again = view.nested ? decodes + 1 : DECODES_MOST;
+  if (view.text.length >= DECODED_WINDOWS_FROM) {
+    const near = nearChanges(view, options, segment, again);
+    if (near !== null) {
+      addFindingsMapped(text, view, near, options, found);
+      return;
+    }
+  }
+  // A short decoded text goes through the screen, as `scan` takes it: one that decodes to text it clears
+  // costs no second read. (A text it judges holds no encoding.)
+  const only = candidateRules(view.text, options);
+  if (only === 0) return;
+  addFindingsOfView(text, view, options, segment, found, again, only);
+}
+
+/** Decoded texts from this long on are read only near what the decode changed (see `nearChanges`). */
+const DECODED_WINDOWS_FROM = 4 * CONTEXT;
+
+/**
+ * How far from a change the decoded reading looks for findings: more than the longest bounded match (460) and
+ * what its checks read beside it. A finding further from every change reads as the original's does, which the
+ * first reading found.
+ */
+const DECODED_REACH = 1024;
+
+/**
+ * The findings of the decoded text that lie within `DECODED_REACH` of a change (see `changedWithin`), each
+ * stretch read in a slice one to two reaches wider on either side, cut at neutral cuts (so the slice's fold is
+ * the whole fold's): findings elsewhere read as the original's, which the first reading found. A finding that
+ * comes within `EDGE` of a slice's cut (a match that may go on past it) has that side widened and read again.
+ * Null where the slices would read more than half the text, or no cut is near: then the text is read whole.
+ */
+function nearChanges(
+  view: DecodedText,
+  options: ScanOptions,
+  segment: number,
+  decodes: number,
+): ScanFinding[] | null {
+  const t = view.text;
+  const n = t.length;
+  const stretches = view.changedWithin(DECODED_REACH);
+  let budget = n >> 1;
+  const near: ScanFinding[] = [];
+  for (let k = 0; k < stretches.length; k += 2) {
+    const from = stretches[k];
+    const to = stretches[k + 1];
+    let left = DECODED_REACH;
+    let right = DECODED_REACH;
+    for (;;) {
+      // A neutral cut one to two times `left` (`right`) out, or the text's end.
+      const ws = from - left <= 0 ? 0 : cutAtOrAfter(t, Math.max(0, from - 2 * left), from - left);
+      const we = to + right >= n ? n : cutAtOrAfter(t, to + right, Math.min(n, to + 2 * right));
+      if ((ws !== 0 && ws > from - left) || (we === n && to + 2 * right < n)) return null;
+      budget -= we - ws;
+      if (budget < 0) return null;
+      const slice = t.slice(ws, we);
+      const only = candidateRules(slice, options);
+      const findings = only === 0 ? [] : scanInSegments(slice, options, segment, only, decodes).findings;
+      let wider = false;
+      for (const f of findings) {
+        if (f.end <= from - ws || f.start >= to - ws) continue;
+        if (ws > 0 && f.start < EDGE) {
+          left *= 2;
+          wider = true;
+        }
+        if (we < n && f.end > slice.length - EDGE) {
+          right *= 2;
+          wider = true;
+        }
+      }
+      if (wider) continue;
+      for (const f of findings) {
+        if (f.end <= from - ws || f.start >= to - ws) continue;
+        near.push({ ...f, start: f.start + ws, end: f.end + ws });
+      }
+      break;
+    }
+  }
+  return near;
 }
 
 /** A reading of a text other than as written (as a terminal shows it, decoded), with the map back to it. */
@@ -733,9 +811,9 @@ interface TextView {
 }
 
 /**
- * Adds to `found` the findings in `view`'s text (decoded `decodes` times already), in `text`'s offsets, with
- * excerpts of `text` (which show what the view reads past). Not the option check: a parser reads an argument
- * as it is.
+ * Adds to `found` the findings in `view`'s text (decoded `decodes` times already; `only`: the rules the screen
+ * left for it), in `text`'s offsets, with excerpts of `text` (which show what the view reads past). Not the
+ * option check: a parser reads an argument as it is.
  */
 function addFindingsOfView(
   text: string,
@@ -744,9 +822,30 @@ function addFindingsOfView(
   segment: number,
   found: ScanFinding[],
   decodes: number,
+  only: RuleMask = ALL_RULES,
+): void {
+  addFindingsMapped(
+    text,
+    view,
+    scanInSegments(view.text, options, segment, only, decodes).findings,
+    options,
+    found,
+  );
+}
+
+/**
+ * Adds to `found` the `findings` of `view`'s text in `text`'s offsets, with excerpts of `text`; not the option
+ * check's.
+ */
+function addFindingsMapped(
+  text: string,
+  view: TextView,
+  findings: readonly ScanFinding[],
+  options: ScanOptions,
+  found: ScanFinding[],
 ): void {
   const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
-  for (const f of scanInSegments(view.text, options, segment, ALL_RULES, decodes).findings) {
+  for (const f of findings) {
     if (f.category === "option_injection") continue;
     const [start, end] = view.span(f.start, f.end);
     const excerpt = spanExcerpt(text, start, end, maxExcerpt);
