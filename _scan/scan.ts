@@ -408,6 +408,8 @@ const HIDDEN =
  * characters, never inside a surrogate pair or an escape (`\u{200B}` whole or not at all).
  */
 function excerptOf(text: string, max: number): string {
+  // (as the loop below would make it; a second reading's findings take no excerpt of the text it read, see `LATER`)
+  if (max <= 0) return text.length === 0 ? "" : "\u2026";
   // Most excerpts are short and plain: no loop, no string built character by character. A copy, not the slice
   // itself, which would keep the whole scanned text alive as long as the finding.
   if (text.length <= max && !HIDDEN.test(text)) return copyOf(text);
@@ -690,14 +692,28 @@ export function scanInSegments(
   const found = cuts.length === 0
     ? findingsIn(text, plan, options, segment, only)
     : findingsInPieces(text, cuts, plan, options, segment);
+  const read = found.length;
   if (holdsEscapes(text)) addFindingsAsShown(text, options, segment, found, decodes);
   // (a text the screen judged, `only` not `ALL_RULES`, holds no encoding: the screen tells where one may start
   // at each `&`, `<`, `\` and `%`, and judges no text that holds one, see screen.ts)
   if (decodes < DECODES_MOST && only === ALL_RULES && holdsEncodings(text)) {
     addFindingsDecoded(text, options, segment, found, decodes);
   }
-  return resultOf(found);
+  if (found.length === read) return resultOf(found);
+  const result = resultOf(found);
+  // The excerpts of the other readings' findings, for those left (most repeat the plain reading's, and go)
+  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
+  for (const f of result.findings) {
+    if (f.excerpt === LATER) f.excerpt = spanExcerpt(text, f.start, f.end, maxExcerpt);
+  }
+  return result;
 }
+
+/**
+ * The excerpt of a second reading's finding until the findings are deduplicated (see `scanInSegments`): no
+ * excerpt of a span is empty.
+ */
+const LATER = "";
 
 /**
  * How many times over a text is decoded (see decode.ts): twice reads an encoding inside an encoding
@@ -725,7 +741,7 @@ function addFindingsDecoded(
   if (view.text.length >= DECODED_WINDOWS_FROM) {
     const near = nearChanges(view, options, segment, again);
     if (near !== null) {
-      addFindingsMapped(text, view, near, options, found);
+      addFindingsMapped(view, near, found);
       return;
     }
   }
@@ -733,7 +749,7 @@ function addFindingsDecoded(
   // costs no second read. (A text it judges holds no encoding.)
   const only = candidateRules(view.text, options);
   if (only === 0) return;
-  addFindingsOfView(text, view, options, segment, found, again, only);
+  addFindingsOfView(view, options, segment, found, again, only);
 }
 
 /** Decoded texts from this long on are read only near what the decode changed (see `nearChanges`). */
@@ -764,6 +780,7 @@ function nearChanges(
   const stretches = view.changedWithin(DECODED_REACH);
   let budget = n >> 1;
   const near: ScanFinding[] = [];
+  const inner = unexcerpted(options);
   for (let k = 0; k < stretches.length; k += 2) {
     const from = stretches[k];
     const to = stretches[k + 1];
@@ -778,7 +795,7 @@ function nearChanges(
       if (budget < 0) return null;
       const slice = t.slice(ws, we);
       const only = candidateRules(slice, options);
-      const findings = only === 0 ? [] : scanInSegments(slice, options, segment, only, decodes).findings;
+      const findings = only === 0 ? [] : scanInSegments(slice, inner, segment, only, decodes).findings;
       let wider = false;
       for (const f of findings) {
         if (f.end <= from - ws || f.start >= to - ws) continue;
@@ -812,11 +829,10 @@ interface TextView {
 
 /**
  * Adds to `found` the findings in `view`'s text (decoded `decodes` times already; `only`: the rules the screen
- * left for it), in `text`'s offsets, with excerpts of `text` (which show what the view reads past). Not the
- * option check: a parser reads an argument as it is.
+ * left for it), in the original's offsets, with excerpts of the original (which show what the view reads
+ * past), made once the findings are deduplicated. Not the option check: a parser reads an argument as it is.
  */
 function addFindingsOfView(
-  text: string,
   view: TextView,
   options: ScanOptions,
   segment: number,
@@ -824,32 +840,28 @@ function addFindingsOfView(
   decodes: number,
   only: RuleMask = ALL_RULES,
 ): void {
-  addFindingsMapped(
-    text,
-    view,
-    scanInSegments(view.text, options, segment, only, decodes).findings,
-    options,
-    found,
-  );
+  const findings = scanInSegments(view.text, unexcerpted(options), segment, only, decodes).findings;
+  addFindingsMapped(view, findings, found);
+}
+
+/** `options` for a second reading, whose findings take their excerpts later (see `LATER`): none made. */
+function unexcerpted(options: ScanOptions): ScanOptions {
+  return { ...options, maxExcerpt: 0 };
 }
 
 /**
- * Adds to `found` the `findings` of `view`'s text in `text`'s offsets, with excerpts of `text`; not the option
- * check's.
+ * Adds to `found` the `findings` of `view`'s text in `text`'s offsets, their excerpts (of `text`) made once
+ * they are deduplicated (see `LATER`); not the option check's.
  */
 function addFindingsMapped(
-  text: string,
   view: TextView,
   findings: readonly ScanFinding[],
-  options: ScanOptions,
   found: ScanFinding[],
 ): void {
-  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
   for (const f of findings) {
     if (f.category === "option_injection") continue;
     const [start, end] = view.span(f.start, f.end);
-    const excerpt = spanExcerpt(text, start, end, maxExcerpt);
-    found.push({ category: f.category, rule: f.rule, start, end, excerpt });
+    found.push({ category: f.category, rule: f.rule, start, end, excerpt: LATER });
   }
 }
 
@@ -868,7 +880,7 @@ function addFindingsAsShown(
   decodes: number,
 ): void {
   const shown = new ShownText(text);
-  addFindingsOfView(text, shown, options, segment, found, decodes);
+  addFindingsOfView(shown, options, segment, found, decodes);
   if (options.categories && !options.categories.includes("hidden_text")) return;
   const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
   // As for any rule, the `MERGED_FROM`th finding takes in the rest.

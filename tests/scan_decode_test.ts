@@ -249,5 +249,7 @@ test("scan: a long text is read decoded only near its encodings, and a phrase th
     const f = scan(text).findings.find((f) => f.rule === rule);
     assert.ok(f !== undefined, `${name}: no ${rule}`);
     assert.equal(text.slice(f.start, f.end), span, name);
+    // the excerpt, made once the findings are deduplicated, is of the original, encodings and all
+    assert.equal(f.excerpt, span.length <= 80 ? span : `${span.slice(0, 79)}\u2026`, name);
   }
 });
