@@ -739,7 +739,7 @@ function addFindingsDecoded(
   // (decoded again only where a decode made what may start an encoding: else it holds none the original lacks)
   const again = view.nested ? decodes + 1 : DECODES_MOST;
   if (view.text.length >= DECODED_WINDOWS_FROM) {
-    const near = nearChanges(view, options, segment, again);
+    const near = nearChanges(view, options, segment, again, found.length);
     if (near !== null) {
       addFindingsMapped(view, near, found);
       return;
@@ -767,13 +767,16 @@ const DECODED_REACH = 1024;
  * stretch read in a slice one to two reaches wider on either side, cut at neutral cuts (so the slice's fold is
  * the whole fold's): findings elsewhere read as the original's, which the first reading found. A finding that
  * comes within `EDGE` of a slice's cut (a match that may go on past it) has that side widened and read again.
- * Null where the slices would read more than half the text, or no cut is near: then the text is read whole.
+ * Null where the slices would read more than half the text, or no cut is near, or the findings (with the `read`
+ * ones of the other readings) come near `MERGED_FROM`, where a rule's are merged at a place all of them decide:
+ * then the text is read whole.
  */
 function nearChanges(
   view: DecodedText,
   options: ScanOptions,
   segment: number,
   decodes: number,
+  read: number,
 ): ScanFinding[] | null {
   const t = view.text;
   const n = t.length;
@@ -794,8 +797,7 @@ function nearChanges(
       budget -= we - ws;
       if (budget < 0) return null;
       const slice = t.slice(ws, we);
-      const only = candidateRules(slice, options);
-      const findings = only === 0 ? [] : scanInSegments(slice, inner, segment, only, decodes).findings;
+      const findings = scanInSegments(slice, inner, segment, ALL_RULES, decodes).findings;
       let wider = false;
       for (const f of findings) {
         if (f.end <= from - ws || f.start >= to - ws) continue;
@@ -813,6 +815,8 @@ function nearChanges(
         if (f.end <= from - ws || f.start >= to - ws) continue;
         near.push({ ...f, start: f.start + ws, end: f.end + ws });
       }
+      // (so many that a rule's could be merged, see `MERGED_FROM`: where they are merged depends on all of them)
+      if (near.length + read >= MERGED_FROM >> 1) return null;
       break;
     }
   }
