@@ -8,12 +8,12 @@
  *
  * Decoded, in one pass from left to right (what a decode produces is not read again in the same pass):
  * - HTML character references: decimal `&#73;` and hexadecimal `&#x49;` (the `;` may be left out, as browsers
- *   allow), and the named ones that hide or spell text (`NAMED`), each with its `;`;
- * - tags and comments: a comment `<!-- ... -->` and an inline tag (`INLINE`: `<em>`, `<a href=...>`, `<span>`...)
- *   inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a browser
- *   draws them, so `Ig<span>no</span>re` is one word; elsewhere as a space, which the fold joins to the blanks
- *   around it: `all <em>previous</em> instructions` reads as its words, and a name in a tag before a comma
- *   (`<b>Assistant</b>, Marketing`) stays apart from the comma, as the rules read a name in bold. Any other
+ *   allow), and the named ones that hide or spell text (`namedRefs`), each with its `;`;
+ * - tags and comments: a comment `<!-- ... -->` and an inline tag (`inlineNames`: `<em>`, `<a href=...>`,
+ *   `<span>`...) inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a
+ *   browser draws them, so `Ig<span>no</span>re` is one word; elsewhere as a space, which the fold joins to the
+ *   blanks around it: `all <em>previous</em> instructions` reads as its words, and a name in a tag before a
+ *   comma (`<b>Assistant</b>, Marketing`) stays apart from the comma, as the rules read a name in bold. Any other
  *   tag (`<p>`, `<br>`, `<div>`, a declaration `<!DOCTYPE ...>`, `<?xml ...?>`) reads as a space, as the break a
  *   browser draws there, so that two blocks do not join into one word;
  * - JSON string escapes: `\uXXXX`, `\n`, `\t`, `\r`, `\"`, `\/`, `\\` (a pair of backslashes is one backslash
@@ -26,7 +26,6 @@
  * @module
  */
 import { grownBy, runAt } from "../_common/bytes.ts";
-import { lazy } from "../_common/values.ts";
 
 /**
  * True when `text` holds a character that may start an encoding (`&`, `\`, `%`, or `<` before what may start a
@@ -91,11 +90,11 @@ const SEMICOLON = 0x3b;
 /**
  * Named character references decoded, by `nameKey`: those that hide, space or spell text, and the markup ones.
  * The spaces, quotes and dashes decode to the ASCII the fold makes of them (see fold.ts): the decoded text of a
- * page stays ASCII, which the scanner reads at its fastest. Made on first use: importing the scanner builds
- * nothing.
+ * page stays ASCII, which the scanner reads at its fastest. Made on first use (`named`): importing the scanner
+ * builds nothing.
  */
-const NAMED = lazy((): ReadonlyMap<number, string> => {
-  const named: [string, string][] = [
+function namedRefs(): ReadonlyMap<number, string> {
+  const list: [string, string][] = [
     ["nbsp", " "],
     ["ensp", " "],
     ["emsp", " "],
@@ -122,21 +121,25 @@ const NAMED = lazy((): ReadonlyMap<number, string> => {
     ["mdash", "-"],
     ["hyphen", "-"],
   ];
-  return new Map(named.map(([name, text]) => [nameKey(name, 0, name.length), text]));
-});
+  return new Map(list.map(([name, text]) => [nameKey(name, 0, name.length), text]));
+}
 
 /**
  * Inline elements, by `nameKey`: a browser draws no break at their tags, so they read as nothing. Made on
- * first use.
+ * first use (`inline`).
  */
-const INLINE = lazy((): ReadonlySet<number> =>
-  new Set(
+function inlineNames(): ReadonlySet<number> {
+  return new Set(
     ("a abbr b bdi bdo big cite code data del dfn em font i ins kbd mark q s samp small span strike strong sub " +
       "sup time tt u var wbr").split(" ").map((name) => nameKey(name, 0, name.length)),
-  )
-);
+  );
+}
 
-/** `nameKey` reads names of at most this many letters: the longest of `NAMED` and `INLINE`. */
+/** `namedRefs` and `inlineNames`, once made (module variables the decode reads at every `&` and tag). */
+let named: ReadonlyMap<number, string> | undefined;
+let inline: ReadonlySet<number> | undefined;
+
+/** `nameKey` reads names of at most this many letters: the longest of `namedRefs` and `inlineNames`. */
 const KEYED_MOST = 6;
 
 /**
@@ -192,7 +195,7 @@ function tagStartAt(text: string, i: number): number {
   for (j++; j - from < TAG_NAME_MOST && isNameUnit(text.charCodeAt(j)); j++);
   c = text.charCodeAt(j);
   if (!(c === GT || c === 0x2f || c === 0x20 || (c >= 0x09 && c <= 0x0d))) return NO_TAG;
-  return INLINE().has(nameKey(text, from, j)) ? INLINE_TAG : OTHER_TAG;
+  return (inline ??= inlineNames()).has(nameKey(text, from, j)) ? INLINE_TAG : OTHER_TAG;
 }
 
 function isAsciiLetter(c: number): boolean {
@@ -243,7 +246,7 @@ function referenceAt(text: string, i: number): number {
   let j = i + 1;
   for (; j < n && j - i <= KEYED_MOST && isAsciiLetter(text.charCodeAt(j)); j++);
   if (j === i + 1 || text.charCodeAt(j) !== SEMICOLON) return -1;
-  const decoded = NAMED().get(nameKey(text, i + 1, j));
+  const decoded = (named ??= namedRefs()).get(nameKey(text, i + 1, j));
   if (decoded === undefined) return -1;
   decodedAs = decoded;
   return j + 1;
@@ -409,6 +412,9 @@ export class DecodedText {
   }
 }
 
+/** The lists of runs `decoded` makes hold at first at most this many (see `grownBy`). */
+const RUNS_MOST_AT_FIRST = 4096;
+
 /**
  * `text` decoded, or null when nothing in it decodes (see the module's doc). Linear: every decode reads a
  * bounded stretch, except the search for a tag's or a comment's end, which starts past the last one found
@@ -428,9 +434,11 @@ export class DecodedText {
  */
 export function decoded(text: string): DecodedText | null {
   const n = text.length;
-  let at = new Int32Array(16);
-  let from = new Int32Array(16);
-  let to = new Int32Array(16);
+  // (room for a decode every 16 characters, up to a bound: most texts then never grow the lists)
+  const room = Math.min(RUNS_MOST_AT_FIRST, 16 + (n >> 3));
+  let at = new Int32Array(room);
+  let from = new Int32Array(room);
+  let to = new Int32Array(room);
   let count = 0;
   let length = 0;
   const pieces: string[] = [];
