@@ -34,33 +34,37 @@ import { grownBy, runAt } from "../_common/bytes.ts";
 export function holdsEncodings(text: string): boolean {
   if (text.indexOf("&") !== -1 || text.indexOf("\\") !== -1 || text.indexOf("%") !== -1) return true;
   // (a `<` that starts no tag, as in code or in "<|im_start|>", costs no decode pass)
-  return (ltDense(text) || text.indexOf("<") !== -1) && TAG_START.test(text);
+  if (!denseWithLowByte(text, LT) && text.indexOf("<") === -1) return false;
+  // Every tag and comment ends in `>`: without one no `<` starts one, and a text dense with `<` is not searched
+  // (that took a search that stops at each `<`: a tenth of the scan of a text of chat-token prefixes).
+  if (!denseWithLowByte(text, GT) && text.indexOf(">") === -1) return false;
+  return TAG_START.test(text);
 }
 
 /** What may start a tag or a comment. */
 const TAG_START = /<[!/?a-zA-Z]/;
 
 /**
- * Whether the start of `text` is dense with code units beyond Latin-1 whose low byte is that of `<` (the emoji
- * of U+1F300-U+1F3FF, whose high surrogate is U+D83C): V8 looks for one character in a two-byte string by its
- * low byte, and stops at each such unit (an emoji-dense text took a quarter of its scan's time to search), where
- * a regular expression reads it at an even pace.
+ * Whether the start of `text` is dense with code units beyond Latin-1 whose low byte is that of `unit` (`<`:
+ * the emoji of U+1F300-U+1F3FF, whose high surrogate is U+D83C; `>`: those of U+1F900-U+1F9FF): V8 looks for
+ * one character in a two-byte string by its low byte, and stops at each such unit (an emoji-dense text took a
+ * quarter of its scan's time to search), where a regular expression reads it at an even pace.
  */
-function ltDense(text: string): boolean {
+function denseWithLowByte(text: string, unit: number): boolean {
   let seen = 0;
-  for (let i = 0, n = Math.min(text.length, LT_PROBE); i < n; i++) {
+  for (let i = 0, n = Math.min(text.length, DENSE_PROBE); i < n; i++) {
     const c = text.charCodeAt(i);
-    if ((c & 0xff) === LT && c > 0xff) seen++;
+    if ((c & 0xff) === unit && c > 0xff) seen++;
   }
-  return seen >= LT_DENSE;
+  return seen >= DENSE_FROM;
 }
 
 /**
- * `ltDense` looks at this many units, and calls the text dense from this many such units on: a look that costs
- * next to nothing per call (4 KiB pieces of a stream each take one).
+ * `denseWithLowByte` looks at this many units, and calls the text dense from this many such units on: a look
+ * that costs next to nothing per call (4 KiB pieces of a stream each take one).
  */
-const LT_PROBE = 64;
-const LT_DENSE = 4;
+const DENSE_PROBE = 64;
+const DENSE_FROM = 4;
 
 /** The characters that may start an encoding, for the rule screen (see screen.ts). */
 export const ENCODING_STARTS = "&<\\%";
