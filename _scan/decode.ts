@@ -418,6 +418,8 @@ export class DecodedText {
 
 /** The lists of runs `decoded` makes hold at first at most this many (see `grownBy`). */
 const RUNS_MOST_AT_FIRST = 4096;
+/** No runs yet. */
+const NO_RUNS = new Int32Array(0);
 
 /**
  * `text` decoded, or null when nothing in it decodes (see the module's doc). Linear: every decode reads a
@@ -438,11 +440,11 @@ const RUNS_MOST_AT_FIRST = 4096;
  */
 export function decoded(text: string): DecodedText | null {
   const n = text.length;
-  // (room for a decode every 16 characters, up to a bound: most texts then never grow the lists)
-  const room = Math.min(RUNS_MOST_AT_FIRST, 16 + (n >> 3));
-  let at = new Int32Array(room);
-  let from = new Int32Array(room);
-  let to = new Int32Array(room);
+  // Made at the first decode (a text where nothing decodes makes none), with room for a decode every 16
+  // characters up to a bound: most texts then never grow them.
+  let at = NO_RUNS;
+  let from = NO_RUNS;
+  let to = NO_RUNS;
   let count = 0;
   let length = 0;
   const pieces: string[] = [];
@@ -501,9 +503,10 @@ export function decoded(text: string): DecodedText | null {
     }
     // Room for the two runs this decode may add: the text kept before it, and its own.
     if (count + 2 > at.length) {
-      at = grownBy(at, 2);
-      from = grownBy(from, 2);
-      to = grownBy(to, 2);
+      const more = at.length === 0 ? Math.min(RUNS_MOST_AT_FIRST, 16 + (n >> 3)) : 2;
+      at = grownBy(at, more);
+      from = grownBy(from, more);
+      to = grownBy(to, more);
     }
     if (p > i) {
       // (a kept run after a tag read as nothing starts where that tag ended: a run of its own all the same)
