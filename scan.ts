@@ -8,7 +8,7 @@
  * command-line output) is read both as it is and as a terminal shows it, so colour codes between or inside
  * words hide no instruction; text with the encodings web pages and JSON carry (character references such as
  * `&#73;` or `&nbsp;`, inline tags and comments, `\u0049` escapes, `%49` URL encoding) is read both as it is
- * and decoded, each finding spanning the encoded characters behind it.
+ * and decoded (near what the decode changed), each finding spanning the encoded characters behind it.
  * `sanitise()` applies the scanner to a whole chat request and the model's tool calls, redacting what it can
  * locate. `ollamaClassifier()` builds an optional semantic second pass backed by a local model.
  *

@@ -8,12 +8,12 @@
  *
  * Decoded, in one pass from left to right (what a decode produces is not read again in the same pass):
  * - HTML character references: decimal `&#73;` and hexadecimal `&#x49;` (the `;` may be left out, as browsers
- *   allow), and the named ones that hide or spell text (`NAMED`), each with its `;`;
- * - tags and comments: a comment `<!-- ... -->` and an inline tag (`INLINE`: `<em>`, `<a href=...>`, `<span>`...)
- *   inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a browser
- *   draws them, so `Ig<span>no</span>re` is one word; elsewhere as a space, which the fold joins to the blanks
- *   around it: `all <em>previous</em> instructions` reads as its words, and a name in a tag before a comma
- *   (`<b>Assistant</b>, Marketing`) stays apart from the comma, as the rules read a name in bold. Any other
+ *   allow), and the named ones that hide or spell text (`namedRefs`), each with its `;`;
+ * - tags and comments: a comment `<!-- ... -->` and an inline tag (`inlineNames`: `<em>`, `<a href=...>`,
+ *   `<span>`...) inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a
+ *   browser draws them, so `Ig<span>no</span>re` is one word; elsewhere as a space, which the fold joins to the
+ *   blanks around it: `all <em>previous</em> instructions` reads as its words, and a name in a tag before a
+ *   comma (`<b>Assistant</b>, Marketing`) stays apart from the comma, as the rules read a name in bold. Any other
  *   tag (`<p>`, `<br>`, `<div>`, a declaration `<!DOCTYPE ...>`, `<?xml ...?>`) reads as a space, as the break a
  *   browser draws there, so that two blocks do not join into one word;
  * - JSON string escapes: `\uXXXX`, `\n`, `\t`, `\r`, `\"`, `\/`, `\\` (a pair of backslashes is one backslash
@@ -34,33 +34,37 @@ import { grownBy, runAt } from "../_common/bytes.ts";
 export function holdsEncodings(text: string): boolean {
   if (text.indexOf("&") !== -1 || text.indexOf("\\") !== -1 || text.indexOf("%") !== -1) return true;
   // (a `<` that starts no tag, as in code or in "<|im_start|>", costs no decode pass)
-  return (ltDense(text) || text.indexOf("<") !== -1) && TAG_START.test(text);
+  if (!denseWithLowByte(text, LT) && text.indexOf("<") === -1) return false;
+  // Every tag and comment ends in `>`: without one no `<` starts one, and a text dense with `<` is not searched
+  // (that took a search that stops at each `<`: a tenth of the scan of a text of chat-token prefixes).
+  if (!denseWithLowByte(text, GT) && text.indexOf(">") === -1) return false;
+  return TAG_START.test(text);
 }
 
 /** What may start a tag or a comment. */
 const TAG_START = /<[!/?a-zA-Z]/;
 
 /**
- * Whether the start of `text` is dense with code units beyond Latin-1 whose low byte is that of `<` (the emoji
- * of U+1F300-U+1F3FF, whose high surrogate is U+D83C): V8 looks for one character in a two-byte string by its
- * low byte, and stops at each such unit (an emoji-dense text took a quarter of its scan's time to search), where
- * a regular expression reads it at an even pace.
+ * Whether the start of `text` is dense with code units beyond Latin-1 whose low byte is that of `unit` (`<`:
+ * the emoji of U+1F300-U+1F3FF, whose high surrogate is U+D83C; `>`: those of U+1F900-U+1F9FF): V8 looks for
+ * one character in a two-byte string by its low byte, and stops at each such unit (an emoji-dense text took a
+ * quarter of its scan's time to search), where a regular expression reads it at an even pace.
  */
-function ltDense(text: string): boolean {
+function denseWithLowByte(text: string, unit: number): boolean {
   let seen = 0;
-  for (let i = 0, n = Math.min(text.length, LT_PROBE); i < n; i++) {
+  for (let i = 0, n = Math.min(text.length, DENSE_PROBE); i < n; i++) {
     const c = text.charCodeAt(i);
-    if ((c & 0xff) === LT && c > 0xff) seen++;
+    if ((c & 0xff) === unit && c > 0xff) seen++;
   }
-  return seen >= LT_DENSE;
+  return seen >= DENSE_FROM;
 }
 
 /**
- * `ltDense` looks at this many units, and calls the text dense from this many such units on: a look that costs
- * next to nothing per call (4 KiB pieces of a stream each take one).
+ * `denseWithLowByte` looks at this many units, and calls the text dense from this many such units on: a look
+ * that costs next to nothing per call (4 KiB pieces of a stream each take one).
  */
-const LT_PROBE = 64;
-const LT_DENSE = 4;
+const DENSE_PROBE = 64;
+const DENSE_FROM = 4;
 
 /** The characters that may start an encoding, for the rule screen (see screen.ts). */
 export const ENCODING_STARTS = "&<\\%";
@@ -73,9 +77,9 @@ export const ENCODING_STARTS = "&<\\%";
  */
 export function encodingAt(text: string, i: number): boolean {
   const c = text.charCodeAt(i);
-  if (c === AMP) return referenceAt(text, i) !== null;
-  if (c === BACKSLASH) return jsonEscapeAt(text, i) !== null;
-  if (c === PERCENT) return percentAt(text, i) !== null;
+  if (c === AMP) return referenceAt(text, i) !== -1;
+  if (c === BACKSLASH) return jsonEscapeAt(text, i) !== -1;
+  if (c === PERCENT) return percentAt(text, i) !== -1;
   if (c === LT) return tagStartAt(text, i) !== NO_TAG;
   return false;
 }
@@ -88,84 +92,85 @@ const PERCENT = 0x25;
 const SEMICOLON = 0x3b;
 
 /**
- * Named character references decoded: those that hide, space or spell text, and the markup ones. The spaces,
- * quotes and dashes decode to the ASCII the fold makes of them (see fold.ts): the decoded text of a page stays
- * ASCII, which the scanner reads at its fastest.
+ * Named character references decoded, by `nameKey`: those that hide, space or spell text, and the markup ones.
+ * The spaces, quotes and dashes decode to the ASCII the fold makes of them (see fold.ts): the decoded text of a
+ * page stays ASCII, which the scanner reads at its fastest. Made on first use (`named`): importing the scanner
+ * builds nothing.
  */
-const NAMED: ReadonlyMap<string, string> = new Map([
-  ["nbsp", " "],
-  ["ensp", " "],
-  ["emsp", " "],
-  ["thinsp", " "],
-  ["shy", "\u00ad"],
-  ["zwj", "\u200d"],
-  ["zwnj", "\u200c"],
-  ["lrm", "\u200e"],
-  ["rlm", "\u200f"],
-  ["lt", "<"],
-  ["gt", ">"],
-  ["amp", "&"],
-  ["quot", '"'],
-  ["apos", "'"],
-  ["colon", ":"],
-  ["sol", "/"],
-  ["period", "."],
-  ["comma", ","],
-  ["lsquo", "'"],
-  ["rsquo", "'"],
-  ["ldquo", '"'],
-  ["rdquo", '"'],
-  ["ndash", "-"],
-  ["mdash", "-"],
-  ["hyphen", "-"],
-]);
-/** The longest name in `NAMED`. */
-const NAME_MOST = 6;
+function namedRefs(): ReadonlyMap<number, string> {
+  const list: [string, string][] = [
+    ["nbsp", " "],
+    ["ensp", " "],
+    ["emsp", " "],
+    ["thinsp", " "],
+    ["shy", "\u00ad"],
+    ["zwj", "\u200d"],
+    ["zwnj", "\u200c"],
+    ["lrm", "\u200e"],
+    ["rlm", "\u200f"],
+    ["lt", "<"],
+    ["gt", ">"],
+    ["amp", "&"],
+    ["quot", '"'],
+    ["apos", "'"],
+    ["colon", ":"],
+    ["sol", "/"],
+    ["period", "."],
+    ["comma", ","],
+    ["lsquo", "'"],
+    ["rsquo", "'"],
+    ["ldquo", '"'],
+    ["rdquo", '"'],
+    ["ndash", "-"],
+    ["mdash", "-"],
+    ["hyphen", "-"],
+  ];
+  return new Map(list.map(([name, text]) => [nameKey(name, 0, name.length), text]));
+}
 
-/** Inline elements: a browser draws no break at their tags, so they read as nothing. */
-const INLINE = new Set([
-  "a",
-  "abbr",
-  "b",
-  "bdi",
-  "bdo",
-  "big",
-  "cite",
-  "code",
-  "data",
-  "del",
-  "dfn",
-  "em",
-  "font",
-  "i",
-  "ins",
-  "kbd",
-  "mark",
-  "q",
-  "s",
-  "samp",
-  "small",
-  "span",
-  "strike",
-  "strong",
-  "sub",
-  "sup",
-  "time",
-  "tt",
-  "u",
-  "var",
-  "wbr",
-]);
+/**
+ * Inline elements, by `nameKey`: a browser draws no break at their tags, so they read as nothing. Made on
+ * first use (`inline`).
+ */
+function inlineNames(): ReadonlySet<number> {
+  return new Set(
+    ("a abbr b bdi bdo big cite code data del dfn em font i ins kbd mark q s samp small span strike strong sub " +
+      "sup time tt u var wbr").split(" ").map((name) => nameKey(name, 0, name.length)),
+  );
+}
+
+/** `namedRefs` and `inlineNames`, once made (module variables the decode reads at every `&` and tag). */
+let named: ReadonlyMap<number, string> | undefined;
+let inline: ReadonlySet<number> | undefined;
+
+/** `nameKey` reads names of at most this many letters: the longest of `namedRefs` and `inlineNames`. */
+const KEYED_MOST = 6;
+
+/**
+ * The name `text[from, to)` as a number, in either case (five bits a letter), or -1 when it is longer than
+ * `KEYED_MOST` or holds other than ASCII letters: a look-up by it makes no string (a page has a tag or a
+ * reference every few words).
+ */
+function nameKey(text: string, from: number, to: number): number {
+  if (to - from > KEYED_MOST) return -1;
+  let key = 0;
+  for (let j = from; j < to; j++) {
+    const c = text.charCodeAt(j) | 0x20;
+    if (c < 0x61 || c > 0x7a) return -1;
+    key = key * 32 + (c - 0x60);
+  }
+  return key;
+}
 
 /** A tag's name is at most this long, and a tag at most `TAG_MOST` characters (else it is read as text). */
 const TAG_NAME_MOST = 16;
 const TAG_MOST = 1024;
 
-/** What a decode at one place gives: the characters it stands for, and where in the text it ends. */
-interface Decode {
-  text: string;
-  end: number;
-}
+/**
+ * What the last decode at one place (`referenceAt`, `jsonEscapeAt`, `percentAt`, each returning where in the
+ * text it ends, or -1) stands for: one string the decode loop reads at once, not an object per decode.
+ */
+let decodedAs = "";
 
 /** `tagStartAt`'s answer where no tag or comment starts. */
 const NO_TAG = 0;
@@ -194,8 +199,7 @@ function tagStartAt(text: string, i: number): number {
   for (j++; j - from < TAG_NAME_MOST && isNameUnit(text.charCodeAt(j)); j++);
   c = text.charCodeAt(j);
   if (!(c === GT || c === 0x2f || c === 0x20 || (c >= 0x09 && c <= 0x0d))) return NO_TAG;
-  const name = text.slice(from, j);
-  return INLINE.has(name) || INLINE.has(name.toLowerCase()) ? INLINE_TAG : OTHER_TAG;
+  return (inline ??= inlineNames()).has(nameKey(text, from, j)) ? INLINE_TAG : OTHER_TAG;
 }
 
 function isAsciiLetter(c: number): boolean {
@@ -221,8 +225,11 @@ function hexValue(c: number): number {
     : -1;
 }
 
-/** The character reference at `text[i]` (an `&`), or null. Reads at most a dozen characters. */
-function referenceAt(text: string, i: number): Decode | null {
+/**
+ * Where the character reference at `text[i]` (an `&`) ends, what it stands for in `decodedAs`; or -1. Reads
+ * at most a dozen characters.
+ */
+function referenceAt(text: string, i: number): number {
   const n = text.length;
   if (text.charCodeAt(i + 1) === 0x23) { // "#"
     let j = i + 2;
@@ -235,41 +242,60 @@ function referenceAt(text: string, i: number): Decode | null {
       if (d < 0 || d > (hex ? 15 : 9)) break;
       cp = cp * (hex ? 16 : 10) + d;
     }
-    if (j === from || cp === 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return null;
+    if (j === from || cp === 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return -1;
     if (text.charCodeAt(j) === SEMICOLON) j++;
-    return { text: String.fromCodePoint(cp), end: j };
+    decodedAs = String.fromCodePoint(cp);
+    return j;
   }
   let j = i + 1;
-  for (; j < n && j - i <= NAME_MOST && isAsciiLetter(text.charCodeAt(j)); j++);
-  if (j === i + 1 || text.charCodeAt(j) !== SEMICOLON) return null;
-  const name = text.slice(i + 1, j);
-  const decoded = NAMED.get(name) ?? NAMED.get(name.toLowerCase());
-  return decoded === undefined ? null : { text: decoded, end: j + 1 };
+  for (; j < n && j - i <= KEYED_MOST && isAsciiLetter(text.charCodeAt(j)); j++);
+  if (j === i + 1 || text.charCodeAt(j) !== SEMICOLON) return -1;
+  const decoded = (named ??= namedRefs()).get(nameKey(text, i + 1, j));
+  if (decoded === undefined) return -1;
+  decodedAs = decoded;
+  return j + 1;
 }
 
-/** JSON's one-character escapes decoded (`\b` and `\f` are left: they stand for no text). */
-const JSON_ESCAPES: Readonly<Record<string, string>> = {
-  n: "\n",
-  t: "\t",
-  r: "\r",
-  '"': '"',
-  "/": "/",
-  "\\": "\\",
-};
+/**
+ * What JSON's one-character escapes stand for, by the code of the character after the backslash (`\b` and
+ * `\f` are left: they stand for no text): a switch, no table to build at load.
+ */
+function jsonEscaped(c: number): string | undefined {
+  switch (c) {
+    case 0x6e: // "n"
+      return "\n";
+    case 0x74: // "t"
+      return "\t";
+    case 0x72: // "r"
+      return "\r";
+    case 0x22:
+      return '"';
+    case 0x2f:
+      return "/";
+    case BACKSLASH:
+      return "\\";
+    default:
+      return undefined;
+  }
+}
 
-/** The JSON escape at `text[i]` (a backslash), or null. */
-function jsonEscapeAt(text: string, i: number): Decode | null {
-  const c = text.charAt(i + 1);
-  if (c === "u") {
+/** Where the JSON escape at `text[i]` (a backslash) ends, what it stands for in `decodedAs`; or -1. */
+function jsonEscapeAt(text: string, i: number): number {
+  const c = text.charCodeAt(i + 1);
+  if (c === 0x75) { // "u"
     let unit = 0;
     for (let j = i + 2; j < i + 6; j++) {
       const d = hexValue(text.charCodeAt(j));
-      if (d < 0) return null;
+      if (d < 0) return -1;
       unit = unit * 16 + d;
     }
-    return { text: String.fromCharCode(unit), end: i + 6 };
+    decodedAs = String.fromCharCode(unit);
+    return i + 6;
   }
-  return Object.hasOwn(JSON_ESCAPES, c) ? { text: JSON_ESCAPES[c], end: i + 2 } : null;
+  const escaped = jsonEscaped(c);
+  if (escaped === undefined) return -1;
+  decodedAs = escaped;
+  return i + 2;
 }
 
 /** The byte `%XX` at `text[i]` stands for, or -1. */
@@ -281,25 +307,30 @@ function byteAt(text: string, i: number): number {
 }
 
 /**
- * The URL encoding at `text[i]` (a `%`), or null: one `%XX` of an ASCII character other than NUL, or the
- * `%XX` run of one whole UTF-8 character (two to four bytes); anything else is left as it is.
+ * Where the URL encoding at `text[i]` (a `%`) ends, what it stands for in `decodedAs`; or -1: one `%XX` of an
+ * ASCII character other than NUL, or the `%XX` run of one whole UTF-8 character (two to four bytes); anything
+ * else is left as it is.
  */
-function percentAt(text: string, i: number): Decode | null {
+function percentAt(text: string, i: number): number {
   const b = byteAt(text, i);
-  if (b <= 0) return null;
-  if (b < 0x80) return { text: String.fromCharCode(b), end: i + 3 };
+  if (b <= 0) return -1;
+  if (b < 0x80) {
+    decodedAs = String.fromCharCode(b);
+    return i + 3;
+  }
   const more = b >= 0xf0 && b < 0xf5 ? 3 : b >= 0xe0 ? 2 : b >= 0xc2 && b < 0xe0 ? 1 : -1;
-  if (more < 0) return null;
+  if (more < 0) return -1;
   let cp = b & (0x3f >> more);
   for (let k = 1; k <= more; k++) {
     const next = byteAt(text, i + 3 * k);
-    if (next < 0x80 || next > 0xbf) return null;
+    if (next < 0x80 || next > 0xbf) return -1;
     cp = (cp << 6) | (next & 0x3f);
   }
   // Overlong forms, surrogates and code points past U+10FFFF are no character.
   const least = more === 1 ? 0x80 : more === 2 ? 0x800 : 0x10000;
-  if (cp < least || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return null;
-  return { text: String.fromCodePoint(cp), end: i + 3 * (more + 1) };
+  if (cp < least || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return -1;
+  decodedAs = String.fromCodePoint(cp);
+  return i + 3 * (more + 1);
 }
 
 /** Pieces of the decoded text joined into one string at a time: the list of pieces stays short. */
@@ -356,7 +387,39 @@ export class DecodedText {
     const e = this.#to[b] < 0 ? this.#from[b] + (end - this.#at[b]) : this.#to[b];
     return [s, e];
   }
+
+  /**
+   * The stretches of the decoded text within `reach` of a place a decode changed (a decoded run, or where a
+   * tag read as nothing was dropped), those that touch or overlap merged: pairs of start and end, ascending,
+   * in a list as long as they need. Elsewhere the decoded text is the original's, character for character.
+   */
+  changedWithin(reach: number): Int32Array {
+    const n = this.text.length;
+    const at = this.#at;
+    const to = this.#to;
+    let out = new Int32Array(16);
+    let k = 0;
+    for (let r = 0; r < this.#count; r++) {
+      // (a copied run right after another copied run: a tag between them was dropped)
+      if (to[r] < 0 && (r === 0 || to[r - 1] >= 0)) continue;
+      const start = Math.max(0, at[r] - reach);
+      const end = Math.min(n, (to[r] < 0 ? at[r] : r + 1 < this.#count ? at[r + 1] : n) + reach);
+      if (k > 0 && start <= out[k - 1]) {
+        out[k - 1] = end;
+        continue;
+      }
+      if (k + 2 > out.length) out = grownBy(out, 2);
+      out[k++] = start;
+      out[k++] = end;
+    }
+    return out.subarray(0, k);
+  }
 }
+
+/** The lists of runs `decoded` makes hold at first at most this many (see `grownBy`). */
+const RUNS_MOST_AT_FIRST = 4096;
+/** No runs yet. */
+const NO_RUNS = new Int32Array(0);
 
 /**
  * `text` decoded, or null when nothing in it decodes (see the module's doc). Linear: every decode reads a
@@ -377,39 +440,19 @@ export class DecodedText {
  */
 export function decoded(text: string): DecodedText | null {
   const n = text.length;
-  let at = new Int32Array(16);
-  let from = new Int32Array(16);
-  let to = new Int32Array(16);
+  // Made at the first decode (a text where nothing decodes makes none), with room for a decode every 16
+  // characters up to a bound: most texts then never grow them.
+  let at = NO_RUNS;
+  let from = NO_RUNS;
+  let to = NO_RUNS;
   let count = 0;
   let length = 0;
-  let lastEnd = -1;
   const pieces: string[] = [];
   const joined: string[] = [];
   let changed = false;
   let nested = false;
   // The last unit of the decoded text so far (0: none), which tells whether a tag is inside a word.
   let last = 0;
-  const run = (start: number, end: number, units: string, decodedRun: boolean) => {
-    if (units.length === 0) return;
-    last = units.charCodeAt(units.length - 1);
-    if (decodedRun || start !== lastEnd) {
-      if (count === at.length) {
-        at = grownBy(at, 1);
-        from = grownBy(from, 1);
-        to = grownBy(to, 1);
-      }
-      at[count] = length;
-      from[count] = start;
-      to[count++] = decodedRun ? end : -1;
-    }
-    pieces.push(units);
-    if (pieces.length === JOIN_EVERY) {
-      joined.push(pieces.join(""));
-      pieces.length = 0;
-    }
-    length += units.length;
-    lastEnd = decodedRun ? -1 : end;
-  };
   // The next place of each character that may start an encoding at or after the search's place (-1: none
   // left), and of a tag's and a comment's end: each search starts past the last, so the text is read once.
   let nextAmp = text.indexOf("&");
@@ -419,7 +462,8 @@ export function decoded(text: string): DecodedText | null {
   let nextGt = -2;
   let nextCommentEnd = -2;
   // `i`: where the text not yet kept starts; `s`: where the search for the next start goes on from.
-  for (let i = 0, s = 0; i < n;) {
+  let i = 0;
+  for (let s = 0; i < n;) {
     if (nextAmp !== -1 && nextAmp < s) nextAmp = text.indexOf("&", s);
     if (nextLt !== -1 && nextLt < s) nextLt = text.indexOf("<", s);
     if (nextSlash !== -1 && nextSlash < s) nextSlash = text.indexOf("\\", s);
@@ -429,18 +473,15 @@ export function decoded(text: string): DecodedText | null {
     if (nextLt !== -1 && nextLt < p) p = nextLt;
     if (nextSlash !== -1 && nextSlash < p) p = nextSlash;
     if (nextPct !== -1 && nextPct < p) p = nextPct;
-    if (p === n) {
-      run(i, n, text.slice(i, n), false);
-      break;
-    }
+    if (p === n) break;
     const c = text.charCodeAt(p);
-    let d: Decode | null = null;
-    if (c === AMP) d = referenceAt(text, p);
-    else if (c === BACKSLASH) d = jsonEscapeAt(text, p);
-    else if (c === PERCENT) d = percentAt(text, p);
+    // Where the decode at `p` ends (-1: none), what it stands for in `decodedAs`.
+    let end = -1;
+    if (c === AMP) end = referenceAt(text, p);
+    else if (c === BACKSLASH) end = jsonEscapeAt(text, p);
+    else if (c === PERCENT) end = percentAt(text, p);
     else {
       const kind = tagStartAt(text, p);
-      let end = -1;
       if (kind === COMMENT) {
         if (nextCommentEnd !== -1 && nextCommentEnd < p + 4) nextCommentEnd = text.indexOf("-->", p + 4);
         if (nextCommentEnd !== -1) end = nextCommentEnd + 3;
@@ -453,20 +494,58 @@ export function decoded(text: string): DecodedText | null {
         const before = p > i ? text.charCodeAt(p - 1) : last;
         const after = text.charCodeAt(end);
         const inWord = kind !== OTHER_TAG && isWordUnit(before) && (isWordUnit(after) || after === LT);
-        d = { text: inWord ? "" : " ", end };
+        decodedAs = inWord ? "" : " ";
       }
     }
-    if (d === null) {
+    if (end === -1) {
       s = p + 1;
       continue;
     }
-    run(i, p, text.slice(i, p), false);
-    run(p, d.end, d.text, true);
+    // Room for the two runs this decode may add: the text kept before it, and its own.
+    if (count + 2 > at.length) {
+      const more = at.length === 0 ? Math.min(RUNS_MOST_AT_FIRST, 16 + (n >> 3)) : 2;
+      at = grownBy(at, more);
+      from = grownBy(from, more);
+      to = grownBy(to, more);
+    }
+    if (p > i) {
+      // (a kept run after a tag read as nothing starts where that tag ended: a run of its own all the same)
+      at[count] = length;
+      from[count] = i;
+      to[count++] = -1;
+      pieces.push(text.slice(i, p));
+      length += p - i;
+      last = text.charCodeAt(p - 1);
+    }
     changed = true;
-    if (!nested && d.text.length > 0 && ENCODING_STARTS.includes(d.text)) nested = true;
-    i = s = d.end;
+    const units = decodedAs;
+    if (units.length > 0) {
+      at[count] = length;
+      from[count] = p;
+      to[count++] = end;
+      pieces.push(units);
+      length += units.length;
+      last = units.charCodeAt(units.length - 1);
+      if (!nested && ENCODING_STARTS.includes(units)) nested = true;
+    }
+    if (pieces.length >= JOIN_EVERY) {
+      joined.push(pieces.join(""));
+      pieces.length = 0;
+    }
+    i = s = end;
   }
   if (!changed) return null;
+  if (i < n) {
+    if (count === at.length) {
+      at = grownBy(at, 1);
+      from = grownBy(from, 1);
+      to = grownBy(to, 1);
+    }
+    at[count] = length;
+    from[count] = i;
+    to[count++] = -1;
+    pieces.push(text.slice(i, n));
+  }
   joined.push(pieces.join(""));
-  return new DecodedText(joined.join(""), at, from, to, count, nested);
+  return new DecodedText(joined.length === 1 ? joined[0] : joined.join(""), at, from, to, count, nested);
 }

@@ -20,7 +20,7 @@ import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
 import { givenValue, lazy, optionsArg } from "../_common/values.ts";
 import { ruleBits, RuleScreen, spreadPattern } from "./screen.ts";
 import { holdsEscapes, ShownText } from "./terminal.ts";
-import { decoded, holdsEncodings } from "./decode.ts";
+import { decoded, type DecodedText, holdsEncodings } from "./decode.ts";
 import type { ScanCategory, ScanContext, ScanFinding, ScanOptions, ScanResult } from "../types.ts";
 
 /** Every context, in the order messages name them; its type makes sure none is left out. */
@@ -408,6 +408,8 @@ const HIDDEN =
  * characters, never inside a surrogate pair or an escape (`\u{200B}` whole or not at all).
  */
 function excerptOf(text: string, max: number): string {
+  // (as the loop below would make it; a second reading's findings take no excerpt of the text it read, see `LATER`)
+  if (max <= 0) return text.length === 0 ? "" : "\u2026";
   // Most excerpts are short and plain: no loop, no string built character by character. A copy, not the slice
   // itself, which would keep the whole scanned text alive as long as the finding.
   if (text.length <= max && !HIDDEN.test(text)) return copyOf(text);
@@ -690,14 +692,28 @@ export function scanInSegments(
   const found = cuts.length === 0
     ? findingsIn(text, plan, options, segment, only)
     : findingsInPieces(text, cuts, plan, options, segment);
+  const read = found.length;
   if (holdsEscapes(text)) addFindingsAsShown(text, options, segment, found, decodes);
   // (a text the screen judged, `only` not `ALL_RULES`, holds no encoding: the screen tells where one may start
   // at each `&`, `<`, `\` and `%`, and judges no text that holds one, see screen.ts)
   if (decodes < DECODES_MOST && only === ALL_RULES && holdsEncodings(text)) {
     addFindingsDecoded(text, options, segment, found, decodes);
   }
-  return resultOf(found);
+  if (found.length === read) return resultOf(found);
+  const result = resultOf(found);
+  // The excerpts of the other readings' findings, for those left (most repeat the plain reading's, and go)
+  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
+  for (const f of result.findings) {
+    if (f.excerpt === LATER) f.excerpt = spanExcerpt(text, f.start, f.end, maxExcerpt);
+  }
+  return result;
 }
+
+/**
+ * The excerpt of a second reading's finding until the findings are deduplicated (see `scanInSegments`): no
+ * excerpt of a span is empty.
+ */
+const LATER = "";
 
 /**
  * How many times over a text is decoded (see decode.ts): twice reads an encoding inside an encoding
@@ -721,7 +737,90 @@ function addFindingsDecoded(
   const view = decoded(text);
   if (view === null) return;
   // (decoded again only where a decode made what may start an encoding: else it holds none the original lacks)
-  addFindingsOfView(text, view, options, segment, found, view.nested ? decodes + 1 : DECODES_MOST);
+  const again = view.nested ? decodes + 1 : DECODES_MOST;
+  if (view.text.length >= DECODED_WINDOWS_FROM) {
+    const near = nearChanges(view, options, segment, again, found.length);
+    if (near !== null) {
+      addFindingsMapped(view, near, found);
+      return;
+    }
+  }
+  // A short decoded text goes through the screen, as `scan` takes it: one that decodes to text it clears
+  // costs no second read. (A text it judges holds no encoding.)
+  const only = candidateRules(view.text, options);
+  if (only === 0) return;
+  addFindingsOfView(view, options, segment, found, again, only);
+}
+
+/** Decoded texts from this long on are read only near what the decode changed (see `nearChanges`). */
+const DECODED_WINDOWS_FROM = 4 * CONTEXT;
+
+/**
+ * How far from a change the decoded reading looks for findings: more than the longest bounded match (460) and
+ * what its checks read beside it. A finding further from every change reads as the original's does, which the
+ * first reading found.
+ */
+const DECODED_REACH = 1024;
+
+/**
+ * The findings of the decoded text that lie within `DECODED_REACH` of a change (see `changedWithin`), each
+ * stretch read in a slice one to two reaches wider on either side, cut at neutral cuts (so the slice's fold is
+ * the whole fold's): findings elsewhere read as the original's, which the first reading found. A finding that
+ * comes within `EDGE` of a slice's cut (a match that may go on past it) has that side widened and read again.
+ * Null where the slices would read more than half the text, or no cut is near, or the findings (with the `read`
+ * ones of the other readings) come near `MERGED_FROM`, where a rule's are merged at a place all of them decide:
+ * then the text is read whole.
+ */
+function nearChanges(
+  view: DecodedText,
+  options: ScanOptions,
+  segment: number,
+  decodes: number,
+  read: number,
+): ScanFinding[] | null {
+  const t = view.text;
+  const n = t.length;
+  const stretches = view.changedWithin(DECODED_REACH);
+  let budget = n >> 1;
+  const near: ScanFinding[] = [];
+  const inner = unexcerpted(options);
+  for (let k = 0; k < stretches.length; k += 2) {
+    const from = stretches[k];
+    const to = stretches[k + 1];
+    let left = DECODED_REACH;
+    let right = DECODED_REACH;
+    for (;;) {
+      // A neutral cut one to two times `left` (`right`) out, or the text's end.
+      const ws = from - left <= 0 ? 0 : cutAtOrAfter(t, Math.max(0, from - 2 * left), from - left);
+      const we = to + right >= n ? n : cutAtOrAfter(t, to + right, Math.min(n, to + 2 * right));
+      if ((ws !== 0 && ws > from - left) || (we === n && to + 2 * right < n)) return null;
+      budget -= we - ws;
+      if (budget < 0) return null;
+      const slice = t.slice(ws, we);
+      const findings = scanInSegments(slice, inner, segment, ALL_RULES, decodes).findings;
+      let wider = false;
+      for (const f of findings) {
+        if (f.end <= from - ws || f.start >= to - ws) continue;
+        if (ws > 0 && f.start < EDGE) {
+          left *= 2;
+          wider = true;
+        }
+        if (we < n && f.end > slice.length - EDGE) {
+          right *= 2;
+          wider = true;
+        }
+      }
+      if (wider) continue;
+      for (const f of findings) {
+        if (f.end <= from - ws || f.start >= to - ws) continue;
+        near.push({ ...f, start: f.start + ws, end: f.end + ws });
+      }
+      // (so many that a rule's could be merged, see `MERGED_FROM`: where they are merged depends on all of them)
+      if (near.length + read >= MERGED_FROM >> 1) return null;
+      break;
+    }
+  }
+  return near;
 }
 
 /** A reading of a text other than as written (as a terminal shows it, decoded), with the map back to it. */
@@ -733,24 +832,40 @@ interface TextView {
 }
 
 /**
- * Adds to `found` the findings in `view`'s text (decoded `decodes` times already), in `text`'s offsets, with
- * excerpts of `text` (which show what the view reads past). Not the option check: a parser reads an argument
- * as it is.
+ * Adds to `found` the findings in `view`'s text (decoded `decodes` times already; `only`: the rules the screen
+ * left for it), in the original's offsets, with excerpts of the original (which show what the view reads
+ * past), made once the findings are deduplicated. Not the option check: a parser reads an argument as it is.
  */
 function addFindingsOfView(
-  text: string,
   view: TextView,
   options: ScanOptions,
   segment: number,
   found: ScanFinding[],
   decodes: number,
+  only: RuleMask = ALL_RULES,
 ): void {
-  const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
-  for (const f of scanInSegments(view.text, options, segment, ALL_RULES, decodes).findings) {
+  const findings = scanInSegments(view.text, unexcerpted(options), segment, only, decodes).findings;
+  addFindingsMapped(view, findings, found);
+}
+
+/** `options` for a second reading, whose findings take their excerpts later (see `LATER`): none made. */
+function unexcerpted(options: ScanOptions): ScanOptions {
+  return { ...options, maxExcerpt: 0 };
+}
+
+/**
+ * Adds to `found` the `findings` of `view`'s text in `text`'s offsets, their excerpts (of `text`) made once
+ * they are deduplicated (see `LATER`); not the option check's.
+ */
+function addFindingsMapped(
+  view: TextView,
+  findings: readonly ScanFinding[],
+  found: ScanFinding[],
+): void {
+  for (const f of findings) {
     if (f.category === "option_injection") continue;
     const [start, end] = view.span(f.start, f.end);
-    const excerpt = spanExcerpt(text, start, end, maxExcerpt);
-    found.push({ category: f.category, rule: f.rule, start, end, excerpt });
+    found.push({ category: f.category, rule: f.rule, start, end, excerpt: LATER });
   }
 }
 
@@ -769,7 +884,7 @@ function addFindingsAsShown(
   decodes: number,
 ): void {
   const shown = new ShownText(text);
-  addFindingsOfView(text, shown, options, segment, found, decodes);
+  addFindingsOfView(shown, options, segment, found, decodes);
   if (options.categories && !options.categories.includes("hidden_text")) return;
   const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
   // As for any rule, the `MERGED_FROM`th finding takes in the rest.
