@@ -404,13 +404,16 @@ const NEGATION_IN_SENTENCE =
 /** "New instructions" and its kin, as a header: "Nuove istruzioni:", "Deine neuen Anweisungen lauten:". */
 const NEW_ORDERS =
   "(?:(?:neue|neuen|aktualisierte|aktualisierten|geheime|geheimen|versteckte|versteckten|echte|echten|wahre|" +
-  "wahren) (?:system)?(?:anweisungen|instruktionen|befehle|regeln)|(?:nouvelles|vraies|veritables|secretes|" +
-  "cachees) (?:instructions|consignes|directives|regles)(?: systeme)?|(?:nuevas|verdaderas|secretas|ocultas) " +
-  "(?:instrucciones|directivas|ordenes|reglas)|(?:nuove|vere|segrete|nascoste) (?:istruzioni|direttive|regole)|" +
-  "(?:novas|verdadeiras|secretas|ocultas) (?:instrucoes|diretrizes|regras|ordens)|(?:nieuwe|echte|geheime|" +
-  "verborgen) (?:instructies|opdrachten|regels)|(?:nowe|prawdziwe|tajne|ukryte) (?:instrukcje|polecenia|" +
-  "zasady)|(?:nove|skutecne|tajne|skryte) (?:instrukce|pokyny|pravidla))" +
-  "(?: (?:lauten|sind|sont|son|sono|sao|zijn|to|jsou))? ?(?::|-{1,2} )";
+  "wahren) (?:system)?(?:anweisung(?:en)?|instruktion(?:en)?|befehle|regeln?)|(?:nouvelles?|vraies?|veritables?|" +
+  "secretes?|cachees?) (?:instructions?|consignes?|directives?|regles?)(?: systeme)?|(?:nuevas?|verdaderas?|" +
+  "secretas?|ocultas?) (?:instrucciones|instruccion|directivas?|ordenes|orden|reglas?)|(?:nuove|nuova|vere|vera|" +
+  "segrete|segreta|nascoste|nascosta) (?:istruzion[ie]|direttiv[ea]|regol[ea])|(?:novas?|verdadeiras?|" +
+  "secretas?|ocultas?) (?:instrucoes|instrucao|diretrizes|diretriz|regras?|ordens|ordem)|(?:nieuwe|echte|" +
+  "geheime|verborgen) (?:instructies?|opdrachten|opdracht|regels?)|(?:nowe|nowa|prawdziwe|prawdziwa|tajne|" +
+  "tajna|ukryte|ukryta) (?:instrukcj[ea]|poleceni[ae]|zasad[ya])|(?:nove|nova|novy|skutecne|skutecna|" +
+  "skutecny|tajne|tajna|tajny|skryte|skryta|skryty) (?:instrukce|pokyny|pokyn|pravidla|pravidlo))" +
+  // (the singular too, "Neue Anweisung:", "Nuova istruzione:", as the English rule reads "New instruction:")
+  "(?: (?:lauten|lautet|sind|ist|sont|est|son|es|sono|sao|zijn|is|to|jsou|je))? ?(?::|-{1,2} )";
 
 /** The words "new", "secret", "hidden" of `NEW_ORDERS`, with which every match starts. */
 const NEW_LEADS = [
@@ -438,29 +441,44 @@ const NEW_LEADS = [
     "ukryte",
     "nove",
   ],
-  ...["skutecne", "skryte"],
+  ...["skutecne", "skryte", "nouvelle", "vraie", "veritable", "secrete", "cachee", "nueva", "verdadera"],
+  ...["secreta", "oculta", "nuova", "vera", "segreta", "nascosta", "nova", "verdadeira", "nowa", "prawdziwa"],
+  ...["tajna", "ukryta", "novy", "skutecna", "skutecny", "tajny", "skryta", "skryty"],
 ];
 
 /** Strings one of which every `NEW_ORDERS` holds. */
 const NEW_ANCHORS = ["anweisung", "instruktion", "befehle", "regeln", "instruction", "consigne", "directive"]
   .concat(["regles", "instruccion", "directiva", "ordenes", "reglas", "istruzion", "direttive", "regole"])
   .concat(["instruco", "diretriz", "regras", "ordens", "instructie", "opdracht", "regels", "instrukc"])
-  .concat(["polecen", "zasady", "pokyny", "pravidla"]);
+  .concat(["polecen", "zasady", "pokyny", "pravidla"])
+  .concat([
+    "regel",
+    "regle",
+    "orden",
+    "regla",
+    "direttiva",
+    "regola",
+    "instrucao",
+    "regra",
+    "ordem",
+    "zasada",
+  ])
+  .concat(["pokyn", "pravidlo"]);
 
 /**
  * After a "new instructions" header, within 160 characters, what only orders for a model hold: a persona in
  * capitals to answer as ("als DAN", "comme DAN", "como DAN", "jako DAN"; read in the original text), a freedom
- * from restrictions ("sans aucune restriction", "ohne Einschr\u00e4nkungen"), the system prompt, an order to ignore,
- * or a secret. A memo's "Neue Anweisungen: Ab Montag gilt ..." holds none.
+ * from restrictions ("sans aucune restriction", "ohne Einschr\u00e4nkungen"), the system prompt, an order to ignore
+ * (Dutch "negeer" and Polish "zignoruj" too), or a secret. A memo's "Neue Anweisungen: Ab Montag gilt ..." holds none.
  */
 const MODEL_ORDERS = new RegExp(
   "(?:^|[^a-z])(?:(?:ohne|sans|sin|senza|sem|zonder|bez) (?:(?:jegliche|aucune|alcuna|ninguna|nenhuma|" +
     "enige|zadnych|jakychkoli|irgendwelche|any) )?(?:einschrankungen|beschrankungen|regeln|filter|restrictions?|" +
     "limites|restricciones|limites|restrizion[ei]|limiti|regole|restricoes|restricao|beperkingen|regels|" +
     "ograniczen|zasad|omezeni|pravidel)|systemprompt|systeemprompt|prompt(?: systeme| del sistema| di sistema| " +
-    "do sistema| systemowy)|systemovy prompt|ignor[a-z]{0,6}|vergiss|vergeet|oublie|olvida|dimentica|esqueca|" +
-    "zapomnij|zapomen|passw[a-z]{0,5}|mots? de passe|contrasen[a-z]{1,2}|senhas?|wachtwoord(?:en)?|" +
-    "has[l\u0142][oa]|hesl[oa])(?![a-z])",
+    "do sistema| systemowy)|systemovy prompt|ignor[a-z]{0,6}|zignoruj|negeer|negeren|vergiss|vergeet|oublie|olvida|" +
+    "dimentica|esqueca|zapomnij|zapomen|passw[a-z]{0,5}|mots? de passe|contrasen[a-z]{1,2}|senhas?|" +
+    "wachtwoord(?:en)?|has[l\u0142][oa]|hesl[oa])(?![a-z])",
 );
 
 /**
@@ -566,7 +584,10 @@ const RULES_OFF = "(?:sicherheitsregeln|sicherheitsrichtlinien|sicherheitsfilter
   "(?:jetzt |nun |maintenant |desormais |ahora |ora |adesso |agora |nu |teraz |nyni |ted )?(?:deaktiviert|" +
   "aufgehoben|ausgeschaltet|desactivees|levees|suspendues|desactivadas|suspendidas|levantadas|" +
   "disattivate|sospese|rimosse|desativadas|suspensas|removidas|uitgeschakeld|opgeheven|wy[l\u0142]aczone|" +
-  "zawieszone|zniesione|vypnuta|vypnute|zrusena|deaktivovana)";
+  "zawieszone|zniesione|vypnuta|vypnute|zrusena|deaktivovana|" +
+  // (the masculine, as "filtres", "filtros", "filtri", "filtry" take: "les filtres ... sont d\u00e9sactiv\u00e9s")
+  "desactives|leves|suspendus|desactivados|suspendidos|levantados|disattivati|sospesi|rimossi|desativados|" +
+  "suspensos|removidos|vypnuty|zruseny|deaktivovany)";
 
 /**
  * The words with which every match of `override.false_authority` in these languages starts: an article or a
@@ -668,6 +689,7 @@ const AUTHORITY_ANCHORS = [
     "rimosse",
     "desativ",
     "removidas",
+    ...["leves", "suspensos", "sospesi", "rimossi", "removidos"],
   ],
   ...["uitgeschakeld", "opgeheven", "aczone", "zawieszon", "zniesion", "vypnut", "zrusen", "deaktivovan"],
 ];
