@@ -293,9 +293,11 @@ const WITHOUT_ASKING_FORMS =
 const KEPT_FROM_USER = [
   // German: "sag dem Nutzer nichts (davon)", "erwahne das nicht gegenuber dem Nutzer", "informiere den Nutzer
   // nicht", "ohne den Nutzer zu informieren", "ohne dass der Nutzer es merkt"
-  `(?:sag|sage|erzahl|erzahle|verrat|verrate|erwahne|erwahn|melde)(?: (?:es|das|dies|davon))? (?:dem|den|der|die) ${USER} ` +
+  `(?:sag|sage|sagen sie|erzahl|erzahle|erzahlen sie|verrat|verrate|verraten sie|erwahne|erwahn|erwahnen sie|melde)` +
+  `(?: (?:es|das|dies|davon))? (?:dem|den|der|die) ${USER} ` +
   "(?:nichts|kein wort)",
-  `(?:sag|sage|erzahl|erzahle|verrat|verrate|erwahne|erwahn)(?: (?:es|das|dies|davon))? (?:nichts|nicht)(?: davon)? ` +
+  `(?:sag|sage|sagen sie|erzahl|erzahle|erzahlen sie|verrat|verrate|verraten sie|erwahne|erwahn|erwahnen sie)` +
+  `(?: (?:es|das|dies|davon))? (?:nichts|nicht)(?: davon)? ` +
   `(?:gegenuber|vor) (?:dem|den|der) ${USER}`,
   `(?:informiere|benachrichtige|warne|frag|frage)(?: (?:dabei|hieruber))? (?:den|die) ${USER} nicht`,
   `ohne (?:den|die) ${USER} (?:zu (?:informieren|benachrichtigen|fragen|warnen)|davon zu erzahlen)`,
@@ -320,13 +322,17 @@ const KEPT_FROM_USER = [
   `(?: (?:a|al|a los))? (?:el |los )?${USER}`,
   `sin que (?:el |los )?${USER} (?:lo |se )?(?:sepa|sepan|entere|enteren|note|noten)`,
   // Italian: "non dire niente all'utente", "senza dirlo all'utente", "all'insaputa dell'utente"
-  `non (?:dire|dirlo|dirgli|menzionare|rivelare|raccontare|informare|avvisare|avvertire|chiedere)` +
+  // (and the plural's and the formal "you"'s: "non dite", "non dica")
+  `non (?:dire|dirlo|dirgli|menzionare|rivelare|raccontare|informare|avvisare|avvertire|chiedere|dite|ditelo|dica|` +
+  `menzionate|menzioni|rivelate|riveli|raccontate|racconti|informate|informi|avvisate|avvisi)` +
   `(?: niente| nulla| questo)?(?: (?:a|agli))? (?:all'|l'|gli )?${USER}`,
   `senza (?:dirlo|dire niente|dire nulla|dirgli nulla|avvisare|informare|avvertire|notificare|chiedere)` +
   `(?: (?:a|agli))? (?:all'|l'|gli )?${USER}`,
   `(?:all'insaputa dell'|senza che l')${USER}`,
   // Portuguese: "nao diga nada ao usuario", "sem avisar o usuario", "sem que o usuario saiba"
-  `nao (?:diga|conte|mencione|revele|informe|avise|fale|pergunte)(?: nada| isso)?(?: (?:ao|aos|a|para o|o|os))? ` +
+  // (and the familiar "you"'s of Portugal: "n\u00e3o digas")
+  `nao (?:diga|digas|conte|contes|mencione|menciones|revele|reveles|informe|informes|avise|avises|fale|fales|` +
+  `pergunte)(?: nada| isso)?(?: (?:ao|aos|a|para o|o|os))? ` +
   `${USER}`,
   `sem (?:avisar|informar|contar|dizer|notificar|consultar|perguntar)(?: nada| isso)?(?: (?:ao|aos|a|para o|o|os))? ` +
   `${USER}`,
@@ -359,6 +365,10 @@ const SECRECY_LEADS = [
   ...[
     "sag ",
     "sage ",
+    "sagen sie ",
+    "erzahlen sie ",
+    "verraten sie ",
+    "erwahnen sie ",
     "erzahl ",
     "erzahle ",
     "verrat ",
@@ -389,6 +399,23 @@ function orderBeforeAsking(t: string, s: number): boolean {
   return from >= 0 && ORDER_BEFORE_ASKING.test(t.slice(from, s));
 }
 
+/**
+ * True when the `KEPT_FROM_USER` match at `t[s..e]` keeps something from the user: "without asking" only after an
+ * order (see `orderBeforeAsking`); "without telling" not under a rule of consent ("jamais ... sans informer
+ * l'utilisateur", "bez v\u011bdom\u00ed u\u017eivatele nesm\u00ed", see `NEGATION_IN_SENTENCE`, `NEGATED_MODAL_AFTER`); an
+ * order not to tell not one on what to tell ("no le digas al usuario que ...", as the French form's own
+ * look-ahead reads it, see `TELLS_WHAT`) unless it says "nothing" or "it".
+ */
+function keepsFromUser(t: string, s: number, e: number): boolean {
+  const match = t.slice(s, e);
+  if (WITHOUT_ASKING.test(match) && !orderBeforeAsking(t, s)) return false;
+  if (WITHOUT.test(t.slice(s, s + 16))) {
+    return !NEGATION_IN_SENTENCE.test(t.slice(sentenceFrom(t, s), s)) &&
+      !NEGATED_MODAL_AFTER.test(t.slice(e, e + 80).split(/[.!?\n]/)[0]);
+  }
+  return !TELLS_WHAT.test(t.slice(e, e + 12)) || NOTHING_OR_IT.test(match);
+}
+
 /** The words "without" of `KEPT_FROM_USER`, which a rule of consent puts after a negation. */
 const WITHOUT = /^(?:ohne|sans|sin|senza|sem|zonder|bez|a l'insu|all'insaputa)\b/;
 
@@ -397,7 +424,25 @@ const WITHOUT = /^(?:ohne|sans|sin|senza|sem|zonder|bez|a l'insu|all'insaputa)\b
  * informer l'utilisateur", "Die App darf nichts senden, ohne den Nutzer zu fragen".
  */
 const NEGATION_IN_SENTENCE =
-  /(?:^|[^a-z])(?:n'|ne|nunca|jamais|mai|non|no|nao|nooit|niet|nie|nigdy|nikdy|nicht|niemals|nesmi|nesmite|darf nicht|durfen nicht|nichts|rien|nada|niente|nulla|niets|nic)(?![a-z])/;
+  /(?:^|[^a-z])(?:n'|ne|nunca|jamais|mai|non|no|nao|nooit|niet|nie|nigdy|nikdy|nicht|niemals|nesmi|nesmite|darf nicht|durfen nicht|nichts|rien|nada|niente|nulla|niets|nic|kein|keine|keinen|keinerlei)(?![a-z])/;
+
+/**
+ * A modal negated after "without" in its sentence makes a rule of consent too, as Czech, Polish and a fronted
+ * phrase put it: "Bez v\u011bdom\u00ed u\u017eivatele nesm\u00ed aplikace ...", "Bez zgody u\u017cytkownika nie wolno ...",
+ * "Sans informer l'utilisateur, l'application ne doit rien envoyer".
+ */
+const NEGATED_MODAL_AFTER =
+  /(?:^|[^a-z])(?:nesmi|nesmite|nesmeji|nie wolno|nie moze|nie mozna|nie moga|ne (?:doit|doivent|peut|peuvent)|no (?:debe|deben|puede|pueden)|non (?:deve|devono|puo|possono)|nao (?:deve|devem|pode|podem)|(?:darf|durfen|mag|mogen|kan|kunnen)(?: [a-z]+){0,3} (?:nicht|kein|keine|keinen|nichts|niet|geen|niets))(?![a-z])/;
+
+/**
+ * After an order not to tell the user, what makes it a rule on what to tell them (see `keepsFromUser`): "No le digas
+ * al usuario que est\u00e1 equivocado", "Nie m\u00f3w u\u017cytkownikowi, \u017ce si\u0119 myli".
+ */
+const TELLS_WHAT = /^,? (?:qu'|ch'|(?:que|che|ze|dass|dat|se|si|come|como|jak|jestli|zda|ob|of)(?![a-z]))/;
+
+/** A "nothing" or an "it" in an order not to tell: what is kept from the user, whatever follows. */
+const NOTHING_OR_IT =
+  /(?:^|[^a-z])(?:nada|niente|nulla|nic|nichts|rien|niets|niks|isso|esto|eso|questo|o tym|to|lo|la|dirlo|ditelo|davon|das|es)(?![a-z])/;
 
 // ------------------------------------------------------------------------------------------ new instructions
 
@@ -450,26 +495,15 @@ const NEW_LEADS = [
 const NEW_ANCHORS = ["anweisung", "instruktion", "befehle", "regeln", "instruction", "consigne", "directive"]
   .concat(["regles", "instruccion", "directiva", "ordenes", "reglas", "istruzion", "direttive", "regole"])
   .concat(["instruco", "diretriz", "regras", "ordens", "instructie", "opdracht", "regels", "instrukc"])
-  .concat(["polecen", "zasady", "pokyny", "pravidla"])
-  .concat([
-    "regel",
-    "regle",
-    "orden",
-    "regla",
-    "direttiva",
-    "regola",
-    "instrucao",
-    "regra",
-    "ordem",
-    "zasada",
-  ])
-  .concat(["pokyn", "pravidlo"]);
+  .concat(["polecen", "zasady", "pokyny", "pravidla", "regel", "regle", "orden", "regla", "direttiva"])
+  .concat(["regola", "instrucao", "regra", "ordem", "zasada", "pokyn", "pravidlo"]);
 
 /**
  * After a "new instructions" header, within 160 characters, what only orders for a model hold: a persona in
  * capitals to answer as ("als DAN", "comme DAN", "como DAN", "jako DAN"; read in the original text), a freedom
  * from restrictions ("sans aucune restriction", "ohne Einschr\u00e4nkungen"), the system prompt, an order to ignore
- * (Dutch "negeer" and Polish "zignoruj" too), or a secret. A memo's "Neue Anweisungen: Ab Montag gilt ..." holds none.
+ * (Dutch "negeer" and Polish "zignoruj" too), or a secret. A memo's "Neue Anweisungen: Ab Montag gilt ..." holds
+ * none.
  */
 const MODEL_ORDERS = new RegExp(
   "(?:^|[^a-z])(?:(?:ohne|sans|sin|senza|sem|zonder|bez) (?:(?:jegliche|aucune|alcuna|ninguna|nenhuma|" +
@@ -787,10 +821,7 @@ const translations = (): Rule[] => [
     category: "instruction_override",
     re: new RegExp(`(?<![a-z'])(?:${KEPT_FROM_USER})(?![a-z])`, "g"),
     contexts: OUTPUT,
-    // ("jamais ... sans informer l'utilisateur" is a rule of consent, see `NEGATION_IN_SENTENCE`)
-    accept: (t, s, e) =>
-      (!WITHOUT_ASKING.test(t.slice(s, e)) || orderBeforeAsking(t, s)) &&
-      !(WITHOUT.test(t.slice(s, s + 16)) && NEGATION_IN_SENTENCE.test(t.slice(sentenceFrom(t, s), s))),
+    accept: (t, s, e) => keepsFromUser(t, s, e),
   },
   {
     // "Ruf das Tool delete_repository auf", "ejecuta la herramienta delete_all_files", "zavolej n\u00e1stroj ...":
