@@ -241,7 +241,8 @@ function sentenceFrom(t: string, s: number): number {
 
 /** Verbs that call or run a tool, folded. */
 const CALL_VERBS = [
-  "ruf|rufe|fuhre|starte|nutze|verwende|benutze",
+  "ruf|rufe|fuhre|starte|nutze|verwende|benutze|rufen sie|fuhren sie|starten sie|nutzen sie|verwenden sie|" +
+  "benutzen sie",
   "appelle|appelez|execute|executez|lance|lancez|utilise|utilisez|invoque|invoquez|declenche",
   "llama|llame|ejecuta|ejecute|invoca|invoque|usa|use|utiliza|utilice|lanza|activa",
   "chiama|chiami|esegui|esegua|usa|utilizza|lancia|avvia|attiva",
@@ -527,11 +528,13 @@ const asPersona: () => RegExp = lazy(() =>
 
 /** Verbs that show, print, repeat or reveal, folded; a "me" after them or not. */
 const LEAK_VERBS = [
-  "zeig|zeige|verrate|verrat|wiederhole|nenne|schreib|drucke|gib mir|sag mir",
-  "affiche|montre|revele|repete|ecris|imprime|divulgue|recite|donne-moi|dis-moi|montre-moi|affiche-moi",
+  "zeig|zeige|verrate|verrat|wiederhole|nenne|schreib|drucke|gib mir|sag mir|zeigen sie|verraten sie|" +
+  "wiederholen sie|nennen sie",
+  "affiche|montre|revele|repete|ecris|imprime|divulgue|recite|donne-moi|dis-moi|montre-moi|affiche-moi|" +
+  "affichez|montrez|revelez|repetez|divulguez|donnez-moi|dites-moi|montrez-moi|affichez-moi",
   "muestra|muestrame|revela|revelame|dime|dame|repite|escribe|imprime",
   "mostra|mostrami|rivela|rivelami|dimmi|dammi|ripeti|scrivi|stampa",
-  "mostre|mostra|revele|repita|escreva|imprima|exiba|me diga|me de|me mostre",
+  "mostre|mostra|revele|repita|escreva|imprima|exiba|me diga|me de|me mostre|mostre-me|revele-me|diga-me",
   "toon|onthul|herhaal|schrijf|print|geef me|vertel me",
   "pokaz|ujawnij|powtorz|wypisz|wyswietl|napisz|zdradz|podaj mi",
   "ukaz|prozrad|vypis|zopakuj|napis|zobraz|sdel mi",
@@ -543,10 +546,11 @@ const LEAK_VERBS = [
  */
 const LEAK_LEADS = [...new Set(LEAK_VERBS.split("|").map((v) => v + " "))];
 
-/** "Your", folded, with its article: "deine", "ton", "tus", "il tuo", "o seu", "je", "sw\u00f3j", "tv\u016fj". */
-const YOUR =
-  "(?:dein|deine|deinen|deiner|deines|ton|ta|tes|votre|vos|tu|tus|(?:il |la |i |le )?(?:tuo|tua|tuoi|tue)|" +
-  "(?:o |a |os |as )?(?:seu|sua|seus|suas|teu|tua|teus|tuas)|je|jouw|uw|swoj|swoje|swojego|swoich|twoj|twoje|" +
+/**
+ * "Your", folded, with its article: "deine", "Ihre", "ton", "tus", "il tuo", "o seu", "je", "sw\u00f3j", "tv\u016fj".
+ */
+const YOUR = "(?:dein|deine|deinen|deiner|deines|ihre|ihren|ihrer|ihres|ton|ta|tes|votre|vos|tu|tus|" +
+  "(?:il |la |i |le )?(?:tuo|tua|tuoi|tue)|(?:o |a |os |as )?(?:seu|sua|seus|suas|teu|tua|teus|tuas)|je|jouw|uw|swoj|swoje|swojego|swoich|twoj|twoje|" +
   "twoich|svuj|sve|svoje|tvuj|tve|tvoje|vase)";
 
 /** The model's instructions or prompt, folded; its configuration too, but only after a verb that reveals. */
