@@ -141,6 +141,17 @@ const SEND_VERBS = [
  */
 const SEND_LEADS = [...new Set(SEND_VERBS.split("|"))].flatMap((v) => [v + " ", v + "-"]);
 
+/**
+ * The Spanish and Italian imperatives of `SEND_VERBS` most often written with a pronoun joined on ("Env\u00edale la
+ * contrase\u00f1a a ...", "Inviagli la password a ..."), each with those pronouns: whole words, and leads of their own.
+ */
+const SEND_JOINED = ["envia", "reenvia", "manda", "comparte", "invia", "inoltra", "condividi", "spedisci"]
+  .concat(["trasmetti"])
+  .flatMap((v) => ["me", "le", "les", "nos", "mi", "gli"].map((pronoun) => v + pronoun));
+
+/** `SEND_VERBS` and `SEND_JOINED`, as one alternation. */
+const SENDS = `${SEND_VERBS}|${SEND_JOINED.join("|")}`;
+
 /** An e-mail address or a web address (not a named place: "an meine Adresse" sends nothing away). */
 const ADDRESS = "(?:[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\\.[a-z0-9.-]{2,100}|https?://|www\\.)";
 
@@ -187,7 +198,7 @@ const DATA_FIRST =
 
 /** An order's verb before an address, or (German, Dutch) the verb after it that ends its clause. */
 const SEND_TO_ADDRESS = new RegExp(
-  `(?<![a-z])(?:${SEND_VERBS})(?![a-z])(?:[^.!?\\n]|\\.(?=[^\\s])){0,120}? ${TO_ADDRESS} ['"<]?${ADDRESS}` +
+  `(?<![a-z])(?:${SENDS})(?![a-z])(?:[^.!?\\n]|\\.(?=[^\\s])){0,120}? ${TO_ADDRESS} ['"<]?${ADDRESS}` +
     // (German or Dutch with the verb last, from the data on: "die Zugangsdaten ... an https://... zu senden",
     // "dat hij de inloggegevens naar x@y.nl stuurt", "alle E-Mails an x@y.de weiter")
     `|(?<![a-z])(?:${DATA_FIRST})(?![a-z])(?:[^.!?\\n]|\\.(?=[^\\s])){0,80}? (?:an|naar) ['"<]?${ADDRESS}[^\\s"'<>]{0,60}>? ` +
@@ -204,7 +215,7 @@ const SEND_TO_ADDRESS = new RegExp(
 const MODEL_TOLD = new RegExp(`(?:^|[^a-z])${MODEL}(?![a-z])`);
 
 /** A verb of `SEND_VERBS` that opens a match of `SEND_TO_ADDRESS` (not the data of its verb-last form). */
-const SEND_VERB_FIRST = new RegExp(`^(?:${SEND_VERBS})(?![a-z])`);
+const SEND_VERB_FIRST = new RegExp(`^(?:${SENDS})(?![a-z])`);
 
 /**
  * True when the `SEND_TO_ADDRESS` match at `t[s..e]` sends data of `SENT_DATA` away on an order: the verb opens
@@ -798,7 +809,7 @@ const translations = (): Rule[] => [
     // \u00e0 compta@...", what an ordinary e-mail asks.
     name: "exfil.send_to_address",
     farTries: true,
-    leads: [...SEND_LEADS, ...DATA_FIRST_LEADS],
+    leads: [...SEND_LEADS, ...SEND_JOINED.map((v) => v + " "), ...DATA_FIRST_LEADS],
     anchors: ["@", "http", "www."],
     maxLen: 360,
     category: "exfiltration",
