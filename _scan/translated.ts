@@ -218,8 +218,19 @@ const MODEL_TOLD = new RegExp(`(?:^|[^a-z])${MODEL}(?![a-z])`);
 const SEND_VERB_FIRST = new RegExp(`^(?:${SENDS})(?![a-z])`);
 
 /**
+ * A model as the subject of the verb after it, which makes a statement of what it does: "El asistente env\u00eda
+ * el historial ... a https://...", "L'assistente invia ...", and before the data of the verb-last form with its
+ * finite verb, "Der Bot leitet alle E-Mails an ... weiter" (not a modal's: "Der Assistent soll ...").
+ */
+const MODEL_SUBJECT = new RegExp(`(?:^|[^a-z])${MODEL} $`);
+const MODEL_SUBJECT_VERB = new RegExp(
+  `(?:^|[^a-z])${MODEL} (?!(?:soll|sollst|sollte|muss|musst|wird|moet|zal|dient)(?![a-z]))[a-z]+ $`,
+);
+
+/**
  * True when the `SEND_TO_ADDRESS` match at `t[s..e]` sends data of `SENT_DATA` away on an order: the verb opens
- * its clause (see `orderOpens`), or a model is named before it in its sentence; not negated ("N'envoie jamais
+ * its clause (see `orderOpens`), or a model is named before it in its sentence, not as its subject (see
+ * `MODEL_SUBJECT`); not negated ("N'envoie jamais
  * ton mot de passe \u00e0 ..."). For a verb after the address, the data and the model are read in the sentence
  * before it.
  */
@@ -229,7 +240,12 @@ function sendsData(t: string, s: number, e: number): boolean {
   const span = t.slice(verbLast ? from : s, e);
   if (!SENT_DATA.test(span) || NEGATED_AFTER.test(span)) return false;
   if (NEGATED_BEFORE.test(t.slice(Math.max(from, s - 30), s))) return false;
-  return (!verbLast && orderOpens(t, s)) || MODEL_TOLD.test(t.slice(from, s));
+  const before = t.slice(from, s);
+  // (an infinitive after the model is an order's: "Se le ordena al asistente enviar ...")
+  const subject = verbLast
+    ? MODEL_SUBJECT_VERB.test(before)
+    : MODEL_SUBJECT.test(before) && !/^[a-z]+(?:ar|er|ir|re)(?![a-z])/.test(t.slice(s, s + 20));
+  return (!verbLast && orderOpens(t, s)) || (MODEL_TOLD.test(before) && !subject);
 }
 
 /**
