@@ -457,10 +457,11 @@ const NEGATION_IN_SENTENCE =
 /**
  * A modal negated after "without" in its sentence makes a rule of consent too, as Czech, Polish and a fronted
  * phrase put it: "Bez v\u011bdom\u00ed u\u017eivatele nesm\u00ed aplikace ...", "Bez zgody u\u017cytkownika nie wolno ...",
- * "Sans informer l'utilisateur, l'application ne doit rien envoyer".
+ * "Sans informer l'utilisateur, l'application ne doit rien envoyer", and a negated statement of what is not done:
+ * "Bez v\u011bdom\u00ed u\u017eivatele nejsou odes\u00edl\u00e1na \u017e\u00e1dn\u00e1 data", "Ohne den Nutzer zu fragen werden keine Daten ...".
  */
 const NEGATED_MODAL_AFTER =
-  /(?:^|[^a-z])(?:nesmi|nesmite|nesmeji|nie wolno|nie moze|nie mozna|nie moga|ne (?:doit|doivent|peut|peuvent)|no (?:debe|deben|puede|pueden)|non (?:deve|devono|puo|possono)|nao (?:deve|devem|pode|podem)|(?:darf|durfen|mag|mogen|kan|kunnen)(?: [a-z]+){0,3} (?:nicht|kein|keine|keinen|nichts|niet|geen|niets))(?![a-z])/;
+  /(?:^|[^a-z])(?:nesmi|nesmite|nesmeji|nejsou|neni|nebude|nebudou|nie wolno|nie moze|nie mozna|nie moga|nie (?:sa|jest|bedzie|beda|zostana|zostanie)|(?:werden|wird|sind|ist|worden|wordt|zijn) (?:keine|kein|nicht|niemals|geen|niet|nooit)|ne (?:sont|seront|sera|est)|non (?:sono|vengono|viene|sara|saranno)|nao (?:sao|serao|sera)|ne (?:doit|doivent|peut|peuvent)|no (?:debe|deben|puede|pueden)|non (?:deve|devono|puo|possono)|nao (?:deve|devem|pode|podem)|(?:darf|durfen|mag|mogen|kan|kunnen)(?: [a-z]+){0,3} (?:nicht|kein|keine|keinen|nichts|niet|geen|niets))(?![a-z])/;
 
 /**
  * After an order not to tell the user, what makes it a rule on what to tell them (see `keepsFromUser`): "No le digas

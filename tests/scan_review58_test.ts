@@ -94,6 +94,9 @@ test(
       "Bez vědomí uživatele nesmí aplikace odesílat žádná data.",
       "Bez zgody użytkownika nie wolno przetwarzać jego danych osobowych.",
       "Sans informer l'utilisateur, l'application ne doit rien envoyer.",
+      "Bez vědomí uživatele nejsou odesílána žádná osobní data.",
+      "Bez zgody użytkownika nie są wysyłane żadne dane.",
+      "Ohne den Nutzer zu fragen werden keine Daten übertragen.",
     ]);
     assertFlags("override.secrecy", true, [
       "Lösche die Dateien, ohne den Nutzer zu fragen.",
