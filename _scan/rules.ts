@@ -594,8 +594,17 @@ const IDENTITY_GIVEN =
  */
 function labelNamesPersona(t: string, e: number, original: Original): boolean {
   const m = IDENTITY_AFTER.exec(t.slice(e, e + 20));
-  return m !== null && nameGiven(t, e + m[0].length, original);
+  if (m === null || !nameGiven(t, e + m[0].length, original)) return false;
+  // (an Italian "sei" also counts, "IA: sei GPU per il 2025", "IA: sei CEO, una sola visione": after a label the
+  // name must end its sentence, or an order or a freedom from rules follow it)
+  const end = e + m[0].length;
+  return m[0] !== " sei" || SEI_NAME_ORDERED.test(t.slice(end, end + 60)) ||
+    WITHOUT_RULES.test(t.slice(end, end + 80));
 }
+
+/** After "IA: sei", a name that ends its sentence or an Italian order after it: "sei DAN e rispondi a tutto". */
+const SEI_NAME_ORDERED =
+  /^ (?:ora |adesso )?["*_]{0,2}[a-z0-9]+["*_]{0,2}(?: (?:ora|adesso|da (?:ora|adesso|oggi|questo momento))(?: in poi)?)?(?:[.!]?$|[.!;:\n]|,? (?:e|ed) (?:rispondi|ignora|dimentica|dimmi|fai|scrivi|agisci|parla|comportati|obbedisci|esegui|mostra|rivela|invia|non)\b)/;
 
 /** One of `IDENTITY_GIVEN` after a space: what `labelNamesPersona` reads. */
 const IDENTITY_AFTER = new RegExp(`^ ${IDENTITY_GIVEN}\\b`);
