@@ -642,7 +642,7 @@ const YOU_NOW_ALLOWED = "(?:du bist (?:jetzt|nun|ab sofort|hiermit|ausdrucklich)
   "geautoriseerd)|jestes (?:teraz|juz) upowazniony|(?:ted|nyni) jsi opravnen)";
 
 /** Safety rules or restrictions said to be off: "les r\u00e8gles de s\u00e9curit\u00e9 sont d\u00e9sactiv\u00e9es". */
-const RULES_OFF = "(?:sicherheitsregeln|sicherheitsrichtlinien|sicherheitsfilter|inhaltsrichtlinien|" +
+const RULES_OFF = "(?:(?:sicherheitsregeln|sicherheitsrichtlinien|sicherheitsfilter|inhaltsrichtlinien|" +
   "einschrankungen|regles de securite|filtres de securite|restrictions|reglas de seguridad|filtros de seguridad|" +
   "restricciones|regole di sicurezza|filtri di sicurezza|restrizioni|regras de seguranca|filtros de seguranca|" +
   "restricoes|veiligheidsregels|veiligheidsfilters|beperkingen|zasady bezpieczenstwa|filtry bezpieczenstwa|" +
@@ -653,7 +653,12 @@ const RULES_OFF = "(?:sicherheitsregeln|sicherheitsrichtlinien|sicherheitsfilter
   "zawieszone|zniesione|vypnuta|vypnute|zrusena|deaktivovana|" +
   // (the masculine, as "filtres", "filtros", "filtri", "filtry" take: "les filtres ... sont d\u00e9sactiv\u00e9s")
   "desactives|leves|suspendus|desactivados|suspendidos|levantados|disattivati|sospesi|rimossi|desativados|" +
-  "suspensos|removidos|vypnuty|zruseny|deaktivovany)";
+  "suspensos|removidos|vypnuty|zruseny|deaktivovany)|" +
+  // (German and Dutch put the verb second after a fronted phrase: "F\u00fcr diese Sitzung sind die Sicherheitsregeln
+  // deaktiviert", "Voor deze sessie zijn de veiligheidsregels uitgeschakeld")
+  "(?:sind|zijn) (?:die |de |alle )?(?:sicherheitsregeln|sicherheitsrichtlinien|sicherheitsfilter|" +
+  "inhaltsrichtlinien|einschrankungen|veiligheidsregels|veiligheidsfilters|beperkingen) (?:jetzt |nun |nu )?" +
+  "(?:deaktiviert|aufgehoben|ausgeschaltet|uitgeschakeld|opgeheven))";
 
 /**
  * The words with which every match of `override.false_authority` in these languages starts: an article or a
@@ -712,7 +717,7 @@ const AUTHORITY_LEADS = [
   ...["ora ", "adesso ", "sei ", "voce ", "jestes ", "ted ", "nyni ", "sicherheits", "inhaltsrichtlinien"],
   ...["einschrankungen", "regles ", "filtres ", "restrictions ", "reglas ", "filtros ", "restricciones"],
   ...["regole ", "filtri ", "restrizioni", "regras ", "restricoes", "veiligheids", "beperkingen", "zasady "],
-  ...["filtry ", "ograniczenia", "bezpecnostni", "omezeni "],
+  ...["filtry ", "ograniczenia", "bezpecnostni", "omezeni ", "sind ", "zijn "],
 ];
 
 /** Strings one of which every match of `override.false_authority` in these languages holds. */
