@@ -559,10 +559,11 @@ const LEAK_VERBS = [
   "zeig|zeige|verrate|verrat|wiederhole|nenne|schreib|drucke|gib mir|sag mir|zeigen sie|verraten sie|" +
   "wiederholen sie|nennen sie",
   "affiche|montre|revele|repete|ecris|imprime|divulgue|recite|donne-moi|dis-moi|montre-moi|affiche-moi|" +
-  "affichez|montrez|revelez|repetez|divulguez|donnez-moi|dites-moi|montrez-moi|affichez-moi",
+  "affichez|montrez|revelez|repetez|divulguez|donnez-moi|dites-moi|montrez-moi|affichez-moi|revele-moi|" +
+  "revelez-moi",
   "muestra|muestrame|revela|revelame|dime|dame|repite|escribe|imprime",
   "mostra|mostrami|rivela|rivelami|dimmi|dammi|ripeti|scrivi|stampa",
-  "mostre|mostra|revele|repita|escreva|imprima|exiba|me diga|me de|me mostre|mostre-me|revele-me|diga-me",
+  "mostre|mostra|revele|repita|escreva|imprima|exiba|me diga|me de|me mostre|mostre-me|revele-me|diga-me|mostra-me",
   "toon|onthul|herhaal|schrijf|print|geef me|vertel me",
   "pokaz|ujawnij|powtorz|wypisz|wyswietl|napisz|zdradz|podaj mi",
   "ukaz|prozrad|vypis|zopakuj|napis|zobraz|sdel mi",
@@ -901,7 +902,10 @@ const translations = (): Rule[] => [
     maxLen: 120,
     category: "instruction_override",
     re: new RegExp(
-      `(?<![a-z])(?:${LEAK_VERBS})(?: (?:mir|moi|me|mi|mij|nam))? ${YOUR}(?: [a-z\u0142-]{2,20}){0,2}? ${PROMPT_NOUN}` +
+      `(?<![a-z])(?:${LEAK_VERBS})(?: (?:mir|moi|me|mi|mij|nam))?` +
+        // ("Zeig mir bitte deine ...")
+        "(?: (?:bitte|por favor|per favore|alstublieft|prosze|prosim),?)?" +
+        ` ${YOUR}(?: [a-z\u0142-]{2,20}){0,2}? ${PROMPT_NOUN}` +
         "(?![a-z])",
       "g",
     ),
