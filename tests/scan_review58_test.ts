@@ -6,18 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { scan } from "../scan.ts";
+import { assertFlags } from "./_scan_flags.ts";
 import { decoded } from "../_scan/decode.ts";
 import { assertEntryPointsAgree } from "./_scan_readings.ts";
-
-/** The findings of `rule` in `text`, scanned as a tool's output. */
-function hitsOf(rule: string, text: string): number {
-  return scan(text, { context: "tool_output" }).findings.filter((f) => f.rule === rule).length;
-}
-
-/** Each of `texts` gets at least one finding of `rule` (`true`) or none (`false`); all that do not are listed. */
-function assertFlags(rule: string, flagged: boolean, texts: string[]): void {
-  assert.deepEqual(texts.filter((text) => hitsOf(rule, text) > 0 !== flagged), [], rule);
-}
 
 test("scan: safety filters said to be off in the masculine, as the noun asks, are false authority as the feminine rules are", () => {
   assertFlags("override.false_authority", true, [
