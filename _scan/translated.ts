@@ -441,8 +441,20 @@ function keepsFromUser(t: string, s: number, e: number): boolean {
     return !NEGATION_IN_SENTENCE.test(t.slice(sentenceFrom(t, s), s)) &&
       !NEGATED_MODAL_AFTER.test(t.slice(e, e + 80).split(/[.!?\n]/)[0]);
   }
+  if (ASK_ORDER.test(match) && ASKED_FOR_SECRET.test(t.slice(e, e + 40))) return false;
   return !TELLS_WHAT.test(t.slice(e, e + 12)) || NOTHING_OR_IT.test(match);
 }
+
+/** An order not to ask the user, of `KEPT_FROM_USER`: "non chiedere all'utente", "nie pytaj u\u017cytkownika". */
+const ASK_ORDER =
+  /(?:^|[^a-z])(?:frag|frage|demande|demandez|pregunte|preguntes|chiedere|pergunte|vraag|pytaj|neptej)(?![a-z])/;
+
+/**
+ * After an order not to ask the user, a secret asked for: a rule of security advice, not one to act unasked ("Non
+ * chiedere all'utente la password", "Vraag de gebruiker niet om zijn wachtwoord", "Neptej se u\u017eivatele na heslo").
+ */
+const ASKED_FOR_SECRET =
+  /^,? (?:[a-z']{1,12} ){0,3}?(?:passw[a-z]{0,5}|kennw[a-z]{0,5}|mots? de passe|contrasen[a-z]{1,2}|senhas?|wachtwoord(?:en)?|has[l\u0142][oa]|hesl[oa]|pin|pin-code|credenzial[ei]|credenciales|credenciais|identifiants|zugangsdaten|inloggegevens)(?![a-z])/;
 
 /** The words "without" of `KEPT_FROM_USER`, which a rule of consent puts after a negation. */
 const WITHOUT = /^(?:ohne|sans|sin|senza|sem|zonder|bez|a l'insu|all'insaputa)\b/;
