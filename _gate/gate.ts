@@ -4,6 +4,7 @@
  * @module
  */
 import { givenValue, isRecord, orList, plural } from "../_common/values.ts";
+import { schemaGraphProblem } from "../_common/json.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
@@ -166,6 +167,9 @@ const validatorCache = new Map<string, Validator>();
 function compiled(tools: readonly unknown[], options: ValidateOptions): Validator {
   // Keyed on exactly the options the validator receives, so a new option cannot be left out of the key.
   const opts = validateOptions(options);
+  // tools built in code that loop or share their objects past measure: createValidator's error names the
+  // tool (written out as the key first, they would never end)
+  if (schemaGraphProblem(tools) !== null) return createValidator(tools, opts);
   const key = JSON.stringify([tools, opts]);
   let v = validatorCache.get(key);
   if (!v) {
