@@ -136,20 +136,14 @@ for (const c of CASES) {
     assert.equal(issues.length, 1, JSON.stringify(issues));
     assert.equal(issues[0].code, "invalid_declaration");
     assert.match(issues[0].message, /^tools\[0\]: tool "t": the schema /);
+    // (an Anthropic exchange: the gate reads the request's tools as the validator does)
     const response = {
-      choices: [{
-        index: 0,
-        finish_reason: "tool_calls",
-        message: {
-          role: "assistant",
-          content: null,
-          tool_calls: [{ id: "1", type: "function", function: { name: "t", arguments: "{}" } }],
-        },
-      }],
+      type: "message",
+      role: "assistant",
+      stop_reason: "tool_use",
+      content: [{ type: "tool_use", id: "toolu_1", name: "t", input: {} }],
     };
-    const request = {
-      tools: [{ type: "function", function: { name: "t", parameters: budgeted(c.make()) } }],
-    };
+    const request = { tools: [{ name: "t", input_schema: budgeted(c.make()) }] };
     await assert.rejects(gateCompletion(request, response), named);
   });
 
