@@ -175,12 +175,17 @@ test("a schema that shares sub-objects within measure works everywhere, like its
   assert.deepEqual(guard.setTools([{ name: "t", inputSchema: shared }]).unchecked, []);
 });
 
-test("a DAG of 16 levels x 2 references (65 535 objects written out) is within measure", () => {
+test("a DAG of 15 levels x 2 references (98 302 objects written out, just under the bound) is within measure", () => {
   let s: Record<string, unknown> = { type: "string" };
   for (let i = 0; i < 15; i++) s = { type: "object", properties: { a: s, b: s } };
   const check = compileSchema(budgeted(s, 10_000_000));
   assert.deepEqual(check({ a: { b: {} } }), []);
   assert.equal(check({ a: { b: { a: 1 } } })[0].path, "/a/b/a");
+  const over = { type: "object", properties: { a: s, b: s } }; // 196 606 written out
+  assert.throws(
+    () => compileSchema(over),
+    (e) => e instanceof SchemaError && /\/properties alone holds 196605\b/.test(e.message),
+  );
 });
 
 test("a chain 100 000 levels deep gets an error that says so from every entry point, never a stack overflow", async () => {
