@@ -153,7 +153,8 @@ export const MOST_WRITTEN_OUT = 100_000;
  * an object or array that holds itself (a walk over it as a tree would never end), or objects shared so much
  * that written out it would hold more than {@link MOST_WRITTEN_OUT} of them (a walk would take as many steps:
  * 2^40 for forty levels that each name the next twice). Null when it is neither; a value parsed from JSON
- * text is a tree, so always null, however large or deep. One step per distinct object.
+ * text is a tree, so always null, however large or deep. One step per object written out up to the bound,
+ * then (only past it) one per distinct object.
  *
  * @example
  * ```ts
@@ -172,6 +173,10 @@ export const MOST_WRITTEN_OUT = 100_000;
  */
 export function schemaGraphProblem(schema: unknown): { at: string; message: string } | null {
   if (typeof schema !== "object" || schema === null) return null;
+  // Small written out (a real schema): neither a loop nor too much sharing, told without keeping the objects
+  // seen (a third of the cost: a map of fresh objects is what a walk that tells them apart spends most on).
+  countLeft = MOST_WRITTEN_OUT;
+  if (fewWrittenOut(schema, 0)) return null;
   let found: GraphStop | null;
   try {
     writtenOut(schema, new Map(), 0);
@@ -216,6 +221,30 @@ class GraphStop {
     public back = 0,
     readonly node: object | null = null,
   ) {}
+}
+
+/** What {@link fewWrittenOut} may still count. */
+let countLeft = 0;
+
+/**
+ * Whether `node` holds at most {@link countLeft} objects written out (itself included, counting down) within
+ * {@link RECURSED_MOST} levels: false, and then the walk that tells objects apart decides, past either.
+ */
+function fewWrittenOut(node: object, depth: number): boolean {
+  if (--countLeft < 0 || depth > RECURSED_MOST) return false;
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const c = node[i];
+      if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
+    }
+    return true;
+  }
+  const keys = Object.keys(node);
+  for (let i = 0; i < keys.length; i++) {
+    const c = (node as Record<string, unknown>)[keys[i]];
+    if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
+  }
+  return true;
 }
 
 /** Levels {@link writtenOut} recurses through; deeper, {@link deepGraphStop} walks without recursion. */

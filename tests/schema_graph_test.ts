@@ -19,8 +19,12 @@ import {
 import { createMcpGuard } from "../mcp.ts";
 import { gateCompletion } from "../gate.ts";
 
-/** Property reads one entry point may make of a schema of at most a few hundred distinct objects. */
-const READS = 200_000;
+/**
+ * Property reads one entry point may make of a schema: a few walks that count up to the bound of 100 000
+ * objects written out (three reads each, at most) before they tell objects apart; read as a tree, the DAG
+ * below would take 2^40.
+ */
+const READS = 2_000_000;
 
 /** Thrown by a {@link budgeted} schema read more often than allowed. */
 class OverBudget extends Error {}
