@@ -239,9 +239,9 @@ function fewWrittenOut(node: object, depth: number): boolean {
     }
     return true;
   }
-  const keys = Object.keys(node);
-  for (let i = 0; i < keys.length; i++) {
-    const c = (node as Record<string, unknown>)[keys[i]];
+  // (for-in makes no array of keys; an inherited key only counts more, and the exact walk reads own keys)
+  for (const k in node) {
+    const c = (node as Record<string, unknown>)[k];
     if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
   }
   return true;

@@ -17,7 +17,7 @@ import {
   vet,
 } from "../validate.ts";
 import { createMcpGuard } from "../mcp.ts";
-import { gateCompletion } from "../gate.ts";
+import { gateCompletion, guardFetch } from "../gate.ts";
 
 /**
  * Property reads one entry point may make of a schema: a few walks that count up to the bound of 100 000
@@ -149,6 +149,16 @@ for (const c of CASES) {
     };
     const request = { tools: [{ name: "t", input_schema: budgeted(c.make()) }] };
     await assert.rejects(gateCompletion(request, response), named);
+    // a guarded fetch reads the request's tools from its text, but takes the option's as they are
+    const sent: unknown[] = [];
+    const fetchFn = (input: string | URL | Request) => {
+      sent.push(input);
+      return Promise.resolve(new Response("{}", { headers: { "content-type": "application/json" } }));
+    };
+    const guarded = guardFetch(fetchFn, { tools: [{ name: "t", input_schema: budgeted(c.make()) }] });
+    const body = JSON.stringify({ model: "m", messages: [], max_tokens: 1 });
+    await assert.rejects(guarded("https://api.anthropic.com/v1/messages", { method: "POST", body }), named);
+    assert.deepEqual(sent, [], "nothing is sent");
   });
 
   test(`the MCP guard refuses ${c.name} in setTools and keeps no tools`, () => {
