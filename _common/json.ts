@@ -7,7 +7,7 @@
  * @module
  */
 import { eachLeaf, escapePointer, unescapePointer } from "./pointer.ts";
-import { errorText } from "./values.ts";
+import { clipMiddle, errorText } from "./values.ts";
 
 /** Where a string value sits in the raw text. */
 export interface StringLocation {
@@ -138,6 +138,203 @@ function fits(v: object, room: number): boolean {
     if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
   }
   return true;
+}
+
+/**
+ * Objects a schema may hold when written out as JSON, one per place it appears, before
+ * {@link schemaGraphProblem} calls its shared objects a problem: far beyond a real tool schema (a few
+ * hundred), small enough that each walk that reads a schema as a tree (lint, pins, the listing's checks)
+ * ends in well under a second.
+ */
+export const MOST_WRITTEN_OUT = 100_000;
+
+/**
+ * Why `schema`, built in code, cannot be read as a JSON document, with the JSON Pointer (`at`) of the place:
+ * an object or array that holds itself (a walk over it as a tree would never end), or objects shared so much
+ * that written out it would hold more than {@link MOST_WRITTEN_OUT} of them (a walk would take as many steps:
+ * 2^40 for forty levels that each name the next twice). Null when it is neither; a value parsed from JSON
+ * text is a tree, so always null, however large or deep. One step per object written out up to the bound,
+ * then (only past it) one per distinct object.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { schemaGraphProblem } from "./json.ts";
+ *
+ * const loop: Record<string, unknown> = { type: "object", properties: {} };
+ * (loop.properties as Record<string, unknown>).next = loop;
+ * assert.equal(schemaGraphProblem(loop)?.at, "/properties/next");
+ * let wide: unknown = { type: "string" };
+ * for (let i = 0; i < 40; i++) wide = { properties: { a: wide, b: wide } };
+ * assert.match(schemaGraphProblem(wide)?.message ?? "", /\$defs/);
+ * const shared = { type: "string" };
+ * assert.equal(schemaGraphProblem({ properties: { a: shared, b: shared } }), null);
+ * ```
+ */
+export function schemaGraphProblem(schema: unknown): { at: string; message: string } | null {
+  if (typeof schema !== "object" || schema === null) return null;
+  // Small written out (a real schema): neither a loop nor too much sharing, told without keeping the objects
+  // seen (a third of the cost: a map of fresh objects is what a walk that tells them apart spends most on).
+  countLeft = MOST_WRITTEN_OUT;
+  if (fewWrittenOut(schema, 0)) return null;
+  let found: GraphStop | null;
+  try {
+    writtenOut(schema, new Map(), 0);
+    return null;
+  } catch (e) {
+    if (!(e instanceof GraphStop)) throw e;
+    found = e.kind === "deep" ? deepGraphStop(schema) : e;
+  }
+  if (found === null) return null;
+  const pointer = (keys: readonly string[]) => keys.map((k) => "/" + escapePointer(k)).join("");
+  const place = (p: string) => p === "" ? "the root" : clipMiddle(p);
+  const at = pointer(found.keys);
+  if (found.kind === "cycle") {
+    const target = pointer(found.keys.slice(0, found.back));
+    return {
+      at,
+      message: `the schema contains itself: the object at ${place(at)} is the one at ${place(target)}, so ` +
+        "it cannot be written out as JSON and a walk over it would never end; to make the schema recursive, " +
+        `put {"$ref": ${JSON.stringify(clipMiddle(`#${target}`))}} there instead`,
+    };
+  }
+  return {
+    at,
+    message: `the schema reuses its objects so often that written out it would hold more than ` +
+      `${MOST_WRITTEN_OUT} objects (${place(at)} alone holds ${found.size}), and every walk over it as a ` +
+      'tree would take as many steps; define a part once under "$defs" and refer to it with "$ref"',
+  };
+}
+
+/**
+ * What stops {@link writtenOut}: a `cycle` (`keys` lead to the object met again, `back` keys to its first
+ * place), a part `shared` too often (`keys` lead to it, `size` objects written out), or nesting too `deep`
+ * for a recursive walk.
+ */
+class GraphStop {
+  /** The keys from the root to the place, filled in as the walk unwinds. */
+  keys: string[] = [];
+  /** Creates the stop. */
+  constructor(
+    readonly kind: "cycle" | "shared" | "deep",
+    readonly size = 0,
+    public back = 0,
+    readonly node: object | null = null,
+  ) {}
+}
+
+/** What {@link fewWrittenOut} may still count. */
+let countLeft = 0;
+
+/**
+ * Whether `node` holds at most {@link countLeft} objects written out (itself included, counting down) within
+ * {@link RECURSED_MOST} levels: false, and then the walk that tells objects apart decides, past either.
+ */
+function fewWrittenOut(node: object, depth: number): boolean {
+  if (--countLeft < 0 || depth > RECURSED_MOST) return false;
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const c = node[i];
+      if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
+    }
+    return true;
+  }
+  // (for-in makes no array of keys; an inherited key only counts more, and the exact walk reads own keys)
+  for (const k in node) {
+    const c = (node as Record<string, unknown>)[k];
+    if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
+  }
+  return true;
+}
+
+/** Levels {@link writtenOut} recurses through; deeper, {@link deepGraphStop} walks without recursion. */
+const RECURSED_MOST = 500;
+
+/**
+ * How many objects `node` holds written out as JSON, itself included; `sizes` has each object finished (-1
+ * while it is being walked). Throws a {@link GraphStop}. Recursive: for a shallow value, a third of the cost
+ * of a walk that keeps its own stack.
+ */
+function writtenOut(node: object, sizes: Map<object, number>, depth: number): number {
+  if (depth > RECURSED_MOST) throw new GraphStop("deep");
+  sizes.set(node, -1);
+  let size = 1;
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const c = node[i];
+      if (typeof c === "object" && c !== null) size += memberSize(c, String(i), sizes, depth);
+    }
+  } else {
+    const keys = Object.keys(node); // (own keys, as JSON.stringify reads them)
+    for (let i = 0; i < keys.length; i++) {
+      const c = (node as Record<string, unknown>)[keys[i]];
+      if (typeof c === "object" && c !== null) size += memberSize(c, keys[i], sizes, depth);
+    }
+  }
+  sizes.set(node, size);
+  // larger written out than the distinct objects seen so far: some are shared (in a tree none is)
+  if (size > MOST_WRITTEN_OUT && size > sizes.size) throw new GraphStop("shared", size);
+  return size;
+}
+
+/** {@link writtenOut} of member `key` (`c`) of an object at `depth`, the stop's keys filled in as it unwinds. */
+function memberSize(c: object, key: string, sizes: Map<object, number>, depth: number): number {
+  const s = sizes.get(c);
+  if (s === -1) {
+    const stop = new GraphStop("cycle", 0, 0, c);
+    stop.keys.push(key);
+    throw stop;
+  }
+  if (s !== undefined) return s;
+  try {
+    return writtenOut(c, sizes, depth + 1);
+  } catch (e) {
+    if (e instanceof GraphStop && e.kind !== "deep") {
+      e.keys.unshift(key);
+      // the place a cycle closes on: counted from the root once unwound to
+      if (e.node === c) e.back = 1;
+      else if (e.back > 0) e.back++;
+    }
+    throw e;
+  }
+}
+
+/** {@link writtenOut}'s finding for a value nested too deeply to recurse through: the same walk, on a stack. */
+function deepGraphStop(root: object): GraphStop | null {
+  const sizes = new Map<object, number>();
+  const path: { node: object; keys: string[]; next: number; size: number; key: string }[] = [];
+  const enter = (node: object, key: string) => {
+    sizes.set(node, -1);
+    path.push({ node, keys: Object.keys(node), next: 0, size: 1, key });
+  };
+  const keys = () => path.slice(1).map((f) => f.key);
+  enter(root, "");
+  while (path.length > 0) {
+    const top = path[path.length - 1];
+    if (top.next < top.keys.length) {
+      const key = top.keys[top.next++];
+      const c = (top.node as Record<string, unknown>)[key];
+      if (typeof c !== "object" || c === null) continue;
+      const s = sizes.get(c);
+      if (s === -1) {
+        const stop = new GraphStop("cycle", 0, path.findIndex((f) => f.node === c));
+        stop.keys = [...keys(), key];
+        return stop;
+      }
+      if (s === undefined) enter(c, key);
+      else top.size += s;
+      continue;
+    }
+    path.pop();
+    sizes.set(top.node, top.size);
+    if (top.size > MOST_WRITTEN_OUT && top.size > sizes.size) {
+      const stop = new GraphStop("shared", top.size);
+      stop.keys = [...keys(), top.key].slice(path.length === 0 ? 1 : 0);
+      return stop;
+    }
+    if (path.length > 0) path[path.length - 1].size += top.size;
+  }
+  return null;
 }
 
 /** {@link JsonParseOptions} as the hand-written parser needs them: resolved, no size limit (checked before). */

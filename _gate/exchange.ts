@@ -128,7 +128,7 @@ export async function gateRequest(
 ): Promise<Response> {
   // Compile before sending: a schema that cannot be enforced fails loudly, not halfway through a stream.
   await loadEngines();
-  const judge = makeJudge(request, dialect, options);
+  const judge = makeJudge(request, dialect, options, "text");
   const response = await fetchFn(input, init);
   if (!response.ok || response.body === null) return response;
   const type = (response.headers.get("content-type") ?? "").toLowerCase();

@@ -4,6 +4,7 @@
  * @module
  */
 import { givenValue, isRecord, orList, plural } from "../_common/values.ts";
+import { schemaGraphProblem } from "../_common/json.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
@@ -162,10 +163,16 @@ function validateOptions(options: ValidateOptions): ValidateOptions {
 
 const validatorCache = new Map<string, Validator>();
 
-/** Compiles (once per distinct tool list and options) the validator for a set of declarations. */
-function compiled(tools: readonly unknown[], options: ValidateOptions): Validator {
+/**
+ * Compiles (once per distinct tool list and options) the validator for a set of declarations, `read` from a
+ * request body's text or handed over in code.
+ */
+function compiled(tools: readonly unknown[], options: ValidateOptions, read: ToolsRead): Validator {
   // Keyed on exactly the options the validator receives, so a new option cannot be left out of the key.
   const opts = validateOptions(options);
+  // Tools built in code that loop or share their objects past measure: createValidator's error names the
+  // tool (written out as the key first, they would never end). Tools parsed from text never do.
+  if (read === "code" && schemaGraphProblem(tools) !== null) return createValidator(tools, opts);
   const key = JSON.stringify([tools, opts]);
   let v = validatorCache.get(key);
   if (!v) {
@@ -186,11 +193,26 @@ export interface Judge {
   reason(verdict: Verdict, options?: { partial?: boolean }): string;
 }
 
-/** Builds the judge for one request (compiling its tools now). The engines must be loaded (`loadEngines`). */
-export function makeJudge(request: unknown, dialect: CompletionDialect, options: GateOptions): Judge {
+/** Where a request came from: parsed from a body's text (a tree), or an object built in code. */
+export type RequestRead = "text" | "code";
+/** Where the tools a judge compiles came from, as {@link RequestRead}. */
+type ToolsRead = RequestRead;
+
+/**
+ * Builds the judge for one request (compiling its tools now), `read` from a body's text or handed over in code
+ * (default). The engines must be loaded (`loadEngines`).
+ */
+export function makeJudge(
+  request: unknown,
+  dialect: CompletionDialect,
+  options: GateOptions,
+  read: RequestRead = "code",
+): Judge {
   const tools = options.tools ?? declaredTools(request, dialect);
+  // (the option's tools are the caller's objects, whatever the request came from)
+  const toolsRead = options.tools === undefined ? read : "code";
   const sync = options.validator ??
-    (tools !== undefined && !options.classifier ? compiled(tools, options) : undefined);
+    (tools !== undefined && !options.classifier ? compiled(tools, options, toolsRead) : undefined);
   const reason = (verdict: Verdict, { partial = false } = {}): string => {
     if (options.message) {
       try {

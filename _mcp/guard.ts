@@ -32,7 +32,8 @@ import type {
   McpGuardOptions,
   UncheckedToolPolicy,
 } from "./types.ts";
-import { checkSwitches, givenValue, idText, objectArg, orList } from "../_common/values.ts";
+import { checkSwitches, givenValue, idText, isRecord, objectArg, orList } from "../_common/values.ts";
+import { schemaGraphProblem } from "../_common/json.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -175,6 +176,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
   };
   const guard: McpGuard = {
     setTools(list) {
+      refuseUnwalkable(list);
       // Only "block" needs the validator's scan; "warn" scans in judgeCall (or after forwarding, in
       // sessions).
       const next = compileTools(list, { scan: judging.injection === "block" });
@@ -214,6 +216,24 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
     },
   };
   return guard;
+}
+
+/**
+ * Throws a TypeError for a tool of `list` that contains itself or shares its objects past measure: every
+ * walk `setTools` makes reads a tool as a tree (a listing read from JSON always is), and would never end.
+ */
+function refuseUnwalkable(list: readonly unknown[]): void {
+  if (!Array.isArray(list)) return;
+  list.forEach((tool, i) => {
+    // the schema on its own first, so that the pointers (and a "$ref" suggested) are the schema's own
+    const inSchema = isRecord(tool) ? schemaGraphProblem(tool.inputSchema) : null;
+    const problem = inSchema ?? schemaGraphProblem(tool);
+    if (problem === null) return;
+    const name = isRecord(tool) && typeof tool.name === "string" ? ` (${givenValue(tool.name)})` : "";
+    throw new TypeError(
+      `setTools(): tools[${i}]${name}${inSchema ? " inputSchema" : ""}: ${problem.message}`,
+    );
+  });
 }
 
 /*

@@ -380,7 +380,16 @@ export class PinStore {
     for (const tool of tools) {
       const definition = definitionOf(tool);
       if (definition === null) continue;
-      dirty = this.#reviewOne(definition, review) || dirty;
+      try {
+        dirty = this.#reviewOne(definition, review) || dirty;
+      } catch (error) {
+        // (the hash and the diff read the definition recursively, as JSON.stringify does)
+        if (!(error instanceof RangeError)) throw error;
+        throw new Error(
+          `tool ${givenValue(definition.name)}: its definition nests too deeply to pin (the runtime's call ` +
+            "stack ran out, a thousand levels or more down); flatten its schema",
+        );
+      }
     }
     if (file !== null && path !== null && dirty) {
       file.servers[this.#key] = this.#pins;

@@ -331,7 +331,11 @@ export interface McpSession {
 
 /** The MCP guard: judges calls and results, and runs sessions. */
 export interface McpGuard {
-  /** Record the server's tools (MCP `{ name, inputSchema }` objects) and compile their schemas. */
+  /**
+   * Record the server's tools (MCP `{ name, inputSchema }` objects) and compile their schemas. Throws a
+   * `TypeError`, keeping the tools it had, for a tool built in code that contains itself or shares its
+   * objects so often that written out it would be huge (a listing read from JSON never does).
+   */
   setTools(tools: readonly unknown[]): McpToolsSummary;
   /** True once tools have been recorded and no `list_changed` notification has made them stale. */
   readonly toolsKnown: boolean;

@@ -9,6 +9,7 @@
  */
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
+import { schemaGraphProblem } from "../_common/json.ts";
 import {
   ANNOTATION_KEYWORDS,
   ASSERTION_KEYWORDS,
@@ -72,6 +73,17 @@ const _everyCompileOption: Exclude<keyof CompileOptions, typeof COMPILE_OPTION_K
 interface FormatMode {
   /** True: `format` is asserted. */
   assertFormats: boolean;
+}
+
+/**
+ * Throws {@link SchemaError} for a schema built in code that contains itself or shares its objects past
+ * measure (see `schemaGraphProblem`), for the entry points that take a schema straight from the caller (a
+ * tool's is refused as it is normalised, before any walk). The compiler meets each object once, so neither
+ * would hang it; but a loop means nothing as JSON, and whoever reads the schema next reads it as a tree.
+ */
+export function assertReadable(schema: unknown): void {
+  const problem = schemaGraphProblem(schema);
+  if (problem !== null) throw new SchemaError("", problem.at, problem.message);
 }
 
 /**

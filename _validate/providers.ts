@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { isRecord } from "../_common/values.ts";
+import { givenValue, isRecord } from "../_common/values.ts";
+import { schemaGraphProblem } from "../_common/json.ts";
 
 /** Which provider shape a declaration or call came in. */
 export type ProviderShape =
@@ -128,6 +129,9 @@ function tool(
   shape: ProviderShape,
   strict?: unknown,
 ): NormalisedTool {
+  // Before any walk: every one reads the schema as a tree, which one built in code need not be.
+  const problem = schemaGraphProblem(schema);
+  if (problem !== null) throw new TypeError(`tool ${givenValue(name)}: ${problem.message}`);
   const t: NormalisedTool = { name: typeof name === "string" ? name : "", schema: lowerTypes(schema), shape };
   if (typeof description === "string") t.description = description;
   if (typeof strict === "boolean") t.strict = strict;

@@ -23,7 +23,7 @@ import type {
   ScanResult,
   Verdict,
 } from "../types.ts";
-import { compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/compile.ts";
+import { assertReadable, compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/compile.ts";
 import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { CheckTooCostly } from "../_schema/refs.ts";
@@ -35,6 +35,7 @@ import {
   parseJson,
   rawSpan,
   resolveLocalRef,
+  schemaGraphProblem,
 } from "../_common/json.ts";
 import {
   normaliseCalls,
@@ -387,7 +388,8 @@ function declaredStrings(schema: unknown): { literals: Set<string>; keys: Set<st
 /**
  * Compiles a JSON Schema on its own into a function from a value to its findings (an empty array when the
  * value is valid). Throws a {@link SchemaError} naming the keyword and its JSON Pointer when the schema uses
- * a keyword that cannot be enforced.
+ * a keyword that cannot be enforced, and one naming the place when a schema built in code contains itself or
+ * shares its objects so often that written out it would be huge.
  *
  * @example Findings for an invalid value, none for a valid one
  * ```ts
@@ -416,6 +418,7 @@ export function compileSchema(
   schema: unknown,
   options?: CompileSchemaOptions,
 ): (value: unknown) => Finding[] {
+  assertReadable(schema);
   const check = compile(schema, optionsArg(options, "compileSchema"));
   return (value) => {
     try {
@@ -472,7 +475,9 @@ export function nearestName(name: string, names: readonly string[]): string | un
  * Compiles every tool's parameter schema once and returns a validator whose `validate(calls)` is
  * synchronous. Throws when a declaration cannot be enforced: an unsupported keyword (the error names the
  * tool, the keyword and its JSON Pointer), a bad keyword value, an unresolvable `$ref`; and (a `TypeError`)
- * when `maxDepth` or `maxLength` is not a number.
+ * when `maxDepth` or `maxLength` is not a number, or when a schema built in code contains itself or shares
+ * its objects so often that written out it would be huge (the error names the tool and the place, and says
+ * to use `$ref`; a schema read from JSON never does either).
  *
  * @example Block a call whose argument is outside its enum
  * ```ts
@@ -1081,9 +1086,11 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
   if (known !== undefined && unchanged(tools, known)) return known.validator;
   let json: string | undefined;
   try {
-    json = JSON.stringify(tools);
+    // a schema built in code that loops or shares its objects too often is refused by createValidator, whose
+    // error names the tool; written out first, it would never end
+    json = schemaGraphProblem(tools) === null ? JSON.stringify(tools) : undefined;
   } catch {
-    json = undefined; // a cycle or a BigInt: not JSON, so not cached (a hit could not be checked)
+    json = undefined; // a BigInt: not JSON, so not cached (a hit could not be checked)
   }
   const structural = json === undefined ? undefined : key + "\n" + json;
   let validator = structural === undefined ? undefined : byStructure.get(structural);

@@ -7,7 +7,7 @@
 import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
-import { compile } from "../_schema/compile.ts";
+import { assertReadable, compile } from "../_schema/compile.ts";
 import { nestsDeeper, parseJson } from "../_common/json.ts";
 import { SchemaError } from "../_schema/keywords.ts";
 import { isShape, shapeToSchema } from "./shape.ts";
@@ -281,7 +281,10 @@ const cache = new WeakMap<object, ReturnType<typeof compile>>();
 function compiledFor(schema: unknown): ReturnType<typeof compile> {
   if (typeof schema === "object" && schema !== null) {
     let c = cache.get(schema);
-    if (!c) cache.set(schema, c = compile(isShape(schema) ? shapeToSchema(schema) : schema));
+    if (!c) {
+      assertReadable(schema);
+      cache.set(schema, c = compile(isShape(schema) ? shapeToSchema(schema) : schema));
+    }
     return c;
   }
   return compile(schema);

@@ -1,0 +1,226 @@
+/**
+ * Schemas built in code that no JSON text can give: shared sub-objects (a DAG whose written-out form is
+ * astronomically large), an object that contains itself, a loop through `$defs`, and a chain too deep for any
+ * recursive walk. Every entry point that takes a schema answers each with an error that names the place, never
+ * a hang or a stack overflow. The work is bounded by counting reads: each schema is handed over behind proxies
+ * that allow a fixed number of property reads, so a walk that reads it as a tree fails at once instead of
+ * running for ever (found by review 56 of stop 53).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  compileSchema,
+  createValidator,
+  lintTools,
+  SchemaError,
+  validateToolCalls,
+  vet,
+} from "../validate.ts";
+import { createMcpGuard } from "../mcp.ts";
+import { gateCompletion, guardFetch } from "../gate.ts";
+
+/**
+ * Property reads one entry point may make of a schema: a few walks that count up to the bound of 100 000
+ * objects written out (three reads each, at most) before they tell objects apart; read as a tree, the DAG
+ * below would take 2^40.
+ */
+const READS = 2_000_000;
+
+/** Thrown by a {@link budgeted} schema read more often than allowed. */
+class OverBudget extends Error {}
+
+/**
+ * `schema` behind proxies (one per object, so what is shared stays shared and a loop stays a loop) that throw
+ * {@link OverBudget} after `reads` property reads in all.
+ */
+function budgeted<T>(schema: T, reads = READS): T {
+  let left = reads;
+  const proxies = new Map<object, object>();
+  const wrap = (v: unknown): unknown => {
+    if (typeof v !== "object" || v === null) return v;
+    let p = proxies.get(v);
+    if (p === undefined) {
+      p = new Proxy(v, {
+        get(target, key, receiver) {
+          if (--left < 0) throw new OverBudget(`more than ${reads} reads of the schema`);
+          return wrap(Reflect.get(target, key, receiver));
+        },
+      });
+      proxies.set(v, p);
+    }
+    return p;
+  };
+  return wrap(schema) as T;
+}
+
+/** Forty levels, each naming the next twice: 2^40 paths written out, 41 distinct objects. */
+function dag(): Record<string, unknown> {
+  let s: Record<string, unknown> = { type: "string" };
+  for (let i = 0; i < 40; i++) s = { type: "object", properties: { a: s, b: s } };
+  return s;
+}
+
+/** An object schema one of whose properties is the schema itself. */
+function selfContaining(): Record<string, unknown> {
+  const s: Record<string, unknown> = { type: "object", properties: {} };
+  (s.properties as Record<string, unknown>).self = s;
+  return s;
+}
+
+/** Two definitions that hold each other, reached through a `$ref`. */
+function defsLoop(): Record<string, unknown> {
+  const a: Record<string, unknown> = { type: "object", properties: {} };
+  const b = { type: "object", properties: { a } };
+  (a.properties as Record<string, unknown>).b = b;
+  return { type: "object", $defs: { a, b }, properties: { x: { $ref: "#/$defs/a" } } };
+}
+
+/** A chain 100 000 levels deep: a tree (JSON could give it), but no recursive walk reaches its end. */
+function deepChain(): Record<string, unknown> {
+  let s: Record<string, unknown> = { type: "string" };
+  for (let i = 0; i < 100_000; i++) s = { type: "object", properties: { a: s } };
+  return s;
+}
+
+/** Each schema JSON cannot give, with the pointer its error names and words the message has. */
+const CASES = [
+  {
+    name: "a DAG of 40 levels x 2 references",
+    make: dag,
+    at: /^\/properties\/a\/properties\/a/,
+    says: /\$defs/,
+  },
+  {
+    name: "an object that contains itself",
+    make: selfContaining,
+    at: /^\/properties\/self$/,
+    says: /"\$ref": "#"/,
+  },
+  {
+    name: "a loop through $defs objects",
+    make: defsLoop,
+    at: /^\/\$defs\/a\/properties\/b\/properties\/a$/,
+    says: /the one at \/\$defs\/a\b.*"\$ref": "#\/\$defs\/a"/,
+  },
+];
+
+/** A tool list of one tool named "t" whose schema is `schema`. */
+const toolsOf = (schema: unknown) => [{ name: "t", parameters: schema }];
+
+for (const c of CASES) {
+  test(`compileSchema and vet refuse ${c.name} with a SchemaError naming the place`, () => {
+    for (
+      const compile of [
+        (s: unknown) => compileSchema(s),
+        (s: unknown) => vet({ name: "t", schema: s as object, fn: () => 1 }),
+      ]
+    ) {
+      assert.throws(() => compile(budgeted(c.make())), (e) => {
+        assert.ok(e instanceof SchemaError, String(e));
+        assert.match(e.pointer, c.at);
+        assert.match(e.message, c.says);
+        return true;
+      });
+    }
+  });
+
+  test(`createValidator, validateToolCalls, lintTools and the gate answer ${c.name} with the tool and the place`, async () => {
+    const named = (e: unknown) => {
+      assert.ok(e instanceof TypeError, String(e));
+      assert.match(e.message, /^tool "t": the schema /);
+      assert.match(e.message, c.says);
+      return true;
+    };
+    assert.throws(() => createValidator(toolsOf(budgeted(c.make()))), named);
+    await assert.rejects(
+      validateToolCalls([{ name: "t", arguments: "{}" }], { tools: toolsOf(budgeted(c.make())) }),
+      named,
+    );
+    const issues = lintTools(toolsOf(budgeted(c.make())));
+    assert.equal(issues.length, 1, JSON.stringify(issues));
+    assert.equal(issues[0].code, "invalid_declaration");
+    assert.match(issues[0].message, /^tools\[0\]: tool "t": the schema /);
+    // (an Anthropic exchange: the gate reads the request's tools as the validator does)
+    const response = {
+      type: "message",
+      role: "assistant",
+      stop_reason: "tool_use",
+      content: [{ type: "tool_use", id: "toolu_1", name: "t", input: {} }],
+    };
+    const request = { tools: [{ name: "t", input_schema: budgeted(c.make()) }] };
+    await assert.rejects(gateCompletion(request, response), named);
+    // a guarded fetch reads the request's tools from its text, but takes the option's as they are
+    const sent: unknown[] = [];
+    const fetchFn = (input: string | URL | Request) => {
+      sent.push(input);
+      return Promise.resolve(new Response("{}", { headers: { "content-type": "application/json" } }));
+    };
+    const guarded = guardFetch(fetchFn, { tools: [{ name: "t", input_schema: budgeted(c.make()) }] });
+    const body = JSON.stringify({ model: "m", messages: [], max_tokens: 1 });
+    await assert.rejects(guarded("https://api.anthropic.com/v1/messages", { method: "POST", body }), named);
+    assert.deepEqual(sent, [], "nothing is sent");
+  });
+
+  test(`the MCP guard refuses ${c.name} in setTools and keeps no tools`, () => {
+    for (const options of [{}, { strict: true }, { pins: { server: "node server.js" } }]) {
+      const guard = createMcpGuard(options);
+      assert.throws(() => guard.setTools([{ name: "t", inputSchema: budgeted(c.make()) }]), (e) => {
+        assert.ok(e instanceof TypeError, String(e));
+        assert.match(e.message, /^setTools\(\): tools\[0\] \("t"\) inputSchema: the schema /);
+        assert.match(e.message, c.says);
+        return true;
+      });
+      assert.equal(guard.toolsKnown, false);
+    }
+  });
+}
+
+test("a schema that shares sub-objects within measure works everywhere, like its written-out copy", async () => {
+  const address = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
+  const shared = { type: "object", properties: { home: address, work: address } };
+  const copy = JSON.parse(JSON.stringify(shared));
+  const call = { name: "t", arguments: '{"home":{},"work":{"city":1}}' };
+  const verdict = createValidator(toolsOf(shared)).validate([call]);
+  assert.deepEqual(verdict, createValidator(toolsOf(copy)).validate([call]));
+  assert.deepEqual(verdict.calls[0].findings.map((f) => f.path), ["/home/city", "/work/city"]);
+  assert.deepEqual((await validateToolCalls([call], { tools: toolsOf(shared) })).allowed, false);
+  assert.deepEqual(lintTools(toolsOf(shared)), lintTools(toolsOf(copy)));
+  const guard = createMcpGuard({ strict: true, pins: { server: "node server.js" } });
+  assert.deepEqual(guard.setTools([{ name: "t", inputSchema: shared }]).unchecked, []);
+});
+
+test("a DAG of 15 levels x 2 references (98 302 objects written out, just under the bound) is within measure", () => {
+  let s: Record<string, unknown> = { type: "string" };
+  for (let i = 0; i < 15; i++) s = { type: "object", properties: { a: s, b: s } };
+  const check = compileSchema(budgeted(s, 10_000_000));
+  assert.deepEqual(check({ a: { b: {} } }), []);
+  assert.equal(check({ a: { b: { a: 1 } } })[0].path, "/a/b/a");
+  const over = { type: "object", properties: { a: s, b: s } }; // 196 606 written out
+  assert.throws(
+    () => compileSchema(over),
+    (e) => e instanceof SchemaError && /\/properties alone holds 196605\b/.test(e.message),
+  );
+});
+
+test("a chain 100 000 levels deep gets an error that says so from every entry point, never a stack overflow", async () => {
+  const chain = deepChain();
+  const deep = (e: unknown) => {
+    assert.ok(e instanceof Error && !(e instanceof RangeError), String(e));
+    assert.match(e.message, /nests too deeply/);
+    return true;
+  };
+  assert.throws(() => compileSchema(chain), deep);
+  assert.throws(() => createValidator(toolsOf(chain)), deep);
+  await assert.rejects(validateToolCalls([{ name: "t", arguments: "{}" }], { tools: toolsOf(chain) }), deep);
+  assert.match(lintTools(toolsOf(chain)).map((i) => i.message).join("\n"), /nests too deeply/);
+  for (const options of [{}, { strict: true }]) {
+    const summary = createMcpGuard(options).setTools([{ name: "t", inputSchema: chain }]);
+    assert.match(summary.unchecked[0].error, /nests too deeply/);
+  }
+  const pinning = createMcpGuard({ pins: { server: "node server.js" } });
+  assert.throws(() => pinning.setTools([{ name: "t", inputSchema: chain }]), (e) => {
+    deep(e);
+    assert.match((e as Error).message, /^tool "t": its definition nests too deeply to pin/);
+    return true;
+  });
+});
