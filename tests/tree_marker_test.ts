@@ -146,6 +146,8 @@ test("tree state: a process that writes into a pipe a counted one reads counts, 
     11: { reads: ["pipe:[2]"], writes: ["pipe:[1]"] },
     12: { reads: [], writes: ["pipe:[2]"] },
     13: { reads: ["pipe:[3]"], writes: [] },
+    15: { reads: [], writes: ["pipe:[3]"] },
+    16: { reads: [], writes: ["pipe:[4]"] },
   };
   const asked: number[] = [];
   const pipesOf = (pid: number) => (asked.push(pid), pipes[pid] ?? { reads: [], writes: [] });
@@ -155,6 +157,10 @@ test("tree state: a process that writes into a pipe a counted one reads counts, 
   // A busy child of a feeder counts; a process that only reads (from cat, or a pipe of its own) does not.
   assert.equal(treeVerdict([cat, look(11, 1, "quiet"), look(14, 11, "busy")], { holds, pipesOf }), "busy");
   assert.equal(treeVerdict([cat, look(13, 1, "busy")], { holds, pipesOf }), "quiet");
+  // A feeder of a reader found that does not count, does not count; one whose pipe no process found reads
+  // does (`work | env -i cat &`: its reader cleared its environment, and may hold stdout beside cat).
+  assert.equal(treeVerdict([cat, look(13, 1, "quiet"), look(15, 1, "busy")], { holds, pipesOf }), "quiet");
+  assert.equal(treeVerdict([cat, look(16, 1, "busy")], { holds, pipesOf }), "busy");
   // The pipes of those that count are asked for only once one yet to count writes into a pipe.
   asked.length = 0;
   assert.equal(treeVerdict([cat, look(13, 1, "busy")], { holds, pipesOf }), "quiet");
