@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { readFileSync, readlinkSync } from "node:fs";
 import process from "node:process";
 import {
   holdsEntry,
@@ -261,6 +262,44 @@ test(
       );
       assert.equal(treeState(marker, { openPipes: 2 }).state, "busy", "stdout's holder is not found");
       assert.equal(treeState(marker, { openPipes: 1 }).state, "quiet");
+    } finally {
+      process.kill(-tool.pid!, "SIGKILL"); // (the hidden sleep and the spinner too: they stay in its group)
+    }
+  },
+);
+
+test(
+  "tree state: a busy process that writes into a pipe no process found reads counts, unless we hold that pipe",
+  { timeout: 60_000, skip: isLinux ? false : "open files are read from /proc, on Linux only" },
+  async () => {
+    // One tool's tree: the shell, become a sleep that holds stdout and stderr, and a spinner that holds
+    // neither and is no child of it: it writes into a pipe read by a process that cleared its environment
+    // (env -i), which holds stdout too and is not found. What the spinner computes may come out through it.
+    // A pipe we hold ourselves (one our parent left open to us, inherited by the tree) leads nowhere in it.
+    const marker = newTreeMarker();
+    const script =
+      `( (exec 2>/dev/null; while :; do :; done) | env -i /bin/sleep 100 & ); exec /bin/sleep 100`;
+    const tool = spawn("/bin/sh", ["-c", script], {
+      env: { ...process.env, [marker.name]: marker.value },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      // Until the shell has become the sleep and the spinner's first parent has left.
+      const slept = () => readFileSync(`/proc/${tool.pid}/comm`, "utf8") === "sleep\n";
+      const look = await lookUntil(
+        marker,
+        (look) => look.pids.length === 2 && look.state === "busy" && slept(),
+      );
+      assert.deepEqual([look.pids.length, look.state], [2, "busy"], "the spinner feeds a reader not found");
+      const spinner = look.pids.find((pid) => pid !== tool.pid)!;
+      const fed = readlinkSync(`/proc/${spinner}/fd/1`);
+      assert.match(fed, /^pipe:\[/);
+      const held = () => {
+        const ours = ourEnds();
+        return { ...ours, others: new Set([...ours.others ?? [], fed]) };
+      };
+      assert.equal(treeState(marker, { openPipes: 2, ours: held }).state, "quiet");
     } finally {
       process.kill(-tool.pid!, "SIGKILL"); // (the hidden sleep and the spinner too: they stay in its group)
     }
