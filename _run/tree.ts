@@ -389,7 +389,8 @@ export interface TreeEnds {
  * The busiest state among the processes of a tree that may still add to the tool's output: those that hold
  * one of its pipes, those they started (a holder may be waiting for one), and those that write into a pipe
  * one of these reads (`work | cat &`: cat holds stdout asleep while the worker beside it computes what cat
- * will copy). A busy process outranks a stopped one (the caller waits for it). Which processes hold a pipe is
+ * will copy), or that no process found reads (`work | env -i cat &`: cat, which cleared its environment, may
+ * hold stdout though every pipe is found held by another). A busy process outranks a stopped one (the caller waits for it). Which processes hold a pipe is
  * asked only when one of them is busy or stopped; when none of them does, or a pipe still open is held by
  * none of them (its holder was not found), every process counts.
  *
@@ -404,6 +405,7 @@ export interface TreeEnds {
  * const daemon = { pid: 10, ppid: 1, state: "quiet" as const };
  * const spinner = { pid: 11, ppid: 1, state: "busy" as const };
  * const holds = (pid: number) => pid === 10;
+ * const NONE = { reads: [], writes: [] };
  * // The spinner closed its output; the daemon holds it, asleep: nothing more will come.
  * assert.equal(treeVerdict([daemon, spinner], { holds }), "quiet");
  * // The spinner is the daemon's child: the daemon may be waiting for it to write.
@@ -414,6 +416,9 @@ export interface TreeEnds {
  * // The spinner writes into a pipe the daemon reads: what it writes may come out through the daemon.
  * const pipesOf = (pid: number) => pid === 10 ? { reads: ["pipe:[7]"], writes: [] } : { reads: [], writes: ["pipe:[7]"] };
  * assert.equal(treeVerdict([daemon, spinner], { holds, pipesOf }), "busy");
+ * // Or into a pipe no process found reads (its reader was not found): the same may be true.
+ * const intoNone = (pid: number) => pid === 10 ? NONE : { reads: [], writes: ["pipe:[8]"] };
+ * assert.equal(treeVerdict([daemon, spinner], { holds, pipesOf: intoNone }), "busy");
  * ```
  */
 export function treeVerdict(
@@ -425,16 +430,20 @@ export function treeVerdict(
   const counted = new Set(looks.filter((look) => holds(look.pid)).map((look) => look.pid));
   if (counted.size === 0 || unfound()) return all;
   const parentOf = new Map(looks.map((look) => [look.pid, look.ppid]));
-  // The pipes the counted processes read: asked for only once a process yet to count writes into a pipe.
+  // The pipes the counted processes read, and those any process found reads: asked for only once a process
+  // yet to count writes into a pipe.
   let read: Set<string> | undefined;
   const readByCounted = () => read ??= new Set([...counted].flatMap((pid) => pipesOf(pid).reads));
+  let readByAny: Set<string> | undefined;
+  const readByFound = () => readByAny ??= new Set(looks.flatMap((look) => pipesOf(look.pid).reads));
   const counts = (pid: number) => {
     // Up the parents found in the tree; bounded, as a reused pid could close a loop.
     for (let p: number | undefined = pid, hops = 0; p !== undefined && hops <= looks.length; hops++) {
       if (counted.has(p)) return true;
       p = parentOf.get(p);
     }
-    return pipesOf(pid).writes.some((pipe) => readByCounted().has(pipe));
+    // (a pipe no process found reads leads to one not found, which may hold stdout: `work | env -i cat &`)
+    return pipesOf(pid).writes.some((pipe) => readByCounted().has(pipe) || !readByFound().has(pipe));
   };
   // Until nothing more counts: a feeder's own feeders and children count too. At most one round per process.
   for (let added = true; added;) {
@@ -532,6 +541,12 @@ export interface OurEnds {
   pipes: ReadonlySet<string>;
   /** The inode numbers of our sockets: the ends of a socket pair are numbered one after the other. */
   sockets: ReadonlySet<number>;
+  /**
+   * The other pipes we hold (a child's stdin we write to, one our own parent left open to us, such as a make
+   * jobserver's): a tree inherits those it holds from us, so they are none of its own pipes, and their
+   * readers are not in it.
+   */
+  others?: ReadonlySet<string>;
 }
 
 /**
@@ -577,7 +592,7 @@ const SOCKET_LINK = /^socket:\[(\d{1,16})\]$/;
 
 /**
  * Our own ends of pipes we read from and of sockets, from `/proc/self/fd` (a pipe we write to, a child's
- * stdin, is left out). Every runtime opens them close-on-exec, so a process of one child's tree holds only
+ * stdin, or one our parent left open to us, is kept apart, in `others`). Every runtime opens them close-on-exec, so a process of one child's tree holds only
  * that child's. None when they cannot be read. Never throws.
  *
  * @returns Our ends.
@@ -586,24 +601,25 @@ const SOCKET_LINK = /^socket:\[(\d{1,16})\]$/;
  * import assert from "node:assert/strict";
  * import { ourEnds } from "./tree.ts";
  *
- * const { pipes, sockets } = ourEnds();
- * assert.ok([...pipes].every((link) => link.startsWith("pipe:[")));
+ * const { pipes, sockets, others } = ourEnds();
+ * assert.ok([...pipes, ...others!].every((link) => link.startsWith("pipe:[")));
  * assert.ok([...sockets].every(Number.isSafeInteger));
  * ```
  */
 export function ourEnds(): OurEnds {
   const pipes = new Set<string>();
   const sockets = new Set<number>();
+  const others = new Set<string>();
   const proc = procReader();
-  if (proc === null) return { pipes, sockets };
+  if (proc === null) return { pipes, sockets, others };
   try {
     for (const fd of proc.list(`/proc/${proc.self}/fd`)) {
       try {
         const link = proc.link(`/proc/${proc.self}/fd/${fd}`);
         const inode = socketInode(link);
         if (inode !== undefined) sockets.add(inode);
-        else if (link.startsWith("pipe:[") && readOnly(proc, `/proc/${proc.self}/fdinfo/${fd}`)) {
-          pipes.add(link);
+        else if (link.startsWith("pipe:[")) {
+          (readOnly(proc, `/proc/${proc.self}/fdinfo/${fd}`) ? pipes : others).add(link);
         }
       } catch {
         // closed meanwhile
@@ -612,7 +628,7 @@ export function ourEnds(): OurEnds {
   } catch {
     // not readable here
   }
-  return { pipes, sockets };
+  return { pipes, sockets, others };
 }
 
 /** Whether the descriptor `fdinfo` describes was opened for reading only (its `flags`, in octal, end in 0). */
@@ -648,12 +664,15 @@ function openLinks(
   return links;
 }
 
-/** The pipes among `links` (process `pid`'s descriptors) that are not ours, by direction. Never throws. */
+/**
+ * The pipes among `links` (process `pid`'s descriptors) that are neither ours nor any other we hold, by
+ * direction. Never throws.
+ */
 function pipeEnds(proc: ProcReader, pid: number, links: Map<string, string>, ours: OurEnds): PipeEnds {
   const reads: string[] = [];
   const writes: string[] = [];
   for (const [fd, link] of links) {
-    if (!link.startsWith("pipe:[") || ours.pipes.has(link)) continue;
+    if (!link.startsWith("pipe:[") || ours.pipes.has(link) || ours.others?.has(link)) continue;
     try {
       (readOnly(proc, `/proc/${pid}/fdinfo/${fd}`) ? reads : writes).push(link);
     } catch {

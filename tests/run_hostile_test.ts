@@ -400,12 +400,18 @@ test(
 /**
  * Runs a tool that writes "started" and exits, leaving a daemon that holds its output asleep and a leftover
  * that spins silently (runnable); with `closesOutput`, the spinner first points its stdout and stderr at
- * /dev/null. With `hidesStdout`, the daemon holds stderr only, and stdout is held, asleep, by a process that
- * cleared its environment (`env -i`), which the guard cannot find (the test ends it). The tool exits once the
- * spinner runs. Returns the result once the guard has ended the daemon and the spinner, which it checks.
+ * /dev/null (its stderr alone, with `feedsHidden`). With `hidesStdout`, the daemon holds stderr only, and stdout is held, asleep, by a process that
+ * cleared its environment (`env -i`), which the guard cannot find (the test ends it). With `feedsHidden`, the
+ * spinner's stdout is a pipe into such a process (`env -i cat`, which holds stdout beside the daemon; it ends
+ * with the spinner). The tool exits once the spinner runs. Returns the result once the guard has ended the
+ * daemon and the spinner, which it checks.
  */
 async function runBesideDaemon(
-  { closesOutput, hidesStdout = false }: { closesOutput: boolean; hidesStdout?: boolean },
+  { closesOutput, hidesStdout = false, feedsHidden = false }: {
+    closesOutput: boolean;
+    hidesStdout?: boolean;
+    feedsHidden?: boolean;
+  },
 ): Promise<ToolResult> {
   const dir = tempDir();
   const hiddenFile = join(dir.path, "hidden");
@@ -415,9 +421,12 @@ async function runBesideDaemon(
     const hidden = hidesStdout ? `env -i /bin/sleep 600 2>/dev/null & echo $! > "$3"; exec >/dev/null; ` : "";
     const daemon = `sh -c 'while :; do sleep 5; done' & echo $! > "$1"`;
     const spinner = `sh -c '${
-      closesOutput ? "exec >/dev/null 2>&1; " : ""
-    }echo $$ > "$1"; while :; do :; done'`;
-    const script = `echo started; ${hidden}${daemon}; ${spinner} sh "$2" & ` +
+      // (fed into the pipe, it closes the tool's stderr alone: its stdout is the pipe)
+      closesOutput
+        ? (feedsHidden ? "exec 2>/dev/null; " : "exec >/dev/null 2>&1; ")
+        : ""}echo $$ > "$1"; while :; do :; done'`;
+    const feed = feedsHidden ? " | env -i /bin/cat" : "";
+    const script = `echo started; ${hidden}${daemon}; ${spinner} sh "$2"${feed} & ` +
       `until [ -s "$2" ]; do sleep 0.01; done; exit 0`;
     const r = await runTool("/bin/sh", ["-c", script, "sh", daemonFile, spinnerFile, hiddenFile], {
       protocol: "lines",
@@ -475,6 +484,20 @@ test(
     const r = await runBesideDaemon({ closesOutput: true, hidesStdout: true });
     assert.deepEqual(r.items, ["started"], r.detail);
     assert.equal(r.truncated, true, "a pipe of ours held by no leftover found");
+    assert.match(r.detail, /left running still held stdout/);
+  },
+);
+
+test(
+  "runTool: a busy leftover counts when it feeds a pipe no leftover found reads, beside a daemon that holds stdout",
+  linuxOnly,
+  async () => {
+    // `work | env -i cat &`: cat holds stdout beside the daemon, so every pipe of ours is found held, but cat
+    // cleared its environment and the worker's pipe leads to no process found: what the worker computes may
+    // come out through it. The worker was not counted, and the output was called whole.
+    const r = await runBesideDaemon({ closesOutput: true, feedsHidden: true });
+    assert.deepEqual(r.items, ["started"], r.detail);
+    assert.equal(r.truncated, true, "a busy writer into a pipe whose reader was not found");
     assert.match(r.detail, /left running still held stdout/);
   },
 );

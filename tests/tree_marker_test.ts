@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { readFileSync, readlinkSync } from "node:fs";
 import process from "node:process";
 import {
   holdsEntry,
@@ -146,6 +147,8 @@ test("tree state: a process that writes into a pipe a counted one reads counts, 
     11: { reads: ["pipe:[2]"], writes: ["pipe:[1]"] },
     12: { reads: [], writes: ["pipe:[2]"] },
     13: { reads: ["pipe:[3]"], writes: [] },
+    15: { reads: [], writes: ["pipe:[3]"] },
+    16: { reads: [], writes: ["pipe:[4]"] },
   };
   const asked: number[] = [];
   const pipesOf = (pid: number) => (asked.push(pid), pipes[pid] ?? { reads: [], writes: [] });
@@ -155,6 +158,10 @@ test("tree state: a process that writes into a pipe a counted one reads counts, 
   // A busy child of a feeder counts; a process that only reads (from cat, or a pipe of its own) does not.
   assert.equal(treeVerdict([cat, look(11, 1, "quiet"), look(14, 11, "busy")], { holds, pipesOf }), "busy");
   assert.equal(treeVerdict([cat, look(13, 1, "busy")], { holds, pipesOf }), "quiet");
+  // A feeder of a reader found that does not count, does not count; one whose pipe no process found reads
+  // does (`work | env -i cat &`: its reader cleared its environment, and may hold stdout beside cat).
+  assert.equal(treeVerdict([cat, look(13, 1, "quiet"), look(15, 1, "busy")], { holds, pipesOf }), "quiet");
+  assert.equal(treeVerdict([cat, look(16, 1, "busy")], { holds, pipesOf }), "busy");
   // The pipes of those that count are asked for only once one yet to count writes into a pipe.
   asked.length = 0;
   assert.equal(treeVerdict([cat, look(13, 1, "busy")], { holds, pipesOf }), "quiet");
@@ -255,6 +262,44 @@ test(
       );
       assert.equal(treeState(marker, { openPipes: 2 }).state, "busy", "stdout's holder is not found");
       assert.equal(treeState(marker, { openPipes: 1 }).state, "quiet");
+    } finally {
+      process.kill(-tool.pid!, "SIGKILL"); // (the hidden sleep and the spinner too: they stay in its group)
+    }
+  },
+);
+
+test(
+  "tree state: a busy process that writes into a pipe no process found reads counts, unless we hold that pipe",
+  { timeout: 60_000, skip: isLinux ? false : "open files are read from /proc, on Linux only" },
+  async () => {
+    // One tool's tree: the shell, become a sleep that holds stdout and stderr, and a spinner that holds
+    // neither and is no child of it: it writes into a pipe read by a process that cleared its environment
+    // (env -i), which holds stdout too and is not found. What the spinner computes may come out through it.
+    // A pipe we hold ourselves (one our parent left open to us, inherited by the tree) leads nowhere in it.
+    const marker = newTreeMarker();
+    const script =
+      `( (exec 2>/dev/null; while :; do :; done) | env -i /bin/sleep 100 & ); exec /bin/sleep 100`;
+    const tool = spawn("/bin/sh", ["-c", script], {
+      env: { ...process.env, [marker.name]: marker.value },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      // Until the shell has become the sleep and the spinner's first parent has left.
+      const slept = () => readFileSync(`/proc/${tool.pid}/comm`, "utf8") === "sleep\n";
+      const look = await lookUntil(
+        marker,
+        (look) => look.pids.length === 2 && look.state === "busy" && slept(),
+      );
+      assert.deepEqual([look.pids.length, look.state], [2, "busy"], "the spinner feeds a reader not found");
+      const spinner = look.pids.find((pid) => pid !== tool.pid)!;
+      const fed = readlinkSync(`/proc/${spinner}/fd/1`);
+      assert.match(fed, /^pipe:\[/);
+      const held = () => {
+        const ours = ourEnds();
+        return { ...ours, others: new Set([...ours.others ?? [], fed]) };
+      };
+      assert.equal(treeState(marker, { openPipes: 2, ours: held }).state, "quiet");
     } finally {
       process.kill(-tool.pid!, "SIGKILL"); // (the hidden sleep and the spinner too: they stay in its group)
     }
