@@ -4,19 +4,19 @@
  * older Ollama templates) answer in their family's own markup; this module reads every format that the
  * tool-call parsers of llama.cpp, vLLM, SGLang and Ollama read, among them:
  *
- * - JSON behind a marker: Hermes/Qwen `<tool_call>{…}</tool_call>`, Llama `<|python_tag|>{…}`, Mistral
- *   `[TOOL_CALLS][…]`, Granite `<|tool_call|>`, Phi-4 `functools[…]`, Nemotron `<TOOLCALL>`, Jamba
+ * - JSON behind a marker: Hermes/Qwen `<tool_call>{...}</tool_call>`, Llama `<|python_tag|>{...}`, Mistral
+ *   `[TOOL_CALLS][...]`, Granite `<|tool_call|>`, Phi-4 `functools[...]`, Nemotron `<TOOLCALL>`, Jamba
  *   `<tool_calls>`, InternLM, Command R7B `<|START_ACTION|>`, GigaChat, Apertus, fenced `json` code
  *   blocks and whole-message JSON;
- * - a name, then JSON: DeepSeek V3/R1/V3.1, Kimi K2, Functionary, Mistral `NAME[ARGS]{…}`, gpt-oss harmony;
- * - XML: Qwen3-Coder `<function=…><parameter=…>`, GLM `<arg_key>/<arg_value>`, MiniMax `<invoke>`, DeepSeek
+ * - a name, then JSON: DeepSeek V3/R1/V3.1, Kimi K2, Functionary, Mistral `NAME[ARGS]{...}`, gpt-oss harmony;
+ * - XML: Qwen3-Coder `<function=...><parameter=...>`, GLM `<arg_key>/<arg_value>`, MiniMax `<invoke>`, DeepSeek
  *   V3.2 DSML, Step3, Seed-OSS, MiniCPM, Kimi K3, Muse Glimmer;
- * - Python and custom literals: `[f(a=1), g()]` (Llama 3.2/4), LFM2, OLMo 3, Gemma 4 `call:NAME{…}`,
+ * - Python and custom literals: `[f(a=1), g()]` (Llama 3.2/4), LFM2, OLMo 3, Gemma 4 `call:NAME{...}`,
  *   FunctionGemma.
  *
  * Every call comes back with its span in the text (`start`, `end`), the span of the markup around it
  * (`block`), and its family (`format`), so a caller can cut the calls out of the text. Calls quoted inside a
- * closed reasoning block (`<think>…</think>`, `[THINK]…[/THINK]`, harmony analysis) are not calls; calls in
+ * closed reasoning block (`<think>...</think>`, `[THINK]...[/THINK]`, harmony analysis) are not calls; calls in
  * a block that never closes are returned, with a finding (the text may have been cut off, and a client that
  * does not understand reasoning would run them). Markup that cannot be read never comes back as a nameless
  * call: `extractToolCallsDetailed` reports it as a finding with the format and offset; so does a call whose

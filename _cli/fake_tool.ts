@@ -54,7 +54,7 @@ const DESCRIPTIONS = {
   "echo-stdin": "reads stdin to end-of-file and prints it as the one item, exit 0",
   env: "prints its working directory and the named environment variables, exit 0",
   bom: "prints a UTF-8 byte-order mark before an envelope, exit 0",
-  latin1: "prints windows-1252 bytes (café), exit 0",
+  latin1: "prints windows-1252 bytes (caf\u00e9), exit 0",
   inject: "prints an envelope whose item carries injected instructions, exit 0",
   exit: "exits with the code given as first argument, printing nothing",
   hold: "sleeps N seconds (first argument, default 30); used as a descendant",
@@ -192,9 +192,9 @@ const OUTPUT_ACTS = {
   },
   "no-items": prints('{"ok":true}\n'),
   "split-char": async () => {
-    const bytes = encoder.encode('{"ok":true,"items":["price: 5€ net"]}\n');
+    const bytes = encoder.encode('{"ok":true,"items":["price: 5\u20ac net"]}\n');
     const euro = bytes.indexOf(0xe2);
-    await out(bytes.subarray(0, euro + 1)); // first byte of the three-byte €
+    await out(bytes.subarray(0, euro + 1)); // first byte of the three-byte euro sign
     await sleep(150);
     await out(bytes.subarray(euro + 1));
     return 0;
@@ -220,7 +220,7 @@ const OUTPUT_ACTS = {
     return 0;
   },
   latin1: async () => {
-    await out(new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a])); // "café" in windows-1252
+    await out(new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a])); // "cafe" with its e acute (0xe9) in windows-1252
     return 0;
   },
   inject: prints(

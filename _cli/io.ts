@@ -486,7 +486,7 @@ const PARSE_ERROR_NAMES = [
  *
  * assert.deepEqual(lineColumn("ab\r\ncd", 5), { line: 2, column: 2 });
  * assert.deepEqual(lineColumn("old\rmac", 5), { line: 2, column: 2 });
- * assert.deepEqual(lineColumn('"😀", ]', 6), { line: 1, column: 6 }); // the ] after one emoji
+ * assert.deepEqual(lineColumn('"\u{1f600}", ]', 6), { line: 1, column: 6 }); // the ] after one emoji
  * ```
  *
  * @param text The text.

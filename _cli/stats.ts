@@ -212,7 +212,7 @@ export interface FormatReportOptions {
  * const text = formatReport(stats.finish(), { source: "calls.jsonl" });
  * assert.equal(text.split("\n")[0], "toolguard stats: calls.jsonl");
  * assert.ok(text.includes("Tool runs: 1, failed 1 (100.0%)"));
- * assert.ok(!text.includes("█")); // bars only with `bars: true`
+ * assert.ok(!text.includes("\u2588")); // bars only with `bars: true`
  * ```
  *
  * @param report The statistics.
@@ -238,7 +238,7 @@ export function formatReport(report: StatsReport, options: FormatReportOptions):
     );
   }
   if (report.first && report.last) meta.push(`${report.first.slice(0, 10)} to ${report.last.slice(0, 10)}`);
-  out.push(meta.join(" · "), "");
+  out.push(meta.join(" \u00b7 "), "");
 
   out.push(
     colour(
@@ -330,7 +330,8 @@ function table(head: string[], cells: string[][], barValues: number[] | null): s
 /** A bar of up to BAR_WIDTH cells, in eighths of a cell. */
 function bar(fraction: number): string {
   const eighths = Math.round(Math.max(0, Math.min(1, fraction)) * BAR_WIDTH * 8);
-  return "█".repeat(Math.floor(eighths / 8)) + (eighths % 8 ? "▏▎▍▌▋▊▉"[(eighths % 8) - 1] : "");
+  return "\u2588".repeat(Math.floor(eighths / 8)) +
+    (eighths % 8 ? "\u258f\u258e\u258d\u258c\u258b\u258a\u2589"[(eighths % 8) - 1] : "");
 }
 
 function int(n: number): string {

@@ -158,7 +158,7 @@ function schemaSummary(schema: unknown): string {
   if (!isRecord(schema)) return "any value";
   if (Array.isArray(schema.enum)) {
     return "one of " + schema.enum.slice(0, 8).map((e) => clip(itemJson(e), 60)).join(" | ") +
-      (schema.enum.length > 8 ? " | …" : "");
+      (schema.enum.length > 8 ? " | \u2026" : "");
   }
   if ("const" in schema) return `exactly ${clip(itemJson(schema.const), 60)}`;
   const t = schema.type;
@@ -197,7 +197,7 @@ function parameterSummary(tool: ToolSummary): string {
   return `${name} takes: ${entries.join("; ")}${more}.`;
 }
 
-/** Turns a JSON Pointer into a path a small model reads easily: `/items/0/name` → `items[0].name`. */
+/** Turns a JSON Pointer into a path a small model reads easily: `/items/0/name` -> `items[0].name`. */
 function readablePath(pointer: string): string {
   if (pointer === "") return "the arguments as a whole";
   let out = "";
@@ -295,7 +295,7 @@ function describeCall(call: unknown, tools: ToolSummary[] | null): string {
   else lines.push(count === 1 ? "There is 1 problem:" : `There are ${count} problems:`);
   findings.slice(0, MAX_LISTED_FINDINGS).forEach((f, i) => lines.push(findingLine(f, i + 1)));
   if (findings.length > MAX_LISTED_FINDINGS) {
-    lines.push(`… and ${findings.length - MAX_LISTED_FINDINGS} more; fix the ones above first.`);
+    lines.push(`\u2026 and ${findings.length - MAX_LISTED_FINDINGS} more; fix the ones above first.`);
   }
   if (injected) {
     const reason = check.reason ? `: ${oneLine(check.reason, 200)}` : "";
@@ -339,7 +339,7 @@ function declaredNames(tools: readonly ToolSummary[]): string {
  * Plain short lines that a 4B-parameter model can act on. Accepted calls get one short sentence.
  *
  * The text stays bounded whatever the verdict holds: at most 20 findings are listed per call and 10 rejected
- * calls per verdict, the rest counted ("… and K more"); names, paths and every quoted value are one
+ * calls per verdict, the rest counted ("... and K more"); names, paths and every quoted value are one
  * line (line breaks and other control characters, ANSI escapes included, become a space) cut to a fixed
  * length. A malformed verdict object (a call or finding that is not an object, fields of the wrong type, a
  * getter that throws) never throws: it is described as rejected, with what could be read. A verdict that
@@ -421,7 +421,8 @@ function verdictFeedback(verdict: Verdict | CallVerdict, tools: ToolSummary[] | 
     const more = rejected.length - MAX_LISTED_CALLS;
     return head + rejected.slice(0, MAX_LISTED_CALLS).map((c) => describeCall(c, tools)).join("\n\n") +
       (more > 0
-        ? `\n\n… and ${more} more rejected ${plural(more, "call")}, not described here; none of them ran.`
+        ? `\n\n\u2026 and ${more} more rejected ${plural(more, "call")}, ` +
+          "not described here; none of them ran."
         : "");
   }
   return describeCall(verdict as CallVerdict, tools);

@@ -16,7 +16,7 @@ export const NAME_KEYS = ["name", "tool_name", "tool", "function", "function_nam
 /** Keys that hold the arguments, in the order they are looked at. */
 export const ARG_KEYS = ["arguments", "parameters", "args", "input"] as const;
 const ID_KEYS = ["id", "tool_call_id", "call_id"] as const;
-/** Keys of an object that wraps the calls instead of being one (`{"tool_calls": […]}`). */
+/** Keys of an object that wraps the calls instead of being one (`{"tool_calls": [...]}`). */
 const WRAPPER_KEYS = ["tool_calls", "tool_call", "function_call"] as const;
 /** Every key a call object may have; a call quoted in prose must have no other. */
 const CALL_KEYS = new Set<string>([...NAME_KEYS, ...ARG_KEYS, ...ID_KEYS, "type", "index"]);
@@ -45,7 +45,7 @@ export interface JsonRun {
 /**
  * Reads the JSON values that start at `start` (which must be `{` or `[`) and follow one another up to `end`:
  * an array's elements, or objects separated by white space, `,` or `;`. A value that does not parse ends the
- * run; a doubled brace (`{{"name": …}}`) is read as the object inside it. Linear in the text read.
+ * run; a doubled brace (`{{"name": ...}}`) is read as the object inside it. Linear in the text read.
  */
 export function readJsonRun(text: string, start: number, end: number): JsonRun {
   if (text[start] === "[") return readArray(text, start, end);
@@ -151,7 +151,7 @@ function hasControl(raw: string): boolean {
 
 /**
  * The object of a run of objects that starts at `pos` and closes at `e` (see {@link readJsonRun}), and where
- * the run reads on from; `error` when it does not parse (the run ends before it). A doubled brace (`{{…}}`)
+ * the run reads on from; `error` when it does not parse (the run ends before it). A doubled brace (`{{...}}`)
  * is the object inside it.
  */
 export function runItem(
@@ -164,7 +164,7 @@ export function runItem(
   return doubledBrace(text, pos, e) ?? { error: parsed.error };
 }
 
-/** `{{…}}`: the object inside the doubled braces, and the index after the closing pair. */
+/** `{{...}}`: the object inside the doubled braces, and the index after the closing pair. */
 function doubledBrace(text: string, pos: number, e: number): { item: Located; next: number } | undefined {
   const q = skipSpace(text, pos + 1);
   if (text[q] !== "{") return undefined;

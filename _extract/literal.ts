@@ -1,7 +1,7 @@
 /**
  * A reader for the literal syntaxes models write arguments in when they do not write JSON: Python literals
  * (`'text'`, `True`, `None`, tuples, dicts), and the custom object notation of Gemma (`{key:<|"|>text<|"|>}`)
- * and FunctionGemma (`{key:<escape>text<escape>}`). Also reads a Python-style call `name(key=value, …)`.
+ * and FunctionGemma (`{key:<escape>text<escape>}`). Also reads a Python-style call `name(key=value, ...)`.
  * Everything is linear in the text read; nesting is bounded.
  *
  * @module
@@ -14,7 +14,7 @@ export interface LiteralSyntax {
   quotes: string;
   /** Tokens that open and close a raw string with no escapes (Gemma `<|"|>`, FunctionGemma `<escape>`). */
   tokens?: readonly string[];
-  /** Object keys may be bare words (`{city: …}`). */
+  /** Object keys may be bare words (`{city: ...}`). */
   bareKeys?: boolean;
   /** A bare word where a value is expected is read as a string (`{unit: celsius}`). */
   bareWords?: boolean;
@@ -119,7 +119,7 @@ export class LiteralReader {
   }
 
   /**
-   * Reads a Python call `name(key=value, …)` with keyword arguments only. `name` is `""` when no call head
+   * Reads a Python call `name(key=value, ...)` with keyword arguments only. `name` is `""` when no call head
    * (`name(`) is there; `error` says why the arguments could not be read.
    */
   call(): { name: string; args: Record<string, unknown> } | { name: string; error: string } {
@@ -152,7 +152,7 @@ export class LiteralReader {
     return { name, error: `${why} at offset ${this.pos}` };
   }
 
-  /** Reads the object notation `{key: value, …}` (keys bare or quoted), or {@link FAIL}. */
+  /** Reads the object notation `{key: value, ...}` (keys bare or quoted), or {@link FAIL}. */
   object(): Record<string, unknown> | typeof FAIL {
     this.space();
     if (this.text[this.pos] !== "{") return FAIL;

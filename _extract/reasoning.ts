@@ -2,9 +2,9 @@
  * Where a message reasons before it answers. A call quoted inside a closed reasoning block is the model
  * thinking about a call, not making one, so the readers skip those blocks.
  *
- * - A block is an opening tag and its closing tag: `<think>…</think>`, `[THINK]…[/THINK]`,
- *   `<|START_THINKING|>…<|END_THINKING|>`, Gemma's `<|channel>…<channel|>`, harmony's analysis messages
- *   (`<|channel|>analysis<|message|>…<|end|>` with no recipient), and the other spellings in `PAIRS`.
+ * - A block is an opening tag and its closing tag: `<think>...</think>`, `[THINK]...[/THINK]`,
+ *   `<|START_THINKING|>...<|END_THINKING|>`, Gemma's `<|channel>...<channel|>`, harmony's analysis messages
+ *   (`<|channel|>analysis<|message|>...<|end|>` with no recipient), and the other spellings in `PAIRS`.
  * - A closing tag with no opening tag before it closes a block that began at the start of the text: the chat
  *   template put the opening tag in the prompt (Qwen3, DeepSeek R1, GLM, Command R7B, Apriel's
  *   `[BEGIN FINAL RESPONSE]`).
@@ -28,7 +28,7 @@ export const PAIRS: readonly (readonly [open: string, close: string])[] = [
   ["[THINK]", "[/THINK]"],
   ["<|START_THINKING|>", "<|END_THINKING|>"],
   ["<|channel>", "<channel|>"],
-  ["◁think▷", "◁/think▷"],
+  ["\u25c1think\u25b7", "\u25c1/think\u25b7"],
   ["<|begin_of_thought|>", "<|end_of_thought|>"],
   ["<|open|>think<|sep|>", "<|close|>think<|sep|>"], // Kimi K3 (XTML)
 ];

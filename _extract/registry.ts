@@ -45,10 +45,10 @@ const DECIDE_WINDOW = 64;
 
 /** The readers, in the order they are tried where their openings coincide. */
 export const READERS: readonly Reader[] = [
-  qwenXml, // <tool_call><function=…  <seed:tool_call>  <function=NAME><parameter=…
-  functionary, // <function=NAME>{…}  >>>NAME\n{…}
-  glm, // <tool_call>NAME<arg_key>…
-  invoke, // <tool_call><invoke …  <minimax:tool_call>  <｜DSML｜function_calls>  <atem:…>  <function_calls><invoke …
+  qwenXml, // <tool_call><function=...  <seed:tool_call>  <function=NAME><parameter=...
+  functionary, // <function=NAME>{...}  >>>NAME\n{...}
+  glm, // <tool_call>NAME<arg_key>...
+  invoke, // <tool_call><invoke ...  <minimax:tool_call>  DeepSeek DSML  <atem:...>  <function_calls><invoke ...
   olmo3, // <function_calls>f(a=1)
   jsonTag({
     name: "hermes",
@@ -117,13 +117,13 @@ export const READERS: readonly Reader[] = [
     strength: "strong",
     draft: draftFromNameKey,
   }),
-  functionTag, // <function name="…">
+  functionTag, // <function name="...">
   llama, // <|python_tag|>
   mistral, // [TOOL_CALLS]
-  deepseek, // <｜tool▁calls▁begin｜>  <｜tool▁call▁begin｜>
+  deepseek, // DeepSeek's section and call tokens (see tokens.ts)
   kimiK2, // <|tool_calls_section_begin|>
   kimiK3, // <|open|>tools<|sep|>
-  harmony, // to=functions.NAME … <|message|>
+  harmony, // to=functions.NAME ... <|message|>
   gemma, // <|tool_call>call:
   functionGemma, // <start_function_call>call:
   lfm2, // <|tool_call_start|>
@@ -146,23 +146,23 @@ export const MARKERS: readonly string[] = [
   "<|tool_call_section_begin|>",
   "<|action_start|><|plugin|>",
   "function call<|role_sep|>",
-  "<｜DSML｜function_calls>",
-  "<｜tool\\_calls\\_begin｜>",
+  "<\uff5cDSML\uff5cfunction_calls>",
+  "<\uff5ctool\\_calls\\_begin\uff5c>",
   "<atem:function_calls>",
   "<start_function_call>",
-  "<｜tool\\_call\\_begin｜>",
+  "<\uff5ctool\\_call\\_begin\uff5c>",
   "<|open|>tools<|sep|>",
-  "<｜tool calls begin｜>",
-  "<｜tool_calls_begin｜>",
-  "<｜tool▁calls▁begin｜>",
+  "<\uff5ctool calls begin\uff5c>",
+  "<\uff5ctool_calls_begin\uff5c>",
+  "<\uff5ctool\u2581calls\u2581begin\uff5c>",
   "<minimax:tool_call>",
   "<|tool_call_begin|>",
   "<|tool_call_start|>",
-  "<｜tool call begin｜>",
-  "<｜tool_call_begin｜>",
-  "<｜tool▁call▁begin｜>",
-  "<｜DSML｜tool_calls>",
-  "<｜GCML｜tool_calls>",
+  "<\uff5ctool call begin\uff5c>",
+  "<\uff5ctool_call_begin\uff5c>",
+  "<\uff5ctool\u2581call\u2581begin\uff5c>",
+  "<\uff5cDSML\uff5ctool_calls>",
+  "<\uff5cGCML\uff5ctool_calls>",
   "<|function_call|>",
   "<function_calls>",
   "<seed:tool_call>",
@@ -173,7 +173,7 @@ export const MARKERS: readonly string[] = [
   "<function_call>",
   "<steptml:invoke",
   "<|python_tag|>",
-  "<｜tool▁calls｜>",
+  "<\uff5ctool\u2581calls\uff5c>",
   "<invoke name=",
   "<|tool_call|>",
   "]<]minimax[>[",

@@ -26,7 +26,7 @@ const AN_OPENING = "[TOOL_CALLS]";
 /**
  * What `bareJson` reads at an answer that opens with JSON (a run of objects; an array, read whole once it
  * closes, else object by object), carried on over the released text as it grows: read again from the answer
- * at every held marker, JSON whose last value had not closed (`{"a": 1}, {"b": "…`, `[{"a": 1}, "…`) was
+ * at every held marker, JSON whose last value had not closed (`{"a": 1}, {"b": "...`, `[{"a": 1}, "...`) was
  * read whole each time. Positions count from the start of the message; the text is handed over as a buffer
  * from `base` on (no position it reads lies before it, see {@link AnswerJson.need}) and a way to slice any
  * released text.

@@ -10,7 +10,7 @@
  * families may share it (`hermes` is Hermes, Qwen 2.5 and every model trained on their `<tool_call>` JSON).
  */
 export type ExtractFormat =
-  /** `<tool_call>{"name", "arguments"}</tool_call>` and the older Hermes tags (`<tools>`, `<JSON>`, …). */
+  /** `<tool_call>{"name", "arguments"}</tool_call>` and the older Hermes tags (`<tools>`, `<JSON>`, ...). */
   | "hermes"
   /** Qwen3-Coder XML: `<function=NAME><parameter=KEY>VALUE</parameter></function>`. */
   | "qwen_xml"
@@ -18,41 +18,41 @@ export type ExtractFormat =
   | "llama_json"
   /** Llama built-in call syntax after `<|python_tag|>`: `NAME.call(key="value")`. */
   | "llama_python"
-  /** Mistral `[TOOL_CALLS]`: a JSON array, `NAME[ARGS]{…}` or `NAME{…}`. */
+  /** Mistral `[TOOL_CALLS]`: a JSON array, `NAME[ARGS]{...}` or `NAME{...}`. */
   | "mistral"
   /** A fenced `json` code block holding a call object or an array of them. */
   | "fenced_json"
   /** A message (after any reasoning) that is a call object or an array of them, with prose after it. */
   | "bare_json"
-  /** A call object quoted in prose (`Sure: {"name": …, "arguments": …}`). */
+  /** A call object quoted in prose (`Sure: {"name": ..., "arguments": ...}`). */
   | "inline_json"
-  /** Granite 3.0 `<|tool_call|>[…]`. */
+  /** Granite 3.0 `<|tool_call|>[...]`. */
   | "granite"
-  /** Granite 20B function-calling `<function_call> {…}`. */
+  /** Granite 20B function-calling `<function_call> {...}`. */
   | "granite_fc"
-  /** GigaChat `<|function_call|>{…}` and `function call<|role_sep|>\n{…}`; 3.5 writes `<｜GCML｜invoke>` XML. */
+  /** GigaChat `<|function_call|>{...}` and `function call<|role_sep|>\n{...}`; 3.5 writes `<\uff5cGCML\uff5cinvoke>` XML. */
   | "gigachat"
-  /** Nemotron `<TOOLCALL>[…]</TOOLCALL>`. */
+  /** Nemotron `<TOOLCALL>[...]</TOOLCALL>`. */
   | "nemotron"
-  /** Jamba, MiniMax-M1 and Apriel `<tool_calls>[…]</tool_calls>` (also objects one per line). */
+  /** Jamba, MiniMax-M1 and Apriel `<tool_calls>[...]</tool_calls>` (also objects one per line). */
   | "tool_calls_tag"
-  /** InternLM2 `<|action_start|><|plugin|>{…}<|action_end|>`. */
+  /** InternLM2 `<|action_start|><|plugin|>{...}<|action_end|>`. */
   | "internlm"
   /** Command R7B `<|START_ACTION|>[{"tool_name", "parameters"}]<|END_ACTION|>`. */
   | "command_r"
-  /** Phi-4-mini and Firefunction `functools[…]`. */
+  /** Phi-4-mini and Firefunction `functools[...]`. */
   | "functools"
-  /** Apertus `<|tools_prefix|>[{"NAME": {…}}]<|tools_suffix|>`. */
+  /** Apertus `<|tools_prefix|>[{"NAME": {...}}]<|tools_suffix|>`. */
   | "apertus"
-  /** DeepSeek V3, R1 and V3.1: `<｜tool▁call▁begin｜>…<｜tool▁sep｜>…`. */
+  /** DeepSeek V3, R1 and V3.1: `<\uff5ctool\u2581call\u2581begin\uff5c>...<\uff5ctool\u2581sep\uff5c>...`. */
   | "deepseek"
-  /** Kimi K2: `functions.NAME:0<|tool_call_argument_begin|>{…}`. */
+  /** Kimi K2: `functions.NAME:0<|tool_call_argument_begin|>{...}`. */
   | "kimi_k2"
-  /** Kimi K3 XTML: `<|open|>call tool="NAME"<|sep|><|open|>argument key="K" type="T"<|sep|>…`. */
+  /** Kimi K3 XTML: `<|open|>call tool="NAME"<|sep|><|open|>argument key="K" type="T"<|sep|>...`. */
   | "kimi_k3"
-  /** Functionary v3.1 `<function=NAME>{…}</function>` and v3.2 `>>>NAME\n{…}`. */
+  /** Functionary v3.1 `<function=NAME>{...}</function>` and v3.2 `>>>NAME\n{...}`. */
   | "functionary"
-  /** gpt-oss harmony: `to=functions.NAME … <|message|>{…}`. */
+  /** gpt-oss harmony: `to=functions.NAME ... <|message|>{...}`. */
   | "harmony"
   /** GLM-4.5/4.6/4.7: `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>`. */
   | "glm"
@@ -60,7 +60,7 @@ export type ExtractFormat =
   | "minimax"
   /** Claude-style XML: `<function_calls><invoke name="NAME"><parameter name="K">V</parameter></invoke>`. */
   | "invoke_xml"
-  /** DeepSeek V3.2 DSML: `<｜DSML｜invoke name="NAME"><｜DSML｜parameter name="K" string="true">…`. */
+  /** DeepSeek V3.2 DSML: `<\uff5cDSML\uff5cinvoke name="NAME"><\uff5cDSML\uff5cparameter name="K" string="true">...`. */
   | "deepseek_dsml"
   /** Step3: `<steptml:invoke name="NAME"><steptml:parameter name="K">V</steptml:parameter>`. */
   | "step3"
@@ -70,7 +70,7 @@ export type ExtractFormat =
   | "seed_oss"
   /** MiniCPM: `<function name="NAME"><param name="K">V</param></function>` (CDATA allowed). */
   | "minicpm"
-  /** Bare Python call lists `[f(a=1), g()]` (Llama 3.2/4 pythonic) and `<|python_start|>[…]`. */
+  /** Bare Python call lists `[f(a=1), g()]` (Llama 3.2/4 pythonic) and `<|python_start|>[...]`. */
   | "pythonic"
   /** LFM2 `<|tool_call_start|>[f(a=1)]<|tool_call_end|>`. */
   | "lfm2"

@@ -2,7 +2,7 @@
  * Types the values that formats write as text (XML parameters, Python literals) by the declared schema of
  * each parameter, and says whether a tool name was declared.
  *
- * Without a declaration, text that is exactly a JSON literal (`42`, `3.5`, `true`, `null`, `{…}`, `[…]`) is
+ * Without a declaration, text that is exactly a JSON literal (`42`, `3.5`, `true`, `null`, `{...}`, `[...]`) is
  * read as that literal and anything else stays the text as written: that is what the XML formats' own
  * templates produce (they write non-string values as JSON), and the validator's `coerce` remains there for
  * the rest. With a declaration, a parameter declared `string` keeps its text (`"5123123"` stays a string).
@@ -296,7 +296,7 @@ function typesOf(
 
 /**
  * The types every branch of an `allOf` that declares types agrees on (Pydantic v1 writes a referenced enum
- * or model as `{"allOf": [{"$ref": …}]}`).
+ * or model as `{"allOf": [{"$ref": ...}]}`).
  */
 function allOfTypes(list: unknown, sub: (s: unknown) => ReadonlySet<JsonType>): Set<JsonType> {
   let common: Set<JsonType> | undefined;

@@ -154,9 +154,9 @@ const loadExchange = lazy(() => import("./exchange.ts"));
  * option of the official clients (`new OpenAI({ fetch })`, `new Anthropic({ fetch })`, `new Ollama({ fetch })`)
  * or call it directly.
  *
- * Requests to `…/chat/completions` (OpenAI and every OpenAI-compatible server: Ollama, llama.cpp, LM Studio,
- * vLLM), `…/responses`, `…/messages` (Anthropic), `…/api/chat` (Ollama), `…:generateContent` and
- * `…:streamGenerateContent` (Gemini, with or without `alt=sse`) and `…/v2/chat` (Cohere) are judged against
+ * Requests to `.../chat/completions` (OpenAI and every OpenAI-compatible server: Ollama, llama.cpp, LM Studio,
+ * vLLM), `.../responses`, `.../messages` (Anthropic), `.../api/chat` (Ollama), `...:generateContent` and
+ * `...:streamGenerateContent` (Gemini, with or without `alt=sse`) and `.../v2/chat` (Cohere) are judged against
  * the tools in the request body; everything else passes through untouched. A JSON response whose calls are all allowed is
  * returned as it came (same body, headers and status); one with a rejected call gets the rewritten body of
  * `gateCompletion` (with `content-length` fixed and an `x-toolguard-blocked` header). A streamed response

@@ -345,7 +345,7 @@ export async function gateWith(
 /**
  * Whether an answer's texts, as the client gets them after a cut, read (with the declared tools, as the
  * judge reads) as more than the `kept` calls: a cut joins the text on either side of the call it removes,
- * and `{"na` before a rejected call and `me": …` after it make a call the judge never read. The stream's
+ * and `{"na` before a rejected call and `me": ...` after it make a call the judge never read. The stream's
  * watch asks the same of its held text.
  */
 function joinsCalls(texts: readonly string[], kept: number, tools: readonly unknown[] | undefined): boolean {
@@ -355,7 +355,7 @@ function joinsCalls(texts: readonly string[], kept: number, tools: readonly unkn
 /**
  * For a turn withheld whole: a cut that removes the calls the judge read from each answer's texts. Read
  * with the declared tools: read without, JSON in prose naming no declared tool (`{"name": "Ada",
- * "arguments": …}`) was cut as a call, where the turn, allowed, keeps it. An answer whose text, cut, joins
+ * "arguments": ...}`) was cut as a call, where the turn, allowed, keeps it. An answer whose text, cut, joins
  * into a call (`joinsCalls`) loses its text. The text beside native calls is not read, and the dialects do
  * not hand it here: it goes as it came, as in a stream and in a body of one answer. A text handed out of the
  * order `looseTexts` lists them (none should be) loses the calls read in it alone, or, where that cut joins

@@ -108,7 +108,7 @@ export function sseParser(): FrameParser<SseEvent> {
 
 /**
  * A line without the U+FEFF (byte order mark) it may start with. The official clients decode each line on
- * its own (openai) or drop a BOM from every line (@anthropic-ai/sdk), so `\uFEFFdata: …` is a data line to
+ * its own (openai) or drop a BOM from every line (@anthropic-ai/sdk), so `\uFEFFdata: ...` is a data line to
  * them and a line of only a BOM ends the frame: the gate reads lines the same way.
  */
 export function withoutBom(line: string): string {

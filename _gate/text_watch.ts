@@ -124,7 +124,7 @@ export class TextWatcher {
   /** Inside the language line of a fence opened in the released text (backticks there open no fence). */
   #languageLine = false;
   /**
-   * Set once the answer began: text outside the reasoning blocks it opens with (`<think>…</think>`) that
+   * Set once the answer began: text outside the reasoning blocks it opens with (`<think>...</think>`) that
    * is not white space. Until then a message may still open with JSON: the extractor reads the answer
    * after such reasoning as it reads a whole message.
    */
@@ -164,7 +164,7 @@ export class TextWatcher {
     }
     const begun = this.#wordMarkerGoesOn(s);
     if (begun !== undefined) {
-      // A word-like marker let out inside a word (`…checkfun`, see `#tailStart`) goes on here (`ctools[`):
+      // A word-like marker let out inside a word (`...checkfun`, see `#tailStart`) goes on here (`ctools[`):
       // the extractor reads it there all the same, so it is held from here, read with the part the client
       // has (as a flushed tail is), and `s` waits while it may still become one.
       if (!begun.whole) {
@@ -325,7 +325,7 @@ export class TextWatcher {
 
   /**
    * Gives up the hold: the held text is prose after all and counts as released. A message held for opening
-   * with JSON that is no call (`{<tool_call>…`, `{"x": 1} <tool_call>…`) is held on from a marker in it, or
+   * with JSON that is no call (`{<tool_call>...`, `{"x": 1} <tool_call>...`) is held on from a marker in it, or
    * what may become one: releasing it all let the marker pass unwatched.
    */
   abandon(): void {
@@ -398,7 +398,7 @@ export class TextWatcher {
       this.#openedJson = true;
       return this.#holdFrom(s, first);
     }
-    // Functionary v3.2 answers `NAME\n{…}` (its `>>>` was in the prompt): hold it; wait while it may become one.
+    // Functionary v3.2 answers `NAME\n{...}` (its `>>>` was in the prompt): hold it; wait while it may become one.
     const rest = first >= 0 ? s.slice(first, first + SHAPE_TAIL_LIMIT + 1) : "";
     if (RECIPIENT_START.test(rest)) return this.#holdFrom(s, first);
     if (rest.length <= SHAPE_TAIL_LIMIT && RECIPIENT_START_TAIL.test(rest)) {
@@ -832,7 +832,7 @@ export class TextCalls {
   /**
    * The held text without the calls for which `cut` is true (a call whose markup began in a tail the client
    * has: its held part goes). Only the calls the judge read, with the declared tools: read again without
-   * them, JSON in prose naming no declared tool (`{"name": "Ada", "arguments": …}`) was cut as a call, where
+   * them, JSON in prose naming no declared tool (`{"name": "Ada", "arguments": ...}`) was cut as a call, where
    * the body gate and the turn allowed keep it.
    */
   #heldWithout(cut: (i: number) => boolean): string {
@@ -866,7 +866,7 @@ export class TextCalls {
   /**
    * Whether the client's text, once `rest` follows what it has, reads as more than `kept` calls past what
    * it has: a cut joins the text on either side of the call it removes, and `{"na` before a rejected call
-   * and `me": …` after it make one the judge never read.
+   * and `me": ...` after it make one the judge never read.
    */
   #joinsCalls(rest: string, kept: number): boolean {
     const sent = this.#watcher.visible;

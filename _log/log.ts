@@ -447,14 +447,14 @@ function mcpRecord(event: McpEvent, options: JsonlLogOptions, at: Date): Record<
 }
 
 /**
- * The sentence with the items' JSON replaced by `[…]`: the model read the items, the log must not keep
+ * The sentence with the items' JSON replaced by `[...]`: the model read the items, the log must not keep
  * them unless asked. Finds exactly the JSON `describe` quoted (the first k items); if the sentence does not
  * have that shape, keeps only the count.
  */
 function withoutItems(sentence: string, result: ToolResult): string {
   if (!Array.isArray(result.items) || result.items.length === 0) return sentence;
   const head = `Tool returned ${result.items.length} item(s): [`;
-  if (!sentence.startsWith(head)) return `${head}…]`;
+  if (!sentence.startsWith(head)) return `${head}\u2026]`;
   let end = -1; // index of the closing bracket after the longest matching run of whole items
   let at = head.length;
   if (sentence[at] === "]") end = at;
@@ -471,7 +471,7 @@ function withoutItems(sentence: string, result: ToolResult): string {
     at += chunk.length;
     if (sentence[at] === "]" && (at + 1 === sentence.length || sentence.startsWith(". ", at + 1))) end = at;
   }
-  return end < 0 ? `${head}…]` : `${head}…${sentence.slice(end)}`;
+  return end < 0 ? `${head}\u2026]` : `${head}\u2026${sentence.slice(end)}`;
 }
 
 /**
@@ -493,7 +493,7 @@ function withoutValues(call: CallVerdict): CallVerdict {
     findings: findings.map(({ received, ...f }) => {
       if (typeof f.message !== "string") return f;
       const message = typeof received === "string" && received !== ""
-        ? f.message.replaceAll(JSON.stringify(received), '"…"')
+        ? f.message.replaceAll(JSON.stringify(received), '"\u2026"')
         : f.message;
       return names.size === 0
         ? { ...f, message }
@@ -583,7 +583,7 @@ function fitLine(record: Record<string, unknown>, max: number): string {
       // multi-byte characters cost more); the loop corrects a guess that was too small.
       const perUnit = utf8Length(jsonText(value)) / value.length;
       const keep = Math.max(0, Math.floor(value.length - (over + 4) / perUnit) - 1);
-      record[field] = keep > 0 ? cutUnits(value, keep) + "…" : "";
+      record[field] = keep > 0 ? cutUnits(value, keep) + "\u2026" : "";
       mark(field);
       line = lineText(record);
     }

@@ -124,7 +124,7 @@ svg{display:block;max-width:100%;height:auto}svg text{font:11px system-ui,sans-s
 <body>
 <h1>${esc(title)}</h1>
 ${options.source ? `<p class="meta">${esc(options.source)}</p>` : ""}
-<p class="meta">${summary.map(esc).join(" · ")}</p>
+<p class="meta">${summary.map(esc).join(" \u00b7 ")}</p>
 <p class="legend">${OUTCOME_KINDS.map((k) => `<span>${swatch(k)}${k}</span>`).join("")}</p>
 <h2>Outcome kinds per tool</h2>
 ${toolChart(report.byTool)}
@@ -285,7 +285,7 @@ function swatch(k: OutcomeKind): string {
 }
 
 function clip(s: string, n: number): string {
-  return s.length > n ? s.slice(0, n - 1) + "…" : s;
+  return s.length > n ? s.slice(0, n - 1) + "\u2026" : s;
 }
 
 function f(n: number): string {

@@ -78,7 +78,7 @@ export interface StatsOptions {
 
 /** One row of the tool-run table. */
 export interface RunGroup {
-  /** The group key (tool name, kind, `YYYY-MM-DD` or model; a name past 256 units is cut, with "…"). */
+  /** The group key (tool name, kind, `YYYY-MM-DD` or model; a name past 256 units is cut, with "..."). */
   key: string;
   /** Tool runs in this group. */
   runs: number;
@@ -182,7 +182,7 @@ export interface StatsAggregator {
 const OTHER = "(other)";
 /** How every line jsonlLog writes starts. */
 const LINE_START = '{"ts":"';
-/** Longest tool name, model label or finding code kept, in UTF-16 units; longer ones are cut (with "…"). */
+/** Longest tool name, model label or finding code kept, in UTF-16 units; longer ones are cut (with "..."). */
 const MAX_LABEL = 256;
 const MAX_MALFORMED_REPORTED = 10;
 
@@ -647,7 +647,7 @@ const loadReader = lazy(() => import("./stats_read.ts"));
  * number of groups, not by how long the log's names are (a hostile log could hold megabyte-long ones).
  */
 function label(name: string): string {
-  return name.length <= MAX_LABEL ? name : cutUnits(name, MAX_LABEL) + "…";
+  return name.length <= MAX_LABEL ? name : cutUnits(name, MAX_LABEL) + "\u2026";
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ const [QUOTE, BACKSLASH, COMMA, COLON] = [0x22, 0x5c, 0x2c, 0x3a];
 const [OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET] = [0x7b, 0x7d, 0x5b, 0x5d];
 /**
  * How many bytes of a batch member's key are kept at most: `"method"` with each letter escaped
- * (`\u006d…`), the longest way to write a key the scanner reads. A longer key is neither.
+ * (`\u006d...`), the longest way to write a key the scanner reads. A longer key is neither.
  */
 const MAX_KEY_BYTES = 36;
 

@@ -185,7 +185,7 @@ export function roundedMatch(
 
 /**
  * True when `text`, a number's JSON, is written as an integer (no fraction, no exponent): only such text is
- * kept as a {@linkcode BigId}. Every parser reads `1.5e19` or `…891.0` as a double, so a peer echoes it in
+ * kept as a {@linkcode BigId}. Every parser reads `1.5e19` or `...891.0` as a double, so a peer echoes it in
  * some other form (`15000000000000000000`, `1.5e+19`): keyed by its text, its answer was a stray.
  */
 function writtenAsInteger(text: string): boolean {
@@ -446,7 +446,7 @@ function leadingMembers(text: string): ShownMembers {
  * a quote is a string's own when an even number of backslashes comes before it, so a string is read back to
  * its opening quote without knowing where the text began; but where `text` begins inside a string, an
  * escaped quote whose backslashes were cut off looks like an opening one, so a key counts only when a `,` or
- * the `{` comes before it (`…\"id":5}` is not an id).
+ * the `{` comes before it (`...\"id":5}` is not an id).
  */
 function trailingMembers(text: string): ShownMembers {
   const shown: ShownMembers = { method: false };
@@ -504,7 +504,7 @@ function stringBefore(text: string, end: number): string | undefined {
 
 /**
  * The id of a message too long (or too broken) to parse, read from its first and last bytes: the members
- * whose values are scalars at its end (the MCP SDK writes `{"result":…,"jsonrpc":"2.0","id":7}`) or, failing
+ * whose values are scalars at its end (the MCP SDK writes `{"result":...,"jsonrpc":"2.0","id":7}`) or, failing
  * that, at its start (serialisers put `jsonrpc` and `id` first); of a batch, its first message's or its
  * last's. Keys are read as JSON reads them (`"\u0069d"` is `id`; of two ids, the last). Undefined when
  * neither end shows one (a nested `"id"` is never taken for the message's). It is a request when the end
@@ -621,14 +621,14 @@ export function errorResponse(id: JsonRpcId, code: number, message: string): Jso
 }
 
 const RESULT_FIRST = encoder.encode('{"result":');
-/** A JSON-RPC id as the last member of a message (`…,"id":7}`), as the MCP SDK writes its answers. */
+/** A JSON-RPC id as the last member of a message (`...,"id":7}`), as the MCP SDK writes its answers. */
 const ID_AT_END = /[,{]\s*"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")\s*\}\s*$/;
-/** `"jsonrpc":"2.0","id":…,"result":` at the start of a line. */
+/** `"jsonrpc":"2.0","id":...,"result":` at the start of a line. */
 const ID_THEN_RESULT = /^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"result":/;
 
 /**
  * The id of a successful answer, read from the line's ends without parsing it: for the shapes the MCP SDKs
- * write (`{"result":…,"jsonrpc":"2.0","id":7}`, or `{"jsonrpc":"2.0","id":7,"result":…}`). Undefined for
+ * write (`{"result":...,"jsonrpc":"2.0","id":7}`, or `{"jsonrpc":"2.0","id":7,"result":...}`). Undefined for
  * any other line, which must then be parsed.
  */
 export function quickAnswerId(bytes: Uint8Array): JsonRpcId | undefined {

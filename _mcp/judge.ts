@@ -246,8 +246,8 @@ const FOLDS = /[A-Z\u0080-\uffff]/;
  * The first object within `value` (a `tools/call`'s params) holding two keys equal but for case, with the
  * JSON Pointer of the second (`base` before it), or undefined. A server's parser may match names so
  * (cJSON's `cJSON_GetObjectItem`: ASCII case; Go's `encoding/json` into a struct: Unicode simple folding, so
- * "ſ" is "s" and the Kelvin sign "k") and take the value the guard did not check, while `JSON.parse` keeps
- * both. Keys are folded by upper then lower case, which covers both (and joins a few more, such as "ß" and
+ * "\u017f" is "s" and the Kelvin sign "k") and take the value the guard did not check, while `JSON.parse` keeps
+ * both. Keys are folded by upper then lower case, which covers both (and joins a few more, such as "\u00df" and
  * "ss": refusing those costs nothing real). Iterative; only objects of two keys or more are folded.
  *
  * @example
@@ -865,7 +865,7 @@ interface SecretPattern {
 
 /**
  * Credential formats with a fixed prefix or frame (their issuers document them, scanners use them). Bounded
- * by letters and digits only, not `\b`: a key glued to a name (`id_AKIA…`, `key-ghp_…`) is still that key.
+ * by letters and digits only, not `\b`: a key glued to a name (`id_AKIA...`, `key-ghp_...`) is still that key.
  */
 const PATTERNS: readonly SecretPattern[] = [
   {
@@ -881,7 +881,7 @@ const PATTERNS: readonly SecretPattern[] = [
   { kind: "Slack token", re: /(?<![A-Za-z0-9])xox[abposr]-[0-9A-Za-z]{6,}-[0-9A-Za-z-]{6,}(?![A-Za-z0-9])/ },
   {
     kind: "OpenAI API key",
-    // Bounded runs: unbounded ones backtracked from every later start (1 MB of "sk-sk-…" took minutes).
+    // Bounded runs: unbounded ones backtracked from every later start (1 MB of "sk-sk-..." took minutes).
     re:
       /(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,200}T3BlbkFJ[A-Za-z0-9_-]{16,200}(?![A-Za-z0-9])/,
   },

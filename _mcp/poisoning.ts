@@ -28,7 +28,7 @@ export type DescriptionCategory =
   | "secret_passing"
   /** An instruction to hide something from the user. */
   | "concealment"
-  /** A tag block addressed to the model (`<IMPORTANT>…</IMPORTANT>`). */
+  /** A tag block addressed to the model (`<IMPORTANT>...</IMPORTANT>`). */
   | "hidden_block"
   /** An order about other tools, or a tool this server does not declare (shadowing). */
   | "shadowing";
@@ -146,7 +146,7 @@ export interface DescriptionCheckOptions {
 
 /**
  * A prohibition just before a rule's verb ("Do not include any API keys in your query"): the opposite of
- * an order, unless it is one in disguise ("do not forget to read …").
+ * an order, unless it is one in disguise ("do not forget to read ...").
  */
 const PROHIBITED_BEFORE =
   /\b(?:do not|don't|never|must not|mustn't|should not|shouldn't|cannot|can't|avoid)\s+(?:(?:ever|to|try|attempt)\s+)?$/i;
@@ -176,11 +176,11 @@ function callsOwnTool(text: string, finding: ScanFinding, declared: ReadonlySet<
 
 /**
  * Scanner rules that do not apply to descriptions: a description addresses the model by nature ("Claude:
- * …" in an example dialogue is not data speaking to the model out of turn).
+ * ..." in an example dialogue is not data speaking to the model out of turn).
  */
 const NOT_FOR_DESCRIPTIONS: ReadonlySet<string> = new Set(["override.addresses_ai"]);
 
-/** Spans naming tools the server does not declare: well-known tools, or any name after "call/use … tool". */
+/** Spans naming tools the server does not declare: well-known tools, or any name after "call/use ... tool". */
 function shadowing(text: string, declared: ReadonlySet<string>): DescriptionFinding[] {
   const out: DescriptionFinding[] = [];
   for (const m of text.matchAll(NAME_LIKE)) {
@@ -327,7 +327,7 @@ function hiddenInTitle(text: string): string | null {
 const TAG_FLAGS = new RegExp(`\\uD83C\\uDFF4${FLAG_TAGS}`, "g");
 
 /**
- * Rules anchored on an imperative ("read …", "trigger the … tool", "export my …"): at a title's first word
+ * Rules anchored on an imperative ("read ...", "trigger the ... tool", "export my ..."): at a title's first word
  * the imperative is the label naming its tool's action ("Read Secret", "Trigger Long Running Operation
  * Tool"), not an order to the model.
  */
@@ -338,18 +338,18 @@ const LABEL_VERB_RULES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * What may stand before a label's first word: space, emoji and other symbols ("🔑 Read Secret"), a number
+ * What may stand before a label's first word: space, emoji and other symbols ("\u{1f511} Read Secret"), a number
  * ("1. "), a tag in brackets ("[Vault] ", "(beta) "), a namespace of up to four words before a colon, dash or
- * bar ("Vault: ", "Google Cloud – "). Read from the title's first 80 characters only.
+ * bar ("Vault: ", "Google Cloud - "). Read from the title's first 80 characters only.
  */
 const labelPrefix: () => RegExp = lazy(() =>
-  /^(?:\[[^\]\n]{1,40}\]|\([^)\n]{1,40}\)|\p{N}{1,3}[.)](?=\s)|(?:[\p{L}\p{N}_.]{1,24} ?){1,4}(?:[:|]| [-–—])(?=\s)|\s+|[^\p{L}\p{N}\s[(]+)*/u
+  /^(?:\[[^\]\n]{1,40}\]|\([^)\n]{1,40}\)|\p{N}{1,3}[.)](?=\s)|(?:[\p{L}\p{N}_.]{1,24} ?){1,4}(?:[:|]| [-\u2013\u2014])(?=\s)|\s+|[^\p{L}\p{N}\s[(]+)*/u
 );
 
 /** A path or a key file in a match: "Read ~/.ssh/id_rsa" is no label, wherever it stands. */
 const PATH_LIKE = /[~/\\%$]|\.[a-z]|id_rsa|id_ed25519/i;
 
-/** A title that says where to put something ("… and include it in the city parameter") is no label. */
+/** A title that says where to put something ("... and include it in the city parameter") is no label. */
 const INTO_PARAMETER =
   /\b(?:in|into|as|to|inside) (?:the |a )?['"`]?\w+['"`]? ?(?:parameter|argument|field|param)\b/i;
 

@@ -283,8 +283,8 @@ const MEMBERS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]
 
 /**
  * The first member of the client's message `m` that is a JSON-RPC member but for case (`Method`, `PARAMS`,
- * `ID`, `paramſ`), or undefined. `JSON.parse` keeps it beside the member the guard judged (or in its place),
- * while a parser that ignores case (Go's `encoding/json` into a struct, which also folds `ſ` and the Kelvin
+ * `ID`, `param\u017f`), or undefined. `JSON.parse` keeps it beside the member the guard judged (or in its place),
+ * while a parser that ignores case (Go's `encoding/json` into a struct, which also folds `\u017f` and the Kelvin
  * sign; cJSON's `cJSON_GetObjectItem`) may read it for that member: `{"method":"ping","Method":"tools/call"}`
  * ran a call no one judged. Writing anew cannot help (both stay), so such a message is refused. Folded as
  * `foldCase` folds; only members not spelled right are folded at all.

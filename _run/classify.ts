@@ -128,7 +128,7 @@ const STDOUT_TAIL_BYTES = 2048;
 
 /**
  * Why a tool that failed says it failed: the last lines of stderr, or of stdout when stderr is empty (many
- * linters and test runners report there), as `; stderr: …` / `; stdout: …`, or "" when both are empty.
+ * linters and test runners report there), as `; stderr: ...` / `; stdout: ...`, or "" when both are empty.
  */
 function outputSummary(stderr: string, stdout: Uint8Array | string, encoding: string): string {
   const err = lastLines(stderr);

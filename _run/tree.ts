@@ -119,7 +119,7 @@ export function treeMarkersWork(): boolean {
 // A random part makes the names of different hosts distinct (pid namespaces repeat pids), so a nested guard
 // adds its marker beside ours; the counter makes each child's value distinct. One name per host, not one per
 // child: every environment built for a child then has the same keys, which JavaScriptCore and V8 copy along
-// a known shape (a fresh key per child made a new one each time: about 20 µs per spawn on Bun).
+// a known shape (a fresh key per child made a new one each time: about 20 us per spawn on Bun).
 let hostName: string | undefined;
 let count = 0;
 
@@ -267,7 +267,7 @@ export interface TreeLook {
  * not among them, so when none of them is busy any more the whole of `/proc` is read again before the tree
  * is called asleep or stopped: a parent that now waits for a busy child must not read as a daemon. The open
  * files (theirs and ours) are read only when one of them is busy or stopped; ours through `ours`, which a
- * caller that looks again may keep (reading them costs 20-35 µs a descriptor under Deno).
+ * caller that looks again may keep (reading them costs 20-35 us a descriptor under Deno).
  *
  * @param marker The child's marker.
  * @param options The pids of the last look, our ends, and how many of the tool's pipes are still open.

@@ -61,7 +61,7 @@ const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
  *   with the same extension rules.
  * - `.exe`, `.com` and any other extension: the full path, with `args` passed as ordinary arguments.
  * - `.cmd`/`.bat` (any letter case): `cmd.exe /d /e:ON /v:OFF /s /c ""script" args"` with `rawArguments`,
- *   each argument quoted so cmd.exe reads it as text — or `{ ok: false }` when an argument cannot be
+ *   each argument quoted so cmd.exe reads it as text - or `{ ok: false }` when an argument cannot be
  *   passed that way (see the module doc).
  * - Nothing found: `{ ok: false }` naming what was searched.
  *

@@ -22,9 +22,9 @@ import type { CallDraft, Scan } from "../scan.ts";
 import type { ExtractFormat } from "../types.ts";
 
 /*
- * JSON behind a tag: `<tool_call>{…}</tool_call>` (Hermes, Qwen 2.5), `<|tool_call|>[…]` (Granite),
- * `<TOOLCALL>[…]</TOOLCALL>` (Nemotron), `<tool_calls>[…]</tool_calls>` (Jamba, MiniMax-M1, Apriel),
- * `functools[…]` (Phi-4, Firefunction) and the rest of the table in `registry.ts`. One grammar: an opening
+ * JSON behind a tag: `<tool_call>{...}</tool_call>` (Hermes, Qwen 2.5), `<|tool_call|>[...]` (Granite),
+ * `<TOOLCALL>[...]</TOOLCALL>` (Nemotron), `<tool_calls>[...]</tool_calls>` (Jamba, MiniMax-M1, Apriel),
+ * `functools[...]` (Phi-4, Firefunction) and the rest of the table in `registry.ts`. One grammar: an opening
  * tag, then a JSON call object, an array of them, or several objects in a row, then an optional closing tag.
  */
 
@@ -45,7 +45,7 @@ export interface JsonTagSpec {
   strength: "strong" | "soft";
   /** The format always writes its closing tag: a call in a block without one is flagged. */
   flagUnclosed?: boolean;
-  /** How one JSON value becomes a call (Apertus writes `{"NAME": {…}}`). */
+  /** How one JSON value becomes a call (Apertus writes `{"NAME": {...}}`). */
   draft?: (value: unknown) => CallDraft;
 }
 
@@ -70,7 +70,7 @@ function readJsonTag(scan: Scan, at: number, opening: string, spec: JsonTagSpec)
     return -1;
   }
   if (text[p] !== "{" && text[p] !== "[") {
-    // Prose that mentions the tag, or other markup inside it (`<tool_call><function=f>{…}`) for its reader.
+    // Prose that mentions the tag, or other markup inside it (`<tool_call><function=f>{...}`) for its reader.
     if (spec.strength === "soft" || !body.closed || text[p] === "<") return -1;
     scan.unreadable(spec.format, at, `the text after ${opening} is not JSON`);
     return body.blockEnd;
@@ -92,7 +92,7 @@ function readJsonTag(scan: Scan, at: number, opening: string, spec: JsonTagSpec)
     draft: spec.draft,
   });
   if (n === 0 && spec.strength === "soft") return -1;
-  // Granite 3.1 writes `<tool_call>[…]` with no closing tag by design; a lone object is a cut-off block.
+  // Granite 3.1 writes `<tool_call>[...]` with no closing tag by design; a lone object is a cut-off block.
   if (!body.closed && spec.flagUnclosed && text[p] !== "[") {
     for (const c of scan.calls.slice(before)) c.error ??= `the ${opening} block is not closed`;
   }
@@ -133,7 +133,7 @@ function unreadableRun(
 /*
  * JSON where the answer begins, with no marker: Llama 3 JSON (`{"name", "parameters"}`, several separated by
  * `;`, with prose after them), a JSON array of calls (xLAM, `tool_choice: required` outputs), the generic
- * `{"tool_calls": […]}` wrapper. A message that opens with JSON that is not a call is a JSON answer: nothing
+ * `{"tool_calls": [...]}` wrapper. A message that opens with JSON that is not a call is a JSON answer: nothing
  * later in it is taken for a call quoted in prose.
  */
 
@@ -170,7 +170,7 @@ function leadingCalls<T extends { value: unknown }>(items: readonly T[]): T[] {
   return out;
 }
 
-/** A call object quoted in prose: `Sure: {"name": "f", "arguments": {…}}`. Only call keys are allowed. */
+/** A call object quoted in prose: `Sure: {"name": "f", "arguments": {...}}`. Only call keys are allowed. */
 export const inlineJson: Reader = {
   name: "inline_json",
   markers: [],
@@ -256,8 +256,8 @@ export const fence: Reader = {
 
 /*
  * Mistral `[TOOL_CALLS]`: a JSON array of calls (Mistral 7B v0.3, Nemo; optionally closed by `[/TOOL_CALLS]`),
- * `NAME[ARGS]{…}` with an optional `[CALL_ID]id` (tokenizer v11+: Ministral, Devstral, Magistral) or
- * `NAME{…}` (v11 without the `[ARGS]` token). Junk between the marker and the JSON is skipped, as vLLM does.
+ * `NAME[ARGS]{...}` with an optional `[CALL_ID]id` (tokenizer v11+: Ministral, Devstral, Magistral) or
+ * `NAME{...}` (v11 without the `[ARGS]` token). Junk between the marker and the JSON is skipped, as vLLM does.
  */
 
 const MISTRAL_TAG = "[TOOL_CALLS]";
@@ -305,7 +305,7 @@ function readJsonForm(scan: Scan, at: number, pos: number, limit: number): numbe
   return addJsonCalls(scan, run.items, { format: "mistral", block }) > 0 ? run.next : -1;
 }
 
-/** `NAME[CALL_ID]id[ARGS]{…}`, `NAME[ARGS]{…}` or `NAME{…}`, possibly several in a row. */
+/** `NAME[CALL_ID]id[ARGS]{...}`, `NAME[ARGS]{...}` or `NAME{...}`, possibly several in a row. */
 function readNamedForm(scan: Scan, at: number, pos: number, limit: number): number {
   const text = scan.text;
   const block = { start: at, end: pos };
@@ -360,7 +360,7 @@ function readAfterJunk(scan: Scan, at: number, pos: number, limit: number): numb
 
 /*
  * Llama 3.1+ after `<|python_tag|>`: JSON calls (`{"name", "parameters"}`, several separated by `;`) and the
- * built-in call syntax `brave_search.call(query="…")`, up to `<|eom_id|>` or `<|eot_id|>`. Any other text there is
+ * built-in call syntax `brave_search.call(query="...")`, up to `<|eom_id|>` or `<|eot_id|>`. Any other text there is
  * raw code: a call to the declared `python` (or `ipython`) tool when there is one, else a finding.
  */
 
@@ -421,14 +421,14 @@ export const llama: Reader = {
   },
 };
 
-/** `name.call(key=value, …)` at `pos`: adds the call and returns its end, or `-1` when no call head is there. */
+/** `name.call(key=value, ...)` at `pos`: adds the call and returns its end, or `-1` when no call head is there. */
 function readBuiltin(scan: Scan, pos: number, limit: number, block: { start: number; end: number }): number {
   const reader = new LiteralReader(scan.text, pos, limit, PYTHON);
   const call = reader.call();
   if (call.name === "") return -1;
   const name = call.name.endsWith(".call") ? call.name.slice(0, -".call".length) : call.name;
   if ("error" in call) {
-    if (scan.typer.codeTool()) return -1; // not NAME.call(…): code for the declared python tool
+    if (scan.typer.codeTool()) return -1; // not NAME.call(...): code for the declared python tool
     const raw = scan.text.slice(pos, limit);
     scan.add({ name, arguments: raw, error: call.error }, "llama_python", pos, limit, block);
     return limit;
@@ -444,15 +444,15 @@ function readBuiltin(scan: Scan, pos: number, limit: number, block: { start: num
 }
 
 /*
- * Functionary. v3.1 (Llama 3.1 based): `<function=NAME>{…}</function>`, told apart from Qwen3-Coder XML by
- * the JSON right after the tag. v3.2: `>>>NAME\n{…}` per call, where the chat template's generation prompt
- * supplies the first `>>>`, so the answer may also open with `NAME\n{…}`; the recipient `all` means prose.
+ * Functionary. v3.1 (Llama 3.1 based): `<function=NAME>{...}</function>`, told apart from Qwen3-Coder XML by
+ * the JSON right after the tag. v3.2: `>>>NAME\n{...}` per call, where the chat template's generation prompt
+ * supplies the first `>>>`, so the answer may also open with `NAME\n{...}`; the recipient `all` means prose.
  */
 
 const HEADER = /<function=([^>\n]{1,128})>/y;
 const RECIPIENT = /([A-Za-z_][\w.-]{0,127})[ \t]*\r?\n/y;
 
-/** Functionary `<function=NAME>{…}</function>` and `>>>NAME\n{…}`. */
+/** Functionary `<function=NAME>{...}</function>` and `>>>NAME\n{...}`. */
 export const functionary: Reader = {
   name: "functionary",
   markers: ["<function=", ">>>"],
@@ -468,7 +468,7 @@ export const functionary: Reader = {
     if (!call) return -1;
     const block = { start: at, end: call.end };
     widen(text, block, "", "</function>");
-    widen(text, block, "<tool_call>", "</tool_call>"); // old Hermes 2 Pro: <tool_call><function=f>{…}
+    widen(text, block, "<tool_call>", "</tool_call>"); // old Hermes 2 Pro: <tool_call><function=f>{...}
     const draft = draftFromValue({ name: head[1].trim(), arguments: call.value });
     scan.add(draft, "functionary", p, call.end, block);
     return block.end;
@@ -494,13 +494,13 @@ function readRawPython(scan: Scan, at: number, p: number): number {
   return end;
 }
 
-/** Functionary v3.2 when the answer opens with `NAME\n{…}` (the `>>>` was in the prompt). */
+/** Functionary v3.2 when the answer opens with `NAME\n{...}` (the `>>>` was in the prompt). */
 export const functionaryStart: AnchoredReader = {
   name: "functionary_start",
   read: (scan, at) => readRecipient(scan, at, at, { weak: true }),
 };
 
-/** `NAME\n{…}` from `from` (just after `>>>`, or the answer's start); `all` (prose) and other bodies decline. */
+/** `NAME\n{...}` from `from` (just after `>>>`, or the answer's start); `all` (prose) and other bodies decline. */
 function readRecipient(scan: Scan, at: number, from: number, options: { weak: boolean }): number {
   const text = scan.text;
   RECIPIENT.lastIndex = from;
@@ -520,7 +520,7 @@ function readRecipient(scan: Scan, at: number, from: number, options: { weak: bo
   }
   if (text[p] !== "{") return name === "python" && !options.weak ? readRawPython(scan, at, p) : -1;
   const call = readFirstValue(scan, p, p, ">>>");
-  // A call object after a word line is a JSON call with a stray label (`json\n{"name": …}`), not v3.2.
+  // A call object after a word line is a JSON call with a stray label (`json\n{"name": ...}`), not v3.2.
   if (!call || isCallShaped(call.value)) return -1;
   const draft = draftFromValue({ name, arguments: call.value });
   return scan.add(draft, "functionary", p, call.end, { start: at, end: call.end }, options) ? call.end : -1;

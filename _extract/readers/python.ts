@@ -1,6 +1,6 @@
 /**
  * Readers of calls written as code: Python call lists (Llama 3.2 and 4, LFM2, OLMo 3) and the Gemma
- * `call:NAME{…}` notations.
+ * `call:NAME{...}` notations.
  *
  * @module
  */
@@ -166,7 +166,7 @@ function pythonTag(spec: PythonTagSpec): Reader {
   };
 }
 
-/** Llama 4 `<|python_start|>[…]<|python_end|>`. */
+/** Llama 4 `<|python_start|>[...]<|python_end|>`. */
 export const llama4Pythonic: Reader = pythonTag({
   name: "llama4_pythonic",
   format: "pythonic",
@@ -175,7 +175,7 @@ export const llama4Pythonic: Reader = pythonTag({
   brackets: "optional",
 });
 
-/** LFM2 `<|tool_call_start|>[…]<|tool_call_end|>`. */
+/** LFM2 `<|tool_call_start|>[...]<|tool_call_end|>`. */
 export const lfm2: Reader = pythonTag({
   name: "lfm2",
   format: "lfm2",
@@ -196,8 +196,8 @@ export const olmo3: Reader = pythonTag({
 });
 
 /*
- * Gemma 4 `<|tool_call>call:NAME{key:value,…}<tool_call|>` and FunctionGemma
- * `<start_function_call>call:NAME{key:value,…}<end_function_call>`: bare keys, strings between `<|"|>`
+ * Gemma 4 `<|tool_call>call:NAME{key:value,...}<tool_call|>` and FunctionGemma
+ * `<start_function_call>call:NAME{key:value,...}<end_function_call>`: bare keys, strings between `<|"|>`
  * (Gemma 4) or `<escape>` (FunctionGemma) tokens, JSON numbers and literals, nested objects and lists.
  */
 

@@ -23,25 +23,27 @@ import type { ExtractFormat } from "../types.ts";
 import { readInvoke } from "./xml.ts";
 
 /*
- * DeepSeek's section tokens, in the spellings models write them (`▁`, `_` or a space between the words):
+ * DeepSeek's section tokens, in the spellings models write them (U+2581 "lower one eighth block", `_` or a space
+ * between the words). Below, `|` stands for the fullwidth bar U+FF5C and `~` for U+2581 (the sources are ASCII):
  *
  * ```
- * <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
+ * <|tool~calls~begin|><|tool~call~begin|>function<|tool~sep|>NAME
  * ```json
- * {…}
- * ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>                       V3, R1 (type, separator, name, fenced JSON)
+ * {...}
+ * ```<|tool~call~end|><|tool~calls~end|>                       V3, R1 (type, separator, name, fenced JSON)
  *
- * <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>             V3.1 (name, separator, JSON)
+ * <|tool~call~begin|>NAME<|tool~sep|>{...}<|tool~call~end|>             V3.1 (name, separator, JSON)
  * ```
  *
  * Step3 writes the same section tokens around `<steptml:invoke>` elements (read as the `invoke` elements in `xml.ts`).
  */
 
-const GAP = ["▁", "_", " ", "\\_"];
-const spell = (words: string[]) => GAP.map((g) => `<｜${words.join(g)}｜>`);
-const SECTION_OPEN = [...spell(["tool", "calls", "begin"]), "<｜tool▁calls｜>"];
+const GAP = ["\u2581", "_", " ", "\\_"];
+const spell = (words: string[]) => GAP.map((g) => `<\uff5c${words.join(g)}\uff5c>`);
+const SECTION_OPEN = [...spell(["tool", "calls", "begin"]), "<\uff5ctool\u2581calls\uff5c>"];
 const CALL_OPEN = spell(["tool", "call", "begin"]);
-const TOKEN = /<｜tool(?:[▁_ ]|\\_)(calls?)(?:(?:[▁_ ]|\\_)(begin|end))?｜>|<｜tool(?:[▁_ ]|\\_)sep｜>/g;
+const TOKEN =
+  /<\uff5ctool(?:[\u2581_ ]|\\_)(calls?)(?:(?:[\u2581_ ]|\\_)(begin|end))?\uff5c>|<\uff5ctool(?:[\u2581_ ]|\\_)sep\uff5c>/g;
 
 /** DeepSeek V3/R1/V3.1 and Step3 calls. */
 export const deepseek: Reader = {
@@ -133,13 +135,13 @@ function readCall(
   if (!sep) return undefined;
   const afterSep = skipSpace(text, sep.end);
   if (text[afterSep] === "{") {
-    // V3.1: NAME<｜tool▁sep｜>{…}
+    // V3.1: NAME<|tool~sep|>{...} (written as in the note at the top)
     const args = jsonAt(scan, afterSep, limit);
     const name = text.slice(from, sep.at).trim();
     return args &&
       { draft: draftFromValue({ name, arguments: args.value }), end: args.end, format: "deepseek" };
   }
-  // V3 / R1: TYPE<｜tool▁sep｜>NAME\n```json\n{…}\n```
+  // V3 / R1: TYPE<|tool~sep|>NAME\n```json\n{...}\n```
   const nl = text.indexOf("\n", sep.end);
   const nameEnd = nl >= 0 && nl < limit ? nl : limit;
   const name = text.slice(sep.end, nameEnd).trim();
@@ -171,7 +173,7 @@ function jsonAt(scan: Scan, p: number, limit: number): { value: unknown; end: nu
  * Kimi. K2:
  *
  * ```
- * <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{…}<|tool_call_end|>…<|tool_calls_section_end|>
+ * <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}<|tool_call_end|>...<|tool_calls_section_end|>
  * ```
  *
  * The call id is `functions.NAME:0`; the name is the part between. K3 (XTML) writes a `tools` channel:
@@ -346,7 +348,7 @@ function attributes(s: string): Record<string, string> {
  * gpt-oss harmony: a message whose header names a recipient is a call to it.
  *
  * ```
- * <|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>
+ * <|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>
  * ```
  *
  * The recipient may stand before or after the channel (`to=functions.NAME<|channel|>analysis`), the
@@ -443,7 +445,7 @@ function openedHeader(scan: Scan, at: number): Header | undefined {
   return r ? { start: at, recipient: r[1], bodyStart: msg + "<|message|>".length } : undefined;
 }
 
-/** A header whose opening the prompt supplied: ` to=NAME…<|message|>` at `at`. */
+/** A header whose opening the prompt supplied: ` to=NAME...<|message|>` at `at`. */
 function bareHeader(scan: Scan, at: number): Header | undefined {
   const text = scan.text;
   if (at > 0 && !isSpace(text, at - 1)) return undefined;

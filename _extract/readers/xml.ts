@@ -79,7 +79,7 @@ export const qwenXml: Reader = {
   },
 };
 
-/** `<function=NAME>…</function>` without the `<tool_call>` around it. */
+/** `<function=NAME>...</function>` without the `<tool_call>` around it. */
 function readBare(scan: Scan, at: number): number {
   const text = scan.text;
   if (isJsonBody(text, at)) return -1;
@@ -180,7 +180,7 @@ const GLM_CLOSE = "</tool_call>";
 /** The tool name: made on first use (a Unicode-property expression costs a little to create). */
 const nameAt = lazy(() => /[\p{L}\p{N}_][\p{L}\p{N}_.:\/-]{0,255}/uy);
 
-/** GLM `<tool_call>NAME<arg_key>…` calls. */
+/** GLM `<tool_call>NAME<arg_key>...` calls. */
 export const glm: Reader = {
   name: "glm",
   markers: [GLM_OPEN],
@@ -281,11 +281,11 @@ function readPairs(scan: Scan, tool: string, pos: number, limit: number): {
  * </minimax:tool_call>
  * ```
  *
- * The same grammar with a prefix on the element names: DeepSeek V3.2 DSML (`<｜DSML｜invoke>`, where
+ * The same grammar with a prefix on the element names: DeepSeek V3.2 DSML (`<\uff5cDSML\uff5cinvoke>`, where
  * `string="true"` marks a value as text and `string="false"` as JSON), Step3 (`<steptml:invoke>`, inside
  * DeepSeek-style section tokens, read by `deepseek` in `tokens.ts`) and Muse Glimmer (`<atem:invoke>`).
  * MiniMax M3 names each argument by its element (`<city>Paris</city>`) and writes a separator token
- * `]<]minimax[>[` before every tag; the separator is skipped. GigaChat 3.5 writes DSML's grammar under `<｜GCML｜…>`.
+ * `]<]minimax[>[` before every tag; the separator is skipped. GigaChat 3.5 writes DSML's grammar under `<\uff5cGCML\uff5c...>`.
  */
 
 /** MiniMax M3's separator token, written before every tag. */
@@ -320,21 +320,21 @@ const INVOKE_WRAPPERS: readonly Wrapper[] = [
   },
   { open: "<tool_call>", close: "</tool_call>", prefix: "", format: "minimax" },
   {
-    open: "<｜DSML｜function_calls>",
-    close: "</｜DSML｜function_calls>",
-    prefix: "｜DSML｜",
+    open: "<\uff5cDSML\uff5cfunction_calls>",
+    close: "</\uff5cDSML\uff5cfunction_calls>",
+    prefix: "\uff5cDSML\uff5c",
     format: "deepseek_dsml",
   },
   {
-    open: "<｜DSML｜tool_calls>",
-    close: "</｜DSML｜tool_calls>",
-    prefix: "｜DSML｜",
+    open: "<\uff5cDSML\uff5ctool_calls>",
+    close: "</\uff5cDSML\uff5ctool_calls>",
+    prefix: "\uff5cDSML\uff5c",
     format: "deepseek_dsml",
   },
   {
-    open: "<｜GCML｜tool_calls>",
-    close: "</｜GCML｜tool_calls>",
-    prefix: "｜GCML｜",
+    open: "<\uff5cGCML\uff5ctool_calls>",
+    close: "</\uff5cGCML\uff5ctool_calls>",
+    prefix: "\uff5cGCML\uff5c",
     format: "gigachat",
     stringByDefault: true,
   },
@@ -424,7 +424,7 @@ function attribute(tag: string, name: string): string | undefined {
 }
 
 /**
- * Reads one `<PREFIXinvoke name="…">…</PREFIXinvoke>` at `at`, up to `limit`: the call and the index past it.
+ * Reads one `<PREFIXinvoke name="...">...</PREFIXinvoke>` at `at`, up to `limit`: the call and the index past it.
  * Undefined when no named invoke tag is there.
  */
 export function readInvoke(
@@ -459,7 +459,7 @@ export function readInvoke(
   return { draft, end: closed ? close + closeTag.length : close, cutOff: !closed && cutOff };
 }
 
-/** The arguments between an invoke's tags: `<PREFIXparameter name="K">V</…>` or MiniMax M3's `<K>V</K>`. */
+/** The arguments between an invoke's tags: `<PREFIXparameter name="K">V</...>` or MiniMax M3's `<K>V</K>`. */
 function readParameters(
   scan: Scan,
   tool: string,
@@ -577,15 +577,15 @@ function valueOf(
 }
 
 /*
- * `<function name="NAME">…</function>`: with a JSON body it is the old Hermes variant that llama.cpp reads;
+ * `<function name="NAME">...</function>`: with a JSON body it is the old Hermes variant that llama.cpp reads;
  * with `<param name="KEY">VALUE</param>` elements (optionally inside `<arguments>`, values optionally in
- * `<![CDATA[…]]>`) it is MiniCPM's XML.
+ * `<![CDATA[...]]>`) it is MiniCPM's XML.
  */
 
 const FUNCTION_OPEN = "<function name=";
 const FUNCTION_CLOSE = "</function>";
 
-/** `<function name="…">` calls. */
+/** `<function name="...">` calls. */
 export const functionTag: Reader = {
   name: "function_tag",
   markers: [FUNCTION_OPEN],

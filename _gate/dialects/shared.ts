@@ -1147,7 +1147,7 @@ export function placeReason(
  * import { mayGoBlank } from "./shared.ts";
  *
  * await loadEngines(); // (it reads the calls written into the text)
- * const blocks = ["Sure.", "\n", "More.", " ", "<tool_call>…</tool_call>"].map((text) => ({ text }));
+ * const blocks = ["Sure.", "\n", "More.", " ", "<tool_call>\u2026</tool_call>"].map((text) => ({ text }));
  * const goes = mayGoBlank(blocks, blocks, ["Sure.", "\n", "More.", " ", ""]);
  * assert.deepEqual([0, 1, 2, 3, 4].map(goes), [false, false, false, true, true]);
  * ```
