@@ -6,18 +6,19 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
+import { utf8Length } from "../../_common/bytes.ts";
 import { candidates, parts } from "./readers.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   allCitedOn,
-  citingKept,
   citingWithin,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
   pick,
   reasonBlock,
+  sharedStart,
   type SplitCalls,
   type StreamFlow,
   type TextFrames,
@@ -54,7 +55,7 @@ function eachCandidate(
  * `candidate` (whose parts were `was`, now `now` and what follows them) with the grounding supports that
  * still cite its text: a segment names its part (`partIndex`, 0 when absent), moved with it where parts
  * before it went (the calls); one of a part that went, or past the text its part keeps (a written call the
- * gate cut, see `citingKept`), goes. The candidate itself when none changes.
+ * gate cut, see `citingKept`; in bytes), goes. The candidate itself when none changes.
  */
 function grounded(
   candidate: Record<string, unknown>,
@@ -73,9 +74,11 @@ function grounded(
     const at = typeof s.segment.partIndex === "number" ? s.segment.partIndex : 0;
     const to = moved.get(at);
     const texts = [was[at]?.text, to === undefined ? undefined : now[to]?.text];
+    // (a segment's offsets are UTF-8 bytes: the text both share is measured in them)
     const kept = to !== undefined &&
       (typeof texts[0] !== "string" || typeof texts[1] !== "string" ||
-        (citingKept([s], texts[0], texts[1]) as unknown[]).length > 0);
+        (citingWithin([s], utf8Length(texts[0].slice(0, sharedStart(texts[0], texts[1])))) as unknown[])
+            .length > 0);
     if (kept && to === at) return [s];
     changed = true;
     if (!kept) return [];
@@ -298,7 +301,7 @@ class GeminiStream implements FrameRouter {
     retell: (event, _changes, { answer, kept, ahead }) =>
       eachGrounded(
         event,
-        (supports, at) => at === answer ? citingWithin(supports, ahead.bytes + kept) : supports,
+        (supports, at) => at === answer ? citingWithin(supports, ahead.bytes + kept.bytes) : supports,
       ),
     // (a retry's supports name its own text: the client's has the earlier attempts' ahead of it, in bytes)
     cite: (event, ahead) => eachGrounded(event, (supports, at) => allCitedOn(supports, ahead(at).bytes)),
