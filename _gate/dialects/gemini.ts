@@ -53,9 +53,9 @@ function eachCandidate(
 
 /**
  * `candidate` (whose parts were `was`, now `now` and what follows them) with the grounding supports that
- * still cite its text: a segment names its part (`partIndex`, 0 when absent), moved with it where parts
- * before it went (the calls); one of a part that went, or past the text its part keeps (a written call the
- * gate cut, see `citingKept`; in bytes), goes. The candidate itself when none changes.
+ * still cite its text: a segment names its part (`partIndex`, 0 when absent), moved with it where calls
+ * before it went (a kept call stays); one of a part that went, or past the text its part keeps (a written
+ * call the gate cut, see `citingKept`; in bytes), goes. The candidate itself when none changes.
  */
 function grounded(
   candidate: Record<string, unknown>,
@@ -64,9 +64,13 @@ function grounded(
 ): Record<string, unknown> {
   const meta = candidate.groundingMetadata;
   if (!isRecord(meta) || !Array.isArray(meta.groundingSupports)) return candidate;
-  const moved = new Map<number, number>(); // the index of each part kept, by its index as it came
-  for (let i = 0, j = 0; i < was.length && j < now.length; i++) {
-    if (!isCall(was[i])) moved.set(i, j++);
+  // The index of each part kept, by its index as it came: the parts other than calls keep their order (the
+  // reason comes after them), a call goes or stays in its place among them.
+  const moved = new Map<number, number>();
+  for (let i = 0, j = 0; i < was.length; i++) {
+    if (isCall(was[i])) continue;
+    while (j < now.length && isCall(now[j])) j++;
+    if (j < now.length) moved.set(i, j++);
   }
   let changed = false;
   const supports = meta.groundingSupports.flatMap((s) => {
@@ -157,20 +161,21 @@ const body: CompletionBody = {
     let position = 0; // (the calls of every candidate, in order, as `drop` counts them)
     return {
       ...body,
-      candidates: eachCandidate(body, (c) =>
-        withParts(c, (ps) => {
-          // A dropped call's signature moves to the candidate's next kept call, as in a stream.
-          const keep: { position: number; signature: unknown } = { position, signature: undefined };
-          const kept = keptParts(ps, drop, keep);
-          position = keep.position;
-          if (kept.length === ps.length) return kept;
-          // After the candidate's text, set apart from it by a blank line, as a stream has it (its text flows
-          // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
-          // part ahead of the text read "reason, then text" where the stream read "text, then reason".
-          const at = kept.findLastIndex((p) => !isCall(p)) + 1;
-          kept.splice(at, 0, { text: reasonBlock([answerText(kept.slice(0, at))], reason) });
-          return kept;
-        })),
+      candidates: eachCandidate(body, (c) => {
+        const ps = parts(c);
+        // A dropped call's signature moves to the candidate's next kept call, as in a stream.
+        const keep: { position: number; signature: unknown } = { position, signature: undefined };
+        const kept = keptParts(ps, drop, keep);
+        position = keep.position;
+        if (kept.length === ps.length) return withParts(c, () => kept);
+        // After the candidate's text, set apart from it by a blank line, as a stream has it (its text flows
+        // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
+        // part ahead of the text read "reason, then text" where the stream read "text, then reason".
+        const at = kept.findLastIndex((p) => !isCall(p)) + 1;
+        kept.splice(at, 0, { text: reasonBlock([answerText(kept.slice(0, at))], reason) });
+        // (a grounding support names its part by index: one after a dropped call moves up with it)
+        return grounded(withParts(c, () => kept), ps, kept);
+      }),
     };
   },
 };
