@@ -21,13 +21,13 @@ import "../_extract/readers/xml.ts";
 import "../_extract/readers/tokens.ts";
 import "../_extract/readers/python.ts";
 import "../_extract/registry.ts";
-import "../_common/bytes.ts";
 import "./engines.ts";
 
 import { normaliseCalls } from "../_validate/providers.ts";
 import { type ExtractedToolCall, extractToolCalls } from "../_extract/extract.ts";
 import { safeStringify } from "../_common/json.ts";
 import { errorText, lazy } from "../_common/values.ts";
+import { utf8Length } from "../_common/bytes.ts";
 import {
   CALL_FENCE,
   CALL_OPENING_KEYS,
@@ -53,6 +53,7 @@ import {
   type TextChange,
   type TextEnding,
   type TextFrames,
+  type TextLength,
   type TextPart,
 } from "./dialects/shared.ts";
 
@@ -1078,15 +1079,19 @@ export class TextCalls {
   /**
    * How much of the answer's text the client keeps where it was once the text from the first change's `at`
    * on is the changes' tails: the text before it, and as much of the held text as the tails begin with
-   * (as `citingKept` reads a body's text).
+   * (as `citingKept` reads a body's text), in UTF-16 units and in UTF-8 bytes (Gemini's offsets).
    */
-  #keptAhead(changes: readonly TextChange[]): number {
+  #keptAhead(changes: readonly TextChange[]): TextLength {
     const at = changes[0].at;
     const w = this.#watcher;
     // (the prose held with the call was released into the visible text: the held frames carry it)
     const from = w.visible.length;
     const was = at < from ? w.visible.slice(at) + w.held : w.held.slice(at - from);
-    return at + sharedStart(was, changes.map((c) => c.tail).join(""));
+    const chars = at + sharedStart(was, changes.map((c) => c.tail).join(""));
+    const bytes = chars <= from
+      ? utf8Length(w.visible.slice(0, chars))
+      : utf8Length(w.visible) + utf8Length(w.held.slice(0, chars - from));
+    return { chars, bytes };
   }
 
   /**

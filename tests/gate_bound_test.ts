@@ -572,3 +572,30 @@ test("guardFetch: maxResponseBytes must be a whole number of bytes, at least 1, 
     assert.equal(typeof guardFetch(fetch, { maxResponseBytes: good }), "function");
   }
 });
+
+test("guardFetch: a Cohere stream of text under the bound passes byte for byte, as other providers' do", async () => {
+  // The stream kept each block's text for its citations and counted it on top of the text the watch keeps:
+  // an answer of 60% of the bound (39 000 characters) counted 120% of it, and the client got an error where others pass.
+  const delta = (text: string) =>
+    sse({ type: "content-delta", index: 0, delta: { message: { content: { text } } } });
+  const wire = sse({ id: "c1", type: "message-start", delta: { message: { role: "assistant" } } }) +
+    sse({ type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } }) +
+    Array.from({ length: 39 }, (_, i) => delta(`${i} `.padEnd(1000, "a"))).join("") +
+    sse({ type: "content-end", index: 0 }) +
+    sse({ type: "message-end", delta: { finish_reason: "COMPLETE" } });
+  const server = await provider([{ type: "text/event-stream", head: wire }]);
+  try {
+    const f = guardFetch(fetch, { maxResponseBytes: LIMIT });
+    const res = await post(f, `${server.url}/v2/chat`, {
+      model: "m",
+      messages,
+      stream: true,
+      tools: TOOLS_OPENAI,
+    });
+    const { text, error } = await drain(res.body!);
+    assert.equal(error, undefined);
+    assert.equal(text, wire);
+  } finally {
+    server.stop();
+  }
+});

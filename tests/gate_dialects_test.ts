@@ -585,3 +585,46 @@ test("guardFetch: a Gemini grounding support of a written call the gate cut goes
   const supports = events.flatMap((e) => e.candidates?.[0]?.groundingMetadata?.groundingSupports ?? []);
   assert.deepEqual(supports, [kept]);
 });
+
+test("guardFetch: a Gemini grounding support of kept text that is not ASCII stays (its offsets are bytes)", async () => {
+  // Gemini counts a segment's offsets in UTF-8 bytes: the kept text was measured in UTF-16 units, so a
+  // support of kept words with accents, CJK or emoji ended past it and went, in a body and a stream.
+  const call = '<tool_call>\n{"name": "rm_rf", "arguments": {}}\n</tool_call>';
+  const said = "Café 東京 😀 ok. ";
+  const bytes = new TextEncoder().encode(said.trimEnd()).length; // 21, where the text is 14 UTF-16 units
+  const kept = {
+    segment: { startIndex: 0, endIndex: bytes, text: said.trimEnd() },
+    groundingChunkIndices: [0],
+  };
+  const cut = {
+    segment: { startIndex: bytes + 1, endIndex: bytes + 12, text: "" },
+    groundingChunkIndices: [0],
+  };
+  const meta = { groundingChunks: [{ web: { uri: "u" } }], groundingSupports: [kept, cut] };
+  const body = {
+    candidates: [{
+      content: { role: "model", parts: [{ text: said + call }] },
+      finishReason: "STOP",
+      index: 0,
+      groundingMetadata: meta,
+    }],
+  };
+  const got = await (await post("/v1beta/models/g:generateContent", GEMINI_TOOLS, { json: body })).json();
+  assert.equal(seen[0].verdict.allowed, false);
+  assert.ok(got.candidates[0].content.parts[0].text.startsWith(said));
+  assert.deepEqual(got.candidates[0].groundingMetadata.groundingSupports, [kept]);
+  const chunk = (text: string, extra: Record<string, unknown> = {}) => ({
+    candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0, ...extra }],
+    modelVersion: "gemini-test",
+  });
+  const frames = [chunk(said), chunk(call), chunk("", { finishReason: "STOP", groundingMetadata: meta })];
+  const sse = await post("/v1beta/models/g:streamGenerateContent?alt=sse", GEMINI_TOOLS, { sse: frames });
+  const events = sseData(await sse.text());
+  assert.equal(seen[0].verdict.allowed, false);
+  const text = events.flatMap((e) => e.candidates?.[0]?.content?.parts ?? []).map((p: { text?: string }) =>
+    p.text ?? ""
+  ).join("");
+  assert.ok(text.startsWith(`${said}\n\ntoolguard stopped `), text);
+  const supports = events.flatMap((e) => e.candidates?.[0]?.groundingMetadata?.groundingSupports ?? []);
+  assert.deepEqual(supports, [kept]);
+});

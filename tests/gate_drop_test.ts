@@ -810,3 +810,31 @@ test("drop-call: a Gemini stream puts the reason after text that came in one chu
   assert.ok(streamed.startsWith(texts.join("")), streamed);
   assert.equal(streamed, textOf(body.candidates[0].content.parts as Part[]));
 });
+
+test("drop-call: a Gemini body's grounding supports move with their parts past a dropped call and stay past a kept one", async () => {
+  // A segment names its part (partIndex): the body dropped a call but left the supports as they came, so
+  // one of the text after the dropped call named the gate's reason, and one after a kept call a part gone.
+  const support = (partIndex: number) => ({ segment: { partIndex, startIndex: 0, endIndex: 5 } });
+  const whole = {
+    candidates: [{
+      index: 0,
+      content: {
+        role: "model",
+        parts: [
+          { text: "Looking." },
+          geminiCall(BAD),
+          { text: "Oslo." },
+          geminiCall(GOOD),
+          { text: "Rainy." },
+        ],
+      },
+      finishReason: "STOP",
+      groundingMetadata: { groundingSupports: [support(0), support(2), support(4)] },
+    }],
+  };
+  const gated = await gateCompletion(GEMINI_REQUEST, whole, { onRejected: "drop-call" });
+  const [candidate] = (gated.response as typeof whole).candidates;
+  const parts = candidate.content.parts as Record<string, unknown>[];
+  const named = candidate.groundingMetadata.groundingSupports.map((s) => parts[s.segment.partIndex]);
+  assert.deepEqual(named, [{ text: "Looking." }, { text: "Oslo." }, { text: "Rainy." }]);
+});

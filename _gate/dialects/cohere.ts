@@ -363,11 +363,9 @@ class CohereStream implements FrameRouter {
         ];
       },
     },
-    size: () => this.#places.size + this.#seenLength,
+    // (`#blockText` is the message's text again, which the watch counts: bounded with it, not twice over)
+    size: () => this.#places.size,
   };
-
-  /** The length of the text `#blockText` holds. */
-  #seenLength = 0;
 
   /**
    * A held citation's events once the text from the first change on is the changes' tails (see
@@ -471,7 +469,6 @@ class CohereStream implements FrameRouter {
     const text = isRecord(content) && typeof content.text === "string" ? content.text : "";
     if (typeof event.index === "number") {
       this.#places.read(text, String(event.index), event.index);
-      this.#seenLength += text.length;
       if (text !== "") {
         this.#blockText.set(String(event.index), (this.#blockText.get(String(event.index)) ?? "") + text);
       }

@@ -6,18 +6,19 @@
  * @module
  */
 import { isRecord } from "../../_common/values.ts";
+import { utf8Length } from "../../_common/bytes.ts";
 import { candidates, parts } from "./readers.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   allCitedOn,
-  citingKept,
   citingWithin,
   type CompletionBody,
   type Dialect,
   type FrameRouter,
   pick,
   reasonBlock,
+  sharedStart,
   type SplitCalls,
   type StreamFlow,
   type TextFrames,
@@ -52,9 +53,9 @@ function eachCandidate(
 
 /**
  * `candidate` (whose parts were `was`, now `now` and what follows them) with the grounding supports that
- * still cite its text: a segment names its part (`partIndex`, 0 when absent), moved with it where parts
- * before it went (the calls); one of a part that went, or past the text its part keeps (a written call the
- * gate cut, see `citingKept`), goes. The candidate itself when none changes.
+ * still cite its text: a segment names its part (`partIndex`, 0 when absent), moved with it where calls
+ * before it went (a kept call stays); one of a part that went, or past the text its part keeps (a written
+ * call the gate cut, see `citingKept`; in bytes), goes. The candidate itself when none changes.
  */
 function grounded(
   candidate: Record<string, unknown>,
@@ -63,9 +64,13 @@ function grounded(
 ): Record<string, unknown> {
   const meta = candidate.groundingMetadata;
   if (!isRecord(meta) || !Array.isArray(meta.groundingSupports)) return candidate;
-  const moved = new Map<number, number>(); // the index of each part kept, by its index as it came
-  for (let i = 0, j = 0; i < was.length && j < now.length; i++) {
-    if (!isCall(was[i])) moved.set(i, j++);
+  // The index of each part kept, by its index as it came: the parts other than calls keep their order (the
+  // reason comes after them), a call goes or stays in its place among them.
+  const moved = new Map<number, number>();
+  for (let i = 0, j = 0; i < was.length; i++) {
+    if (isCall(was[i])) continue;
+    while (j < now.length && isCall(now[j])) j++;
+    if (j < now.length) moved.set(i, j++);
   }
   let changed = false;
   const supports = meta.groundingSupports.flatMap((s) => {
@@ -73,9 +78,11 @@ function grounded(
     const at = typeof s.segment.partIndex === "number" ? s.segment.partIndex : 0;
     const to = moved.get(at);
     const texts = [was[at]?.text, to === undefined ? undefined : now[to]?.text];
+    // (a segment's offsets are UTF-8 bytes: the text both share is measured in them)
     const kept = to !== undefined &&
       (typeof texts[0] !== "string" || typeof texts[1] !== "string" ||
-        (citingKept([s], texts[0], texts[1]) as unknown[]).length > 0);
+        (citingWithin([s], utf8Length(texts[0].slice(0, sharedStart(texts[0], texts[1])))) as unknown[])
+            .length > 0);
     if (kept && to === at) return [s];
     changed = true;
     if (!kept) return [];
@@ -154,20 +161,21 @@ const body: CompletionBody = {
     let position = 0; // (the calls of every candidate, in order, as `drop` counts them)
     return {
       ...body,
-      candidates: eachCandidate(body, (c) =>
-        withParts(c, (ps) => {
-          // A dropped call's signature moves to the candidate's next kept call, as in a stream.
-          const keep: { position: number; signature: unknown } = { position, signature: undefined };
-          const kept = keptParts(ps, drop, keep);
-          position = keep.position;
-          if (kept.length === ps.length) return kept;
-          // After the candidate's text, set apart from it by a blank line, as a stream has it (its text flows
-          // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
-          // part ahead of the text read "reason, then text" where the stream read "text, then reason".
-          const at = kept.findLastIndex((p) => !isCall(p)) + 1;
-          kept.splice(at, 0, { text: reasonBlock([answerText(kept.slice(0, at))], reason) });
-          return kept;
-        })),
+      candidates: eachCandidate(body, (c) => {
+        const ps = parts(c);
+        // A dropped call's signature moves to the candidate's next kept call, as in a stream.
+        const keep: { position: number; signature: unknown } = { position, signature: undefined };
+        const kept = keptParts(ps, drop, keep);
+        position = keep.position;
+        if (kept.length === ps.length) return withParts(c, () => kept);
+        // After the candidate's text, set apart from it by a blank line, as a stream has it (its text flows
+        // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
+        // part ahead of the text read "reason, then text" where the stream read "text, then reason".
+        const at = kept.findLastIndex((p) => !isCall(p)) + 1;
+        kept.splice(at, 0, { text: reasonBlock([answerText(kept.slice(0, at))], reason) });
+        // (a grounding support names its part by index: one after a dropped call moves up with it)
+        return grounded(withParts(c, () => kept), ps, kept);
+      }),
     };
   },
 };
@@ -298,7 +306,7 @@ class GeminiStream implements FrameRouter {
     retell: (event, _changes, { answer, kept, ahead }) =>
       eachGrounded(
         event,
-        (supports, at) => at === answer ? citingWithin(supports, ahead.bytes + kept) : supports,
+        (supports, at) => at === answer ? citingWithin(supports, ahead.bytes + kept.bytes) : supports,
       ),
     // (a retry's supports name its own text: the client's has the earlier attempts' ahead of it, in bytes)
     cite: (event, ahead) => eachGrounded(event, (supports, at) => allCitedOn(supports, ahead(at).bytes)),

@@ -255,7 +255,8 @@ class ChatStream implements FrameRouter {
     retell: (event, _changes, { answer, kept, ahead }) =>
       eachCited(
         event,
-        (annotations, at) => at === answer ? citingWithin(annotations, ahead.chars + kept) : annotations,
+        (annotations, at) =>
+          at === answer ? citingWithin(annotations, ahead.chars + kept.chars) : annotations,
       ),
     // (a retry's annotations name its own text: the client's has the earlier attempts' ahead of it)
     cite: (event, ahead) => eachCited(event, (annotations, at) => allCitedOn(annotations, ahead(at).chars)),

@@ -329,12 +329,13 @@ export interface TextFrames {
    * holds its `at` (the text the gate wrote in place of what it held); the frame itself when it repeats none;
    * undefined when the frame goes with the text it was of (an annotation of text the gate cut). Asked too of
    * a held frame that cites the text (Chat Completions' annotations), with `told.kept`: how much of the text
-   * of `told.answer` the client keeps where it was (see `citingKept`), after `told.ahead` (see `cite`).
+   * of `told.answer` the client keeps where it was (see `citingKept`; in UTF-16 units and UTF-8 bytes), after
+   * `told.ahead` (see `cite`).
    */
   retell?(
     event: Record<string, unknown>,
     changes: readonly TextChange[],
-    told: { answer: number; kept: number; ahead: TextLength },
+    told: { answer: number; kept: TextLength; ahead: TextLength },
   ): Record<string, unknown> | undefined;
   /**
    * On a retry's stream: `event` with the offsets of the annotations it carries (Chat Completions'
