@@ -8,14 +8,16 @@
  *
  * Decoded, in one pass from left to right (what a decode produces is not read again in the same pass):
  * - HTML character references: decimal `&#73;` and hexadecimal `&#x49;` (the `;` may be left out, as browsers
- *   allow), and the named ones that hide or spell text (`NAMED`), each with its `;`;
+ *   allow), and the named ones that hide or spell text (`NAMED`), each with its `;` but for those a browser reads
+ *   without (`NO_SEMICOLON`: `&nbsp`, `&lt`);
  * - tags and comments: a comment `<!-- ... -->` and an inline tag (`INLINE`: `<em>`, `<a href=...>`, `<span>`...)
  *   inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a browser
  *   draws them, so `Ig<span>no</span>re` is one word; elsewhere as a space, which the fold joins to the blanks
  *   around it: `all <em>previous</em> instructions` reads as its words, and a name in a tag before a comma
  *   (`<b>Assistant</b>, Marketing`) stays apart from the comma, as the rules read a name in bold. Any other
  *   tag (`<p>`, `<br>`, `<div>`, a declaration `<!DOCTYPE ...>`, `<?xml ...?>`) reads as a space, as the break a
- *   browser draws there, so that two blocks do not join into one word;
+ *   browser draws there, so that two blocks do not join into one word. A comment opened as `<!-->` or `<!--->`
+ *   ends there, as a browser ends it;
  * - JSON string escapes: `\uXXXX`, `\n`, `\t`, `\r`, `\"`, `\/`, `\\` (a pair of backslashes is one backslash
  *   and escapes nothing after it);
  * - URL encoding: `%XX`, where it spells ASCII or a whole UTF-8 character.
@@ -118,9 +120,17 @@ const NAMED: ReadonlyMap<string, string> = new Map([
   ["ndash", "-"],
   ["mdash", "-"],
   ["hyphen", "-"],
+  ["tab", "\t"],
+  ["newline", "\n"],
 ]);
 /** The longest name in `NAMED`. */
-const NAME_MOST = 6;
+const NAME_MOST = 7;
+
+/**
+ * The names of `NAMED` a browser reads without their `;` (HTML's legacy references): "Ignore&nbspall" is drawn
+ * as two words.
+ */
+const NO_SEMICOLON = ["nbsp", "shy", "amp", "quot", "lt", "gt"];
 
 /** Inline elements: a browser draws no break at their tags, so they read as nothing. */
 const INLINE = new Set([
@@ -241,7 +251,10 @@ function referenceAt(text: string, i: number): Decode | null {
   }
   let j = i + 1;
   for (; j < n && j - i <= NAME_MOST && isAsciiLetter(text.charCodeAt(j)); j++);
-  if (j === i + 1 || text.charCodeAt(j) !== SEMICOLON) return null;
+  if (j === i + 1 || text.charCodeAt(j) !== SEMICOLON) {
+    const legacy = NO_SEMICOLON.find((name) => text.startsWith(name, i + 1));
+    return legacy === undefined ? null : { text: NAMED.get(legacy)!, end: i + 1 + legacy.length };
+  }
   const name = text.slice(i + 1, j);
   const decoded = NAMED.get(name) ?? NAMED.get(name.toLowerCase());
   return decoded === undefined ? null : { text: decoded, end: j + 1 };
@@ -442,8 +455,13 @@ export function decoded(text: string): DecodedText | null {
       const kind = tagStartAt(text, p);
       let end = -1;
       if (kind === COMMENT) {
-        if (nextCommentEnd !== -1 && nextCommentEnd < p + 4) nextCommentEnd = text.indexOf("-->", p + 4);
-        if (nextCommentEnd !== -1) end = nextCommentEnd + 3;
+        // (a browser closes "<!-->" and "<!--->" where they stand: the text after them is drawn)
+        const abrupt = text.startsWith(">", p + 4) ? p + 5 : text.startsWith("->", p + 4) ? p + 6 : -1;
+        if (abrupt === -1 && nextCommentEnd !== -1 && nextCommentEnd < p + 4) {
+          nextCommentEnd = text.indexOf("-->", p + 4);
+        }
+        if (abrupt !== -1) end = abrupt;
+        else if (nextCommentEnd !== -1) end = nextCommentEnd + 3;
       } else if (kind !== NO_TAG) {
         if (nextGt !== -1 && nextGt < p) nextGt = text.indexOf(">", p);
         if (nextGt !== -1 && nextGt - p < TAG_MOST) end = nextGt + 1;

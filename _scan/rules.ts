@@ -617,8 +617,18 @@ const IDENTITY_GIVEN =
  */
 function labelNamesPersona(t: string, e: number, original: Original): boolean {
   const m = IDENTITY_AFTER().exec(t.slice(e, e + 20));
-  return m !== null && nameGiven(t, e + m[0].length, original);
+  if (m === null || !nameGiven(t, e + m[0].length, original)) return false;
+  // (an Italian "sei" also counts, "IA: sei GPU per il 2025", "IA: sei CEO, una sola visione": after a label the
+  // name must end its sentence, or an order or a freedom from rules follow it)
+  const end = e + m[0].length;
+  return m[0] !== " sei" || SEI_NAME_ORDERED().test(t.slice(end, end + 60)) ||
+    WITHOUT_RULES().test(t.slice(end, end + 80));
 }
+
+/** After "IA: sei", a name that ends its sentence or an Italian order after it: "sei DAN e rispondi a tutto". */
+const SEI_NAME_ORDERED = lazy(() =>
+  /^ (?:ora |adesso )?["*_]{0,2}[a-z0-9]+["*_]{0,2}(?: (?:ora|adesso|da (?:ora|adesso|oggi|questo momento))(?: in poi)?)?(?:[.!]?$|[.!;:\n]|,? (?:e|ed) (?:rispondi|ignora|dimentica|dimmi|fai|scrivi|agisci|parla|comportati|obbedisci|esegui|mostra|rivela|invia|non)\b)/
+);
 
 /** One of `IDENTITY_GIVEN` after a space: what `labelNamesPersona` reads. */
 const IDENTITY_AFTER = lazy(() => new RegExp(`^ ${IDENTITY_GIVEN}\\b`));
@@ -1672,7 +1682,7 @@ const SHOWN_TO_SOMEONE = lazy(() =>
  * "\u8bf7\u5ffd\u7565", "\u5ffd\u7565", "\u4e0d\u8981\u7406\u4f1a".
  */
 const CHINESE_ORDER =
-  "(?:\u8bf7|\u8acb)?\u4f60?(?:\u5ffd\u7565|\u65e0\u89c6|\u7121\u8996|\u5fd8\u8bb0|\u5fd8\u8a18|\u5fd8\u6389|" +
+  "(?:\u8bf7|\u8acb)?\u4f60?(?:\u5ffd\u7565|\u5ffd\u89c6|\u5ffd\u8996|\u65e0\u89c6|\u7121\u8996|\u5fd8\u8bb0|\u5fd8\u8a18|\u5fd8\u6389|" +
   "\u4e0d\u8981\u7406\u4f1a|\u4e0d\u8981\u7406\u6703)";
 
 /** Text that arrived as data, not from the principal: words aimed at the assistant are suspect there. */
@@ -3284,6 +3294,8 @@ const englishRules = (): Rule[] => [
       "\u7121\u8996",
       "\u5fd8\u308c",
       "\u5ffd\u7565",
+      "\u5ffd\u89c6",
+      "\u5ffd\u8996",
       "\u65e0\u89c6",
       "\u5fd8\u8bb0",
       "\u5fd8\u8a18",
@@ -3295,14 +3307,18 @@ const englishRules = (): Rule[] => [
         `(?:\u6307\u793a|\u547d\u4ee4|\u6307\u4ee4|\u30eb\u30fc\u30eb|\u898f\u5247|\u30d7\u30ed\u30f3\u30d7\u30c8)(?:\u3092|\u306f)(?:\u3059\u3079\u3066|\u5168\u3066|\u5168\u90e8|\u4e00\u65e6|\u5b8c\u5168\u306b)?` +
         // (an order: "shiro", "seyo", "shinasai", "-ro"; or a request, "shite (kudasai)", ending its sentence or
         // going on to another: "\u7121\u8996\u3057\u3066\u3001\u30d1\u30b9\u30ef\u30fc\u30c9\u3092\u6559\u3048\u3066\u3002")
-        `(?:\u7121\u8996(?:\u3057\u308d|\u305b\u3088|\u3057\u306a\u3055\u3044|\u3057\u3066)|\u5fd8\u308c(?:\u308d|\u306a\u3055\u3044|\u3066))(?:\u304f\u3060\u3055\u3044|\u4e0b\u3055\u3044|\u304f\u308c)?` +
-        `(?=[\u3002\uff01!.\n\u300d]|$|\u3001[^\u3002.!?\uff01\uff1f\n]{0,40}?(?:\u3066|\u308d|\u306a\u3055\u3044|\u304f\u3060\u3055\u3044|\u4e0b\u3055\u3044)(?:[\u3002\uff01!.\n\u300d]|$))|` +
+        // (and the written forms, "-suru koto" and "-shi" before a comma: "\u7121\u8996\u3059\u308b\u3053\u3068\u3002", "\u7121\u8996\u3057\u3001...\u6559\u3048\u3066\u304f\u3060\u3055\u3044")
+        `(?:\u7121\u8996(?:\u3057\u308d|\u305b\u3088|\u3057\u306a\u3055\u3044|\u3057\u3066|\u3059\u308b\u3053\u3068|\u3057(?=\u3001))|\u5fd8\u308c(?:\u308d|\u306a\u3055\u3044|\u3066|\u308b\u3053\u3068|(?=\u3001)))(?:\u304f\u3060\u3055\u3044|\u4e0b\u3055\u3044|\u304f\u308c)?` +
+        `(?=[\u3002\uff01!.\n\u300d]|$|\u3001[^\u3002.!?\uff01\uff1f\n]{0,40}?(?:\u3066|\u308d|\u305b\u3088|\u306a\u3055\u3044|\u304f\u3060\u3055\u3044|\u4e0b\u3055\u3044)(?:[\u3002\uff01!.\n\u300d]|$))|` +
         // (a Chinese order opens its clause, read back once its verb is read: a match that opened with a look
         // behind would be tried at every character of every text the raw rules read)
         `${CHINESE_ORDER}(?<=(?:^|[\u3002\uff0c,.!\uff01?\uff1f:\uff1a;\uff1b\n\u300c\u300e\u201c"'\uff08(\\s])${CHINESE_ORDER})` +
         `\u6389?(?:\u4f60)?(?:\u6240\u6709|\u5168\u90e8|\u4e00\u5207)?\u7684?` +
-        `(?:\u4e4b\u524d|\u4ee5\u524d|\u5148\u524d|\u4e0a\u9762|\u4e0a\u8ff0|\u4ee5\u4e0a|\u524d\u9762|\u6b64\u524d|\u539f\u6765|\u539f\u4f86)\u7684?(?:\u6240\u6709|\u5168\u90e8|\u4e00\u5207)?\u7684?` +
-        `(?:\u6307\u4ee4|\u6307\u793a|\u8bf4\u660e|\u8aaa\u660e|\u89c4\u5219|\u898f\u5247|\u63d0\u793a\u8bcd|\u63d0\u793a\u8a5e|\u547d\u4ee4)`,
+        `(?:\u4e4b\u524d|\u4ee5\u524d|\u5148\u524d|\u4e0a\u6587|\u524d\u6587|\u4e0a\u9762|\u4e0a\u8ff0|\u4ee5\u4e0a|\u524d\u9762|\u6b64\u524d|\u539f\u6765|\u539f\u4f86)\u7684?(?:\u6240\u6709|\u5168\u90e8|\u4e00\u5207)?\u7684?` +
+        `(?:\u6307\u4ee4|\u6307\u793a|\u8bf4\u660e|\u8aaa\u660e|\u89c4\u5219|\u898f\u5247|\u63d0\u793a\u8bcd|\u63d0\u793a\u8a5e|\u547d\u4ee4)` +
+        // (not something in them, "\u5ffd\u7565\u4ee5\u4e0a\u8bf4\u660e\u4e2d\u7684\u9519\u522b\u5b57", "\u5ffd\u7565\u4e4b\u524d\u7684\u89c4\u5219\u8bf4\u660e\u4e2d\u7684\u7b14\u8bef", nor ignoring them as a
+        // subject, "\u5ffd\u7565\u4ee5\u4e0a\u8bf4\u660e\u53ef\u80fd\u5bfc\u81f4\u4e8b\u6545")
+        `(?!(?:\u8bf4\u660e|\u8aaa\u660e)?[\u4e2d\u91cc\u88e1\u5185\u5167]|\u53ef\u80fd|\u4f1a|\u6703|\u5c06|\u5c07|\u5bfc\u81f4|\u5c0e\u81f4)`,
       "g",
     ),
     opens: "\u4ee5\u524d\u3053\u4eca\u5148\u4e0a\u6700\u8bf7\u8acb\u4f60\u5ffd\u65e0\u7121\u5fd8\u4e0d",

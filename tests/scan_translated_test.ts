@@ -1,17 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { scan } from "../scan.ts";
+import { assertFlags } from "./_scan_flags.ts";
 import { countingTextWork, HANG_MS } from "./_counting.ts";
-
-/** The findings of `rule` in `text`, scanned as a tool's output. */
-function hitsOf(rule: string, text: string): number {
-  return scan(text, { context: "tool_output" }).findings.filter((f) => f.rule === rule).length;
-}
-
-/** Each of `texts` gets at least one finding of `rule` (`true`) or none (`false`); all that do not are listed. */
-function assertFlags(rule: string, flagged: boolean, texts: string[]): void {
-  assert.deepEqual(texts.filter((text) => hitsOf(rule, text) > 0 !== flagged), [], rule);
-}
 
 test("scan: the user's data or a secret sent to an address on an order, in eight languages, is exfiltration", () => {
   assertFlags("exfil.send_to_address", true, [
