@@ -30,12 +30,12 @@ import { CheckTooCostly } from "../_schema/refs.ts";
 import { show, typeOf, where } from "../_schema/report.ts";
 import {
   depthOver,
+  listGraphProblem,
   mayOverflow,
   nonFinitePaths,
   parseJson,
   rawSpan,
   resolveLocalRef,
-  schemaGraphProblem,
 } from "../_common/json.ts";
 import {
   normaliseCalls,
@@ -1093,8 +1093,9 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
   let json: string | undefined;
   try {
     // a schema built in code that loops or shares its objects too often is refused by createValidator, whose
-    // error names the tool; written out first, it would never end
-    json = schemaGraphProblem(tools) === null ? JSON.stringify(tools) : undefined;
+    // error names the tool; written out first, it would never end (each tool on its own: many within measure
+    // hold more in all, and are compiled once)
+    json = listGraphProblem(tools) ? undefined : JSON.stringify(tools);
   } catch {
     json = undefined; // a BigInt: not JSON, so not cached (a hit could not be checked)
   }
