@@ -632,10 +632,15 @@ function makeValidator(declaration: Declaration, options: ValidateOptions): Vali
   const compiling = compileOptions(options);
   const cfg = config(options);
   const relax = options.defaultsSatisfyRequired === true;
-  const scans = new ScanMemo();
+  // made with the first tool: only a declared tool's calls take the fast path, which reads it (a validator
+  // of no tools, `validateToolCalls` without `tools` on every call, makes none)
+  let scans: ScanMemo | undefined;
   for (const tool of normalised) {
     const compiled = relax ? { ...tool, schema: relaxDefaults(tool.schema).schema } : tool;
-    byName.set(tool.name, compileTool(compiled, compiling, { visitStrings: cfg.scan, scans }));
+    byName.set(
+      tool.name,
+      compileTool(compiled, compiling, { visitStrings: cfg.scan, scans: scans ??= new ScanMemo() }),
+    );
   }
   const allow = declaration.kind === "allowlist" ? normalised.map((t) => t.name) : null;
   return {
