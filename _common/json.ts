@@ -207,6 +207,29 @@ export function schemaGraphProblem(schema: unknown): { at: string; message: stri
 }
 
 /**
+ * Whether some entry of `list` (tool declarations built in code) has a {@link schemaGraphProblem}, each
+ * entry judged on its own: the bound is one schema's, and a list of many tools, each within it, may hold more
+ * objects written out in all (a few hundred tools sharing a part), which is no problem. Not a list: as one
+ * value.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { listGraphProblem } from "./json.ts";
+ *
+ * const loop: Record<string, unknown> = {};
+ * loop.self = loop;
+ * assert.equal(listGraphProblem([{ name: "a" }, { name: "b", parameters: loop }]), true);
+ * assert.equal(listGraphProblem([{ name: "a" }]), false);
+ * ```
+ */
+export function listGraphProblem(list: unknown): boolean {
+  if (!Array.isArray(list)) return schemaGraphProblem(list) !== null;
+  for (const entry of list) if (schemaGraphProblem(entry) !== null) return true;
+  return false;
+}
+
+/**
  * What stops {@link writtenOut}: a `cycle` (`keys` lead to the object met again, `back` keys to its first
  * place), a part `shared` too often (`keys` lead to it, `size` objects written out), or nesting too `deep`
  * for a recursive walk.

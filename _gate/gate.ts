@@ -4,7 +4,7 @@
  * @module
  */
 import { givenValue, isRecord, orList, plural } from "../_common/values.ts";
-import { schemaGraphProblem } from "../_common/json.ts";
+import { listGraphProblem } from "../_common/json.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
@@ -171,8 +171,9 @@ function compiled(tools: readonly unknown[], options: ValidateOptions, read: Too
   // Keyed on exactly the options the validator receives, so a new option cannot be left out of the key.
   const opts = validateOptions(options);
   // Tools built in code that loop or share their objects past measure: createValidator's error names the
-  // tool (written out as the key first, they would never end). Tools parsed from text never do.
-  if (read === "code" && schemaGraphProblem(tools) !== null) return createValidator(tools, opts);
+  // tool (written out as the key first, they would never end). Tools parsed from text never do. Each tool
+  // on its own: many within measure hold more in all, and are compiled once.
+  if (read === "code" && listGraphProblem(tools)) return createValidator(tools, opts);
   const key = JSON.stringify([tools, opts]);
   let v = validatorCache.get(key);
   if (!v) {

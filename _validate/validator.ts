@@ -30,12 +30,12 @@ import { CheckTooCostly } from "../_schema/refs.ts";
 import { show, typeOf, where } from "../_schema/report.ts";
 import {
   depthOver,
+  listGraphProblem,
   mayOverflow,
   nonFinitePaths,
   parseJson,
   rawSpan,
   resolveLocalRef,
-  schemaGraphProblem,
 } from "../_common/json.ts";
 import {
   normaliseCalls,
@@ -632,10 +632,15 @@ function makeValidator(declaration: Declaration, options: ValidateOptions): Vali
   const compiling = compileOptions(options);
   const cfg = config(options);
   const relax = options.defaultsSatisfyRequired === true;
-  const scans = new ScanMemo();
+  // made with the first tool: only a declared tool's calls take the fast path, which reads it (a validator
+  // of no tools, `validateToolCalls` without `tools` on every call, makes none)
+  let scans: ScanMemo | undefined;
   for (const tool of normalised) {
     const compiled = relax ? { ...tool, schema: relaxDefaults(tool.schema).schema } : tool;
-    byName.set(tool.name, compileTool(compiled, compiling, { visitStrings: cfg.scan, scans }));
+    byName.set(
+      tool.name,
+      compileTool(compiled, compiling, { visitStrings: cfg.scan, scans: scans ??= new ScanMemo() }),
+    );
   }
   const allow = declaration.kind === "allowlist" ? normalised.map((t) => t.name) : null;
   return {
@@ -1093,8 +1098,9 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
   let json: string | undefined;
   try {
     // a schema built in code that loops or shares its objects too often is refused by createValidator, whose
-    // error names the tool; written out first, it would never end
-    json = schemaGraphProblem(tools) === null ? JSON.stringify(tools) : undefined;
+    // error names the tool; written out first, it would never end (each tool on its own: many within measure
+    // hold more in all, and are compiled once)
+    json = listGraphProblem(tools) ? undefined : JSON.stringify(tools);
   } catch {
     json = undefined; // a BigInt: not JSON, so not cached (a hit could not be checked)
   }

@@ -224,3 +224,49 @@ test("a chain 100 000 levels deep gets an error that says so from every entry po
     return true;
   });
 });
+
+/**
+ * 120 tools, each of whose 20 parameters is one shared address object (TypeBox-style reuse): each tool's
+ * schema holds about 1 000 objects written out, the list about 122 000, past the bound of one schema. Each
+ * tool's root is behind a proxy that counts its reads.
+ */
+function sharingTools(): { tools: unknown[]; reads: () => number } {
+  let count = 0;
+  let address: Record<string, unknown> = { type: "string" };
+  for (let i = 0; i < 48; i++) address = { type: "object", properties: { line: address } };
+  const tools = Array.from({ length: 120 }, (_, i) => {
+    const properties: Record<string, unknown> = {};
+    for (let p = 0; p < 20; p++) properties[`p${p}`] = address;
+    const parameters = new Proxy({ type: "object", properties }, {
+      get(target, key, receiver) {
+        count++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    return { type: "function", function: { name: `t${i}`, parameters } };
+  });
+  return { tools, reads: () => count };
+}
+
+test("a tool list whose schemas are each within measure is compiled once, however many objects all of them share", async () => {
+  const call = { id: "c", type: "function", function: { name: "t7", arguments: '{"p1":{"line":{}}}' } };
+  // validateToolCalls: the second call with the same list reads each schema root's few keys to write it out
+  // (the check that the list is unchanged), not the hundred a compile reads
+  const listed = sharingTools();
+  assert.equal((await validateToolCalls([call], { tools: listed.tools })).allowed, true);
+  let before = listed.reads();
+  assert.equal((await validateToolCalls([call], { tools: listed.tools })).allowed, true);
+  assert.ok(listed.reads() - before <= 8 * listed.tools.length, `${listed.reads() - before} reads`);
+  // the gate, with the request built in code: the second request is judged by the validator compiled first
+  const gated = sharingTools();
+  const response = {
+    id: "x",
+    object: "chat.completion",
+    choices: [{ index: 0, finish_reason: "tool_calls", message: { role: "assistant", tool_calls: [call] } }],
+  };
+  const request = { model: "m", messages: [], tools: gated.tools };
+  assert.equal((await gateCompletion(request, response)).verdict.allowed, true);
+  before = gated.reads();
+  assert.equal((await gateCompletion(request, response)).verdict.allowed, true);
+  assert.ok(gated.reads() - before <= 8 * gated.tools.length, `${gated.reads() - before} reads`);
+});

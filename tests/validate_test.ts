@@ -1243,3 +1243,11 @@ test("createValidator: no string the validator remembers keeps a longer text in 
   const grown = Number(child.stdout.trim());
   assert.ok(grown < 8, `the heap grew by ${grown} MB`);
 });
+
+test("validateToolCalls: with no tools declared, no table of cleared strings is made (no call takes the fast path that reads it)", async () => {
+  const call = { id: "c", type: "function", function: { name: "t", arguments: '{"city":"Oslo"}' } };
+  await validateToolCalls([call]); // the engines made once
+  const [verdict, tables] = await countingWork(Array.prototype, "fill", () => validateToolCalls([call]));
+  assert.equal(verdict.allowed, true);
+  assert.equal(tables, 0);
+});
