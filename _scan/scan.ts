@@ -1265,8 +1265,12 @@ type Add = (category: ScanCategory, rule: string, start: number, end: number) =>
  */
 type Cursors = Map<Rule, number[]>;
 
-/** Where a rule's searches start in a text's first window. */
-const AT_START: readonly number[] = [0, 0];
+/**
+ * Where a rule's searches start in a text's first window. Made, not written as a literal: JavaScriptCore keeps a
+ * literal of constants as a copy-on-write array, and `runFolded`'s read of `at[0]` (this or a cursor, an array
+ * made at run time) left its optimised code twice before it was compiled for both.
+ */
+const AT_START: readonly number[] = Array.of(0, 0);
 
 /** Characters at a window's end within which a match might read differently in a wider window. */
 const EDGE = 64;
