@@ -410,9 +410,17 @@ const HIDDEN =
 function excerptOf(text: string, max: number): string {
   // (as the loop below would make it; a second reading's findings take no excerpt of the text it read, see `LATER`)
   if (max <= 0) return text.length === 0 ? "" : "\u2026";
-  // Most excerpts are short and plain: no loop, no string built character by character. A copy, not the slice
-  // itself, which would keep the whole scanned text alive as long as the finding.
-  if (text.length <= max && !HIDDEN.test(text)) return copyOf(text);
+  // Most excerpts are plain: no loop, no string built character by character (on Bun that loop, with an
+  // expression test per character, was 40% of the excerpts' time on the attack rows). Only the first `max + 1`
+  // units can be in the excerpt. A copy, not the slice itself, which would keep the whole scanned text alive as
+  // long as the finding.
+  if (!HIDDEN.test(text.length > max + 1 ? text.slice(0, max + 1) : text)) {
+    if (text.length <= max) return copyOf(text);
+    // Cut as the loop below cuts: before unit `max - 1`, or before `max - 2` where a surrogate pair ends there
+    // (a lone surrogate is hidden, so a high surrogate there is a pair's).
+    const high = max >= 2 && (text.charCodeAt(max - 2) & 0xfc00) === 0xd800;
+    return copyOf(text.slice(0, high ? max - 2 : max - 1) + "\u2026");
+  }
   let out = "";
   // The length of the longest run of whole characters or escapes that leaves room for the "...".
   let fits = 0;
