@@ -922,11 +922,12 @@ function collapsedMaps(original: string, starts: Int32Array, ends: Int32Array): 
     starts[k] = i;
     const c = original.charCodeAt(i++);
     if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) {
-      for (
-        let d = original.charCodeAt(i);
-        i < n && (d === 0x20 || (d >= 0x09 && d <= 0x0d));
-        d = original.charCodeAt(++i)
-      );
+      // (the bound tested before the read: a read past the end, at a text that ends in whitespace, made
+      // JavaScriptCore leave its optimised code there every time)
+      for (; i < n; i++) {
+        const d = original.charCodeAt(i);
+        if (d !== 0x20 && (d < 0x09 || d > 0x0d)) break;
+      }
     }
     ends[k] = i;
   }
@@ -1360,12 +1361,16 @@ function finish(
   const shared = reuse ? outBuffersFor(k, true) : undefined;
   // (pass 2 only ever shortens the text: at the original's length, an unchanged pass 1 is the original)
   const text = unchanged && k === original.length ? original : unitsToString(u, k);
-  if (shared === undefined) return { text, starts: s1.subarray(0, k), ends: e1.subarray(0, k) };
+  // (`identity` spelled out, as every other fold has it: where it was missing, `mapSpan`'s test of it met
+  // undefined and JavaScriptCore left its optimised code there twice)
+  if (shared === undefined) {
+    return { text, starts: s1.subarray(0, k), ends: e1.subarray(0, k), identity: false };
+  }
   const starts = shared[1].subarray(0, k);
   const ends = shared[2].subarray(0, k);
   starts.set(s1.subarray(0, k));
   ends.set(e1.subarray(0, k));
-  return { text, starts, ends };
+  return { text, starts, ends, identity: false };
 }
 
 /**
