@@ -177,14 +177,7 @@ export function schemaGraphProblem(schema: unknown): { at: string; message: stri
   // seen (a third of the cost: a map of fresh objects is what a walk that tells them apart spends most on).
   countLeft = MOST_WRITTEN_OUT;
   if (fewWrittenOut(schema, 0)) return null;
-  let found: GraphStop | null;
-  try {
-    writtenOut(schema, new Map(), 0);
-    return null;
-  } catch (e) {
-    if (!(e instanceof GraphStop)) throw e;
-    found = e.kind === "deep" ? deepGraphStop(schema) : e;
-  }
+  const found = graphStop(schema);
   if (found === null) return null;
   const pointer = (keys: readonly string[]) => keys.map((k) => "/" + escapePointer(k)).join("");
   const place = (p: string) => p === "" ? "the root" : clipMiddle(p);
@@ -230,20 +223,14 @@ export function listGraphProblem(list: unknown): boolean {
 }
 
 /**
- * What stops {@link writtenOut}: a `cycle` (`keys` lead to the object met again, `back` keys to its first
- * place), a part `shared` too often (`keys` lead to it, `size` objects written out), or nesting too `deep`
- * for a recursive walk.
+ * What {@link graphStop} found: a `cycle` (`keys` lead to the object met again, `back` keys to its first
+ * place) or a part `shared` too often (`keys` lead to it, `size` objects written out).
  */
-class GraphStop {
-  /** The keys from the root to the place, filled in as the walk unwinds. */
-  keys: string[] = [];
-  /** Creates the stop. */
-  constructor(
-    readonly kind: "cycle" | "shared" | "deep",
-    readonly size = 0,
-    public back = 0,
-    readonly node: object | null = null,
-  ) {}
+interface GraphStop {
+  kind: "cycle" | "shared";
+  keys: string[];
+  back: number;
+  size: number;
 }
 
 /** What {@link fewWrittenOut} may still count. */
@@ -251,7 +238,7 @@ let countLeft = 0;
 
 /**
  * Whether `node` holds at most {@link countLeft} objects written out (itself included, counting down) within
- * {@link RECURSED_MOST} levels: false, and then the walk that tells objects apart decides, past either.
+ * {@link RECURSED_MOST} levels (the call stack's reach): false, and then {@link graphStop} decides, past either.
  */
 function fewWrittenOut(node: object, depth: number): boolean {
   if (--countLeft < 0 || depth > RECURSED_MOST) return false;
@@ -270,65 +257,22 @@ function fewWrittenOut(node: object, depth: number): boolean {
   return true;
 }
 
-/** Levels {@link writtenOut} recurses through; deeper, {@link deepGraphStop} walks without recursion. */
+/** Levels {@link fewWrittenOut} recurses through; deeper, {@link graphStop} decides. */
 const RECURSED_MOST = 500;
 
 /**
- * How many objects `node` holds written out as JSON, itself included; `sizes` has each object finished (-1
- * while it is being walked). Throws a {@link GraphStop}. Recursive: for a shallow value, a third of the cost
- * of a walk that keeps its own stack.
+ * Whether `root` holds itself, or holds more than {@link MOST_WRITTEN_OUT} objects written out where fewer
+ * distinct ones make them up (some shared: in a tree none is), and where; null when neither. Walks each distinct
+ * object once, on a stack of its own (no recursion: a value built in code may nest past the call stack's
+ * reach); an array's members are its indices, as `JSON.stringify` reads them.
  */
-function writtenOut(node: object, sizes: Map<object, number>, depth: number): number {
-  if (depth > RECURSED_MOST) throw new GraphStop("deep");
-  sizes.set(node, -1);
-  let size = 1;
-  if (Array.isArray(node)) {
-    for (let i = 0; i < node.length; i++) {
-      const c = node[i];
-      if (typeof c === "object" && c !== null) size += memberSize(c, String(i), sizes, depth);
-    }
-  } else {
-    const keys = Object.keys(node); // (own keys, as JSON.stringify reads them)
-    for (let i = 0; i < keys.length; i++) {
-      const c = (node as Record<string, unknown>)[keys[i]];
-      if (typeof c === "object" && c !== null) size += memberSize(c, keys[i], sizes, depth);
-    }
-  }
-  sizes.set(node, size);
-  // larger written out than the distinct objects seen so far: some are shared (in a tree none is)
-  if (size > MOST_WRITTEN_OUT && size > sizes.size) throw new GraphStop("shared", size);
-  return size;
-}
-
-/** {@link writtenOut} of member `key` (`c`) of an object at `depth`, the stop's keys filled in as it unwinds. */
-function memberSize(c: object, key: string, sizes: Map<object, number>, depth: number): number {
-  const s = sizes.get(c);
-  if (s === -1) {
-    const stop = new GraphStop("cycle", 0, 0, c);
-    stop.keys.push(key);
-    throw stop;
-  }
-  if (s !== undefined) return s;
-  try {
-    return writtenOut(c, sizes, depth + 1);
-  } catch (e) {
-    if (e instanceof GraphStop && e.kind !== "deep") {
-      e.keys.unshift(key);
-      // the place a cycle closes on: counted from the root once unwound to
-      if (e.node === c) e.back = 1;
-      else if (e.back > 0) e.back++;
-    }
-    throw e;
-  }
-}
-
-/** {@link writtenOut}'s finding for a value nested too deeply to recurse through: the same walk, on a stack. */
-function deepGraphStop(root: object): GraphStop | null {
+function graphStop(root: object): GraphStop | null {
   const sizes = new Map<object, number>();
   const path: { node: object; keys: string[]; next: number; size: number; key: string }[] = [];
   const enter = (node: object, key: string) => {
     sizes.set(node, -1);
-    path.push({ node, keys: Object.keys(node), next: 0, size: 1, key });
+    const members = Array.isArray(node) ? Array.from(node, (_, i) => String(i)) : Object.keys(node);
+    path.push({ node, keys: members, next: 0, size: 1, key });
   };
   const keys = () => path.slice(1).map((f) => f.key);
   enter(root, "");
@@ -340,9 +284,7 @@ function deepGraphStop(root: object): GraphStop | null {
       if (typeof c !== "object" || c === null) continue;
       const s = sizes.get(c);
       if (s === -1) {
-        const stop = new GraphStop("cycle", 0, path.findIndex((f) => f.node === c));
-        stop.keys = [...keys(), key];
-        return stop;
+        return { kind: "cycle", keys: [...keys(), key], back: path.findIndex((f) => f.node === c), size: 0 };
       }
       if (s === undefined) enter(c, key);
       else top.size += s;
@@ -351,9 +293,12 @@ function deepGraphStop(root: object): GraphStop | null {
     path.pop();
     sizes.set(top.node, top.size);
     if (top.size > MOST_WRITTEN_OUT && top.size > sizes.size) {
-      const stop = new GraphStop("shared", top.size);
-      stop.keys = [...keys(), top.key].slice(path.length === 0 ? 1 : 0);
-      return stop;
+      return {
+        kind: "shared",
+        keys: [...keys(), top.key].slice(path.length === 0 ? 1 : 0),
+        back: 0,
+        size: top.size,
+      };
     }
     if (path.length > 0) path[path.length - 1].size += top.size;
   }
