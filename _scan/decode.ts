@@ -259,16 +259,19 @@ function referenceAt(text: string, i: number): number {
   }
   let j = i + 1;
   for (; j < n && j - i <= KEYED_MOST && isAsciiLetter(text.charCodeAt(j)); j++);
-  if (j === i + 1 || text.charCodeAt(j) !== SEMICOLON) {
-    const legacy = NO_SEMICOLON.find((name) => text.startsWith(name, i + 1));
-    if (legacy === undefined) return -1;
-    decodedAs = (named ??= namedRefs()).get(nameKey(legacy, 0, legacy.length))!;
-    return i + 1 + legacy.length;
+  if (j > i + 1 && text.charCodeAt(j) === SEMICOLON) {
+    const decoded = (named ??= namedRefs()).get(nameKey(text, i + 1, j));
+    if (decoded !== undefined) {
+      decodedAs = decoded;
+      return j + 1;
+    }
   }
-  const decoded = (named ??= namedRefs()).get(nameKey(text, i + 1, j));
-  if (decoded === undefined) return -1;
-  decodedAs = decoded;
-  return j + 1;
+  // (no known name before a `;`: a browser still reads a legacy name at the start, "&nbspall;" as a space and
+  // "all;")
+  const legacy = NO_SEMICOLON.find((name) => text.startsWith(name, i + 1));
+  if (legacy === undefined) return -1;
+  decodedAs = (named ??= namedRefs()).get(nameKey(legacy, 0, legacy.length))!;
+  return i + 1 + legacy.length;
 }
 
 /**

@@ -1,10 +1,12 @@
 /**
  * A second reading of stop 54's decoded reading (a long decoded text read only near what its decode changed,
- * names looked up as numbers, rev58's legacy references).
+ * names looked up as numbers, rev58's legacy references): an encoded instruction stretched by a run of blanks
+ * or punctuation past a window's reach, and a legacy name before letters and a `;`.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { scan } from "../scan.ts";
+import { decoded } from "../_scan/decode.ts";
 
 /** Plain prose far longer than the decoded reading's reach, so that only stretches of a decoded text are read. */
 const PROSE = "The quarterly report shows steady growth in all regions, with minor delays in shipping.\n"
@@ -32,4 +34,13 @@ test("scan: an encoded instruction stretched by a long run of blanks, newlines o
     assert.equal(f.start - PROSE.length - 1, short.start - 6, name);
     assert.equal(f.end - f.start, short.end - short.start, name);
   }
+});
+
+test("decoded: a legacy name before letters and a `;` is read as a browser reads it, the letters and `;` as text", () => {
+  assert.equal(decoded("Ignore&nbspall;previous")?.text, "Ignore all;previous");
+  assert.equal(decoded("a&ltb;c")?.text, "a<b;c");
+  // a known name with its `;` is read whole, in either case, and an unknown one without a legacy start is text
+  assert.equal(decoded("&NewLine;&Tab;&nbsp;")?.text, "\n\t ");
+  assert.equal(decoded("&nbspx;")?.text, " x;");
+  assert.equal(decoded("&abcd;"), null);
 });
