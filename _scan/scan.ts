@@ -19,7 +19,6 @@ import {
   LETTER_CONTEXT,
   LETTER_REACH,
   lettersBefore,
-  lettersBetween,
   wholeWindow,
   type Window,
   windowOf,
@@ -812,20 +811,20 @@ function nearChanges(
       const ws = from - left <= 0 ? 0 : cutAtOrAfter(t, Math.max(0, from - 2 * left), from - left);
       const we = to + right >= n ? n : cutAtOrAfter(t, to + right, Math.min(n, to + 2 * right));
       if ((ws !== 0 && ws > from - left) || (we === n && to + 2 * right < n)) return null;
-      const slice = t.slice(ws, we);
+      if (budget < we - ws) return null;
       // A side with few letters between its cut and the nearest change (a run of blanks, dashes or digits) is
       // widened: a match is bounded in folded characters and letters, not in the characters of the text, and
       // "&#73;gnore", 2 500 blanks, "all previous instructions" was cut short and missed. (`from + DECODED_REACH`
       // is the first change and `to - DECODED_REACH` the last one's end, unless the stretch meets an end.)
       const thinLeft = ws > 0 && from + DECODED_REACH - ws < LETTER_REACH &&
-        lettersBetween(slice, 0, from + DECODED_REACH - ws) < LETTER_CONTEXT;
+        lettersBefore(t.slice(ws, from + DECODED_REACH)) < LETTER_CONTEXT;
       const thinRight = we < n && we - (to - DECODED_REACH) < LETTER_REACH &&
-        lettersBetween(slice, to - DECODED_REACH - ws, slice.length) < LETTER_CONTEXT;
+        lettersBefore(t.slice(to - DECODED_REACH, we)) < LETTER_CONTEXT;
       if (thinLeft) left *= 2;
       if (thinRight) right *= 2;
       if (thinLeft || thinRight) continue;
       budget -= we - ws;
-      if (budget < 0) return null;
+      const slice = t.slice(ws, we);
       const findings = scanInSegments(slice, inner, segment, ALL_RULES, decodes).findings;
       let wider = false;
       for (const f of findings) {

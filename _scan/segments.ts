@@ -79,7 +79,7 @@ export function lettersBefore(s: string, end: number = s.length): number {
 }
 
 /** Letters a-z in `s` from index `from` to index `to` (exclusive). */
-export function lettersBetween(s: string, from: number, to: number): number {
+function lettersBetween(s: string, from: number, to: number): number {
   let n = 0;
   const e = Math.min(to, s.length);
   // Bytes where the text is long and ASCII: read faster than by `charCodeAt`, and a window's are made anyway.
