@@ -781,8 +781,9 @@ const DECODED_REACH = 1024;
 
 /**
  * The findings of the decoded text that lie within `DECODED_REACH` of a change (see `changedWithin`), each
- * stretch read in a slice one to two reaches wider on either side, cut at neutral cuts (so the slice's fold is
- * the whole fold's): findings elsewhere read as the original's, which the first reading found. A finding that
+ * stretch read in a slice one to two reaches wider on either side (wider still where that side holds fewer than
+ * `LETTER_CONTEXT` letters), cut at neutral cuts (so the slice's fold is the whole fold's): findings elsewhere
+ * read as the original's, which the first reading found. A finding that
  * comes within `EDGE` of a slice's cut (a match that may go on past it) has that side widened and read again.
  * Null where the slices would read more than half the text, or no cut is near, or the findings (with the `read`
  * ones of the other readings) come near `MERGED_FROM`, where a rule's are merged at a place all of them decide:
