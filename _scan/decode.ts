@@ -7,9 +7,9 @@
  * mapped back to the original's offsets (a finding covers the encoded characters behind it).
  *
  * Decoded, in one pass from left to right (what a decode produces is not read again in the same pass):
- * - HTML character references: decimal `&#73;` and hexadecimal `&#x49;` (the `;` may be left out, as browsers
- *   allow), and the named ones that hide or spell text (`namedRefs`), each with its `;` but for those a browser
- *   reads without (`NO_SEMICOLON`: `&nbsp`, `&lt`);
+ * - HTML character references: decimal `&#73;` and hexadecimal `&#x49;` (without the `;` or with leading
+ *   zeros, as browsers allow), and the named ones that hide or spell text (`namedRefs`), each with its `;` but
+ *   for those a browser reads without (`NO_SEMICOLON`: `&nbsp`, `&lt`);
  * - tags and comments: a comment `<!-- ... -->` and an inline tag (`inlineNames`: `<em>`, `<a href=...>`,
  *   `<span>`...) inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a
  *   browser draws them, so `Ig<span>no</span>re` is one word; elsewhere as a space, which the fold joins to the
@@ -237,7 +237,7 @@ function hexValue(c: number): number {
 
 /**
  * Where the character reference at `text[i]` (an `&`) ends, what it stands for in `decodedAs`; or -1. Reads
- * at most a dozen characters.
+ * at most a dozen characters past a number's leading zeros.
  */
 function referenceAt(text: string, i: number): number {
   const n = text.length;
@@ -245,6 +245,9 @@ function referenceAt(text: string, i: number): number {
     let j = i + 2;
     const hex = (text.charCodeAt(j) | 0x20) === 0x78; // "x"
     if (hex) j++;
+    // (leading zeros, however many: a browser reads "&#00000073;" as "I"; the run is read once, by the one
+    // reference it follows)
+    while (text.charCodeAt(j) === 0x30) j++;
     const from = j;
     let cp = 0;
     for (; j < n && j - from < (hex ? 6 : 7); j++) {
@@ -259,16 +262,19 @@ function referenceAt(text: string, i: number): number {
   }
   let j = i + 1;
   for (; j < n && j - i <= KEYED_MOST && isAsciiLetter(text.charCodeAt(j)); j++);
-  if (j === i + 1 || text.charCodeAt(j) !== SEMICOLON) {
-    const legacy = NO_SEMICOLON.find((name) => text.startsWith(name, i + 1));
-    if (legacy === undefined) return -1;
-    decodedAs = (named ??= namedRefs()).get(nameKey(legacy, 0, legacy.length))!;
-    return i + 1 + legacy.length;
+  if (j > i + 1 && text.charCodeAt(j) === SEMICOLON) {
+    const decoded = (named ??= namedRefs()).get(nameKey(text, i + 1, j));
+    if (decoded !== undefined) {
+      decodedAs = decoded;
+      return j + 1;
+    }
   }
-  const decoded = (named ??= namedRefs()).get(nameKey(text, i + 1, j));
-  if (decoded === undefined) return -1;
-  decodedAs = decoded;
-  return j + 1;
+  // (no known name before a `;`: a browser still reads a legacy name at the start, "&nbspall;" as a space and
+  // "all;")
+  const legacy = NO_SEMICOLON.find((name) => text.startsWith(name, i + 1));
+  if (legacy === undefined) return -1;
+  decodedAs = (named ??= namedRefs()).get(nameKey(legacy, 0, legacy.length))!;
+  return i + 1 + legacy.length;
 }
 
 /**

@@ -13,7 +13,16 @@ import {
   lowerFold,
   mapSpan,
 } from "./fold.ts";
-import { CONTEXT, cutAtOrAfter, lettersBefore, wholeWindow, type Window, windowOf } from "./segments.ts";
+import {
+  CONTEXT,
+  cutAtOrAfter,
+  LETTER_CONTEXT,
+  LETTER_REACH,
+  lettersBefore,
+  wholeWindow,
+  type Window,
+  windowOf,
+} from "./segments.ts";
 import { type Original, type Rule, rules } from "./rules.ts";
 import { hasLeads, LeadFinder, type LeadStarts } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
@@ -772,8 +781,9 @@ const DECODED_REACH = 1024;
 
 /**
  * The findings of the decoded text that lie within `DECODED_REACH` of a change (see `changedWithin`), each
- * stretch read in a slice one to two reaches wider on either side, cut at neutral cuts (so the slice's fold is
- * the whole fold's): findings elsewhere read as the original's, which the first reading found. A finding that
+ * stretch read in a slice one to two reaches wider on either side (wider still where that side holds fewer than
+ * `LETTER_CONTEXT` letters), cut at neutral cuts (so the slice's fold is the whole fold's): findings elsewhere
+ * read as the original's, which the first reading found. A finding that
  * comes within `EDGE` of a slice's cut (a match that may go on past it) has that side widened and read again.
  * Null where the slices would read more than half the text, or no cut is near, or the findings (with the `read`
  * ones of the other readings) come near `MERGED_FROM`, where a rule's are merged at a place all of them decide:
@@ -802,8 +812,19 @@ function nearChanges(
       const ws = from - left <= 0 ? 0 : cutAtOrAfter(t, Math.max(0, from - 2 * left), from - left);
       const we = to + right >= n ? n : cutAtOrAfter(t, to + right, Math.min(n, to + 2 * right));
       if ((ws !== 0 && ws > from - left) || (we === n && to + 2 * right < n)) return null;
+      if (budget < we - ws) return null;
+      // A side with few letters between its cut and the nearest change (a run of blanks, dashes or digits) is
+      // widened: a match is bounded in folded characters and letters, not in the characters of the text, and
+      // "&#73;gnore", 2 500 blanks, "all previous instructions" was cut short and missed. (`from + DECODED_REACH`
+      // is the first change and `to - DECODED_REACH` the last one's end, unless the stretch meets an end.)
+      const thinLeft = ws > 0 && from + DECODED_REACH - ws < LETTER_REACH &&
+        lettersBefore(t.slice(ws, from + DECODED_REACH)) < LETTER_CONTEXT;
+      const thinRight = we < n && we - (to - DECODED_REACH) < LETTER_REACH &&
+        lettersBefore(t.slice(to - DECODED_REACH, we)) < LETTER_CONTEXT;
+      if (thinLeft) left *= 2;
+      if (thinRight) right *= 2;
+      if (thinLeft || thinRight) continue;
       budget -= we - ws;
-      if (budget < 0) return null;
       const slice = t.slice(ws, we);
       const findings = scanInSegments(slice, inner, segment, ALL_RULES, decodes).findings;
       let wider = false;
