@@ -268,20 +268,32 @@ const RECURSED_MOST = 500;
  */
 function graphStop(root: object): GraphStop | null {
   const sizes = new Map<object, number>();
-  const path: { node: object; keys: string[]; next: number; size: number; key: string }[] = [];
+  // (`keys` null: an array, whose members are read by index up to `end`, with no list of them made: a sparse
+  // array may be billions long)
+  const path: {
+    node: object;
+    keys: string[] | null;
+    end: number;
+    next: number;
+    size: number;
+    key: string;
+  }[] = [];
   const enter = (node: object, key: string) => {
     sizes.set(node, -1);
-    const members = Array.isArray(node) ? Array.from(node, (_, i) => String(i)) : Object.keys(node);
-    path.push({ node, keys: members, next: 0, size: 1, key });
+    const own = Array.isArray(node) ? null : Object.keys(node);
+    path.push({ node, keys: own, end: own?.length ?? (node as unknown[]).length, next: 0, size: 1, key });
   };
   const keys = () => path.slice(1).map((f) => f.key);
   enter(root, "");
   while (path.length > 0) {
     const top = path[path.length - 1];
-    if (top.next < top.keys.length) {
-      const key = top.keys[top.next++];
-      const c = (top.node as Record<string, unknown>)[key];
+    if (top.next < top.end) {
+      const i = top.next++;
+      const c = top.keys === null
+        ? (top.node as unknown[])[i]
+        : (top.node as Record<string, unknown>)[top.keys[i]];
       if (typeof c !== "object" || c === null) continue;
+      const key = top.keys === null ? String(i) : top.keys[i];
       const s = sizes.get(c);
       if (s === -1) {
         return { kind: "cycle", keys: [...keys(), key], back: path.findIndex((f) => f.node === c), size: 0 };

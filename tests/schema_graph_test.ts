@@ -8,6 +8,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import process from "node:process";
 import {
   compileSchema,
   createValidator,
@@ -269,4 +270,29 @@ test("a tool list whose schemas are each within measure is compiled once, howeve
   before = gated.reads();
   assert.equal((await gateCompletion(request, response)).verdict.allowed, true);
   assert.ok(gated.reads() - before <= 8 * gated.tools.length, `${gated.reads() - before} reads`);
+});
+
+test("a sparse array in a schema built in code is read index by index, with no list of its indices made", () => {
+  // 3 million slots, one filled: JSON.stringify writes 2 999 999 nulls and one string. The walk that tells
+  // objects apart made a list of every index as a string first (about 100 MB here; a length of 2^32 - 1 ran
+  // the heap out). The last slot's getter sees the heap while the walk is on the array.
+  const slots = 3_000_000;
+  const examples: unknown[] = [];
+  const heap = () => process.memoryUsage().heapUsed;
+  let base = 0;
+  let grew = 0;
+  Object.defineProperty(examples, slots - 1, {
+    enumerable: true,
+    get() {
+      grew = Math.max(grew, heap() - base);
+      return "last";
+    },
+  });
+  // 600 levels: past the counting pass's reach, so the walk that tells objects apart reads the array
+  let schema: Record<string, unknown> = { type: "string", examples };
+  for (let i = 0; i < 600; i++) schema = { type: "object", properties: { a: schema } };
+  base = heap();
+  const check = compileSchema(schema);
+  assert.ok(grew < 30e6, `the heap grew by ${(grew / 1e6).toFixed(0)} MB during the walk`);
+  assert.deepEqual(check({ a: {} }), []);
 });
