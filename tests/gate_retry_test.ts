@@ -1783,3 +1783,63 @@ test("guardFetch retry: a retry's Chat annotations and Gemini grounding supports
   const cited = new TextDecoder().decode(bytes.slice(s.segment.startIndex, s.segment.endIndex));
   assert.equal(cited, "Again");
 });
+
+test("guardFetch retry: text the watch held until a native call came counts as the client's: the retry's grounding supports move past it, and a blank line follows it (Gemini, Ollama)", async () => {
+  // A written call beside a native one is text (a body reads no calls from it): the watch held it, and the
+  // retry sent it ahead of its stream without counting it, so the retry's support (UTF-8 bytes of its own
+  // text) named the held text's first bytes, and the retry's words ran on from "</tool_call>".
+  const first = [
+    "Caf\u00e9 \u{1F642} ",
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>',
+  ];
+  const chunk = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+    candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
+    modelVersion: "gemini-2.5-flash",
+  });
+  const call = (args: unknown) => ({ functionCall: { name: "get_weather", args } });
+  const grounding = {
+    groundingChunks: [{ web: { uri: "u" } }],
+    groundingSupports: [{
+      segment: { startIndex: 0, endIndex: 5, text: "Again" },
+      groundingChunkIndices: [0],
+    }],
+  };
+  const gemini = await scripted(
+    [
+      { sse: [chunk([{ text: first[0] }]), chunk([{ text: first[1] }]), chunk([call(BAD.args)])] },
+      { sse: [chunk([{ text: "Again." }]), chunk([call(GOOD.args)], { groundingMetadata: grounding })] },
+    ],
+    1,
+    async (s, f) => {
+      const res = await f(`${s.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        body: JSON.stringify({
+          contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+          tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+        }),
+      });
+      return sseData(await res.text());
+    },
+  );
+  type Chunk = {
+    candidates: { content: { parts: { text?: string }[] }; groundingMetadata?: typeof grounding }[];
+  };
+  const text = gemini.value.flatMap((e: Chunk) => e.candidates[0].content.parts).map((p: { text?: string }) =>
+    p.text ?? ""
+  ).join("");
+  assert.equal(text, `${first.join("")}\n\nAgain.`);
+  const [s] = gemini.value.flatMap((e: Chunk) => e.candidates[0].groundingMetadata?.groundingSupports ?? []);
+  const bytes = new TextEncoder().encode(text);
+  assert.equal(new TextDecoder().decode(bytes.slice(s.segment.startIndex, s.segment.endIndex)), "Again");
+  // Ollama: the same text, through its client, which hands out each chunk's content.
+  const script = [{ ndjson: ollamaStream(first, [BAD]) }, { ndjson: ollamaStream(["Again."], [GOOD]) }];
+  const { value } = await scripted(script, 1, async (s, f) => {
+    const client = new Ollama({ host: s.url, fetch: f });
+    let content = "";
+    for await (
+      const part of await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true })
+    ) content += part.message.content;
+    return content;
+  });
+  assert.equal(value, `${first.join("")}\n\nAgain.`);
+});
