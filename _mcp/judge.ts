@@ -301,6 +301,11 @@ export interface CaseStray {
   spelled: string;
   /** The name it stands for, as MCP or the tool's schema spells it (`"path"`). */
   declared: string;
+  /**
+   * The `propertyNames` pattern that judges the key in another case than it is spelled (`"^force$"` for
+   * `FORCE`), when that is how it was found; `declared` is then the key folded (as `foldCase` folds it).
+   */
+  pattern?: string;
 }
 
 /**
@@ -329,8 +334,10 @@ export interface CaseStray {
  * - on an item: `prefixItems`' own (or an `items` list's), else `items`.
  * - `propertyNames` applies to keys as strings: the names it spells in a `const` or an `enum` (through the
  *   subschemas that apply with it) count as declared, since it judges a key by that name (`not: { const:
- *   "force" }` let `FORCE` by, which a case-blind server reads as the `force` it forbids); its patterns
- *   declare no name. Nothing in it is followed to a member.
+ *   "force" }` let `FORCE` by, which a case-blind server reads as the `force` it forbids). Its patterns
+ *   declare no name, but one that spells its letters outside classes names words in one case: a key it
+ *   matches only folded (`FORCE` for `not: { pattern: "^force$" }`) is a stray too, while one about case
+ *   itself (`[a-z]`, `\p{Lu}`) is left to the schema. Nothing in it is followed to a member.
  * - `dependentSchemas`, `dependencies`, `contains`, `unevaluatedProperties`, `unevaluatedItems`,
  *   `additionalItems`, `$dynamicRef`: the validator refuses a schema with them, so the tool is unchecked
  *   (refused, or forwarded unjudged, as `uncheckedTools` says) and a case variant changes nothing it judged;
@@ -349,6 +356,9 @@ export interface CaseStray {
  * });
  * assert.equal(caseStray({ name: "read_file", arguments: { PATH: "/etc/shadow" } }, tools)?.declared, "path");
  * assert.equal(caseStray({ name: "read_file", arguments: { path: "/tmp/x", MODE: "r" } }, tools), undefined);
+ *
+ * const push = [{ name: "push", inputSchema: { type: "object", propertyNames: { not: { pattern: "^force$" } } } }];
+ * assert.equal(caseStray({ name: "push", arguments: { FORCE: true } }, push)?.pattern, "^force$");
  * ```
  */
 export function caseStray(params: unknown, tools: readonly McpTool[]): CaseStray | undefined {
@@ -370,7 +380,8 @@ export function caseStray(params: unknown, tools: readonly McpTool[]): CaseStray
       continue;
     }
     const declared = declaredNames(root, schemas);
-    const stray = declared && strayKey(value as Record<string, unknown>, declared, pointer);
+    const stray = (declared && strayKey(value as Record<string, unknown>, declared, pointer)) ??
+      patternStray(value as Record<string, unknown>, root, schemas, declared, pointer);
     if (stray !== undefined) return stray;
     for (const key in value) {
       const child = (value as Record<string, unknown>)[key];
@@ -519,7 +530,7 @@ function namesOf(
  * The names a `propertyNames` schema (of the tool schema `root`) spells in a `const` or an `enum`, in it or any
  * subschema that applies with it (see {@linkcode applying}): each is a key it judges by name.
  * `propertyNames: { not: { const: "force" } }` forbids `force`, and a case-blind server reads `FORCE` as it.
- * A `pattern` spells no one name, and is left.
+ * A `pattern` spells no one name: it is held to keys one by one (see {@linkcode patternStray}).
  */
 function keyNames(root: Record<string, unknown>, propertyNames: unknown): string[] {
   const names: string[] = [];
@@ -528,6 +539,114 @@ function keyNames(root: Record<string, unknown>, propertyNames: unknown): string
     if (Array.isArray(s.enum)) { for (const name of s.enum) if (typeof name === "string") names.push(name); }
   }
   return names;
+}
+
+/**
+ * The first key of `value` not in `declared` as spelled that a name rule among the `propertyNames` patterns of
+ * `schemas` (see {@linkcode nameRules}) matches in another case only, or undefined. Such a pattern judges the
+ * key by a word in one case (`not: { pattern: "^force$" }` forbids `force`), and a case-blind server reads
+ * `FORCE`, which the pattern lets by, as that word.
+ */
+function patternStray(
+  value: Record<string, unknown>,
+  root: Record<string, unknown>,
+  schemas: readonly Record<string, unknown>[],
+  declared: Readonly<Record<string, unknown>> | undefined,
+  pointer: string,
+): CaseStray | undefined {
+  let rules: NameRule[] | undefined;
+  for (const schema of schemas) {
+    if (schema.propertyNames === undefined) continue;
+    rules = [...(rules ?? []), ...nameRules(root, schema)];
+  }
+  if (rules === undefined || rules.length === 0) return undefined;
+  for (const key in value) {
+    if (declared !== undefined && Object.hasOwn(declared, key)) continue;
+    const folded = foldCase(key);
+    for (const { source, asSpelled, folded: rule } of rules) {
+      if (!safeTest(asSpelled, key) && safeTest(rule, folded)) {
+        return {
+          pointer: `${pointer}/${escapePointer(key)}`,
+          spelled: key,
+          declared: folded,
+          pattern: source,
+        };
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A `propertyNames` pattern that names words: as written, and with its letters folded (see `foldCase`). */
+interface NameRule {
+  /** The pattern as the schema writes it. */
+  source: string;
+  /** It compiled as the validator compiles it: what the key as spelled is judged by. */
+  asSpelled: RegExp;
+  /** It with each letter folded, for the key folded: it matches a key in any case it names. */
+  folded: RegExp;
+}
+
+/** Each schema's name rules by {@linkcode nameRules}, gathered once. */
+const NAME_RULES = new WeakMap<object, NameRule[]>();
+
+/**
+ * The patterns the `propertyNames` of `schema` (of the tool schema `root`) holds, in it or any subschema that
+ * applies with it (see {@linkcode applying}), that name words (see {@linkcode foldedPattern}).
+ */
+function nameRules(root: Record<string, unknown>, schema: Record<string, unknown>): NameRule[] {
+  let rules = NAME_RULES.get(schema);
+  if (rules !== undefined) return rules;
+  rules = [];
+  for (const s of applying(root, [schema.propertyNames])) {
+    if (typeof s.pattern !== "string") continue;
+    const folded = foldedPattern(s.pattern);
+    if (folded === undefined) continue;
+    try {
+      rules.push({
+        source: s.pattern,
+        asSpelled: makeRegExp(s.pattern, "", "pattern"),
+        folded: makeRegExp(folded, "", "pattern"),
+      });
+    } catch {
+      // a pattern the validator refuses too: the tool is unchecked, nothing to fold
+    }
+  }
+  NAME_RULES.set(schema, rules);
+  return rules;
+}
+
+/**
+ * `source` with each letter it spells outside a character class folded (as `foldCase` folds it), or undefined
+ * when the pattern is no rule about words but about case: a class holding a letter (`[A-Z]`, `[a-z_]`), a
+ * Unicode property (`\p{Lu}`), a class spelling its members by code (`[\x61-\x7a]` is `[a-z]`), or a letter
+ * that folds to more than itself (the sharp s to `ss`, which a quantifier after it would read otherwise). An
+ * escape is kept as written (`\D` is not `\d`).
+ */
+function foldedPattern(source: string): string | undefined {
+  let out = "";
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") {
+      const next = source[i + 1] ?? "";
+      if (next === "p" || next === "P" || (inClass && "uxc".includes(next))) return undefined;
+      out += c + next;
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === "]") inClass = false;
+      else if (c.toLowerCase() !== c.toUpperCase()) return undefined;
+      out += c;
+      continue;
+    }
+    if (c === "[") inClass = true;
+    const folded = foldCase(c);
+    if (folded.length !== c.length) return undefined;
+    out += folded;
+  }
+  return out;
 }
 
 /** What `pick` finds in each of `schemas`. */
@@ -611,17 +730,23 @@ function itemSchema(schema: Record<string, unknown>, i: number, out: unknown[]):
  */
 export function refuseStray(
   params: unknown,
-  { pointer, spelled, declared }: CaseStray,
+  { pointer, spelled, declared, pattern }: CaseStray,
   tools: readonly McpTool[],
 ): McpCallCheck {
   const inArguments = pointer.startsWith(ARGUMENTS_AT);
   const finding: Finding = {
     code: "malformed_arguments",
     path: inArguments ? pointer.slice(ARGUMENTS_AT.length - 1) : "",
-    message: `The ${inArguments ? "arguments name" : "request names"} ${show(spelled)}, which ${
-      inArguments ? "the tool" : "MCP"
-    } spells ${show(declared)}; spell it so (names are matched exactly).`,
-    expected: `the name ${show(declared)}`,
+    message: pattern === undefined
+      ? `The ${inArguments ? "arguments name" : "request names"} ${show(spelled)}, which ${
+        inArguments ? "the tool" : "MCP"
+      } spells ${show(declared)}; spell it so (names are matched exactly).`
+      : `The arguments name ${show(spelled)}, which the tool's name rule ${
+        show(pattern)
+      } judges in another case; name it in the case the tool spells (names are matched exactly).`,
+    expected: pattern === undefined
+      ? `the name ${show(declared)}`
+      : `a name in the case ${show(pattern)} spells`,
     received: `the name ${show(spelled)}`,
   };
   return refusedCall(params, finding, tools);

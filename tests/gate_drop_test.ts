@@ -838,3 +838,51 @@ test("drop-call: a Gemini body's grounding supports move with their parts past a
   const named = candidate.groundingMetadata.groundingSupports.map((s) => parts[s.segment.partIndex]);
   assert.deepEqual(named, [{ text: "Looking." }, { text: "Oslo." }, { text: "Rainy." }]);
 });
+
+test("drop-call: a Gemini stream's grounding supports of text around a dropped call still cite their words, as the body's do", async () => {
+  // A stream's supports name bytes of the answer's text as the client joins it (no part of their own): the
+  // reason comes after all of it, so each support, of text before and after the dropped call, names its
+  // words, in the stream as in the body. The words are not ASCII: offsets are UTF-8 bytes.
+  const words = ["Caf\u00e9 \u2614 ferm\u00e9. ", "\u{1F326} Bergen: pluie."];
+  const support = (text: string) => {
+    const startIndex = new TextEncoder().encode(words.join("").slice(0, words.join("").indexOf(text))).length;
+    return { segment: { startIndex, endIndex: startIndex + new TextEncoder().encode(text).length, text } };
+  };
+  const grounding = { groundingSupports: [support("Caf\u00e9 \u2614"), support("Bergen: pluie.")] };
+  const chunks = [
+    geminiChunk([{ text: words[0] }]),
+    geminiChunk([geminiCall(BAD)]),
+    geminiChunk([{ text: words[1] }, geminiCall(GOOD)]),
+    { candidates: [{ ...geminiChunk([{ text: "" }], "STOP").candidates[0], groundingMetadata: grounding }] },
+  ];
+  reply({ sse: chunks });
+  type Chunk = {
+    candidates: { content: { parts: { text?: string }[] }; groundingMetadata?: typeof grounding }[];
+  };
+  const events: Chunk[] = sseData(await (await geminiPost(GEMINI_REQUEST)).text());
+  const text = events.flatMap((e) => e.candidates[0].content.parts).map((p) => p.text ?? "").join("");
+  const bytes = new TextEncoder().encode(text);
+  const cited = (g: Chunk["candidates"][0]["groundingMetadata"]) =>
+    (g?.groundingSupports ?? []).map(({ segment: s }) =>
+      new TextDecoder().decode(bytes.slice(s.startIndex, s.endIndex))
+    );
+  const [streamed] = events.flatMap((e) => e.candidates[0].groundingMetadata ?? []);
+  assert.ok(text.startsWith(words.join("")), text);
+  assert.deepEqual(cited(streamed), ["Caf\u00e9 \u2614", "Bergen: pluie."]);
+  // The body, of one part of text: its supports cite the same words of the same text.
+  const whole = {
+    candidates: [{
+      index: 0,
+      content: { role: "model", parts: [{ text: words.join("") }, geminiCall(BAD), geminiCall(GOOD)] },
+      finishReason: "STOP",
+      groundingMetadata: grounding,
+    }],
+  };
+  const body = (await gateCompletion(GEMINI_REQUEST, whole, { onRejected: "drop-call" }))
+    .response as typeof whole;
+  const bodyText = (body.candidates[0].content.parts as { text?: string }[]).map((p) => p.text ?? "").join(
+    "",
+  );
+  assert.equal(bodyText, text);
+  assert.deepEqual(cited(body.candidates[0].groundingMetadata), ["Caf\u00e9 \u2614", "Bergen: pluie."]);
+});

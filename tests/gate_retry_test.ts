@@ -1744,19 +1744,25 @@ test("guardFetch retry: a retry's Chat annotations and Gemini grounding supports
   const [a] = value.choices[0].message.annotations ?? [];
   assert.equal(content.slice(a.url_citation.start_index, a.url_citation.end_index), "Again");
   // Gemini: the support's offsets are UTF-8 bytes into the answer's text.
+  assert.deepEqual(await geminiRetryCites([first]), { text: `${first}\n\nAgain.`, cited: "Again" });
+});
+
+/**
+ * A Gemini stream through a guarded fetch (retry 1) whose first attempt writes `first` (a chunk each) and a
+ * rejected call, and whose retry writes "Again." and a valid call with a grounding support of "Again" (bytes
+ * 0 to 5 of its own text): the answer's text the client joins, and what the support names in it.
+ */
+async function geminiRetryCites(first: string[]): Promise<{ text: string; cited: string }> {
   const chunk = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
     candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
     modelVersion: "gemini-2.5-flash",
   });
   const call = (args: unknown) => ({ functionCall: { name: "get_weather", args } });
-  const support = (startIndex: number, endIndex: number) => ({
-    segment: { startIndex, endIndex, text: "Again" },
-    groundingChunkIndices: [0],
-  });
-  const grounding = { groundingChunks: [{ web: { uri: "u" } }], groundingSupports: [support(0, 5)] };
+  const support = { segment: { startIndex: 0, endIndex: 5, text: "Again" }, groundingChunkIndices: [0] };
+  const grounding = { groundingChunks: [{ web: { uri: "u" } }], groundingSupports: [support] };
   const gemini = await scripted(
     [
-      { sse: [chunk([{ text: first }]), chunk([call(BAD.args)])] },
+      { sse: [...first.map((text) => chunk([{ text }])), chunk([call(BAD.args)])] },
       { sse: [chunk([{ text: "Again." }]), chunk([call(GOOD.args)], { groundingMetadata: grounding })] },
     ],
     1,
@@ -1777,9 +1783,29 @@ test("guardFetch retry: a retry's Chat annotations and Gemini grounding supports
   const text = gemini.value.flatMap((e: Chunk) => e.candidates[0].content.parts).map((p: { text?: string }) =>
     p.text ?? ""
   ).join("");
-  assert.equal(text, `${first}\n\nAgain.`);
   const [s] = gemini.value.flatMap((e: Chunk) => e.candidates[0].groundingMetadata?.groundingSupports ?? []);
   const bytes = new TextEncoder().encode(text);
-  const cited = new TextDecoder().decode(bytes.slice(s.segment.startIndex, s.segment.endIndex));
-  assert.equal(cited, "Again");
+  return { text, cited: new TextDecoder().decode(bytes.slice(s.segment.startIndex, s.segment.endIndex)) };
+}
+
+test("guardFetch retry: text the watch held until a native call came counts as the client's: the retry's grounding supports move past it, and a blank line follows it (Gemini, Ollama)", async () => {
+  // A written call beside a native one is text (a body reads no calls from it): the watch held it, and the
+  // retry sent it ahead of its stream without counting it, so the retry's support (UTF-8 bytes of its own
+  // text) named the held text's first bytes, and the retry's words ran on from "</tool_call>".
+  const first = [
+    "Caf\u00e9 \u{1F642} ",
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>',
+  ];
+  assert.deepEqual(await geminiRetryCites(first), { text: `${first.join("")}\n\nAgain.`, cited: "Again" });
+  // Ollama: the same text, through its client, which hands out each chunk's content.
+  const script = [{ ndjson: ollamaStream(first, [BAD]) }, { ndjson: ollamaStream(["Again."], [GOOD]) }];
+  const { value } = await scripted(script, 1, async (s, f) => {
+    const client = new Ollama({ host: s.url, fetch: f });
+    let content = "";
+    for await (
+      const part of await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true })
+    ) content += part.message.content;
+    return content;
+  });
+  assert.equal(value, `${first.join("")}\n\nAgain.`);
 });

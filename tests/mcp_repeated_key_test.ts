@@ -17,8 +17,13 @@ import { duplicateKey } from "../_common/json.ts";
 import { caseStray } from "../_mcp/judge.ts";
 import { answer, POISON, prettyAnswer } from "./_mcp_raw_server.ts";
 import { runtimeCommand } from "./_runtime.ts";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// (the SDK's "./*" export maps types to "*.js.d.ts", which does not exist: Deno is pointed at the real file)
+// @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-const SERVER = runtimeCommand(join(dirname(fileURLToPath(import.meta.url)), "_mcp_raw_server.ts"));
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const SERVER = runtimeCommand(join(root, "tests/_mcp_raw_server.ts"));
 
 /** What the client writes, by id: each line as it is sent. */
 const INITIALIZE = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",' +
@@ -601,3 +606,75 @@ test("checkCall: a key in another case is refused where propertyNames names it, 
   assert.match(feedback({ push: { force: true } }), /./);
   assert.equal(feedback({ push: { Forced: true }, pull: { rebased: 1 }, open: { mode: "w" } }), "");
 });
+
+test("checkCall: a key in another case is refused where a propertyNames pattern names it, and not where the pattern is about case", () => {
+  const feedback = feedbackOf({
+    // `not: { pattern }` forbids `force` and any `x-` key as written: `FORCE` and `X-Trace` passed it, and a
+    // case-blind server reads them as the keys it forbids
+    push: { type: "object", propertyNames: { not: { pattern: "^force$" } } },
+    tag: { type: "object", propertyNames: { anyOf: [{ $ref: "#/$defs/noX" }, { maxLength: 1 }] } },
+    run: { type: "object", propertyNames: { not: { pattern: "^(dryRun|keep_going)$" } } },
+    // (a class of letters, a Unicode property or a class spelt by code judges case itself: no word to fold)
+    open: { type: "object", propertyNames: { not: { pattern: "^[A-Z]" } } },
+    seek: { type: "object", propertyNames: { not: { pattern: "^\\p{Ll}+$" } } },
+    close: { type: "object", propertyNames: { not: { pattern: "^[\\x61-\\x7a]+$" } } },
+  }, { $defs: { noX: { not: { pattern: "^x-" } } } });
+  assert.match(
+    feedback({ push: { FORCE: true } }),
+    /"FORCE", which the tool's name rule "\^force\$" judges in another case/,
+  );
+  assert.match(feedback({ tag: { "X-Trace": 1 } }), /"X-Trace", which the tool's name rule "\^x-"/);
+  assert.match(feedback({ run: { dryrun: true } }), /"dryrun", which the tool's name rule/);
+  assert.match(feedback({ run: { KEEP_GOING: true } }), /"KEEP_GOING", which the tool's name rule/);
+  // The long s and the Kelvin sign fold as a case-blind parser folds them.
+  assert.match(feedback({ run: { "\u212aeep_going": 1 } }), /which the tool's name rule/);
+  assert.match(
+    feedback({ push: { force: true } }),
+    /./,
+    "spelled as the rule spells it, the schema refuses it",
+  );
+  assert.equal(
+    feedback({ push: { forced: true }, run: { dryRun2: 1, dry: 1 }, open: { mode: "w" }, seek: { A: 1 } }),
+    "",
+  );
+  assert.equal(feedback({ close: { A: 1 } }), "");
+});
+
+test(
+  "toolguard mcp: the MCP SDK client's call naming in another case a key a propertyNames pattern forbids never reaches the server",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // A server whose one tool, "push", forbids the key `force` by a pattern; it answers a call with its line.
+    const server = [
+      "const tool = { name: 'push', inputSchema: { type: 'object', propertyNames: { not: { pattern: '^force$' } } } };",
+      "require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {",
+      "  const m = JSON.parse(line);",
+      "  if (m.id === undefined) return;",
+      "  const result = m.method === 'initialize'",
+      "    ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 's', version: '1' } }",
+      "    : m.method === 'tools/list' ? { tools: [tool] } : { content: [{ type: 'text', text: 'ran ' + line }] };",
+      "  console.log(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));",
+      "});",
+    ].join("\n");
+    const relay = runtimeCommand(join(root, "cli.ts"), ["mcp", "--pins", "none", "--", "node", "-e", server]);
+    const client = new Client({ name: "guarded", version: "1.0.0" });
+    try {
+      await client.connect(
+        new StdioClientTransport({ command: relay.command, args: relay.args, cwd: root, stderr: "ignore" }),
+      );
+      await client.listTools();
+      const text = (r: Awaited<ReturnType<typeof client.callTool>>) =>
+        (r.content as { text: string }[]).map((c) => c.text).join("");
+      const refused = await client.callTool({ name: "push", arguments: { FORCE: true } });
+      assert.equal(refused.isError, true);
+      assert.match(text(refused), /"FORCE", which the tool's name rule "\^force\$" judges in another case/);
+      assert.doesNotMatch(text(refused), /^ran /, "the server never got it");
+      const ran = await client.callTool({ name: "push", arguments: { forced: true } });
+      assert.match(text(ran), /^ran .*"forced":true/);
+    } finally {
+      await client.close();
+    }
+  },
+);

@@ -345,6 +345,16 @@ class GeminiStream implements FrameRouter {
     return { raw, event };
   }
 
+  /**
+   * See `FrameRouter.textOf` (the first answer's: a retry asks for one): text the watch held and a retry
+   * sends ahead of its stream counts as the client's, so the retry's grounding supports move past it (in
+   * bytes) and its text is set apart from it by a blank line. Left out, a support of the retry's text cited
+   * the earlier text, and "...</tool_call>plain." ran on.
+   */
+  textOf(event: Record<string, unknown>): unknown {
+    return geminiText(event, 0).text;
+  }
+
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const call = hasCall(event);
     if (!call) {

@@ -92,6 +92,14 @@ class OllamaStream implements FrameRouter {
     this.#template ??= pick(event, ["model", "created_at"]);
   }
 
+  /**
+   * See `FrameRouter.textOf`: text the watch held and a retry sends ahead of its stream counts as the
+   * client's, so the retry's text is set apart from it by a blank line ("...</tool_call>plain." ran on).
+   */
+  textOf(event: Record<string, unknown>): unknown {
+    return ollamaText(event).text;
+  }
+
   /** A retry's chunks carry no position: they follow as they come. */
   resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
     return { raw, event };
