@@ -168,6 +168,35 @@ test("tree state: a process that writes into a pipe a counted one reads counts, 
   assert.deepEqual(asked, [13]);
 });
 
+test("tree state: a process that comes to count in one round makes its feeders count in the next", () => {
+  // A shell asleep holding stdout (10) waits for its child (21), which reads a pipe fed by a busy worker (20)
+  // that is no child of either: `mkfifo f; work > f & sh -c 'cat f > out'`. The worker is asked about first,
+  // when the pipes the counted processes read are gathered (only the shell counts yet, reading none); the
+  // child counts later in that round. Left as first gathered, the pipes read missed the child's, the worker
+  // never counted, and the tree read quiet.
+  const holds = (pid: number) => pid === 10;
+  const pipes: Record<number, PipeEnds> = {
+    10: { reads: [], writes: [] },
+    20: { reads: [], writes: ["pipe:[9]"] },
+    21: { reads: ["pipe:[9]"], writes: [] },
+  };
+  const pipesOf = (pid: number) => pipes[pid];
+  const looks: ProcessLook[] = [
+    { pid: 10, ppid: 1, state: "quiet" },
+    { pid: 20, ppid: 1, state: "busy" },
+    { pid: 21, ppid: 10, state: "quiet" },
+  ];
+  assert.equal(treeVerdict(looks, { holds, pipesOf }), "busy");
+  // A feeder two pipes away, through a reader that counts only in the second round.
+  pipes[20] = { reads: ["pipe:[8]"], writes: ["pipe:[9]"] };
+  pipes[19] = { reads: [], writes: ["pipe:[8]"] };
+  const chain = [
+    { pid: 19, ppid: 1, state: "busy" as const },
+    ...looks.map((l) => ({ ...l, state: "quiet" as const })),
+  ];
+  assert.equal(treeVerdict(chain, { holds, pipesOf }), "busy");
+});
+
 test("tree state: a writing end is ours when it is a pipe we read from, or next to one of our sockets", () => {
   const ours = { pipes: new Set(["pipe:[5656327]"]), sockets: new Set([5656458, 5656460]) };
   // Captured under Deno (pipes: both ends link one inode) and Bun (socket pairs: the child's end is numbered
