@@ -60,11 +60,12 @@ test(
     const marker = newTreeMarker();
     // The parent waits (asleep) for a child it started that spins (runnable): a recheck given only the
     // parent's pid must not call the tree asleep. The child is a forked subshell, not an exec'd shell: a
-    // child caught in exec reads asleep for a moment, which made this test fail on a loaded machine.
+    // child caught in exec reads asleep for a moment, which made this test fail on a loaded machine. Both
+    // hold stdout, a pipe of ours.
     const parent = spawn("/bin/sh", ["-c", "while :; do :; done & wait"], {
       env: { ...process.env, [marker.name]: marker.value },
       detached: true,
-      stdio: "ignore",
+      stdio: ["ignore", "pipe", "ignore"],
     });
     try {
       const look = await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "busy");
@@ -128,6 +129,9 @@ test("tree state: only processes that hold the output, or that one of them start
   // A loop of parents (pids reused) ends.
   assert.equal(treeVerdict([holder, look(11, 12, "busy"), look(12, 11, "quiet")], { holds }), "quiet");
   assert.equal(treeVerdict([], { holds }), null);
+  // Only some of the tree given (a recheck of the pids found last): no holder among them proves nothing.
+  assert.equal(treeVerdict([look(12, 1, "quiet"), look(11, 1, "busy")], { holds, found: "some" }), "quiet");
+  assert.equal(treeVerdict([holder, look(11, 10, "busy")], { holds, found: "some" }), "busy");
   // All asleep: nobody's open files are read.
   asked.length = 0;
   assert.equal(treeVerdict([holder, look(11, 1, "quiet")], { holds }), "quiet");
