@@ -318,19 +318,31 @@ test(
       stdio: ["ignore", "pipe", "pipe"],
     });
     try {
-      // Until the shell has become the sleep and the spinner's first parent has left.
-      const slept = () => readFileSync(`/proc/${tool.pid}/comm`, "utf8") === "sleep\n";
+      // Until the shell has become the sleep, asleep (just exec'd, it may still run for a moment), and the
+      // other process is the spinner, writing into a pipe not ours (not the subshell that started it, nor env
+      // before it clears its environment: both hold stdout).
+      const slept = () =>
+        readFileSync(`/proc/${tool.pid}/comm`, "utf8") === "sleep\n" &&
+        / S /.test(readFileSync(`/proc/${tool.pid}/stat`, "utf8"));
+      const feeds = (pid: number) => {
+        try {
+          const link = readlinkSync(`/proc/${pid}/fd/1`);
+          return link.startsWith("pipe:[") && !ourEnds().pipes.has(link) ? link : null;
+        } catch {
+          return null; // gone
+        }
+      };
+      const spinnerOf = (look: TreeLook) => look.pids.find((pid) => pid !== tool.pid && feeds(pid) !== null);
       const look = await lookUntil(
         marker,
-        (look) => look.pids.length === 2 && look.state === "busy" && slept(),
+        (look) => look.pids.length === 2 && look.state === "busy" && slept() && spinnerOf(look) !== undefined,
       );
       assert.deepEqual([look.pids.length, look.state], [2, "busy"], "the spinner feeds a reader not found");
-      const spinner = look.pids.find((pid) => pid !== tool.pid)!;
-      const fed = readlinkSync(`/proc/${spinner}/fd/1`);
-      assert.match(fed, /^pipe:\[/);
+      const fed = feeds(spinnerOf(look)!);
+      assert.match(fed ?? "", /^pipe:\[/);
       const held = () => {
         const ours = ourEnds();
-        return { ...ours, others: new Set([...ours.others ?? [], fed]) };
+        return { ...ours, others: new Set([...ours.others ?? [], fed!]) };
       };
       assert.equal(treeState(marker, { openPipes: 2, ours: held }).state, "quiet");
     } finally {
