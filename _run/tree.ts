@@ -11,7 +11,12 @@
  *
  * A descendant that clears its environment (`env -i`) or rewrites it in place carries no marker; a process
  * whose environment we may not read (another user's, a set-uid program) is not seen. Where the process group
- * is available too, the runtime signals it as well.
+ * is available too, the runtime signals it as well. Such a process is not looked for by the pipes it holds
+ * either: Linux does not say how many processes hold a pipe, finding them would read the open files of every
+ * process on the host (three times the cost of a whole look, 25 ms for 130 processes), and outside the tree
+ * nothing tells this child's pipes from our others (another run's, whose children hold them; our own stdin,
+ * whose writer holds it; a socket next to one of ours), so a stranger would be taken for a holder, and a
+ * tree still writing called quiet. Where a pipe of ours is held by no process found, every one counts.
  *
  * @module
  */
@@ -263,11 +268,13 @@ export interface TreeLook {
  * every process counts: the cautious side. Never throws.
  *
  * Finding the tree reads the environment of every process on the host; a recheck given the pids of the last
- * look reads only theirs, and only a busy verdict is taken from it. A process one of them forked since is
- * not among them, so when none of them is busy any more the whole of `/proc` is read again before the tree
- * is called asleep or stopped: a parent that now waits for a busy child must not read as a daemon. The open
- * files (theirs and ours) are read only when one of them is busy or stopped; ours through `ours`, which a
- * caller that looks again may keep (reading them costs 20-35 us a descriptor under Deno).
+ * look reads only theirs, and only a busy verdict is taken from it, one that rests on what they hold (a
+ * holder busy, its child, a feeder of one): a process one of them forked since is not among them, and may
+ * hold or read a pipe none of them does any more (a holder of stderr that double-forked and exited), so a
+ * pipe held by none of them proves nothing there. Otherwise the whole of `/proc` is read again before the
+ * tree is called asleep or stopped: a parent that now waits for a busy child must not read as a daemon. The
+ * open files (theirs and ours) are read only when one of them is busy or stopped; ours through `ours`, which
+ * a caller that looks again may keep (reading them costs 20-35 us a descriptor under Deno).
  *
  * @param marker The child's marker.
  * @param options The pids of the last look, our ends, and how many of the tool's pipes are still open.
@@ -291,14 +298,16 @@ export function treeState(
   const ends = { ours, openPipes };
   // A pid that no longer carries the marker ended (or was reused by a stranger): it is not read.
   const still = known.filter((pid) => carries(proc, pid, needle));
-  if (still.length > 0 && stateOfAll(proc, still, ends) === "busy") return { state: "busy", pids: still };
+  if (still.length > 0 && stateOfAll(proc, still, { ...ends, found: "some" }) === "busy") {
+    return { state: "busy", pids: still };
+  }
   let pids: number[];
   try {
     pids = findMarked(proc, needle);
   } catch {
     return { state: null, pids: [] }; // /proc went away under us
   }
-  return { state: stateOfAll(proc, pids, ends), pids };
+  return { state: stateOfAll(proc, pids, { ...ends, found: "all" }), pids };
 }
 
 /** What {@linkcode treeState} is told beside the marker. */
@@ -315,11 +324,11 @@ export interface TreeLookOptions {
   openPipes?: number;
 }
 
-/** The verdict on the processes `pids`, or null for none. */
+/** The verdict on the processes `pids` (all of the tree's found, or only some), or null for none. */
 function stateOfAll(
   proc: ProcReader,
   pids: readonly number[],
-  { ours, openPipes }: Required<Omit<TreeLookOptions, "known">>,
+  { ours, openPipes, found }: Required<Omit<TreeLookOptions, "known">> & Pick<TreeEnds, "found">,
 ): TreeState | null {
   const looks = pids.map((pid) => lookAt(proc, pid));
   // Our own ends are asked for only if a holder is, and once per verdict; each process's files at most once,
@@ -349,7 +358,7 @@ function stateOfAll(
     }
     return found;
   };
-  return treeVerdict(looks, { holds, pipesOf, unfound });
+  return treeVerdict(looks, { holds, pipesOf, unfound, found });
 }
 
 /** One process of a tree as its `stat` files read. */
@@ -383,6 +392,13 @@ export interface TreeEnds {
    * them (its holder was not found, or not told). Never, unless given.
    */
   unfound?(): boolean;
+  /**
+   * Whether the processes given are all those of the tree that were found (`"all"`, the default), or only
+   * `"some"` (a recheck of the pids found last): then a pipe of ours held by none of them, or one that none
+   * of them reads, proves nothing (a process not among them may hold or read it), and only what they hold
+   * makes a process count.
+   */
+  found?: "all" | "some";
 }
 
 /**
@@ -390,9 +406,11 @@ export interface TreeEnds {
  * one of its pipes, those they started (a holder may be waiting for one), and those that write into a pipe
  * one of these reads (`work | cat &`: cat holds stdout asleep while the worker beside it computes what cat
  * will copy), or that no process found reads (`work | env -i cat &`: cat, which cleared its environment, may
- * hold stdout though every pipe is found held by another). A busy process outranks a stopped one (the caller waits for it). Which processes hold a pipe is
- * asked only when one of them is busy or stopped; when none of them does, or a pipe still open is held by
- * none of them (its holder was not found), every process counts.
+ * hold stdout though every pipe is found held by another). A busy process outranks a stopped one (the caller
+ * waits for it). Which processes hold a pipe is asked only when one of them is busy or stopped; when none of
+ * them does, or a pipe still open is held by none of them (its holder was not found), every process counts,
+ * unless only some of the tree's processes are given (`found: "some"`): then what none of them holds or
+ * reads proves nothing, and only what they hold makes a process count.
  *
  * @param looks The processes found.
  * @param ends What each holds.
@@ -419,16 +437,21 @@ export interface TreeEnds {
  * // Or into a pipe no process found reads (its reader was not found): the same may be true.
  * const intoNone = (pid: number) => pid === 10 ? NONE : { reads: [], writes: ["pipe:[8]"] };
  * assert.equal(treeVerdict([daemon, spinner], { holds, pipesOf: intoNone }), "busy");
+ * // Not when only some of the tree is given: a process not given may hold or read what none given does.
+ * assert.equal(treeVerdict([daemon, spinner], { holds, unfound: () => true, found: "some" }), "quiet");
+ * assert.equal(treeVerdict([daemon, spinner], { holds, pipesOf: intoNone, found: "some" }), "quiet");
  * ```
  */
 export function treeVerdict(
   looks: readonly ProcessLook[],
-  { holds, pipesOf = () => NO_PIPES, unfound = () => false }: TreeEnds,
+  { holds, pipesOf = () => NO_PIPES, unfound = () => false, found = "all" }: TreeEnds,
 ): TreeState | null {
   const all = busiest(looks);
   if (all === null || all === "quiet") return all;
   const counted = new Set(looks.filter((look) => holds(look.pid)).map((look) => look.pid));
-  if (counted.size === 0 || unfound()) return all;
+  // Only when every process found is given does a pipe held (or read) by none of them mean one not found.
+  const whole = found === "all";
+  if (whole && (counted.size === 0 || unfound())) return all;
   const parentOf = new Map(looks.map((look) => [look.pid, look.ppid]));
   // The pipes the counted processes read, and those any process found reads: asked for only once a process
   // yet to count writes into a pipe.
@@ -443,7 +466,9 @@ export function treeVerdict(
       p = parentOf.get(p);
     }
     // (a pipe no process found reads leads to one not found, which may hold stdout: `work | env -i cat &`)
-    return pipesOf(pid).writes.some((pipe) => readByCounted().has(pipe) || !readByFound().has(pipe));
+    return pipesOf(pid).writes.some((pipe) =>
+      readByCounted().has(pipe) || (whole && !readByFound().has(pipe))
+    );
   };
   // Until nothing more counts: a feeder's own feeders and children count too. At most one round per process.
   for (let added = true; added;) {

@@ -535,6 +535,46 @@ test(
   },
 );
 
+test(
+  "runTool: a holder of stderr that hands it to a double-forked child and exits does not keep a spinner counted",
+  linuxOnly,
+  async () => {
+    // A daemon asleep holds stdout; a busy worker holds stderr; a spinner beside them closed its output. The
+    // worker, once the go file comes (well after the drain's quiet spell), leaves a double-forked sleep
+    // holding stderr and exits. The rechecks read only the pids already known: none of them held stderr now,
+    // so every one counted and the spinner kept the tree busy to the drain's bound (here the time limit).
+    const dir = tempDir();
+    const file = (name: string) => join(dir.path, name);
+    const go = file("go");
+    let pending: Promise<ToolResult> | undefined;
+    try {
+      const daemon = `sh -c 'while :; do sleep 5; done' 2>/dev/null & echo $! > "$1"; `;
+      const worker = `sh -c 'exec >/dev/null; echo $$ > "$2"; until [ -e "$4" ]; do :; done; ` +
+        `(sleep 600 & echo $! > "$5"); exit 0' sh "$@" & `;
+      const spinner = `sh -c 'exec >/dev/null 2>&1; echo $$ > "$3"; while :; do :; done' sh "$@" & `;
+      const script = `echo started; ${daemon}${worker}${spinner}` +
+        `until [ -s "$2" ] && [ -s "$3" ]; do sleep 0.01; done; exit 0`;
+      const files = ["daemon", "worker", "spinner", "go", "sleeper"].map(file);
+      pending = runEngine("/bin/sh", ["-c", script, "sh", ...files], {
+        protocol: "lines",
+        timeoutMs: 20_000,
+      }, { drainMaxMs: 600_000 });
+      const pids = await Promise.all([files[0], files[1], files[2]].map(pidIn));
+      await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
+      writeFileSync(go, "");
+      const r = await pending;
+      assert.deepEqual(r.items, ["started"], r.detail);
+      assert.equal(r.truncated, false, r.detail);
+      assert.equal(r.detail, "");
+      assert.deepEqual(await waitGone([...pids, await pidIn(files[4])]), [], "every leftover was ended");
+    } finally {
+      writeFileSync(go, "");
+      await pending;
+      dir.cleanup();
+    }
+  },
+);
+
 /** Python's own path (not a version manager's shim, which would exec it later), or null without Python. */
 function pythonPath(): string | null {
   try {

@@ -60,11 +60,12 @@ test(
     const marker = newTreeMarker();
     // The parent waits (asleep) for a child it started that spins (runnable): a recheck given only the
     // parent's pid must not call the tree asleep. The child is a forked subshell, not an exec'd shell: a
-    // child caught in exec reads asleep for a moment, which made this test fail on a loaded machine.
+    // child caught in exec reads asleep for a moment, which made this test fail on a loaded machine. Both
+    // hold stdout, a pipe of ours.
     const parent = spawn("/bin/sh", ["-c", "while :; do :; done & wait"], {
       env: { ...process.env, [marker.name]: marker.value },
       detached: true,
-      stdio: "ignore",
+      stdio: ["ignore", "pipe", "ignore"],
     });
     try {
       const look = await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "busy");
@@ -128,6 +129,9 @@ test("tree state: only processes that hold the output, or that one of them start
   // A loop of parents (pids reused) ends.
   assert.equal(treeVerdict([holder, look(11, 12, "busy"), look(12, 11, "quiet")], { holds }), "quiet");
   assert.equal(treeVerdict([], { holds }), null);
+  // Only some of the tree given (a recheck of the pids found last): no holder among them proves nothing.
+  assert.equal(treeVerdict([look(12, 1, "quiet"), look(11, 1, "busy")], { holds, found: "some" }), "quiet");
+  assert.equal(treeVerdict([holder, look(11, 10, "busy")], { holds, found: "some" }), "busy");
   // All asleep: nobody's open files are read.
   asked.length = 0;
   assert.equal(treeVerdict([holder, look(11, 1, "quiet")], { holds }), "quiet");
@@ -166,6 +170,35 @@ test("tree state: a process that writes into a pipe a counted one reads counts, 
   asked.length = 0;
   assert.equal(treeVerdict([cat, look(13, 1, "busy")], { holds, pipesOf }), "quiet");
   assert.deepEqual(asked, [13]);
+});
+
+test("tree state: a process that comes to count in one round makes its feeders count in the next", () => {
+  // A shell asleep holding stdout (10) waits for its child (21), which reads a pipe fed by a busy worker (20)
+  // that is no child of either: `mkfifo f; work > f & sh -c 'cat f > out'`. The worker is asked about first,
+  // when the pipes the counted processes read are gathered (only the shell counts yet, reading none); the
+  // child counts later in that round. Left as first gathered, the pipes read missed the child's, the worker
+  // never counted, and the tree read quiet.
+  const holds = (pid: number) => pid === 10;
+  const pipes: Record<number, PipeEnds> = {
+    10: { reads: [], writes: [] },
+    20: { reads: [], writes: ["pipe:[9]"] },
+    21: { reads: ["pipe:[9]"], writes: [] },
+  };
+  const pipesOf = (pid: number) => pipes[pid];
+  const looks: ProcessLook[] = [
+    { pid: 10, ppid: 1, state: "quiet" },
+    { pid: 20, ppid: 1, state: "busy" },
+    { pid: 21, ppid: 10, state: "quiet" },
+  ];
+  assert.equal(treeVerdict(looks, { holds, pipesOf }), "busy");
+  // A feeder two pipes away, through a reader that counts only in the second round.
+  pipes[20] = { reads: ["pipe:[8]"], writes: ["pipe:[9]"] };
+  pipes[19] = { reads: [], writes: ["pipe:[8]"] };
+  const chain = [
+    { pid: 19, ppid: 1, state: "busy" as const },
+    ...looks.map((l) => ({ ...l, state: "quiet" as const })),
+  ];
+  assert.equal(treeVerdict(chain, { holds, pipesOf }), "busy");
 });
 
 test("tree state: a writing end is ours when it is a pipe we read from, or next to one of our sockets", () => {
@@ -285,19 +318,31 @@ test(
       stdio: ["ignore", "pipe", "pipe"],
     });
     try {
-      // Until the shell has become the sleep and the spinner's first parent has left.
-      const slept = () => readFileSync(`/proc/${tool.pid}/comm`, "utf8") === "sleep\n";
+      // Until the shell has become the sleep, asleep (just exec'd, it may still run for a moment), and the
+      // other process is the spinner, writing into a pipe not ours (not the subshell that started it, nor env
+      // before it clears its environment: both hold stdout).
+      const slept = () =>
+        readFileSync(`/proc/${tool.pid}/comm`, "utf8") === "sleep\n" &&
+        / S /.test(readFileSync(`/proc/${tool.pid}/stat`, "utf8"));
+      const feeds = (pid: number) => {
+        try {
+          const link = readlinkSync(`/proc/${pid}/fd/1`);
+          return link.startsWith("pipe:[") && !ourEnds().pipes.has(link) ? link : null;
+        } catch {
+          return null; // gone
+        }
+      };
+      const spinnerOf = (look: TreeLook) => look.pids.find((pid) => pid !== tool.pid && feeds(pid) !== null);
       const look = await lookUntil(
         marker,
-        (look) => look.pids.length === 2 && look.state === "busy" && slept(),
+        (look) => look.pids.length === 2 && look.state === "busy" && slept() && spinnerOf(look) !== undefined,
       );
       assert.deepEqual([look.pids.length, look.state], [2, "busy"], "the spinner feeds a reader not found");
-      const spinner = look.pids.find((pid) => pid !== tool.pid)!;
-      const fed = readlinkSync(`/proc/${spinner}/fd/1`);
-      assert.match(fed, /^pipe:\[/);
+      const fed = feeds(spinnerOf(look)!);
+      assert.match(fed ?? "", /^pipe:\[/);
       const held = () => {
         const ours = ourEnds();
-        return { ...ours, others: new Set([...ours.others ?? [], fed]) };
+        return { ...ours, others: new Set([...ours.others ?? [], fed!]) };
       };
       assert.equal(treeState(marker, { openPipes: 2, ours: held }).state, "quiet");
     } finally {
