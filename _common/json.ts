@@ -704,3 +704,140 @@ export function repeatedKeys(text: string): { read: true; duplicate: string | un
     return { read: false };
   }
 }
+
+/**
+ * What a value built in code held when {@link takeSnapshot} read it: each distinct object reachable from its
+ * roots once (a shared part or a loop is read once), with its keys and values in order.
+ */
+export interface Snapshot {
+  readonly roots: readonly unknown[];
+  readonly objects: readonly object[];
+  /** Per object: its keys and values interleaved (`[key, value, key, value, ...]`); an array's elements. */
+  readonly fields: readonly (readonly unknown[])[];
+}
+
+/**
+ * Reads `roots` once, each distinct object one time (so a part shared 2^40 times over, or an object that
+ * holds itself, takes one step per object), for {@link sameAsSnapshot} to tell later whether anything in
+ * them changed. Reads what `for...in` and the elements of an array read (what a tool's reader reads).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sameAsSnapshot, takeSnapshot } from "./json.ts";
+ *
+ * const tools = [{ name: "a", parameters: { type: "object", properties: {} } }];
+ * const snap = takeSnapshot([tools]);
+ * assert.equal(sameAsSnapshot([tools], snap), true);
+ * tools[0].parameters.properties = { q: { type: "string" } };
+ * assert.equal(sameAsSnapshot([tools], snap), false);
+ * ```
+ */
+export function takeSnapshot(roots: readonly unknown[]): Snapshot {
+  const objects: object[] = [];
+  const fields: unknown[][] = [];
+  const seen = new Set<object>();
+  const visit = (v: unknown) => {
+    if (typeof v === "object" && v !== null && !seen.has(v)) {
+      seen.add(v);
+      objects.push(v);
+    }
+  };
+  for (const root of roots) visit(root);
+  // a list that grows as it is read, not recursion: a 100 000-level chain is as safe as a wide tree
+  for (let i = 0; i < objects.length; i++) {
+    const node = objects[i];
+    const own: unknown[] = [];
+    if (Array.isArray(node)) {
+      for (let j = 0; j < node.length; j++) own.push(node[j]);
+    } else {
+      for (const k in node) own.push(k, (node as Record<string, unknown>)[k]);
+    }
+    fields.push(own);
+    for (let j = Array.isArray(node) ? 0 : 1; j < own.length; j += Array.isArray(node) ? 1 : 2) visit(own[j]);
+  }
+  return { roots: [...roots], objects, fields };
+}
+
+/**
+ * Whether `roots` are the ones `snap` was taken of and every object in them still holds the same keys and
+ * the same values (objects by identity, so each is read once). Reads no more objects than the snapshot
+ * holds, whatever was put in since: a part shared past measure shows as a changed value before it is read.
+ * False when a getter throws.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sameAsSnapshot, takeSnapshot } from "./json.ts";
+ *
+ * const tools: unknown[] = [{ name: "a" }];
+ * const snap = takeSnapshot([tools]);
+ * tools.push({ name: "b" });
+ * assert.equal(sameAsSnapshot([tools], snap), false);
+ * ```
+ */
+export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boolean {
+  if (roots.length !== snap.roots.length) return false;
+  for (let i = 0; i < roots.length; i++) if (roots[i] !== snap.roots[i]) return false;
+  const { objects, fields } = snap;
+  try {
+    for (let i = 0; i < objects.length; i++) {
+      const node = objects[i];
+      const own = fields[i];
+      if (Array.isArray(node)) {
+        if (node.length !== own.length) return false;
+        for (let j = 0; j < own.length; j++) if (node[j] !== own[j]) return false;
+        continue;
+      }
+      let j = 0;
+      for (const k in node) {
+        if (own[j] !== k || (node as Record<string, unknown>)[k] !== own[j + 1]) return false;
+        j += 2;
+      }
+      if (j !== own.length) return false;
+    }
+  } catch {
+    return false; // a throwing getter: read anew, and the reader says what it says
+  }
+  return true;
+}
+
+/** The most values {@link SnapshotCache} keeps per anchor (one per distinct options key). */
+const KEYS_PER_ANCHOR = 8;
+
+/**
+ * Values computed from tools built in code, found by the identity of an anchor (the caller's tools array)
+ * and a key (the options), and used only while {@link sameAsSnapshot} says the roots they were computed from
+ * are unchanged: an array or schema edited in place is read anew on the next call. Held weakly: a dropped
+ * array frees its entries.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SnapshotCache } from "./json.ts";
+ *
+ * const cache = new SnapshotCache<number>();
+ * const tools = [{ name: "a" }];
+ * cache.set(tools, "", [tools], 1);
+ * assert.equal(cache.get(tools, "", [tools]), 1);
+ * tools[0].name = "b";
+ * assert.equal(cache.get(tools, "", [tools]), undefined);
+ * ```
+ */
+export class SnapshotCache<V> {
+  readonly #byAnchor = new WeakMap<object, Map<string, { value: V; snap: Snapshot }>>();
+
+  /** The value stored for `anchor` and `key`, if `roots` are unchanged since. */
+  get(anchor: object, key: string, roots: readonly unknown[]): V | undefined {
+    const entry = this.#byAnchor.get(anchor)?.get(key);
+    return entry !== undefined && sameAsSnapshot(roots, entry.snap) ? entry.value : undefined;
+  }
+
+  /** Stores `value` for `anchor` and `key`, with a snapshot of `roots` (read now). */
+  set(anchor: object, key: string, roots: readonly unknown[], value: V): void {
+    let perKey = this.#byAnchor.get(anchor);
+    if (perKey === undefined) this.#byAnchor.set(anchor, perKey = new Map());
+    if (!perKey.has(key) && perKey.size >= KEYS_PER_ANCHOR) perKey.delete(perKey.keys().next().value!);
+    perKey.set(key, { value, snap: takeSnapshot(roots) });
+  }
+}

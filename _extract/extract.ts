@@ -6,7 +6,7 @@
  */
 import { runReaders } from "./registry.ts";
 import { Scan } from "./scan.ts";
-import { Typer } from "./typing.ts";
+import { typerFor } from "./typing.ts";
 import type { ExtractedToolCall, ExtractOptions, ExtractResult } from "./types.ts";
 import { optionsArg } from "../_common/values.ts";
 
@@ -84,7 +84,7 @@ export function scanText(
   options: ExtractOptions = {},
   from = 0,
 ): { result: ExtractResult; scan: Scan } {
-  const scan = new Scan(text, new Typer(options.tools));
+  const scan = new Scan(text, typerFor(options.tools));
   scan.ranOutFrom = from;
   try {
     const reasoning = runReaders(scan, from);
