@@ -115,17 +115,57 @@ export function depthOver(value: unknown, max: number): number {
  */
 export function nestsDeeper(value: unknown, max: number): boolean {
   if (typeof value !== "object" || value === null) return false;
+  fitsLeft = MOST_WRITTEN_OUT;
   try {
-    return !fits(value, max);
+    if (fits(value, max)) return false;
   } catch (e) {
     if (e instanceof RangeError) return true; // a stack overflow only happens far beyond any sensible limit
     throw e;
   }
+  // past the count, a value built in code may share its objects 2^40 times over: read each one once
+  return fitsLeft < 0 ? levelsOver(value, max) : true;
 }
 
-/** Recursive and allocation-free; recursion depth is bounded by `room`, so cycles end too. */
+/**
+ * Why `value` (call arguments, perhaps built in code) cannot be walked as a tree: it nests deeper than `max`
+ * (`"deep"`; a cycle does, and so does a value whose reading throws), or it shares its objects so that
+ * written out it would hold more than {@link MOST_WRITTEN_OUT} of them (`"shared"`, see {@link pastMeasure}).
+ * Null when neither: in one walk that counts as it goes down, for a value of fewer objects (all of them read
+ * from JSON text in practice).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { walkProblem } from "./json.ts";
+ *
+ * let wide: unknown = "x";
+ * for (let i = 0; i < 40; i++) wide = { a: wide, b: wide };
+ * assert.equal(walkProblem(wide, 64), "shared");
+ * assert.equal(walkProblem([[[1]]], 2), "deep");
+ * assert.equal(walkProblem({ a: [1] }, 64), null);
+ * ```
+ */
+export function walkProblem(value: unknown, max: number): "deep" | "shared" | null {
+  if (typeof value !== "object" || value === null) return null;
+  fitsLeft = MOST_WRITTEN_OUT;
+  try {
+    if (fits(value, max)) return null;
+    if (fitsLeft >= 0 || levelsOver(value, max)) return "deep";
+    return graphStop(value) === null ? null : "shared";
+  } catch {
+    return "deep"; // a getter that throws, a revoked proxy, the stack: no deeper to be read (as depthOver)
+  }
+}
+
+/** Objects {@link fits} may still read; past them, {@link levelsOver} decides. */
+let fitsLeft = 0;
+
+/**
+ * Recursive and allocation-free; recursion depth is bounded by `room`, so cycles end too, and the objects
+ * read by {@link fitsLeft} (false when it runs out).
+ */
 function fits(v: object, room: number): boolean {
-  if (room <= 0) return false;
+  if (room <= 0 || --fitsLeft < 0) return false;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const c = v[i];
@@ -138,6 +178,42 @@ function fits(v: object, room: number): boolean {
     if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
   }
   return true;
+}
+
+/**
+ * Whether `root` nests more than `max` objects deep (a cycle does), reading each distinct object once (what
+ * is below a shared one is remembered), on a stack of its own.
+ */
+function levelsOver(root: object, max: number): boolean {
+  const below = new Map<object, number>(); // levels from an object down, itself included; -1 while on the path
+  const path: { node: object; keys: string[]; next: number; levels: number }[] = [];
+  const enter = (node: object): boolean => {
+    below.set(node, -1);
+    const keys = Array.isArray(node) ? Array.from(node, (_, i) => String(i)) : Object.keys(node);
+    path.push({ node, keys, next: 0, levels: 1 });
+    return path.length > max;
+  };
+  if (enter(root)) return true;
+  while (path.length > 0) {
+    const top = path[path.length - 1];
+    if (top.next < top.keys.length) {
+      const c = (top.node as Record<string, unknown>)[top.keys[top.next++]];
+      if (typeof c !== "object" || c === null) continue;
+      const known = below.get(c);
+      if (known === -1) return true; // a cycle nests without end
+      if (known === undefined) {
+        if (enter(c)) return true;
+      } else if (path.length + known > max) return true;
+      else top.levels = Math.max(top.levels, known + 1);
+      continue;
+    }
+    path.pop();
+    below.set(top.node, top.levels);
+    if (path.length > 0) {
+      path[path.length - 1].levels = Math.max(path[path.length - 1].levels, top.levels + 1);
+    }
+  }
+  return false;
 }
 
 /**
@@ -197,6 +273,34 @@ export function schemaGraphProblem(schema: unknown): { at: string; message: stri
       `${MOST_WRITTEN_OUT} objects (${place(at)} alone holds ${found.size}), and every walk over it as a ` +
       'tree would take as many steps; define a part once under "$defs" and refer to it with "$ref"',
   };
+}
+
+/**
+ * Whether `value`, built in code (call arguments, a `const` to show), cannot be written out as JSON in
+ * measure: it holds itself, or shares its objects so that written out it would hold more than
+ * {@link MOST_WRITTEN_OUT} of them (a walk over it as a tree would take as many steps). A tree (anything
+ * parsed from JSON text) never does, however large. True also when reading it throws. The cost of
+ * {@link schemaGraphProblem}, without the place.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pastMeasure } from "./json.ts";
+ *
+ * let wide: unknown = "x";
+ * for (let i = 0; i < 40; i++) wide = { a: wide, b: wide };
+ * assert.equal(pastMeasure(wide), true);
+ * assert.equal(pastMeasure({ a: [1, 2], b: "c" }), false);
+ * ```
+ */
+export function pastMeasure(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  countLeft = MOST_WRITTEN_OUT;
+  try {
+    return !fewWrittenOut(value, 0) && graphStop(value) !== null;
+  } catch {
+    return true; // a getter that throws, a revoked proxy: no walk over it would end well either
+  }
 }
 
 /**

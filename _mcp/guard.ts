@@ -33,7 +33,7 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import { checkSwitches, givenValue, idText, isRecord, objectArg, orList } from "../_common/values.ts";
-import { schemaGraphProblem } from "../_common/json.ts";
+import { pastMeasure, schemaGraphProblem } from "../_common/json.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -164,9 +164,12 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
       throw new Error("checkCall: no tools recorded yet; call setTools() with the server's tools/list first");
     }
     if (repeated !== undefined) return refuseRepeated(params, { pointer: repeated }, compiled.tools);
-    const twin = caseTwin(params, "/params");
+    // params built in code that share their objects past measure: the validator refuses their arguments
+    // (written out, or walked as a tree, they would never end)
+    const walkable = !pastMeasure(params);
+    const twin = walkable ? caseTwin(params, "/params") : undefined;
     if (twin !== undefined) return refuseRepeated(params, twin, compiled.tools);
-    const stray = caseStray(params, compiled.tools);
+    const stray = walkable ? caseStray(params, compiled.tools) : undefined;
     if (stray !== undefined) return refuseStray(params, stray, compiled.tools);
     const name = callName(params);
     const change = pins?.refused(name);

@@ -32,11 +32,13 @@ import {
   depthOver,
   listGraphProblem,
   mayOverflow,
+  MOST_WRITTEN_OUT,
   nonFinitePaths,
   parseJson,
   rawSpan,
   resolveLocalRef,
   SnapshotCache,
+  walkProblem,
 } from "../_common/json.ts";
 import {
   normaliseCalls,
@@ -825,12 +827,31 @@ function readText(raw: string, verdict: CallVerdict, options: Config): ReadArgum
   return null;
 }
 
-/** Reads arguments given as a value (absent: none); when they nest too deeply, pushes the finding and returns null. */
+/**
+ * Reads arguments given as a value (absent: none); when they nest too deeply, or (built in code) share their
+ * objects past measure, pushes the finding and returns null.
+ */
 function readValue(value: unknown, verdict: CallVerdict, maxDepth: number): ReadArguments | null {
   const args = value === undefined ? {} : value;
-  if (depthOver(args, maxDepth) < 0) return { args, located: undefined };
-  verdict.findings.push(nestedTooDeep(maxDepth));
+  const problem = walkProblem(args, maxDepth);
+  if (problem === null) return { args, located: undefined };
+  verdict.findings.push(problem === "deep" ? nestedTooDeep(maxDepth) : sharedPastMeasure());
   return null;
+}
+
+/**
+ * The finding for arguments given as a value, built in code, whose objects are shared so often that written
+ * out they would hold more than {@link MOST_WRITTEN_OUT} (each walk over them would take as many steps).
+ */
+export function sharedPastMeasure(): Finding {
+  return {
+    code: "malformed_arguments",
+    path: "",
+    message: `The arguments reuse their objects so often that written out they would hold more than ` +
+      `${MOST_WRITTEN_OUT} objects; pass a copy that is a tree (or the arguments as JSON text).`,
+    expected: "a JSON object",
+    received: "too large",
+  };
 }
 
 /** The finding for arguments given as a value that nest deeper than `maxDepth`. */
