@@ -224,13 +224,26 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
 /**
  * Throws a TypeError for a tool of `list` that contains itself or shares its objects past measure: every
  * walk `setTools` makes reads a tool as a tree (a listing read from JSON always is), and would never end.
+ * Reads each tool once: its `inputSchema`, then the rest.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { refuseUnwalkable } from "./guard.ts";
+ *
+ * const self: Record<string, unknown> = { type: "object" };
+ * self.properties = { self };
+ * assert.throws(() => refuseUnwalkable([{ name: "t", inputSchema: self }]), /tools\[0\] \("t"\) inputSchema/);
+ * refuseUnwalkable([{ name: "t", inputSchema: { type: "object" } }]);
+ * ```
  */
-function refuseUnwalkable(list: readonly unknown[]): void {
+export function refuseUnwalkable(list: readonly unknown[]): void {
   if (!Array.isArray(list)) return;
   list.forEach((tool, i) => {
-    // the schema on its own first, so that the pointers (and a "$ref" suggested) are the schema's own
+    // the schema on its own first, so that the pointers (and a "$ref" suggested) are the schema's own; then
+    // the rest of the tool, without reading the schema a second time
     const inSchema = isRecord(tool) ? schemaGraphProblem(tool.inputSchema) : null;
-    const problem = inSchema ?? schemaGraphProblem(tool);
+    const problem = inSchema ?? schemaGraphProblem(isRecord(tool) ? { ...tool, inputSchema: null } : tool);
     if (problem === null) return;
     const name = isRecord(tool) && typeof tool.name === "string" ? ` (${givenValue(tool.name)})` : "";
     throw new TypeError(

@@ -127,3 +127,13 @@ for (const [name, entry] of Object.entries(ENTRIES)) {
     assert.equal(await entry(tools), true, "a replaced tool is in force");
   });
 }
+
+test("the MCP guard's setTools reads a tool's inputSchema once to see that it can be walked, not twice", async () => {
+  const { refuseUnwalkable } = await import("../_mcp/guard.ts");
+  const properties: Record<string, unknown> = {};
+  for (let i = 0; i < 50; i++) properties[`p${i}`] = { type: "string" };
+  const inputSchema = { type: "object", properties };
+  const { tools: [schema], reads } = counted([inputSchema]);
+  refuseUnwalkable([{ name: "t", inputSchema: schema }]);
+  assert.ok(reads() <= onePass(inputSchema), `${reads()} reads, one pass makes ${onePass(inputSchema)}`);
+});
