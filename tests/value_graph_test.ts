@@ -13,29 +13,14 @@ import { gateCompletion } from "../gate.ts";
 import { extractToolCalls } from "../extract.ts";
 import { describeVerdict } from "../describe.ts";
 import { createMcpGuard } from "../mcp.ts";
+import { readCounted } from "./_counting.ts";
 
 /** Property reads allowed: far more than any walk in measure makes, far fewer than 2^40. */
 const READS = 2_000_000;
 
-/** `value` behind proxies (one per object: what is shared stays shared) that throw after `READS` reads. */
+/** `value` behind proxies that throw after `READS` property reads in all (see `readCounted`). */
 function budgeted<T>(value: T): T {
-  let left = READS;
-  const proxies = new Map<object, object>();
-  const wrap = (v: unknown): unknown => {
-    if (typeof v !== "object" || v === null) return v;
-    let p = proxies.get(v);
-    if (p === undefined) {
-      p = new Proxy(v, {
-        get(target, key, receiver) {
-          if (--left < 0) throw new Error(`more than ${READS} reads`);
-          return wrap(Reflect.get(target, key, receiver));
-        },
-      });
-      proxies.set(v, p);
-    }
-    return p;
-  };
-  return wrap(value) as T;
+  return readCounted(value, READS).value;
 }
 
 /** Forty levels, each naming the next twice: 2^40 paths, 41 objects. */
