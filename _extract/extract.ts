@@ -24,7 +24,8 @@ export type {
  * throws, and runs in time linear in the length of the text.
  *
  * @param text The assistant message text.
- * @param options `tools`: the tools offered, in any provider shape, to type values written as text.
+ * @param options `tools`: the tools offered, in any provider shape, to type values written as text (read once
+ * per array; a later call with the same array reads each of its objects once to see that nothing changed).
  * @returns The recovered calls, each with its span in `text`.
  *
  * @example Read the calls of a Mistral message

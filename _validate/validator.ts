@@ -1624,9 +1624,11 @@ function pushKeyFindings(at: string, result: ScanResult, findings: Finding[]): v
  * Validates calls against optional tools and runs an optional classifier over what the signature pass
  * cleared (calls with no injection finding that carry text). A classifier that says "injection" blocks the
  * call with an `argument_injection` finding; a classifier that fails leaves `modelCheck.error` set and the
- * call judged by signatures alone. The tools are compiled once per array and options, and the array is
- * compared with what was compiled on every call (its entries and their JSON, about 1 us for a few tools): a
- * tool added, removed or edited in place takes effect on the next call.
+ * call judged by signatures alone. The tools are compiled once per array and options, and on every call each
+ * object in the array is compared with what it held when compiled (one read of each key, no text written:
+ * about 1.5 us for eight tools): a tool added, removed or edited in place takes effect on the next call, and
+ * an edit that makes a schema contain itself or share its objects past measure is refused then. Arguments
+ * built in code that share their objects past measure get a `malformed_arguments` finding.
  *
  * @example Check calls without declaring tools
  * ```ts
