@@ -115,17 +115,57 @@ export function depthOver(value: unknown, max: number): number {
  */
 export function nestsDeeper(value: unknown, max: number): boolean {
   if (typeof value !== "object" || value === null) return false;
+  fitsLeft = MOST_WRITTEN_OUT;
   try {
-    return !fits(value, max);
+    if (fits(value, max)) return false;
   } catch (e) {
     if (e instanceof RangeError) return true; // a stack overflow only happens far beyond any sensible limit
     throw e;
   }
+  // past the count, a value built in code may share its objects 2^40 times over: read each one once
+  return fitsLeft < 0 ? levelsOver(value, max) : true;
 }
 
-/** Recursive and allocation-free; recursion depth is bounded by `room`, so cycles end too. */
+/**
+ * Why `value` (call arguments, perhaps built in code) cannot be walked as a tree: it nests deeper than `max`
+ * (`"deep"`; a cycle does, and so does a value whose reading throws), or it shares its objects so that
+ * written out it would hold more than {@link MOST_WRITTEN_OUT} of them (`"shared"`, see {@link pastMeasure}).
+ * Null when neither: in one walk that counts as it goes down, for a value of fewer objects (all of them read
+ * from JSON text in practice).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { walkProblem } from "./json.ts";
+ *
+ * let wide: unknown = "x";
+ * for (let i = 0; i < 40; i++) wide = { a: wide, b: wide };
+ * assert.equal(walkProblem(wide, 64), "shared");
+ * assert.equal(walkProblem([[[1]]], 2), "deep");
+ * assert.equal(walkProblem({ a: [1] }, 64), null);
+ * ```
+ */
+export function walkProblem(value: unknown, max: number): "deep" | "shared" | null {
+  if (typeof value !== "object" || value === null) return null;
+  fitsLeft = MOST_WRITTEN_OUT;
+  try {
+    if (fits(value, max)) return null;
+    if (fitsLeft >= 0 || levelsOver(value, max)) return "deep";
+    return graphStop(value) === null ? null : "shared";
+  } catch {
+    return "deep"; // a getter that throws, a revoked proxy, the stack: no deeper to be read (as depthOver)
+  }
+}
+
+/** Objects {@link fits} may still read; past them, {@link levelsOver} decides. */
+let fitsLeft = 0;
+
+/**
+ * Recursive and allocation-free; recursion depth is bounded by `room`, so cycles end too, and the objects
+ * read by {@link fitsLeft} (false when it runs out).
+ */
 function fits(v: object, room: number): boolean {
-  if (room <= 0) return false;
+  if (room <= 0 || --fitsLeft < 0) return false;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const c = v[i];
@@ -138,6 +178,42 @@ function fits(v: object, room: number): boolean {
     if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
   }
   return true;
+}
+
+/**
+ * Whether `root` nests more than `max` objects deep (a cycle does), reading each distinct object once (what
+ * is below a shared one is remembered), on a stack of its own.
+ */
+function levelsOver(root: object, max: number): boolean {
+  const below = new Map<object, number>(); // levels from an object down, itself included; -1 while on the path
+  const path: { node: object; keys: string[]; next: number; levels: number }[] = [];
+  const enter = (node: object): boolean => {
+    below.set(node, -1);
+    const keys = Array.isArray(node) ? Array.from(node, (_, i) => String(i)) : Object.keys(node);
+    path.push({ node, keys, next: 0, levels: 1 });
+    return path.length > max;
+  };
+  if (enter(root)) return true;
+  while (path.length > 0) {
+    const top = path[path.length - 1];
+    if (top.next < top.keys.length) {
+      const c = (top.node as Record<string, unknown>)[top.keys[top.next++]];
+      if (typeof c !== "object" || c === null) continue;
+      const known = below.get(c);
+      if (known === -1) return true; // a cycle nests without end
+      if (known === undefined) {
+        if (enter(c)) return true;
+      } else if (path.length + known > max) return true;
+      else top.levels = Math.max(top.levels, known + 1);
+      continue;
+    }
+    path.pop();
+    below.set(top.node, top.levels);
+    if (path.length > 0) {
+      path[path.length - 1].levels = Math.max(path[path.length - 1].levels, top.levels + 1);
+    }
+  }
+  return false;
 }
 
 /**
@@ -197,6 +273,34 @@ export function schemaGraphProblem(schema: unknown): { at: string; message: stri
       `${MOST_WRITTEN_OUT} objects (${place(at)} alone holds ${found.size}), and every walk over it as a ` +
       'tree would take as many steps; define a part once under "$defs" and refer to it with "$ref"',
   };
+}
+
+/**
+ * Whether `value`, built in code (call arguments, a `const` to show), cannot be written out as JSON in
+ * measure: it holds itself, or shares its objects so that written out it would hold more than
+ * {@link MOST_WRITTEN_OUT} of them (a walk over it as a tree would take as many steps). A tree (anything
+ * parsed from JSON text) never does, however large. True also when reading it throws. The cost of
+ * {@link schemaGraphProblem}, without the place.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pastMeasure } from "./json.ts";
+ *
+ * let wide: unknown = "x";
+ * for (let i = 0; i < 40; i++) wide = { a: wide, b: wide };
+ * assert.equal(pastMeasure(wide), true);
+ * assert.equal(pastMeasure({ a: [1, 2], b: "c" }), false);
+ * ```
+ */
+export function pastMeasure(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  countLeft = MOST_WRITTEN_OUT;
+  try {
+    return !fewWrittenOut(value, 0) && graphStop(value) !== null;
+  } catch {
+    return true; // a getter that throws, a revoked proxy: no walk over it would end well either
+  }
 }
 
 /**
@@ -714,5 +818,142 @@ export function repeatedKeys(text: string): { read: true; duplicate: string | un
     return { read: true, duplicate: reader.duplicate };
   } catch {
     return { read: false };
+  }
+}
+
+/**
+ * What a value built in code held when {@link takeSnapshot} read it: each distinct object reachable from its
+ * roots once (a shared part or a loop is read once), with its keys and values in order.
+ */
+export interface Snapshot {
+  readonly roots: readonly unknown[];
+  readonly objects: readonly object[];
+  /** Per object: its keys and values interleaved (`[key, value, key, value, ...]`); an array's elements. */
+  readonly fields: readonly (readonly unknown[])[];
+}
+
+/**
+ * Reads `roots` once, each distinct object one time (so a part shared 2^40 times over, or an object that
+ * holds itself, takes one step per object), for {@link sameAsSnapshot} to tell later whether anything in
+ * them changed. Reads what `for...in` and the elements of an array read (what a tool's reader reads).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sameAsSnapshot, takeSnapshot } from "./json.ts";
+ *
+ * const tools = [{ name: "a", parameters: { type: "object", properties: {} } }];
+ * const snap = takeSnapshot([tools]);
+ * assert.equal(sameAsSnapshot([tools], snap), true);
+ * tools[0].parameters.properties = { q: { type: "string" } };
+ * assert.equal(sameAsSnapshot([tools], snap), false);
+ * ```
+ */
+export function takeSnapshot(roots: readonly unknown[]): Snapshot {
+  const objects: object[] = [];
+  const fields: unknown[][] = [];
+  const seen = new Set<object>();
+  const visit = (v: unknown) => {
+    if (typeof v === "object" && v !== null && !seen.has(v)) {
+      seen.add(v);
+      objects.push(v);
+    }
+  };
+  for (const root of roots) visit(root);
+  // a list that grows as it is read, not recursion: a 100 000-level chain is as safe as a wide tree
+  for (let i = 0; i < objects.length; i++) {
+    const node = objects[i];
+    const own: unknown[] = [];
+    if (Array.isArray(node)) {
+      for (let j = 0; j < node.length; j++) own.push(node[j]);
+    } else {
+      for (const k in node) own.push(k, (node as Record<string, unknown>)[k]);
+    }
+    fields.push(own);
+    for (let j = Array.isArray(node) ? 0 : 1; j < own.length; j += Array.isArray(node) ? 1 : 2) visit(own[j]);
+  }
+  return { roots: [...roots], objects, fields };
+}
+
+/**
+ * Whether `roots` are the ones `snap` was taken of and every object in them still holds the same keys and
+ * the same values (objects by identity, so each is read once). Reads no more objects than the snapshot
+ * holds, whatever was put in since: a part shared past measure shows as a changed value before it is read.
+ * False when a getter throws.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sameAsSnapshot, takeSnapshot } from "./json.ts";
+ *
+ * const tools: unknown[] = [{ name: "a" }];
+ * const snap = takeSnapshot([tools]);
+ * tools.push({ name: "b" });
+ * assert.equal(sameAsSnapshot([tools], snap), false);
+ * ```
+ */
+export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boolean {
+  if (roots.length !== snap.roots.length) return false;
+  for (let i = 0; i < roots.length; i++) if (roots[i] !== snap.roots[i]) return false;
+  const { objects, fields } = snap;
+  try {
+    for (let i = 0; i < objects.length; i++) {
+      const node = objects[i];
+      const own = fields[i];
+      if (Array.isArray(node)) {
+        if (node.length !== own.length) return false;
+        for (let j = 0; j < own.length; j++) if (node[j] !== own[j]) return false;
+        continue;
+      }
+      let j = 0;
+      for (const k in node) {
+        if (own[j] !== k || (node as Record<string, unknown>)[k] !== own[j + 1]) return false;
+        j += 2;
+      }
+      if (j !== own.length) return false;
+    }
+  } catch {
+    return false; // a throwing getter: read anew, and the reader says what it says
+  }
+  return true;
+}
+
+/** The most values {@link SnapshotCache} keeps per anchor (one per distinct options key). */
+const KEYS_PER_ANCHOR = 8;
+
+/**
+ * Values computed from tools built in code, found by the identity of an anchor (the caller's tools array)
+ * and a key (the options), and used only while {@link sameAsSnapshot} says the roots they were computed from
+ * are unchanged: an array or schema edited in place is read anew on the next call. Held weakly: a dropped
+ * array frees its entries.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SnapshotCache } from "./json.ts";
+ *
+ * const cache = new SnapshotCache<number>();
+ * const tools = [{ name: "a" }];
+ * cache.set(tools, "", [tools], 1);
+ * assert.equal(cache.get(tools, "", [tools]), 1);
+ * tools[0].name = "b";
+ * assert.equal(cache.get(tools, "", [tools]), undefined);
+ * ```
+ */
+export class SnapshotCache<V> {
+  readonly #byAnchor = new WeakMap<object, Map<string, { value: V; snap: Snapshot }>>();
+
+  /** The value stored for `anchor` and `key`, if `roots` are unchanged since. */
+  get(anchor: object, key: string, roots: readonly unknown[]): V | undefined {
+    const entry = this.#byAnchor.get(anchor)?.get(key);
+    return entry !== undefined && sameAsSnapshot(roots, entry.snap) ? entry.value : undefined;
+  }
+
+  /** Stores `value` for `anchor` and `key`, with a snapshot of `roots` (read now). */
+  set(anchor: object, key: string, roots: readonly unknown[], value: V): void {
+    let perKey = this.#byAnchor.get(anchor);
+    if (perKey === undefined) this.#byAnchor.set(anchor, perKey = new Map());
+    if (!perKey.has(key) && perKey.size >= KEYS_PER_ANCHOR) perKey.delete(perKey.keys().next().value!);
+    perKey.set(key, { value, snap: takeSnapshot(roots) });
   }
 }

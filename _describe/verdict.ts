@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { depthOver } from "../_common/json.ts";
+import { depthOver, pastMeasure } from "../_common/json.ts";
 import { unescapePointer } from "../_common/pointer.ts";
 import { clip, isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
 import type { CallVerdict, Finding, Verdict } from "../types.ts";
@@ -82,6 +82,8 @@ export function itemJson(
   room = Infinity,
 ): string {
   if (depthOver(item, MAX_ITEM_DEPTH) >= 0) return `"[an item nested deeper than ${MAX_ITEM_DEPTH} levels]"`;
+  // (a value built in code, such as a schema's const, may share its objects past any text's length)
+  if (pastMeasure(item)) return `"[an item too large to write out]"`;
   if (room !== Infinity) {
     try {
       const plain = JSON.stringify(item);

@@ -6,7 +6,7 @@
  */
 import { runReaders } from "./registry.ts";
 import { Scan } from "./scan.ts";
-import { Typer } from "./typing.ts";
+import { typerFor } from "./typing.ts";
 import type { ExtractedToolCall, ExtractOptions, ExtractResult } from "./types.ts";
 import { optionsArg } from "../_common/values.ts";
 
@@ -24,7 +24,8 @@ export type {
  * throws, and runs in time linear in the length of the text.
  *
  * @param text The assistant message text.
- * @param options `tools`: the tools offered, in any provider shape, to type values written as text.
+ * @param options `tools`: the tools offered, in any provider shape, to type values written as text (read once
+ * per array; a later call with the same array reads each of its objects once to see that nothing changed).
  * @returns The recovered calls, each with its span in `text`.
  *
  * @example Read the calls of a Mistral message
@@ -84,7 +85,7 @@ export function scanText(
   options: ExtractOptions = {},
   from = 0,
 ): { result: ExtractResult; scan: Scan } {
-  const scan = new Scan(text, new Typer(options.tools));
+  const scan = new Scan(text, typerFor(options.tools));
   scan.ranOutFrom = from;
   try {
     const reasoning = runReaders(scan, from);

@@ -11,7 +11,7 @@
  */
 import { normaliseTools } from "../_validate/providers.ts";
 import { isRecord } from "../_common/values.ts";
-import { parseJsonSafe, resolveLocalRef } from "../_common/json.ts";
+import { parseJsonSafe, resolveLocalRef, SnapshotCache } from "../_common/json.ts";
 import { FAIL, LiteralReader, PYTHON } from "./literal.ts";
 import { defineOwn } from "./text.ts";
 
@@ -19,7 +19,34 @@ type JsonType = "string" | "number" | "integer" | "boolean" | "null" | "object" 
 
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$/;
 
-/** Types text values by declared schemas; built once per extraction. */
+/** Typers by the identity of the tools array, used while nothing in it changed (read per call). */
+const typers = new SnapshotCache<Typer>();
+
+/**
+ * The {@link Typer} for `tools`, read once per tools array: extraction in a loop with the same array does
+ * not read each declaration anew (a schema edited in place, or an entry added, is read on the next call).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { typerFor } from "./typing.ts";
+ *
+ * const tools = [{ name: "lookup", parameters: { type: "object" } }];
+ * assert.equal(typerFor(tools), typerFor(tools));
+ * assert.equal(typerFor(undefined).declared, undefined);
+ * ```
+ */
+export function typerFor(tools: readonly unknown[] | undefined): Typer {
+  if (!Array.isArray(tools)) return new Typer(tools);
+  const roots = [tools];
+  const known = typers.get(tools, "", roots);
+  if (known !== undefined) return known;
+  const made = new Typer(tools);
+  typers.set(tools, "", roots, made);
+  return made;
+}
+
+/** Types text values by declared schemas; built once per tools array (see {@link typerFor}). */
 export class Typer {
   /** Declared tool names, or `undefined` when no tools were given. */
   readonly declared: ReadonlySet<string> | undefined;

@@ -20,6 +20,9 @@ import type { GateOptions, GateResult } from "./gate.ts";
  * removed where they can be parted, and the turn keeps its stop reason for the calls left. Otherwise
  * `response` is the input, untouched. Never throws on model output; throws only when the declared tools cannot be compiled
  * (an unsupported schema keyword), since a schema is never half-enforced, or on an unknown `options.dialect`.
+ * Tools handed over in code (a request object, `options.tools`) are compiled once per array: a later call
+ * with the same array reads each of its objects once to see that nothing changed (an edit in place is read
+ * anew).
  *
  * @param request The request body sent to the model (for its `tools`), or `undefined` with `options.tools`.
  * @param response The parsed response body.

@@ -4,7 +4,7 @@
  * @module
  */
 import { givenValue, isRecord, orList, plural } from "../_common/values.ts";
-import { listGraphProblem } from "../_common/json.ts";
+import { listGraphProblem, SnapshotCache } from "../_common/json.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
@@ -167,13 +167,12 @@ const validatorCache = new Map<string, Validator>();
  * Compiles (once per distinct tool list and options) the validator for a set of declarations, `read` from a
  * request body's text or handed over in code.
  */
-function compiled(tools: readonly unknown[], options: ValidateOptions, read: ToolsRead): Validator {
-  // Keyed on exactly the options the validator receives, so a new option cannot be left out of the key.
-  const opts = validateOptions(options);
+function compiled(tools: readonly unknown[], opts: ValidateOptions, read: ToolsRead): Validator {
   // Tools built in code that loop or share their objects past measure: createValidator's error names the
   // tool (written out as the key first, they would never end). Tools parsed from text never do. Each tool
   // on its own: many within measure hold more in all, and are compiled once.
   if (read === "code" && listGraphProblem(tools)) return createValidator(tools, opts);
+  // Keyed on exactly the options the validator receives, so a new option cannot be left out of the key.
   const key = JSON.stringify([tools, opts]);
   let v = validatorCache.get(key);
   if (!v) {
@@ -182,6 +181,50 @@ function compiled(tools: readonly unknown[], options: ValidateOptions, read: Too
     validatorCache.set(key, v);
   }
   return v;
+}
+
+/** What a judge holds of its tools: the declarations read from the request, and their validator. */
+interface JudgeTools {
+  tools: readonly unknown[] | undefined;
+  sync: Validator | undefined;
+}
+
+/**
+ * {@link JudgeTools} by the identity of the caller's tools array (the `tools` option, or a request built in
+ * code), used while nothing in the arrays changed: a gate called in a loop with one request object reads
+ * its tools once per call (no JSON written, no graph check), and an edit in place is read on the next call.
+ */
+const byIdentity = new SnapshotCache<JudgeTools>();
+
+/** The tools of a request and their validator (none with a classifier or a validator of the caller's). */
+function judgeTools(
+  request: unknown,
+  dialect: CompletionDialect,
+  options: GateOptions,
+  read: RequestRead,
+): JudgeTools {
+  const opts = validateOptions(options);
+  const own = options.validator !== undefined || options.classifier !== undefined;
+  const build = (): JudgeTools => {
+    const tools = options.tools ?? declaredTools(request, dialect);
+    // (the option's tools are the caller's objects, whatever the request came from)
+    const toolsRead = options.tools === undefined ? read : "code";
+    return { tools, sync: tools !== undefined && !own ? compiled(tools, opts, toolsRead) : undefined };
+  };
+  // the caller's arrays: the option's, or those of a request built in code (a parsed body is new each time)
+  const roots = options.tools !== undefined
+    ? [options.tools]
+    : read === "code" && isRecord(request)
+    ? [request.tools, request.functions]
+    : undefined;
+  const anchor = roots?.find(Array.isArray);
+  if (own || roots === undefined || anchor === undefined) return build();
+  const key = (options.tools === undefined ? dialect : "") + "\n" + JSON.stringify(opts);
+  const known = byIdentity.get(anchor, key, roots);
+  if (known !== undefined) return known;
+  const made = build();
+  byIdentity.set(anchor, key, roots, made);
+  return made;
 }
 
 /** A judge bound to one request: its tools compiled up front, so a bad schema fails before any traffic. */
@@ -209,11 +252,9 @@ export function makeJudge(
   options: GateOptions,
   read: RequestRead = "code",
 ): Judge {
-  const tools = options.tools ?? declaredTools(request, dialect);
-  // (the option's tools are the caller's objects, whatever the request came from)
-  const toolsRead = options.tools === undefined ? read : "code";
-  const sync = options.validator ??
-    (tools !== undefined && !options.classifier ? compiled(tools, options, toolsRead) : undefined);
+  const held = judgeTools(request, dialect, options, read);
+  const tools = held.tools;
+  const sync = options.validator ?? held.sync;
   const reason = (verdict: Verdict, { partial = false } = {}): string => {
     if (options.message) {
       try {

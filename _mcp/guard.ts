@@ -33,7 +33,7 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import { checkSwitches, givenValue, idText, isRecord, objectArg, orList } from "../_common/values.ts";
-import { schemaGraphProblem } from "../_common/json.ts";
+import { pastMeasure, schemaGraphProblem } from "../_common/json.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -164,9 +164,12 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
       throw new Error("checkCall: no tools recorded yet; call setTools() with the server's tools/list first");
     }
     if (repeated !== undefined) return refuseRepeated(params, { pointer: repeated }, compiled.tools);
-    const twin = caseTwin(params, "/params");
+    // params built in code that share their objects past measure: the validator refuses their arguments
+    // (written out, or walked as a tree, they would never end)
+    const walkable = !pastMeasure(params);
+    const twin = walkable ? caseTwin(params, "/params") : undefined;
     if (twin !== undefined) return refuseRepeated(params, twin, compiled.tools);
-    const stray = caseStray(params, compiled.tools);
+    const stray = walkable ? caseStray(params, compiled.tools) : undefined;
     if (stray !== undefined) return refuseStray(params, stray, compiled.tools);
     const name = callName(params);
     const change = pins?.refused(name);
@@ -221,13 +224,26 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
 /**
  * Throws a TypeError for a tool of `list` that contains itself or shares its objects past measure: every
  * walk `setTools` makes reads a tool as a tree (a listing read from JSON always is), and would never end.
+ * Reads each tool once: its `inputSchema`, then the rest.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { refuseUnwalkable } from "./guard.ts";
+ *
+ * const self: Record<string, unknown> = { type: "object" };
+ * self.properties = { self };
+ * assert.throws(() => refuseUnwalkable([{ name: "t", inputSchema: self }]), /tools\[0\] \("t"\) inputSchema/);
+ * refuseUnwalkable([{ name: "t", inputSchema: { type: "object" } }]);
+ * ```
  */
-function refuseUnwalkable(list: readonly unknown[]): void {
+export function refuseUnwalkable(list: readonly unknown[]): void {
   if (!Array.isArray(list)) return;
   list.forEach((tool, i) => {
-    // the schema on its own first, so that the pointers (and a "$ref" suggested) are the schema's own
+    // the schema on its own first, so that the pointers (and a "$ref" suggested) are the schema's own; then
+    // the rest of the tool, without reading the schema a second time
     const inSchema = isRecord(tool) ? schemaGraphProblem(tool.inputSchema) : null;
-    const problem = inSchema ?? schemaGraphProblem(tool);
+    const problem = inSchema ?? schemaGraphProblem(isRecord(tool) ? { ...tool, inputSchema: null } : tool);
     if (problem === null) return;
     const name = isRecord(tool) && typeof tool.name === "string" ? ` (${givenValue(tool.name)})` : "";
     throw new TypeError(

@@ -10,7 +10,11 @@ import { errorText, foldCase, isPlainName, isRecord } from "../_common/values.ts
 import { describeVerdict, feedbackName, oneLine, show } from "../_describe/verdict.ts";
 import { scan } from "../_scan/scan.ts";
 import { isAscii, isInvisible } from "../_scan/fold.ts";
-import { createValidator as makeValidator, duplicateKeyFinding } from "../_validate/validator.ts";
+import {
+  createValidator as makeValidator,
+  duplicateKeyFinding,
+  sharedPastMeasure,
+} from "../_validate/validator.ts";
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
 import type {
   InjectionPolicy,
@@ -23,6 +27,7 @@ import type {
 } from "./types.ts";
 import type { PinChange } from "./pins.ts";
 import { eachLeaf, escapePointer } from "../_common/pointer.ts";
+import { pastMeasure } from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { makeRegExp, safeTest } from "../_schema/values.ts";
@@ -837,6 +842,10 @@ export function judgeCall(params: unknown, compiled: CompiledTools, options: Jud
       received: Array.isArray(args) ? "array" : args === null ? "null" : typeof args,
     };
     return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
+  }
+  if (pastMeasure(args)) {
+    // built in code, shared past measure: each walk below (the secrets, the scan) would never end
+    return refused(name, { index: 0, name, allowed: false, findings: [sharedPastMeasure()] }, tools);
   }
   const secrets = options.allowSecrets ? [] : secretFindings(args);
   const error = compiled.unchecked.get(name);

@@ -43,13 +43,7 @@ import "../_schema/strings.ts";
 
 import { unescapePointer } from "../_common/pointer.ts";
 import { checkCategories, scan } from "../_scan/scan.ts";
-import {
-  createValidator,
-  duplicateKeyFinding,
-  nestedTooDeep,
-  validateToolCalls,
-  type Validator,
-} from "./validator.ts";
+import { duplicateKeyFinding, nestedTooDeep, validateToolCalls } from "./validator.ts";
 import { repeatedKeys } from "../_common/json.ts";
 import type {
   CallVerdict,
@@ -318,7 +312,6 @@ export async function sanitise(request: unknown, options: SanitiseOptions): Prom
       tools: options.tools,
       classifier: options.classifier,
     });
-    let recheck: Validator | undefined;
     for (const call of verdict.calls) {
       const c = withinCategories(call, options.categories);
       const base = { index: c.index, id: c.id, name: c.name };
@@ -348,9 +341,8 @@ export async function sanitise(request: unknown, options: SanitiseOptions): Prom
         if (redacted !== undefined) {
           // The redacted call must still be a valid call: same validator, scan and all.
           const again = [{ name: c.name, arguments: redacted }];
-          const [judged] = options.tools === undefined
-            ? (await validateToolCalls(again)).calls
-            : (recheck ??= createValidator(options.tools)).validate(again).calls; // tools compiled once
+          // (the tools' validator, compiled once per tools array)
+          const [judged] = (await validateToolCalls(again, { tools: options.tools })).calls;
           if (!withinCategories(judged, options.categories).allowed) redacted = undefined;
         }
       }

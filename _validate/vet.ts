@@ -8,10 +8,16 @@ import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile } from "../_schema/compile.ts";
-import { nestsDeeper, parseJson } from "../_common/json.ts";
+import { nestsDeeper, parseJson, pastMeasure } from "../_common/json.ts";
 import { SchemaError } from "../_schema/keywords.ts";
 import { isShape, shapeToSchema } from "./shape.ts";
-import { nestedTooDeep, notAnObject, pushInjectionFindings, unreadable } from "./validator.ts";
+import {
+  nestedTooDeep,
+  notAnObject,
+  pushInjectionFindings,
+  sharedPastMeasure,
+  unreadable,
+} from "./validator.ts";
 
 /** The Standard Schema interface (zod, valibot, arktype, ...), just the part `vet` uses. */
 export interface StandardSchemaLike {
@@ -322,6 +328,9 @@ async function judgeArgs(
       // Refused unread, as the validator refuses them: nothing in them is scanned either (a cycle nests
       // without end, and the scan's walk followed it until memory ran out).
       return { valid: false, error: new ToolArgError(name, [nestedTooDeep(MAX_DEPTH)], args) };
+    }
+    if (raw === undefined && pastMeasure(args)) {
+      return { valid: false, error: new ToolArgError(name, [sharedPastMeasure()], args) };
     }
     checked = await checkArgs(schema, args);
     if (options.scan) pushInjectionFindings(args, raw, checked.findings);

@@ -129,3 +129,40 @@ export async function countingTextWork<T>(run: () => T | Promise<T>): Promise<[T
  * fires, forever). A guard against hanging, not a bound on speed.
  */
 export const HANG_MS = 60_000;
+
+/**
+ * `value` behind proxies, one per object (so what is shared stays shared and a loop stays a loop), that count
+ * every property read and throw after `most` of them: a walk that reads a value built in code as a tree
+ * (2^40 steps for forty levels that each name the next twice) fails at once instead of running for ever.
+ * `reads()` tells the count so far.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readCounted } from "./_counting.ts";
+ *
+ * const { value, reads } = readCounted({ a: { b: 1 } }, 2);
+ * assert.equal(value.a.b, 1);
+ * assert.equal(reads(), 2);
+ * assert.throws(() => value.a, /more than 2 reads/);
+ * ```
+ */
+export function readCounted<T>(value: T, most = Infinity): { value: T; reads: () => number } {
+  let count = 0;
+  const proxies = new Map<object, object>();
+  const wrap = (v: unknown): unknown => {
+    if (typeof v !== "object" || v === null) return v;
+    let p = proxies.get(v);
+    if (p === undefined) {
+      p = new Proxy(v, {
+        get(target, key, receiver) {
+          if (++count > most) throw new Error(`more than ${most} reads`);
+          return wrap(Reflect.get(target, key, receiver));
+        },
+      });
+      proxies.set(v, p);
+    }
+    return p;
+  };
+  return { value: wrap(value) as T, reads: () => count };
+}

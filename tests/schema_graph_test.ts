@@ -19,6 +19,7 @@ import {
 } from "../validate.ts";
 import { createMcpGuard } from "../mcp.ts";
 import { gateCompletion, guardFetch } from "../gate.ts";
+import { readCounted } from "./_counting.ts";
 
 /**
  * Property reads one entry point may make of a schema: a few walks that count up to the bound of 100 000
@@ -27,31 +28,9 @@ import { gateCompletion, guardFetch } from "../gate.ts";
  */
 const READS = 2_000_000;
 
-/** Thrown by a {@link budgeted} schema read more often than allowed. */
-class OverBudget extends Error {}
-
-/**
- * `schema` behind proxies (one per object, so what is shared stays shared and a loop stays a loop) that throw
- * {@link OverBudget} after `reads` property reads in all.
- */
+/** `schema` behind proxies that throw after `reads` property reads in all (see `readCounted`). */
 function budgeted<T>(schema: T, reads = READS): T {
-  let left = reads;
-  const proxies = new Map<object, object>();
-  const wrap = (v: unknown): unknown => {
-    if (typeof v !== "object" || v === null) return v;
-    let p = proxies.get(v);
-    if (p === undefined) {
-      p = new Proxy(v, {
-        get(target, key, receiver) {
-          if (--left < 0) throw new OverBudget(`more than ${reads} reads of the schema`);
-          return wrap(Reflect.get(target, key, receiver));
-        },
-      });
-      proxies.set(v, p);
-    }
-    return p;
-  };
-  return wrap(schema) as T;
+  return readCounted(schema, reads).value;
 }
 
 /** Forty levels, each naming the next twice: 2^40 paths written out, 41 distinct objects. */

@@ -1,0 +1,149 @@
+/**
+ * Values built in code that no JSON text can give, handed to every entry point that walks them: call
+ * arguments, a schema's `const` or `enum` that `describeVerdict` shows, a tools array edited in place after
+ * it was cached. Forty levels that each name the next twice are 2^40 paths written out (a walk over them as a
+ * tree would never end); an object that holds itself never ends either. Each gets a finding or an error that
+ * says what to do. Every value sits behind proxies that allow a fixed number of property reads, so a walk
+ * that reads it as a tree fails at once instead of hanging (and the test fails, not the machine).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createValidator, validate, validateToolCalls } from "../validate.ts";
+import { gateCompletion } from "../gate.ts";
+import { extractToolCalls } from "../extract.ts";
+import { describeVerdict } from "../describe.ts";
+import { createMcpGuard } from "../mcp.ts";
+import { readCounted } from "./_counting.ts";
+
+/** Property reads allowed: far more than any walk in measure makes, far fewer than 2^40. */
+const READS = 2_000_000;
+
+/** `value` behind proxies that throw after `READS` property reads in all (see `readCounted`). */
+function budgeted<T>(value: T): T {
+  return readCounted(value, READS).value;
+}
+
+/** Forty levels, each naming the next twice: 2^40 paths, 41 objects. */
+function dag(leaf: unknown = "x"): Record<string, unknown> {
+  let s: Record<string, unknown> = { a: leaf, b: leaf };
+  for (let i = 0; i < 39; i++) s = { a: s, b: s };
+  return s;
+}
+
+/** Forty levels of a schema, each naming the next twice. */
+function dagSchema(): Record<string, unknown> {
+  let s: Record<string, unknown> = { type: "string" };
+  for (let i = 0; i < 40; i++) s = { type: "object", properties: { a: s, b: s } };
+  return s;
+}
+
+/** An object that holds itself. */
+function loop(): Record<string, unknown> {
+  const o: Record<string, unknown> = { a: 1 };
+  o.self = o;
+  return o;
+}
+
+const TOOLS = () => [{ name: "t", parameters: { type: "object", properties: { q: {} } } }];
+const SHARED = /reuse their objects so often/;
+
+test("call arguments built in code that share their objects 2^40 times over get a finding in every entry point", async () => {
+  const check = (findings: readonly { code: string; message: string }[]) => {
+    assert.equal(findings.length, 1, JSON.stringify(findings));
+    assert.equal(findings[0].code, "malformed_arguments");
+    assert.match(findings[0].message, SHARED);
+    assert.match(findings[0].message, /a copy that is a tree/);
+  };
+  const args = () => budgeted({ q: dag() });
+  check((await validateToolCalls([{ name: "t", arguments: args() }], { tools: TOOLS() })).calls[0].findings);
+  check((await validateToolCalls([{ name: "t", arguments: args() }])).calls[0].findings);
+  check(
+    createValidator(TOOLS()).validate([{ type: "tool_use", id: "a", name: "t", input: args() }]).calls[0]
+      .findings,
+  );
+  const outcome = await validate("t", { type: "object" }, args());
+  assert.equal(outcome.valid, false);
+  if (!outcome.valid) check(outcome.error.findings);
+  const response = {
+    type: "message",
+    role: "assistant",
+    stop_reason: "tool_use",
+    content: [{ type: "tool_use", id: "a", name: "t", input: args() }],
+  };
+  const gated = await gateCompletion({ tools: [{ name: "t", input_schema: { type: "object" } }] }, response);
+  check(gated.verdict.calls[0].findings);
+  const guard = createMcpGuard();
+  guard.setTools([{ name: "t", inputSchema: { type: "object" } }]);
+  const answer = guard.checkCall({ name: "t", arguments: args() });
+  assert.equal(answer.allowed, false);
+  check(answer.verdict.findings);
+});
+
+test("call arguments that hold themselves are refused as nesting without end, as before", async () => {
+  const verdict = await validateToolCalls([{ name: "t", arguments: budgeted({ q: loop() }) }], {
+    tools: TOOLS(),
+  });
+  assert.match(verdict.calls[0].findings[0].message, /nest deeper than 64 levels/);
+  const guard = createMcpGuard();
+  guard.setTools([{ name: "t", inputSchema: { type: "object" } }]);
+  assert.equal(guard.checkCall({ name: "t", arguments: budgeted({ q: loop() }) }).allowed, false);
+});
+
+test("a large tree of arguments built in code is no problem: only sharing past measure is", async () => {
+  const wide = { q: Array.from({ length: 120_000 }, (_, i) => ({ i })) };
+  const verdict = await validateToolCalls([{ name: "t", arguments: wide }], { tools: TOOLS(), scan: false });
+  assert.deepEqual(verdict.calls[0].findings, []);
+});
+
+test("describeVerdict shows a const or enum that shares its objects past measure, or holds itself, as a placeholder", async () => {
+  const verdict = await validateToolCalls([{ name: "t", arguments: '{"q":1}' }], {
+    tools: [{ name: "t", parameters: { type: "object", properties: { q: { type: "string" } } } }],
+  });
+  for (const q of [{ const: dag() }, { enum: [dag()] }, { const: loop() }]) {
+    const tools = budgeted([{ name: "t", parameters: { type: "object", properties: { q } } }]);
+    const text = describeVerdict(verdict, { tools });
+    assert.match(
+      text,
+      /t takes: q \((exactly|one of) "\[an item (too large to write out|nested deeper)/,
+      text,
+    );
+  }
+});
+
+/** Each entry point that caches tools, called with `tools` (a call to tool "t"). */
+const CACHED: Record<string, (tools: unknown[]) => Promise<unknown>> = {
+  validateToolCalls: (tools) => validateToolCalls([{ name: "t", arguments: '{"q":"x"}' }], { tools }),
+  gateCompletion: (tools) =>
+    gateCompletion({ tools }, {
+      type: "message",
+      role: "assistant",
+      stop_reason: "tool_use",
+      content: [{ type: "tool_use", id: "a", name: "t", input: { q: "x" } }],
+    }),
+  extractToolCalls: (tools) =>
+    Promise.resolve(extractToolCalls("<function=t>\n<parameter=q>\n1\n</parameter>\n</function>", { tools })),
+};
+
+for (const [name, entry] of Object.entries(CACHED)) {
+  test(`${name}: a cached tools array edited in place into a 2^40-path DAG or a loop is refused, not written out`, async () => {
+    for (const bad of [dagSchema, () => ({ type: "object", properties: { self: loop() } })]) {
+      const tools = [{
+        name: "t",
+        input_schema: { type: "object", properties: { q: {} } } as Record<string, unknown>,
+      }];
+      await entry(tools);
+      tools[0].input_schema.properties = { q: budgeted(bad()) };
+      if (name === "extractToolCalls") {
+        // extraction types by the tools it can read: one it cannot types nothing (its values stay text)
+        const [call] = (await entry(tools)) as { arguments: unknown }[];
+        assert.deepEqual(call.arguments, { q: "1" });
+        continue;
+      }
+      await assert.rejects(entry(tools), (e) => {
+        assert.ok(e instanceof TypeError, String(e));
+        assert.match(e.message, /^tool "t": the schema (reuses its objects|contains itself)/);
+        return true;
+      });
+    }
+  });
+}
