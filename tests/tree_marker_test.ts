@@ -132,6 +132,12 @@ test("tree state: only processes that hold the output, or that one of them start
   // Only some of the tree given (a recheck of the pids found last): no holder among them proves nothing.
   assert.equal(treeVerdict([look(12, 1, "quiet"), look(11, 1, "busy")], { holds, found: "some" }), "quiet");
   assert.equal(treeVerdict([holder, look(11, 10, "busy")], { holds, found: "some" }), "busy");
+  // And with no holder among them, nobody's pipes are read: nothing can feed a holder not given.
+  const piped: number[] = [];
+  const pipesOf = (pid: number) => (piped.push(pid), { reads: [], writes: ["pipe:[9]"] });
+  const noHolder = [look(12, 1, "quiet"), look(11, 1, "busy")];
+  assert.equal(treeVerdict(noHolder, { holds, pipesOf, found: "some" }), "quiet");
+  assert.deepEqual(piped, []);
   // All asleep: nobody's open files are read.
   asked.length = 0;
   assert.equal(treeVerdict([holder, look(11, 1, "quiet")], { holds }), "quiet");
