@@ -68,7 +68,13 @@ test(
       stdio: ["ignore", "pipe", "ignore"],
     });
     try {
-      const look = await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "busy");
+      // The parent is waited for in its wait too: just after the fork it is runnable a moment, and a recheck of
+      // its pid alone took a busy verdict from it (failed 1 in 7 runs on a loaded machine).
+      const waiting = () => threadLook(readFileSync(`/proc/${parent.pid}/stat`, "utf8")).state === "quiet";
+      const look = await lookUntil(
+        marker,
+        (look) => look.pids.length === 2 && look.state === "busy" && waiting(),
+      );
       assert.equal(look.pids.length, 2, "the parent and its spinning child carry the marker");
       // A known pid still busy is the verdict: /proc is not read through again (which lists the parent too).
       const child = look.pids.find((pid) => pid !== parent.pid)!;
