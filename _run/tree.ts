@@ -452,6 +452,8 @@ export function treeVerdict(
   // Only when every process found is given does a pipe held (or read) by none of them mean one not found.
   const whole = found === "all";
   if (whole && (counted.size === 0 || unfound())) return all;
+  // Given only some, with none of them a holder: nothing can count (no holder to be a child or a reader of).
+  if (counted.size === 0) return "quiet";
   const parentOf = new Map(looks.map((look) => [look.pid, look.ppid]));
   // The pipes the counted processes read, and those any process found reads: asked for only once a process
   // yet to count writes into a pipe.

@@ -68,7 +68,13 @@ test(
       stdio: ["ignore", "pipe", "ignore"],
     });
     try {
-      const look = await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "busy");
+      // The parent is waited for in its wait too: just after the fork it is runnable a moment, and a recheck of
+      // its pid alone took a busy verdict from it (failed 1 in 7 runs on a loaded machine).
+      const waiting = () => threadLook(readFileSync(`/proc/${parent.pid}/stat`, "utf8")).state === "quiet";
+      const look = await lookUntil(
+        marker,
+        (look) => look.pids.length === 2 && look.state === "busy" && waiting(),
+      );
       assert.equal(look.pids.length, 2, "the parent and its spinning child carry the marker");
       // A known pid still busy is the verdict: /proc is not read through again (which lists the parent too).
       const child = look.pids.find((pid) => pid !== parent.pid)!;
@@ -132,6 +138,12 @@ test("tree state: only processes that hold the output, or that one of them start
   // Only some of the tree given (a recheck of the pids found last): no holder among them proves nothing.
   assert.equal(treeVerdict([look(12, 1, "quiet"), look(11, 1, "busy")], { holds, found: "some" }), "quiet");
   assert.equal(treeVerdict([holder, look(11, 10, "busy")], { holds, found: "some" }), "busy");
+  // And with no holder among them, nobody's pipes are read: nothing can feed a holder not given.
+  const piped: number[] = [];
+  const pipesOf = (pid: number) => (piped.push(pid), { reads: [], writes: ["pipe:[9]"] });
+  const noHolder = [look(12, 1, "quiet"), look(11, 1, "busy")];
+  assert.equal(treeVerdict(noHolder, { holds, pipesOf, found: "some" }), "quiet");
+  assert.deepEqual(piped, []);
   // All asleep: nobody's open files are read.
   asked.length = 0;
   assert.equal(treeVerdict([holder, look(11, 1, "quiet")], { holds }), "quiet");
