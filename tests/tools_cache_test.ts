@@ -139,6 +139,29 @@ for (const [name, entry] of Object.entries(ENTRIES)) {
   });
 }
 
+for (const [name, entry] of Object.entries(ENTRIES)) {
+  test(`${name}: a long sparse array in a tool is read by what it holds, not by its length`, async () => {
+    let reads = 0;
+    const sparse: unknown[] = [];
+    sparse.length = 200_000;
+    sparse[0] = "x";
+    const counting = new Proxy(sparse, {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const tools = someTools();
+    Object.assign(tools[5], { meta: counting }); // a key no reader reads
+    assert.equal(await entry(tools), true);
+    const before = reads;
+    assert.equal(await entry(tools), true);
+    assert.ok(reads - before <= 10, `${reads - before} elements read on the second call`);
+    sparse[7] = "y";
+    assert.equal(await entry(tools), true, "an element filled in is read anew");
+  });
+}
+
 test("validateToolCalls: options changed between calls with the same tools array are in force", async () => {
   const tools = someTools();
   assert.equal((await validateToolCalls([CALL], { tools })).allowed, true);
