@@ -828,14 +828,21 @@ export function repeatedKeys(text: string): { read: true; duplicate: string | un
 export interface Snapshot {
   readonly roots: readonly unknown[];
   readonly objects: readonly object[];
-  /** Per object: its keys and values interleaved (`[key, value, key, value, ...]`); an array's elements. */
+  /**
+   * Per object: its keys and values interleaved (`[key, value, key, value, ...]`); an array's elements, or
+   * for an array longer than {@link MOST_WRITTEN_OUT} its keys and values as an object's.
+   */
   readonly fields: readonly (readonly unknown[])[];
+  /** Per object: an array's length, else -1. */
+  readonly lengths: readonly number[];
 }
 
 /**
  * Reads `roots` once, each distinct object one time (so a part shared 2^40 times over, or an object that
  * holds itself, takes one step per object), for {@link sameAsSnapshot} to tell later whether anything in
- * them changed. Reads what `for...in` and the elements of an array read (what a tool's reader reads).
+ * them changed. Reads what `for...in` and the elements of an array read (what a tool's reader reads); an
+ * array longer than {@link MOST_WRITTEN_OUT} by its keys, as an object, so a sparse one built in code costs
+ * what it holds, not its length (2^32-1 elements read one by one took 2.9 GB, then threw).
  *
  * @example
  * ```ts
@@ -852,6 +859,7 @@ export interface Snapshot {
 export function takeSnapshot(roots: readonly unknown[]): Snapshot {
   const objects: object[] = [];
   const fields: unknown[][] = [];
+  const lengths: number[] = [];
   const seen = new Set<object>();
   const visit = (v: unknown) => {
     if (typeof v === "object" && v !== null && !seen.has(v)) {
@@ -864,15 +872,18 @@ export function takeSnapshot(roots: readonly unknown[]): Snapshot {
   for (let i = 0; i < objects.length; i++) {
     const node = objects[i];
     const own: unknown[] = [];
-    if (Array.isArray(node)) {
-      for (let j = 0; j < node.length; j++) own.push(node[j]);
+    const length = Array.isArray(node) ? node.length : -1;
+    const indexed = length >= 0 && length <= MOST_WRITTEN_OUT;
+    if (indexed) {
+      for (let j = 0; j < length; j++) own.push((node as unknown[])[j]);
     } else {
       for (const k in node) own.push(k, (node as Record<string, unknown>)[k]);
     }
     fields.push(own);
-    for (let j = Array.isArray(node) ? 0 : 1; j < own.length; j += Array.isArray(node) ? 1 : 2) visit(own[j]);
+    lengths.push(length);
+    for (let j = indexed ? 0 : 1; j < own.length; j += indexed ? 1 : 2) visit(own[j]);
   }
-  return { roots: [...roots], objects, fields };
+  return { roots: [...roots], objects, fields, lengths };
 }
 
 /**
@@ -895,15 +906,18 @@ export function takeSnapshot(roots: readonly unknown[]): Snapshot {
 export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boolean {
   if (roots.length !== snap.roots.length) return false;
   for (let i = 0; i < roots.length; i++) if (roots[i] !== snap.roots[i]) return false;
-  const { objects, fields } = snap;
+  const { objects, fields, lengths } = snap;
   try {
     for (let i = 0; i < objects.length; i++) {
       const node = objects[i];
       const own = fields[i];
       if (Array.isArray(node)) {
-        if (node.length !== own.length) return false;
-        for (let j = 0; j < own.length; j++) if (node[j] !== own[j]) return false;
-        continue;
+        const length = node.length;
+        if (length !== lengths[i]) return false;
+        if (length <= MOST_WRITTEN_OUT) {
+          for (let j = 0; j < own.length; j++) if (node[j] !== own[j]) return false;
+          continue;
+        }
       }
       let j = 0;
       for (const k in node) {

@@ -113,6 +113,62 @@ for (const [name, entry] of Object.entries(ENTRIES)) {
   });
 }
 
+for (const [name, entry] of Object.entries(ENTRIES)) {
+  if (name === "extractToolCalls") continue; // (it types values; it judges nothing against these edits)
+  test(`${name}: an edit that leaves the tools looking alike is read anew, in every array that holds it`, async () => {
+    const tools = someTools();
+    const other = [tools[3]]; // one tool object in two arrays
+    assert.equal(await entry(tools), true);
+    assert.equal(await entry(other), true);
+    const properties = tools[3].function.parameters.properties as Record<string, Record<string, unknown>>;
+    const modes = properties.mode.enum as string[];
+    modes[0] = "c";
+    assert.equal(await entry(tools), false, "a nested array element swapped is in force");
+    assert.equal(await entry(other), false, "in the other array that holds the tool too");
+    modes.splice(0, 2, "b", "a");
+    assert.equal(await entry(tools), true);
+    modes.length = 1;
+    assert.equal(await entry(tools), false, "an array shortened in place is in force");
+    modes.push("a");
+    properties.path = { const: "123" };
+    assert.equal(await entry(other), true);
+    properties.path.const = 123;
+    assert.equal(await entry(other), false, "a value replaced by one of another type that reads alike");
+    properties.path.const = "123";
+    assert.equal(await entry(tools), true);
+  });
+}
+
+for (const [name, entry] of Object.entries(ENTRIES)) {
+  test(`${name}: a long sparse array in a tool is read by what it holds, not by its length`, async () => {
+    let reads = 0;
+    const sparse: unknown[] = [];
+    sparse.length = 200_000;
+    sparse[0] = "x";
+    const counting = new Proxy(sparse, {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const tools = someTools();
+    Object.assign(tools[5], { meta: counting }); // a key no reader reads
+    assert.equal(await entry(tools), true);
+    const before = reads;
+    assert.equal(await entry(tools), true);
+    assert.ok(reads - before <= 10, `${reads - before} elements read on the second call`);
+    sparse[7] = "y";
+    assert.equal(await entry(tools), true, "an element filled in is read anew");
+  });
+}
+
+test("validateToolCalls: options changed between calls with the same tools array are in force", async () => {
+  const tools = someTools();
+  assert.equal((await validateToolCalls([CALL], { tools })).allowed, true);
+  assert.equal((await validateToolCalls([CALL], { tools, maxDepth: 1 })).allowed, false);
+  assert.equal((await validateToolCalls([CALL], { tools })).allowed, true);
+});
+
 test("the MCP guard's setTools reads a tool's inputSchema once to see that it can be walked, not twice", async () => {
   const { refuseUnwalkable } = await import("../_mcp/guard.ts");
   const properties: Record<string, unknown> = {};
