@@ -1163,7 +1163,7 @@ function collectFindings(
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
   else {
     const window = wholeWindow(text, ascii, whole ?? handedFold?.folded);
-    runWindow(window, text, plan, wanted, new Map(), 0, add, only);
+    runWindow(window, text, plan, wanted, NO_CURSORS, 0, add, only);
   }
 }
 
@@ -1272,6 +1272,12 @@ type Add = (category: ScanCategory, rule: string, start: number, end: number) =>
  * of the whole folded text (for a squashed rule: of the folded character holding the letter it resumes at).
  */
 type Cursors = Map<Rule, number[]>;
+
+/**
+ * The cursors of a text read whole: its one window is the last, whose cursors are read (all at the start) but never
+ * written (see `runFolded`, `runSquashed`), so one empty map serves every such read instead of a map per scan.
+ */
+const NO_CURSORS: Cursors = new Map();
 
 /**
  * Where a rule's searches start in a text's first window. Made, not written as a literal: JavaScriptCore keeps a
@@ -1453,17 +1459,42 @@ function runFolded(
     // (the rule's needles and anchors as `mayMatch` tests them, known for all rules from one pass)
     if (held !== -1 && !heldFor(plan, i, held)) continue;
     if (lead >= 0) {
-      const candidates =
-        (screen === null ? null : screen.leadStarts(text, bit) ?? screen.leadStarts(ft, bit)) ??
-          (starts ??= plan.leads().find(ft, w.coreStart, w.coreEnd)).of(lead);
-      if (candidates === undefined || candidates.length === 0) continue;
+      // The candidates: `list[first, first + count)` (see `LeadStarts`: no view made per rule).
+      let list: Int32Array;
+      let first = 0;
+      let count = -1;
+      if (screen !== null) {
+        count = screen.leadCount(text, bit);
+        if (count < 0) count = screen.leadCount(ft, bit);
+        list = screen.startsBuffer;
+      }
+      if (count < 0) {
+        starts ??= plan.leads().find(ft, w.coreStart, w.coreEnd);
+        list = starts.buffer;
+        first = starts.firstOf(lead);
+        count = starts.countOf(lead);
+      }
+      if (count === 0) continue;
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass. (Where the screen chose `only`, it found the anchors.)
-      const many = candidates.length * TRIES_PER_PASS > ft.length;
+      const many = count * TRIES_PER_PASS > ft.length;
       if (many && held === -1 && only === ALL_RULES && !mayMatch(rule, ft, absent)) continue;
-      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, original, toText, {
-        bounded: many && rule.farTries === true && candidates.length >= BOUND_FROM,
-      });
+      const from = tryAt(
+        rule,
+        list!,
+        first,
+        first + count,
+        local(at[0]),
+        ft,
+        folded,
+        limit,
+        upper,
+        original,
+        toText,
+        {
+          bounded: many && rule.farTries === true && count >= BOUND_FROM,
+        },
+      );
       if (from === null) return false;
       if (keep) cursors.set(rule, [from + offset]);
       continue;
@@ -1523,7 +1554,7 @@ const BOUND_PAYS = 8;
 
 /**
  * The match loop of `runFolded` for a rule with leads: the expression is tried, sticky, at each position in
- * `starts` (ascending) from `from` on. A match can only start at such a position, so this finds what the loop
+ * `starts[first, end)` (ascending) from `from` on. A match can only start at such a position, so this finds what the loop
  * over the whole text finds. Returns where the next search would start, or null as for `runWindow`.
  *
  * `bounded` (for many leads): a match holds an anchor and is at most `maxLen` long, so a lead with no anchor
@@ -1534,6 +1565,8 @@ const BOUND_PAYS = 8;
 function tryAt(
   rule: Rule,
   starts: Int32Array,
+  first: number,
+  end: number,
   from: number,
   ft: string,
   folded: Folded,
@@ -1552,7 +1585,7 @@ function tryAt(
   let checked = 0;
   let skipped = 0;
   // Indexed: an iterator's steps make garbage where the loop is not optimised.
-  for (let i = 0; i < starts.length; i++) {
+  for (let i = first; i < end; i++) {
     const p = starts[i];
     if (p < from) continue;
     if (anchors !== null) {

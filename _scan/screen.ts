@@ -796,13 +796,27 @@ export class RuleScreen {
    * rule's (it does for every rule with leads it returns); else null. Valid until the next call.
    */
   leadStarts(text: string, bit: number): Int32Array | null {
-    if (text !== this.#walked || (bit & this.#walkWanted) === 0) return null;
+    const k = this.leadCount(text, bit);
+    return k < 0 ? null : this.startsBuffer.subarray(0, k);
+  }
+
+  /**
+   * `leadStarts` without a view to make: how many starts it would return (-1 for null), written to the front of
+   * `startsBuffer`. Valid until the next call.
+   */
+  leadCount(text: string, bit: number): number {
+    if (text !== this.#walked || (bit & this.#walkWanted) === 0) return -1;
     const at = this.#walkAt;
     const rules = this.#walkRules;
     const out = this.#startsOut;
     let k = 0;
     for (let i = 0; i < this.#walkCount; i++) if ((rules[i] & bit) !== 0) out[k++] = at[i];
-    return out.subarray(0, k);
+    return k;
+  }
+
+  /** Where `leadCount` writes the starts. */
+  get startsBuffer(): Int32Array {
+    return this.#startsOut;
   }
 
   /** Those of the rules `wanted` with a lead under `key` at `p`. */

@@ -167,6 +167,12 @@ test("LeadFinder.findWithBits: find's starts once the bits say they are needed, 
             needed(held) ? want[r] : [],
             `${rule.name} in ${JSON.stringify(text.slice(0, 80))}`,
           );
+          // the same starts read without a view, as the scanner reads them
+          const first = finder.firstOf(r);
+          assert.deepEqual(
+            Array.from(finder.buffer.subarray(first, first + finder.countOf(r))),
+            Array.from(finder.of(r) ?? []),
+          );
         });
       }
     }

@@ -344,11 +344,15 @@ test("RuleScreen.leadStarts: for each rule with leads it returns, the starts Lea
       if (bit === undefined || (only & bit) === 0) return;
       const want = [...starts.of(r) ?? []];
       assert.deepEqual([...screen.leadStarts(text, bit)!], want, `${rule.name}: ${JSON.stringify(text)}`);
+      // the same starts read without a view, as the scanner reads them
+      const count = screen.leadCount(text, bit);
+      assert.deepEqual([...screen.startsBuffer.subarray(0, count)], want, rule.name);
       if (want.length > 0) checked++;
     });
   }
   assert.ok(checked >= 20, `only ${checked} rules with starts`);
   assert.equal(screen.leadStarts("a text it did not judge", 1), null);
+  assert.equal(screen.leadCount("a text it did not judge", 1), -1);
 });
 
 test("RuleScreen: finds every lead at a word start, at the text's end too, in either case", () => {
