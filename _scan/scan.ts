@@ -107,7 +107,7 @@ interface Plan {
   /**
    * The automaton over the leads of the folded rules that have them, made on first use: a short text the
    * screen read as it is (one that folds to its lower case) finds its leads there (see
-   * `RuleScreen.leadStarts`), so such a text's first scan does not build this.
+   * `RuleScreen.leadCount`), so such a text's first scan does not build this.
    */
   leads: () => LeadFinder;
   /** Whether some folded rule with leads could match a text that holds the strings of the bits `held` of `lists`. */
@@ -1184,7 +1184,7 @@ function collectFindings(
   if (text.length > 2 * segment) runSegments(text, plan, wanted, add, { segment, ascii });
   else {
     const window = wholeWindow(text, ascii, whole ?? handedFold?.folded);
-    runWindow(window, text, plan, wanted, new Map(), 0, add, only);
+    runWindow(window, text, plan, wanted, NO_CURSORS, 0, add, only);
   }
 }
 
@@ -1293,6 +1293,9 @@ type Add = (category: ScanCategory, rule: string, start: number, end: number) =>
  * of the whole folded text (for a squashed rule: of the folded character holding the letter it resumes at).
  */
 type Cursors = Map<Rule, number[]>;
+
+/** The cursors of a text read whole, whose one window's are never written: one map, not one per scan. */
+const NO_CURSORS: Cursors = new Map();
 
 /**
  * Where a rule's searches start in a text's first window. Made, not written as a literal: JavaScriptCore keeps a
@@ -1462,7 +1465,7 @@ function runFolded(
   // No window follows the last one: its cursors are not read.
   const keep = !w.last;
   // Where the screen chose `only`, it found on its way where the leads of the rules it left begin (see
-  // `RuleScreen.leadStarts`): in the text, where that is its own fold but for case, else in its fold (the text
+  // `RuleScreen.leadCount`): in the text, where that is its own fold but for case, else in its fold (the text
   // `foldScreened` handed on, which this window reads), whose positions are the window's either way.
   const screen = only !== ALL_RULES ? SCREENS.get(plan.context) ?? null : null;
   for (let i = 0; i < plan.folded.length; i++) {
@@ -1474,16 +1477,26 @@ function runFolded(
     // (the rule's needles and anchors as `mayMatch` tests them, known for all rules from one pass)
     if (held !== -1 && !heldFor(plan, i, held)) continue;
     if (lead >= 0) {
-      const candidates =
-        (screen === null ? null : screen.leadStarts(text, bit) ?? screen.leadStarts(ft, bit)) ??
-          (starts ??= plan.leads().find(ft, w.coreStart, w.coreEnd)).of(lead);
-      if (candidates === undefined || candidates.length === 0) continue;
+      // (the starts, `list[first, first + count)`, as `LeadStarts`)
+      let list: Int32Array;
+      let first = 0;
+      let count = screen === null ? -1 : screen.leadCount(text, bit);
+      if (screen !== null) {
+        if (count < 0) count = screen.leadCount(ft, bit);
+        list = screen.startsBuffer;
+      }
+      if (count < 0) {
+        list = (starts ??= plan.leads().find(ft, w.coreStart, w.coreEnd)).buffer;
+        first = starts.firstOf(lead);
+        count = starts.countOf(lead);
+      }
+      if (count === 0) continue;
       // Where leads are many, the needles and anchors may rule them all out in one native pass; where they are
       // few, trying each costs less than that pass. (Where the screen chose `only`, it found the anchors.)
-      const many = candidates.length * TRIES_PER_PASS > ft.length;
+      const many = count * TRIES_PER_PASS > ft.length;
       if (many && held === -1 && only === ALL_RULES && !mayMatch(rule, ft, absent)) continue;
-      const from = tryAt(rule, candidates, local(at[0]), ft, folded, limit, upper, original, toText, {
-        bounded: many && rule.farTries === true && candidates.length >= BOUND_FROM,
+      const from = tryAt(rule, list!, first, count, local(at[0]), folded, limit, upper, original, toText, {
+        bounded: many && rule.farTries === true && count >= BOUND_FROM,
       });
       if (from === null) return false;
       if (keep) cursors.set(rule, [from + offset]);
@@ -1544,7 +1557,7 @@ const BOUND_PAYS = 8;
 
 /**
  * The match loop of `runFolded` for a rule with leads: the expression is tried, sticky, at each position in
- * `starts` (ascending) from `from` on. A match can only start at such a position, so this finds what the loop
+ * `starts[first, first + count)` (ascending) from `from` on. A match can only start at such a position, so this finds what the loop
  * over the whole text finds. Returns where the next search would start, or null as for `runWindow`.
  *
  * `bounded` (for many leads): a match holds an anchor and is at most `maxLen` long, so a lead with no anchor
@@ -1555,8 +1568,9 @@ const BOUND_PAYS = 8;
 function tryAt(
   rule: Rule,
   starts: Int32Array,
+  first: number,
+  count: number,
   from: number,
-  ft: string,
   folded: Folded,
   limit: number,
   upper: (i: number) => boolean,
@@ -1564,6 +1578,7 @@ function tryAt(
   add: Add,
   { bounded }: { bounded: boolean },
 ): number | null {
+  const ft = folded.text;
   let sticky = STICKY.get(rule);
   if (sticky === undefined) STICKY.set(rule, sticky = new RegExp(rule.re.source, "y"));
   const maxLen = rule.maxLen ?? 0;
@@ -1573,7 +1588,7 @@ function tryAt(
   let checked = 0;
   let skipped = 0;
   // Indexed: an iterator's steps make garbage where the loop is not optimised.
-  for (let i = 0; i < starts.length; i++) {
+  for (let i = first; i < first + count; i++) {
     const p = starts[i];
     if (p < from) continue;
     if (anchors !== null) {

@@ -386,7 +386,7 @@ export class RuleScreen {
   /** The rules of every letters-only anchor when they all stand for the same rules (0 when not). */
   #letterRulesOfAll = 0;
   /**
-   * What the last `candidates` call that looked for leads found (see `leadStarts`): the text, the rules it
+   * What the last `candidates` call that looked for leads found (see `leadCount`): the text, the rules it
    * looked for, and each word start where a lead of one begins, with the bits of those rules. A later call
    * that did not look leaves them: they depend on the text alone, so they hold for it still.
    */
@@ -395,7 +395,7 @@ export class RuleScreen {
   #walkAt = new Int32Array(64);
   #walkRules = new Int32Array(64);
   #walkCount = 0;
-  /** The starts `leadStarts` returns, in a buffer it overwrites. */
+  /** The starts `leadCount` writes, in a buffer it overwrites. */
   #startsOut = new Int32Array(64);
 
   /** Builds the screen of `rules` (those over the folded or the letters-only text; raw rules never match ASCII). */
@@ -749,7 +749,7 @@ export class RuleScreen {
 
   /**
    * Those of the rules `wanted` that have a lead at a word start (a letter after anything but a letter). Every
-   * word start is read, and where leads begin is noted for `leadStarts`: the scanner, which runs these rules
+   * word start is read, and where leads begin is noted for `leadCount`: the scanner, which runs these rules
    * next, then tries each only there, not with a pass of its own over the text.
    */
   #leadsIn(text: string, wanted: number): number {
@@ -783,7 +783,7 @@ export class RuleScreen {
     return rules & wanted;
   }
 
-  /** Grows the buffers of `#leadsIn`'s notes, and `leadStarts`' output with them. */
+  /** Grows the buffers of `#leadsIn`'s notes, and `leadCount`'s output with them. */
   #growWalk(): void {
     this.#walkAt = grownBy(this.#walkAt, 1);
     this.#walkRules = grownBy(this.#walkRules, 1);
@@ -791,18 +791,23 @@ export class RuleScreen {
   }
 
   /**
-   * Where, ascending, the leads of the rule with bit `bit` begin at word starts of `text` (the same as of its
-   * lower case), when the last `candidates` call that looked for leads was for `text` and looked for that
-   * rule's (it does for every rule with leads it returns); else null. Valid until the next call.
+   * How many word starts of `text` (the same as of its lower case) begin a lead of the rule with bit `bit`,
+   * their places written ascending to the front of `startsBuffer`, when the last `candidates` call that looked
+   * for leads was for `text` and looked for that rule's (it does for every rule with leads it returns); else -1.
+   * Valid until the next call.
    */
-  leadStarts(text: string, bit: number): Int32Array | null {
-    if (text !== this.#walked || (bit & this.#walkWanted) === 0) return null;
+  leadCount(text: string, bit: number): number {
+    if (text !== this.#walked || (bit & this.#walkWanted) === 0) return -1;
     const at = this.#walkAt;
     const rules = this.#walkRules;
     const out = this.#startsOut;
     let k = 0;
     for (let i = 0; i < this.#walkCount; i++) if ((rules[i] & bit) !== 0) out[k++] = at[i];
-    return out.subarray(0, k);
+    return k;
+  }
+
+  get startsBuffer(): Int32Array {
+    return this.#startsOut;
   }
 
   /** Those of the rules `wanted` with a lead under `key` at `p`. */

@@ -329,7 +329,7 @@ test("RuleScreen: names the rules whose evidence is there, and cannot judge text
   }
 });
 
-test("RuleScreen.leadStarts: for each rule with leads it returns, the starts LeadFinder finds in the lower case", () => {
+test("RuleScreen.leadCount: for each rule with leads it returns, the starts LeadFinder finds in the lower case", () => {
   const screen = screenOf("tool_output");
   const finder = new LeadFinder(rules().filter((rule) => !rule.raw && !rule.squashed));
   // (and one with more word starts holding leads than the screen's notes first have room for)
@@ -342,13 +342,18 @@ test("RuleScreen.leadStarts: for each rule with leads it returns, the starts Lea
     finder.rules.forEach((rule, r) => {
       const bit = screen.bits.get(rule);
       if (bit === undefined || (only & bit) === 0) return;
-      const want = [...starts.of(r) ?? []];
-      assert.deepEqual([...screen.leadStarts(text, bit)!], want, `${rule.name}: ${JSON.stringify(text)}`);
+      const want = [...starts.buffer.subarray(starts.firstOf(r), starts.firstOf(r) + starts.countOf(r))];
+      const count = screen.leadCount(text, bit);
+      assert.deepEqual(
+        [...screen.startsBuffer.subarray(0, count)],
+        want,
+        `${rule.name}: ${JSON.stringify(text)}`,
+      );
       if (want.length > 0) checked++;
     });
   }
   assert.ok(checked >= 20, `only ${checked} rules with starts`);
-  assert.equal(screen.leadStarts("a text it did not judge", 1), null);
+  assert.equal(screen.leadCount("a text it did not judge", 1), -1);
 });
 
 test("RuleScreen: finds every lead at a word start, at the text's end too, in either case", () => {
