@@ -568,15 +568,11 @@ function patternStray(
   for (const key in value) {
     if (declared !== undefined && Object.hasOwn(declared, key)) continue;
     const folded = foldCase(key);
-    for (const { source, asSpelled, folded: rule } of rules) {
-      if (!safeTest(asSpelled, key) && safeTest(rule, folded)) {
-        return {
-          pointer: `${pointer}/${escapePointer(key)}`,
-          spelled: key,
-          declared: folded,
-          pattern: source,
-        };
-      }
+    for (const { source, asSpelled, folded: rule, word } of rules) {
+      if (safeTest(asSpelled, key) || !safeTest(rule, folded)) continue;
+      // (the schema may spell the word in the key's case too, in another pattern: `^x-` and `^X-`)
+      if (rules.some((other) => other.word === word && safeTest(other.asSpelled, key))) continue;
+      return { pointer: `${pointer}/${escapePointer(key)}`, spelled: key, declared: folded, pattern: source };
     }
   }
   return undefined;
@@ -590,6 +586,8 @@ interface NameRule {
   asSpelled: RegExp;
   /** It with each letter folded, for the key folded: it matches a key in any case it names. */
   folded: RegExp;
+  /** The source of `folded`: patterns alike in it name the same words, in cases each spells. */
+  word: string;
 }
 
 /** Each schema's name rules by {@linkcode nameRules}, gathered once. */
@@ -612,6 +610,7 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
         source: s.pattern,
         asSpelled: makeRegExp(s.pattern, "", "pattern"),
         folded: makeRegExp(folded, "", "pattern"),
+        word: folded,
       });
     } catch {
       // a pattern the validator refuses too: the tool is unchecked, nothing to fold
@@ -625,12 +624,15 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
  * `source` with each letter it spells outside a character class folded (as `foldCase` folds it), or undefined
  * when the pattern is no rule about words but about case: a class holding a letter (`[A-Z]`, `[a-z_]`), a
  * Unicode property (`\p{Lu}`), a class spelling its members by code (`[\x61-\x7a]` is `[a-z]`), or a letter
- * that folds to more than itself (the sharp s to `ss`, which a quantifier after it would read otherwise). An
+ * that folds to more than itself (the sharp s to `ss`, which a quantifier after it would read otherwise); or
+ * when it spells no letter outside classes and escapes (`^\w+$`, `^.{6,}$` judge word characters or length,
+ * which folding the key alone changes: `\u017f` becomes the word character "s", `\u00df` two letters). An
  * escape is kept as written (`\D` is not `\d`).
  */
 function foldedPattern(source: string): string | undefined {
   let out = "";
   let inClass = false;
+  let spellsLetter = false;
   for (let i = 0; i < source.length; i++) {
     const c = source[i];
     if (c === "\\") {
@@ -649,9 +651,10 @@ function foldedPattern(source: string): string | undefined {
     if (c === "[") inClass = true;
     const folded = foldCase(c);
     if (folded.length !== c.length) return undefined;
+    spellsLetter ||= c.toLowerCase() !== c.toUpperCase();
     out += folded;
   }
-  return out;
+  return spellsLetter ? out : undefined;
 }
 
 /** What `pick` finds in each of `schemas`. */

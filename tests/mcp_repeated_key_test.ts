@@ -678,3 +678,20 @@ test(
     }
   },
 );
+
+test("checkCall: a propertyNames pattern that spells no letter, or that the schema spells in the key's case too, refuses no case variant", () => {
+  const feedback = feedbackOf({
+    // a header allowed in either case, spelt as two patterns: `X-Trace` matches the second as written
+    head: { type: "object", propertyNames: { anyOf: [{ pattern: "^x-" }, { pattern: "^X-" }] } },
+    // no letter: a rule about word characters or length, not about a word (the long s and the sharp s fold
+    // to an "s" that is a word character, and to two letters)
+    word: { type: "object", propertyNames: { not: { pattern: "^\\w+$" } } },
+    short: { type: "object", propertyNames: { not: { pattern: "^.{6,}$" } } },
+  });
+  assert.equal(feedback({ head: { "X-Trace": 1, "x-id": 2 } }), "");
+  assert.equal(feedback({ word: { "\u017fa": 1 } }), "");
+  assert.equal(feedback({ short: { "\u00df\u00df\u00df": 1 } }), "");
+  // a word still judged: `X-Trace` against only `^x-`
+  const lower = feedbackOf({ head: { type: "object", propertyNames: { not: { pattern: "^x-secret$" } } } });
+  assert.match(lower({ head: { "X-Secret": 1 } }), /"X-Secret", which the tool's name rule "\^x-secret\$"/);
+});
