@@ -544,10 +544,31 @@ const translations = lazy((): Rule[] => {
   ].join("|");
 
   /**
-   * Each of `LEAK_VERBS` and the space after it: the leads of the translated `override.prompt_leak` (whole words,
-   * as a lead is any word's start, and "dime", "dame", "print" start English words).
+   * Verbs that show or reveal in a formal or plural imperative, folded, the pronoun first or
+   * joined: Italian "Mi mostri", "Mostratemi", Spanish "Mu\u00e9streme", "Mostradme", Portuguese "Mostrem",
+   * Polish "Poka\u017ccie". Each takes the formal or plural "your" (`FORMAL_YOUR`) as well as `YOUR`; the familiar
+   * verbs do not, as Spanish and Italian spell "its" so too: a tooltip's "Muestra su prompt del sistema". Not
+   * the verbs that repeat, write or print: a form's "Escriba sus instrucciones:", a pilot's "Repita sus
+   * instrucciones".
    */
-  const LEAK_LEADS = [...new Set(LEAK_VERBS.split("|").map((v) => v + " "))];
+  const FORMAL_LEAK_VERBS = [
+    "mi mostri|mi riveli|mostri|riveli|mostratemi|rivelatemi|mostrate|rivelate",
+    "muestreme|reveleme|muestre|revele|mostradme|reveladme|mostrad|revelad",
+    "mostrem|revelem|mostrem-me|revelem-me|me mostrem|me revelem",
+    "pokazcie|ujawnijcie|zdradzcie",
+  ].join("|");
+
+  /** "Your", formal or plural, folded, with its article: "il suo", "la vostra", "su", "vuestras", "wasze". */
+  const FORMAL_YOUR =
+    "(?:(?:il |la |i |le )?(?:suo|sua|suoi|sue|vostro|vostra|vostri|vostre)|su|sus|vuestro|" +
+    "vuestra|vuestros|vuestras|(?:o |a |os |as )?(?:vosso|vossa|vossos|vossas)|wasz|wasze|waszego|waszych)";
+
+  /**
+   * Each of `LEAK_VERBS` and `FORMAL_LEAK_VERBS` and the space after it: the leads of the translated
+   * `override.prompt_leak` (whole words, as a lead is any word's start, and "dime", "dame", "print" start English
+   * words).
+   */
+  const LEAK_LEADS = [...new Set(`${LEAK_VERBS}|${FORMAL_LEAK_VERBS}`.split("|").map((v) => v + " "))];
 
   /**
    * "Your", folded, with its article: "deine", "Ihre", "ton", "tus", "il tuo", "o seu", "je", "sw\u00f3j", "tv\u016fj".
@@ -790,10 +811,11 @@ const translations = lazy((): Rule[] => {
       maxLen: 120,
       category: "instruction_override",
       re: new RegExp(
-        `(?<![a-z])(?:${LEAK_VERBS})(?: (?:mir|moi|me|mi|mij|nam))?` +
+        `(?<![a-z])(?:(?:${LEAK_VERBS})(?: (?:mir|moi|me|mi|mij|nam))?` +
           // ("Zeig mir bitte deine ...")
           "(?: (?:bitte|por favor|per favore|alstublieft|prosze|prosim),?)?" +
-          ` ${YOUR}(?: [a-z\u0142-]{2,20}){0,2}? ${PROMPT_NOUN}` +
+          ` ${YOUR}|(?:${FORMAL_LEAK_VERBS})(?: (?:nam|mi|ci))?(?: (?:por favor|per favore|prosze),?)? ` +
+          `(?:${YOUR}|${FORMAL_YOUR}))(?: [a-z\u0142-]{2,20}){0,2}? ${PROMPT_NOUN}` +
           "(?![a-z])",
         "g",
       ),
