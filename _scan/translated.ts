@@ -855,9 +855,9 @@ const translations = lazy((): Rule[] => {
       // instrukcje": a plural order to ignore the previous ones (see `pluralIgnores`).
       name: "override.ignore_previous_translated",
       leads: PLURAL_IGNORE.split("|"),
-      anchors:
-        ("vorherig vorig bisherig fruher obigen vorangegangen anterior previa precedent di prima poprzedni " +
-          "wczesniejsz").split(" "),
+      anchors: spaced(
+        "vorherig vorig bisher fruher obigen vorangegangen anterior previa precedent di_prima poprzedni wczesniejsz",
+      ),
       maxLen: 120,
       category: "instruction_override",
       re: new RegExp(
