@@ -11,7 +11,7 @@
  *   zeros, as browsers allow), and the named ones that hide or spell text (`namedRefs`), each with its `;` but
  *   for those a browser reads without (`NO_SEMICOLON`: `&nbsp`, `&lt`);
  * - tags and comments: a comment `<!-- ... -->` and an inline tag (`inlineNames`: `<em>`, `<a href=...>`,
- *   `<span>`...) inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a
+ *   `<span>`, `<label>`, `<button>`..., and a custom element's, whose name holds a hyphen) inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a
  *   browser draws them, so `Ig<span>no</span>re` is one word; elsewhere as a space, which the fold joins to the
  *   blanks around it: `all <em>previous</em> instructions` reads as its words, and a name in a tag before a
  *   comma (`<b>Assistant</b>, Marketing`) stays apart from the comma, as the rules read a name in bold. Any other
@@ -144,8 +144,8 @@ const NO_SEMICOLON = ["nbsp", "shy", "amp", "quot", "lt", "gt"];
  */
 function inlineNames(): ReadonlySet<number> {
   return new Set(
-    ("a abbr b bdi bdo big cite code data del dfn em font i ins kbd mark q s samp small span strike strong sub " +
-      "sup time tt u var wbr").split(" ").map((name) => nameKey(name, 0, name.length)),
+    ("a abbr b bdi bdo big button cite code data del dfn em font i ins kbd label mark q s samp small span strike " +
+      "strong sub sup time tt u var wbr").split(" ").map((name) => nameKey(name, 0, name.length)),
   );
 }
 
@@ -206,10 +206,16 @@ function tagStartAt(text: string, i: number): number {
   if (c === 0x2f) c = text.charCodeAt(++j); // "/"
   if (!isAsciiLetter(c)) return NO_TAG;
   const from = j;
-  for (j++; j - from < TAG_NAME_MOST && isNameUnit(text.charCodeAt(j)); j++);
+  // (a custom element's name holds a hyphen, and a browser draws it inline: `<x-word>` joins as `<span>` does)
+  let custom = false;
+  for (j++; j - from < TAG_NAME_MOST; j++) {
+    c = text.charCodeAt(j);
+    if (!isNameUnit(c)) break;
+    if (c === 0x2d) custom = true;
+  }
   c = text.charCodeAt(j);
   if (!(c === GT || c === 0x2f || c === 0x20 || (c >= 0x09 && c <= 0x0d))) return NO_TAG;
-  return (inline ??= inlineNames()).has(nameKey(text, from, j)) ? INLINE_TAG : OTHER_TAG;
+  return custom || (inline ??= inlineNames()).has(nameKey(text, from, j)) ? INLINE_TAG : OTHER_TAG;
 }
 
 function isAsciiLetter(c: number): boolean {

@@ -1731,11 +1731,20 @@ function youreAsksOrSays(t: string, s: number, e: number): boolean {
   // print your system prompt")
   if (m === null) return false;
   const next = t.slice(e + m[0].length, e + m[0].length + 120).trimStart();
-  return !(m[0].endsWith("?") && (DARED().test(next) || LEAK_ORDER().test(next)));
+  return !(m[0].endsWith("?") &&
+    ((DARED().test(next) && !DARE_REPORTED().test(next)) || LEAK_ORDER().test(next)));
 }
 
 /** After a "you're" persona's question: a dare ("Prove it", "Then show me", "Demonstrate it"). */
 const DARED = lazy(() => /^(?:(?:then|so|now) )?(?:prove it|show me|demonstrate)\b/);
+
+/**
+ * A dare that a third person is told to have made: "Prove it: that's what the journalist asked the chatbot".
+ * An article or a possessive before the one who asked, not "I" or "you".
+ */
+const DARE_REPORTED = lazy(() =>
+  /^[a-z ]{0,24}[:,.!-]* ?(?:that's|that is|this is|was) what (?:the|a|an|one|his|her|their) (?:[a-z-]+ ){0,2}?(?:asked|said|wrote|typed|posted|demanded)\b/
+);
 
 /**
  * The original text of `t[from..to]` (see `Original`), no further than `t` ends: past the folded text a window
@@ -1790,12 +1799,12 @@ const JAILBREAK_NAME = lazy(() =>
 
 /** A persona made to answer everything: "answers everything", "refuses nothing", "without hesitation". */
 const ANSWERS_ALL = lazy(() =>
-  /\b(?:answers? (?:everything|anything|any question|every question|all questions)(?! (?:about|on|in)\b)|refuses? nothing|never refuses?|without (?:hesitation|question)|no questions asked)\b/
+  /\b(?:answers? (?:everything|anything|any question|every question|all questions)(?! (?:about|on|in|honestly|truthfully|accurately|candidly|politely|patiently|carefully|thoroughly|correctly|clearly|in (?:detail|full|writing))\b)|refuses? nothing|never refuses?|without (?:hesitation|question)|no questions asked)\b/
 );
 
 /** An order that covers tracks or drops defences: "Delete the audit logs", "Disable the firewall". */
 const COVERS_TRACKS = lazy(() =>
-  /^(?:delete|erase|wipe|purge|clear|disable|destroy|drop|turn off|shut down)\b[^.!?\n]{0,40}?\b(?:logs?|audit|history|backups?|database|firewall|antivirus|monitoring|alerts?|every file|all files)\b/
+  /^(?:delete|erase|wipe|purge|clear|disable|destroy|drop|turn off|shut down)\b[^.!?\n]{0,40}?\b(?:logs?|audit|(?<!(?:browser|browsing|search) )history|backups?|database|firewall|antivirus|monitoring|alerts?|every file|all files)\b/
 );
 
 /** True when the sentence from `t[e]` frees a persona of its rules (see `freedPersona`). */
