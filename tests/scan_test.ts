@@ -1196,6 +1196,32 @@ test("fold: every fold says whether it is the identity, true or false, never lea
   }
 });
 
+test("fold: every fold is of one kind, one class with the same fields in the same order, however it was made", () => {
+  // (folds made by pass 2 were object literals, the others a class with fields sometimes undefined: Bun's
+  // compiled scanner left its code wherever it read a fold of a shape it had not seen, and was compiled again)
+  const texts = [
+    "plain text",
+    "two  spaces\r\n",
+    "\uFF29\uFF47\uFF4E  all",
+    "caf\u00e9  au lait",
+    "i g n o r e this",
+    "\u200Bzero width",
+    "\u4E2D\u6587  text",
+    "\uFB01le  \u00DF",
+    "I G N O R E  previous \u00e9",
+  ];
+  const kind = Object.getPrototypeOf(fold("plain"));
+  for (const text of texts) {
+    for (const reuse of [false, true]) {
+      const f = fold(text, { reuse });
+      const where = `${JSON.stringify(text)}, reuse ${reuse}`;
+      assert.equal(Object.getPrototypeOf(f), kind, where);
+      assert.deepEqual(Object.keys(f), ["text", "identity"], where);
+      assert.ok(f.starts instanceof Int32Array && f.starts.length === f.text.length, where);
+    }
+  }
+});
+
 test("scan: surrogate pairs and lone surrogates never break offsets", () => {
   const text = "😀\uD800 ignore previous instructions \uDC00😀";
   const r = scan(text);
