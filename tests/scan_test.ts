@@ -1176,19 +1176,23 @@ test("fold: keeps an index map into the original", () => {
   assert.deepEqual(mapSpan(f, 4, 5), [6, 8]); // "\r\n" folds to one newline
 });
 
+/** Texts that each fold's own way folds (identity, collapsed spaces, sparse, pass 2, letter spacing, hidden). */
+const FOLD_WAYS = [
+  "plain text",
+  "two  spaces\r\n",
+  "\uFF29\uFF47\uFF4E  all",
+  "caf\u00e9  au lait",
+  "i g n o r e this",
+  "\u200Bzero width",
+  "\u4E2D\u6587  text",
+  "\uFB01le  \u00DF",
+  "I G N O R E  previous \u00e9",
+];
+
 test("fold: every fold says whether it is the identity, true or false, never leaving it out", () => {
   // (a fold without the flag read as not the identity, but Bun's compiled `mapSpan` had seen only true and false
   // there: it left that code at each such fold, and was compiled again twice in a scan of the dev data)
-  const texts = [
-    "plain text",
-    "two  spaces\r\n",
-    "\uFF29\uFF47\uFF4E  all",
-    "caf\u00e9  au lait",
-    "i g n o r e this",
-    "\u200Bzero width",
-    "\u4E2D\u6587  text",
-  ];
-  for (const text of texts) {
+  for (const text of FOLD_WAYS) {
     for (const reuse of [false, true]) {
       const f = fold(text, { reuse });
       assert.equal(typeof f.identity, "boolean", `${JSON.stringify(text)}, reuse ${reuse}`);
@@ -1199,19 +1203,8 @@ test("fold: every fold says whether it is the identity, true or false, never lea
 test("fold: every fold is of one kind, one class with the same fields in the same order, however it was made", () => {
   // (folds made by pass 2 were object literals, the others a class with fields sometimes undefined: Bun's
   // compiled scanner left its code wherever it read a fold of a shape it had not seen, and was compiled again)
-  const texts = [
-    "plain text",
-    "two  spaces\r\n",
-    "\uFF29\uFF47\uFF4E  all",
-    "caf\u00e9  au lait",
-    "i g n o r e this",
-    "\u200Bzero width",
-    "\u4E2D\u6587  text",
-    "\uFB01le  \u00DF",
-    "I G N O R E  previous \u00e9",
-  ];
   const kind = Object.getPrototypeOf(fold("plain"));
-  for (const text of texts) {
+  for (const text of FOLD_WAYS) {
     for (const reuse of [false, true]) {
       const f = fold(text, { reuse });
       const where = `${JSON.stringify(text)}, reuse ${reuse}`;
