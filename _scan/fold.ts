@@ -841,26 +841,21 @@ const LIST_UNDER = 32;
 type MapSource = "identity" | "collapsed spaces" | "sparse" | "built";
 
 /**
- * A folded text, of one shape whichever way it was folded: its maps built on first use (the identity, collapsed
- * whitespace runs, or sparse runs, in the shared buffers when `reuse`, see `FoldOptions`), or given ready made
- * (`"built"`, see `finish`). A class, not an object literal with getters: those are slow to create, and this is
- * made once per scanned string. One class with every field always set, each always of one type: folds of
- * several shapes (a literal here, a class there, a field sometimes undefined) made JavaScriptCore leave its
- * optimised scanner code wherever a fold is read, and compile it again.
+ * A folded text whose maps are built on first use (in the shared buffers when `reuse`, see `FoldOptions`), or
+ * come made (`"built"`). A class, not an object literal with getters: those are slow to create. Every fold is
+ * one, each field always set and of one type: folds of several shapes made Bun leave its compiled scanner.
  */
 class LazyFolded implements Folded {
   readonly text: string;
   readonly identity: boolean;
   #original: string;
   #reuse: boolean;
-  /** Whether `#starts` and `#ends` are the maps (else they are built on first read). */
   #built: boolean;
   #starts: Int32Array;
   #ends: Int32Array;
   /**
    * For `"sparse"` maps: the runs beyond ASCII `sparseFold` found; where pass 2 collapsed whitespace runs
    * (`#passOne` above 0), the blanks that joined the unit before and the length of pass 1 (see `joinedMaps`).
-   * Empty for other maps.
    */
   #runs: Int32Array;
   #joins: Int32Array;
@@ -887,7 +882,7 @@ class LazyFolded implements Folded {
     this.#passOne = passOne;
     this.#sparse = maps === "sparse";
   }
-  /** A fold whose maps are made already (`finish`'s), not built on first read. */
+  /** A fold whose maps are made. */
   static built(text: string, starts: Int32Array, ends: Int32Array): LazyFolded {
     const f = new LazyFolded(text, text, "built", false);
     f.#built = true;
@@ -986,7 +981,7 @@ function foldFull(text: string, reuse: boolean): Folded {
   // The kept `iotaTo` list, taken for the first stretch whose maps are copied natively; never one longer than
   // that list's most: a window that stretches across a long run of hidden characters would make one per fold.
   const most = Math.min(n, SCRATCH_UNITS);
-  // (empty until taken, never undefined: a parameter of two types made JavaScriptCore leave `stretchMaps`)
+  // (empty until taken: Bun left `stretchMaps` where it was undefined)
   let at = m >= COPY_MAPS_FROM ? iotaTo(most) : EMPTY_I32;
   stretchMaps(at, 0, m, s1, e1, 0);
   for (let i = m; i < n;) {

@@ -2452,16 +2452,11 @@ export function findDataUrls(
 
 /**
  * The signature rules, in the order they run, each with its orders in eight other languages where
- * _scan/translated.ts has them: built on first use, so importing the scanner builds nothing. Each of one
- * shape (see `oneShape`).
+ * _scan/translated.ts has them: built on first use, so importing the scanner builds nothing.
  */
 export const rules: () => readonly Rule[] = lazy(() => withTranslations(englishRules()).map(oneShape));
 
-/**
- * `rule` with every field of `Rule`, in one order (undefined where it has none): the rules as written came in
- * 24 shapes for 29 rules, and every read of a rule's field in the scanner's loops met shapes it had not seen
- * (Bun's compiled `report` left its code at `rule.name`, and was compiled again).
- */
+/** `rule` with every field, in one order: rules of many shapes made Bun's compiled scanner leave its code. */
 function oneShape(rule: Rule): Rule {
   return {
     name: rule.name,
