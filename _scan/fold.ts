@@ -836,53 +836,67 @@ const LIST_UNDER = 32;
 /**
  * Where a lazily folded text's maps come from: `"identity"` when folded character `i` is original character
  * `i`, `"collapsed spaces"` when each whitespace run of the original is one folded character (see `collapsedMaps`),
- * `"sparse"` when `sparseFold` folded it (see `sparseMaps`).
+ * `"sparse"` when `sparseFold` folded it (see `sparseMaps`); `"built"` when the maps come made (see `finish`).
  */
-type MapSource = "identity" | "collapsed spaces" | "sparse";
+type MapSource = "identity" | "collapsed spaces" | "sparse" | "built";
 
 /**
- * A folded text whose maps are built on first use: the identity, or collapsed whitespace runs (in the shared
- * buffers when `reuse`, see `FoldOptions`). A class, not an object literal with getters: those are slow to
- * create, and this is made once per scanned string.
+ * A folded text whose maps are built on first use (in the shared buffers when `reuse`, see `FoldOptions`), or
+ * come made (`"built"`). A class, not an object literal with getters: those are slow to create. Every fold is
+ * one, each field always set and of one type: folds of several shapes made Bun leave its compiled scanner.
  */
 class LazyFolded implements Folded {
   readonly text: string;
   readonly identity: boolean;
   #original: string;
   #reuse: boolean;
-  #starts: Int32Array | undefined;
-  #ends: Int32Array | undefined;
+  #built: boolean;
+  #starts: Int32Array;
+  #ends: Int32Array;
   /**
-   * For `"sparse"` maps: the runs beyond ASCII `sparseFold` found; where pass 2 collapsed whitespace runs, the
-   * blanks that joined the unit before and the length of pass 1 (see `joinedMaps`).
+   * For `"sparse"` maps: the runs beyond ASCII `sparseFold` found; where pass 2 collapsed whitespace runs
+   * (`#passOne` above 0), the blanks that joined the unit before and the length of pass 1 (see `joinedMaps`).
    */
-  #runs: Int32Array | undefined;
-  #joins: Int32Array | undefined;
+  #runs: Int32Array;
+  #joins: Int32Array;
   #passOne: number;
+  #sparse: boolean;
   constructor(
     text: string,
     original: string,
     maps: MapSource,
     reuse: boolean,
-    runs?: Int32Array,
-    joins?: Int32Array,
+    runs: Int32Array = EMPTY_I32,
+    joins: Int32Array = EMPTY_I32,
     passOne = 0,
   ) {
     this.text = text;
     this.identity = maps === "identity";
     this.#original = original;
     this.#reuse = reuse;
+    this.#built = false;
+    this.#starts = EMPTY_I32;
+    this.#ends = EMPTY_I32;
     this.#runs = runs;
     this.#joins = joins;
     this.#passOne = passOne;
+    this.#sparse = maps === "sparse";
+  }
+  /** A fold whose maps are made. */
+  static built(text: string, starts: Int32Array, ends: Int32Array): LazyFolded {
+    const f = new LazyFolded(text, text, "built", false);
+    f.#built = true;
+    f.#starts = starts;
+    f.#ends = ends;
+    return f;
   }
   get starts(): Int32Array {
-    if (this.#starts === undefined) this.#build();
-    return this.#starts!;
+    if (!this.#built) this.#build();
+    return this.#starts;
   }
   get ends(): Int32Array {
-    if (this.#ends === undefined) this.#build();
-    return this.#ends!;
+    if (!this.#built) this.#build();
+    return this.#ends;
   }
   #build(): void {
     const n = this.text.length;
@@ -894,17 +908,18 @@ class LazyFolded implements Folded {
         starts[i] = i;
         ends[i] = i + 1;
       }
-    } else if (this.#runs !== undefined && this.#joins === undefined) {
+    } else if (this.#sparse && this.#passOne === 0) {
       sparseMaps(this.#original, this.#runs, starts, ends);
-    } else if (this.#runs !== undefined) {
+    } else if (this.#sparse) {
       // Pass 1's maps in buffers of their own (a pass-1 set where `reuse` lets it), then pass 2's from them.
       const m = this.#passOne;
       const [, s1, e1] = passOneBuffersOf(m, this.#reuse);
       sparseMaps(this.#original, this.#runs, s1, e1);
-      joinedMaps(this.#joins!, s1, e1, m, starts, ends);
+      joinedMaps(this.#joins, s1, e1, m, starts, ends);
     } else {
       collapsedMaps(this.#original, starts, ends);
     }
+    this.#built = true;
     this.#starts = starts;
     this.#ends = ends;
   }
@@ -966,7 +981,8 @@ function foldFull(text: string, reuse: boolean): Folded {
   // The kept `iotaTo` list, taken for the first stretch whose maps are copied natively; never one longer than
   // that list's most: a window that stretches across a long run of hidden characters would make one per fold.
   const most = Math.min(n, SCRATCH_UNITS);
-  let at = m >= COPY_MAPS_FROM ? iotaTo(most) : undefined;
+  // (empty until taken: Bun left `stretchMaps` where it was undefined)
+  let at = m >= COPY_MAPS_FROM ? iotaTo(most) : EMPTY_I32;
   stretchMaps(at, 0, m, s1, e1, 0);
   for (let i = m; i < n;) {
     const c = text.charCodeAt(i);
@@ -987,7 +1003,7 @@ function foldFull(text: string, reuse: boolean): Folded {
       // accents): only the units are written in the loop, and the maps of the stretch after.
       const end = oneToOne(text, i, Math.min(n, i + cap - m), units, m, known);
       same |= stretchChanged;
-      if (end - i >= COPY_MAPS_FROM) at ??= iotaTo(most);
+      if (end - i >= COPY_MAPS_FROM && at.length === 0) at = iotaTo(most);
       stretchMaps(at, i, end, s1, e1, m);
       m += end - i;
       i = end;
@@ -1090,17 +1106,17 @@ const COPY_MAPS_FROM = 32;
 /**
  * The maps of a stretch `oneToOne` folded, original units `i` to `end` into folded units from `m` on: each
  * folded unit comes from its one original unit. Copied natively from `at` (`iotaTo`'s list, given for a stretch
- * of `COPY_MAPS_FROM` units or more) where it reaches the stretch's end, else written by a loop.
+ * of `COPY_MAPS_FROM` units or more, else empty) where it reaches the stretch's end, else written by a loop.
  */
 function stretchMaps(
-  at: Int32Array | undefined,
+  at: Int32Array,
   i: number,
   end: number,
   s1: Int32Array,
   e1: Int32Array,
   m: number,
 ): void {
-  if (at !== undefined && end - i >= COPY_MAPS_FROM && end < at.length) {
+  if (end - i >= COPY_MAPS_FROM && end < at.length) {
     s1.set(at.subarray(i, end), m);
     e1.set(at.subarray(i + 1, end + 1), m);
     return;
@@ -1361,16 +1377,15 @@ function finish(
   const shared = reuse ? outBuffersFor(k, true) : undefined;
   // (pass 2 only ever shortens the text: at the original's length, an unchanged pass 1 is the original)
   const text = unchanged && k === original.length ? original : unitsToString(u, k);
-  // (`identity` spelled out, as every other fold has it: where it was missing, `mapSpan`'s test of it met
-  // undefined and JavaScriptCore left its optimised code there twice)
+  // (a `LazyFolded` as every other fold is, not an object literal: see there)
   if (shared === undefined) {
-    return { text, starts: s1.subarray(0, k), ends: e1.subarray(0, k), identity: false };
+    return LazyFolded.built(text, s1.subarray(0, k), e1.subarray(0, k));
   }
   const starts = shared[1].subarray(0, k);
   const ends = shared[2].subarray(0, k);
   starts.set(s1.subarray(0, k));
   ends.set(e1.subarray(0, k));
-  return { text, starts, ends, identity: false };
+  return LazyFolded.built(text, starts, ends);
 }
 
 /**

@@ -2463,7 +2463,27 @@ export function findDataUrls(
  * The signature rules, in the order they run, each with its orders in eight other languages where
  * _scan/translated.ts has them: built on first use, so importing the scanner builds nothing.
  */
-export const rules: () => readonly Rule[] = lazy(() => withTranslations(englishRules()));
+export const rules: () => readonly Rule[] = lazy(() => withTranslations(englishRules()).map(oneShape));
+
+/** `rule` with every field, in one order: rules of many shapes made Bun's compiled scanner leave its code. */
+function oneShape(rule: Rule): Rule {
+  return {
+    name: rule.name,
+    category: rule.category,
+    re: rule.re,
+    raw: rule.raw,
+    opens: rule.opens,
+    squashed: rule.squashed,
+    needles: rule.needles,
+    anchors: rule.anchors,
+    maxLen: rule.maxLen,
+    leads: rule.leads,
+    farTries: rule.farTries,
+    contexts: rule.contexts,
+    find: rule.find,
+    accept: rule.accept,
+  };
+}
 
 /** The signature rules as they read English (and some other languages of their own), in the order they run. */
 const englishRules = (): Rule[] => [
