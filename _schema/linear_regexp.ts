@@ -588,7 +588,7 @@ export function boundedRegExp(source: string, native: RegExp): RegExp {
     // Syntax the matcher lacks: harmless where nothing is repeated inside a repeat (`^((?!x).)*$`). Where
     // the cost is only polynomial (`^(?!x)\w*\d*$`) the native engine stays: such patterns are common in
     // real schemas, and refusing them would refuse the tool; n^k on an argument is bounded, 2^n is not.
-    if (!riskyShape(source)) return native;
+    if (!GROUP_REPEAT.test(source) || !riskyShape(source)) return native;
     throw new Error(
       `it repeats a group, which a backtracking engine can take exponential time on, and uses syntax ` +
         `(${e.message}) the linear-time matcher lacks; rewrite it without that syntax or without the nested repeat`,
@@ -597,6 +597,7 @@ export function boundedRegExp(source: string, native: RegExp): RegExp {
   if (!risky(tree)) return native;
   const prog = program(tree);
   if (prog === null) {
+    if (!exponential(tree)) return native; // a polynomial cost is bounded: kept, as where syntax is lacking
     throw new Error("it repeats a group and is too large for the linear-time matcher; simplify it");
   }
   return new LinearRegExp(source, native.flags, prog);
