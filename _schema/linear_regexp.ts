@@ -346,10 +346,20 @@ function charsOf(node: Node): [number, number][] | null {
   }
 }
 
+/** The code points two sets from {@linkcode charsOf} share (an unknown set: the other one). */
+function shared(a: [number, number][] | null, b: [number, number][] | null): [number, number][] | null {
+  if (a === null || b === null) return a ?? b;
+  const out: [number, number][] = [];
+  for (const [lo, hi] of a) {
+    for (const [l, h] of b) if (lo <= h && l <= hi) out.push([Math.max(lo, l), Math.min(hi, h)]);
+  }
+  return out;
+}
+
 /** Whether two sets from {@linkcode charsOf} share a code point (an unknown set shares with any). */
 function meet(a: [number, number][] | null, b: [number, number][] | null): boolean {
-  if (a === null || b === null) return true;
-  return a.some(([lo, hi]) => b.some(([l, h]) => lo <= h && l <= hi));
+  const both = shared(a, b);
+  return both === null || both.length > 0;
 }
 
 /**
@@ -378,8 +388,9 @@ function edge(node: Node, side: "head" | "tail"): ([number, number][] | null)[] 
 
 /**
  * True when a concatenation in `node` holds two unbounded repeats that can take the same character with only
- * nullable items between them (`a*a*`, `\w+\d+`, `.*.*`): a backtracking engine tries every split of a run
- * between them, O(n^k) for k such repeats. `[a-z]+-[0-9]+` splits one way only.
+ * nullable items, or items that can take that character too, between them (`a*a*`, `\w+\d+`, `.*.*`,
+ * `.*a.*`): a backtracking engine tries every split of a run between them, O(n^k) for k such repeats.
+ * `[a-z]+-[0-9]+` splits one way only.
  */
 function polynomial(node: Node): boolean {
   switch (node.k) {
@@ -393,7 +404,11 @@ function polynomial(node: Node): boolean {
         if (polynomial(n)) return true;
         if (edge(n, "head").some((h) => open.some((o) => meet(h, o)))) return true;
         const tail = edge(n, "tail");
-        open = nullable(n) ? [...open, ...tail] : tail;
+        // past an item that must take a character, a repeat before it stays open for the characters both take
+        const through = nullable(n)
+          ? open
+          : open.map((o) => shared(o, charsOf(n))).filter((o) => o?.length !== 0);
+        open = [...through, ...tail];
       }
       return false;
     }
