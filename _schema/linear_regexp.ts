@@ -512,7 +512,7 @@ function codeUnits(s: string): number[] {
 
 /**
  * Whether `prog` matches somewhere in `s`, read by code point (`unicode`) or by code unit as a pattern without
- * the `u` flag reads it (`.` takes half of "😀" there), in O(length x program) steps.
+ * the `u` flag reads it (`.` takes half of an astral character there), in O(length x program) steps.
  */
 function run(prog: Op[], s: string, { unicode }: { unicode: boolean }): boolean {
   const cps = unicode ? Array.from(s, (c) => c.codePointAt(0)!) : codeUnits(s);
