@@ -1,10 +1,12 @@
 /**
  * Schema patterns that a backtracking engine can take exponential time on (`^(a+)+$`, `^(a|a)*$`: a repeat
- * inside a repeat, or alternatives inside one) run on a linear-time matcher instead: a Thompson NFA
+ * inside a repeat, or alternatives inside one) or high polynomial time on (`^a*a*a*a*$`: unbounded repeats
+ * side by side that can take the same character) run on a linear-time matcher instead: a Thompson NFA
  * simulated over the code points of the string (a Pike VM without captures), O(length x pattern). A hostile
- * tool schema (an MCP server's) could otherwise stall `validate()` on a short argument. Patterns without such
- * a repeat keep the native engine. A risky pattern that uses syntax this matcher lacks (back-references,
- * lookaround, `\b`) is refused when compiled: no bound on its time could be given.
+ * tool schema (an MCP server's) could otherwise stall `validate()` on a short argument. Other patterns keep
+ * the native engine. An exponential pattern that uses syntax this matcher lacks (back-references,
+ * lookaround, `\b`) is refused when compiled: no bound on its time could be given; a polynomial one keeps
+ * the native engine (bounded, and common in real schemas).
  *
  * @module
  */
@@ -71,9 +73,13 @@ class Reader {
   /** Property escapes read since the set they belong to was begun (see {@linkcode Reader.#takeProps}). */
   #props: RegExp[] = [];
 
-  /** Prepares to read `source`. */
-  constructor(source: string) {
-    this.#cps = Array.from(source, (c) => c.codePointAt(0)!);
+  /** Whether the pattern is read with the `u` flag: by code point, with `\p{...}` and `\u{...}`. */
+  #unicode: boolean;
+
+  /** Prepares to read `source`, by code point (`unicode`) or, as the legacy syntax reads it, by code unit. */
+  constructor(source: string, { unicode }: { unicode: boolean }) {
+    this.#unicode = unicode;
+    this.#cps = unicode ? Array.from(source, (c) => c.codePointAt(0)!) : codeUnits(source);
   }
 
   /** The whole pattern. */
@@ -198,6 +204,7 @@ class Reader {
         return [[0, 0]];
       case 0x70: // p{...}, P{...}: the native engine tests one code point; no ranges of its own
       case 0x50: {
+        if (!this.#unicode) throw new Unsupported("escape"); // a literal p in the legacy syntax
         const close = this.#cps.indexOf(0x7d, this.#i);
         if (this.#peek() !== 0x7b || close < 0) throw new Unsupported("escape");
         const source = `^\\${String.fromCodePoint(c)}${
@@ -224,7 +231,7 @@ class Reader {
       case 0x75: { // uHHHH or u{H...}
         const rest = String.fromCodePoint(...this.#cps.slice(this.#i, this.#i + 10));
         const m = /^(?:([0-9a-fA-F]{4})|\{([0-9a-fA-F]{1,6})\})/.exec(rest);
-        if (m === null) throw new Unsupported("\\u");
+        if (m === null || (m[2] !== undefined && !this.#unicode)) throw new Unsupported("\\u");
         this.#i += m[0].length;
         let n = parseInt(m[1] ?? m[2], 16);
         // a surrogate pair written as two escapes is one code point
@@ -286,18 +293,133 @@ class Reader {
 }
 
 /** True when `node` repeats something that itself repeats or has alternatives: backtracking can explode. */
-function risky(node: Node, inRepeat = false): boolean {
+function exponential(node: Node, inRepeat = false): boolean {
   switch (node.k) {
     case "rep":
       if (inRepeat && node.max > 1) return true;
-      return risky(node.node, inRepeat || node.max > 1);
+      return exponential(node.node, inRepeat || node.max > 1);
     case "cat":
-      return node.items.some((n) => risky(n, inRepeat));
+      return node.items.some((n) => exponential(n, inRepeat));
     case "alt":
-      return inRepeat || node.alts.some((n) => risky(n, inRepeat));
+      return inRepeat || node.alts.some((n) => exponential(n, inRepeat));
     default:
       return false;
   }
+}
+
+/** True when `node` can match the empty string. */
+function nullable(node: Node): boolean {
+  switch (node.k) {
+    case "set":
+      return false;
+    case "rep":
+      return node.min === 0 || nullable(node.node);
+    case "cat":
+      return node.items.every(nullable);
+    case "alt":
+      return node.alts.some(nullable);
+    default:
+      return true;
+  }
+}
+
+/** The code points `node` can ever consume, as ranges; null when a property escape makes that unknown. */
+function charsOf(node: Node): [number, number][] | null {
+  switch (node.k) {
+    case "set":
+      if (node.props !== undefined) return null;
+      return node.neg ? complement(node.ranges) : node.ranges;
+    case "rep":
+      return charsOf(node.node);
+    case "cat":
+    case "alt": {
+      const out: [number, number][] = [];
+      for (const n of node.k === "cat" ? node.items : node.alts) {
+        const r = charsOf(n);
+        if (r === null) return null;
+        out.push(...r);
+      }
+      return out;
+    }
+    default:
+      return [];
+  }
+}
+
+/** The code points two sets from {@linkcode charsOf} share (an unknown set: the other one). */
+function shared(a: [number, number][] | null, b: [number, number][] | null): [number, number][] | null {
+  if (a === null || b === null) return a ?? b;
+  const out: [number, number][] = [];
+  for (const [lo, hi] of a) {
+    for (const [l, h] of b) if (lo <= h && l <= hi) out.push([Math.max(lo, l), Math.min(hi, h)]);
+  }
+  return out;
+}
+
+/** Whether two sets from {@linkcode charsOf} share a code point (an unknown set shares with any). */
+function meet(a: [number, number][] | null, b: [number, number][] | null): boolean {
+  const both = shared(a, b);
+  return both === null || both.length > 0;
+}
+
+/**
+ * The characters of the unbounded repeats (`*`, `+`, `{n,}`) at one edge of `node`: those with only
+ * nullable items between them and that edge.
+ */
+function edge(node: Node, side: "head" | "tail"): ([number, number][] | null)[] {
+  switch (node.k) {
+    case "rep":
+      return node.max === Infinity ? [charsOf(node.node)] : edge(node.node, side);
+    case "alt":
+      return node.alts.flatMap((n) => edge(n, side));
+    case "cat": {
+      const out: ([number, number][] | null)[] = [];
+      const items = side === "head" ? node.items : [...node.items].reverse();
+      for (const n of items) {
+        out.push(...edge(n, side));
+        if (!nullable(n)) break;
+      }
+      return out;
+    }
+    default:
+      return [];
+  }
+}
+
+/**
+ * True when a concatenation in `node` holds two unbounded repeats that can take the same character with only
+ * nullable items, or items that can take that character too, between them (`a*a*`, `\w+\d+`, `.*.*`,
+ * `.*a.*`): a backtracking engine tries every split of a run between them, O(n^k) for k such repeats.
+ * `[a-z]+-[0-9]+` splits one way only.
+ */
+function polynomial(node: Node): boolean {
+  switch (node.k) {
+    case "rep":
+      return polynomial(node.node);
+    case "alt":
+      return node.alts.some(polynomial);
+    case "cat": {
+      let open: ([number, number][] | null)[] = [];
+      for (const n of node.items) {
+        if (polynomial(n)) return true;
+        if (edge(n, "head").some((h) => open.some((o) => meet(h, o)))) return true;
+        const tail = edge(n, "tail");
+        // past an item that must take a character, a repeat before it stays open for the characters both take
+        const through = nullable(n)
+          ? open
+          : open.map((o) => shared(o, charsOf(n))).filter((o) => o?.length !== 0);
+        open = [...through, ...tail];
+      }
+      return false;
+    }
+    default:
+      return false;
+  }
+}
+
+/** True when backtracking on `node` can take more than linear time: {@linkcode exponential} or polynomial. */
+function risky(node: Node): boolean {
+  return exponential(node) || polynomial(node);
 }
 
 /** One instruction of the matcher's program. */
@@ -381,9 +503,19 @@ function inSet(set: CharSet, c: number): boolean {
   return hit !== set.neg;
 }
 
-/** Whether `prog` matches somewhere in `s` (read by code point), in O(length x program) steps. */
-function run(prog: Op[], s: string): boolean {
-  const cps = Array.from(s, (c) => c.codePointAt(0)!);
+/** The UTF-16 code units of `s`: what a pattern without the `u` flag reads, one per `.` or class. */
+function codeUnits(s: string): number[] {
+  const units: number[] = [];
+  for (let i = 0; i < s.length; i++) units.push(s.charCodeAt(i));
+  return units;
+}
+
+/**
+ * Whether `prog` matches somewhere in `s`, read by code point (`unicode`) or by code unit as a pattern without
+ * the `u` flag reads it (`.` takes half of an astral character there), in O(length x program) steps.
+ */
+function run(prog: Op[], s: string, { unicode }: { unicode: boolean }): boolean {
+  const cps = unicode ? Array.from(s, (c) => c.codePointAt(0)!) : codeUnits(s);
   const n = cps.length;
   const mark = new Int32Array(prog.length).fill(-1);
   let current: number[] = [];
@@ -446,12 +578,14 @@ class LinearRegExp extends RegExp {
 
   /** Whether the pattern matches somewhere in `s`, in time linear in its length. */
   override test(s: string): boolean {
-    return run(this.#prog, String(s));
+    return run(this.#prog, String(s), { unicode: this.unicode });
   }
 }
 
 /** A repeat applied to a group (`)*`, `)+`, `){`): the shape every exponential pattern has. */
 const GROUP_REPEAT = /\)[*+{]/;
+/** Two unbounded repeats (`*`, `+`, `{n,}`): the least a polynomial pattern has. */
+const TWO_REPEATS = /(?:[*+]|,\})[^]*?(?:[*+]|,\})/;
 
 /**
  * The regular expression to test `source` with: `native` itself when backtracking cannot explode on it,
@@ -459,15 +593,17 @@ const GROUP_REPEAT = /\)[*+{]/;
  * is risky but uses syntax the linear matcher lacks.
  */
 export function boundedRegExp(source: string, native: RegExp): RegExp {
-  if (!GROUP_REPEAT.test(source)) return native; // no repeated group, so no repeat of a repeat
+  if (!GROUP_REPEAT.test(source) && !TWO_REPEATS.test(source)) return native; // nothing to backtrack on
   let tree: Node;
   try {
-    // A pattern only the legacy syntax reads (`\-` outside a class) reads the same here, as a literal.
-    tree = new Reader(source).pattern();
+    // A pattern only the legacy syntax reads (`\-` outside a class) is read, and matched, as it reads it.
+    tree = new Reader(source, { unicode: native.unicode }).pattern();
   } catch (e) {
     if (!(e instanceof Unsupported)) throw e;
-    // Syntax the matcher lacks: harmless where nothing is repeated inside a repeat (`^((?!x).)*$`).
-    if (!riskyShape(source)) return native;
+    // Syntax the matcher lacks: harmless where nothing is repeated inside a repeat (`^((?!x).)*$`). Where
+    // the cost is only polynomial (`^(?!x)\w*\d*$`) the native engine stays: such patterns are common in
+    // real schemas, and refusing them would refuse the tool; n^k on an argument is bounded, 2^n is not.
+    if (!GROUP_REPEAT.test(source) || !riskyShape(source)) return native;
     throw new Error(
       `it repeats a group, which a backtracking engine can take exponential time on, and uses syntax ` +
         `(${e.message}) the linear-time matcher lacks; rewrite it without that syntax or without the nested repeat`,
@@ -476,6 +612,7 @@ export function boundedRegExp(source: string, native: RegExp): RegExp {
   if (!risky(tree)) return native;
   const prog = program(tree);
   if (prog === null) {
+    if (!exponential(tree)) return native; // a polynomial cost is bounded: kept, as where syntax is lacking
     throw new Error("it repeats a group and is too large for the linear-time matcher; simplify it");
   }
   return new LinearRegExp(source, native.flags, prog);
@@ -496,12 +633,12 @@ function riskyShape(source: string): boolean {
         ? "."
         : /^\\[bB]$/.test(m)
         ? ""
-        : m.length === 2
-        ? m
-        : ".*",
+        : /^\\[1-9k]/.test(m)
+        ? ".*"
+        : m,
   );
   try {
-    return risky(new Reader(shape).pattern());
+    return exponential(new Reader(shape, { unicode: true }).pattern());
   } catch {
     return true;
   }
@@ -525,7 +662,7 @@ function program(tree: Node): Op[] | null {
  */
 export function linearRegExp(source: string): RegExp | null {
   try {
-    const prog = program(new Reader(source).pattern());
+    const prog = program(new Reader(source, { unicode: true }).pattern());
     return prog === null ? null : new LinearRegExp(source, "u", prog);
   } catch (e) {
     if (e instanceof Unsupported) return null;

@@ -17,6 +17,7 @@ import { duplicateKey } from "../_common/json.ts";
 import { caseStray } from "../_mcp/judge.ts";
 import { answer, POISON, prettyAnswer } from "./_mcp_raw_server.ts";
 import { runtimeCommand } from "./_runtime.ts";
+import { countingWork } from "./_counting.ts";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // (the SDK's "./*" export maps types to "*.js.d.ts", which does not exist: Deno is pointed at the real file)
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
@@ -640,43 +641,63 @@ test("checkCall: a key in another case is refused where a propertyNames pattern 
   assert.equal(feedback({ close: { A: 1 } }), "");
 });
 
+/**
+ * Runs `run` with `call`, which sends a `tools/call` of "push" through `toolguard mcp` (driven by the MCP SDK
+ * client) to a server whose one tool, "push", has `propertyNames: { not: { pattern } }` and answers a call
+ * with "ran " and its line; `call` gives whether the answer is an error, and its text.
+ */
+async function throughRelay(
+  pattern: string,
+  run: (
+    call: (args: Record<string, unknown>) => Promise<{ isError: boolean; text: string }>,
+  ) => Promise<void>,
+): Promise<void> {
+  const server = [
+    `const tool = { name: 'push', inputSchema: { type: 'object', propertyNames: { not: { pattern: ${
+      JSON.stringify(pattern)
+    } } } } };`,
+    "require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {",
+    "  const m = JSON.parse(line);",
+    "  if (m.id === undefined) return;",
+    "  const result = m.method === 'initialize'",
+    "    ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 's', version: '1' } }",
+    "    : m.method === 'tools/list' ? { tools: [tool] } : { content: [{ type: 'text', text: 'ran ' + line }] };",
+    "  console.log(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));",
+    "});",
+  ].join("\n");
+  const relay = runtimeCommand(join(root, "cli.ts"), ["mcp", "--pins", "none", "--", "node", "-e", server]);
+  const client = new Client({ name: "guarded", version: "1.0.0" });
+  try {
+    await client.connect(
+      new StdioClientTransport({ command: relay.command, args: relay.args, cwd: root, stderr: "ignore" }),
+    );
+    await client.listTools();
+    await run(async (args) => {
+      const r = await client.callTool({ name: "push", arguments: args });
+      return {
+        isError: r.isError === true,
+        text: (r.content as { text: string }[]).map((c) => c.text).join(""),
+      };
+    });
+  } finally {
+    await client.close();
+  }
+}
+
 test(
   "toolguard mcp: the MCP SDK client's call naming in another case a key a propertyNames pattern forbids never reaches the server",
   {
     timeout: 60_000,
   },
-  async () => {
-    // A server whose one tool, "push", forbids the key `force` by a pattern; it answers a call with its line.
-    const server = [
-      "const tool = { name: 'push', inputSchema: { type: 'object', propertyNames: { not: { pattern: '^force$' } } } };",
-      "require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {",
-      "  const m = JSON.parse(line);",
-      "  if (m.id === undefined) return;",
-      "  const result = m.method === 'initialize'",
-      "    ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 's', version: '1' } }",
-      "    : m.method === 'tools/list' ? { tools: [tool] } : { content: [{ type: 'text', text: 'ran ' + line }] };",
-      "  console.log(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));",
-      "});",
-    ].join("\n");
-    const relay = runtimeCommand(join(root, "cli.ts"), ["mcp", "--pins", "none", "--", "node", "-e", server]);
-    const client = new Client({ name: "guarded", version: "1.0.0" });
-    try {
-      await client.connect(
-        new StdioClientTransport({ command: relay.command, args: relay.args, cwd: root, stderr: "ignore" }),
-      );
-      await client.listTools();
-      const text = (r: Awaited<ReturnType<typeof client.callTool>>) =>
-        (r.content as { text: string }[]).map((c) => c.text).join("");
-      const refused = await client.callTool({ name: "push", arguments: { FORCE: true } });
+  () =>
+    throughRelay("^force$", async (call) => {
+      const refused = await call({ FORCE: true });
       assert.equal(refused.isError, true);
-      assert.match(text(refused), /"FORCE", which the tool's name rule "\^force\$" judges in another case/);
-      assert.doesNotMatch(text(refused), /^ran /, "the server never got it");
-      const ran = await client.callTool({ name: "push", arguments: { forced: true } });
-      assert.match(text(ran), /^ran .*"forced":true/);
-    } finally {
-      await client.close();
-    }
-  },
+      assert.match(refused.text, /"FORCE", which the tool's name rule "\^force\$" judges in another case/);
+      assert.doesNotMatch(refused.text, /^ran /, "the server never got it");
+      const ran = await call({ forced: true });
+      assert.match(ran.text, /^ran .*"forced":true/);
+    }),
 );
 
 test("checkCall: a propertyNames pattern that spells no letter, or that the schema spells in the key's case too, refuses no case variant", () => {
@@ -695,3 +716,40 @@ test("checkCall: a propertyNames pattern that spells no letter, or that the sche
   const lower = feedbackOf({ head: { type: "object", propertyNames: { not: { pattern: "^x-secret$" } } } });
   assert.match(lower({ head: { "X-Secret": 1 } }), /"X-Secret", which the tool's name rule "\^x-secret\$"/);
 });
+
+test("checkCall: a key in capitals against a propertyNames pattern with repeats side by side is judged in linear time", async () => {
+  // The key folded to lower case meets `^x-a*a*a*a*a*a*a*$` as a run of "a" the native engine would split
+  // n^7 ways: 3 000 of them stalled the judge for minutes. Counted, not timed: the native engine is never
+  // handed the folded key (the short key fails at once where it is).
+  const pattern = "^x-a*a*a*a*a*a*a*$";
+  const feedback = feedbackOf({ head: { type: "object", propertyNames: { not: { pattern } } } });
+  assert.match(feedback({ head: { "X-AAA": 1 } }), /"X-AAA", which the tool's name rule/);
+  for (const n of [18, 3_000]) {
+    const key = "X-" + "A".repeat(n) + "!";
+    const folded = key.toLowerCase();
+    const native = (self: RegExp, [text]: string[]) => self.source === pattern && text === folded ? 1 : 0;
+    assert.deepEqual(
+      await countingWork(RegExp.prototype, "exec", () => feedback({ head: { [key]: 1 } }), native),
+      [
+        "",
+        0,
+      ],
+    );
+  }
+});
+
+test(
+  "toolguard mcp: a key in capitals against a propertyNames pattern with repeats side by side is answered, not stalled",
+  {
+    // the relay is a child process: before, it spent minutes on this call, past this limit
+    timeout: 60_000,
+  },
+  () =>
+    throughRelay("^x-a*a*a*a*a*a*a*$", async (call) => {
+      const ran = await call({ ["X-" + "A".repeat(3_000) + "!"]: true });
+      assert.match(ran.text, /^ran /);
+      const refused = await call({ "X-AAA": true });
+      assert.equal(refused.isError, true);
+      assert.match(refused.text, /"X-AAA", which the tool's name rule/);
+    }),
+);

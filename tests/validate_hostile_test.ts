@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { sanitise } from "../scan.ts";
-import { linearRegExp } from "../_schema/linear_regexp.ts";
+import { boundedRegExp, linearRegExp } from "../_schema/linear_regexp.ts";
 import { countingWork, HANG_MS } from "./_counting.ts";
 import {
   compileSchema,
@@ -417,6 +417,91 @@ test("catastrophic patterns and patternProperties run in linear time; a risky on
       self.source.startsWith("^(\\p{Lu}") && text === hostile ? 1 : 0;
     assert.deepEqual(await countingWork(RegExp.prototype, "exec", () => named(hostile), native), [false, 0]);
   }
+});
+
+test("patterns with unbounded repeats side by side that take the same character run in linear time", async () => {
+  // `^a*a*a*a*a*a*a*$` has no repeated group, yet a backtracking engine tries every split of a run of "a"
+  // between its repeats: 3 000 "a" and a "!" took over ten minutes (n^7). Counted as in the test above: the
+  // native engine is never handed the hostile text (the short one fails at once on an engine that is).
+  const cases: [string, string, string][] = [
+    // [pattern, hostile run, a text it accepts]
+    ["^a*a*a*a*a*a*a*$", "a", "aaa"],
+    ["^a*a*$", "a", "aa"], // degree 2
+    ["^\\w+\\d+\\s*\\w*$", "1", "ab12"], // degree 3, classes that share digits
+    ["^.*.*.*=$", "x", "k="], // degree 3
+    ["^(?:\\s*\\s*)+x$", " ", " x"], // inside a group, which the group repeat catches too
+    ["^(a*|b)(?:c?a+)$", "a", "ba"], // an alternative's repeat, with only a nullable item between
+    ["^x{2,}x{3,}$", "x", "xxxxx"], // {n,}
+    ["^.*a.*a.*a.*b$", "a", "aaab"], // items between that take the character too: 200 "a" took 50 s at degree 5
+  ];
+  for (const [pattern, run, good] of cases) {
+    const v = createValidator([{
+      name: "t",
+      inputSchema: { properties: { q: { type: "string", pattern } } },
+    }]);
+    const allowed = (q: string) => v.validate([{ name: "t", arguments: JSON.stringify({ q }) }]).allowed;
+    assert.equal(allowed(good), true, pattern);
+    for (const n of [18, 3_000]) {
+      const hostile = run.repeat(n) + "!";
+      const native = (self: RegExp, [text]: string[]) => self.source === pattern && text === hostile ? 1 : 0;
+      assert.deepEqual(await countingWork(RegExp.prototype, "exec", () => allowed(hostile), native), [
+        false,
+        0,
+      ], pattern);
+    }
+  }
+  // Linear on the native engine: kept there (a separator between the repeats, or sets that share nothing).
+  for (const pattern of ["^[a-z]+-[0-9]+$", "^\\s*\\S+\\s*$", "^[^a]*a*$", "^\\s*\\S.*$", "^\\w+\\.\\w+$"]) {
+    const native = new RegExp(pattern, "u");
+    assert.equal(boundedRegExp(pattern, native), native, pattern);
+  }
+  // Syntax the matcher lacks, or too large for it: a polynomial cost is bounded, so the pattern is kept, not
+  // refused (a repeated back-reference is read as a repeat of any length, a repeat of a repeat).
+  for (const pattern of ["^(?!x)\\w*\\d*$", "^(a)\\1a*a*$", "^\\bx*x*$", "^(a)\\1*b*$", "^a{0,30000}b*b*$"]) {
+    assert.doesNotThrow(
+      () => createValidator([{ name: "t", inputSchema: { properties: { q: { type: "string", pattern } } } }]),
+      pattern,
+    );
+  }
+});
+
+test("the linear-time matcher answers as the native engine on random patterns of repeats side by side", () => {
+  let seed = 29;
+  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
+  const atoms = ["a", "b", ".", "\\d", "\\w", "\\s", "[ab]", "[^a]", "\\p{L}", "-"];
+  const item = (): string => {
+    const r = rnd();
+    const a = pick(atoms);
+    if (r < 0.5) return a + pick(["*", "+", "{2,}", "*?", "+?"]);
+    if (r < 0.65) return a + pick(["?", "", "{0,2}"]);
+    if (r < 0.8) return `(${a}*|${pick(atoms)})`;
+    return `(?:${a}+${pick(atoms)}?)`;
+  };
+  let moved = 0;
+  let legacyMoved = 0;
+  for (let k = 0; k < 2_000; k++) {
+    let source = rnd() < 0.6 ? "^" : "";
+    // a third only the legacy syntax reads (`\-` outside a class): read by UTF-16 code unit, as it reads them
+    const legacy = rnd() < 0.3;
+    if (legacy) source += "\\-?";
+    for (let i = 2 + Math.floor(rnd() * 3); i > 0; i--) source += item();
+    if (rnd() < 0.6) source += "$";
+    const native = new RegExp(source, legacy ? "" : "u");
+    const bounded = boundedRegExp(source, native);
+    if (bounded === native) continue;
+    moved++;
+    if (legacy) legacyMoved++;
+    for (let j = 0; j < 12; j++) {
+      let s = "";
+      for (let i = Math.floor(rnd() * 10); i > 0; i--) {
+        s += pick(["a", "b", "c", "1", " ", "-", "é", "😀", "\n"]);
+      }
+      assert.equal(bounded.test(s), native.test(s), `${source} on ${JSON.stringify(s)}`);
+    }
+  }
+  assert.ok(moved > 500, `only ${moved} patterns took the linear-time matcher`);
+  assert.ok(legacyMoved > 100, `only ${legacyMoved} legacy patterns took the linear-time matcher`);
 });
 
 test("the linear-time matcher agrees with the native engine on random patterns", () => {
