@@ -569,17 +569,66 @@ function run(prog: Op[], s: string, { unicode }: { unicode: boolean }): boolean 
 /** A `RegExp` whose `test` runs the linear-time matcher (what the schema checks call). */
 class LinearRegExp extends RegExp {
   readonly #prog: Op[];
+  readonly #native: RegExp | null;
+  readonly #nativeBelow: number;
 
-  /** `source` with `flags` (`u`, or none for a pattern only the legacy syntax reads), matched by `prog`. */
-  constructor(source: string, flags: string, prog: Op[]) {
+  /**
+   * `source` with `flags` (`u`, or none for a pattern only the legacy syntax reads), matched by `prog`; a
+   * string shorter than `nativeBelow` by `native` instead, where backtracking on it is bounded.
+   */
+  constructor(
+    source: string,
+    flags: string,
+    prog: Op[],
+    { native = null, nativeBelow = 0 }: NativeBelow = {},
+  ) {
     super(source, flags);
     this.#prog = prog;
+    this.#native = native;
+    this.#nativeBelow = nativeBelow;
   }
 
   /** Whether the pattern matches somewhere in `s`, in time linear in its length. */
   override test(s: string): boolean {
-    return run(this.#prog, String(s), { unicode: this.unicode });
+    const text = String(s);
+    if (this.#native !== null && text.length < this.#nativeBelow) return this.#native.test(text);
+    return run(this.#prog, text, { unicode: this.unicode });
   }
+}
+
+/** Where a polynomial pattern's native engine may still be used: strings shorter than `nativeBelow`. */
+interface NativeBelow {
+  native?: RegExp | null;
+  nativeBelow?: number;
+}
+
+/**
+ * Backtracking steps a polynomial pattern may take on the native engine (about a millisecond): the linear
+ * matcher costs microseconds per test where the native engine costs tens of nanoseconds, so the short
+ * strings most arguments are stay native.
+ */
+const NATIVE_STEPS = 2 ** 20;
+
+/** The unbounded repeats (`*`, `+`, `{n,}`) in `node`: each splits a run of n characters at most n ways. */
+function unboundedRepeats(node: Node): number {
+  switch (node.k) {
+    case "rep":
+      return (node.max === Infinity ? 1 : 0) + unboundedRepeats(node.node);
+    case "cat":
+      return node.items.reduce((sum, n) => sum + unboundedRepeats(n), 0);
+    case "alt":
+      return node.alts.reduce((sum, n) => sum + unboundedRepeats(n), 0);
+    default:
+      return 0;
+  }
+}
+
+/**
+ * The length below which backtracking on a polynomial (not exponential) `tree` stays within
+ * {@link NATIVE_STEPS}: with k unbounded repeats and a search from every start, at most n^(k+1) steps.
+ */
+function nativeBelowOf(tree: Node): number {
+  return Math.floor(NATIVE_STEPS ** (1 / (unboundedRepeats(tree) + 1)));
 }
 
 /** A repeat applied to a group (`)*`, `)+`, `){`): the shape every exponential pattern has. */
@@ -590,9 +639,15 @@ const TWO_REPEATS = /(?:[*+]|,\})[^]*?(?:[*+]|,\})/;
 /**
  * The regular expression to test `source` with: `native` itself when backtracking cannot explode on it,
  * else one that matches in linear time. Throws a message (for the caller's `SchemaError`) when the pattern
- * is risky but uses syntax the linear matcher lacks.
+ * is risky but uses syntax the linear matcher lacks. A pattern whose cost is only polynomial keeps `native`
+ * for strings short enough that backtracking on them stays bounded (`shortNative: false`: never, as the
+ * tests that compare the two engines ask).
  */
-export function boundedRegExp(source: string, native: RegExp): RegExp {
+export function boundedRegExp(
+  source: string,
+  native: RegExp,
+  { shortNative = true }: { shortNative?: boolean } = {},
+): RegExp {
   if (!GROUP_REPEAT.test(source) && !TWO_REPEATS.test(source)) return native; // nothing to backtrack on
   let tree: Node;
   try {
@@ -615,7 +670,11 @@ export function boundedRegExp(source: string, native: RegExp): RegExp {
     if (!exponential(tree)) return native; // a polynomial cost is bounded: kept, as where syntax is lacking
     throw new Error("it repeats a group and is too large for the linear-time matcher; simplify it");
   }
-  return new LinearRegExp(source, native.flags, prog);
+  // a polynomial cost is bounded on a short string: there the native engine, many times faster, answers
+  const below = !shortNative || exponential(tree) || native.global || native.sticky
+    ? {}
+    : { native, nativeBelow: nativeBelowOf(tree) };
+  return new LinearRegExp(source, native.flags, prog, below);
 }
 
 /**
