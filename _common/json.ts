@@ -186,18 +186,22 @@ function fits(v: object, room: number): boolean {
  */
 function levelsOver(root: object, max: number): boolean {
   const below = new Map<object, number>(); // levels from an object down, itself included; -1 while on the path
-  const path: { node: object; keys: string[]; next: number; levels: number }[] = [];
+  // (`keys` null: an array, read by index up to `end` with no list of its indices made, as in graphStop)
+  const path: { node: object; keys: string[] | null; end: number; next: number; levels: number }[] = [];
   const enter = (node: object): boolean => {
     below.set(node, -1);
-    const keys = Array.isArray(node) ? Array.from(node, (_, i) => String(i)) : Object.keys(node);
-    path.push({ node, keys, next: 0, levels: 1 });
+    const keys = Array.isArray(node) ? null : Object.keys(node);
+    path.push({ node, keys, end: keys?.length ?? (node as unknown[]).length, next: 0, levels: 1 });
     return path.length > max;
   };
   if (enter(root)) return true;
   while (path.length > 0) {
     const top = path[path.length - 1];
-    if (top.next < top.keys.length) {
-      const c = (top.node as Record<string, unknown>)[top.keys[top.next++]];
+    if (top.next < top.end) {
+      const i = top.next++;
+      const c = top.keys === null
+        ? (top.node as unknown[])[i]
+        : (top.node as Record<string, unknown>)[top.keys[i]];
       if (typeof c !== "object" || c === null) continue;
       const known = below.get(c);
       if (known === -1) return true; // a cycle nests without end

@@ -14,6 +14,8 @@ import { extractToolCalls } from "../extract.ts";
 import { describeVerdict } from "../describe.ts";
 import { createMcpGuard } from "../mcp.ts";
 import { readCounted } from "./_counting.ts";
+import { walkProblem } from "../_common/json.ts";
+import process from "node:process";
 
 /** Property reads allowed: far more than any walk in measure makes, far fewer than 2^40. */
 const READS = 2_000_000;
@@ -93,6 +95,28 @@ test("a large tree of arguments built in code is no problem: only sharing past m
   const wide = { q: Array.from({ length: 120_000 }, (_, i) => ({ i })) };
   const verdict = await validateToolCalls([{ name: "t", arguments: wide }], { tools: TOOLS(), scan: false });
   assert.deepEqual(verdict.calls[0].findings, []);
+});
+
+test("past the counting pass's bound, a sparse array in arguments built in code is read index by index", () => {
+  // Over 100 000 objects, the depth is read by a walk that tells objects apart; it made a list of every index
+  // of an array as a string first (3 million slots: about 100 MB; 2^32 - 1 ran the heap out), as graphStop
+  // did before rev63. The last slot's getter sees the heap while the walk is on the array.
+  const slots = 3_000_000;
+  const sparse: unknown[] = [];
+  const heap = () => process.memoryUsage().heapUsed;
+  let base = 0;
+  let grew = 0;
+  Object.defineProperty(sparse, slots - 1, {
+    enumerable: true,
+    get() {
+      grew = Math.max(grew, heap() - base);
+      return "last";
+    },
+  });
+  const args = { many: Array.from({ length: 100_001 }, () => ({})), sparse };
+  base = heap();
+  assert.equal(walkProblem(args, 64), null);
+  assert.ok(grew < 30e6, `the heap grew by ${(grew / 1e6).toFixed(0)} MB during the walk`);
 });
 
 test("describeVerdict shows a const or enum that shares its objects past measure, or holds itself, as a placeholder", async () => {
