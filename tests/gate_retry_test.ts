@@ -1788,6 +1788,61 @@ async function geminiRetryCites(first: string[]): Promise<{ text: string; cited:
   return { text, cited: new TextDecoder().decode(bytes.slice(s.segment.startIndex, s.segment.endIndex)) };
 }
 
+test("guardFetch retry: a Gemini first attempt's grounding that came in a chunk of no text after its call reaches the client, citing the words it kept", async () => {
+  // The chunk that finished the first attempt (no text, its sources) was held behind the rejected call and
+  // dropped with it: the client kept "Café ☔ in Oslo." with no sources. Now it goes in a chunk of its own
+  // ahead of the retry's stream; a support of the written call the gate cut (past the text kept) goes.
+  const said = "Caf\u00e9 \u2614 in Oslo. ";
+  const bytes = new TextEncoder().encode(said).length;
+  const support = (startIndex: number, endIndex: number, text: string) => ({
+    segment: { startIndex, endIndex, text },
+    groundingChunkIndices: [0],
+  });
+  const cafe = support(0, new TextEncoder().encode("Caf\u00e9 \u2614").length, "Caf\u00e9 \u2614");
+  const chunk = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+    candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
+    modelVersion: "gemini-2.5-flash",
+  });
+  const call = (args: unknown) => ({ functionCall: { name: "get_weather", args } });
+  const written =
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo", "units": "kelvin"}}</tool_call>';
+  for (
+    const [calls, supports] of [
+      [[chunk([call(BAD.args)])], [cafe]],
+      [[chunk([{ text: written }])], [cafe, support(bytes, bytes + 20, written.slice(0, 20))]],
+    ] as const
+  ) {
+    const grounding = { groundingChunks: [{ web: { uri: "u" } }], groundingSupports: supports };
+    const gemini = await scripted(
+      [
+        {
+          sse: [
+            chunk([{ text: said }]),
+            ...calls,
+            chunk([{ text: "" }], { finishReason: "STOP", groundingMetadata: grounding }),
+          ],
+        },
+        { sse: [chunk([{ text: "Again." }]), chunk([call(GOOD.args)], { finishReason: "STOP" })] },
+      ],
+      1,
+      async (s, f) => {
+        const res = await f(`${s.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+          method: "POST",
+          body: JSON.stringify({
+            contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+            tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+          }),
+        });
+        return sseData(await res.text());
+      },
+    );
+    assertAttempts(gemini.seen);
+    type Chunk = { candidates: { groundingMetadata?: typeof grounding }[] };
+    const told = gemini.value.flatMap((e: Chunk) => e.candidates[0].groundingMetadata ?? []);
+    assert.deepEqual(told, [{ ...grounding, groundingSupports: [cafe] }]);
+  }
+});
+
 test("guardFetch retry: text the watch held until a native call came counts as the client's: the retry's grounding supports move past it, and a blank line follows it (Gemini, Ollama)", async () => {
   // A written call beside a native one is text (a body reads no calls from it): the watch held it, and the
   // retry sent it ahead of its stream without counting it, so the retry's support (UTF-8 bytes of its own
