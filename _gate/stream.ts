@@ -781,7 +781,7 @@ export class StreamGate {
         }
         dropped = flow.held.slice(Math.max(first, 0));
       }
-      const ends = router.endsDropped?.(dropped);
+      const ends = router.endsDropped?.(dropped, flow);
       if (ends) flow.send(ends);
       flow.setHeld();
       return answer.stream({ ...resume, said: flow.said(), runsOn: flow.runsOn(), told: flow.told() });

@@ -727,7 +727,8 @@ export class TextCalls {
     }
     if (part.text === "") {
       if (this.#queue.length === 0) return [{ raw, event }];
-      if (!part.goesOn) {
+      // (a place's blank start waits for its own next text alone: a frame of none ends the wait)
+      if (!part.goesOn || this.#blankStart()) {
         w.flushTail(); // the stream moved on: the tail cannot become a marker
         return [...this.#takeQueue(), { raw, event }];
       }
@@ -746,7 +747,20 @@ export class TextCalls {
       return [];
     }
     if (w.held !== "") return []; // an ambiguous tail: wait for the next piece
+    if (this.#blankStart()) return [];
     return this.#takeQueue();
+  }
+
+  /**
+   * Whether the text let out since the queue began is white space alone that opens a place (an OpenAI
+   * Responses part, an Anthropic block): it waits for the place's next text, as a message's start waits
+   * where it may open with JSON. A call written right after it is then held from the place's start, and
+   * the blank start goes with the call as a body drops it (see `placeReason`); let out in a frame of its
+   * own, the client kept the space where the body, which cannot tell how the frames fell, had none.
+   */
+  #blankStart(): boolean {
+    const from = this.#watcher.visible.length - this.#unsent.length;
+    return this.#unsent !== "" && this.#unsent.trim() === "" && this.#frames.opens?.(from) === true;
   }
 
   /** The length of the message's text kept to read calls from (what text without end grows). */

@@ -568,8 +568,10 @@ function patternStray(
   for (const key in value) {
     if (declared !== undefined && Object.hasOwn(declared, key)) continue;
     const folded = foldCase(key);
+    // (a word's last sigma folds to the final form, which a pattern's letters, folded one by one, never do)
+    const sigma = folded.replaceAll("\u03c2", "\u03c3");
     for (const { source, asSpelled, folded: rule, word } of rules) {
-      if (safeTest(asSpelled, key) || !safeTest(rule, folded)) continue;
+      if (safeTest(asSpelled, key) || !safeTest(rule, sigma)) continue;
       // (the schema may spell the word in the key's case too, in another pattern: `^x-` and `^X-`)
       if (rules.some((other) => other.word === word && safeTest(other.asSpelled, key))) continue;
       return { pointer: `${pointer}/${escapePointer(key)}`, spelled: key, declared: folded, pattern: source };
@@ -621,40 +623,93 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
 }
 
 /**
- * `source` with each letter it spells outside a character class folded (as `foldCase` folds it), or undefined
- * when the pattern is no rule about words but about case: a class holding a letter (`[A-Z]`, `[a-z_]`), a
- * Unicode property (`\p{Lu}`), a class spelling its members by code (`[\x61-\x7a]` is `[a-z]`), or a letter
- * that folds to more than itself (the sharp s to `ss`, which a quantifier after it would read otherwise); or
- * when it spells no letter outside classes and escapes (`^\w+$`, `^.{6,}$` judge word characters or length,
- * which folding the key alone changes: `\u017f` becomes the word character "s", `\u00df` two letters). An
- * escape is kept as written (`\D` is not `\d`).
+ * `source` with each letter it spells outside a character class folded (as `foldCase` folds it, and the
+ * final sigma as the sigma), or undefined when the pattern is no rule about words but about case: a class
+ * holding a letter (`[A-Z]`, `[a-z_]`), a Unicode property (`\p{Lu}`), a class spelling its members by code
+ * (`[\x61-\x7a]` is `[a-z]`), or a letter that folds to more than itself (the sharp s to `ss`, which a
+ * quantifier after it would read otherwise); or when it spells no letter outside classes (`^\w+$`,
+ * `^.{6,}$` judge word characters or length, which folding the key alone changes: `\u017f` becomes the word
+ * character "s", `\u00df` two letters). A letter is read whole where it is astral (two UTF-16 units, with or
+ * without the `u` flag), and where an escape gives it by code (`\u0046`, `\x46`, `\u{46}` with the flag
+ * the validator compiles it with): such an escape is a letter a case-blind server reads in any case, as
+ * written. Any other escape is kept as written (`\D` is not `\d`).
  */
 function foldedPattern(source: string): string | undefined {
+  const unicode = compilesUnicode(source);
   let out = "";
   let inClass = false;
   let spellsLetter = false;
   for (let i = 0; i < source.length; i++) {
-    const c = source[i];
+    let c = source[i];
+    let raw = c;
     if (c === "\\") {
       const next = source[i + 1] ?? "";
       if (next === "p" || next === "P" || (inClass && "uxc".includes(next))) return undefined;
-      out += c + next;
+      const coded = inClass ? undefined : codedLetter(source, i, unicode);
+      if (coded === undefined) {
+        out += c + next;
+        i++;
+        continue;
+      }
+      [c, raw] = [coded.letter, source.slice(i, coded.end)];
+      i = coded.end - 1;
+    } else if (source.codePointAt(i)! > 0xffff) {
+      c = raw = source.slice(i, i + 2);
       i++;
-      continue;
     }
     if (inClass) {
       if (c === "]") inClass = false;
       else if (c.toLowerCase() !== c.toUpperCase()) return undefined;
-      out += c;
+      out += raw;
       continue;
     }
     if (c === "[") inClass = true;
-    const folded = foldCase(c);
+    if (c.toLowerCase() === c.toUpperCase()) {
+      out += raw;
+      continue;
+    }
+    const folded = foldCase(c).replaceAll("\u03c2", "\u03c3");
     if (folded.length !== c.length) return undefined;
-    spellsLetter ||= c.toLowerCase() !== c.toUpperCase();
+    spellsLetter = true;
     out += folded;
   }
   return spellsLetter ? out : undefined;
+}
+
+/** Whether the validator compiles `source` with the `u` flag (see `makeRegExp`: without it, else). */
+function compilesUnicode(source: string): boolean {
+  try {
+    new RegExp(source, "u");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The letter an escape at `i` of `source` gives by its code (`\uHHHH`, a pair of them for an astral one,
+ * `\xHH`, `\u{H...}` where the pattern is read with the `u` flag), and where the escape ends; undefined for
+ * any other escape, or one whose character is no letter.
+ */
+function codedLetter(
+  source: string,
+  i: number,
+  unicode: boolean,
+): { letter: string; end: number } | undefined {
+  const rest = source.slice(i, i + 10);
+  const m = (unicode && /^\\u\{([0-9a-fA-F]{1,6})\}/.exec(rest)) || /^\\u([0-9a-fA-F]{4})/.exec(rest) ||
+    /^\\x([0-9a-fA-F]{2})/.exec(rest);
+  if (!m) return undefined;
+  let code = parseInt(m[1], 16);
+  let end = i + m[0].length;
+  if (code > 0x10ffff) return undefined;
+  const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(source.slice(end, end + 6));
+  if (code >= 0xd800 && code <= 0xdbff && !m[0].includes("{") && low) {
+    code = 0x10000 + ((code - 0xd800) << 10) + (parseInt(low[1], 16) - 0xdc00);
+    end += 6;
+  }
+  const letter = String.fromCodePoint(code);
+  return letter.toLowerCase() !== letter.toUpperCase() ? { letter, end } : undefined;
 }
 
 /** What `pick` finds in each of `schemas`. */

@@ -53,7 +53,9 @@ test("gate fuzz: seeds a wider hunt found read alike streamed and whole, to the 
   // the call's began a new stretch in the stream, as a block's end does; the white space after it stood
   // alone and went, and the block's last word ran into the next block's first ("é" + "in"). Cohere 91: the
   // body counted a block only trimmed, before the rejected call's, as one the call was cut from and ended it
-  // with the reason, where the stream wrote the reason in the call's own block.
+  // with the reason, where the stream wrote the reason in the call's own block. Responses 36441: a part's
+  // first delta was a lone " " before the call's marker; sent on its own, the client kept it before the
+  // reason, where the body gives the part the call left blank to the reason alone.
   const found: [FuzzDialect, FuzzMode, number][] = [
     ["anthropic", "withhold", 87],
     ["anthropic", "drop-call", 87],
@@ -78,6 +80,8 @@ test("gate fuzz: seeds a wider hunt found read alike streamed and whole, to the 
     ["responses", "drop-call", 1015],
     ["responses", "retry", 1689],
     ["cohere", "drop-call", 91],
+    ["responses", "withhold", 36441],
+    ["responses", "drop-call", 36441],
   ];
   for (const [dialect, mode, seed] of found) {
     const result = await fuzzSeed(dialect, mode, seed);

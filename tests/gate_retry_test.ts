@@ -1753,40 +1753,85 @@ test("guardFetch retry: a retry's Chat annotations and Gemini grounding supports
  * 0 to 5 of its own text): the answer's text the client joins, and what the support names in it.
  */
 async function geminiRetryCites(first: string[]): Promise<{ text: string; cited: string }> {
-  const chunk = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
-    candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
-    modelVersion: "gemini-2.5-flash",
-  });
-  const call = (args: unknown) => ({ functionCall: { name: "get_weather", args } });
   const support = { segment: { startIndex: 0, endIndex: 5, text: "Again" }, groundingChunkIndices: [0] };
   const grounding = { groundingChunks: [{ web: { uri: "u" } }], groundingSupports: [support] };
-  const gemini = await scripted(
+  const { value } = await geminiRetried([
+    [...first.map((text) => geminiChunk([{ text }])), geminiChunk([geminiCall(BAD.args)])],
     [
-      { sse: [...first.map((text) => chunk([{ text }])), chunk([call(BAD.args)])] },
-      { sse: [chunk([{ text: "Again." }]), chunk([call(GOOD.args)], { groundingMetadata: grounding })] },
+      geminiChunk([{ text: "Again." }]),
+      geminiChunk([geminiCall(GOOD.args)], { groundingMetadata: grounding }),
     ],
-    1,
-    async (s, f) => {
-      const res = await f(`${s.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
-        method: "POST",
-        body: JSON.stringify({
-          contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-          tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-        }),
-      });
-      return sseData(await res.text());
-    },
-  );
+  ]);
   type Chunk = {
     candidates: { content: { parts: { text?: string }[] }; groundingMetadata?: typeof grounding }[];
   };
-  const text = gemini.value.flatMap((e: Chunk) => e.candidates[0].content.parts).map((p: { text?: string }) =>
+  const text = value.flatMap((e: Chunk) => e.candidates[0].content.parts).map((p: { text?: string }) =>
     p.text ?? ""
   ).join("");
-  const [s] = gemini.value.flatMap((e: Chunk) => e.candidates[0].groundingMetadata?.groundingSupports ?? []);
+  const [s] = value.flatMap((e: Chunk) => e.candidates[0].groundingMetadata?.groundingSupports ?? []);
   const bytes = new TextEncoder().encode(text);
   return { text, cited: new TextDecoder().decode(bytes.slice(s.segment.startIndex, s.segment.endIndex)) };
 }
+
+/** A Gemini chunk of one candidate with `parts`, and `extra` fields on the candidate. */
+const geminiChunk = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+  candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
+  modelVersion: "gemini-2.5-flash",
+});
+/** A Gemini function call part of get_weather. */
+const geminiCall = (args: unknown) => ({ functionCall: { name: "get_weather", args } });
+
+/**
+ * The chunks a client reads of the weather question streamed from Gemini through a guarded fetch (retry 1),
+ * the server answering the attempts with the chunks of `attempts` in turn; with the verdicts seen.
+ */
+function geminiRetried(attempts: unknown[][]) {
+  return scripted(attempts.map((sse) => ({ sse })), 1, async (s, f) => {
+    const res = await f(`${s.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+      }),
+    });
+    return sseData(await res.text());
+  });
+}
+
+test("guardFetch retry: a Gemini first attempt's grounding that came in a chunk of no text after its call reaches the client, citing the words it kept", async () => {
+  // The chunk that finished the first attempt (no text, its sources) was held behind the rejected call and
+  // dropped with it: the client kept "Café ☔ in Oslo." with no sources. Now it goes in a chunk of its own
+  // ahead of the retry's stream; a support of the written call the gate cut (past the text kept) goes.
+  const said = "Caf\u00e9 \u2614 in Oslo. ";
+  const bytes = new TextEncoder().encode(said).length;
+  const support = (startIndex: number, endIndex: number, text: string) => ({
+    segment: { startIndex, endIndex, text },
+    groundingChunkIndices: [0],
+  });
+  const cafe = support(0, new TextEncoder().encode("Caf\u00e9 \u2614").length, "Caf\u00e9 \u2614");
+  const written =
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo", "units": "kelvin"}}</tool_call>';
+  for (
+    const [calls, supports] of [
+      [[geminiChunk([geminiCall(BAD.args)])], [cafe]],
+      [[geminiChunk([{ text: written }])], [cafe, support(bytes, bytes + 20, written.slice(0, 20))]],
+    ] as const
+  ) {
+    const grounding = { groundingChunks: [{ web: { uri: "u" } }], groundingSupports: supports };
+    const gemini = await geminiRetried([
+      [
+        geminiChunk([{ text: said }]),
+        ...calls,
+        geminiChunk([{ text: "" }], { finishReason: "STOP", groundingMetadata: grounding }),
+      ],
+      [geminiChunk([{ text: "Again." }]), geminiChunk([geminiCall(GOOD.args)], { finishReason: "STOP" })],
+    ]);
+    assertAttempts(gemini.seen);
+    type Chunk = { candidates: { groundingMetadata?: typeof grounding }[] };
+    const told = gemini.value.flatMap((e: Chunk) => e.candidates[0].groundingMetadata ?? []);
+    assert.deepEqual(told, [{ ...grounding, groundingSupports: [cafe] }]);
+  }
+});
 
 test("guardFetch retry: text the watch held until a native call came counts as the client's: the retry's grounding supports move past it, and a blank line follows it (Gemini, Ollama)", async () => {
   // A written call beside a native one is text (a body reads no calls from it): the watch held it, and the

@@ -717,6 +717,45 @@ test("checkCall: a propertyNames pattern that spells no letter, or that the sche
   assert.match(lower({ head: { "X-Secret": 1 } }), /"X-Secret", which the tool's name rule "\^x-secret\$"/);
 });
 
+test("checkCall: a propertyNames pattern that gives a letter by its code, a Greek final sigma or an astral letter names words too", () => {
+  const not = (pattern: string) => ({ type: "object", propertyNames: { not: { pattern } } });
+  const feedback = feedbackOf({
+    // the capital F by its code: `force` and `FORCE` are not "Force", and passed
+    unicode: not("^\\u0046orce$"),
+    hex: not("^\\x46orce$"),
+    braced: not("^\\u{46}orce$"),
+    // Greek: the last sigma of "οδος" folds to the final form "ς", a pattern's letters one by one to "σ"
+    final: not("^\u03bf\u03b4\u03bf\u03c2$"),
+    plain: not("^\u03bf\u03b4\u03bf\u03c3$"),
+    // Deseret, astral (two UTF-16 units): the pattern compiles without the u flag (`\-` is no escape with it)
+    astral: not("^\u{10400}\\-$"),
+    pair: not("^\\uD801\\uDC00x$"),
+  });
+  const refused = /which the tool's name rule .* judges in another case/;
+  for (const key of ["force", "FORCE"]) {
+    assert.match(feedback({ unicode: { [key]: true } }), refused, key);
+    assert.match(feedback({ hex: { [key]: true } }), refused, key);
+    assert.match(feedback({ braced: { [key]: true } }), refused, key);
+  }
+  for (const key of ["\u039f\u0394\u039f\u03a3", "\u03bf\u03b4\u03bf\u03c3"]) {
+    assert.match(feedback({ final: { [key]: 1 } }), refused, key);
+  }
+  for (const key of ["\u039f\u0394\u039f\u03a3", "\u03bf\u03b4\u03bf\u03c2"]) {
+    assert.match(feedback({ plain: { [key]: 1 } }), refused, key);
+  }
+  assert.match(feedback({ astral: { "\u{10428}-": 1 } }), refused);
+  assert.match(feedback({ pair: { "\u{10428}X": 1 } }), refused);
+  // Spelled as the pattern spells it, the schema refuses it; other words pass.
+  assert.match(feedback({ unicode: { Force: true } }), /./);
+  assert.equal(
+    feedback({ unicode: { forced: 1 }, final: { "\u03bf\u03b4\u03bf": 1 }, astral: { "\u{10428}": 1 } }),
+    "",
+  );
+  // A letter by its code in a class is about case, as a letter there is.
+  const none = feedbackOf({ cls: not("^[\\u0046]orce$") });
+  assert.equal(none({ cls: { force: 1 } }), "");
+});
+
 test("checkCall: a key in capitals against a propertyNames pattern with repeats side by side is judged in linear time", async () => {
   // The key folded to lower case meets `^x-a*a*a*a*a*a*a*$` as a run of "a" the native engine would split
   // n^7 ways: 3 000 of them stalled the judge for minutes. Counted, not timed: the native engine is never

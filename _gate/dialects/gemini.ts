@@ -16,6 +16,7 @@ import {
   type CompletionBody,
   type Dialect,
   type FrameRouter,
+  type Held,
   pick,
   reasonBlock,
   sharedStart,
@@ -423,6 +424,32 @@ class GeminiStream implements FrameRouter {
       ? "a Gemini chunk carries a function call whose arguments come in pieces (partialArgs, willContinue), which " +
         "toolguard cannot judge whole; it was dropped (leave streamFunctionCallArguments off)"
       : undefined;
+  }
+
+  /**
+   * The grounding of the text the client has that a retry drops with the first attempt's held chunks (a
+   * search's sources came in the chunk that finished the answer, with no text, after its call), in a chunk
+   * of its own ahead of the retry's stream: dropped, the client kept the first attempt's words with no
+   * sources (and no `searchEntryPoint` to show). Supports past the text the client has (of a written call
+   * cut) go, see `citingWithin`.
+   */
+  endsDropped(dropped: readonly Held[], flow: StreamFlow): string {
+    const told = flow.told()[0]?.bytes ?? 0;
+    return dropped.flatMap((h) => {
+      const meta = h.event ? candidates(h.event)[0]?.groundingMetadata : undefined;
+      if (!isRecord(meta)) return [];
+      const grounding = Array.isArray(meta.groundingSupports)
+        ? { ...meta, groundingSupports: citingWithin(meta.groundingSupports, told) }
+        : meta;
+      return [formatSse(JSON.stringify({
+        candidates: [{
+          content: { role: "model", parts: [{ text: "" }] },
+          index: 0,
+          groundingMetadata: grounding,
+        }],
+        ...this.#template,
+      }))];
+    }).join("");
   }
 
   /** Notes the fields a chunk the gate writes copies (`modelVersion`, `responseId`). */

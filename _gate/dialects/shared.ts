@@ -244,8 +244,9 @@ export interface FrameRouter {
    * (`dropped`, in stream order), to go before the retry's stream, where blocks have an end (Anthropic,
    * Cohere): a block the client got the start of, whose end was held with a call written into its text (or
    * a call after it), stayed open, and clients that end a text part at its block's end never ended it.
+   * `flow` tells what text the client has (Gemini: the grounding of that text, held with the calls).
    */
-  endsDropped?(dropped: readonly Held[]): string;
+  endsDropped?(dropped: readonly Held[], flow: StreamFlow): string;
   /**
    * Sends the frames held only until text follows them (an Anthropic text block's start), before the text
    * watch sends text in their place (the reason of a failed watch, the prose held before a call a retry
