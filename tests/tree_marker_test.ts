@@ -314,6 +314,49 @@ test(
 );
 
 test(
+  "tree state: a recheck that trusts the gap of the last whole look takes a busy known pid without reading files",
+  { timeout: 60_000, skip: isLinux ? false : "open files are read from /proc, on Linux only" },
+  async () => {
+    // As above: stdout is held by a process that cleared its environment (not found), stderr by the shell
+    // become a sleep, and a spinner holds neither. The whole look finds the gap (a pipe held by no process
+    // found) and counts every process; a recheck told to trust that gap counts every known one too, reading
+    // neither /proc whole nor anyone's open files (before, each recheck read all of /proc again).
+    const marker = newTreeMarker();
+    const script = `env -i /bin/sleep 100 2>/dev/null & ` +
+      `( (while :; do :; done) </dev/null >/dev/null 2>&1 & ); exec /bin/sleep 100 >/dev/null`;
+    const tool = spawn("/bin/sh", ["-c", script], {
+      env: { ...process.env, [marker.name]: marker.value },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "quiet");
+      let asked = 0;
+      const ours = () => (asked++, ourEnds());
+      const whole = treeState(marker, { openPipes: 2, ours });
+      assert.deepEqual(
+        [whole.state, whole.pids.length, whole.gap],
+        ["busy", 2, true],
+        "stdout's holder hides",
+      );
+      assert.equal(asked, 1);
+      asked = 0;
+      const trusted = treeState(marker, { known: whole.pids, openPipes: 2, gap: true, ours });
+      assert.deepEqual(trusted, { state: "busy", pids: whole.pids }, "a recheck: no gap of its own to tell");
+      assert.equal(asked, 0, "no one's open files were read");
+      // Not trusted: the known pids' files are read, then all of /proc, which finds the gap again.
+      const untrusted = treeState(marker, { known: whole.pids, openPipes: 2, ours });
+      assert.deepEqual([untrusted.state, untrusted.gap], ["busy", true]);
+      assert.equal(asked, 2);
+      // With only stderr open, its holder found is enough: no gap, and the spinner does not count.
+      assert.deepEqual(treeState(marker, { openPipes: 1 }), { state: "quiet", pids: whole.pids, gap: false });
+    } finally {
+      process.kill(-tool.pid!, "SIGKILL"); // (the hidden sleep and the spinner too: they stay in its group)
+    }
+  },
+);
+
+test(
   "tree state: a busy process that writes into a pipe no process found reads counts, unless we hold that pipe",
   { timeout: 60_000, skip: isLinux ? false : "open files are read from /proc, on Linux only" },
   async () => {
