@@ -281,22 +281,31 @@ test(
   },
 );
 
+/**
+ * One tool's tree: the shell, become a sleep that holds stderr only, and a spinner that holds neither and is
+ * no child of it (its parent left). Stdout is held, asleep, by a process that cleared its environment
+ * (env -i), so it is not found. Killing the tool's group ends all three.
+ */
+function hiddenStdoutHolder(): { marker: TreeMarker; tool: ReturnType<typeof spawn> } {
+  const marker = newTreeMarker();
+  const script = `env -i /bin/sleep 100 2>/dev/null & ` +
+    `( (while :; do :; done) </dev/null >/dev/null 2>&1 & ); exec /bin/sleep 100 >/dev/null`;
+  const tool = spawn("/bin/sh", ["-c", script], {
+    env: { ...process.env, [marker.name]: marker.value },
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return { marker, tool };
+}
+
 test(
   "tree state: when fewer of our pipes are found held than are open, a holder is missing and every process counts",
   { timeout: 60_000, skip: isLinux ? false : "open files are read from /proc, on Linux only" },
   async () => {
-    // One tool's tree: the shell, become a sleep that holds stderr only, and a spinner that holds neither and
-    // is no child of it (its parent left). Stdout is held, asleep, by a process that cleared its environment
-    // (env -i), so it is not found: a writer the guard cannot see may hold stdout, and the spinner may feed
-    // it. Told that both pipes are open, the look counts every process; told one, the holder found is enough.
-    const marker = newTreeMarker();
-    const script = `env -i /bin/sleep 100 2>/dev/null & ` +
-      `( (while :; do :; done) </dev/null >/dev/null 2>&1 & ); exec /bin/sleep 100 >/dev/null`;
-    const tool = spawn("/bin/sh", ["-c", script], {
-      env: { ...process.env, [marker.name]: marker.value },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    // Stdout's holder cleared its environment: a writer the guard cannot see may hold stdout, and the spinner
+    // may feed it. Told that both pipes are open, the look counts every process; told one, the holder found
+    // is enough.
+    const { marker, tool } = hiddenStdoutHolder();
     try {
       // Until the shell has become the sleep and the spinner's first parent has left (it was the shell's).
       const ones = await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "quiet");
@@ -317,18 +326,10 @@ test(
   "tree state: a recheck that trusts the gap of the last whole look takes a busy known pid without reading files",
   { timeout: 60_000, skip: isLinux ? false : "open files are read from /proc, on Linux only" },
   async () => {
-    // As above: stdout is held by a process that cleared its environment (not found), stderr by the shell
-    // become a sleep, and a spinner holds neither. The whole look finds the gap (a pipe held by no process
-    // found) and counts every process; a recheck told to trust that gap counts every known one too, reading
+    // The whole look finds the gap (stdout held by no process found: its holder cleared its environment) and
+    // counts every process; a recheck told to trust that gap counts every known one too, reading
     // neither /proc whole nor anyone's open files (before, each recheck read all of /proc again).
-    const marker = newTreeMarker();
-    const script = `env -i /bin/sleep 100 2>/dev/null & ` +
-      `( (while :; do :; done) </dev/null >/dev/null 2>&1 & ); exec /bin/sleep 100 >/dev/null`;
-    const tool = spawn("/bin/sh", ["-c", script], {
-      env: { ...process.env, [marker.name]: marker.value },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const { marker, tool } = hiddenStdoutHolder();
     try {
       await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "quiet");
       let asked = 0;
