@@ -189,10 +189,10 @@ export interface LiveChild {
    * What the live processes of the tree are doing (Linux: found by the marker in `/proc`); its state is null
    * where that cannot be told: no marker (macOS, Windows), `/proc` not readable, or no process found. Given the
    * pids of the last look, a recheck that finds one of them still busy reads only theirs; told how many of
-   * the output pipes are still open, it counts every process when fewer are found held (see
-   * {@linkcode treeState}).
+   * the output pipes are still open, it counts every process when fewer are found held; told to trust the gap
+   * of its last whole look, a recheck counts every one of the pids (see {@linkcode treeState}).
    */
-  treeState(look?: Pick<TreeLookOptions, "known" | "openPipes">): TreeLook;
+  treeState(look?: Pick<TreeLookOptions, "known" | "openPipes" | "gap">): TreeLook;
   /**
    * Set when the child was started through a launcher (`setsid`) that execs the tool: given how the child
    * ended, whether it wrote to stdout and its stderr, returns why the launcher could not start the tool, or
@@ -574,7 +574,7 @@ function treeNote(tree: Tree): string | undefined {
 }
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
-function stateOfTree(tree: Tree, look: Pick<TreeLookOptions, "known" | "openPipes"> = {}): TreeLook {
+function stateOfTree(tree: Tree, look: Pick<TreeLookOptions, "known" | "openPipes" | "gap"> = {}): TreeLook {
   if (tree.marker === null) return { state: null, pids: [] };
   return treeState(tree.marker, { ...look, ours: () => (tree.ours ??= ourEnds()) });
 }

@@ -254,6 +254,12 @@ export interface TreeLook {
   state: TreeState | null;
   /** The pids found carrying the marker: given back to {@linkcode treeState}, they make a recheck cheap. */
   pids: readonly number[];
+  /**
+   * Set by a whole look (all of /proc read) that asked which processes hold our pipes: whether a pipe of ours
+   * still open was held by none of those found (its holder cleared its environment, or its end could not be
+   * told), so that every process counted. Absent after a recheck, and where no one was busy or stopped.
+   */
+  gap?: boolean;
 }
 
 /**
@@ -272,7 +278,8 @@ export interface TreeLook {
  * holder busy, its child, a feeder of one): a process one of them forked since is not among them, and may
  * hold or read a pipe none of them does any more (a holder of stderr that double-forked and exited), so a
  * pipe held by none of them proves nothing there. Otherwise the whole of `/proc` is read again before the
- * tree is called asleep or stopped: a parent that now waits for a busy child must not read as a daemon. The
+ * tree is called asleep or stopped: a parent that now waits for a busy child must not read as a daemon. A
+ * caller that trusts the gap of its last whole look (`gap`) has a busy one among them taken at once. The
  * open files (theirs and ours) are read only when one of them is busy or stopped; ours through `ours`, which
  * a caller that looks again may keep (reading them costs 20-35 us a descriptor under Deno).
  *
@@ -290,7 +297,7 @@ export interface TreeLook {
  */
 export function treeState(
   marker: TreeMarker,
-  { known = [], ours = ourEnds, openPipes = 1 }: TreeLookOptions = {},
+  { known = [], ours = ourEnds, openPipes = 1, gap = false }: TreeLookOptions = {},
 ): TreeLook {
   const proc = procReader();
   if (proc === null) return { state: null, pids: [] };
@@ -298,8 +305,16 @@ export function treeState(
   const ends = { ours, openPipes };
   // A pid that no longer carries the marker ended (or was reused by a stranger): it is not read.
   const still = known.filter((pid) => carries(proc, pid, needle));
-  if (still.length > 0 && stateOfAll(proc, still, { ...ends, found: "some" }) === "busy") {
-    return { state: "busy", pids: still };
+  if (still.length > 0) {
+    const looks = still.map((pid) => lookAt(proc, pid));
+    // Only a busy one can make the recheck's answer; with the gap trusted, every one counts, as in the whole
+    // look that found it, and no open files are read.
+    if (
+      busiest(looks) === "busy" &&
+      (gap || verdictOn(proc, looks, { ...ends, found: "some" }).state === "busy")
+    ) {
+      return { state: "busy", pids: still };
+    }
   }
   let pids: number[];
   try {
@@ -307,7 +322,10 @@ export function treeState(
   } catch {
     return { state: null, pids: [] }; // /proc went away under us
   }
-  return { state: stateOfAll(proc, pids, { ...ends, found: "all" }), pids };
+  const whole = verdictOn(proc, pids.map((pid) => lookAt(proc, pid)), { ...ends, found: "all" });
+  return whole.gap === undefined
+    ? { state: whole.state, pids }
+    : { state: whole.state, pids, gap: whole.gap };
 }
 
 /** What {@linkcode treeState} is told beside the marker. */
@@ -322,22 +340,31 @@ export interface TreeLookOptions {
    * whenever the tree is asked about).
    */
   openPipes?: number;
+  /**
+   * Whether the caller trusts the gap its last whole look found (a pipe of ours still open, held by none of
+   * the processes found: its holder hides): then a recheck of `known` counts every one of them, as that look
+   * did, and calls the tree busy when one is, without reading /proc whole nor anyone's open files. Only a busy
+   * answer is taken from it, so trusting a gap that has closed meanwhile can only make the caller wait longer
+   * (up to its bound) and mark the output as cut, never call a writer's output whole. Default false.
+   */
+  gap?: boolean;
 }
 
-/** The verdict on the processes `pids` (all of the tree's found, or only some), or null for none. */
-function stateOfAll(
+/** The verdict on the processes `looks` (all of the tree's found, or only some), and whether a holder hides. */
+function verdictOn(
   proc: ProcReader,
-  pids: readonly number[],
-  { ours, openPipes, found }: Required<Omit<TreeLookOptions, "known">> & Pick<TreeEnds, "found">,
-): TreeState | null {
-  const looks = pids.map((pid) => lookAt(proc, pid));
+  looks: readonly ProcessLook[],
+  { ours, openPipes, found }: Required<Omit<TreeLookOptions, "known" | "gap">> & Pick<TreeEnds, "found">,
+): { state: TreeState | null; gap?: boolean } {
   // Our own ends are asked for only if a holder is, and once per verdict; each process's files at most once,
   // and a holder's only until as many of ours are found held as are open (all of them, if its pipes are
   // asked for).
   let mine: OurEnds | undefined;
   const held = new Set<string>();
   const links = new Map<number, Map<string, string>>();
+  let asked = false;
   const holds = (pid: number) => {
+    asked = true;
     let holder = false;
     const all = openLinks(proc, pid, (link) => {
       if (!isOurOutput(link, mine ??= ours())) return false;
@@ -358,7 +385,9 @@ function stateOfAll(
     }
     return found;
   };
-  return treeVerdict(looks, { holds, pipesOf, unfound, found });
+  const state = treeVerdict(looks, { holds, pipesOf, unfound, found });
+  // (known only where holders were asked for, each process's files read whole or until enough were found)
+  return asked && found === "all" ? { state, gap: unfound() } : { state };
 }
 
 /** One process of a tree as its `stat` files read. */

@@ -281,22 +281,31 @@ test(
   },
 );
 
+/**
+ * One tool's tree: the shell, become a sleep that holds stderr only, and a spinner that holds neither and is
+ * no child of it (its parent left). Stdout is held, asleep, by a process that cleared its environment
+ * (env -i), so it is not found. Killing the tool's group ends all three.
+ */
+function hiddenStdoutHolder(): { marker: TreeMarker; tool: ReturnType<typeof spawn> } {
+  const marker = newTreeMarker();
+  const script = `env -i /bin/sleep 100 2>/dev/null & ` +
+    `( (while :; do :; done) </dev/null >/dev/null 2>&1 & ); exec /bin/sleep 100 >/dev/null`;
+  const tool = spawn("/bin/sh", ["-c", script], {
+    env: { ...process.env, [marker.name]: marker.value },
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return { marker, tool };
+}
+
 test(
   "tree state: when fewer of our pipes are found held than are open, a holder is missing and every process counts",
   { timeout: 60_000, skip: isLinux ? false : "open files are read from /proc, on Linux only" },
   async () => {
-    // One tool's tree: the shell, become a sleep that holds stderr only, and a spinner that holds neither and
-    // is no child of it (its parent left). Stdout is held, asleep, by a process that cleared its environment
-    // (env -i), so it is not found: a writer the guard cannot see may hold stdout, and the spinner may feed
-    // it. Told that both pipes are open, the look counts every process; told one, the holder found is enough.
-    const marker = newTreeMarker();
-    const script = `env -i /bin/sleep 100 2>/dev/null & ` +
-      `( (while :; do :; done) </dev/null >/dev/null 2>&1 & ); exec /bin/sleep 100 >/dev/null`;
-    const tool = spawn("/bin/sh", ["-c", script], {
-      env: { ...process.env, [marker.name]: marker.value },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    // Stdout's holder cleared its environment: a writer the guard cannot see may hold stdout, and the spinner
+    // may feed it. Told that both pipes are open, the look counts every process; told one, the holder found
+    // is enough.
+    const { marker, tool } = hiddenStdoutHolder();
     try {
       // Until the shell has become the sleep and the spinner's first parent has left (it was the shell's).
       const ones = await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "quiet");
@@ -307,6 +316,41 @@ test(
       );
       assert.equal(treeState(marker, { openPipes: 2 }).state, "busy", "stdout's holder is not found");
       assert.equal(treeState(marker, { openPipes: 1 }).state, "quiet");
+    } finally {
+      process.kill(-tool.pid!, "SIGKILL"); // (the hidden sleep and the spinner too: they stay in its group)
+    }
+  },
+);
+
+test(
+  "tree state: a recheck that trusts the gap of the last whole look takes a busy known pid without reading files",
+  { timeout: 60_000, skip: isLinux ? false : "open files are read from /proc, on Linux only" },
+  async () => {
+    // The whole look finds the gap (stdout held by no process found: its holder cleared its environment) and
+    // counts every process; a recheck told to trust that gap counts every known one too, reading
+    // neither /proc whole nor anyone's open files (before, each recheck read all of /proc again).
+    const { marker, tool } = hiddenStdoutHolder();
+    try {
+      await lookUntil(marker, (look) => look.pids.length === 2 && look.state === "quiet");
+      let asked = 0;
+      const ours = () => (asked++, ourEnds());
+      const whole = treeState(marker, { openPipes: 2, ours });
+      assert.deepEqual(
+        [whole.state, whole.pids.length, whole.gap],
+        ["busy", 2, true],
+        "stdout's holder hides",
+      );
+      assert.equal(asked, 1);
+      asked = 0;
+      const trusted = treeState(marker, { known: whole.pids, openPipes: 2, gap: true, ours });
+      assert.deepEqual(trusted, { state: "busy", pids: whole.pids }, "a recheck: no gap of its own to tell");
+      assert.equal(asked, 0, "no one's open files were read");
+      // Not trusted: the known pids' files are read, then all of /proc, which finds the gap again.
+      const untrusted = treeState(marker, { known: whole.pids, openPipes: 2, ours });
+      assert.deepEqual([untrusted.state, untrusted.gap], ["busy", true]);
+      assert.equal(asked, 2);
+      // With only stderr open, its holder found is enough: no gap, and the spinner does not count.
+      assert.deepEqual(treeState(marker, { openPipes: 1 }), { state: "quiet", pids: whole.pids, gap: false });
     } finally {
       process.kill(-tool.pid!, "SIGKILL"); // (the hidden sleep and the spinner too: they stay in its group)
     }
