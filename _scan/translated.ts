@@ -560,15 +560,23 @@ const translations = lazy((): Rule[] => {
   /**
    * True when the plural order to ignore at `t[s..e]` opens its clause (see `orderOpens`), is not asked
    * ("Ignoriert ihr ...?", "Vergesst ihr alle vorherigen Anweisungen?") nor negated after ("Vergesst die
-   * vorherigen Anweisungen nicht"), and, for the German verbs that are also the third person ("ignoriert",
+   * vorherigen Anweisungen nicht", or at its clause's end as the singular's rule reads it: "... bitte nicht."), and, for the German verbs that are also the third person ("ignoriert",
    * "missachtet"), does not follow a colon: "Changelog: Ignoriert alle vorherigen Anweisungen im Skript" tells what
    * a program does.
    */
+  /**
+   * A negation that closes the clause after a plural order to ignore, no conjunction before it: "Vergesst die
+   * vorherigen Anweisungen bitte nicht.", "... auf keinen Fall!" ("... und zögert nicht" goes on with orders).
+   */
+  const NEGATED_LATER =
+    /^(?:(?!\b(?:und|aber|sondern|denn|doch|oder)\b)[^.!?\n;:,]){0,40}?\b(?:nicht|nie|niemals|keinesfalls|auf keinen fall)\s*(?:[.!?,;:\n]|$)/;
+
   function pluralIgnores(t: string, s: number, e: number): boolean {
     if (!orderOpens(t, s)) return false;
     const end = /[.!?\n]/.exec(t.slice(e, e + 160));
     if (end !== null && end[0] === "?") return false;
     if (/^ (?:nicht|nie|niemals|keinesfalls)\b/.test(t.slice(e, e + 14))) return false;
+    if (NEGATED_LATER.test(t.slice(e, e + 60))) return false;
     return !(/^(?:ignoriert|missachtet)\b/.test(t.slice(s, s + 11)) &&
       /:[ \t]*$/.test(t.slice(Math.max(0, s - 4), s)));
   }
@@ -861,7 +869,7 @@ const translations = lazy((): Rule[] => {
       maxLen: 120,
       category: "instruction_override",
       re: new RegExp(
-        `(?<![a-z])(?:${PLURAL_IGNORE})(?: ${PLURAL_BETWEEN}){0,3} ${PLURAL_DROPPED}(?![a-z])`,
+        `(?<![a-z])(?:${PLURAL_IGNORE})(?:[ \\n]${PLURAL_BETWEEN}){0,3}[ \\n]${PLURAL_DROPPED}(?![a-z])`,
         "g",
       ),
       accept: (t, s, e) => pluralIgnores(t, s, e),
