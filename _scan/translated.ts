@@ -566,7 +566,7 @@ const translations = lazy((): Rule[] => {
    */
   /**
    * A negation that closes the clause after a plural order to ignore, no conjunction before it: "Vergesst die
-   * vorherigen Anweisungen bitte nicht.", "... auf keinen Fall!" ("... und zögert nicht" goes on with orders).
+   * vorherigen Anweisungen bitte nicht.", "... auf keinen Fall!" ("... und z\u00f6gert nicht" goes on with orders).
    */
   const NEGATED_LATER =
     /^(?:(?!\b(?:und|aber|sondern|denn|doch|oder)\b)[^.!?\n;:,]){0,40}?\b(?:nicht|nie|niemals|keinesfalls|auf keinen fall)\s*(?:[.!?,;:\n]|$)/;
