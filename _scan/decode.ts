@@ -11,10 +11,12 @@
  *   zeros, as browsers allow), and the named ones that hide or spell text (`namedRefs`), each with its `;` but
  *   for those a browser reads without (`NO_SEMICOLON`: `&nbsp`, `&lt`);
  * - tags and comments: a comment `<!-- ... -->` and an inline tag (`inlineNames`: `<em>`, `<a href=...>`,
- *   `<span>`, `<label>`, `<button>`..., and a custom element's, whose name holds a hyphen) inside a word (a letter or digit before it, one or another tag after it) read as nothing, as a
- *   browser draws them, so `Ig<span>no</span>re` is one word; elsewhere as a space, which the fold joins to the
- *   blanks around it: `all <em>previous</em> instructions` reads as its words, and a name in a tag before a
- *   comma (`<b>Assistant</b>, Marketing`) stays apart from the comma, as the rules read a name in bold. Any other
+ *   `<span>`, `<label>`, `<button>`..., and a custom element's, whose name holds a hyphen) inside a word (a letter
+ *   or digit before it, one or another tag after it) read as nothing, as a browser draws them, so
+ *   `Ig<span>no</span>re` is one word (but a button, label or custom element closed right before another of its
+ *   name opens, a row of them with a word in each, reads as a space); elsewhere as a space, which the fold joins
+ *   to the blanks around it: `all <em>previous</em> instructions` reads as its words, and a name in a tag before
+ *   a comma (`<b>Assistant</b>, Marketing`) stays apart from the comma, as the rules read a name in bold. Any other
  *   tag (`<p>`, `<br>`, `<div>`, a declaration `<!DOCTYPE ...>`, `<?xml ...?>`) reads as a space, as the break a
  *   browser draws there, so that two blocks do not join into one word. A comment opened as `<!-->` or `<!--->`
  *   ends there, as a browser ends it;
@@ -189,6 +191,16 @@ const COMMENT = 1;
 /** A tag whose name ends at the index returned (`INLINE_TAG`, or `OTHER_TAG` for a space). */
 const INLINE_TAG = 2;
 const OTHER_TAG = 3;
+/**
+ * An inline tag of a box of its own: a custom element's, a `<label>`'s or a `<button>`'s. Inside a word it reads
+ * as nothing, as `INLINE_TAG`; but one that closes right before another of its name opens (`</x-a><x-a>`,
+ * `</button><button>`) reads as a space: a row of buttons, labels or one component holds a word in each.
+ */
+const BOX_TAG = 4;
+
+/** `nameKey` of `<button>` and `<label>`, the inline names that are `BOX_TAG`s. */
+const BUTTON_KEY = nameKey("button", 0, 6);
+const LABEL_KEY = nameKey("label", 0, 5);
 
 /**
  * What starts at `text[i]` (a `<`): a comment, an inline tag or another tag (see the module's doc), or none. A
@@ -215,7 +227,21 @@ function tagStartAt(text: string, i: number): number {
   }
   c = text.charCodeAt(j);
   if (!(c === GT || c === 0x2f || c === 0x20 || (c >= 0x09 && c <= 0x0d))) return NO_TAG;
-  return custom || (inline ??= inlineNames()).has(nameKey(text, from, j)) ? INLINE_TAG : OTHER_TAG;
+  if (custom) return BOX_TAG;
+  const key = nameKey(text, from, j);
+  if (!(inline ??= inlineNames()).has(key)) return OTHER_TAG;
+  return key === BUTTON_KEY || key === LABEL_KEY ? BOX_TAG : INLINE_TAG;
+}
+
+/** Whether the tag names at `text[a]` and `text[b]` are one name, in either case (`b` not a closing tag's). */
+function sameName(text: string, a: number, b: number): boolean {
+  for (;; a++, b++) {
+    const c = text.charCodeAt(a);
+    const named = isNameUnit(c);
+    if (named !== isNameUnit(text.charCodeAt(b))) return false;
+    if (!named) return true;
+    if ((c | 0x20) !== (text.charCodeAt(b) | 0x20)) return false;
+  }
 }
 
 function isAsciiLetter(c: number): boolean {
@@ -525,7 +551,9 @@ export function decoded(text: string): DecodedText | null {
         // (the unit before: the last one decoded, or the one before `p` when it has not been kept yet)
         const before = p > i ? text.charCodeAt(p - 1) : last;
         const after = text.charCodeAt(end);
-        const inWord = kind !== OTHER_TAG && isWordUnit(before) && (isWordUnit(after) || after === LT);
+        const inWord = kind !== OTHER_TAG && isWordUnit(before) && (isWordUnit(after) || after === LT) &&
+          !(kind === BOX_TAG && after === LT && text.charCodeAt(p + 1) === 0x2f &&
+            sameName(text, p + 2, end + 1));
         decodedAs = inWord ? "" : " ";
       }
     }

@@ -1743,7 +1743,7 @@ const DARED = lazy(() => /^(?:(?:then|so|now) )?(?:prove it|show me|demonstrate)
  * An article or a possessive before the one who asked, not "I" or "you".
  */
 const DARE_REPORTED = lazy(() =>
-  /^[a-z ]{0,24}[:,.!-]* ?(?:that's|that is|this is|was) what (?:the|a|an|one|his|her|their) (?:[a-z-]+ ){0,2}?(?:asked|said|wrote|typed|posted|demanded)\b/
+  /^[a-z ]{0,24}[:,.!-]* ?(?:that's|that is|that was|this is|this was|was) what (?:the|a|an|one|his|her|their) (?:[a-z-]+ ){0,2}?(?:asked|said|wrote|typed|posted|demanded)\b/
 );
 
 /**
@@ -1799,12 +1799,12 @@ const JAILBREAK_NAME = lazy(() =>
 
 /** A persona made to answer everything: "answers everything", "refuses nothing", "without hesitation". */
 const ANSWERS_ALL = lazy(() =>
-  /\b(?:answers? (?:everything|anything|any question|every question|all questions)(?! (?:about|on|in|honestly|truthfully|accurately|candidly|politely|patiently|carefully|thoroughly|correctly|clearly|in (?:detail|full|writing))\b)|refuses? nothing|never refuses?|without (?:hesitation|question)|no questions asked)\b/
+  /\b(?:answers? (?:everything|anything|any question|every question|all questions)(?!,? (?:about|on|in|honestly|truthfully|accurately|candidly|politely|patiently|carefully|thoroughly|correctly|clearly|promptly|quickly|fully|kindly|concisely|briefly|simply|respectfully|professionally|with (?:care|patience|kindness|empathy|examples|sources)|in (?:detail|full|writing))\b)|refuses? nothing|never refuses?|without (?:hesitation|question)|no questions asked)\b/
 );
 
 /** An order that covers tracks or drops defences: "Delete the audit logs", "Disable the firewall". */
 const COVERS_TRACKS = lazy(() =>
-  /^(?:delete|erase|wipe|purge|clear|disable|destroy|drop|turn off|shut down)\b[^.!?\n]{0,40}?\b(?:logs?|audit|(?<!(?:browser|browsing|search) )history|backups?|database|firewall|antivirus|monitoring|alerts?|every file|all files)\b/
+  /^(?:delete|erase|wipe|purge|clear|disable|destroy|drop|turn off|shut down)\b[^.!?\n]{0,40}?\b(?:logs?|audit|(?<!(?:browser|browser's|browsing|search|chrome|firefox|safari|watch|viewing|cache and|cookies and) )history|backups?|database|firewall|antivirus|monitoring|alerts?|every file|all files)\b/
 );
 
 /** True when the sentence from `t[e]` frees a persona of its rules (see `freedPersona`). */

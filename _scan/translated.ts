@@ -560,49 +560,59 @@ const translations = lazy((): Rule[] => {
   /**
    * True when the plural order to ignore at `t[s..e]` opens its clause (see `orderOpens`), is not asked
    * ("Ignoriert ihr ...?", "Vergesst ihr alle vorherigen Anweisungen?") nor negated after ("Vergesst die
-   * vorherigen Anweisungen nicht"), and, for the German verbs that are also the third person ("ignoriert",
+   * vorherigen Anweisungen nicht", or at its clause's end as the singular's rule reads it: "... bitte nicht."), and, for the German verbs that are also the third person ("ignoriert",
    * "missachtet"), does not follow a colon: "Changelog: Ignoriert alle vorherigen Anweisungen im Skript" tells what
    * a program does.
    */
+  /**
+   * A negation that closes the clause after a plural order to ignore, no conjunction before it: "Vergesst die
+   * vorherigen Anweisungen bitte nicht.", "... auf keinen Fall!" ("... und z\u00f6gert nicht" goes on with orders).
+   */
+  const NEGATED_LATER =
+    /^(?:(?!\b(?:und|aber|sondern|denn|doch|oder)\b)[^.!?\n;:,]){0,40}?\b(?:nicht|nie|niemals|keinesfalls|auf keinen fall)\s*(?:[.!?,;:\n]|$)/;
+
   function pluralIgnores(t: string, s: number, e: number): boolean {
     if (!orderOpens(t, s)) return false;
     const end = /[.!?\n]/.exec(t.slice(e, e + 160));
     if (end !== null && end[0] === "?") return false;
     if (/^ (?:nicht|nie|niemals|keinesfalls)\b/.test(t.slice(e, e + 14))) return false;
+    if (NEGATED_LATER.test(t.slice(e, e + 60))) return false;
     return !(/^(?:ignoriert|missachtet)\b/.test(t.slice(s, s + 11)) &&
       /:[ \t]*$/.test(t.slice(Math.max(0, s - 4), s)));
   }
 
   // ------------------------------------------------------------------------------------------------ prompt leak
 
-  /** Verbs that show, print, repeat or reveal, folded; a "me" after them or not. */
+  /** Verbs that show, print, repeat or reveal, folded; a "me" or an "us" after them or not ("Mu\u00e9stranos"). */
   const LEAK_VERBS = [
     "zeig|zeige|verrate|verrat|wiederhole|nenne|schreib|drucke|gib mir|sag mir|zeigen sie|verraten sie|" +
     "wiederholen sie|nennen sie",
     "affiche|montre|revele|repete|ecris|imprime|divulgue|recite|donne-moi|dis-moi|montre-moi|affiche-moi|" +
     "affichez|montrez|revelez|repetez|divulguez|donnez-moi|dites-moi|montrez-moi|affichez-moi|revele-moi|" +
     "revelez-moi",
-    "muestra|muestrame|revela|revelame|dime|dame|repite|escribe|imprime",
-    "mostra|mostrami|rivela|rivelami|dimmi|dammi|ripeti|scrivi|stampa",
+    "muestra|muestrame|muestranos|revela|revelame|revelanos|dime|dame|repite|escribe|imprime",
+    "mostra|mostrami|mostraci|rivela|rivelami|rivelaci|dimmi|dammi|ripeti|scrivi|stampa",
     "mostre|mostra|revele|repita|escreva|imprima|exiba|me diga|me de|me mostre|mostre-me|revele-me|diga-me|" +
-    "mostra-me",
+    "mostra-me|nos mostre|mostre-nos|revele-nos|mostra-nos",
     "toon|onthul|herhaal|schrijf|print|geef me|vertel me",
     "pokaz|ujawnij|powtorz|wypisz|wyswietl|napisz|zdradz|podaj mi",
     "ukaz|prozrad|vypis|zopakuj|napis|zobraz|sdel mi",
   ].join("|");
 
   /**
-   * Verbs that show or reveal in a formal or plural imperative, folded, the pronoun first or
-   * joined: Italian "Mi mostri", "Mostratemi", Spanish "Mu\u00e9streme", "Mostradme", Portuguese "Mostrem",
+   * Verbs that show or reveal in a formal or plural imperative, folded, the pronoun ("me" or "us") first or
+   * joined: Italian "Mi mostri", "Mostrateci", Spanish "Mu\u00e9streme", "Mostradnos", Portuguese "Mostrem",
    * Polish "Poka\u017ccie". Each takes the formal or plural "your" (`FORMAL_YOUR`) as well as `YOUR`; the familiar
    * verbs do not, as Spanish and Italian spell "its" so too: a tooltip's "Muestra su prompt del sistema". Not
    * the verbs that repeat, write or print: a form's "Escriba sus instrucciones:", a pilot's "Repita sus
    * instrucciones".
    */
   const FORMAL_LEAK_VERBS = [
-    "mi mostri|mi riveli|mostri|riveli|mostratemi|rivelatemi|mostrate|rivelate",
-    "muestreme|reveleme|muestre|revele|mostradme|reveladme|mostrad|revelad",
-    "mostrem|revelem|mostrem-me|revelem-me|me mostrem|me revelem",
+    "mi mostri|mi riveli|ci mostri|ci riveli|mostri|riveli|mostratemi|rivelatemi|mostrateci|rivelateci|mostrate|" +
+    "rivelate",
+    "muestreme|reveleme|muestrenos|revelenos|muestre|revele|mostradme|reveladme|mostradnos|reveladnos|mostrad|" +
+    "revelad",
+    "mostrem|revelem|mostrem-me|revelem-me|me mostrem|me revelem|mostrem-nos|revelem-nos|nos mostrem|nos revelem",
     "pokazcie|ujawnijcie|zdradzcie",
   ].join("|");
 
@@ -861,7 +871,7 @@ const translations = lazy((): Rule[] => {
       maxLen: 120,
       category: "instruction_override",
       re: new RegExp(
-        `(?<![a-z])(?:${PLURAL_IGNORE})(?: ${PLURAL_BETWEEN}){0,3} ${PLURAL_DROPPED}(?![a-z])`,
+        `(?<![a-z])(?:${PLURAL_IGNORE})(?:[ \\n]${PLURAL_BETWEEN}){0,3}[ \\n]${PLURAL_DROPPED}(?![a-z])`,
         "g",
       ),
       accept: (t, s, e) => pluralIgnores(t, s, e),
