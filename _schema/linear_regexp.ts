@@ -234,8 +234,8 @@ class Reader {
         if (m === null || (m[2] !== undefined && !this.#unicode)) throw new Unsupported("\\u");
         this.#i += m[0].length;
         let n = parseInt(m[1] ?? m[2], 16);
-        // a surrogate pair written as two escapes is one code point
-        if (m[1] !== undefined && n >= 0xd800 && n <= 0xdbff) {
+        // a surrogate pair written as two escapes is one code point (two code units in the legacy syntax)
+        if (this.#unicode && m[1] !== undefined && n >= 0xd800 && n <= 0xdbff) {
           const low = /^\\u(d[c-f][0-9a-f]{2})/i.exec(
             String.fromCodePoint(...this.#cps.slice(this.#i, this.#i + 6)),
           );

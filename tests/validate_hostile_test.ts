@@ -497,6 +497,28 @@ test("a polynomial pattern keeps the native engine for strings short enough that
   assert.equal(calls, 0);
 });
 
+test("a pattern only the legacy syntax reads spells a surrogate pair in two escapes as two code units", () => {
+  // Without the `u` flag `\uD83D\uDE00` is two characters, each of which `.` or a class takes alone; the
+  // matcher read it as one code point, which a string read by code unit never holds (it answered false).
+  const pattern = "^\\-?(?:\\uD83D\\uDE00)+(?:\\uD83D\\uDE00)*$";
+  const native = new RegExp(pattern);
+  for (const [q, expected] of [["😀".repeat(200), true], ["😀".repeat(199) + "\uD83D", false]] as const) {
+    assert.equal(native.test(q), expected, q.length.toString());
+    assert.equal(
+      boundedRegExp(pattern, native, { shortNative: false }).test(q),
+      expected,
+      q.length.toString(),
+    );
+    const v = createValidator([{
+      name: "t",
+      inputSchema: { properties: { q: { type: "string", pattern } } },
+    }]);
+    assert.equal(v.validate([{ name: "t", arguments: JSON.stringify({ q }) }]).allowed, expected);
+  }
+  const inClass = "^\\-?[\\uD83D\\uDE00]+[\\uD83D\\uDE00]*$";
+  assert.equal(boundedRegExp(inClass, new RegExp(inClass), { shortNative: false }).test("😀"), true);
+});
+
 test("the linear-time matcher answers as the native engine on random patterns of repeats side by side", () => {
   let seed = 29;
   const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
