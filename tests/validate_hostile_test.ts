@@ -419,6 +419,29 @@ test("catastrophic patterns and patternProperties run in linear time; a risky on
   }
 });
 
+/**
+ * Asserts that each `[pattern, hostile run, a text it accepts]` of `cases` in a tool schema accepts its text
+ * and refuses its run repeated `lengths` times and a "!", never handing that to the native engine.
+ */
+async function refusedWithoutNative(cases: [string, string, string][], lengths: number[]): Promise<void> {
+  for (const [pattern, run, good] of cases) {
+    const v = createValidator([{
+      name: "t",
+      inputSchema: { properties: { q: { type: "string", pattern } } },
+    }]);
+    const allowed = (q: string) => v.validate([{ name: "t", arguments: JSON.stringify({ q }) }]).allowed;
+    assert.equal(allowed(good), true, pattern);
+    for (const n of lengths) {
+      const hostile = run.repeat(n) + "!";
+      const native = (self: RegExp, [text]: string[]) => self.source === pattern && text === hostile ? 1 : 0;
+      assert.deepEqual(await countingWork(RegExp.prototype, "exec", () => allowed(hostile), native), [
+        false,
+        0,
+      ], `${pattern} on ${n}`);
+    }
+  }
+}
+
 test("patterns with unbounded repeats side by side that take the same character run in linear time", async () => {
   // `^a*a*a*a*a*a*a*$` has no repeated group, yet a backtracking engine tries every split of a run of "a"
   // between its repeats: 3 000 "a" and a "!" took over ten minutes (n^7). Counted as in the test above: the
@@ -434,22 +457,7 @@ test("patterns with unbounded repeats side by side that take the same character 
     ["^x{2,}x{3,}$", "x", "xxxxx"], // {n,}
     ["^.*a.*a.*a.*b$", "a", "aaab"], // items between that take the character too: 200 "a" took 50 s at degree 5
   ];
-  for (const [pattern, run, good] of cases) {
-    const v = createValidator([{
-      name: "t",
-      inputSchema: { properties: { q: { type: "string", pattern } } },
-    }]);
-    const allowed = (q: string) => v.validate([{ name: "t", arguments: JSON.stringify({ q }) }]).allowed;
-    assert.equal(allowed(good), true, pattern);
-    for (const n of [300, 3_000]) {
-      const hostile = run.repeat(n) + "!";
-      const native = (self: RegExp, [text]: string[]) => self.source === pattern && text === hostile ? 1 : 0;
-      assert.deepEqual(await countingWork(RegExp.prototype, "exec", () => allowed(hostile), native), [
-        false,
-        0,
-      ], pattern);
-    }
-  }
+  await refusedWithoutNative(cases, [300, 3_000]);
   // Linear on the native engine: kept there (a separator between the repeats, or sets that share nothing).
   for (const pattern of ["^[a-z]+-[0-9]+$", "^\\s*\\S+\\s*$", "^[^a]*a*$", "^\\s*\\S.*$", "^\\w+\\.\\w+$"]) {
     const native = new RegExp(pattern, "u");
@@ -511,22 +519,7 @@ test("optional items inside a repeat, counted repeats or alternatives side by si
     [`^${"a{0,20}".repeat(7)}$`, "a", "aaa"],
     [`^${"(?:a|a)".repeat(30)}$`, "a", "a".repeat(30)],
   ];
-  for (const [pattern, run, good] of cases) {
-    const v = createValidator([{
-      name: "t",
-      inputSchema: { properties: { q: { type: "string", pattern } } },
-    }]);
-    const allowed = (q: string) => v.validate([{ name: "t", arguments: JSON.stringify({ q }) }]).allowed;
-    assert.equal(allowed(good), true, pattern);
-    for (const n of [20, 3_000]) {
-      const hostile = run.repeat(n) + "!";
-      const native = (self: RegExp, [text]: string[]) => self.source === pattern && text === hostile ? 1 : 0;
-      assert.deepEqual(await countingWork(RegExp.prototype, "exec", () => allowed(hostile), native), [
-        false,
-        0,
-      ], `${pattern} on ${n}`);
-    }
-  }
+  await refusedWithoutNative(cases, [20, 3_000]);
   // A few counted repeats or alternatives stay native: their choices are few (an e-mail shape, a date).
   for (
     const pattern of ["^[a-z0-9._-]{1,8}@[a-z]{1,8}$", "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$"]
