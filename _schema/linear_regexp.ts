@@ -234,8 +234,8 @@ class Reader {
         if (m === null || (m[2] !== undefined && !this.#unicode)) throw new Unsupported("\\u");
         this.#i += m[0].length;
         let n = parseInt(m[1] ?? m[2], 16);
-        // a surrogate pair written as two escapes is one code point
-        if (m[1] !== undefined && n >= 0xd800 && n <= 0xdbff) {
+        // a surrogate pair written as two escapes is one code point (two code units in the legacy syntax)
+        if (this.#unicode && m[1] !== undefined && n >= 0xd800 && n <= 0xdbff) {
           const low = /^\\u(d[c-f][0-9a-f]{2})/i.exec(
             String.fromCodePoint(...this.#cps.slice(this.#i, this.#i + 6)),
           );
@@ -292,11 +292,18 @@ class Reader {
   }
 }
 
-/** True when `node` repeats something that itself repeats or has alternatives: backtracking can explode. */
+/**
+ * True when `node` repeats something that itself repeats or has alternatives, or whose optional items can take
+ * a character another item of it could (two rounds of it read as one): backtracking can explode
+ * (`(?:a?a?)+` cuts a run of "a" into ones and twos every way there is; `(?:[a-z]-?)+` cuts one way).
+ */
 function exponential(node: Node, inRepeat = false): boolean {
   switch (node.k) {
     case "rep":
       if (inRepeat && node.max > 1) return true;
+      if (!inRepeat && node.max > 1 && polynomial({ k: "cat", items: [node.node, node.node] }, varies)) {
+        return true;
+      }
       return exponential(node.node, inRepeat || node.max > 1);
     case "cat":
       return node.items.some((n) => exponential(n, inRepeat));
@@ -362,24 +369,28 @@ function meet(a: [number, number][] | null, b: [number, number][] | null): boole
   return both === null || both.length > 0;
 }
 
+/** Which repeats split a run more than one way: the unbounded ones (`*`, `+`, `{n,}`), or all that vary. */
+type Opens = (rep: { min: number; max: number }) => boolean;
+const unbounded: Opens = (rep) => rep.max === Infinity;
+const varies: Opens = (rep) => rep.min < rep.max;
+
 /**
- * The characters of the unbounded repeats (`*`, `+`, `{n,}`) at one edge of `node`: those with only
- * nullable items between them and that edge.
+ * The characters of the repeats that `opens` picks (the unbounded ones) at one edge of `node`: those with
+ * only nullable items, or items that take those characters too, between them and that edge (as many of
+ * their characters as those items take). `(?:.*a)` ends in `.*` for a run of "a", as `.*a` does.
  */
-function edge(node: Node, side: "head" | "tail"): ([number, number][] | null)[] {
+function edge(node: Node, side: "head" | "tail", opens: Opens): ([number, number][] | null)[] {
   switch (node.k) {
     case "rep":
-      return node.max === Infinity ? [charsOf(node.node)] : edge(node.node, side);
+      return opens(node) ? [charsOf(node.node)] : edge(node.node, side, opens);
     case "alt":
-      return node.alts.flatMap((n) => edge(n, side));
+      return node.alts.flatMap((n) => edge(n, side, opens));
     case "cat": {
-      const out: ([number, number][] | null)[] = [];
-      const items = side === "head" ? node.items : [...node.items].reverse();
-      for (const n of items) {
-        out.push(...edge(n, side));
-        if (!nullable(n)) break;
+      let open: ([number, number][] | null)[] = [];
+      for (const n of side === "tail" ? node.items : [...node.items].reverse()) {
+        open = [...through(open, n), ...edge(n, side, opens)];
       }
-      return out;
+      return open;
     }
     default:
       return [];
@@ -387,28 +398,33 @@ function edge(node: Node, side: "head" | "tail"): ([number, number][] | null)[] 
 }
 
 /**
+ * The repeats of `open` (as {@linkcode edge} gives them) still open past `node`: past an item that must take
+ * a character, for the characters both take.
+ */
+function through(open: ([number, number][] | null)[], node: Node): ([number, number][] | null)[] {
+  if (nullable(node)) return open;
+  const chars = charsOf(node);
+  return open.map((o) => shared(o, chars)).filter((o) => o?.length !== 0);
+}
+
+/**
  * True when a concatenation in `node` holds two unbounded repeats that can take the same character with only
  * nullable items, or items that can take that character too, between them (`a*a*`, `\w+\d+`, `.*.*`,
  * `.*a.*`): a backtracking engine tries every split of a run between them, O(n^k) for k such repeats.
- * `[a-z]+-[0-9]+` splits one way only.
+ * `[a-z]+-[0-9]+` splits one way only. With `opens` of {@linkcode varies}, the same for optional items.
  */
-function polynomial(node: Node): boolean {
+function polynomial(node: Node, opens: Opens = unbounded): boolean {
   switch (node.k) {
     case "rep":
-      return polynomial(node.node);
+      return polynomial(node.node, opens);
     case "alt":
-      return node.alts.some(polynomial);
+      return node.alts.some((n) => polynomial(n, opens));
     case "cat": {
       let open: ([number, number][] | null)[] = [];
       for (const n of node.items) {
-        if (polynomial(n)) return true;
-        if (edge(n, "head").some((h) => open.some((o) => meet(h, o)))) return true;
-        const tail = edge(n, "tail");
-        // past an item that must take a character, a repeat before it stays open for the characters both take
-        const through = nullable(n)
-          ? open
-          : open.map((o) => shared(o, charsOf(n))).filter((o) => o?.length !== 0);
-        open = [...through, ...tail];
+        if (polynomial(n, opens)) return true;
+        if (edge(n, "head", opens).some((h) => open.some((o) => meet(h, o)))) return true;
+        open = [...through(open, n), ...edge(n, "tail", opens)];
       }
       return false;
     }
@@ -417,9 +433,40 @@ function polynomial(node: Node): boolean {
   }
 }
 
-/** True when backtracking on `node` can take more than linear time: {@linkcode exponential} or polynomial. */
+/**
+ * The ways a backtracking engine can take a path through `node` (not {@linkcode exponential}) on a string of
+ * `n` characters, past its unbounded repeats (see {@linkcode unboundedRepeats}): the product of the choices
+ * of its counted repeats (at most `n + 1` lengths each) and the sum over each set of alternatives. Seven
+ * `a{0,20}` side by side, or thirty `(?:a|a)`, make billions; two unbounded repeats need not be there.
+ */
+function choices(node: Node, n: number): number {
+  switch (node.k) {
+    case "rep":
+      if (node.max === Infinity) return 1;
+      // a repeat of more than one holds no choice the next character leaves open in a tree not exponential
+      if (node.max > 1) return Math.min(node.max - node.min + 1, n + 1);
+      return (node.min === 0 ? 1 : 0) + choices(node.node, n);
+    case "cat":
+      return node.items.reduce((product, item) => product * choices(item, n), 1);
+    case "alt":
+      return node.alts.reduce((sum, alt) => sum + choices(alt, n), 0);
+    default:
+      return 1;
+  }
+}
+
+/**
+ * The most paths through a pattern's counted repeats and alternatives that stays native whatever the string:
+ * each is tried at each start, so a native search costs at most about this many times the string's length.
+ */
+const MAX_CHOICES = 2 ** 12;
+
+/**
+ * True when backtracking on `node` can take more than linear time: {@linkcode exponential}, polynomial, or
+ * with many {@linkcode choices}.
+ */
 function risky(node: Node): boolean {
-  return exponential(node) || polynomial(node);
+  return exponential(node) || polynomial(node) || choices(node, Infinity) > MAX_CHOICES;
 }
 
 /** One instruction of the matcher's program. */
@@ -515,8 +562,8 @@ function codeUnits(s: string): number[] {
  * the `u` flag reads it (`.` takes half of an astral character there), in O(length x program) steps.
  */
 function run(prog: Op[], s: string, { unicode }: { unicode: boolean }): boolean {
-  const cps = unicode ? Array.from(s, (c) => c.codePointAt(0)!) : codeUnits(s);
-  const n = cps.length;
+  // read in place, by index into `s`: a list of its code points took 27 bytes a character (276 MB for 10 MB)
+  const n = s.length;
   const mark = new Int32Array(prog.length).fill(-1);
   let current: number[] = [];
   let next: number[] = [];
@@ -551,17 +598,19 @@ function run(prog: Op[], s: string, { unicode }: { unicode: boolean }): boolean 
     }
     return false;
   };
-  for (let i = 0; i <= n; i++) {
+  for (let i = 0; i <= n;) {
     // a match may start anywhere, as RegExp#test searches
     if (add(current, 0, i)) return true;
     if (i === n) break;
-    const c = cps[i];
+    const c = unicode ? s.codePointAt(i)! : s.charCodeAt(i);
+    const after = i + (c > 0xffff ? 2 : 1);
     next.length = 0;
     for (const pc of current) {
       const op = prog[pc] as { op: "set"; set: CharSet };
-      if (inSet(op.set, c) && add(next, pc + 1, i + 1)) return true;
+      if (inSet(op.set, c) && add(next, pc + 1, after)) return true;
     }
     [current, next] = [next, current];
+    i = after;
   }
   return false;
 }
@@ -625,16 +674,27 @@ function unboundedRepeats(node: Node): number {
 
 /**
  * The length below which backtracking on a polynomial (not exponential) `tree` stays within
- * {@link NATIVE_STEPS}: with k unbounded repeats and a search from every start, at most n^(k+1) steps.
+ * {@link NATIVE_STEPS}: with k unbounded repeats, c {@linkcode choices} and a search from every start, at most
+ * c n^(k+1) steps. The largest n within them, so that a string shorter than it is native.
  */
 function nativeBelowOf(tree: Node): number {
-  return Math.floor(NATIVE_STEPS ** (1 / (unboundedRepeats(tree) + 1)));
+  const k = unboundedRepeats(tree);
+  const steps = (n: number) => choices(tree, n) * n ** (k + 1);
+  let [within, past] = [0, NATIVE_STEPS + 1];
+  while (past - within > 1) {
+    const mid = Math.floor((within + past) / 2);
+    if (steps(mid) <= NATIVE_STEPS) within = mid;
+    else past = mid;
+  }
+  return within;
 }
 
 /** A repeat applied to a group (`)*`, `)+`, `){`): the shape every exponential pattern has. */
 const GROUP_REPEAT = /\)[*+{]/;
 /** Two unbounded repeats (`*`, `+`, `{n,}`): the least a polynomial pattern has. */
 const TWO_REPEATS = /(?:[*+]|,\})[^]*?(?:[*+]|,\})/;
+/** Two optional items, alternatives or counted repeats of a range: the least many {@linkcode choices} need. */
+const TWO_CHOICES = /[?|,][^]*?[?|,]/;
 
 /**
  * The regular expression to test `source` with: `native` itself when backtracking cannot explode on it,
@@ -648,7 +708,8 @@ export function boundedRegExp(
   native: RegExp,
   { shortNative = true }: { shortNative?: boolean } = {},
 ): RegExp {
-  if (!GROUP_REPEAT.test(source) && !TWO_REPEATS.test(source)) return native; // nothing to backtrack on
+  // nothing to backtrack on
+  if (!GROUP_REPEAT.test(source) && !TWO_REPEATS.test(source) && !TWO_CHOICES.test(source)) return native;
   let tree: Node;
   try {
     // A pattern only the legacy syntax reads (`\-` outside a class) is read, and matched, as it reads it.
@@ -667,8 +728,12 @@ export function boundedRegExp(
   if (!risky(tree)) return native;
   const prog = program(tree);
   if (prog === null) {
-    if (!exponential(tree)) return native; // a polynomial cost is bounded: kept, as where syntax is lacking
-    throw new Error("it repeats a group and is too large for the linear-time matcher; simplify it");
+    // a polynomial cost is bounded: kept, as where syntax is lacking; millions of choices are not
+    if (!exponential(tree) && choices(tree, Infinity) <= NATIVE_STEPS) return native;
+    throw new Error(
+      "it repeats a group, or chains counted repeats a backtracking engine can take millions of ways, and is " +
+        "too large for the linear-time matcher; simplify it",
+    );
   }
   // a polynomial cost is bounded on a short string: there the native engine, many times faster, answers
   const below = !shortNative || exponential(tree) || native.global || native.sticky
