@@ -892,7 +892,7 @@ export function takeSnapshot(roots: readonly unknown[]): Snapshot {
 
 /**
  * Whether `roots` are the ones `snap` was taken of and every object in them still holds the same keys and
- * the same values (objects by identity, so each is read once). Reads no more objects than the snapshot
+ * the same values (objects by identity, so each is read once; numbers as SameValueZero: NaN is NaN, -0 is 0). Reads no more objects than the snapshot
  * holds, whatever was put in since: a part shared past measure shows as a changed value before it is read.
  * False when a getter throws.
  *
@@ -919,13 +919,17 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
         const length = node.length;
         if (length !== lengths[i]) return false;
         if (length <= MOST_WRITTEN_OUT) {
-          for (let j = 0; j < own.length; j++) if (node[j] !== own[j]) return false;
+          for (let j = 0; j < own.length; j++) {
+            const v = node[j];
+            if (v !== own[j] && !bothNaN(v, own[j])) return false;
+          }
           continue;
         }
       }
       let j = 0;
       for (const k in node) {
-        if (own[j] !== k || (node as Record<string, unknown>)[k] !== own[j + 1]) return false;
+        const v = (node as Record<string, unknown>)[k];
+        if (own[j] !== k || (v !== own[j + 1] && !bothNaN(v, own[j + 1]))) return false;
         j += 2;
       }
       if (j !== own.length) return false;
@@ -934,6 +938,14 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
     return false; // a throwing getter: read anew, and the reader says what it says
   }
   return true;
+}
+
+/**
+ * Whether `a` and `b` are both NaN, which `!==` calls different: with it, {@link sameAsSnapshot} compares as
+ * SameValueZero does (NaN is NaN; -0 is 0, as JSON writes both `0`).
+ */
+function bothNaN(a: unknown, b: unknown): boolean {
+  return a !== a && b !== b;
 }
 
 /** The most values {@link SnapshotCache} keeps per anchor (one per distinct options key). */

@@ -197,3 +197,16 @@ test("sanitise: a second call with the same tools array reads each of its object
   const second = reads() - before;
   assert.ok(second <= 2 * onePass(someTools()), `${second} reads, one pass makes ${onePass(someTools())}`);
 });
+
+for (const [name, entry] of Object.entries(ENTRIES)) {
+  test(`${name}: a NaN in a tool is the same NaN on the next call (the tools are not compiled anew)`, async () => {
+    const plain = someTools();
+    (plain[2].function.parameters.properties as Record<string, Record<string, unknown>>).path.default = NaN;
+    const { tools, reads } = counted(plain);
+    assert.equal(await entry(tools), true);
+    const before = reads();
+    assert.equal(await entry(tools), true);
+    const second = reads() - before;
+    assert.ok(second <= onePass(plain), `${second} reads, one pass makes ${onePass(plain)}`);
+  });
+}
