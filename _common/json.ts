@@ -7,7 +7,7 @@
  * @module
  */
 import { eachLeaf, escapePointer, unescapePointer } from "./pointer.ts";
-import { clipMiddle, errorText } from "./values.ts";
+import { clipMiddle, errorText, heldIndices } from "./values.ts";
 
 /** Where a string value sits in the raw text. */
 export interface StringLocation {
@@ -169,12 +169,22 @@ function fits(v: object, room: number): boolean {
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const c = v[i];
+      if (c === undefined && !(i in v)) return heldFit(v, i + 1, room); // a hole: maybe 2^32-1 of them
       if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
     }
     return true;
   }
   for (const k in v) {
     const c = (v as Record<string, unknown>)[k];
+    if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
+  }
+  return true;
+}
+
+/** {@link fits} for the rest of a sparse array, from `from`: only what it holds is read. */
+function heldFit(v: unknown[], from: number, room: number): boolean {
+  for (const i of heldIndices(v, from)) {
+    const c = v[i];
     if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
   }
   return true;
@@ -202,6 +212,7 @@ function levelsOver(root: object, max: number): boolean {
       const c = top.keys === null
         ? (top.node as unknown[])[i]
         : (top.node as Record<string, unknown>)[top.keys[i]];
+      if (c === undefined && top.keys === null) heldRest(top, i);
       if (typeof c !== "object" || c === null) continue;
       const known = below.get(c);
       if (known === -1) return true; // a cycle nests without end
@@ -353,6 +364,7 @@ function fewWrittenOut(node: object, depth: number): boolean {
   if (Array.isArray(node)) {
     for (let i = 0; i < node.length; i++) {
       const c = node[i];
+      if (c === undefined && !(i in node)) return heldFewWrittenOut(node, i + 1, depth); // a hole, as in fits
       if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
     }
     return true;
@@ -360,6 +372,15 @@ function fewWrittenOut(node: object, depth: number): boolean {
   // (for-in makes no array of keys; an inherited key only counts more, and the exact walk reads own keys)
   for (const k in node) {
     const c = (node as Record<string, unknown>)[k];
+    if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
+  }
+  return true;
+}
+
+/** {@link fewWrittenOut} for the rest of a sparse array, from `from`: only what it holds is read. */
+function heldFewWrittenOut(node: unknown[], from: number, depth: number): boolean {
+  for (const i of heldIndices(node, from)) {
+    const c = node[i];
     if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
   }
   return true;
@@ -400,6 +421,7 @@ function graphStop(root: object): GraphStop | null {
       const c = top.keys === null
         ? (top.node as unknown[])[i]
         : (top.node as Record<string, unknown>)[top.keys[i]];
+      if (c === undefined && top.keys === null) heldRest(top, i);
       if (typeof c !== "object" || c === null) continue;
       const key = top.keys === null ? String(i) : top.keys[i];
       const s = sizes.get(c);
@@ -423,6 +445,20 @@ function graphStop(root: object): GraphStop | null {
     if (path.length > 0) path[path.length - 1].size += top.size;
   }
   return null;
+}
+
+/**
+ * When the array a walk's frame reads by index (`keys` null) has a hole at `i`, has the frame read the rest
+ * of it by the indices it holds (as keys), so a sparse array costs what it holds, not its length.
+ */
+function heldRest(
+  frame: { node: object; keys: string[] | null; end: number; next: number },
+  i: number,
+): void {
+  if (i in frame.node) return; // an undefined set there, no hole
+  frame.keys = heldIndices(frame.node as unknown[], i + 1).map(String);
+  frame.next = 0;
+  frame.end = frame.keys.length;
 }
 
 /** {@link JsonParseOptions} as the hand-written parser needs them: resolved, no size limit (checked before). */
@@ -782,7 +818,13 @@ function holdsNonFinite(value: unknown): boolean {
     if (typeof v === "number") {
       if (!Number.isFinite(v)) return true;
     } else if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+      for (let i = 0; i < v.length; i++) {
+        if (v[i] === undefined && !(i in v)) { // a hole: the rest by what the array holds
+          for (const j of heldIndices(v, i + 1)) stack.push(v[j]);
+          break;
+        }
+        stack.push(v[i]);
+      }
     } else if (typeof v === "object" && v !== null) {
       for (const k of Object.keys(v)) stack.push((v as Record<string, unknown>)[k]);
     }

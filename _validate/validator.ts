@@ -7,6 +7,7 @@ import { escapePointer } from "../_common/pointer.ts";
 import {
   editDistance,
   errorText,
+  heldIndices,
   isPlainName,
   isRecord,
   lazy,
@@ -1422,6 +1423,9 @@ function firstHit(
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
+      if (x === undefined && !(i in v)) { // a hole: the rest by what the array holds (it may be 2^32-1 long)
+        return firstHit(heldIndices(v, i + 1).map((j) => v[j]), scanner, literals, room, keys);
+      }
       if (typeof x === "string") {
         const result = x.length === 0 ? null : scanner(x);
         if (result !== null && result.blocked) {
@@ -1502,8 +1506,15 @@ function walkStrings(v: unknown, walk: InjectionWalk): void {
     return;
   }
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
+    let held: number[] | null = null; // past a hole, the indices the array holds (it may be 2^32-1 long)
+    for (let n = 0; n < (held === null ? v.length : held.length); n++) {
+      const i = held === null ? n : held[n];
       const x = v[i];
+      if (x === undefined && held === null && !(i in v)) {
+        held = heldIndices(v, i + 1);
+        n = -1;
+        continue;
+      }
       if (typeof x !== "object" && typeof x !== "string") continue;
       segments.push(i);
       walkStrings(x, walk);
@@ -1536,7 +1547,9 @@ function walkDeep(v: object, prefix: string, walk: InjectionWalk): void {
     const { x, path, isKey } = stack.pop()!;
     if (typeof x === "string") scanString(x, path, walk, isKey);
     else if (Array.isArray(x)) {
-      for (let i = x.length - 1; i >= 0; i--) stack.push({ x: x[i], path: `${path}/${i}`, isKey: false });
+      for (const i of heldIndices(x, 0).reverse()) {
+        stack.push({ x: x[i], path: `${path}/${i}`, isKey: false });
+      }
     } else if (typeof x === "object" && x !== null) {
       const names = Object.keys(x);
       for (let i = names.length - 1; i >= 0; i--) {
