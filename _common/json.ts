@@ -7,7 +7,7 @@
  * @module
  */
 import { eachLeaf, escapePointer, unescapePointer } from "./pointer.ts";
-import { clipMiddle, errorText, heldIndices } from "./values.ts";
+import { clipMiddle, eachHeld, errorText, heldIndices } from "./values.ts";
 
 /** Where a string value sits in the raw text. */
 export interface StringLocation {
@@ -886,7 +886,8 @@ export interface Snapshot {
 /**
  * Reads `roots` once, each distinct object one time (so a part shared 2^40 times over, or an object that
  * holds itself, takes one step per object), for {@link sameAsSnapshot} to tell later whether anything in
- * them changed. Reads what `for...in` and the elements of an array read (what a tool's reader reads); an
+ * them changed. Reads what {@link copyAsSent} copies (what a tool's reader reads): an object's own enumerable
+ * keys (`for...in`, own only), and the elements of an array; an
  * array longer than {@link MOST_WRITTEN_OUT} by its keys, as an object, so a sparse one built in code costs
  * what it holds, not its length (2^32-1 elements read one by one took 2.9 GB, then threw).
  *
@@ -923,7 +924,7 @@ export function takeSnapshot(roots: readonly unknown[]): Snapshot {
     if (indexed) {
       for (let j = 0; j < length; j++) own.push((node as unknown[])[j]);
     } else {
-      for (const k in node) own.push(k, (node as Record<string, unknown>)[k]);
+      for (const k in node) if (HAS_OWN.call(node, k)) own.push(k, (node as Record<string, unknown>)[k]);
     }
     fields.push(own);
     lengths.push(length);
@@ -970,6 +971,7 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
       }
       let j = 0;
       for (const k in node) {
+        if (!HAS_OWN.call(node, k)) continue;
         const v = (node as Record<string, unknown>)[k];
         if (own[j] !== k || (v !== own[j + 1] && !bothNaN(v, own[j + 1]))) return false;
         j += 2;
@@ -981,6 +983,61 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
   }
   return true;
 }
+
+/**
+ * A copy of `value` (a tool or schema built in code) holding what JSON carries of it, which is what a model is
+ * sent and what {@link takeSnapshot} reads: each object's own enumerable keys, each array's elements (a hole
+ * stays a hole, and a sparse array costs what it holds); no inherited or non-enumerable key, and `toJSON` is
+ * not called. Each distinct object is copied once (a shared part stays shared, a loop a loop), from a list,
+ * not the call stack; anything else is kept as it is. Throws what reading throws. The tools' readers read
+ * this copy, so a keyword the model is not sent is not enforced, however the tools reach them.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { copyAsSent } from "./json.ts";
+ *
+ * const schema: Record<string, unknown> = { type: "string" };
+ * Object.defineProperty(schema, "minLength", { value: 3, enumerable: false });
+ * assert.deepEqual(copyAsSent({ a: schema, b: schema }), { a: { type: "string" }, b: { type: "string" } });
+ * const copy = copyAsSent({ a: schema, b: schema });
+ * assert.equal(copy.a, copy.b);
+ * ```
+ */
+export function copyAsSent<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  const copies = new Map<object, unknown[] | Record<string, unknown>>();
+  const pending: object[] = [];
+  const copyOf = (v: unknown): unknown => {
+    if (typeof v !== "object" || v === null) return v;
+    let copy = copies.get(v);
+    if (copy === undefined) {
+      copies.set(v, copy = Array.isArray(v) ? new Array(v.length) : {});
+      pending.push(v);
+    }
+    return copy;
+  };
+  const root = copyOf(value) as T;
+  for (let i = 0; i < pending.length; i++) { // (the list grows as it is read)
+    const from = pending[i];
+    const to = copies.get(from)!;
+    if (Array.isArray(to)) {
+      eachHeld(from as unknown[], (item, j) => to[j] = copyOf(item));
+      continue;
+    }
+    for (const k in from) {
+      if (!HAS_OWN.call(from, k)) continue;
+      const item = copyOf((from as Record<string, unknown>)[k]);
+      if (k === "__proto__") {
+        Object.defineProperty(to, k, { value: item, writable: true, enumerable: true, configurable: true });
+      } else to[k] = item;
+    }
+  }
+  return root;
+}
+
+/** For `for...in` loops that read own keys only (engines optimise this form, not `Object.hasOwn`). */
+const HAS_OWN = Object.prototype.hasOwnProperty;
 
 /**
  * Whether `a` and `b` are both NaN, which `!==` calls different: with it, {@link sameAsSnapshot} compares as

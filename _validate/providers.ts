@@ -5,7 +5,7 @@
  * @module
  */
 import { givenValue, isRecord } from "../_common/values.ts";
-import { schemaGraphProblem } from "../_common/json.ts";
+import { copyAsSent, schemaGraphProblem } from "../_common/json.ts";
 
 /** Which provider shape a declaration or call came in. */
 export type ProviderShape =
@@ -152,7 +152,10 @@ export function normaliseTools(tools: readonly unknown[]): NormalisedTool[] {
  * Normalises one entry of a tools list, `place` naming it in errors (`tools[3]`): the tools it declares (a
  * Gemini `Tool` or an MCP `tools/list` result declares several).
  */
-export function normaliseTool(t: unknown, place: string): NormalisedTool[] {
+export function normaliseTool(entry: unknown, place: string): NormalisedTool[] {
+  // what JSON carries of it, as the model is sent it (and as the tools caches compare it): a keyword the
+  // model never sees is not enforced, on the first call or a later one
+  const t = copyAsSent(entry);
   if (!isRecord(t)) throw new TypeError(`${place} is not an object; expected a tool declaration`);
   const decls = t.functionDeclarations ?? t.function_declarations;
   if (Array.isArray(decls)) {

@@ -30,6 +30,7 @@ import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { CheckTooCostly } from "../_schema/refs.ts";
 import { show, typeOf, where } from "../_schema/report.ts";
 import {
+  copyAsSent,
   depthOver,
   listGraphProblem,
   mayOverflow,
@@ -426,7 +427,8 @@ export function compileSchema(
   options?: CompileSchemaOptions,
 ): (value: unknown) => Finding[] {
   assertReadable(schema);
-  const check = compile(schema, optionsArg(options, "compileSchema"));
+  // (what JSON carries of it, as a tool's schema is read: see copyAsSent)
+  const check = compile(copyAsSent(schema), optionsArg(options, "compileSchema"));
   return (value) => {
     try {
       if (check(value, "", null)) return [];
