@@ -147,6 +147,7 @@ export function nestsDeeper(value: unknown, max: number): boolean {
  */
 export function walkProblem(value: unknown, max: number): "deep" | "shared" | null {
   if (typeof value !== "object" || value === null) return null;
+  if (value === measuredValue && measuredMax <= max) return null;
   fitsLeft = MOST_WRITTEN_OUT;
   try {
     if (fits(value, max)) return null;
@@ -154,6 +155,42 @@ export function walkProblem(value: unknown, max: number): "deep" | "shared" | nu
     return graphStop(value) === null ? null : "shared";
   } catch {
     return "deep"; // a getter that throws, a revoked proxy, the stack: no deeper to be read (as depthOver)
+  }
+}
+
+/**
+ * The value a caller's walk has just found within {@link measuredMax} levels and within measure, while
+ * {@link whileMeasured} runs (null otherwise).
+ */
+let measuredValue: object | null = null;
+/** The depth {@link measuredValue} was found within. */
+let measuredMax = -1;
+
+/**
+ * Runs `run` with `value` known, by a {@link walkProblem} of it (or of what holds it) just made, to nest no
+ * deeper than `max` and to be within measure: while it runs, {@link walkProblem} and {@link pastMeasure} answer
+ * for that value (by identity) at once. The MCP guard walks a call's params once so, where each of its readers
+ * (its key checks, the judge, the validator) walked the arguments again: three walks where one serves.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pastMeasure, walkProblem, whileMeasured } from "./json.ts";
+ *
+ * const args = { q: [1, 2] };
+ * assert.equal(walkProblem({ arguments: args }, 65), null);
+ * assert.equal(whileMeasured(args, 64, () => walkProblem(args, 64) ?? pastMeasure(args)), false);
+ * ```
+ */
+export function whileMeasured<T>(value: object, max: number, run: () => T): T {
+  const [value0, max0] = [measuredValue, measuredMax];
+  measuredValue = value;
+  measuredMax = max;
+  try {
+    return run();
+  } finally {
+    measuredValue = value0;
+    measuredMax = max0;
   }
 }
 
@@ -309,7 +346,7 @@ export function schemaGraphProblem(schema: unknown): { at: string; message: stri
  * ```
  */
 export function pastMeasure(value: unknown): boolean {
-  if (typeof value !== "object" || value === null) return false;
+  if (typeof value !== "object" || value === null || value === measuredValue) return false;
   countLeft = MOST_WRITTEN_OUT;
   try {
     return !fewWrittenOut(value, 0) && graphStop(value) !== null;

@@ -857,6 +857,9 @@ export function sharedPastMeasure(): Finding {
   };
 }
 
+/** The `maxDepth` of a validator made without one. */
+export const DEFAULT_MAX_DEPTH = 64;
+
 /** The finding for arguments given as a value that nest deeper than `maxDepth`. */
 export function nestedTooDeep(maxDepth: number): Finding {
   return {
@@ -1174,7 +1177,7 @@ function config(options: ValidateOptions): Config {
     repair: options.repair === true,
     coerce: options.coerce === true,
     scan: options.scan !== false,
-    maxDepth: limitOption(options.maxDepth, "maxDepth", 64),
+    maxDepth: limitOption(options.maxDepth, "maxDepth", DEFAULT_MAX_DEPTH),
     maxLength: limitOption(options.maxLength, "maxLength", 1_000_000),
   };
 }

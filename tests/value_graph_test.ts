@@ -160,6 +160,21 @@ test("a sparse array in arguments built in code costs what it holds, not its len
   assert.ok(reads < 50, `${reads} elements read`);
 });
 
+test("the MCP guard walks a call's arguments once to see they nest within bounds and measure, not three times", () => {
+  // The guard's key checks, the judge and its validator each walked them (depth, loops, sharing) before reading
+  // them; one walk of the params now answers for all three. Reads through proxies are counted: the rest
+  // (validation, the secrets and injection scans, the key checks themselves) take about five passes.
+  const guard = createMcpGuard();
+  guard.setTools([{ name: "t", inputSchema: { type: "object" } }]);
+  const rows = Array.from({ length: 50 }, (_, i) => ({ id: i, at: { x: i } }));
+  const pass = 1 + rows.length + rows.length * 3; // the array's length and elements, each row's keys and at's
+  const { value, reads } = readCounted({ rows });
+  const before = reads();
+  assert.equal(guard.checkCall({ name: "t", arguments: value }).allowed, true);
+  const passes = (reads() - before) / pass;
+  assert.ok(passes < 8, `${passes.toFixed(1)} passes over the arguments`);
+});
+
 test("describeVerdict shows a const or enum that shares its objects past measure, or holds itself, as a placeholder", async () => {
   const verdict = await validateToolCalls([{ name: "t", arguments: '{"q":1}' }], {
     tools: [{ name: "t", parameters: { type: "object", properties: { q: { type: "string" } } } }],
