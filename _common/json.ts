@@ -123,7 +123,9 @@ export function nestsDeeper(value: unknown, max: number): boolean {
     throw e;
   }
   // past the count, a value built in code may share its objects 2^40 times over: read each one once
-  return fitsLeft < 0 ? levelsOver(value, max) : true;
+  if (fitsLeft >= 0) return true;
+  const stop = graphStop(value, max);
+  return stop !== null && stop.kind !== "shared";
 }
 
 /**
@@ -151,8 +153,10 @@ export function walkProblem(value: unknown, max: number): "deep" | "shared" | nu
   fitsLeft = MOST_WRITTEN_OUT;
   try {
     if (fits(value, max)) return null;
-    if (fitsLeft >= 0 || levelsOver(value, max)) return "deep";
-    return graphStop(value) === null ? null : "shared";
+    if (fitsLeft >= 0) return "deep";
+    // one walk for both, as two did: a loop or a path past `max` is "deep" whatever it shares
+    const stop = graphStop(value, max);
+    return stop === null ? null : stop.kind === "shared" ? "shared" : "deep";
   } catch {
     return "deep"; // a getter that throws, a revoked proxy, the stack: no deeper to be read (as depthOver)
   }
@@ -194,7 +198,7 @@ export function whileMeasured<T>(value: object, max: number, run: () => T): T {
   }
 }
 
-/** Objects {@link fits} may still read; past them, {@link levelsOver} decides. */
+/** Objects {@link fits} may still read; past them, {@link graphStop} decides. */
 let fitsLeft = 0;
 
 /**
@@ -225,47 +229,6 @@ function heldFit(v: unknown[], from: number, room: number): boolean {
     if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
   }
   return true;
-}
-
-/**
- * Whether `root` nests more than `max` objects deep (a cycle does), reading each distinct object once (what
- * is below a shared one is remembered), on a stack of its own.
- */
-function levelsOver(root: object, max: number): boolean {
-  const below = new Map<object, number>(); // levels from an object down, itself included; -1 while on the path
-  // (`keys` null: an array, read by index up to `end` with no list of its indices made, as in graphStop)
-  const path: { node: object; keys: string[] | null; end: number; next: number; levels: number }[] = [];
-  const enter = (node: object): boolean => {
-    below.set(node, -1);
-    const keys = Array.isArray(node) ? null : Object.keys(node);
-    path.push({ node, keys, end: keys?.length ?? (node as unknown[]).length, next: 0, levels: 1 });
-    return path.length > max;
-  };
-  if (enter(root)) return true;
-  while (path.length > 0) {
-    const top = path[path.length - 1];
-    if (top.next < top.end) {
-      const i = top.next++;
-      const c = top.keys === null
-        ? (top.node as unknown[])[i]
-        : (top.node as Record<string, unknown>)[top.keys[i]];
-      if (c === undefined && top.keys === null) heldRest(top, i);
-      if (typeof c !== "object" || c === null) continue;
-      const known = below.get(c);
-      if (known === -1) return true; // a cycle nests without end
-      if (known === undefined) {
-        if (enter(c)) return true;
-      } else if (path.length + known > max) return true;
-      else top.levels = Math.max(top.levels, known + 1);
-      continue;
-    }
-    path.pop();
-    below.set(top.node, top.levels);
-    if (path.length > 0) {
-      path[path.length - 1].levels = Math.max(path[path.length - 1].levels, top.levels + 1);
-    }
-  }
-  return false;
 }
 
 /**
@@ -380,10 +343,11 @@ export function listGraphProblem(list: unknown): boolean {
 
 /**
  * What {@link graphStop} found: a `cycle` (`keys` lead to the object met again, `back` keys to its first
- * place) or a part `shared` too often (`keys` lead to it, `size` objects written out).
+ * place), a part `shared` too often (`keys` lead to it, `size` objects written out), or with a depth bound a
+ * path `deep`er than it (no place kept).
  */
 interface GraphStop {
-  kind: "cycle" | "shared";
+  kind: "cycle" | "shared" | "deep";
   keys: string[];
   back: number;
   size: number;
@@ -428,29 +392,52 @@ const RECURSED_MOST = 500;
 
 /**
  * Whether `root` holds itself, or holds more than {@link MOST_WRITTEN_OUT} objects written out where fewer
- * distinct ones make them up (some shared: in a tree none is), and where; null when neither. Walks each distinct
- * object once, on a stack of its own (no recursion: a value built in code may nest past the call stack's
+ * distinct ones make them up (some shared: in a tree none is), and where; with `max`, also whether it nests
+ * more than `max` objects deep (`deep`, which a loop or a deep path is whatever is shared: the walk goes on
+ * past sharing to look). Null when none. Walks each distinct object once (what is below a shared one is
+ * remembered), on a stack of its own (no recursion: a value built in code may nest past the call stack's
  * reach); an array's members are its indices, as `JSON.stringify` reads them.
  */
-function graphStop(root: object): GraphStop | null {
-  const sizes = new Map<object, number>();
+function graphStop(root: object, max = Infinity): GraphStop | null {
+  // per distinct object, by its place: objects written out from it and levels from it down, itself included
+  // in both (size -1 while it is on the path)
+  const places = new Map<object, number>();
+  const sizes: number[] = [];
+  const levels: number[] = [];
+  let shared: GraphStop | null = null;
   // (`keys` null: an array, whose members are read by index up to `end`, with no list of them made: a sparse
   // array may be billions long)
   const path: {
     node: object;
+    place: number;
     keys: string[] | null;
     end: number;
     next: number;
     size: number;
+    levels: number;
     key: string;
   }[] = [];
-  const enter = (node: object, key: string) => {
-    sizes.set(node, -1);
+  const enter = (node: object, key: string): boolean => {
+    const place = sizes.length;
+    places.set(node, place);
+    sizes.push(-1);
+    levels.push(0);
     const own = Array.isArray(node) ? null : Object.keys(node);
-    path.push({ node, keys: own, end: own?.length ?? (node as unknown[]).length, next: 0, size: 1, key });
+    path.push({
+      node,
+      place,
+      keys: own,
+      end: own?.length ?? (node as unknown[]).length,
+      next: 0,
+      size: 1,
+      levels: 1,
+      key,
+    });
+    return path.length > max;
   };
   const keys = () => path.slice(1).map((f) => f.key);
-  enter(root, "");
+  const DEEP: GraphStop = { kind: "deep", keys: [], back: 0, size: 0 };
+  if (enter(root, "")) return DEEP;
   while (path.length > 0) {
     const top = path[path.length - 1];
     if (top.next < top.end) {
@@ -461,27 +448,38 @@ function graphStop(root: object): GraphStop | null {
       if (c === undefined && top.keys === null) heldRest(top, i);
       if (typeof c !== "object" || c === null) continue;
       const key = top.keys === null ? String(i) : top.keys[i];
-      const s = sizes.get(c);
-      if (s === -1) {
+      const place = places.get(c);
+      if (place === undefined) {
+        if (enter(c, key)) return DEEP;
+        continue;
+      }
+      if (sizes[place] === -1) {
         return { kind: "cycle", keys: [...keys(), key], back: path.findIndex((f) => f.node === c), size: 0 };
       }
-      if (s === undefined) enter(c, key);
-      else top.size += s;
+      if (path.length + levels[place] > max) return DEEP;
+      top.size += sizes[place];
+      top.levels = Math.max(top.levels, levels[place] + 1);
       continue;
     }
     path.pop();
-    sizes.set(top.node, top.size);
-    if (top.size > MOST_WRITTEN_OUT && top.size > sizes.size) {
-      return {
+    sizes[top.place] = top.size;
+    levels[top.place] = top.levels;
+    if (shared === null && top.size > MOST_WRITTEN_OUT && top.size > places.size) {
+      shared = {
         kind: "shared",
         keys: [...keys(), top.key].slice(path.length === 0 ? 1 : 0),
         back: 0,
         size: top.size,
       };
+      if (max === Infinity) return shared;
     }
-    if (path.length > 0) path[path.length - 1].size += top.size;
+    if (path.length > 0) {
+      const parent = path[path.length - 1];
+      parent.size += top.size;
+      parent.levels = Math.max(parent.levels, top.levels + 1);
+    }
   }
-  return null;
+  return shared;
 }
 
 /**

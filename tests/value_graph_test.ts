@@ -175,6 +175,16 @@ test("the MCP guard walks a call's arguments once to see they nest within bounds
   assert.ok(passes < 8, `${passes.toFixed(1)} passes over the arguments`);
 });
 
+test("past the counting pass's bound, one walk reads arguments built in code for depth and sharing, not two", () => {
+  // walkProblem read each distinct object for depth (levelsOver), then again for sharing (graphStop)
+  const many = Array.from({ length: 100_001 }, (_, i) => ({ i }));
+  const pass = 1 + many.length * 2; // the array's length and elements, each object's key
+  const { value, reads } = readCounted({ many });
+  assert.equal(walkProblem(value, 64), null);
+  const passes = reads() / pass;
+  assert.ok(passes < 2.5, `${passes.toFixed(1)} passes over the arguments`);
+});
+
 test("describeVerdict shows a const or enum that shares its objects past measure, or holds itself, as a placeholder", async () => {
   const verdict = await validateToolCalls([{ name: "t", arguments: '{"q":1}' }], {
     tools: [{ name: "t", parameters: { type: "object", properties: { q: { type: "string" } } } }],
