@@ -273,6 +273,13 @@ export function schemaGraphProblem(schema: unknown): { at: string; message: stri
   const pointer = (keys: readonly string[]) => keys.map((k) => "/" + escapePointer(k)).join("");
   const place = (p: string) => p === "" ? "the root" : clipMiddle(p);
   const at = pointer(found.keys);
+  if (found.kind === "fresh") {
+    return {
+      at,
+      message: `the schema's object at ${place(at)} is a new one each time it is read (a getter or a Proxy ` +
+        "that makes it anew), so a walk over the schema would never end; pass the schema as plain data",
+    };
+  }
   if (found.kind === "cycle") {
     const target = pointer(found.keys.slice(0, found.back));
     return {
@@ -343,11 +350,12 @@ export function listGraphProblem(list: unknown): boolean {
 
 /**
  * What {@link graphStop} found: a `cycle` (`keys` lead to the object met again, `back` keys to its first
- * place), a part `shared` too often (`keys` lead to it, `size` objects written out), or with a depth bound a
+ * place), a part `shared` too often (`keys` lead to it, `size` objects written out), an object `fresh` on
+ * each read (`keys` lead to it: a getter or Proxy that makes a new one, without end), or with a depth bound a
  * path `deep`er than it (no place kept).
  */
 interface GraphStop {
-  kind: "cycle" | "shared" | "deep";
+  kind: "cycle" | "shared" | "deep" | "fresh";
   keys: string[];
   back: number;
   size: number;
@@ -450,6 +458,9 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
       const key = top.keys === null ? String(i) : top.keys[i];
       const place = places.get(c);
       if (place === undefined) {
+        if (places.size > MOST_WRITTEN_OUT && freshEachRead(top, i, c)) {
+          return { kind: "fresh", keys: [...keys(), key], back: 0, size: 0 };
+        }
         if (enter(c, key)) return DEEP;
         continue;
       }
@@ -480,6 +491,19 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
     }
   }
   return shared;
+}
+
+/**
+ * Whether the member `i` of a walk's frame, read as `c`, reads as another object when read again: a getter or
+ * a Proxy that makes a new object on each read, which a walk that tells objects apart would follow until
+ * memory ran out (each one is new). Asked only past {@link MOST_WRITTEN_OUT} distinct objects: a value read
+ * from JSON text holds what it holds, however large, and a small getter that makes its value anew is harmless.
+ */
+function freshEachRead(frame: { node: object; keys: string[] | null }, i: number, c: object): boolean {
+  const again = frame.keys === null
+    ? (frame.node as unknown[])[i]
+    : (frame.node as Record<string, unknown>)[frame.keys[i]];
+  return again !== c;
 }
 
 /**
@@ -1024,7 +1048,8 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
  * sent and what {@link takeSnapshot} reads: each object's own enumerable keys, each array's elements (a hole
  * stays a hole, and a sparse array costs what it holds); no inherited or non-enumerable key, and `toJSON` is
  * not called. Each distinct object is copied once (a shared part stays shared, a loop a loop), from a list,
- * not the call stack; anything else is kept as it is. Throws what reading throws. The tools' readers read
+ * not the call stack; anything else is kept as it is. Throws what reading throws, and a `TypeError` past
+ * {@link MOST_WRITTEN_OUT} objects for one that is new on each read (it would never end). The tools' readers read
  * this copy, so a keyword the model is not sent is not enforced, however the tools reach them.
  *
  * @example
@@ -1043,10 +1068,17 @@ export function copyAsSent<T>(value: T): T {
   if (typeof value !== "object" || value === null) return value;
   const copies = new Map<object, unknown[] | Record<string, unknown>>();
   const pending: object[] = [];
-  const copyOf = (v: unknown): unknown => {
+  const copyOf = (v: unknown, again?: () => unknown): unknown => {
     if (typeof v !== "object" || v === null) return v;
     let copy = copies.get(v);
     if (copy === undefined) {
+      // past measure, an object new on each read (a getter or Proxy making it anew) would be copied without end
+      if (copies.size > MOST_WRITTEN_OUT && again !== undefined && again() !== v) {
+        throw new TypeError(
+          "an object in it is a new one each time it is read (a getter or a Proxy that makes it anew), so " +
+            "reading it would never end; pass plain data",
+        );
+      }
       copies.set(v, copy = Array.isArray(v) ? new Array(v.length) : {});
       pending.push(v);
     }
@@ -1057,12 +1089,12 @@ export function copyAsSent<T>(value: T): T {
     const from = pending[i];
     const to = copies.get(from)!;
     if (Array.isArray(to)) {
-      eachHeld(from as unknown[], (item, j) => to[j] = copyOf(item));
+      eachHeld(from as unknown[], (item, j) => to[j] = copyOf(item, () => (from as unknown[])[j]));
       continue;
     }
     for (const k in from) {
       if (!HAS_OWN.call(from, k)) continue;
-      const item = copyOf((from as Record<string, unknown>)[k]);
+      const item = copyOf((from as Record<string, unknown>)[k], () => (from as Record<string, unknown>)[k]);
       if (k === "__proto__") {
         Object.defineProperty(to, k, { value: item, writable: true, enumerable: true, configurable: true });
       } else to[k] = item;

@@ -8,13 +8,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createValidator, validate, validateToolCalls } from "../validate.ts";
+import { compileSchema, createValidator, validate, validateToolCalls } from "../validate.ts";
 import { gateCompletion } from "../gate.ts";
 import { extractToolCalls } from "../extract.ts";
 import { describeVerdict } from "../describe.ts";
 import { createMcpGuard } from "../mcp.ts";
 import { readCounted } from "./_counting.ts";
-import { walkProblem } from "../_common/json.ts";
+import { pastMeasure, walkProblem } from "../_common/json.ts";
 import process from "node:process";
 
 /** Property reads allowed: far more than any walk in measure makes, far fewer than 2^40. */
@@ -183,6 +183,53 @@ test("past the counting pass's bound, one walk reads arguments built in code for
   assert.equal(walkProblem(value, 64), null);
   const passes = reads() / pass;
   assert.ok(passes < 2.5, `${passes.toFixed(1)} passes over the arguments`);
+});
+
+/** An object whose one key reads as a new object like itself on every read: a chain without end. */
+function freshChain(): object {
+  const handler: ProxyHandler<object> = {
+    ownKeys: () => ["type", "next"],
+    getOwnPropertyDescriptor: () => ({
+      value: undefined,
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    }),
+    get: (_, key) => key === "next" ? new Proxy({}, handler) : key === "type" ? "object" : undefined,
+  };
+  return new Proxy({}, handler);
+}
+
+test("a getter or Proxy that makes a new object on each read, without end, is refused, not followed until memory runs out", () => {
+  // The walks that tell objects apart (the sharing walk, the copy of a tool) met a new object on each read;
+  // past 100 000 of them they now read one member twice and stop when it reads as another object.
+  const guard = createMcpGuard();
+  guard.setTools([{ name: "t", inputSchema: { type: "object" } }]);
+  const answer = guard.checkCall({ name: "t", arguments: { a: freshChain() } });
+  assert.equal(answer.allowed, false);
+  assert.equal(answer.verdict.findings[0].code, "malformed_arguments");
+  assert.equal(pastMeasure(freshChain()), true);
+  assert.throws(
+    () => createValidator([{ name: "t", parameters: freshChain() }]),
+    /a new one each time it is read/,
+  );
+  assert.throws(() => compileSchema(freshChain()), /a new one each time it is read/);
+  // a getter that makes a small value anew is read as before, and a large tree read from JSON is no problem
+  const schema = {
+    type: "object",
+    get properties() {
+      return { q: { type: "string" } };
+    },
+  };
+  assert.equal(
+    createValidator([{ name: "t", parameters: schema }]).validate([{ name: "t", arguments: { q: 1 } }])
+      .allowed,
+    false,
+  );
+  assert.equal(
+    pastMeasure(JSON.parse(JSON.stringify({ rows: Array.from({ length: 150_000 }, () => ({ a: {} })) }))),
+    false,
+  );
 });
 
 test("describeVerdict shows a const or enum that shares its objects past measure, or holds itself, as a placeholder", async () => {
