@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { givenValue, isRecord } from "../_common/values.ts";
+import { eachHeld, givenValue, isRecord } from "../_common/values.ts";
 import { copyAsSent, schemaGraphProblem } from "../_common/json.ts";
 
 /** Which provider shape a declaration or call came in. */
@@ -74,13 +74,17 @@ const GEMINI_TYPES: Record<string, string> = {
 export function lowerTypes(schema: unknown, depth = 0): unknown {
   if (depth > 200 || typeof schema !== "object" || schema === null) return schema;
   if (Array.isArray(schema)) {
-    let changed = false;
-    const out = schema.map((s) => {
+    // (by what it holds, not by `map`, which asks for every index of a sparse array: 2^32-1 of them)
+    const changes: [number, unknown][] = [];
+    eachHeld(schema, (s, i) => {
       const r = lowerTypes(s, depth + 1);
-      if (r !== s) changed = true;
-      return r;
+      if (r !== s) changes.push([i, r]);
     });
-    return changed ? out : schema;
+    if (changes.length === 0) return schema;
+    const out: unknown[] = new Array(schema.length);
+    eachHeld(schema, (s, i) => out[i] = s);
+    for (const [i, r] of changes) out[i] = r;
+    return out;
   }
   let out: Obj | null = null;
   for (const [k, v] of Object.entries(schema)) {

@@ -5,6 +5,7 @@
  */
 import { escapePointer } from "../_common/pointer.ts";
 import {
+  eachHeld,
   editDistance,
   errorText,
   heldIndices,
@@ -378,7 +379,7 @@ function declaredStrings(schema: unknown): { literals: Set<string>; keys: Set<st
     if (typeof s !== "object" || s === null || depth > 200 || seen.has(s)) return;
     seen.add(s);
     if (Array.isArray(s)) {
-      for (const x of s) walk(x, depth + 1);
+      eachHeld(s, (x) => walk(x, depth + 1)); // (not every index of a sparse array, which may be 2^32-1 long)
       return;
     }
     const o = s as Record<string, unknown>;
