@@ -7,7 +7,7 @@
  * @module
  */
 import { eachLeaf, escapePointer, unescapePointer } from "./pointer.ts";
-import { clipMiddle, errorText } from "./values.ts";
+import { clipMiddle, eachHeld, errorText, heldIndices } from "./values.ts";
 
 /** Where a string value sits in the raw text. */
 export interface StringLocation {
@@ -123,7 +123,9 @@ export function nestsDeeper(value: unknown, max: number): boolean {
     throw e;
   }
   // past the count, a value built in code may share its objects 2^40 times over: read each one once
-  return fitsLeft < 0 ? levelsOver(value, max) : true;
+  if (fitsLeft >= 0) return true;
+  const stop = graphStop(value, max);
+  return stop !== null && stop.kind !== "shared";
 }
 
 /**
@@ -147,17 +149,56 @@ export function nestsDeeper(value: unknown, max: number): boolean {
  */
 export function walkProblem(value: unknown, max: number): "deep" | "shared" | null {
   if (typeof value !== "object" || value === null) return null;
+  if (value === measuredValue && measuredMax <= max) return null;
   fitsLeft = MOST_WRITTEN_OUT;
   try {
     if (fits(value, max)) return null;
-    if (fitsLeft >= 0 || levelsOver(value, max)) return "deep";
-    return graphStop(value) === null ? null : "shared";
+    if (fitsLeft >= 0) return "deep";
+    // one walk for both, as two did: a loop or a path past `max` is "deep" whatever it shares
+    const stop = graphStop(value, max);
+    return stop === null ? null : stop.kind === "shared" ? "shared" : "deep";
   } catch {
     return "deep"; // a getter that throws, a revoked proxy, the stack: no deeper to be read (as depthOver)
   }
 }
 
-/** Objects {@link fits} may still read; past them, {@link levelsOver} decides. */
+/**
+ * The value a caller's walk has just found within {@link measuredMax} levels and within measure, while
+ * {@link whileMeasured} runs (null otherwise).
+ */
+let measuredValue: object | null = null;
+/** The depth {@link measuredValue} was found within. */
+let measuredMax = -1;
+
+/**
+ * Runs `run` with `value` known, by a {@link walkProblem} of it (or of what holds it) just made, to nest no
+ * deeper than `max` and to be within measure: while it runs, {@link walkProblem} and {@link pastMeasure} answer
+ * for that value (by identity) at once. The MCP guard walks a call's params once so, where each of its readers
+ * (its key checks, the judge, the validator) walked the arguments again: three walks where one serves.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pastMeasure, walkProblem, whileMeasured } from "./json.ts";
+ *
+ * const args = { q: [1, 2] };
+ * assert.equal(walkProblem({ arguments: args }, 65), null);
+ * assert.equal(whileMeasured(args, 64, () => walkProblem(args, 64) ?? pastMeasure(args)), false);
+ * ```
+ */
+export function whileMeasured<T>(value: object, max: number, run: () => T): T {
+  const [value0, max0] = [measuredValue, measuredMax];
+  measuredValue = value;
+  measuredMax = max;
+  try {
+    return run();
+  } finally {
+    measuredValue = value0;
+    measuredMax = max0;
+  }
+}
+
+/** Objects {@link fits} may still read; past them, {@link graphStop} decides. */
 let fitsLeft = 0;
 
 /**
@@ -169,6 +210,7 @@ function fits(v: object, room: number): boolean {
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const c = v[i];
+      if (c === undefined && !(i in v)) return heldFit(v, i + 1, room); // a hole: maybe 2^32-1 of them
       if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
     }
     return true;
@@ -180,44 +222,13 @@ function fits(v: object, room: number): boolean {
   return true;
 }
 
-/**
- * Whether `root` nests more than `max` objects deep (a cycle does), reading each distinct object once (what
- * is below a shared one is remembered), on a stack of its own.
- */
-function levelsOver(root: object, max: number): boolean {
-  const below = new Map<object, number>(); // levels from an object down, itself included; -1 while on the path
-  // (`keys` null: an array, read by index up to `end` with no list of its indices made, as in graphStop)
-  const path: { node: object; keys: string[] | null; end: number; next: number; levels: number }[] = [];
-  const enter = (node: object): boolean => {
-    below.set(node, -1);
-    const keys = Array.isArray(node) ? null : Object.keys(node);
-    path.push({ node, keys, end: keys?.length ?? (node as unknown[]).length, next: 0, levels: 1 });
-    return path.length > max;
-  };
-  if (enter(root)) return true;
-  while (path.length > 0) {
-    const top = path[path.length - 1];
-    if (top.next < top.end) {
-      const i = top.next++;
-      const c = top.keys === null
-        ? (top.node as unknown[])[i]
-        : (top.node as Record<string, unknown>)[top.keys[i]];
-      if (typeof c !== "object" || c === null) continue;
-      const known = below.get(c);
-      if (known === -1) return true; // a cycle nests without end
-      if (known === undefined) {
-        if (enter(c)) return true;
-      } else if (path.length + known > max) return true;
-      else top.levels = Math.max(top.levels, known + 1);
-      continue;
-    }
-    path.pop();
-    below.set(top.node, top.levels);
-    if (path.length > 0) {
-      path[path.length - 1].levels = Math.max(path[path.length - 1].levels, top.levels + 1);
-    }
+/** {@link fits} for the rest of a sparse array, from `from`: only what it holds is read. */
+function heldFit(v: unknown[], from: number, room: number): boolean {
+  for (const i of heldIndices(v, from)) {
+    const c = v[i];
+    if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
   }
-  return false;
+  return true;
 }
 
 /**
@@ -262,6 +273,13 @@ export function schemaGraphProblem(schema: unknown): { at: string; message: stri
   const pointer = (keys: readonly string[]) => keys.map((k) => "/" + escapePointer(k)).join("");
   const place = (p: string) => p === "" ? "the root" : clipMiddle(p);
   const at = pointer(found.keys);
+  if (found.kind === "fresh") {
+    return {
+      at,
+      message: `the schema's object at ${place(at)} is a new one each time it is read (a getter or a Proxy ` +
+        "that makes it anew), so a walk over the schema would never end; pass the schema as plain data",
+    };
+  }
   if (found.kind === "cycle") {
     const target = pointer(found.keys.slice(0, found.back));
     return {
@@ -298,7 +316,7 @@ export function schemaGraphProblem(schema: unknown): { at: string; message: stri
  * ```
  */
 export function pastMeasure(value: unknown): boolean {
-  if (typeof value !== "object" || value === null) return false;
+  if (typeof value !== "object" || value === null || value === measuredValue) return false;
   countLeft = MOST_WRITTEN_OUT;
   try {
     return !fewWrittenOut(value, 0) && graphStop(value) !== null;
@@ -332,10 +350,12 @@ export function listGraphProblem(list: unknown): boolean {
 
 /**
  * What {@link graphStop} found: a `cycle` (`keys` lead to the object met again, `back` keys to its first
- * place) or a part `shared` too often (`keys` lead to it, `size` objects written out).
+ * place), a part `shared` too often (`keys` lead to it, `size` objects written out), an object `fresh` on
+ * each read (`keys` lead to it: a getter or Proxy that makes a new one, without end), or with a depth bound a
+ * path `deep`er than it (no place kept).
  */
 interface GraphStop {
-  kind: "cycle" | "shared";
+  kind: "cycle" | "shared" | "deep" | "fresh";
   keys: string[];
   back: number;
   size: number;
@@ -353,6 +373,7 @@ function fewWrittenOut(node: object, depth: number): boolean {
   if (Array.isArray(node)) {
     for (let i = 0; i < node.length; i++) {
       const c = node[i];
+      if (c === undefined && !(i in node)) return heldFewWrittenOut(node, i + 1, depth); // a hole, as in fits
       if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
     }
     return true;
@@ -365,34 +386,66 @@ function fewWrittenOut(node: object, depth: number): boolean {
   return true;
 }
 
+/** {@link fewWrittenOut} for the rest of a sparse array, from `from`: only what it holds is read. */
+function heldFewWrittenOut(node: unknown[], from: number, depth: number): boolean {
+  for (const i of heldIndices(node, from)) {
+    const c = node[i];
+    if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
+  }
+  return true;
+}
+
 /** Levels {@link fewWrittenOut} recurses through; deeper, {@link graphStop} decides. */
 const RECURSED_MOST = 500;
 
 /**
  * Whether `root` holds itself, or holds more than {@link MOST_WRITTEN_OUT} objects written out where fewer
- * distinct ones make them up (some shared: in a tree none is), and where; null when neither. Walks each distinct
- * object once, on a stack of its own (no recursion: a value built in code may nest past the call stack's
+ * distinct ones make them up (some shared: in a tree none is), and where; with `max`, also whether it nests
+ * more than `max` objects deep (`deep`, which a loop or a deep path is whatever is shared: the walk goes on
+ * past sharing to look). Null when none. Walks each distinct object once (what is below a shared one is
+ * remembered), on a stack of its own (no recursion: a value built in code may nest past the call stack's
  * reach); an array's members are its indices, as `JSON.stringify` reads them.
  */
-function graphStop(root: object): GraphStop | null {
-  const sizes = new Map<object, number>();
+function graphStop(root: object, max = Infinity): GraphStop | null {
+  // per distinct object, by its place: objects written out from it and levels from it down, itself included
+  // in both (size -1 while it is on the path)
+  const places = new Map<object, number>();
+  const sizes: number[] = [];
+  const levels: number[] = [];
+  let shared: GraphStop | null = null;
   // (`keys` null: an array, whose members are read by index up to `end`, with no list of them made: a sparse
   // array may be billions long)
   const path: {
     node: object;
+    place: number;
     keys: string[] | null;
     end: number;
     next: number;
     size: number;
+    levels: number;
     key: string;
   }[] = [];
-  const enter = (node: object, key: string) => {
-    sizes.set(node, -1);
+  const enter = (node: object, key: string): boolean => {
+    const place = sizes.length;
+    places.set(node, place);
+    sizes.push(-1);
+    levels.push(0);
     const own = Array.isArray(node) ? null : Object.keys(node);
-    path.push({ node, keys: own, end: own?.length ?? (node as unknown[]).length, next: 0, size: 1, key });
+    path.push({
+      node,
+      place,
+      keys: own,
+      end: own?.length ?? (node as unknown[]).length,
+      next: 0,
+      size: 1,
+      levels: 1,
+      key,
+    });
+    return path.length > max;
   };
   const keys = () => path.slice(1).map((f) => f.key);
-  enter(root, "");
+  const DEEP: GraphStop = { kind: "deep", keys: [], back: 0, size: 0 };
+  if (enter(root, "")) return DEEP;
   while (path.length > 0) {
     const top = path[path.length - 1];
     if (top.next < top.end) {
@@ -400,29 +453,71 @@ function graphStop(root: object): GraphStop | null {
       const c = top.keys === null
         ? (top.node as unknown[])[i]
         : (top.node as Record<string, unknown>)[top.keys[i]];
+      if (c === undefined && top.keys === null) heldRest(top, i);
       if (typeof c !== "object" || c === null) continue;
       const key = top.keys === null ? String(i) : top.keys[i];
-      const s = sizes.get(c);
-      if (s === -1) {
+      const place = places.get(c);
+      if (place === undefined) {
+        if (places.size > MOST_WRITTEN_OUT && freshEachRead(top, i, c)) {
+          return { kind: "fresh", keys: [...keys(), key], back: 0, size: 0 };
+        }
+        if (enter(c, key)) return DEEP;
+        continue;
+      }
+      if (sizes[place] === -1) {
         return { kind: "cycle", keys: [...keys(), key], back: path.findIndex((f) => f.node === c), size: 0 };
       }
-      if (s === undefined) enter(c, key);
-      else top.size += s;
+      if (path.length + levels[place] > max) return DEEP;
+      top.size += sizes[place];
+      top.levels = Math.max(top.levels, levels[place] + 1);
       continue;
     }
     path.pop();
-    sizes.set(top.node, top.size);
-    if (top.size > MOST_WRITTEN_OUT && top.size > sizes.size) {
-      return {
+    sizes[top.place] = top.size;
+    levels[top.place] = top.levels;
+    if (shared === null && top.size > MOST_WRITTEN_OUT && top.size > places.size) {
+      shared = {
         kind: "shared",
         keys: [...keys(), top.key].slice(path.length === 0 ? 1 : 0),
         back: 0,
         size: top.size,
       };
+      if (max === Infinity) return shared;
     }
-    if (path.length > 0) path[path.length - 1].size += top.size;
+    if (path.length > 0) {
+      const parent = path[path.length - 1];
+      parent.size += top.size;
+      parent.levels = Math.max(parent.levels, top.levels + 1);
+    }
   }
-  return null;
+  return shared;
+}
+
+/**
+ * Whether the member `i` of a walk's frame, read as `c`, reads as another object when read again: a getter or
+ * a Proxy that makes a new object on each read, which a walk that tells objects apart would follow until
+ * memory ran out (each one is new). Asked only past {@link MOST_WRITTEN_OUT} distinct objects: a value read
+ * from JSON text holds what it holds, however large, and a small getter that makes its value anew is harmless.
+ */
+function freshEachRead(frame: { node: object; keys: string[] | null }, i: number, c: object): boolean {
+  const again = frame.keys === null
+    ? (frame.node as unknown[])[i]
+    : (frame.node as Record<string, unknown>)[frame.keys[i]];
+  return again !== c;
+}
+
+/**
+ * When the array a walk's frame reads by index (`keys` null) has a hole at `i`, has the frame read the rest
+ * of it by the indices it holds (as keys), so a sparse array costs what it holds, not its length.
+ */
+function heldRest(
+  frame: { node: object; keys: string[] | null; end: number; next: number },
+  i: number,
+): void {
+  if (i in frame.node) return; // an undefined set there, no hole
+  frame.keys = heldIndices(frame.node as unknown[], i + 1).map(String);
+  frame.next = 0;
+  frame.end = frame.keys.length;
 }
 
 /** {@link JsonParseOptions} as the hand-written parser needs them: resolved, no size limit (checked before). */
@@ -782,7 +877,13 @@ function holdsNonFinite(value: unknown): boolean {
     if (typeof v === "number") {
       if (!Number.isFinite(v)) return true;
     } else if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+      for (let i = 0; i < v.length; i++) {
+        if (v[i] === undefined && !(i in v)) { // a hole: the rest by what the array holds
+          for (const j of heldIndices(v, i + 1)) stack.push(v[j]);
+          break;
+        }
+        stack.push(v[i]);
+      }
     } else if (typeof v === "object" && v !== null) {
       for (const k of Object.keys(v)) stack.push((v as Record<string, unknown>)[k]);
     }
@@ -844,7 +945,8 @@ export interface Snapshot {
 /**
  * Reads `roots` once, each distinct object one time (so a part shared 2^40 times over, or an object that
  * holds itself, takes one step per object), for {@link sameAsSnapshot} to tell later whether anything in
- * them changed. Reads what `for...in` and the elements of an array read (what a tool's reader reads); an
+ * them changed. Reads what {@link copyAsSent} copies (what a tool's reader reads): an object's own enumerable
+ * keys (`for...in`, own only), and the elements of an array; an
  * array longer than {@link MOST_WRITTEN_OUT} by its keys, as an object, so a sparse one built in code costs
  * what it holds, not its length (2^32-1 elements read one by one took 2.9 GB, then threw).
  *
@@ -881,7 +983,7 @@ export function takeSnapshot(roots: readonly unknown[]): Snapshot {
     if (indexed) {
       for (let j = 0; j < length; j++) own.push((node as unknown[])[j]);
     } else {
-      for (const k in node) own.push(k, (node as Record<string, unknown>)[k]);
+      for (const k in node) if (HAS_OWN.call(node, k)) own.push(k, (node as Record<string, unknown>)[k]);
     }
     fields.push(own);
     lengths.push(length);
@@ -892,7 +994,7 @@ export function takeSnapshot(roots: readonly unknown[]): Snapshot {
 
 /**
  * Whether `roots` are the ones `snap` was taken of and every object in them still holds the same keys and
- * the same values (objects by identity, so each is read once). Reads no more objects than the snapshot
+ * the same values (objects by identity, so each is read once; numbers as SameValueZero: NaN is NaN, -0 is 0). Reads no more objects than the snapshot
  * holds, whatever was put in since: a part shared past measure shows as a changed value before it is read.
  * False when a getter throws.
  *
@@ -919,13 +1021,18 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
         const length = node.length;
         if (length !== lengths[i]) return false;
         if (length <= MOST_WRITTEN_OUT) {
-          for (let j = 0; j < own.length; j++) if (node[j] !== own[j]) return false;
+          for (let j = 0; j < own.length; j++) {
+            const v = node[j];
+            if (v !== own[j] && !bothNaN(v, own[j])) return false;
+          }
           continue;
         }
       }
       let j = 0;
       for (const k in node) {
-        if (own[j] !== k || (node as Record<string, unknown>)[k] !== own[j + 1]) return false;
+        if (!HAS_OWN.call(node, k)) continue;
+        const v = (node as Record<string, unknown>)[k];
+        if (own[j] !== k || (v !== own[j + 1] && !bothNaN(v, own[j + 1]))) return false;
         j += 2;
       }
       if (j !== own.length) return false;
@@ -934,6 +1041,77 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
     return false; // a throwing getter: read anew, and the reader says what it says
   }
   return true;
+}
+
+/**
+ * A copy of `value` (a tool or schema built in code) holding what JSON carries of it, which is what a model is
+ * sent and what {@link takeSnapshot} reads: each object's own enumerable keys, each array's elements (a hole
+ * stays a hole, and a sparse array costs what it holds); no inherited or non-enumerable key, and `toJSON` is
+ * not called. Each distinct object is copied once (a shared part stays shared, a loop a loop), from a list,
+ * not the call stack; anything else is kept as it is. Throws what reading throws, and a `TypeError` past
+ * {@link MOST_WRITTEN_OUT} objects for one that is new on each read (it would never end). The tools' readers read
+ * this copy, so a keyword the model is not sent is not enforced, however the tools reach them.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { copyAsSent } from "./json.ts";
+ *
+ * const schema: Record<string, unknown> = { type: "string" };
+ * Object.defineProperty(schema, "minLength", { value: 3, enumerable: false });
+ * assert.deepEqual(copyAsSent({ a: schema, b: schema }), { a: { type: "string" }, b: { type: "string" } });
+ * const copy = copyAsSent({ a: schema, b: schema });
+ * assert.equal(copy.a, copy.b);
+ * ```
+ */
+export function copyAsSent<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  const copies = new Map<object, unknown[] | Record<string, unknown>>();
+  const pending: object[] = [];
+  const copyOf = (v: unknown, again?: () => unknown): unknown => {
+    if (typeof v !== "object" || v === null) return v;
+    let copy = copies.get(v);
+    if (copy === undefined) {
+      // past measure, an object new on each read (a getter or Proxy making it anew) would be copied without end
+      if (copies.size > MOST_WRITTEN_OUT && again !== undefined && again() !== v) {
+        throw new TypeError(
+          "an object in it is a new one each time it is read (a getter or a Proxy that makes it anew), so " +
+            "reading it would never end; pass plain data",
+        );
+      }
+      copies.set(v, copy = Array.isArray(v) ? new Array(v.length) : {});
+      pending.push(v);
+    }
+    return copy;
+  };
+  const root = copyOf(value) as T;
+  for (let i = 0; i < pending.length; i++) { // (the list grows as it is read)
+    const from = pending[i];
+    const to = copies.get(from)!;
+    if (Array.isArray(to)) {
+      eachHeld(from as unknown[], (item, j) => to[j] = copyOf(item, () => (from as unknown[])[j]));
+      continue;
+    }
+    for (const k in from) {
+      if (!HAS_OWN.call(from, k)) continue;
+      const item = copyOf((from as Record<string, unknown>)[k], () => (from as Record<string, unknown>)[k]);
+      if (k === "__proto__") {
+        Object.defineProperty(to, k, { value: item, writable: true, enumerable: true, configurable: true });
+      } else to[k] = item;
+    }
+  }
+  return root;
+}
+
+/** For `for...in` loops that read own keys only (engines optimise this form, not `Object.hasOwn`). */
+const HAS_OWN = Object.prototype.hasOwnProperty;
+
+/**
+ * Whether `a` and `b` are both NaN, which `!==` calls different: with it, {@link sameAsSnapshot} compares as
+ * SameValueZero does (NaN is NaN; -0 is 0, as JSON writes both `0`).
+ */
+function bothNaN(a: unknown, b: unknown): boolean {
+  return a !== a && b !== b;
 }
 
 /** The most values {@link SnapshotCache} keeps per anchor (one per distinct options key). */

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { heldIndices } from "./values.ts";
 
 /**
  * Escapes one JSON Pointer reference token (RFC 6901): `~` becomes `~0`, `/` becomes `~1`.
@@ -45,7 +46,8 @@ export function unescapePointer(token: string): string {
 /**
  * Calls `visit` on every leaf of a JSON value (anything that is not an array or an object) with its JSON
  * Pointer, in document order. With `keys`, every property name too, just before its member, with the
- * member's pointer and `isKey` true. Iterative, so depth never matters.
+ * member's pointer and `isKey` true. Iterative, so depth never matters. A hole in an array is no leaf (it
+ * holds nothing), and a sparse one costs what it holds (see `heldIndices`).
  *
  * @example
  * ```ts
@@ -73,7 +75,15 @@ export function eachLeaf(
     const [v, p, isKey] = stack.pop()!;
     if (isKey) visit(v, p, true);
     else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}/${i}`, false]);
+      for (let i = v.length - 1; i >= 0; i--) {
+        const c = v[i];
+        if (c === undefined && !(i in v)) { // a hole: the rest by what the array holds (it may be 2^32-1 long)
+          const held = heldIndices(v, 0, i);
+          for (let j = held.length - 1; j >= 0; j--) stack.push([v[held[j]], `${p}/${held[j]}`, false]);
+          break;
+        }
+        stack.push([c, `${p}/${i}`, false]);
+      }
     } else if (typeof v === "object" && v !== null) {
       const keys = Object.keys(v);
       for (let i = keys.length - 1; i >= 0; i--) {

@@ -8,6 +8,63 @@
  */
 
 /**
+ * The indices in `[from, to)` (`to` defaults to the length) at which `list` holds a value, in order: the
+ * index keys `for...in` reads (own and inherited enumerable). A walk that meets a hole reads the rest of the
+ * array through this, so a sparse array built in code (length 2^32-1) costs what it holds, not its length;
+ * a hole holds nothing to walk (JSON writes it `null`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { heldIndices } from "./values.ts";
+ *
+ * const sparse: unknown[] = [1, 2];
+ * sparse.length = 2 ** 32 - 1;
+ * sparse[70_000_000] = 3;
+ * assert.deepEqual(heldIndices(sparse, 1), [1, 70_000_000]);
+ * assert.deepEqual(heldIndices(sparse, 0, 2), [0, 1]);
+ * ```
+ */
+export function heldIndices(list: readonly unknown[], from: number, to: number = list.length): number[] {
+  const out: number[] = [];
+  let ordered = true;
+  for (const key in list) {
+    const i = Number(key);
+    // (a canonical index only: not "01", "-0", "1.5" or a named key, which JSON does not write for an array)
+    if (!(i >= from && i < to && Number.isInteger(i) && String(i) === key)) continue;
+    if (out.length > 0 && i < out[out.length - 1]) ordered = false; // an inherited one comes after own ones
+    out.push(i);
+  }
+  return ordered ? out : out.sort((a, b) => a - b);
+}
+
+/**
+ * Calls `visit` on each element `list` holds, in order, as `forEach` does, but by index until the first
+ * hole and through {@link heldIndices} past it: a dense array costs an index loop, a sparse one (length
+ * 2^32-1, built in code) what it holds, where `forEach` asks for every index.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { eachHeld } from "./values.ts";
+ *
+ * const seen: number[] = [];
+ * eachHeld([5, , 7], (_, i) => seen.push(i));
+ * assert.deepEqual(seen, [0, 2]);
+ * ```
+ */
+export function eachHeld(list: readonly unknown[], visit: (item: unknown, index: number) => void): void {
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    if (item === undefined && !(i in list)) {
+      for (const j of heldIndices(list, i + 1)) visit(list[j], j);
+      return;
+    }
+    visit(item, i);
+  }
+}
+
+/**
  * A function that makes its value on the first call and returns the same value on every later call.
  *
  * @example Made once, on first use

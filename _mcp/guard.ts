@@ -33,7 +33,8 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import { checkSwitches, givenValue, idText, isRecord, objectArg, orList } from "../_common/values.ts";
-import { pastMeasure, schemaGraphProblem } from "../_common/json.ts";
+import { pastMeasure, schemaGraphProblem, walkProblem, whileMeasured } from "../_common/json.ts";
+import { DEFAULT_MAX_DEPTH } from "../_validate/validator.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -165,8 +166,10 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
     }
     if (repeated !== undefined) return refuseRepeated(params, { pointer: repeated }, compiled.tools);
     // params built in code that share their objects past measure: the validator refuses their arguments
-    // (written out, or walked as a tree, they would never end)
-    const walkable = !pastMeasure(params);
+    // (written out, or walked as a tree, they would never end). One walk of them answers too for the
+    // arguments (as the judge and its validator ask), unless it finds something: then each asks as before.
+    const problem = walkProblem(params, DEFAULT_MAX_DEPTH + 1);
+    const walkable = problem === null || !pastMeasure(params);
     const twin = walkable ? caseTwin(params, "/params") : undefined;
     if (twin !== undefined) return refuseRepeated(params, twin, compiled.tools);
     const stray = walkable ? caseStray(params, compiled.tools) : undefined;
@@ -175,7 +178,11 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
     const change = pins?.refused(name);
     if (change !== undefined) return refuseChanged(change);
     if (poisoned.has(name)) return refusePoisoned(name);
-    return judgeCall(params, compiled, { ...judging, deferWarnings, callId });
+    const args = problem === null && isRecord(params) ? params.arguments : undefined;
+    const judged = () => judgeCall(params, compiled!, { ...judging, deferWarnings, callId });
+    return typeof args === "object" && args !== null
+      ? whileMeasured(args, DEFAULT_MAX_DEPTH, judged)
+      : judged();
   };
   const guard: McpGuard = {
     setTools(list) {

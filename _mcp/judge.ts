@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { errorText, foldCase, isPlainName, isRecord } from "../_common/values.ts";
+import { eachHeld, errorText, foldCase, isPlainName, isRecord } from "../_common/values.ts";
 import { describeVerdict, feedbackName, oneLine, show } from "../_describe/verdict.ts";
 import { scan } from "../_scan/scan.ts";
 import { isAscii, isInvisible } from "../_scan/fold.ts";
@@ -273,9 +273,9 @@ export function caseTwin(value: unknown, base: string): RepeatedProperty | undef
     const [v, at] = stack.pop()!;
     if (typeof v !== "object" || v === null) continue;
     if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        if (typeof v[i] === "object" && v[i] !== null) stack.push([v[i], `${at}/${i}`]);
-      }
+      eachHeld(v, (x, i) => { // (a sparse array may be 2^32-1 long)
+        if (typeof x === "object" && x !== null) stack.push([x, `${at}/${i}`]);
+      });
       continue;
     }
     const keys = Object.keys(v);
@@ -377,7 +377,7 @@ export function caseStray(params: unknown, tools: readonly McpTool[]): CaseStray
     const [value, at, pointer] = stack.pop()!;
     const schemas = applying(root, at);
     if (Array.isArray(value)) {
-      value.forEach((v, i) => {
+      eachHeld(value, (v, i) => { // (forEach asks each index of a sparse array, 2^32-1 of them)
         if (typeof v !== "object" || v === null) return;
         const inner = subschemas(schemas, (s, out) => itemSchema(s, i, out));
         if (inner.length > 0) stack.push([v, inner, `${pointer}/${i}`]);

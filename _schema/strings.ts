@@ -15,7 +15,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { isRecord } from "../_common/values.ts";
+import { heldIndices, isRecord } from "../_common/values.ts";
 import { fellBack } from "./fallbacks.ts";
 import { RefResolver } from "./refs.ts";
 
@@ -88,6 +88,7 @@ function anyString(v: unknown, test: (s: string) => boolean): boolean {
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
+      if (x === undefined && !(i in v)) return heldIndices(v, i + 1).some((j) => anyString(v[j], test)); // a hole
       if ((typeof x === "string" || typeof x === "object") && anyString(x, test)) return true;
     }
     return false;

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { givenValue, isRecord } from "../_common/values.ts";
-import { schemaGraphProblem } from "../_common/json.ts";
+import { eachHeld, givenValue, isRecord } from "../_common/values.ts";
+import { copyAsSent, schemaGraphProblem } from "../_common/json.ts";
 
 /** Which provider shape a declaration or call came in. */
 export type ProviderShape =
@@ -74,13 +74,17 @@ const GEMINI_TYPES: Record<string, string> = {
 export function lowerTypes(schema: unknown, depth = 0): unknown {
   if (depth > 200 || typeof schema !== "object" || schema === null) return schema;
   if (Array.isArray(schema)) {
-    let changed = false;
-    const out = schema.map((s) => {
+    // (by what it holds, not by `map`, which asks for every index of a sparse array: 2^32-1 of them)
+    const changes: [number, unknown][] = [];
+    eachHeld(schema, (s, i) => {
       const r = lowerTypes(s, depth + 1);
-      if (r !== s) changed = true;
-      return r;
+      if (r !== s) changes.push([i, r]);
     });
-    return changed ? out : schema;
+    if (changes.length === 0) return schema;
+    const out: unknown[] = new Array(schema.length);
+    eachHeld(schema, (s, i) => out[i] = s);
+    for (const [i, r] of changes) out[i] = r;
+    return out;
   }
   let out: Obj | null = null;
   for (const [k, v] of Object.entries(schema)) {
@@ -152,7 +156,10 @@ export function normaliseTools(tools: readonly unknown[]): NormalisedTool[] {
  * Normalises one entry of a tools list, `place` naming it in errors (`tools[3]`): the tools it declares (a
  * Gemini `Tool` or an MCP `tools/list` result declares several).
  */
-export function normaliseTool(t: unknown, place: string): NormalisedTool[] {
+export function normaliseTool(entry: unknown, place: string): NormalisedTool[] {
+  // what JSON carries of it, as the model is sent it (and as the tools caches compare it): a keyword the
+  // model never sees is not enforced, on the first call or a later one
+  const t = copyAsSent(entry);
   if (!isRecord(t)) throw new TypeError(`${place} is not an object; expected a tool declaration`);
   const decls = t.functionDeclarations ?? t.function_declarations;
   if (Array.isArray(decls)) {

@@ -5,8 +5,10 @@
  */
 import { escapePointer } from "../_common/pointer.ts";
 import {
+  eachHeld,
   editDistance,
   errorText,
+  heldIndices,
   isPlainName,
   isRecord,
   lazy,
@@ -29,6 +31,7 @@ import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { CheckTooCostly } from "../_schema/refs.ts";
 import { show, typeOf, where } from "../_schema/report.ts";
 import {
+  copyAsSent,
   depthOver,
   listGraphProblem,
   mayOverflow,
@@ -376,7 +379,7 @@ function declaredStrings(schema: unknown): { literals: Set<string>; keys: Set<st
     if (typeof s !== "object" || s === null || depth > 200 || seen.has(s)) return;
     seen.add(s);
     if (Array.isArray(s)) {
-      for (const x of s) walk(x, depth + 1);
+      eachHeld(s, (x) => walk(x, depth + 1)); // (not every index of a sparse array, which may be 2^32-1 long)
       return;
     }
     const o = s as Record<string, unknown>;
@@ -425,7 +428,8 @@ export function compileSchema(
   options?: CompileSchemaOptions,
 ): (value: unknown) => Finding[] {
   assertReadable(schema);
-  const check = compile(schema, optionsArg(options, "compileSchema"));
+  // (what JSON carries of it, as a tool's schema is read: see copyAsSent)
+  const check = compile(copyAsSent(schema), optionsArg(options, "compileSchema"));
   return (value) => {
     try {
       if (check(value, "", null)) return [];
@@ -854,6 +858,9 @@ export function sharedPastMeasure(): Finding {
   };
 }
 
+/** The `maxDepth` of a validator made without one. */
+export const DEFAULT_MAX_DEPTH = 64;
+
 /** The finding for arguments given as a value that nest deeper than `maxDepth`. */
 export function nestedTooDeep(maxDepth: number): Finding {
   return {
@@ -1171,7 +1178,7 @@ function config(options: ValidateOptions): Config {
     repair: options.repair === true,
     coerce: options.coerce === true,
     scan: options.scan !== false,
-    maxDepth: limitOption(options.maxDepth, "maxDepth", 64),
+    maxDepth: limitOption(options.maxDepth, "maxDepth", DEFAULT_MAX_DEPTH),
     maxLength: limitOption(options.maxLength, "maxLength", 1_000_000),
   };
 }
@@ -1422,6 +1429,9 @@ function firstHit(
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
+      if (x === undefined && !(i in v)) { // a hole: the rest by what the array holds (it may be 2^32-1 long)
+        return firstHit(heldIndices(v, i + 1).map((j) => v[j]), scanner, literals, room, keys);
+      }
       if (typeof x === "string") {
         const result = x.length === 0 ? null : scanner(x);
         if (result !== null && result.blocked) {
@@ -1502,8 +1512,15 @@ function walkStrings(v: unknown, walk: InjectionWalk): void {
     return;
   }
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
+    let held: number[] | null = null; // past a hole, the indices the array holds (it may be 2^32-1 long)
+    for (let n = 0; n < (held === null ? v.length : held.length); n++) {
+      const i = held === null ? n : held[n];
       const x = v[i];
+      if (x === undefined && held === null && !(i in v)) {
+        held = heldIndices(v, i + 1);
+        n = -1;
+        continue;
+      }
       if (typeof x !== "object" && typeof x !== "string") continue;
       segments.push(i);
       walkStrings(x, walk);
@@ -1536,7 +1553,9 @@ function walkDeep(v: object, prefix: string, walk: InjectionWalk): void {
     const { x, path, isKey } = stack.pop()!;
     if (typeof x === "string") scanString(x, path, walk, isKey);
     else if (Array.isArray(x)) {
-      for (let i = x.length - 1; i >= 0; i--) stack.push({ x: x[i], path: `${path}/${i}`, isKey: false });
+      for (const i of heldIndices(x, 0).reverse()) {
+        stack.push({ x: x[i], path: `${path}/${i}`, isKey: false });
+      }
     } else if (typeof x === "object" && x !== null) {
       const names = Object.keys(x);
       for (let i = names.length - 1; i >= 0; i--) {

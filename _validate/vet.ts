@@ -8,7 +8,7 @@ import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile } from "../_schema/compile.ts";
-import { nestsDeeper, parseJson, pastMeasure } from "../_common/json.ts";
+import { copyAsSent, nestsDeeper, parseJson, pastMeasure } from "../_common/json.ts";
 import { SchemaError } from "../_schema/keywords.ts";
 import { isShape, shapeToSchema } from "./shape.ts";
 import {
@@ -289,7 +289,8 @@ function compiledFor(schema: unknown): ReturnType<typeof compile> {
     let c = cache.get(schema);
     if (!c) {
       assertReadable(schema);
-      cache.set(schema, c = compile(isShape(schema) ? shapeToSchema(schema) : schema));
+      // (what JSON carries of it, as a tool's schema is read: see copyAsSent)
+      cache.set(schema, c = compile(copyAsSent(isShape(schema) ? shapeToSchema(schema) : schema)));
     }
     return c;
   }

@@ -275,3 +275,27 @@ test("a sparse array in a schema built in code is read index by index, with no l
   assert.ok(grew < 30e6, `the heap grew by ${(grew / 1e6).toFixed(0)} MB during the walk`);
   assert.deepEqual(check({ a: {} }), []);
 });
+
+test("a sparse array inside a tool's schema costs what it holds when the tool is compiled, not its length", () => {
+  // The Gemini type lowering (`map`) and the walk for declared strings (`for...of`) asked for every index.
+  let reads = 0;
+  const sparse: unknown[] = [];
+  sparse.length = 2_000_000;
+  sparse[3] = { type: "STRING", enum: ["x"] };
+  const counting = new Proxy(sparse, {
+    get(target, key, receiver) {
+      if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  const validator = createValidator([{ name: "t", parameters: { type: "object", "x-list": counting } }]);
+  assert.equal(validator.validate([{ name: "t", arguments: {} }]).allowed, true);
+  assert.ok(reads < 100, `${reads} elements read`);
+  const huge: unknown[] = [];
+  huge.length = 2 ** 32 - 1;
+  huge[7] = "x";
+  assert.equal(
+    createValidator([{ name: "t", parameters: { type: "object", "x-list": huge } }]).tools.length,
+    1,
+  );
+});

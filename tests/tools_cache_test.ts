@@ -8,7 +8,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { validateToolCalls } from "../validate.ts";
+import { compileSchema, createValidator, validate, validateToolCalls } from "../validate.ts";
 import { gateCompletion } from "../gate.ts";
 import { extractToolCalls } from "../extract.ts";
 import { readCounted } from "./_counting.ts";
@@ -196,4 +196,61 @@ test("sanitise: a second call with the same tools array reads each of its object
   // the first check and the re-check of the redacted text, each a read of the tools, no compile
   const second = reads() - before;
   assert.ok(second <= 2 * onePass(someTools()), `${second} reads, one pass makes ${onePass(someTools())}`);
+});
+
+for (const [name, entry] of Object.entries(ENTRIES)) {
+  test(`${name}: a NaN in a tool is the same NaN on the next call (the tools are not compiled anew)`, async () => {
+    const plain = someTools();
+    (plain[2].function.parameters.properties as Record<string, Record<string, unknown>>).path.default = NaN;
+    const { tools, reads } = counted(plain);
+    assert.equal(await entry(tools), true);
+    const before = reads();
+    assert.equal(await entry(tools), true);
+    const second = reads() - before;
+    assert.ok(second <= onePass(plain), `${second} reads, one pass makes ${onePass(plain)}`);
+  });
+}
+
+for (const [name, entry] of Object.entries(ENTRIES)) {
+  test(`${name}: a keyword the JSON of a tool does not carry is not enforced, on a first call or a later one`, async () => {
+    // What a model is sent is the JSON of the tools: a non-enumerable or inherited keyword is not in it. The
+    // compiler read keywords straight from the schema, so a fresh compile enforced one added after the first
+    // call, while the cache (which compares own enumerable keys) kept the compile from before.
+    for (const edit of ["non-enumerable", "inherited"]) {
+      const tools = someTools();
+      const at = tools.findIndex((t) => t.function.name === "tool_3");
+      const properties = tools[at].function.parameters.properties as Record<string, Record<string, unknown>>;
+      assert.equal(await entry(tools), true);
+      if (edit === "inherited") Object.setPrototypeOf(properties.path, { minLength: 5, type: "integer" });
+      else {Object.defineProperty(properties.path, "minLength", {
+          value: 5,
+          enumerable: false,
+          configurable: true,
+        });}
+      assert.equal(await entry(tools), true, `${edit}: a later call with the same array`);
+      assert.equal(await entry([...tools]), true, `${edit}: another array of the same tools`);
+      assert.equal(createValidator(tools).validate([CALL]).allowed, true, `${edit}: a fresh compile`);
+      Object.defineProperty(properties.path, "minLength", { value: 5, enumerable: true, configurable: true });
+      assert.equal(
+        await entry(tools),
+        name === "extractToolCalls",
+        `${edit}: made an own key, it is in force`,
+      );
+      assert.equal(await entry([...tools]), name === "extractToolCalls", `${edit}: another array too`);
+      assert.equal(createValidator(tools).validate([CALL]).allowed, false, `${edit}: a fresh compile too`);
+    }
+  });
+}
+
+test("compileSchema, validate and createValidator agree on a keyword the JSON of a schema does not carry", async () => {
+  const schema: Record<string, unknown> = { type: "object", properties: { q: { type: "string" } } };
+  Object.defineProperty(schema.properties as object, "q", {
+    value: { type: "integer" },
+    enumerable: false,
+  });
+  Object.setPrototypeOf(schema, { required: ["r"] });
+  assert.deepEqual(compileSchema(schema)({ q: "x" }), []);
+  assert.equal((await validate("t", schema, { q: "x" })).valid, true);
+  const validator = createValidator([{ name: "t", parameters: schema }]);
+  assert.equal(validator.validate([{ name: "t", arguments: { q: "x" } }]).allowed, true);
 });
