@@ -69,7 +69,7 @@ export function grownBy(a: Int32Array, more: number): Int32Array<ArrayBuffer> {
  * assert.equal(runAt(starts, 2, 9), 1); // only the first two count
  * ```
  */
-export function runAt(starts: Int32Array, count: number, i: number): number {
+export function runAt(starts: ArrayLike<number>, count: number, i: number): number {
   let lo = 0;
   let hi = count - 1;
   while (lo < hi) {

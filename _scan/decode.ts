@@ -375,9 +375,9 @@ export class DecodedText {
    * where its original starts, and where that ends for a decoded run (each of its characters stands for all
    * of it), or -1 for a copied run (character for character).
    */
-  readonly #at: Int32Array;
-  readonly #from: Int32Array;
-  readonly #to: Int32Array;
+  readonly #at: Runs;
+  readonly #from: Runs;
+  readonly #to: Runs;
   readonly #count: number;
   /**
    * Whether some decode made a character that may start an encoding (`&lt;` made a `<`, `\u0026` an `&`): only
@@ -388,9 +388,9 @@ export class DecodedText {
   /** Takes what `decoded` made. */
   constructor(
     text: string,
-    at: Int32Array,
-    from: Int32Array,
-    to: Int32Array,
+    at: Runs,
+    from: Runs,
+    to: Runs,
     count: number,
     nested: boolean,
   ) {
@@ -443,7 +443,17 @@ export class DecodedText {
   }
 }
 
-/** The lists of runs `decoded` makes hold at first at most this many (see `grownBy`). */
+/**
+ * A list of runs (see `DecodedText`): a typed array for a long text (4 bytes a run on either engine), a plain
+ * list for a shorter one: a typed array of more than 64 bytes took V8 a native allocation, a quarter of a
+ * microsecond and garbage the collector tracks apart, three per decoded text (half of a dev row's decode, on
+ * Deno).
+ */
+type Runs = Int32Array | number[];
+
+/** Texts up to this long keep their runs in plain lists (at most three lists of as many runs: small). */
+const LISTED_UP_TO = 1 << 16;
+/** The typed lists of runs `decoded` makes hold at first at most this many (see `grownBy`). */
 const RUNS_MOST_AT_FIRST = 4096;
 /** No runs yet. */
 const NO_RUNS = new Int32Array(0);
@@ -469,9 +479,10 @@ export function decoded(text: string): DecodedText | null {
   const n = text.length;
   // Made at the first decode (a text where nothing decodes makes none), with room for a decode every 16
   // characters up to a bound: most texts then never grow them.
-  let at = NO_RUNS;
-  let from = NO_RUNS;
-  let to = NO_RUNS;
+  const listed = n <= LISTED_UP_TO;
+  let at: Runs = listed ? [] : NO_RUNS;
+  let from: Runs = listed ? [] : NO_RUNS;
+  let to: Runs = listed ? [] : NO_RUNS;
   let count = 0;
   let length = 0;
   const pieces: string[] = [];
@@ -534,11 +545,12 @@ export function decoded(text: string): DecodedText | null {
       continue;
     }
     // Room for the two runs this decode may add: the text kept before it, and its own.
-    if (count + 2 > at.length) {
+    // (a plain list grows as it is written, at its end)
+    if (!listed && count + 2 > at.length) {
       const more = at.length === 0 ? Math.min(RUNS_MOST_AT_FIRST, 16 + (n >> 3)) : 2;
-      at = grownBy(at, more);
-      from = grownBy(from, more);
-      to = grownBy(to, more);
+      at = grownBy(at as Int32Array, more);
+      from = grownBy(from as Int32Array, more);
+      to = grownBy(to as Int32Array, more);
     }
     if (p > i) {
       // (a kept run after a tag read as nothing starts where that tag ended: a run of its own all the same)
@@ -568,10 +580,10 @@ export function decoded(text: string): DecodedText | null {
   }
   if (!changed) return null;
   if (i < n) {
-    if (count === at.length) {
-      at = grownBy(at, 1);
-      from = grownBy(from, 1);
-      to = grownBy(to, 1);
+    if (!listed && count === at.length) {
+      at = grownBy(at as Int32Array, 1);
+      from = grownBy(from as Int32Array, 1);
+      to = grownBy(to as Int32Array, 1);
     }
     at[count] = length;
     from[count] = i;
