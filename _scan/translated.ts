@@ -972,7 +972,7 @@ function joined(en: Rule, tr: Rule): Rule {
     farTries: en.farTries || tr.farTries ? true : undefined,
     accept: (t, s, e, upper, original) => {
       alone.lastIndex = s;
-      // (`test`, not `exec`: a sticky match ends where `lastIndex` is left, and no match array is made)
+      // (`test`: no match array; the match ends at `lastIndex`)
       const judge = alone.test(t) && alone.lastIndex === e ? tr : en;
       return judge.accept === undefined || judge.accept(t, s, e, upper, original);
     },
