@@ -56,7 +56,7 @@ export function grownBy(a: Int32Array, more: number): Int32Array<ArrayBuffer> {
 /**
  * The run position `i` falls in, where runs are listed by where each starts: the index of the last of the
  * first `count` entries of `starts` (ascending, the first at most `i`) that is at most `i`. One binary search.
- * `stride`: the entries are every `stride`th unit of `starts` (runs of several fields in one list).
+ * `stride`: the entries are every `stride`th unit.
  *
  * @example
  * ```ts
@@ -68,7 +68,6 @@ export function grownBy(a: Int32Array, more: number): Int32Array<ArrayBuffer> {
  * assert.equal(runAt(starts, 3, 8), 1);
  * assert.equal(runAt(starts, 3, 9), 2);
  * assert.equal(runAt(starts, 2, 9), 1); // only the first two count
- * assert.equal(runAt(Int32Array.of(0, 7, 4, 7), 2, 5, 2), 1); // entries 0 and 4
  * ```
  */
 export function runAt(starts: Int32Array, count: number, i: number, stride = 1): number {

@@ -678,10 +678,7 @@ export class RuleScreen {
       !reachable(letters, maxLength, LETTER_BITS, this.#letterGrams);
   }
 
-  /**
-   * Rules with an anchor that ends at index `end`, where the gram `key` ends (and `UNSURE` for a folding key);
-   * an anchor whose rules are all in `found` is not compared.
-   */
+  /** Rules with an anchor that ends at `end`, where gram `key` does (`UNSURE`: it may fold), but for `found`. */
   #anchorsAt(text: string, end: number, key: number, found: number): number {
     let rules = this.#singles[key & CLASS_MASK] | this.#pairs[key & PAIR_KEY] |
       ((this.#unsure[key >>> 5] & (1 << (key & 31))) !== 0 ? UNSURE : 0);
