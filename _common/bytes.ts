@@ -56,6 +56,7 @@ export function grownBy(a: Int32Array, more: number): Int32Array<ArrayBuffer> {
 /**
  * The run position `i` falls in, where runs are listed by where each starts: the index of the last of the
  * first `count` entries of `starts` (ascending, the first at most `i`) that is at most `i`. One binary search.
+ * `stride`: the entries are every `stride`th unit.
  *
  * @example
  * ```ts
@@ -69,12 +70,12 @@ export function grownBy(a: Int32Array, more: number): Int32Array<ArrayBuffer> {
  * assert.equal(runAt(starts, 2, 9), 1); // only the first two count
  * ```
  */
-export function runAt(starts: Int32Array, count: number, i: number): number {
+export function runAt(starts: Int32Array, count: number, i: number, stride = 1): number {
   let lo = 0;
   let hi = count - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (starts[mid] <= i) lo = mid;
+    if (starts[mid * stride] <= i) lo = mid;
     else hi = mid - 1;
   }
   return lo;

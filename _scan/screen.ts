@@ -623,7 +623,7 @@ export class RuleScreen {
     const n = text.length;
     let found = 0;
     while (i < n) {
-      found |= this.#anchorsAt(text, i, key);
+      found |= this.#anchorsAt(text, i, key, found);
       if ((found & this.#singleRules) === this.#singleRules) grams = this.#gramsPast;
       // A key that may fold otherwise ends here: the fold's own tests, made where it ends, not over the text.
       if ((found & UNSURE) !== 0) {
@@ -678,8 +678,8 @@ export class RuleScreen {
       !reachable(letters, maxLength, LETTER_BITS, this.#letterGrams);
   }
 
-  /** Rules with an anchor that ends at index `end`, where the gram `key` ends (and `UNSURE` for a folding key). */
-  #anchorsAt(text: string, end: number, key: number): number {
+  /** Rules with an anchor that ends at `end`, where gram `key` does (`UNSURE`: it may fold), but for `found`. */
+  #anchorsAt(text: string, end: number, key: number, found: number): number {
     let rules = this.#singles[key & CLASS_MASK] | this.#pairs[key & PAIR_KEY] |
       ((this.#unsure[key >>> 5] & (1 << (key & 31))) !== 0 ? UNSURE : 0);
     const keys = this.#slotKeys;
@@ -689,7 +689,10 @@ export class RuleScreen {
       slot = (slot + 1) & (SLOTS - 1);
     }
     for (let i = this.#slotStart[slot], stop = this.#slotStart[slot + 1]; i < stop; i++) {
-      if (holdsAt(text, end - 2 - this.#probeAt[i], this.#probeText[i])) rules |= this.#probeRules[i];
+      const probeRules = this.#probeRules[i];
+      if ((probeRules & ~found) !== 0 && holdsAt(text, end - 2 - this.#probeAt[i], this.#probeText[i])) {
+        rules |= probeRules;
+      }
     }
     return rules;
   }

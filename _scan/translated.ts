@@ -982,8 +982,8 @@ function joined(en: Rule, tr: Rule): Rule {
     farTries: en.farTries || tr.farTries ? true : undefined,
     accept: (t, s, e, upper, original) => {
       alone.lastIndex = s;
-      const m = alone.exec(t);
-      const judge = m !== null && s + m[0].length === e ? tr : en;
+      // (`test`: no match array; the match ends at `lastIndex`)
+      const judge = alone.test(t) && alone.lastIndex === e ? tr : en;
       return judge.accept === undefined || judge.accept(t, s, e, upper, original);
     },
   };

@@ -225,6 +225,20 @@ test("decoded: each encoding read as what it stands for, each character mapped t
   assert.deepEqual(d.span(7, 8), [25, 28]); // "%41"
 });
 
+test("decoded: a text of any length maps back alike, a long one with many runs too", () => {
+  const encoded = "x&#73;y<em>z</em>w\\u0041v%41";
+  for (const pad of ["", "p".repeat(70_000), "p&amp;".repeat(12_000)]) {
+    const d = decoded(pad + encoded)!;
+    const at = d.text.length - "xIyzwAvA".length;
+    const from = pad.length;
+    assert.equal(d.text.slice(at), "xIyzwAvA");
+    assert.deepEqual(d.span(at + 1, at + 3), [from + 1, from + 7]); // "&#73;y"
+    assert.deepEqual(d.span(at + 2, at + 5), [from + 6, from + 18]); // "y<em>z</em>w": the tags inside
+    assert.deepEqual(d.span(at + 7, at + 8), [from + 25, from + 28]); // "%41"
+    if (pad.includes("&")) assert.deepEqual(d.span(1, 2), [1, 6]); // the first "&amp;"
+  }
+});
+
 test("scan: a long text is read decoded only near its encodings, and a phrase that reaches far from one is found whole", () => {
   // Plain prose far longer than the reach around each encoding, so only stretches of the decoded text are read.
   const prose = "The quarterly report shows steady growth in all regions, with minor delays in shipping.\n"
