@@ -575,6 +575,47 @@ test(
   },
 );
 
+test(
+  "runTool: the gap a hidden holder of stderr left is not trusted once stderr closes, and a spinner cuts nothing",
+  linuxOnly,
+  async () => {
+    // A daemon asleep holds stdout; stderr is held by a process that cleared its environment (not found), so
+    // every leftover counts and the busy spinner beside them (its output closed) keeps the drain waiting. Once
+    // the go file comes (well after the drain's quiet spell) the hidden holder exits and stderr closes: the gap
+    // the last whole look found was for two open pipes, and with one open the rechecks must look again and
+    // find the daemon alone holding stdout. A gap trusted for good, whatever pipes are open, would keep the
+    // spinner counted to the drain's bound (here the time limit) and mark the output cut.
+    const dir = tempDir();
+    const file = (name: string) => join(dir.path, name);
+    const go = file("go");
+    let pending: Promise<ToolResult> | undefined;
+    try {
+      const daemon = `sh -c 'while :; do sleep 5; done' 2>/dev/null & echo $! > "$1"; `;
+      const hidden = `env -i /bin/sh -c 'until [ -e "$1" ]; do /bin/sleep 0.05; done' sh "$3" >/dev/null & `;
+      const spinner = `sh -c 'exec >/dev/null 2>&1; echo $$ > "$1"; while :; do :; done' sh "$2" & `;
+      const script =
+        `echo started; ${daemon}${hidden}${spinner}until [ -s "$2" ]; do sleep 0.01; done; exit 0`;
+      const files = ["daemon", "spinner", "go"].map(file);
+      pending = runEngine("/bin/sh", ["-c", script, "sh", ...files], {
+        protocol: "lines",
+        timeoutMs: 20_000,
+      }, { drainMaxMs: 600_000 });
+      const pids = await Promise.all([files[0], files[1]].map(pidIn));
+      await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
+      writeFileSync(go, "");
+      const r = await pending;
+      assert.deepEqual(r.items, ["started"], r.detail);
+      assert.equal(r.truncated, false, r.detail);
+      assert.equal(r.detail, "");
+      assert.deepEqual(await waitGone(pids), [], "every leftover was ended");
+    } finally {
+      writeFileSync(go, "");
+      await pending;
+      dir.cleanup();
+    }
+  },
+);
+
 /** Python's own path (not a version manager's shim, which would exec it later), or null without Python. */
 function pythonPath(): string | null {
   try {
