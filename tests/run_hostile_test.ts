@@ -535,6 +535,54 @@ test(
   },
 );
 
+/**
+ * Runs a tool that writes "started", starts `leftovers` (shell text given one file per name of `files`, as $1,
+ * $2, ...: the one named "go" is the go file) and exits once the pid files named in `started` are written;
+ * creates the go file well after the drain's quiet spell (the drain's bound widened past any load, the time
+ * limit 20 s). Checks that the output was read whole, not marked cut, and that the guard ended the processes
+ * whose pids the files named in `ended` hold.
+ */
+async function assertCutNothingAfterGo(
+  { leftovers, files, started, ended }: {
+    leftovers: string;
+    files: readonly string[];
+    started: readonly string[];
+    ended: readonly string[];
+  },
+): Promise<void> {
+  const dir = tempDir();
+  const file = (name: string) => join(dir.path, name);
+  const go = file("go");
+  let pending: Promise<ToolResult> | undefined;
+  try {
+    const until = started.map((name) => `[ -s "$${files.indexOf(name) + 1}" ]`).join(" && ");
+    pending = runEngine(
+      "/bin/sh",
+      [
+        "-c",
+        `echo started; ${leftovers}until ${until}; do sleep 0.01; done; exit 0`,
+        "sh",
+        ...files.map(file),
+      ],
+      { protocol: "lines", timeoutMs: 20_000 },
+      { drainMaxMs: 600_000 },
+    );
+    await Promise.all(started.map((name) => pidIn(file(name))));
+    await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
+    writeFileSync(go, "");
+    const r = await pending;
+    assert.deepEqual(r.items, ["started"], r.detail);
+    assert.equal(r.truncated, false, r.detail);
+    assert.equal(r.detail, "");
+    const pids = await Promise.all(ended.map((name) => pidIn(file(name))));
+    assert.deepEqual(await waitGone(pids), [], "every leftover was ended");
+  } finally {
+    writeFileSync(go, ""); // a leftover left by a failure ends, and so does the run waiting for it
+    await pending;
+    dir.cleanup();
+  }
+}
+
 test(
   "runTool: a holder of stderr that hands it to a double-forked child and exits does not keep a spinner counted",
   linuxOnly,
@@ -543,35 +591,38 @@ test(
     // worker, once the go file comes (well after the drain's quiet spell), leaves a double-forked sleep
     // holding stderr and exits. The rechecks read only the pids already known: none of them held stderr now,
     // so every one counted and the spinner kept the tree busy to the drain's bound (here the time limit).
-    const dir = tempDir();
-    const file = (name: string) => join(dir.path, name);
-    const go = file("go");
-    let pending: Promise<ToolResult> | undefined;
-    try {
-      const daemon = `sh -c 'while :; do sleep 5; done' 2>/dev/null & echo $! > "$1"; `;
-      const worker = `sh -c 'exec >/dev/null; echo $$ > "$2"; until [ -e "$4" ]; do :; done; ` +
-        `(sleep 600 & echo $! > "$5"); exit 0' sh "$@" & `;
-      const spinner = `sh -c 'exec >/dev/null 2>&1; echo $$ > "$3"; while :; do :; done' sh "$@" & `;
-      const script = `echo started; ${daemon}${worker}${spinner}` +
-        `until [ -s "$2" ] && [ -s "$3" ]; do sleep 0.01; done; exit 0`;
-      const files = ["daemon", "worker", "spinner", "go", "sleeper"].map(file);
-      pending = runEngine("/bin/sh", ["-c", script, "sh", ...files], {
-        protocol: "lines",
-        timeoutMs: 20_000,
-      }, { drainMaxMs: 600_000 });
-      const pids = await Promise.all([files[0], files[1], files[2]].map(pidIn));
-      await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
-      writeFileSync(go, "");
-      const r = await pending;
-      assert.deepEqual(r.items, ["started"], r.detail);
-      assert.equal(r.truncated, false, r.detail);
-      assert.equal(r.detail, "");
-      assert.deepEqual(await waitGone([...pids, await pidIn(files[4])]), [], "every leftover was ended");
-    } finally {
-      writeFileSync(go, "");
-      await pending;
-      dir.cleanup();
-    }
+    const daemon = `sh -c 'while :; do sleep 5; done' 2>/dev/null & echo $! > "$1"; `;
+    const worker = `sh -c 'exec >/dev/null; echo $$ > "$2"; until [ -e "$4" ]; do :; done; ` +
+      `(sleep 600 & echo $! > "$5"); exit 0' sh "$@" & `;
+    const spinner = `sh -c 'exec >/dev/null 2>&1; echo $$ > "$3"; while :; do :; done' sh "$@" & `;
+    await assertCutNothingAfterGo({
+      leftovers: `${daemon}${worker}${spinner}`,
+      files: ["daemon", "worker", "spinner", "go", "sleeper"],
+      started: ["worker", "spinner"],
+      ended: ["daemon", "worker", "spinner", "sleeper"],
+    });
+  },
+);
+
+test(
+  "runTool: the gap a hidden holder of stderr left is not trusted once stderr closes, and a spinner cuts nothing",
+  linuxOnly,
+  async () => {
+    // A daemon asleep holds stdout; stderr is held by a process that cleared its environment (not found), so
+    // every leftover counts and the busy spinner beside them (its output closed) keeps the drain waiting. Once
+    // the go file comes (well after the drain's quiet spell) the hidden holder exits and stderr closes: the gap
+    // the last whole look found was for two open pipes, and with one open the rechecks must look again and
+    // find the daemon alone holding stdout. A gap trusted for good, whatever pipes are open, would keep the
+    // spinner counted to the drain's bound (here the time limit) and mark the output cut.
+    const daemon = `sh -c 'while :; do sleep 5; done' 2>/dev/null & echo $! > "$1"; `;
+    const hidden = `env -i /bin/sh -c 'until [ -e "$1" ]; do /bin/sleep 0.05; done' sh "$3" >/dev/null & `;
+    const spinner = `sh -c 'exec >/dev/null 2>&1; echo $$ > "$1"; while :; do :; done' sh "$2" & `;
+    await assertCutNothingAfterGo({
+      leftovers: `${daemon}${hidden}${spinner}`,
+      files: ["daemon", "spinner", "go"],
+      started: ["spinner"],
+      ended: ["daemon", "spinner"],
+    });
   },
 );
 
