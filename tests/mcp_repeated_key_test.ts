@@ -512,6 +512,9 @@ function feedbackOf(
   };
 }
 
+/** An object schema whose `propertyNames` refuse the keys `pattern` matches. */
+const not = (pattern: string) => ({ type: "object", propertyNames: { not: { pattern } } });
+
 test("checkCall: a key in another case is refused under not, if, and a patternProperties schema its key matches", () => {
   const id = { type: "string", pattern: "^u[0-9]+$" };
   const owner = { type: "object", properties: { id } };
@@ -718,7 +721,6 @@ test("checkCall: a propertyNames pattern that spells no letter, or that the sche
 });
 
 test("checkCall: a propertyNames pattern that gives a letter by its code, a Greek final sigma or an astral letter names words too", () => {
-  const not = (pattern: string) => ({ type: "object", propertyNames: { not: { pattern } } });
   const feedback = feedbackOf({
     // the capital F by its code: `force` and `FORCE` are not "Force", and passed
     unicode: not("^\\u0046orce$"),
@@ -760,7 +762,6 @@ test("checkCall: the letters of an escape, a group's name or the flags a group s
   // `^\x5F\w+$` spells "_" by its code and no letter, as `^_\w+$` does: its hex digit "F" counted as one,
   // the pattern was a word rule, and the long s the key folds to "s" (a word character) was refused where
   // `^_\w+$` lets it by. So with a group's flag (`(?s:`) and name (`(?<n>`).
-  const not = (pattern: string) => ({ type: "object", propertyNames: { not: { pattern } } });
   const feedback = feedbackOf({
     plain: not("^_\\w+$"),
     hex: not("^\\x5F\\w+$"),
