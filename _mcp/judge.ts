@@ -632,7 +632,8 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
  * character "s", `\u00df` two letters). A letter is read whole where it is astral (two UTF-16 units, with or
  * without the `u` flag), and where an escape gives it by code (`\u0046`, `\x46`, `\u{46}` with the flag
  * the validator compiles it with): such an escape is a letter a case-blind server reads in any case, as
- * written. Any other escape is kept as written (`\D` is not `\d`).
+ * written. Any other escape is kept as written (`\D` is not `\d`), whole, as are a group's name and the
+ * flags a group sets (see `syntaxEnd`): their letters are no letters the pattern spells.
  */
 function foldedPattern(source: string): string | undefined {
   const unicode = compilesUnicode(source);
@@ -647,8 +648,9 @@ function foldedPattern(source: string): string | undefined {
       if (next === "p" || next === "P" || (inClass && "uxc".includes(next))) return undefined;
       const coded = inClass ? undefined : codedLetter(source, i, unicode);
       if (coded === undefined) {
-        out += c + next;
-        i++;
+        const end = inClass ? i + 2 : syntaxEnd(source, i, unicode);
+        out += source.slice(i, end);
+        i = end - 1;
         continue;
       }
       [c, raw] = [coded.letter, source.slice(i, coded.end)];
@@ -664,6 +666,12 @@ function foldedPattern(source: string): string | undefined {
       continue;
     }
     if (c === "[") inClass = true;
+    if (c === "(") {
+      const end = syntaxEnd(source, i, unicode);
+      out += source.slice(i, end);
+      i = end - 1;
+      continue;
+    }
     if (c.toLowerCase() === c.toUpperCase()) {
       out += raw;
       continue;
@@ -674,6 +682,23 @@ function foldedPattern(source: string): string | undefined {
     out += folded;
   }
   return spellsLetter ? out : undefined;
+}
+
+/**
+ * Where the piece of syntax at `i` of `source` (outside a class) that is kept as written ends: an escape
+ * whole (`\x5F`, `\u002E`, `\u{5F}` with the `u` flag, `\cJ`, `\k<name>` where the pattern names groups),
+ * a group's opening with its name (`(?<name>`) or the flags it sets (`(?s:`, `(?-i:`). Their letters (hex
+ * digits, a control letter, a name, a flag) spell no word: counted, `^\x5F\w+$` and `^(?s:.{6,})$` were
+ * word rules, and `_\u017fa` and `\u00df\u00df\u00df` were refused where `^_\w+$` and `^.{6,}$` let them by.
+ */
+function syntaxEnd(source: string, i: number, unicode: boolean): number {
+  const rest = source.slice(i);
+  const m = rest[0] === "("
+    ? /^\(\?(?:<(?![=!])[^>]*>|[a-zA-Z]*(?:-[a-zA-Z]*)?:)/.exec(rest)
+    : (unicode && /^\\u\{[0-9a-fA-F]+\}/.exec(rest)) ||
+      /^\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|c[a-zA-Z])/.exec(rest) ||
+      (source.includes("(?<") && /^\\k<[^>]*>/.exec(rest));
+  return i + (m ? m[0].length : rest[0] === "(" ? 1 : 2);
 }
 
 /** Whether the validator compiles `source` with the `u` flag (see `makeRegExp`: without it, else). */

@@ -512,6 +512,9 @@ function feedbackOf(
   };
 }
 
+/** An object schema whose `propertyNames` refuse the keys `pattern` matches. */
+const not = (pattern: string) => ({ type: "object", propertyNames: { not: { pattern } } });
+
 test("checkCall: a key in another case is refused under not, if, and a patternProperties schema its key matches", () => {
   const id = { type: "string", pattern: "^u[0-9]+$" };
   const owner = { type: "object", properties: { id } };
@@ -718,7 +721,6 @@ test("checkCall: a propertyNames pattern that spells no letter, or that the sche
 });
 
 test("checkCall: a propertyNames pattern that gives a letter by its code, a Greek final sigma or an astral letter names words too", () => {
-  const not = (pattern: string) => ({ type: "object", propertyNames: { not: { pattern } } });
   const feedback = feedbackOf({
     // the capital F by its code: `force` and `FORCE` are not "Force", and passed
     unicode: not("^\\u0046orce$"),
@@ -754,6 +756,31 @@ test("checkCall: a propertyNames pattern that gives a letter by its code, a Gree
   // A letter by its code in a class is about case, as a letter there is.
   const none = feedbackOf({ cls: not("^[\\u0046]orce$") });
   assert.equal(none({ cls: { force: 1 } }), "");
+});
+
+test("checkCall: the letters of an escape, a group's name or the flags a group sets spell no word in a propertyNames pattern", () => {
+  // `^\x5F\w+$` spells "_" by its code and no letter, as `^_\w+$` does: its hex digit "F" counted as one,
+  // the pattern was a word rule, and the long s the key folds to "s" (a word character) was refused where
+  // `^_\w+$` lets it by. So with a group's flag (`(?s:`) and name (`(?<n>`).
+  const feedback = feedbackOf({
+    plain: not("^_\\w+$"),
+    hex: not("^\\x5F\\w+$"),
+    unicode: not("^\\u005F\\w+$"),
+    braced: not("^\\u{5F}\\w+$"),
+    control: not("^\\cJ\\w+$"),
+    flag: not("^(?s:.{6,})$"),
+    named: not("^(?<n>\\w+)\\k<n>$"),
+  });
+  assert.equal(feedback({ plain: { "_\u017fa": 1 } }), "");
+  for (const name of ["hex", "unicode", "braced"]) {
+    assert.equal(feedback({ [name]: { "_\u017fa": 1 } }), "", name);
+  }
+  assert.equal(feedback({ control: { "\n\u017fa": 1 } }), "");
+  assert.equal(feedback({ flag: { "\u00df\u00df\u00df": 1 } }), "");
+  assert.equal(feedback({ named: { "\u017fs": 1 } }), "");
+  // a word spelled after such syntax is still judged
+  const word = feedbackOf({ a: not("^\\x5F(?-i:force)$") });
+  assert.match(word({ a: { _FORCE: 1 } }), /"_FORCE", which the tool's name rule .* judges in another case/);
 });
 
 test("checkCall: a key in capitals against a propertyNames pattern with repeats side by side is judged in linear time", async () => {
