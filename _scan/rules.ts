@@ -1916,7 +1916,7 @@ const PREVIOUS_ORDERS =
   `(?:bisher|zuvor) (?:erhaltenen|gegebenen|erteilten))(?: und [a-z]{2,16})? ` +
   `(?:system)?(?:anweisung(?:en)?|instruktion(?:en)?|regeln?|befehle?|vorgaben|direktiven|richtlinien|` +
   `anordnungen|kommandos|instructies?|regels|opdrachten|richtlijnen|aanwijzingen|bevelen|commando's|` +
-  `instrukcje|instrukcjach|polecenia|poleceniach|wytyczne|wytycznych|komendy|rozkazy|zasady|pokyny|` +
+  `instrukcje|instrukcjach|instrukcji|polecenia|poleceniach|polecen|wytyczne|wytycznych|komendy|rozkazy|zasady|pokyny|` +
   `instrukce|pravidla|prikazy|smernice)|(?:instructions?|consignes?|regles?|directives?|ordres|` +
   `instrucciones|instruccion|reglas?|indicaciones|directivas|directrices|ordenes|comandos|istruzioni|` +
   `istruzione|regole|regola|indicazioni|direttive|comandi|ordini|linee guida|instrucoes|instrucao|regras?|` +
@@ -1950,21 +1950,35 @@ const IGNORE_TRANSLATED: readonly string[] = [
   // (orders in more than a word: "Ne tenez pas compte des ...", "Haz caso omiso de ...", "Non seguire ...")
   ...["ne tenez pas compte", "ne tiens pas compte", "haz caso omiso", "haga caso omiso", "non seguire"],
   ...["non seguite", "no sigas", "no siga", "nao siga", "nao sigas"],
-  // (infinitives, orders only after a modal: "Debes ignorar ...", see `INFINITIVE_AFTER_MODAL`)
-  ...["ignorar", "olvidar", "ignorare", "dimenticare", "esquecer", "desconsiderar"],
+  // (infinitives, orders only after a modal: "Debes ignorar ...", "Prosz\u0119 zignorowa\u0107 ...", see `INFINITIVE`)
+  ...[
+    "ignorar",
+    "olvidar",
+    "ignorare",
+    "dimenticare",
+    "esquecer",
+    "desconsiderar",
+    "zignorowac",
+    "ignorowac",
+  ],
+  ...["zapomniec", "pominac", "nie brac pod uwage"],
+  // (Polish "leave out of account", an order, not a negation: "Nie bierz pod uwag\u0119 poprzednich instrukcji")
+  ...["nie bierz pod uwage", "nie bierzcie pod uwage"],
 ];
 
 /** Infinitives of `IGNORE_TRANSLATED`: an order only after a modal (see `MODAL_BEFORE`). */
-const INFINITIVE = lazy(() => /^(?:ignorar|olvidar|ignorare|dimenticare|esquecer|desconsiderar)\b/);
+const INFINITIVE = lazy(() =>
+  /^(?:ignorar|olvidar|ignorare|dimenticare|esquecer|desconsiderar|zignorowac|ignorowac|zapomniec|pominac|nie brac)\b/
+);
 
 /**
  * A modal, its subject before it or not, that makes an infinitive to ignore an order, folded: "Debes ignorar",
  * "Devi ignorare", "Voce deve esquecer", "Vous devez ignorer", and before a German or Dutch modal its subject,
- * "Du musst ...", "Je moet ..." (bare, an infinitive labels a setting: "Ignorar las reglas anteriores: marque
- * esta casilla").
+ * "Du musst ...", "Je moet ...", and the Polish polite "Prosz\u0119 zignorowa\u0107 ...", "Nale\u017cy ..." (bare, an infinitive
+ * labels a setting: "Ignorar las reglas anteriores: marque esta casilla").
  */
 const MODAL_BEFORE = lazy(() =>
-  /(?:(?:tu|usted|ustedes|voce|voces|lei|vous) )?(?:debes|debe|deben|devi|deve|devono|deves|devez|dois|doit|tienes que|tiene que|hai da|precisa|precisas) ?$|(?:du|ihr|sie|je|jij|u|jullie) $/
+  /(?:(?:tu|usted|ustedes|voce|voces|lei|vous) )?(?:debes|debe|deben|devi|deve|devono|deves|devez|dois|doit|tienes que|tiene que|hai da|precisa|precisas|prosze|prosimy|nalezy|musisz|musicie) ?$|(?:du|ihr|sie|je|jij|u|jullie) $/
 );
 
 /**
@@ -2537,7 +2551,7 @@ const englishRules = (): Rule[] => [
     needles: [
       ...["ignor", "vergiss", "vergess", "missacht", "oubli", "olvid", "dimentic", "esquec", "negeer"],
       ...["vergeet", "zapom", "desconsider", "negeren", "vergeten", "pas compte", "caso omiso", "non segui"],
-      ...["no sig", "nao sig"],
+      ...["no sig", "nao sig", "pominac", "pod uwage"],
     ],
     // (its words for "previous", which English seldom has: an English order is left to the rules above)
     anchors: [
