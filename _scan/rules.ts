@@ -2151,6 +2151,9 @@ const DECODE_NAMED = lazy(() =>
   /base ?64|rot ?-?13|\bhex\b|hexadecimal|binary|morse|caesar|cipher|encoded|encoding|leet|backwards|reversed|in reverse|obfuscat|scrambl|\b(?:obey|comply)/
 );
 
+/** A condition right after an order, which makes it one reader's: ", if you use Docker", " unless ...". */
+const CONDITION_AFTER = lazy(() => /^,? (?:if|unless|when|for|in case|on)\b/);
+
 /** Nouns that name the assistant's own instructions. */
 const INSTRUCTIONS =
   `(?:[a-z]{0,3}nstruct[a-z]{0,6}|prompts?|directions|directives?|rules|guidelines|commands|orders|guidance|constraints|programming|restrictions|polic(?:y|ies)|context|tasks?|requests?|messages|system prompt|conversation)`;
@@ -2547,6 +2550,76 @@ const englishRules = (): Rule[] => [
         ` [a-z' ]{0,30}?\\b${INSTRUCTIONS}\\b`,
       "g",
     ),
+  },
+  {
+    // The same order with "previous" after the noun: "Ignore the instructions above", "Ignore any instructions
+    // you received before this document", "pay no attention to the instructions that came before this one".
+    name: "override.ignore_previous",
+    leads: ["ignore", "disregard", "forget", "neglect", "discard", "set aside", "pay no attention"],
+    maxLen: 140,
+    needles: ["ignor", "disregard", "forget", "neglect", "discard", "set aside", "pay no attention"],
+    anchors: ["above", "before", "earlier", "previously", "so far", "up to", "until now"],
+    category: "instruction_override",
+    re: new RegExp(
+      "(?<![a-z])(?:ignore|disregard|forget|neglect|discard|set aside|pay no attention to)" +
+        "(?: (?:the|all|any|all the|all of the|every|each))? (?:(?:other|previous|prior|earlier) )?" +
+        "(?:instructions?|directions|directives|rules|guidelines|guidance|prompts?|orders|commands)" +
+        "(?: (?:that )?(?:you|i) (?:have |'ve )?(?:received|were given|got|were told|have been given)|" +
+        " (?:that )?(?:came|come|were given|was given|given|written|stated)(?: to you)?)?" +
+        " (?:above|before(?: this(?: [a-z]+)?)?|earlier|previously|so far|up to (?:now|this point)|until now)" +
+        "(?![a-z])",
+      "g",
+    ),
+    // (an order of its own: "If you use Docker, ignore the instructions above", "Ignore the instructions above
+    // if you use Docker" and "Docker users: ignore ..." tell one reader which steps are theirs)
+    accept: (t, s, e) =>
+      imperativeStart(t, s) !== false && !CONDITION_AFTER().test(t.slice(e, e + 12)) &&
+      !/\b(?:users|owners|customers|developers|readers) ?: ?$/.test(t.slice(Math.max(0, s - 16), s)),
+  },
+  {
+    // The previous orders said to be void: "All earlier directives are hereby revoked", "all prior guidance given
+    // to you is hereby superseded", "All previous instructions are to be ignored by the assistant", "Consider
+    // your previous guidelines null and void".
+    name: "override.ignore_previous",
+    leads: ["all", "any", "the", "your", "consider", "treat", "regard"],
+    farTries: true,
+    maxLen: 140,
+    needles: [
+      "hereby",
+      "to be ignored",
+      "to be disregarded",
+      "null and void",
+      "given to you",
+      "you were given",
+    ],
+    anchors: [
+      "hereby",
+      "to be ignored",
+      "to be disregarded",
+      "null and void",
+      "given to you",
+      "you were given",
+    ],
+    category: "instruction_override",
+    re: new RegExp(
+      "(?<![a-z])(?:(?:all|any|the|your) (?:of (?:the|your) )?(?:previous|prior|earlier|preceding|former|above|" +
+        "original|existing|old) (?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|" +
+        "commands)(?: (?:given to you|you were given|you have been given|you received))?(?: (?:before|earlier|so far))?" +
+        " (?:are|is|have been|has been) (?:hereby (?:revoked|superseded|cancell?ed|void|rescinded|withdrawn|" +
+        "lifted|overridden|replaced)|(?:to be (?:ignored|disregarded)|revoked|superseded|void|null and void) " +
+        "(?:by (?:the|you|any) ?(?:assistant|model|ai|agent|llm)?|from now on)|null and void)|" +
+        "(?:consider|treat|regard) (?:all )?(?:of )?your (?:previous|prior|earlier|former|original|old|existing) " +
+        "(?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|commands) (?:as )?" +
+        "(?:null and void|void|revoked|cancell?ed|superseded|obsolete|invalid))(?![a-z])",
+      "g",
+    ),
+    // (said of the reader's instructions: "given to you", "your", "hereby" or "by the assistant"; "The previous
+    // instructions are superseded by this guide" tells of a document, "... hereby withdrawn by the ministry" of
+    // someone else's)
+    accept: (t, s, e) =>
+      /\b(?:hereby|you|your|assistant|model|ai|agent|llm|from now on)\b/.test(t.slice(s, e)) &&
+      !/^ by (?!(?:the |an? )?(?:assistant|model|ai|agent|llm)\b)/.test(t.slice(e, e + 20)) &&
+      (!/^consider|^treat|^regard/.test(t.slice(s, s + 8)) || imperativeStart(t, s) !== false),
   },
   {
     // The same order in German, French, Spanish, Italian, Portuguese, Dutch, Polish or Czech, folded (no
