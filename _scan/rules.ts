@@ -2597,21 +2597,16 @@ const englishRules = (): Rule[] => [
     leads: ["all", "any", "the", "your", "consider", "treat", "regard"],
     farTries: true,
     maxLen: 140,
+    // (every match holds one of these: the verdict on the orders)
     needles: [
       "hereby",
       "to be ignored",
       "to be disregarded",
-      "null and void",
-      "given to you",
-      "you were given",
-    ],
-    anchors: [
-      "hereby",
-      "to be ignored",
-      "to be disregarded",
-      "null and void",
-      "given to you",
-      "you were given",
+      "revoked",
+      "superseded",
+      "void",
+      "cancel",
+      "obsolete",
     ],
     category: "instruction_override",
     re: new RegExp(
@@ -2620,10 +2615,10 @@ const englishRules = (): Rule[] => [
         "commands)(?: (?:given to you|you were given|you have been given|you received))?(?: (?:before|earlier|so far))?" +
         " (?:are|is|have been|has been) (?:hereby (?:revoked|superseded|cancell?ed|void|rescinded|withdrawn|" +
         "lifted|overridden|replaced)|(?:to be (?:ignored|disregarded)|revoked|superseded|void|null and void) " +
-        "(?:by (?:the|you|any) ?(?:assistant|model|ai|agent|llm)?|from now on)|null and void)|" +
+        "(?:by (?:the |an? )?(?:assistant|model|ai|agent|llm)|by you|from now on)|null and void)|" +
         "(?:consider|treat|regard) (?:all )?(?:of )?your (?:previous|prior|earlier|former|original|old|existing) " +
         "(?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|commands) (?:as )?" +
-        "(?:null and void|void|revoked|cancell?ed|superseded|obsolete|invalid))(?![a-z])",
+        "(?:null and void|void|revoked|cancell?ed|superseded|obsolete))(?![a-z])",
       "g",
     ),
     // (said of the reader's instructions: "given to you", "your", "hereby" or "by the assistant"; "The previous
