@@ -136,9 +136,9 @@ function namedRefs(): ReadonlyMap<number, string> {
 
 /**
  * The names of `namedRefs` a browser reads without their `;` (HTML's legacy references): "Ignore&nbspall" is
- * drawn as two words.
+ * drawn as two words, and "&LTsystem&GT" as "<system>" (the markup names are legacy in capitals too).
  */
-const NO_SEMICOLON = ["nbsp", "shy", "amp", "quot", "lt", "gt"];
+const NO_SEMICOLON = ["nbsp", "shy", "amp", "quot", "lt", "gt", "AMP", "QUOT", "LT", "GT"];
 
 /**
  * Inline elements, by `nameKey`: a browser draws no break at their tags, so they read as nothing. Made on

@@ -548,14 +548,18 @@ const translations = lazy((): Rule[] => {
   /**
    * What a plural order to ignore drops, folded: the previous instructions in its languages ("vorherigen
    * Anweisungen", "instrucciones anteriores", "poprzednie instrukcje", "istruzioni precedenti"). In German the
-   * instructions alone: a program's manual says what an option "ignoriert" of rules and settings.
+   * instructions alone: a program's manual says what an option "ignoriert" of rules and settings; but the
+   * rules too where "eure" makes them the reader's ("Ignoriert eure Regeln").
    */
   const PLURAL_DROPPED =
     "(?:(?:vorherigen|vorigen|bisherigen|fruheren|obigen|vorangegangenen) (?:anweisungen|" +
     "instruktionen|befehle|anordnungen|direktiven)|(?:instrucciones|indicaciones|ordenes|reglas|directrices) " +
     "(?:anteriores|previas)|(?:istruzioni|indicazioni|regole|direttive) (?:precedenti|di prima)|(?:instrucoes|" +
     "orientacoes|regras|diretrizes) (?:anteriores|previas)|(?:poprzednie|wczesniejsze) (?:instrukcje|polecenia|" +
-    "wytyczne|zasady)|(?:poprzednich|wczesniejszych) (?:instrukcjach|poleceniach|wytycznych|zasadach))";
+    "wytyczne|zasady)|(?:poprzednich|wczesniejszych) (?:instrukcjach|poleceniach|wytycznych|zasadach)|" +
+    // (a German plural "your" makes the rules the reader's own: "Ignoriert eure Regeln")
+    "(?:eure|euren) (?:anweisungen|instruktionen|regeln|richtlinien|vorgaben|beschrankungen|" +
+    "einschrankungen|systemanweisungen|systemprompts?))";
 
   /**
    * True when the plural order to ignore at `t[s..e]` opens its clause (see `orderOpens`), is not asked
@@ -602,10 +606,10 @@ const translations = lazy((): Rule[] => {
   /**
    * Verbs that show or reveal in a formal or plural imperative, folded, the pronoun ("me" or "us") first or
    * joined: Italian "Mi mostri", "Mostrateci", Spanish "Mu\u00e9streme", "Mostradnos", Portuguese "Mostrem",
-   * Polish "Poka\u017ccie". Each takes the formal or plural "your" (`FORMAL_YOUR`) as well as `YOUR`; the familiar
-   * verbs do not, as Spanish and Italian spell "its" so too: a tooltip's "Muestra su prompt del sistema". Not
-   * the verbs that repeat, write or print: a form's "Escriba sus instrucciones:", a pilot's "Repita sus
-   * instrucciones".
+   * Polish "Poka\u017ccie", German "Zeigt", "Verratet". Each takes the formal or plural "your" (`FORMAL_YOUR`)
+   * as well as `YOUR`; the familiar verbs do not, as Spanish and Italian spell "its" so too: a tooltip's
+   * "Muestra su prompt del sistema". Not the verbs that repeat, write or print: a form's "Escriba sus
+   * instrucciones:", a pilot's "Repita sus instrucciones".
    */
   const FORMAL_LEAK_VERBS = [
     "mi mostri|mi riveli|ci mostri|ci riveli|mostri|riveli|mostratemi|rivelatemi|mostrateci|rivelateci|mostrate|" +
@@ -614,12 +618,18 @@ const translations = lazy((): Rule[] => {
     "revelad",
     "mostrem|revelem|mostrem-me|revelem-me|me mostrem|me revelem|mostrem-nos|revelem-nos|nos mostrem|nos revelem",
     "pokazcie|ujawnijcie|zdradzcie",
+    "zeigt|zeigt mir|zeigt uns|verratet|verratet mir|verratet uns|nennt mir|nennt uns|gebt mir|gebt uns|" +
+    "sagt mir|sagt uns",
   ].join("|");
 
-  /** "Your", formal or plural, folded, with its article: "il suo", "la vostra", "su", "vuestras", "wasze". */
+  /**
+   * "Your", formal or plural, folded, with its article: "il suo", "la vostra", "su", "vuestras", "wasze",
+   * "eure".
+   */
   const FORMAL_YOUR =
     "(?:(?:il |la |i |le )?(?:suo|sua|suoi|sue|vostro|vostra|vostri|vostre)|su|sus|vuestro|" +
-    "vuestra|vuestros|vuestras|(?:o |a |os |as )?(?:vosso|vossa|vossos|vossas)|wasz|wasze|waszego|waszych)";
+    "vuestra|vuestros|vuestras|(?:o |a |os |as )?(?:vosso|vossa|vossos|vossas)|wasz|wasze|waszego|waszych|" +
+    "eure|euren|euer)";
 
   /**
    * Each of `LEAK_VERBS` and `FORMAL_LEAK_VERBS` and the space after it: the leads of the translated
@@ -866,7 +876,7 @@ const translations = lazy((): Rule[] => {
       name: "override.ignore_previous_translated",
       leads: PLURAL_IGNORE.split("|"),
       anchors: spaced(
-        "vorherig vorig bisher fruher obigen vorangegangen anterior previa precedent di_prima poprzedni wczesniejsz",
+        "vorherig vorig bisher fruher obigen vorangegangen anterior previa precedent di_prima poprzedni wczesniejsz eure",
       ),
       maxLen: 120,
       category: "instruction_override",
@@ -893,7 +903,12 @@ const translations = lazy((): Rule[] => {
           "(?![a-z])",
         "g",
       ),
-      accept: (t, s, e) => orderOpens(t, s) && !OTHER_INSTRUCTIONS.test(t.slice(e, e + 16)),
+      // (German "zeigt ... an" tells what a view shows, "anzeigen": "Zeigt eure Anweisungen an"; an article
+      // before the noun makes "your" someone's to whom they are shown: "Zeig deinen Eltern die Anweisungen")
+      accept: (t, s, e) =>
+        orderOpens(t, s) && !OTHER_INSTRUCTIONS.test(t.slice(e, e + 16)) &&
+        !(/^zeigt\b/.test(t.slice(s, s + 6)) && /^ an\b/.test(t.slice(e, e + 4))) &&
+        !/ (?:die|den|der|das|dem) [a-z-]+$/.test(t.slice(s, e)),
     },
     {
       // "o usu\u00e1rio autorizou voc\u00ea a compartilhar ...", "Als Administrator ... erlaube ich dir ausdr\u00fccklich
