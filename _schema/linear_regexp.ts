@@ -118,6 +118,7 @@ class Reader {
     else if (c === 0x3f) [min, max] = [0, 1];
     else if (c === 0x7b) {
       const m = /^\{(\d+)(,(\d*))?\}/.exec(String.fromCodePoint(...this.#cps.slice(this.#i, this.#i + 24)));
+      if (m === null && !this.#unicode) return atom; // the legacy syntax reads a "{" that counts nothing as itself
       if (m === null) throw new Unsupported("{");
       min = Number(m[1]);
       max = m[2] === undefined ? min : m[3] === "" ? Infinity : Number(m[3]);
@@ -158,12 +159,16 @@ class Reader {
         const ranges = this.#escape(false);
         return { k: "set", ranges, neg: false, ...this.#takeProps() };
       }
-      case 0x2a:
-      case 0x2b:
-      case 0x3f:
       case 0x7b:
       case 0x7d:
       case 0x5d:
+        // the legacy syntax reads a "{", "}" or "]" that opens or closes nothing as itself (`^(\[\d+])$`: the
+        // native engine compiled the pattern, so here they can be nothing else)
+        if (!this.#unicode) return { k: "set", ranges: [[c, c]], neg: false };
+        throw new Unsupported("unexpected character");
+      case 0x2a:
+      case 0x2b:
+      case 0x3f:
       case undefined:
         throw new Unsupported("unexpected character");
       default:
@@ -276,8 +281,7 @@ class Reader {
       if (c === 0x5d) break;
       let lo: [number, number][];
       if (c === 0x5c) lo = this.#escape(true);
-      else if (c === 0x5b) throw new Unsupported("nested class");
-      else lo = [[c, c]];
+      else lo = [[c, c]]; // "[" too: a class nests only with the v flag, which schema patterns never get
       if (this.#peek() === 0x2d && this.#cps[this.#i + 1] !== 0x5d && this.#cps[this.#i + 1] !== undefined) {
         this.#i++;
         const d = this.#cps[this.#i++];
