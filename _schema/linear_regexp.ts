@@ -443,20 +443,48 @@ function polynomial(node: Node, opens: Opens = unbounded): boolean {
  * of its counted repeats (at most `n + 1` lengths each) and the sum over each set of alternatives. Seven
  * `a{0,20}` side by side, or thirty `(?:a|a)`, make billions; two unbounded repeats need not be there.
  */
-function choices(node: Node, n: number): number {
+function choices(node: Node, n: number, once?: Node): number {
   switch (node.k) {
     case "rep":
-      if (node.max === Infinity) return 1;
+      if (node.max === Infinity || node === once) return 1;
       // a repeat of more than one holds no choice the next character leaves open in a tree not exponential
       if (node.max > 1) return Math.min(node.max - node.min + 1, n + 1);
-      return (node.min === 0 ? 1 : 0) + choices(node.node, n);
+      return (node.min === 0 ? 1 : 0) + choices(node.node, n, once);
     case "cat":
-      return node.items.reduce((product, item) => product * choices(item, n), 1);
+      return node.items.reduce((product, item) => product * choices(item, n, once), 1);
     case "alt":
-      return node.alts.reduce((sum, alt) => sum + choices(alt, n), 0);
+      return node.alts.reduce((sum, alt) => sum + choices(alt, n, once), 0);
     default:
       return 1;
   }
+}
+
+/** The counted repeat of a range (`{1,255}`) that {@linkcode choices} multiplies by the most, if any. */
+function widest(node: Node): Node | undefined {
+  switch (node.k) {
+    case "rep":
+      if (node.max === Infinity) return undefined;
+      return node.max > 1 ? node : widest(node.node);
+    case "cat":
+    case "alt": {
+      const range = (r: Node | undefined) => r?.k === "rep" ? r.max - r.min : -1;
+      return (node.k === "cat" ? node.items : node.alts).map(widest).reduce((a, b) =>
+        range(b) > range(a) ? b : a
+      );
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The {@linkcode choices} that multiply a backtracking engine's work: all of them where two items that vary
+ * can take the same character, else all but the widest counted repeat's. With none such side by side
+ * (`^[^@]{1,64}@[^@]{1,255}$`, `^[A-Za-z0-9+/]{0,2000000}={0,2}$`), the engine gives that repeat's
+ * characters back one at a time, each tried once, as it does a lone `*`'s, which counts no choice either.
+ */
+function costlyChoices(tree: Node): number {
+  return choices(tree, Infinity, polynomial(tree, varies) ? undefined : widest(tree));
 }
 
 /**
@@ -467,10 +495,10 @@ const MAX_CHOICES = 2 ** 12;
 
 /**
  * True when backtracking on `node` can take more than linear time: {@linkcode exponential}, polynomial, or
- * with many {@linkcode choices}.
+ * with many {@linkcode costlyChoices}.
  */
 function risky(node: Node): boolean {
-  return exponential(node) || polynomial(node) || choices(node, Infinity) > MAX_CHOICES;
+  return exponential(node) || polynomial(node) || costlyChoices(node) > MAX_CHOICES;
 }
 
 /** One instruction of the matcher's program. */
@@ -733,7 +761,7 @@ export function boundedRegExp(
   const prog = program(tree);
   if (prog === null) {
     // a polynomial cost is bounded: kept, as where syntax is lacking; millions of choices are not
-    if (!exponential(tree) && choices(tree, Infinity) <= NATIVE_STEPS) return native;
+    if (!exponential(tree) && costlyChoices(tree) <= NATIVE_STEPS) return native;
     throw new Error(
       "it repeats a group, or chains counted repeats a backtracking engine can take millions of ways, and is " +
         "too large for the linear-time matcher; simplify it",

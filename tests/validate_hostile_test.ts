@@ -755,6 +755,37 @@ test("a pattern only the legacy syntax reads with a bare ], { or } is read as it
   }
 });
 
+test("counted repeats of a range that no other varying item can take stay native, however wide", () => {
+  // Split by characters they cannot take (`@`), a backtracking engine gives a repeat's characters back one
+  // at a time, each tried once, as for a lone `*`: its lengths multiply nothing. Counting them as choices
+  // sent the usual e-mail shapes to the matcher (microseconds a test where native takes tens of
+  // nanoseconds) past 31 characters, and refused a tool whose base64 field caps its length in the pattern.
+  for (
+    const pattern of [
+      "^[a-zA-Z0-9._%+-]{1,64}@[a-zA-Z0-9.-]{1,253}\\.[a-zA-Z]{2,63}$",
+      '^[^\\s@"]{1,64}@[^\\s@]{1,255}$', // zod's unicodeEmail
+      "^[A-Za-z0-9+/]{0,2000000}={0,2}$",
+      "^[a-z]{1,10000}\\.[a-z]{1,10000}$",
+    ]
+  ) {
+    const native = new RegExp(pattern, "u");
+    assert.equal(boundedRegExp(pattern, native), native, pattern);
+    const v = createValidator([{
+      name: "t",
+      inputSchema: { properties: { s: { type: "string", pattern } } },
+    }]);
+    assert.equal(
+      v.validate([{ name: "t", arguments: JSON.stringify({ s: "ab@cd.ef" }) }]).allowed,
+      native.test("ab@cd.ef"),
+    );
+  }
+  // Where two can take the same character, their lengths multiply: still the matcher, or refused if too large.
+  for (const pattern of ["^[a-z]{1,64}[a-z0-9]{1,64}[a-z]{1,64}$", `^${"a{0,20}".repeat(7)}$`]) {
+    const native = new RegExp(pattern, "u");
+    assert.notEqual(boundedRegExp(pattern, native), native, pattern);
+  }
+});
+
 test("a counted repeat too large for the linear-time matcher is refused at once, even of an empty part", () => {
   // (the third has no repeated group, but its three counted repeats split a run of "a" billions of ways)
   for (
