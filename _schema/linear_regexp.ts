@@ -304,6 +304,7 @@ class Reader {
 function exponential(node: Node, inRepeat = false): boolean {
   switch (node.k) {
     case "rep":
+      if (!inRepeat && node.max > 1 && splitsOneWay(node.node)) return false;
       if (inRepeat && node.max > 1) return true;
       if (!inRepeat && node.max > 1 && polynomial({ k: "cat", items: [node.node, node.node] }, varies)) {
         return true;
@@ -316,6 +317,18 @@ function exponential(node: Node, inRepeat = false): boolean {
     default:
       return false;
   }
+}
+
+/**
+ * True when a repeat of `body` reads a string one way only, and backtracking on it stays linear: `body` is
+ * characters and repeats of characters, no alternatives or groups, and none of its items that vary can take
+ * a character another could, within one round or across two (`(?:-[a-z0-9]+)*` of a slug, `(?:[0-9a-f]{3})`
+ * of a colour; not `(?:[a-z]+-?)*`, whose rounds a run of letters cuts every way).
+ */
+function splitsOneWay(body: Node): boolean {
+  const items = body.k === "cat" ? body.items : [body];
+  const plain = items.every((n) => n.k === "set" || (n.k === "rep" && n.node.k === "set"));
+  return plain && !polynomial(body, varies) && !polynomial({ k: "cat", items: [body, body] }, varies);
 }
 
 /** True when `node` can match the empty string. */
