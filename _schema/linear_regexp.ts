@@ -118,6 +118,7 @@ class Reader {
     else if (c === 0x3f) [min, max] = [0, 1];
     else if (c === 0x7b) {
       const m = /^\{(\d+)(,(\d*))?\}/.exec(String.fromCodePoint(...this.#cps.slice(this.#i, this.#i + 24)));
+      if (m === null && !this.#unicode) return atom; // the legacy syntax reads a "{" that counts nothing as itself
       if (m === null) throw new Unsupported("{");
       min = Number(m[1]);
       max = m[2] === undefined ? min : m[3] === "" ? Infinity : Number(m[3]);
@@ -158,12 +159,16 @@ class Reader {
         const ranges = this.#escape(false);
         return { k: "set", ranges, neg: false, ...this.#takeProps() };
       }
-      case 0x2a:
-      case 0x2b:
-      case 0x3f:
       case 0x7b:
       case 0x7d:
       case 0x5d:
+        // the legacy syntax reads a "{", "}" or "]" that opens or closes nothing as itself (`^(\[\d+])$`: the
+        // native engine compiled the pattern, so here they can be nothing else)
+        if (!this.#unicode) return { k: "set", ranges: [[c, c]], neg: false };
+        throw new Unsupported("unexpected character");
+      case 0x2a:
+      case 0x2b:
+      case 0x3f:
       case undefined:
         throw new Unsupported("unexpected character");
       default:
@@ -276,8 +281,7 @@ class Reader {
       if (c === 0x5d) break;
       let lo: [number, number][];
       if (c === 0x5c) lo = this.#escape(true);
-      else if (c === 0x5b) throw new Unsupported("nested class");
-      else lo = [[c, c]];
+      else lo = [[c, c]]; // "[" too: a class nests only with the v flag, which schema patterns never get
       if (this.#peek() === 0x2d && this.#cps[this.#i + 1] !== 0x5d && this.#cps[this.#i + 1] !== undefined) {
         this.#i++;
         const d = this.#cps[this.#i++];
@@ -300,6 +304,7 @@ class Reader {
 function exponential(node: Node, inRepeat = false): boolean {
   switch (node.k) {
     case "rep":
+      if (!inRepeat && node.max > 1 && splitsOneWay(node.node)) return false;
       if (inRepeat && node.max > 1) return true;
       if (!inRepeat && node.max > 1 && polynomial({ k: "cat", items: [node.node, node.node] }, varies)) {
         return true;
@@ -312,6 +317,18 @@ function exponential(node: Node, inRepeat = false): boolean {
     default:
       return false;
   }
+}
+
+/**
+ * True when a repeat of `body` reads a string one way only, and backtracking on it stays linear: `body` is
+ * characters and repeats of characters, no alternatives or groups, and none of its items that vary can take
+ * a character another could, within one round or across two (`(?:-[a-z0-9]+)*` of a slug, `(?:[0-9a-f]{3})`
+ * of a colour; not `(?:[a-z]+-?)*`, whose rounds a run of letters cuts every way).
+ */
+function splitsOneWay(body: Node): boolean {
+  const items = body.k === "cat" ? body.items : [body];
+  const plain = items.every((n) => n.k === "set" || (n.k === "rep" && n.node.k === "set"));
+  return plain && !polynomial(body, varies) && !polynomial({ k: "cat", items: [body, body] }, varies);
 }
 
 /** True when `node` can match the empty string. */
@@ -439,20 +456,48 @@ function polynomial(node: Node, opens: Opens = unbounded): boolean {
  * of its counted repeats (at most `n + 1` lengths each) and the sum over each set of alternatives. Seven
  * `a{0,20}` side by side, or thirty `(?:a|a)`, make billions; two unbounded repeats need not be there.
  */
-function choices(node: Node, n: number): number {
+function choices(node: Node, n: number, once?: Node): number {
   switch (node.k) {
     case "rep":
-      if (node.max === Infinity) return 1;
+      if (node.max === Infinity || node === once) return 1;
       // a repeat of more than one holds no choice the next character leaves open in a tree not exponential
       if (node.max > 1) return Math.min(node.max - node.min + 1, n + 1);
-      return (node.min === 0 ? 1 : 0) + choices(node.node, n);
+      return (node.min === 0 ? 1 : 0) + choices(node.node, n, once);
     case "cat":
-      return node.items.reduce((product, item) => product * choices(item, n), 1);
+      return node.items.reduce((product, item) => product * choices(item, n, once), 1);
     case "alt":
-      return node.alts.reduce((sum, alt) => sum + choices(alt, n), 0);
+      return node.alts.reduce((sum, alt) => sum + choices(alt, n, once), 0);
     default:
       return 1;
   }
+}
+
+/** The counted repeat of a range (`{1,255}`) that {@linkcode choices} multiplies by the most, if any. */
+function widest(node: Node): Node | undefined {
+  switch (node.k) {
+    case "rep":
+      if (node.max === Infinity) return undefined;
+      return node.max > 1 ? node : widest(node.node);
+    case "cat":
+    case "alt": {
+      const range = (r: Node | undefined) => r?.k === "rep" ? r.max - r.min : -1;
+      return (node.k === "cat" ? node.items : node.alts).map(widest).reduce((a, b) =>
+        range(b) > range(a) ? b : a
+      );
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The {@linkcode choices} that multiply a backtracking engine's work: all of them where two items that vary
+ * can take the same character, else all but the widest counted repeat's. With none such side by side
+ * (`^[^@]{1,64}@[^@]{1,255}$`, `^[A-Za-z0-9+/]{0,2000000}={0,2}$`), the engine gives that repeat's
+ * characters back one at a time, each tried once, as it does a lone `*`'s, which counts no choice either.
+ */
+function costlyChoices(tree: Node): number {
+  return choices(tree, Infinity, polynomial(tree, varies) ? undefined : widest(tree));
 }
 
 /**
@@ -463,10 +508,10 @@ const MAX_CHOICES = 2 ** 12;
 
 /**
  * True when backtracking on `node` can take more than linear time: {@linkcode exponential}, polynomial, or
- * with many {@linkcode choices}.
+ * with many {@linkcode costlyChoices}.
  */
 function risky(node: Node): boolean {
-  return exponential(node) || polynomial(node) || choices(node, Infinity) > MAX_CHOICES;
+  return exponential(node) || polynomial(node) || costlyChoices(node) > MAX_CHOICES;
 }
 
 /** One instruction of the matcher's program. */
@@ -729,7 +774,7 @@ export function boundedRegExp(
   const prog = program(tree);
   if (prog === null) {
     // a polynomial cost is bounded: kept, as where syntax is lacking; millions of choices are not
-    if (!exponential(tree) && choices(tree, Infinity) <= NATIVE_STEPS) return native;
+    if (!exponential(tree) && costlyChoices(tree) <= NATIVE_STEPS) return native;
     throw new Error(
       "it repeats a group, or chains counted repeats a backtracking engine can take millions of ways, and is " +
         "too large for the linear-time matcher; simplify it",
