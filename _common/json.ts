@@ -424,8 +424,11 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
     size: number;
     levels: number;
     key: string;
+    fresh: boolean;
   }[] = [];
-  const enter = (node: object, key: string): boolean => {
+  // frames on the path that a getter or Proxy made anew when read (see freshEachRead)
+  let freshOnPath = 0;
+  const enter = (node: object, key: string, fresh = false): boolean => {
     const place = sizes.length;
     places.set(node, place);
     sizes.push(-1);
@@ -440,7 +443,9 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
       size: 1,
       levels: 1,
       key,
+      fresh,
     });
+    if (fresh) freshOnPath++;
     return path.length > max;
   };
   const keys = () => path.slice(1).map((f) => f.key);
@@ -458,10 +463,11 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
       const key = top.keys === null ? String(i) : top.keys[i];
       const place = places.get(c);
       if (place === undefined) {
-        if (places.size > MOST_WRITTEN_OUT && freshEachRead(top, i, c)) {
-          return { kind: "fresh", keys: [...keys(), key], back: 0, size: 0 };
-        }
-        if (enter(c, key)) return DEEP;
+        // a new object made on each read, inside another: a value without end. One level of them (a getter
+        // that returns a new object around what is stored) is read on, however many rows hold one.
+        const fresh = places.size > MOST_WRITTEN_OUT && freshEachRead(top, i, c);
+        if (fresh && freshOnPath > 0) return { kind: "fresh", keys: [...keys(), key], back: 0, size: 0 };
+        if (enter(c, key, fresh)) return DEEP;
         continue;
       }
       if (sizes[place] === -1) {
@@ -473,6 +479,7 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
       continue;
     }
     path.pop();
+    if (top.fresh) freshOnPath--;
     sizes[top.place] = top.size;
     levels[top.place] = top.levels;
     if (shared === null && top.size > MOST_WRITTEN_OUT && top.size > places.size) {
@@ -498,6 +505,8 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
  * a Proxy that makes a new object on each read, which a walk that tells objects apart would follow until
  * memory ran out (each one is new). Asked only past {@link MOST_WRITTEN_OUT} distinct objects: a value read
  * from JSON text holds what it holds, however large, and a small getter that makes its value anew is harmless.
+ * Only one met inside another is refused: a getter wrapping what is stored anew, on each of 200 000 rows,
+ * ends as the rows do.
  */
 function freshEachRead(frame: { node: object; keys: string[] | null }, i: number, c: object): boolean {
   const again = frame.keys === null

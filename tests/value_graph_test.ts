@@ -257,6 +257,42 @@ test("a getter or Proxy that makes a new object on each read, without end, is re
   );
 });
 
+test("arguments built in code whose rows each have a getter making a new object are read, however many rows", async () => {
+  // Past 100 000 objects, the sharing walk refused any object that read as another when read again, so
+  // 120 000 rows that each wrap what they store in a getter were refused as nesting "deeper than 64 levels".
+  // Only a new object inside another new one (a value without end) is refused now.
+  const rows = Array.from({ length: 120_000 }, (_, i) => ({
+    get at() {
+      return { i };
+    },
+  }));
+  const schema = { type: "object", properties: { rows: { type: "array" } } };
+  const tools = [{ name: "t", parameters: schema }];
+  const verdict = await validateToolCalls([{ name: "t", arguments: { rows } }], { tools });
+  assert.deepEqual(verdict.calls[0].findings, []);
+  assert.equal((await validate("t", schema, { rows })).valid, true);
+  assert.equal(pastMeasure({ rows }), false);
+  const guard = createMcpGuard();
+  guard.setTools([{ name: "t", inputSchema: schema }]);
+  assert.equal(guard.checkCall({ name: "t", arguments: { rows } }).allowed, true);
+  // a new object in a new object, past the bound, is still refused: each one read makes two more
+  const handler: ProxyHandler<object> = {
+    ownKeys: () => ["a", "b"],
+    getOwnPropertyDescriptor: () => ({
+      value: undefined,
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    }),
+    get: (_, key) => key === "a" || key === "b" ? new Proxy({}, handler) : undefined,
+  };
+  assert.equal(pastMeasure({ rows: [...rows, new Proxy({}, handler)] }), true);
+  assert.equal(
+    createValidator(tools).validate([{ name: "t", arguments: { x: new Proxy({}, handler) } }]).allowed,
+    false,
+  );
+});
+
 test("describeVerdict shows a const or enum that shares its objects past measure, or holds itself, as a placeholder", async () => {
   const verdict = await validateToolCalls([{ name: "t", arguments: '{"q":1}' }], {
     tools: [{ name: "t", parameters: { type: "object", properties: { q: { type: "string" } } } }],
