@@ -1054,12 +1054,15 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
 
 /**
  * A copy of `value` (a tool or schema built in code) holding what JSON carries of it, which is what a model is
- * sent and what {@link takeSnapshot} reads: each object's own enumerable keys, each array's elements (a hole
- * stays a hole, and a sparse array costs what it holds); no inherited or non-enumerable key, and `toJSON` is
- * not called. Each distinct object is copied once (a shared part stays shared, a loop a loop), from a list,
- * not the call stack; anything else is kept as it is. Throws what reading throws, and a `TypeError` past
- * {@link MOST_WRITTEN_OUT} objects for one that is new on each read (it would never end). The tools' readers read
- * this copy, so a keyword the model is not sent is not enforced, however the tools reach them.
+ * sent and what {@link takeSnapshot} reads: each object's own enumerable keys, each array's elements; what
+ * `JSON.stringify` writes in their place: `toJSON`'s result, `null` for a number that is not finite and for
+ * an array's hole, `undefined`, function or symbol, and no key for an object's. An array longer than
+ * {@link MOST_WRITTEN_OUT} keeps its holes (a sparse one costs what it holds). No inherited or
+ * non-enumerable key. Each distinct object is copied once (a shared part stays shared, a loop a loop), from
+ * a list, not the call stack; a BigInt is kept as it is. Throws what reading throws, and a `TypeError` past
+ * {@link MOST_WRITTEN_OUT} objects for one that is new on each read (it would never end). The tools' readers
+ * read this copy, so a keyword the model is not sent is not enforced, however the tools reach them, and tools
+ * that write the same JSON text are read alike.
  *
  * @example
  * ```ts
@@ -1071,10 +1074,12 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
  * assert.deepEqual(copyAsSent({ a: schema, b: schema }), { a: { type: "string" }, b: { type: "string" } });
  * const copy = copyAsSent({ a: schema, b: schema });
  * assert.equal(copy.a, copy.b);
+ * assert.deepEqual(copyAsSent({ enum: [NaN, undefined, new Date(0)], q: undefined }), {
+ *   enum: [null, null, "1970-01-01T00:00:00.000Z"],
+ * });
  * ```
  */
 export function copyAsSent<T>(value: T): T {
-  if (typeof value !== "object" || value === null) return value;
   const copies = new Map<object, unknown[] | Record<string, unknown>>();
   const pending: object[] = [];
   const copyOf = (v: unknown, again?: () => unknown): unknown => {
@@ -1093,23 +1098,41 @@ export function copyAsSent<T>(value: T): T {
     }
     return copy;
   };
-  const root = copyOf(value) as T;
+  const root = copyOf(asSent(value, "")) as T;
   for (let i = 0; i < pending.length; i++) { // (the list grows as it is read)
     const from = pending[i];
     const to = copies.get(from)!;
     if (Array.isArray(to)) {
-      eachHeld(from as unknown[], (item, j) => to[j] = copyOf(item, () => (from as unknown[])[j]));
+      const list = from as unknown[];
+      const read = (j: number) => asSent(list[j], String(j));
+      if (list.length <= MOST_WRITTEN_OUT) { // as JSON writes it, every index
+        for (let j = 0; j < list.length; j++) to[j] = copyOf(read(j), () => read(j)) ?? null;
+      } else eachHeld(list, (_, j) => to[j] = copyOf(read(j), () => read(j)) ?? null);
       continue;
     }
     for (const k in from) {
       if (!HAS_OWN.call(from, k)) continue;
-      const item = copyOf((from as Record<string, unknown>)[k], () => (from as Record<string, unknown>)[k]);
+      const read = () => asSent((from as Record<string, unknown>)[k], k);
+      const item = copyOf(read(), read);
+      if (item === undefined) continue; // (JSON writes no key for it)
       if (k === "__proto__") {
         Object.defineProperty(to, k, { value: item, writable: true, enumerable: true, configurable: true });
       } else to[k] = item;
     }
   }
   return root;
+}
+
+/**
+ * What `JSON.stringify` writes for `v` read at `key`, for {@link copyAsSent}: `toJSON`'s result, `null` for a
+ * number that is not finite, `undefined` for what it leaves out (a function, a symbol), else `v`.
+ */
+function asSent(v: unknown, key: string): unknown {
+  if (typeof v === "object" && v !== null && typeof (v as { toJSON?: unknown }).toJSON === "function") {
+    v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
+  }
+  if (typeof v === "number") return Number.isFinite(v) ? v : null;
+  return typeof v === "function" || typeof v === "symbol" ? undefined : v;
 }
 
 /** For `for...in` loops that read own keys only (engines optimise this form, not `Object.hasOwn`). */
