@@ -210,17 +210,25 @@ test("past the counting pass's bound, one walk reads arguments built in code for
   assert.ok(passes < 2.5, `${passes.toFixed(1)} passes over the arguments`);
 });
 
-/** An object whose one key reads as a new object like itself on every read: a chain without end. */
-function freshChain(): object {
+/**
+ * An object whose keys `fresh` (one by default: a chain without end; two: a tree that doubles on each read)
+ * read as a new object like itself on every read.
+ */
+function freshChain(fresh: readonly string[] = ["next"]): object {
   const handler: ProxyHandler<object> = {
-    ownKeys: () => ["type", "next"],
+    ownKeys: () => ["type", ...fresh],
     getOwnPropertyDescriptor: () => ({
       value: undefined,
       enumerable: true,
       configurable: true,
       writable: true,
     }),
-    get: (_, key) => key === "next" ? new Proxy({}, handler) : key === "type" ? "object" : undefined,
+    get: (_, key) =>
+      typeof key === "string" && fresh.includes(key)
+        ? new Proxy({}, handler)
+        : key === "type"
+        ? "object"
+        : undefined,
   };
   return new Proxy({}, handler);
 }
@@ -276,19 +284,9 @@ test("arguments built in code whose rows each have a getter making a new object 
   guard.setTools([{ name: "t", inputSchema: schema }]);
   assert.equal(guard.checkCall({ name: "t", arguments: { rows } }).allowed, true);
   // a new object in a new object, past the bound, is still refused: each one read makes two more
-  const handler: ProxyHandler<object> = {
-    ownKeys: () => ["a", "b"],
-    getOwnPropertyDescriptor: () => ({
-      value: undefined,
-      enumerable: true,
-      configurable: true,
-      writable: true,
-    }),
-    get: (_, key) => key === "a" || key === "b" ? new Proxy({}, handler) : undefined,
-  };
-  assert.equal(pastMeasure({ rows: [...rows, new Proxy({}, handler)] }), true);
+  assert.equal(pastMeasure({ rows: [...rows, freshChain(["a", "b"])] }), true);
   assert.equal(
-    createValidator(tools).validate([{ name: "t", arguments: { x: new Proxy({}, handler) } }]).allowed,
+    createValidator(tools).validate([{ name: "t", arguments: { x: freshChain(["a", "b"]) } }]).allowed,
     false,
   );
 });
