@@ -424,8 +424,11 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
     size: number;
     levels: number;
     key: string;
+    fresh: boolean;
   }[] = [];
-  const enter = (node: object, key: string): boolean => {
+  // frames on the path that a getter or Proxy made anew when read (see freshEachRead)
+  let freshOnPath = 0;
+  const enter = (node: object, key: string, fresh = false): boolean => {
     const place = sizes.length;
     places.set(node, place);
     sizes.push(-1);
@@ -440,7 +443,9 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
       size: 1,
       levels: 1,
       key,
+      fresh,
     });
+    if (fresh) freshOnPath++;
     return path.length > max;
   };
   const keys = () => path.slice(1).map((f) => f.key);
@@ -458,10 +463,11 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
       const key = top.keys === null ? String(i) : top.keys[i];
       const place = places.get(c);
       if (place === undefined) {
-        if (places.size > MOST_WRITTEN_OUT && freshEachRead(top, i, c)) {
-          return { kind: "fresh", keys: [...keys(), key], back: 0, size: 0 };
-        }
-        if (enter(c, key)) return DEEP;
+        // a new object made on each read, inside another: a value without end. One level of them (a getter
+        // that returns a new object around what is stored) is read on, however many rows hold one.
+        const fresh = places.size > MOST_WRITTEN_OUT && freshEachRead(top, i, c);
+        if (fresh && freshOnPath > 0) return { kind: "fresh", keys: [...keys(), key], back: 0, size: 0 };
+        if (enter(c, key, fresh)) return DEEP;
         continue;
       }
       if (sizes[place] === -1) {
@@ -473,6 +479,7 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
       continue;
     }
     path.pop();
+    if (top.fresh) freshOnPath--;
     sizes[top.place] = top.size;
     levels[top.place] = top.levels;
     if (shared === null && top.size > MOST_WRITTEN_OUT && top.size > places.size) {
@@ -498,6 +505,8 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
  * a Proxy that makes a new object on each read, which a walk that tells objects apart would follow until
  * memory ran out (each one is new). Asked only past {@link MOST_WRITTEN_OUT} distinct objects: a value read
  * from JSON text holds what it holds, however large, and a small getter that makes its value anew is harmless.
+ * Only one met inside another is refused: a getter wrapping what is stored anew, on each of 200 000 rows,
+ * ends as the rows do.
  */
 function freshEachRead(frame: { node: object; keys: string[] | null }, i: number, c: object): boolean {
   const again = frame.keys === null
@@ -1045,12 +1054,15 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
 
 /**
  * A copy of `value` (a tool or schema built in code) holding what JSON carries of it, which is what a model is
- * sent and what {@link takeSnapshot} reads: each object's own enumerable keys, each array's elements (a hole
- * stays a hole, and a sparse array costs what it holds); no inherited or non-enumerable key, and `toJSON` is
- * not called. Each distinct object is copied once (a shared part stays shared, a loop a loop), from a list,
- * not the call stack; anything else is kept as it is. Throws what reading throws, and a `TypeError` past
- * {@link MOST_WRITTEN_OUT} objects for one that is new on each read (it would never end). The tools' readers read
- * this copy, so a keyword the model is not sent is not enforced, however the tools reach them.
+ * sent and what {@link takeSnapshot} reads: each object's own enumerable keys, each array's elements; what
+ * `JSON.stringify` writes in their place: `toJSON`'s result, `null` for a number that is not finite and for
+ * an array's hole, `undefined`, function or symbol, and no key for an object's. An array longer than
+ * {@link MOST_WRITTEN_OUT} keeps its holes (a sparse one costs what it holds). No inherited or
+ * non-enumerable key. Each distinct object is copied once (a shared part stays shared, a loop a loop), from
+ * a list, not the call stack; a BigInt is kept as it is. Throws what reading throws, and a `TypeError` past
+ * {@link MOST_WRITTEN_OUT} objects for one that is new on each read (it would never end). The tools' readers
+ * read this copy, so a keyword the model is not sent is not enforced, however the tools reach them, and tools
+ * that write the same JSON text are read alike.
  *
  * @example
  * ```ts
@@ -1062,10 +1074,12 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
  * assert.deepEqual(copyAsSent({ a: schema, b: schema }), { a: { type: "string" }, b: { type: "string" } });
  * const copy = copyAsSent({ a: schema, b: schema });
  * assert.equal(copy.a, copy.b);
+ * assert.deepEqual(copyAsSent({ enum: [NaN, undefined, new Date(0)], q: undefined }), {
+ *   enum: [null, null, "1970-01-01T00:00:00.000Z"],
+ * });
  * ```
  */
 export function copyAsSent<T>(value: T): T {
-  if (typeof value !== "object" || value === null) return value;
   const copies = new Map<object, unknown[] | Record<string, unknown>>();
   const pending: object[] = [];
   const copyOf = (v: unknown, again?: () => unknown): unknown => {
@@ -1084,23 +1098,41 @@ export function copyAsSent<T>(value: T): T {
     }
     return copy;
   };
-  const root = copyOf(value) as T;
+  const root = copyOf(asSent(value, "")) as T;
   for (let i = 0; i < pending.length; i++) { // (the list grows as it is read)
     const from = pending[i];
     const to = copies.get(from)!;
     if (Array.isArray(to)) {
-      eachHeld(from as unknown[], (item, j) => to[j] = copyOf(item, () => (from as unknown[])[j]));
+      const list = from as unknown[];
+      const read = (j: number) => asSent(list[j], String(j));
+      if (list.length <= MOST_WRITTEN_OUT) { // as JSON writes it, every index
+        for (let j = 0; j < list.length; j++) to[j] = copyOf(read(j), () => read(j)) ?? null;
+      } else eachHeld(list, (_, j) => to[j] = copyOf(read(j), () => read(j)) ?? null);
       continue;
     }
     for (const k in from) {
       if (!HAS_OWN.call(from, k)) continue;
-      const item = copyOf((from as Record<string, unknown>)[k], () => (from as Record<string, unknown>)[k]);
+      const read = () => asSent((from as Record<string, unknown>)[k], k);
+      const item = copyOf(read(), read);
+      if (item === undefined) continue; // (JSON writes no key for it)
       if (k === "__proto__") {
         Object.defineProperty(to, k, { value: item, writable: true, enumerable: true, configurable: true });
       } else to[k] = item;
     }
   }
   return root;
+}
+
+/**
+ * What `JSON.stringify` writes for `v` read at `key`, for {@link copyAsSent}: `toJSON`'s result, `null` for a
+ * number that is not finite, `undefined` for what it leaves out (a function, a symbol), else `v`.
+ */
+function asSent(v: unknown, key: string): unknown {
+  if (typeof v === "object" && v !== null && typeof (v as { toJSON?: unknown }).toJSON === "function") {
+    v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
+  }
+  if (typeof v === "number") return Number.isFinite(v) ? v : null;
+  return typeof v === "function" || typeof v === "symbol" ? undefined : v;
 }
 
 /** For `for...in` loops that read own keys only (engines optimise this form, not `Object.hasOwn`). */

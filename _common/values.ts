@@ -8,10 +8,10 @@
  */
 
 /**
- * The indices in `[from, to)` (`to` defaults to the length) at which `list` holds a value, in order: the
- * index keys `for...in` reads (own and inherited enumerable). A walk that meets a hole reads the rest of the
- * array through this, so a sparse array built in code (length 2^32-1) costs what it holds, not its length;
- * a hole holds nothing to walk (JSON writes it `null`).
+ * The indices in `[from, to)` (`to` defaults to the length) at which `list` holds a value, in order: each
+ * index key it or its prototypes have, enumerable or not, as `JSON.stringify` reads them (it asks for every
+ * index). A walk that meets a hole reads the rest of the array through this, so a sparse array built in code
+ * (length 2^32-1) costs what it holds, not its length; a hole holds nothing to walk (JSON writes it `null`).
  *
  * @example
  * ```ts
@@ -21,19 +21,29 @@
  * const sparse: unknown[] = [1, 2];
  * sparse.length = 2 ** 32 - 1;
  * sparse[70_000_000] = 3;
- * assert.deepEqual(heldIndices(sparse, 1), [1, 70_000_000]);
+ * Object.defineProperty(sparse, 9, { value: "sent too", enumerable: false });
+ * assert.deepEqual(heldIndices(sparse, 1), [1, 9, 70_000_000]);
  * assert.deepEqual(heldIndices(sparse, 0, 2), [0, 1]);
  * ```
  */
 export function heldIndices(list: readonly unknown[], from: number, to: number = list.length): number[] {
   const out: number[] = [];
   let ordered = true;
-  for (const key in list) {
-    const i = Number(key);
-    // (a canonical index only: not "01", "-0", "1.5" or a named key, which JSON does not write for an array)
-    if (!(i >= from && i < to && Number.isInteger(i) && String(i) === key)) continue;
-    if (out.length > 0 && i < out[out.length - 1]) ordered = false; // an inherited one comes after own ones
-    out.push(i);
+  let found: Set<number> | null = null; // (once a prototype is read: an index both own and inherited is one)
+  // own keys and each prototype's, not `for...in`, which skips a non-enumerable index that JSON still writes
+  for (let at: object | null = list; at !== null; at = Object.getPrototypeOf(at)) {
+    if (at !== list) found ??= new Set(out);
+    for (const key of Object.getOwnPropertyNames(at)) {
+      const i = Number(key);
+      // (a canonical index only: not "01", "-0", "1.5" or a named key, which JSON does not write for an array)
+      if (!(i >= from && i < to && Number.isInteger(i) && String(i) === key)) continue;
+      if (found !== null) {
+        if (found.has(i)) continue;
+        found.add(i);
+      }
+      if (out.length > 0 && i < out[out.length - 1]) ordered = false; // an inherited one comes after own ones
+      out.push(i);
+    }
   }
   return ordered ? out : out.sort((a, b) => a - b);
 }

@@ -254,3 +254,34 @@ test("compileSchema, validate and createValidator agree on a keyword the JSON of
   const validator = createValidator([{ name: "t", parameters: schema }]);
   assert.equal(validator.validate([{ name: "t", arguments: { q: "x" } }]).allowed, true);
 });
+
+test("a tool built in code is enforced as JSON writes it to the model, whichever tools the text cache met first", async () => {
+  // The copy the compiler reads kept NaN, a hole, undefined, a Date and a key whose value is undefined, where
+  // JSON.stringify sends null, an ISO string, or no key: the model was told one rule and held to another, and
+  // as validateToolCalls keys its compiles on that JSON text, which of two such tools came first decided.
+  const when = new Date(0);
+  const schemaOf = (code: boolean) => ({
+    type: "object",
+    properties: {
+      n: { enum: code ? [1, NaN] : [1, null] },
+      u: { enum: code ? ["a", undefined, ,] : ["a", null, null] },
+      d: { const: code ? when : when.toJSON() },
+      ...(code ? { gone: undefined } : {}),
+    },
+  });
+  const args = { n: null, u: null, d: "1970-01-01T00:00:00.000Z" };
+  for (const first of [true, false]) {
+    for (const code of [first, !first]) {
+      const tools = [{ name: "t", parameters: schemaOf(code) }];
+      assert.equal(JSON.stringify(tools), JSON.stringify([{ name: "t", parameters: schemaOf(false) }]));
+      const verdict = await validateToolCalls([{ name: "t", arguments: args }], { tools });
+      assert.deepEqual(verdict.calls[0].findings, [], `code ${code}, first ${first}`);
+      assert.deepEqual(
+        createValidator(tools).validate([{ name: "t", arguments: args }]).calls[0].findings,
+        [],
+      );
+      assert.deepEqual(compileSchema(schemaOf(code))(args), []);
+      assert.equal((await validate("t", schemaOf(code), args)).valid, true);
+    }
+  }
+});
