@@ -2678,9 +2678,10 @@ const englishRules = (): Rule[] => [
     ),
     // (said of the reader's instructions: "given to you", "your", "hereby" or "by the assistant"; "The previous
     // instructions are superseded by this guide" tells of a document, "... hereby withdrawn by the ministry" of
-    // someone else's)
+    // someone else's; a shop's orders cancelled are purchases: "Your previous orders are hereby cancelled")
     accept: (t, s, e) =>
       /\b(?:hereby|you|your|assistant|model|ai|agent|llm|from now on)\b/.test(t.slice(s, e)) &&
+      !/\borders\b.* cancell?ed$/.test(t.slice(s, e)) &&
       !/^ by (?!(?:the |an? )?(?:assistant|model|ai|agent|llm)\b)/.test(t.slice(e, e + 20)) &&
       (!/^consider|^treat|^regard/.test(t.slice(s, s + 8)) || imperativeStart(t, s) !== false),
   },
