@@ -2670,7 +2670,10 @@ const englishRules = (): Rule[] => [
         "commands)(?: (?:given to you|you were given|you have been given|you received))?(?: (?:before|earlier|so far))?" +
         " (?:are|is|have been|has been) (?:hereby (?:revoked|superseded|cancell?ed|void|rescinded|withdrawn|" +
         "lifted|overridden|replaced)|(?:to be (?:ignored|disregarded)|revoked|superseded|void|null and void) " +
-        "(?:by (?:the |an? )?(?:assistant|model|ai|agent|llm)|by you|from now on)|null and void)|" +
+        "(?:by (?:the |an? )?(?:assistant|model|ai|agent|llm)|by you|from now on)|null and void|" +
+        // (bare at the sentence's end, the reader's by "your" only, see `accept`: "Your previous instructions are
+        // now void.")
+        "(?:now )?(?:revoked|superseded|cancell?ed|void)(?= ?(?:[.!;\\n]|$)))|" +
         "(?:consider|treat|regard) (?:all )?(?:of )?your (?:previous|prior|earlier|former|original|old|existing) " +
         "(?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|commands) (?:as )?" +
         "(?:null and void|void|revoked|cancell?ed|superseded|obsolete))(?![a-z])",
