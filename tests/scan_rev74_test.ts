@@ -4,16 +4,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { scan } from "../scan.ts";
 import { listsIn, SCAN_CONTEXTS } from "../_scan/scan.ts";
-import { assertFlags } from "./_scan_flags.ts";
-
-/** Each of `texts`, read as a tool's output, has no finding of any rule; all that do are listed. */
-function assertClean(texts: string[]): void {
-  const flagged = texts.map((text) => ({ text, rules: scan(text, { context: "tool_output" }).findings }))
-    .filter((r) => r.rules.length > 0).map((r) => `${r.text} -> ${r.rules.map((f) => f.rule).join(", ")}`);
-  assert.deepEqual(flagged, []);
-}
+import { assertClean, assertFlags } from "./_scan_flags.ts";
 
 test("scan: a tutorial that decodes a text and runs the result through a tool is no order to obey it", () => {
   assertClean([
