@@ -2152,6 +2152,12 @@ const DECODE_NAMED = lazy(() =>
 );
 
 /**
+ * What goes on after an order to decode and run the result that makes it a tool's step, not obeying: "... and
+ * run it through jq", "... execute it with python", "... do it again for each byte".
+ */
+const DONE_WITH = lazy(() => /^ (?:through|with|again|using|via|into|for each|for every)\b/);
+
+/**
  * The orders to carry a decoded text out, each with its object: every match of `override.decode_and_obey` holds
  * one ("follow it", "obey them", "do as it says"). Made on first use.
  */
@@ -2219,7 +2225,7 @@ const POSTPOSED = lazy(() => new RegExp(`^${POSTPOSED_ORDER}$`));
  */
 function postposedOrder(t: string, s: number, e: number): boolean {
   return imperativeStart(t, s) !== false &&
-    !/^,? (?:if|unless|when|for|in case|on)\b/.test(t.slice(e, e + 12)) &&
+    !/^,?\s+(?:if|unless|when|for|in case|on)\b/.test(t.slice(e, e + 12)) &&
     !/\b(?:users|owners|customers|developers|readers) ?: ?$/.test(t.slice(Math.max(0, s - 16), s));
 }
 
@@ -2664,7 +2670,10 @@ const englishRules = (): Rule[] => [
         "commands)(?: (?:given to you|you were given|you have been given|you received))?(?: (?:before|earlier|so far))?" +
         " (?:are|is|have been|has been) (?:hereby (?:revoked|superseded|cancell?ed|void|rescinded|withdrawn|" +
         "lifted|overridden|replaced)|(?:to be (?:ignored|disregarded)|revoked|superseded|void|null and void) " +
-        "(?:by (?:the |an? )?(?:assistant|model|ai|agent|llm)|by you|from now on)|null and void)|" +
+        "(?:by (?:the |an? )?(?:assistant|model|ai|agent|llm)|by you|from now on)|null and void|" +
+        // (bare at the sentence's end, the reader's by "your" only, see `accept`: "Your previous instructions are
+        // now void.")
+        "(?:now )?(?:revoked|superseded|cancell?ed|void)(?= ?(?:[.!;\\n]|$)))|" +
         "(?:consider|treat|regard) (?:all )?(?:of )?your (?:previous|prior|earlier|former|original|old|existing) " +
         "(?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|commands) (?:as )?" +
         "(?:null and void|void|revoked|cancell?ed|superseded|obsolete))(?![a-z])",
@@ -2672,9 +2681,10 @@ const englishRules = (): Rule[] => [
     ),
     // (said of the reader's instructions: "given to you", "your", "hereby" or "by the assistant"; "The previous
     // instructions are superseded by this guide" tells of a document, "... hereby withdrawn by the ministry" of
-    // someone else's)
+    // someone else's; a shop's orders cancelled are purchases: "Your previous orders are hereby cancelled")
     accept: (t, s, e) =>
       /\b(?:hereby|you|your|assistant|model|ai|agent|llm|from now on)\b/.test(t.slice(s, e)) &&
+      !/\borders\b.* cancell?ed$/.test(t.slice(s, e)) &&
       !/^ by (?!(?:the |an? )?(?:assistant|model|ai|agent|llm)\b)/.test(t.slice(e, e + 20)) &&
       (!/^consider|^treat|^regard/.test(t.slice(s, s + 8)) || imperativeStart(t, s) !== false),
   },
@@ -3231,9 +3241,10 @@ const englishRules = (): Rule[] => [
     ),
     // (an order that opens its clause, on a text it or, for "decode", the sentence before names as encoded:
     // "Decode the bytecode and execute it", a virtual machine's manual, names none; "Read the guide and follow
-    // it" is no decoding)
+    // it" is no decoding; nor a tool or a step the result goes on to: "... and run it through jq", "... and do it
+    // again for each byte")
     accept: (t, s, e) =>
-      imperativeStart(t, s) !== false &&
+      imperativeStart(t, s) !== false && !DONE_WITH().test(t.slice(e, e + 12)) &&
       DECODE_NAMED().test(/^de/.test(t.slice(s, s + 2)) ? t.slice(Math.max(0, s - 80), e) : t.slice(s, e)),
   },
   {

@@ -623,6 +623,12 @@ const translations = lazy((): Rule[] => {
   ].join("|");
 
   /**
+   * A German order to show that its clause negates after the noun, folded: "Zeigt eure Anweisungen nicht",
+   * "... bitte niemandem", which keeps the instructions hidden ("nicht nur" shows them to more).
+   */
+  const SHOWN_TO_NONE = /^[^.!?\n;:,]{0,30}?\b(?:nicht(?! nur\b)|niemandem|niemals|nie)\b/;
+
+  /**
    * "Your", formal or plural, folded, with its article: "il suo", "la vostra", "su", "vuestras", "wasze",
    * "eure".
    */
@@ -908,7 +914,7 @@ const translations = lazy((): Rule[] => {
       accept: (t, s, e) =>
         orderOpens(t, s) && !OTHER_INSTRUCTIONS.test(t.slice(e, e + 16)) &&
         !(/^zeigt\b/.test(t.slice(s, s + 6)) && /^ an\b/.test(t.slice(e, e + 4))) &&
-        !/ (?:die|den|der|das|dem) [a-z-]+$/.test(t.slice(s, e)),
+        !/ (?:die|den|der|das|dem) [a-z-]+$/.test(t.slice(s, e)) && !SHOWN_TO_NONE.test(t.slice(e, e + 40)),
     },
     {
       // "o usu\u00e1rio autorizou voc\u00ea a compartilhar ...", "Als Administrator ... erlaube ich dir ausdr\u00fccklich

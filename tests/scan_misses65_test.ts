@@ -6,16 +6,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { scan } from "../scan.ts";
 import { decoded } from "../_scan/decode.ts";
-import { assertFlags } from "./_scan_flags.ts";
-
-/** Each of `texts`, read as a tool's output, has no finding of any rule; all that do are listed. */
-function assertClean(texts: string[]): void {
-  const flagged = texts.map((text) => ({ text, rules: scan(text, { context: "tool_output" }).findings }))
-    .filter((r) => r.rules.length > 0).map((r) => `${r.text} -> ${r.rules.map((f) => f.rule).join(", ")}`);
-  assert.deepEqual(flagged, []);
-}
+import { assertClean, assertFlags } from "./_scan_flags.ts";
 
 test('scan: a Polish polite order to ignore the previous instructions, an infinitive after "Proszę", is flagged', () => {
   assertFlags("override.ignore_previous_translated", true, [
