@@ -321,14 +321,21 @@ function exponential(node: Node, inRepeat = false): boolean {
 
 /**
  * True when a repeat of `body` reads a string one way only, and backtracking on it stays linear: `body` is
- * characters and repeats of characters, no alternatives or groups, and none of its items that vary can take
- * a character another could, within one round or across two (`(?:-[a-z0-9]+)*` of a slug, `(?:[0-9a-f]{3})`
- * of a colour; not `(?:[a-z]+-?)*`, whose rounds a run of letters cuts every way).
+ * characters and repeats of characters, no alternatives or groups, and each of its items that vary is followed
+ * (in the next round, for the last) by an item that must take a character it cannot: where it stops is then
+ * fixed (`(?:-[a-z0-9]+)*` of a slug, `(?:[0-9a-f]{3})` of a colour; not `(?:[a-z]+-?)*`, whose rounds a run
+ * of letters cuts every way, nor `(?:[ab]+ab)*` or `(?:a+[ab]b+c)*`, where the item after takes its
+ * characters: their runs shift between items and rounds, as many ways as there are rounds).
  */
 function splitsOneWay(body: Node): boolean {
   const items = body.k === "cat" ? body.items : [body];
   const plain = items.every((n) => n.k === "set" || (n.k === "rep" && n.node.k === "set"));
-  return plain && !polynomial(body, varies) && !polynomial({ k: "cat", items: [body, body] }, varies);
+  const stops = items.every((n, i) => {
+    const next = items[(i + 1) % items.length];
+    return n.k !== "rep" || !varies(n) || (!nullable(next) && !meet(charsOf(n), charsOf(next)));
+  });
+  return plain && stops && !polynomial(body, varies) &&
+    !polynomial({ k: "cat", items: [body, body] }, varies);
 }
 
 /** True when `node` can match the empty string. */

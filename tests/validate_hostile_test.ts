@@ -568,6 +568,26 @@ test("a repeated group that cuts a string one way only is no exponential pattern
   }
 });
 
+test("a repeated group whose varying item the next item can take is exponential: never native", async () => {
+  // Each item of a round took no character another varying item took, yet the items after a repeat took its
+  // characters: `[ab]+` gives "ab" to the `ab` after it and takes the next round's, so a run of "ab" is cut
+  // into rounds every way (80 characters and a "!" took 8.6 s native, ten more eight times that); `a+[ab]b+`
+  // and `[a-z]{1,3}[^-][xy]+` shift a character between items, two ways a round (240 characters of
+  // "aabbc": minutes). All three were handed to the native engine at every length.
+  const cases: [string, string, string][] = [
+    // [pattern, hostile run, a text it accepts]
+    ["^(?:[ab]+ab)*$", "ab", "abab"],
+    ["^(?:a+[ab]b+c)*$", "aabbc", "aabbcaabc"],
+    ["^(?:[a-z]{1,3}[^-][xy]+)+$", "zdxy", "zdxyabx"],
+  ];
+  await refusedWithoutNative(cases, [20, 3_000]);
+  // Where the item after a varying one must take a character it cannot, the round still ends one way only.
+  for (const pattern of ["^(?:[a-z]+-[a-z]+\\.)*$", "^(?:[a-z]{1,3}[0-9][xy]{2})+$", "^(?:-\\d+)+-?$"]) {
+    const native = new RegExp(pattern, "u");
+    assert.equal(boundedRegExp(pattern, native), native, pattern);
+  }
+});
+
 test("a pattern only the legacy syntax reads spells a surrogate pair in two escapes as two code units", () => {
   // Without the `u` flag `\uD83D\uDE00` is two characters, each of which `.` or a class takes alone; the
   // matcher read it as one code point, which a string read by code unit never holds (it answered false).
