@@ -321,14 +321,21 @@ function exponential(node: Node, inRepeat = false): boolean {
 
 /**
  * True when a repeat of `body` reads a string one way only, and backtracking on it stays linear: `body` is
- * characters and repeats of characters, no alternatives or groups, and none of its items that vary can take
- * a character another could, within one round or across two (`(?:-[a-z0-9]+)*` of a slug, `(?:[0-9a-f]{3})`
- * of a colour; not `(?:[a-z]+-?)*`, whose rounds a run of letters cuts every way).
+ * characters and repeats of characters, no alternatives or groups, and each of its items that vary is followed
+ * (in the next round, for the last) by an item that must take a character it cannot: where it stops is then
+ * fixed (`(?:-[a-z0-9]+)*` of a slug, `(?:[0-9a-f]{3})` of a colour; not `(?:[a-z]+-?)*`, whose rounds a run
+ * of letters cuts every way, nor `(?:[ab]+ab)*` or `(?:a+[ab]b+c)*`, where the item after takes its
+ * characters: their runs shift between items and rounds, as many ways as there are rounds).
  */
 function splitsOneWay(body: Node): boolean {
   const items = body.k === "cat" ? body.items : [body];
   const plain = items.every((n) => n.k === "set" || (n.k === "rep" && n.node.k === "set"));
-  return plain && !polynomial(body, varies) && !polynomial({ k: "cat", items: [body, body] }, varies);
+  const stops = items.every((n, i) => {
+    const next = items[(i + 1) % items.length];
+    return n.k !== "rep" || !varies(n) || (!nullable(next) && !meet(charsOf(n), charsOf(next)));
+  });
+  return plain && stops && !polynomial(body, varies) &&
+    !polynomial({ k: "cat", items: [body, body] }, varies);
 }
 
 /** True when `node` can match the empty string. */
@@ -392,18 +399,24 @@ const unbounded: Opens = (rep) => rep.max === Infinity;
 const varies: Opens = (rep) => rep.min < rep.max;
 
 /**
- * The characters of the repeats that `opens` picks (the unbounded ones) at one edge of `node`: those with
- * only nullable items, or items that take those characters too, between them and that edge (as many of
- * their characters as those items take). `(?:.*a)` ends in `.*` for a run of "a", as `.*a` does.
+ * A repeat open at an edge (see {@linkcode edge}): the characters it takes, and those of each item that must
+ * take one between it and that edge.
  */
-function edge(node: Node, side: "head" | "tail", opens: Opens): ([number, number][] | null)[] {
+type Open = { chars: [number, number][] | null; between: ([number, number][] | null)[] };
+
+/**
+ * The repeats that `opens` picks (the unbounded ones) at one edge of `node`: those with only nullable items,
+ * or items that take some of their characters too, between them and that edge. `(?:.*a)` ends in `.*` for a
+ * run of "a", as `.*a` does; `(?:[ab]*ab)` in `[ab]*` for a run of "ab".
+ */
+function edge(node: Node, side: "head" | "tail", opens: Opens): Open[] {
   switch (node.k) {
     case "rep":
-      return opens(node) ? [charsOf(node.node)] : edge(node.node, side, opens);
+      return opens(node) ? [{ chars: charsOf(node.node), between: [] }] : edge(node.node, side, opens);
     case "alt":
       return node.alts.flatMap((n) => edge(n, side, opens));
     case "cat": {
-      let open: ([number, number][] | null)[] = [];
+      let open: Open[] = [];
       for (const n of side === "tail" ? node.items : [...node.items].reverse()) {
         open = [...through(open, n), ...edge(n, side, opens)];
       }
@@ -416,12 +429,22 @@ function edge(node: Node, side: "head" | "tail", opens: Opens): ([number, number
 
 /**
  * The repeats of `open` (as {@linkcode edge} gives them) still open past `node`: past an item that must take
- * a character, for the characters both take.
+ * a character, those that can take one it takes. Not only the characters both take: `[ab]*` takes the "ab"
+ * after it, though `a` and `b` share none.
  */
-function through(open: ([number, number][] | null)[], node: Node): ([number, number][] | null)[] {
+function through(open: Open[], node: Node): Open[] {
   if (nullable(node)) return open;
   const chars = charsOf(node);
-  return open.map((o) => shared(o, chars)).filter((o) => o?.length !== 0);
+  return open.filter((o) => meet(o.chars, chars)).map((o) => ({ ...o, between: [...o.between, chars] }));
+}
+
+/**
+ * Whether a repeat open at a tail and one open at the next head can take each other's characters, and those of
+ * the items between them: the run between them can then be cut at many places (`[ab]*ab[ab]*` on "abab...").
+ */
+function overlap(tail: Open, head: Open): boolean {
+  return meet(tail.chars, head.chars) && tail.between.every((b) => meet(b, head.chars)) &&
+    head.between.every((b) => meet(b, tail.chars));
 }
 
 /**
@@ -437,10 +460,10 @@ function polynomial(node: Node, opens: Opens = unbounded): boolean {
     case "alt":
       return node.alts.some((n) => polynomial(n, opens));
     case "cat": {
-      let open: ([number, number][] | null)[] = [];
+      let open: Open[] = [];
       for (const n of node.items) {
         if (polynomial(n, opens)) return true;
-        if (edge(n, "head", opens).some((h) => open.some((o) => meet(h, o)))) return true;
+        if (edge(n, "head", opens).some((h) => open.some((o) => overlap(o, h)))) return true;
         open = [...through(open, n), ...edge(n, "tail", opens)];
       }
       return false;

@@ -458,6 +458,10 @@ test("patterns with unbounded repeats side by side that take the same character 
     ["^.*a.*a.*a.*b$", "a", "aaab"], // items between that take the character too: 200 "a" took 50 s at degree 5
   ];
   await refusedWithoutNative(cases, [300, 3_000]);
+  // Items between that take the repeats' characters, but no one character all of them take: `[ab]*` takes
+  // the "ab" after it, so a run of "ab" is split every way among five repeats (400 characters took 35 s,
+  // n^5; it was native at every length). Counted from 20, where the native engine, if handed it, is quick.
+  await refusedWithoutNative([["^[ab]*ab[ab]*ab[ab]*ab[ab]*ab[ab]*c$", "ab", "ababababc"]], [20, 3_000]);
   // Linear on the native engine: kept there (a separator between the repeats, or sets that share nothing).
   for (const pattern of ["^[a-z]+-[0-9]+$", "^\\s*\\S+\\s*$", "^[^a]*a*$", "^\\s*\\S.*$", "^\\w+\\.\\w+$"]) {
     const native = new RegExp(pattern, "u");
@@ -565,6 +569,26 @@ test("a repeated group that cuts a string one way only is no exponential pattern
       (self: RegExp) => self === native ? 1 : 0,
     );
     assert.equal(calls, 0, pattern);
+  }
+});
+
+test("a repeated group whose varying item the next item can take is exponential: never native", async () => {
+  // Each item of a round took no character another varying item took, yet the items after a repeat took its
+  // characters: `[ab]+` gives "ab" to the `ab` after it and takes the next round's, so a run of "ab" is cut
+  // into rounds every way (80 characters and a "!" took 8.6 s native, ten more eight times that); `a+[ab]b+`
+  // and `[a-z]{1,3}[^-][xy]+` shift a character between items, two ways a round (240 characters of
+  // "aabbc": minutes). All three were handed to the native engine at every length.
+  const cases: [string, string, string][] = [
+    // [pattern, hostile run, a text it accepts]
+    ["^(?:[ab]+ab)*$", "ab", "abab"],
+    ["^(?:a+[ab]b+c)*$", "aabbc", "aabbcaabc"],
+    ["^(?:[a-z]{1,3}[^-][xy]+)+$", "zdxy", "zdxyabx"],
+  ];
+  await refusedWithoutNative(cases, [20, 3_000]);
+  // Where the item after a varying one must take a character it cannot, the round still ends one way only.
+  for (const pattern of ["^(?:[a-z]+-[a-z]+\\.)*$", "^(?:[a-z]{1,3}[0-9][xy]{2})+$", "^(?:-\\d+)+-?$"]) {
+    const native = new RegExp(pattern, "u");
+    assert.equal(boundedRegExp(pattern, native), native, pattern);
   }
 });
 
