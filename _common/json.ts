@@ -210,7 +210,7 @@ function fits(v: object, room: number): boolean {
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const c = v[i];
-      if (c === undefined && !(i in v)) return heldFit(v, i + 1, room); // a hole: maybe 2^32-1 of them
+      if (c === undefined && !(i in v)) return everyHeldObject(v, i + 1, (o) => fits(o, room - 1)); // a hole
       if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
     }
     return true;
@@ -222,11 +222,14 @@ function fits(v: object, room: number): boolean {
   return true;
 }
 
-/** {@link fits} for the rest of a sparse array, from `from`: only what it holds is read. */
-function heldFit(v: unknown[], from: number, room: number): boolean {
-  for (const i of heldIndices(v, from)) {
-    const c = v[i];
-    if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
+/**
+ * Whether `ok` holds for each object the rest of a sparse array holds, from `from`: only what it holds is read
+ * (maybe 2^32-1 holes), for the walks that meet a hole ({@link fits}, {@link fewWrittenOut}).
+ */
+function everyHeldObject(list: unknown[], from: number, ok: (item: object) => boolean): boolean {
+  for (const i of heldIndices(list, from)) {
+    const c = list[i];
+    if (typeof c === "object" && c !== null && !ok(c)) return false;
   }
   return true;
 }
@@ -373,7 +376,9 @@ function fewWrittenOut(node: object, depth: number): boolean {
   if (Array.isArray(node)) {
     for (let i = 0; i < node.length; i++) {
       const c = node[i];
-      if (c === undefined && !(i in node)) return heldFewWrittenOut(node, i + 1, depth); // a hole, as in fits
+      if (c === undefined && !(i in node)) {
+        return everyHeldObject(node, i + 1, (o) => fewWrittenOut(o, depth + 1));
+      }
       if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
     }
     return true;
@@ -381,15 +386,6 @@ function fewWrittenOut(node: object, depth: number): boolean {
   // (for-in makes no array of keys; an inherited key only counts more, and the exact walk reads own keys)
   for (const k in node) {
     const c = (node as Record<string, unknown>)[k];
-    if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
-  }
-  return true;
-}
-
-/** {@link fewWrittenOut} for the rest of a sparse array, from `from`: only what it holds is read. */
-function heldFewWrittenOut(node: unknown[], from: number, depth: number): boolean {
-  for (const i of heldIndices(node, from)) {
-    const c = node[i];
     if (typeof c === "object" && c !== null && !fewWrittenOut(c, depth + 1)) return false;
   }
   return true;
