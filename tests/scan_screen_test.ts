@@ -3,7 +3,14 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { readFileSync } from "node:fs";
 import { scan } from "../scan.ts";
-import { candidateRules, clearsAlphabet, SCAN_CONTEXTS, scanInSegments } from "../_scan/scan.ts";
+import {
+  candidateRules,
+  clearsAlphabet,
+  SCAN_CONTEXTS,
+  SCAN_SCREENS_UP_TO,
+  scanInSegments,
+  scannerIn,
+} from "../_scan/scan.ts";
 import { RuleScreen, spreadPattern } from "../_scan/screen.ts";
 import { LeadFinder } from "../_scan/leads.ts";
 import { lettersOnly } from "../_scan/fold.ts";
@@ -212,16 +219,32 @@ function piecesOf(texts: readonly string[]): string[] {
  */
 function assertSameFindings(texts: readonly string[]): Set<string> {
   const found = new Set<string>();
-  for (const text of texts) {
-    for (const context of SCAN_CONTEXTS) {
-      const options: ScanOptions = { context };
+  for (const context of SCAN_CONTEXTS) {
+    const options: ScanOptions = { context };
+    // (a text longer than `scan` screens is screened by the validator's entry point, up to 512 characters)
+    const scanner = scannerIn(context);
+    for (const text of texts) {
       const full = scanInSegments(text, options, Infinity);
-      assert.deepEqual(scan(text, options), full, `${context}: ${JSON.stringify(text)}`);
+      const at = `${context}: ${JSON.stringify(text)}`;
+      assert.deepEqual(scan(text, options), full, at);
+      if (text.length > SCAN_SCREENS_UP_TO) assert.deepEqual(scanner(text) ?? NOTHING, full, at);
       for (const f of full.findings) found.add(f.rule);
     }
   }
   return found;
 }
+
+/** `scan`'s result for a text without findings. */
+const NOTHING = { blocked: false, categories: [], findings: [] };
+
+test("scan screens texts up to 256 characters; the validator's scanner, argument strings up to 512", () => {
+  // Past 256 characters most tool output holds what the screen cannot clear: `scan` reads it with every rule.
+  const text = "The weather in Berlin is mild today, with light rain later. ".repeat(5).slice(0, 300);
+  assert.equal(candidateRules(text.slice(0, SCAN_SCREENS_UP_TO), { context: "tool_output" }), 0);
+  assert.equal(candidateRules(text, { context: "tool_output" }), -1);
+  assert.equal(scannerIn("tool_args")(text), null);
+  assert.deepEqual(scan(text), NOTHING);
+});
 
 /** Seconds, not milliseconds, on a busy machine: thousands of texts, each scanned twice in four contexts. */
 const SLOW = { timeout: 120_000 };
