@@ -2246,6 +2246,38 @@ test("guardFetch Responses stream: a part whose first delta is a lone space befo
   }
 });
 
+test("guardFetch Responses, Anthropic and Cohere streams: an empty text delta after a part's lone space does not let the space out ahead of a rejected written call", async () => {
+  // The blank start waited for the part's next text; an empty delta (" ", "", then the call) was read as a
+  // frame of no text and let the " " out, and the client kept " \n\ntoolguard stopped..." where the body
+  // gives the part the call left blank to the reason alone. An empty delta is neither text nor an end.
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const { frames, final } = responsesItems([["Sure, let me look.", " \n" + WRITTEN_BAD]]);
+    const deltas = [" ", "", "\n" + WRITTEN_BAD.slice(0, 20), "", WRITTEN_BAD.slice(20)];
+    const events = (frames as Record<string, unknown>[]).filter((e) =>
+      e.type !== "response.output_text.delta" || e.content_index !== 1
+    );
+    const at = events.findIndex((e) => e.type === "response.output_text.done" && e.content_index === 1);
+    const delta = { type: "response.output_text.delta", item_id: "msg_0", output_index: 0, content_index: 1 };
+    events.splice(at, 0, ...deltas.map((d) => ({ ...delta, delta: d, logprobs: [] })));
+    const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+    const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+    const { events: read, response } = await responsesGated(
+      events.map((e, i) => ({ ...e, sequence_number: i })),
+      onRejected,
+    );
+    const told = read.filter((e) => e.type === "response.output_text.delta" && e.content_index === 1)
+      .map((e) => e.delta).join("");
+    assert.match(told, /^\n\ntoolguard stopped/, onRejected);
+    assert.deepEqual(itemTexts(response.output), itemTexts(bodyOutput), onRejected);
+  }
+  const bad = splitN('[get_weather(city="Oslo", units="kelvin")]', 6);
+  for (const blank of [[" ", ""], [" ", "", ""], ["\n", ""]]) {
+    for (const { label, streamed, whole } of await blocksBothWays([["Let me check."], [...blank, ...bad]])) {
+      assert.deepEqual(streamed, whole, `${label} ${JSON.stringify(blank)}`);
+    }
+  }
+});
+
 test("guardFetch Responses stream: the text the gate writes into a part whose start it held reaches the client once", async () => {
   // The held start was told as changed: it brought the reason, and the delta after it brought it again;
   // the openai SDK's running snapshot (what a UI shows while streaming) read the reason twice.
