@@ -2276,6 +2276,13 @@ test("guardFetch Responses, Anthropic and Cohere streams: an empty text delta af
       assert.deepEqual(streamed, whole, `${label} ${JSON.stringify(blank)}`);
     }
   }
+  // Words after the empty delta let the blank start out with them, in its place.
+  for (
+    const { label, streamed, whole } of await blocksBothWays([["Let me check."], [" ", "", "Fine."], bad])
+  ) {
+    assert.deepEqual(streamed.slice(0, 2), ["Let me check.", " Fine."], label);
+    assert.deepEqual(streamed, whole, label);
+  }
 });
 
 test("guardFetch Responses stream: the text the gate writes into a part whose start it held reaches the client once", async () => {
