@@ -727,8 +727,9 @@ export class TextCalls {
     }
     if (part.text === "") {
       if (this.#queue.length === 0) return [{ raw, event }];
-      // (a place's blank start waits for its own next text alone: a frame of none ends the wait)
-      if (!part.goesOn || this.#blankStart()) {
+      // (a place's blank start waits for its own next text alone: a frame of none ends the wait, an empty
+      // delta does not: let out with the blank, the client kept it where the body drops it with the call)
+      if (!part.goesOn || (this.#blankStart() && part.delta !== true)) {
         w.flushTail(); // the stream moved on: the tail cannot become a marker
         return [...this.#takeQueue(), { raw, event }];
       }

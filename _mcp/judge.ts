@@ -626,7 +626,7 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
  * `source` with each letter it spells outside a character class folded (as `foldCase` folds it, and the
  * final sigma as the sigma), or undefined when the pattern is no rule about words but about case: a class
  * holding a letter (`[A-Z]`, `[a-z_]`), a Unicode property (`\p{Lu}`), a class spelling its members by code
- * (`[\x61-\x7a]` is `[a-z]`), or a letter that folds to more than itself (the sharp s to `ss`, which a
+ * (`[\x61-\x7a]` is `[a-z]`; `[\u002d]` is `[-]`, no letter), or a letter that folds to more than itself (the sharp s to `ss`, which a
  * quantifier after it would read otherwise); or when it spells no letter outside classes (`^\w+$`,
  * `^.{6,}$` judge word characters or length, which folding the key alone changes: `\u017f` becomes the word
  * character "s", `\u00df` two letters). A letter is read whole where it is astral (two UTF-16 units, with or
@@ -645,19 +645,32 @@ function foldedPattern(source: string): string | undefined {
     let raw = c;
     if (c === "\\") {
       const next = source[i + 1] ?? "";
-      if (next === "p" || next === "P" || (inClass && "uxc".includes(next))) return undefined;
-      const coded = inClass ? undefined : codedLetter(source, i, unicode);
+      if (next === "p" || next === "P") return undefined;
+      const coded = codedChar(source, i, unicode);
       if (coded === undefined) {
-        const end = inClass ? i + 2 : syntaxEnd(source, i, unicode);
+        const end = syntaxEnd(source, i, unicode);
         out += source.slice(i, end);
         i = end - 1;
         continue;
       }
-      [c, raw] = [coded.letter, source.slice(i, coded.end)];
+      [c, raw] = [coded.char, source.slice(i, coded.end)];
       i = coded.end - 1;
+      // (a character given by its code is never syntax: `\x5B` opens no class; in one, `[\u002d]` is `[-]`)
+      if (c.toLowerCase() === c.toUpperCase()) {
+        out += raw;
+        continue;
+      }
     } else if (source.codePointAt(i)! > 0xffff) {
       c = raw = source.slice(i, i + 2);
       i++;
+    } else if (!unicode && isHigh(source.charCodeAt(i))) {
+      // (a pair half written, half escaped: one letter where the pattern compiles without the `u` flag)
+      const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(source.slice(i + 1, i + 7));
+      if (low) {
+        c = String.fromCharCode(source.charCodeAt(i), parseInt(low[1], 16));
+        raw = source.slice(i, i + 7);
+        i += 6;
+      }
     }
     if (inClass) {
       if (c === "]") inClass = false;
@@ -712,15 +725,12 @@ function compilesUnicode(source: string): boolean {
 }
 
 /**
- * The letter an escape at `i` of `source` gives by its code (`\uHHHH`, a pair of them for an astral one,
+ * The character an escape at `i` of `source` gives by its code (`\uHHHH`, a pair of them for an astral one,
  * `\xHH`, `\u{H...}` where the pattern is read with the `u` flag), and where the escape ends; undefined for
- * any other escape, or one whose character is no letter.
+ * any other escape. Without the flag, an escaped half of a pair and the written half after it are one
+ * character too, as the pattern matches them.
  */
-function codedLetter(
-  source: string,
-  i: number,
-  unicode: boolean,
-): { letter: string; end: number } | undefined {
+function codedChar(source: string, i: number, unicode: boolean): { char: string; end: number } | undefined {
   const rest = source.slice(i, i + 10);
   const m = (unicode && /^\\u\{([0-9a-fA-F]{1,6})\}/.exec(rest)) || /^\\u([0-9a-fA-F]{4})/.exec(rest) ||
     /^\\x([0-9a-fA-F]{2})/.exec(rest);
@@ -728,13 +738,20 @@ function codedLetter(
   let code = parseInt(m[1], 16);
   let end = i + m[0].length;
   if (code > 0x10ffff) return undefined;
-  const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(source.slice(end, end + 6));
-  if (code >= 0xd800 && code <= 0xdbff && !m[0].includes("{") && low) {
-    code = 0x10000 + ((code - 0xd800) << 10) + (parseInt(low[1], 16) - 0xdc00);
-    end += 6;
+  if (isHigh(code) && !m[0].includes("{")) {
+    const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(source.slice(end, end + 6));
+    const written = unicode ? NaN : source.charCodeAt(end);
+    if (low || (written >= 0xdc00 && written <= 0xdfff)) {
+      code = 0x10000 + ((code - 0xd800) << 10) + ((low ? parseInt(low[1], 16) : written) - 0xdc00);
+      end += low ? 6 : 1;
+    }
   }
-  const letter = String.fromCodePoint(code);
-  return letter.toLowerCase() !== letter.toUpperCase() ? { letter, end } : undefined;
+  return { char: String.fromCodePoint(code), end };
+}
+
+/** Whether the UTF-16 unit `code` is the high half of a surrogate pair. */
+function isHigh(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /** What `pick` finds in each of `schemas`. */

@@ -1783,15 +1783,17 @@ const geminiCall = (args: unknown) => ({ functionCall: { name: "get_weather", ar
 
 /**
  * The chunks a client reads of the weather question streamed from Gemini through a guarded fetch (retry 1),
- * the server answering the attempts with the chunks of `attempts` in turn; with the verdicts seen.
+ * the server answering the attempts with the chunks of `attempts` in turn; with the verdicts seen. The
+ * request asks for `candidateCount` candidates (default: it names none).
  */
-function geminiRetried(attempts: unknown[][]) {
+function geminiRetried(attempts: unknown[][], { candidateCount }: { candidateCount?: number } = {}) {
   return scripted(attempts.map((sse) => ({ sse })), 1, async (s, f) => {
     const res = await f(`${s.url}/v1beta/models/g:streamGenerateContent?alt=sse`, {
       method: "POST",
       body: JSON.stringify({
         contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
         tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+        ...(candidateCount ? { generationConfig: { candidateCount } } : {}),
       }),
     });
     return sseData(await res.text());
@@ -1831,6 +1833,39 @@ test("guardFetch retry: a Gemini first attempt's grounding that came in a chunk 
     const told = gemini.value.flatMap((e: Chunk) => e.candidates[0].groundingMetadata ?? []);
     assert.deepEqual(told, [{ ...grounding, groundingSupports: [cafe] }]);
   }
+});
+
+test("guardFetch retry: each Gemini candidate's grounding in the chunk that finished them both reaches the client at its own position", async () => {
+  // Asked for two candidates, the chunk that finished both (no text, each its sources) was held behind
+  // candidate 0's rejected call and dropped with it; the gate sent candidate 0's grounding alone ahead of the
+  // retry's stream, and candidate 1's words ("Hello.") lost their sources. Gemini grounds each candidate
+  // apart: each goes at its position, citing its own text.
+  const grounding = (uri: string, text: string) => ({
+    groundingChunks: [{ web: { uri } }],
+    groundingSupports: [{ segment: { startIndex: 0, endIndex: 5, text }, groundingChunkIndices: [0] }],
+  });
+  const [first, second] = [grounding("u0", "Check"), grounding("u1", "Hello")];
+  const finish = (index: number, groundingMetadata: unknown) => ({
+    index,
+    content: { role: "model", parts: [{ text: "" }] },
+    finishReason: "STOP",
+    groundingMetadata,
+  });
+  const gemini = await geminiRetried([
+    [
+      geminiChunk([{ text: "Checking. " }]),
+      { candidates: [{}, { index: 1, content: { role: "model", parts: [{ text: "Hello." }] } }] },
+      geminiChunk([geminiCall(BAD.args)]),
+      { candidates: [finish(0, first), finish(1, second)] },
+    ],
+    [geminiChunk([{ text: "Again." }]), geminiChunk([geminiCall(GOOD.args)], { finishReason: "STOP" })],
+  ], { candidateCount: 2 });
+  assertAttempts(gemini.seen);
+  type Chunk = { candidates: { groundingMetadata?: unknown }[] };
+  const told = (position: number) =>
+    gemini.value.flatMap((e: Chunk) => e.candidates[position]?.groundingMetadata ?? []);
+  assert.deepEqual(told(0), [first]);
+  assert.deepEqual(told(1), [second]);
 });
 
 test("guardFetch retry: text the watch held until a native call came counts as the client's: the retry's grounding supports move past it, and a blank line follows it (Gemini, Ollama)", async () => {

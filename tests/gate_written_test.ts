@@ -2219,30 +2219,59 @@ test("guardFetch Responses: the reason stands in place of a written call, stream
   }
 });
 
+/**
+ * Streams a Responses message whose second part is " \n" and a rejected written call, sent in `deltas`, and
+ * checks that the client reads that part as the reason alone (no blank before it), as the body gives it.
+ */
+async function blankThenCall(deltas: string[], onRejected: "withhold-turn" | "drop-call"): Promise<void> {
+  const { frames, final } = responsesItems([["Sure, let me look.", " \n" + WRITTEN_BAD]]);
+  const events = (frames as Record<string, unknown>[]).filter((e) =>
+    e.type !== "response.output_text.delta" || e.content_index !== 1
+  );
+  const at = events.findIndex((e) => e.type === "response.output_text.done" && e.content_index === 1);
+  const delta = { type: "response.output_text.delta", item_id: "msg_0", output_index: 0, content_index: 1 };
+  events.splice(at, 0, ...deltas.map((d) => ({ ...delta, delta: d, logprobs: [] })));
+  const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+  const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+  const { events: read, response } = await responsesGated(
+    events.map((e, i) => ({ ...e, sequence_number: i })),
+    onRejected,
+  );
+  const told = read.filter((e) => e.type === "response.output_text.delta" && e.content_index === 1)
+    .map((e) => e.delta).join("");
+  assert.match(told, /^\n\ntoolguard stopped/, onRejected);
+  assert.deepEqual(itemTexts(response.output), itemTexts(bodyOutput), onRejected);
+}
+
 test("guardFetch Responses stream: a part whose first delta is a lone space before a rejected written call drops it, as the body does", async () => {
   // The " " went out in a delta of its own before the call's marker came, and the openai SDK appends every
   // delta to its part: the client kept " " before the reason, where the body, which cannot tell how the
   // deltas fell, gives the part the call left blank to the reason alone (fuzz responses seed 36441). The
   // part's blank start now waits for the next text, as it does when it comes in one delta with the call.
   for (const onRejected of ["withhold-turn", "drop-call"] as const) {
-    const { frames, final } = responsesItems([["Sure, let me look.", " \n" + WRITTEN_BAD]]);
-    const deltas = [" ", "\n" + WRITTEN_BAD.slice(0, 20), WRITTEN_BAD.slice(20)];
-    const events = (frames as Record<string, unknown>[]).filter((e) =>
-      e.type !== "response.output_text.delta" || e.content_index !== 1
-    );
-    const at = events.findIndex((e) => e.type === "response.output_text.done" && e.content_index === 1);
-    const delta = { type: "response.output_text.delta", item_id: "msg_0", output_index: 0, content_index: 1 };
-    events.splice(at, 0, ...deltas.map((d) => ({ ...delta, delta: d, logprobs: [] })));
-    const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
-    const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
-    const { events: read, response } = await responsesGated(
-      events.map((e, i) => ({ ...e, sequence_number: i })),
-      onRejected,
-    );
-    const told = read.filter((e) => e.type === "response.output_text.delta" && e.content_index === 1)
-      .map((e) => e.delta).join("");
-    assert.match(told, /^\n\ntoolguard stopped/, onRejected);
-    assert.deepEqual(itemTexts(response.output), itemTexts(bodyOutput), onRejected);
+    await blankThenCall([" ", "\n" + WRITTEN_BAD.slice(0, 20), WRITTEN_BAD.slice(20)], onRejected);
+  }
+});
+
+test("guardFetch Responses, Anthropic and Cohere streams: an empty text delta after a part's lone space does not let the space out ahead of a rejected written call", async () => {
+  // The blank start waited for the part's next text; an empty delta (" ", "", then the call) was read as a
+  // frame of no text and let the " " out, and the client kept " \n\ntoolguard stopped..." where the body
+  // gives the part the call left blank to the reason alone. An empty delta is neither text nor an end.
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    await blankThenCall([" ", "", "\n" + WRITTEN_BAD.slice(0, 20), "", WRITTEN_BAD.slice(20)], onRejected);
+  }
+  const bad = splitN('[get_weather(city="Oslo", units="kelvin")]', 6);
+  for (const blank of [[" ", ""], [" ", "", ""], ["\n", ""]]) {
+    for (const { label, streamed, whole } of await blocksBothWays([["Let me check."], [...blank, ...bad]])) {
+      assert.deepEqual(streamed, whole, `${label} ${JSON.stringify(blank)}`);
+    }
+  }
+  // Words after the empty delta let the blank start out with them, in its place.
+  for (
+    const { label, streamed, whole } of await blocksBothWays([["Let me check."], [" ", "", "Fine."], bad])
+  ) {
+    assert.deepEqual(streamed.slice(0, 2), ["Let me check.", " Fine."], label);
+    assert.deepEqual(streamed, whole, label);
   }
 });
 

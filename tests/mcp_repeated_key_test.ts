@@ -819,3 +819,29 @@ test(
       assert.match(refused.text, /"X-AAA", which the tool's name rule/);
     }),
 );
+
+test("checkCall: a propertyNames pattern whose class gives a character by its code, or whose astral letter is half escaped, names words too", () => {
+  // `[\u002d]` is `[-]`: the escape in a class made the pattern no rule at all, and `FORCE-x` passed where
+  // `^force[-]x$` refuses it. A pair half written and half escaped is one letter where the pattern compiles
+  // without the `u` flag (`\-` is no escape with it): read as two halves, no letter, `𐐀-` passed.
+  const feedback = feedbackOf({
+    unicode: not("^force[\\u002d]x$"),
+    hex: not("^force[\\x2d]x$"),
+    control: not("^force[\\cJ]$"),
+    escapedHigh: not("^\\uD801\uDC28\\-$"),
+    escapedLow: not("^\uD801\\uDC28\\-$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  for (const name of ["unicode", "hex"]) assert.match(feedback({ [name]: { "FORCE-x": 1 } }), stray, name);
+  assert.match(feedback({ control: { "FORCE\n": 1 } }), stray);
+  for (const name of ["escapedHigh", "escapedLow"]) {
+    assert.match(feedback({ [name]: { "\u{10400}-": 1 } }), stray, name);
+    assert.equal(feedback({ [name]: { "\u{10400}": 1 } }), "", name);
+  }
+  // A character by its code is no syntax: `\x5B` opens no class, `[\x5D]` ends none.
+  assert.match(feedbackOf({ a: not("^x\\x5By$") })({ a: { "X[Y": 1 } }), stray);
+  assert.match(feedbackOf({ a: not("^x[\\x5D]y$") })({ a: { "X]Y": 1 } }), stray);
+  // With the `u` flag a half-escaped pair is two halves the key never holds: neither case is refused.
+  const halves = feedbackOf({ a: not("^\\uD801\uDC28$") });
+  for (const key of ["\u{10400}", "\u{10428}"]) assert.equal(halves({ a: { [key]: 1 } }), "", key);
+});

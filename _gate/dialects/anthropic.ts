@@ -266,7 +266,7 @@ class AnthropicStream implements FrameRouter {
     // the end or start of a block other than a call's, as a body's text blocks are read joined: a tail that
     // may begin a marker, let out at its block's end, reached the client where a body cuts it with the call)
     const goesOn = event.type === "ping" || (BLOCK_EVENT.test(String(event.type)) && !toolish);
-    return { text, toolish, rest: () => undefined, goesOn };
+    return { text, toolish, rest: () => undefined, goesOn, delta: isText };
   }
 
   /**

@@ -475,7 +475,8 @@ class CohereStream implements FrameRouter {
     }
     const type = String(event.type ?? "");
     // (a citation, an empty delta, a block's end or start comes inside the text: it goes on after it)
-    return { text, toolish: CALL_EVENT.test(type), rest: () => undefined, goesOn: GOES_ON.test(type) };
+    const delta = type === "content-delta" && typeof (isRecord(content) && content.text) === "string";
+    return { text, toolish: CALL_EVENT.test(type), rest: () => undefined, goesOn: GOES_ON.test(type), delta };
   }
 
   /**

@@ -430,25 +430,27 @@ class GeminiStream implements FrameRouter {
    * The grounding of the text the client has that a retry drops with the first attempt's held chunks (a
    * search's sources came in the chunk that finished the answer, with no text, after its call), in a chunk
    * of its own ahead of the retry's stream: dropped, the client kept the first attempt's words with no
-   * sources (and no `searchEntryPoint` to show). Supports past the text the client has (of a written call
-   * cut) go, see `citingWithin`.
+   * sources (and no `searchEntryPoint` to show). Each candidate's goes at its position (Gemini grounds each
+   * candidate apart, `candidateCount`): read from the first alone, another's sources were lost with the
+   * chunk that finished both. Supports past the text the client has (of a written call cut) go, see
+   * `citingWithin`.
    */
   endsDropped(dropped: readonly Held[], flow: StreamFlow): string {
-    const told = flow.told()[0]?.bytes ?? 0;
+    const told = flow.told();
     return dropped.flatMap((h) => {
-      const meta = h.event ? candidates(h.event)[0]?.groundingMetadata : undefined;
-      if (!isRecord(meta)) return [];
-      const grounding = Array.isArray(meta.groundingSupports)
-        ? { ...meta, groundingSupports: citingWithin(meta.groundingSupports, told) }
-        : meta;
-      return [formatSse(JSON.stringify({
-        candidates: [{
-          content: { role: "model", parts: [{ text: "" }] },
-          index: 0,
-          groundingMetadata: grounding,
-        }],
-        ...this.#template,
-      }))];
+      const all = h.event && Array.isArray(h.event.candidates) ? h.event.candidates : [];
+      return all.flatMap((c, position) => {
+        const meta = isRecord(c) ? c.groundingMetadata : undefined;
+        if (!isRecord(meta)) return [];
+        const grounding = Array.isArray(meta.groundingSupports)
+          ? { ...meta, groundingSupports: citingWithin(meta.groundingSupports, told[position]?.bytes ?? 0) }
+          : meta;
+        const candidate = { content: { role: "model", parts: [{ text: "" }] }, index: position };
+        return [formatSse(JSON.stringify({
+          candidates: atPosition({ ...candidate, groundingMetadata: grounding }, position),
+          ...this.#template,
+        }))];
+      });
     }).join("");
   }
 

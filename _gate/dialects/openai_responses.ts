@@ -566,7 +566,7 @@ class ResponsesStream implements FrameRouter {
     const delta = type === "response.output_text.delta";
     // (an annotation, an empty delta or a progress note comes inside the text: it goes on after it)
     const goesOn = !toolish && TEXT_GOES_ON.has(type as string);
-    return { text, toolish, rest: () => delta ? undefined : event, goesOn };
+    return { text, toolish, rest: () => delta ? undefined : event, goesOn, delta };
   }
 
   /**

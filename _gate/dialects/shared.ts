@@ -301,6 +301,11 @@ export interface TextPart {
    * frame ends the text there (a call, a finish, the end of a block) and the tail goes out.
    */
   goesOn?: boolean;
+  /**
+   * True for a text delta, even one of no text (`""`): an empty one neither brings a place's next text nor
+   * ends it, so a place's blank start waits on past it (see `TextCalls`), as it does past no frame.
+   */
+  delta?: boolean;
 }
 
 /**
