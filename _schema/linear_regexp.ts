@@ -6,7 +6,9 @@
  * tool schema (an MCP server's) could otherwise stall `validate()` on a short argument. Other patterns keep
  * the native engine. An exponential pattern that uses syntax this matcher lacks (back-references,
  * lookaround, `\b`) is refused when compiled: no bound on its time could be given; a polynomial one keeps
- * the native engine (bounded, and common in real schemas).
+ * the native engine (bounded, and common in real schemas). A search may start anywhere: a repeat of a set at
+ * an unanchored end is cut to its least count first (`\d+b` is searched as `\db`), and a repeat a search
+ * reaches from many starts that no cut removes (`\d\d+b` on a run of digits, n^2) is polynomial too.
  *
  * @module
  */
@@ -795,6 +797,8 @@ const TWO_CHOICES = /[?|,][^]*?[?|,]/;
 const ONE_REPEAT = /[*+]|\{\d+,/;
 /** Flags under which the ends of a pattern can be cut (see {@linkcode cutEnds}): no `g` or `y` (a match's end is read), no `v`. */
 const CUTTABLE_FLAGS = /^[dimsu]*$/;
+/** Flags the linear-time matcher reads as the native engine does. */
+const MATCHED_FLAGS = /^[du]*$/;
 
 /**
  * The regular expression to test `source` with: `native` itself when backtracking cannot explode on it,
@@ -830,7 +834,7 @@ export function boundedRegExp(
         `(${e.message}) the linear-time matcher lacks; rewrite it without that syntax or without the nested repeat`,
     );
   }
-  const cut = CUTTABLE_FLAGS.test(native.flags) ? cutEnds(tree, reader) : null;
+  const cut = CUTTABLE_FLAGS.test(native.flags) ? cutEnds(tree, reader, native) : null;
   let runs = native;
   if (cut !== null) {
     try {
@@ -840,7 +844,9 @@ export function boundedRegExp(
       // (a cut the engine reads otherwise: the pattern as written)
     }
   }
-  if (!risky(tree) && !searchPolynomial(tree)) return runs === native ? native : new CutRegExp(source, runs);
+  // (the matcher reads no `i` or `s`: schema patterns have neither, but a search costs no more than n^2)
+  const searched = MATCHED_FLAGS.test(native.flags) && searchPolynomial(tree);
+  if (!risky(tree) && !searched) return runs === native ? native : new CutRegExp(source, runs);
   const prog = program(tree);
   if (prog === null) {
     // a polynomial cost is bounded: kept, as where syntax is lacking; millions of choices are not
@@ -900,6 +906,20 @@ function searchPolynomial(tree: Node): boolean {
 /** A repeat of one set whose count varies, written where {@linkcode cutEnds} can rewrite it. */
 type SetRepeat = { k: "rep"; node: CharSet; min: number; max: number; span: Span };
 
+/** Whether every character `inner` takes, `outer` takes (as the reader knows them; a property escape: unknown, no). */
+function covers(outer: Node, inner: Node): boolean {
+  const out = charsOf(outer);
+  const ins = charsOf(inner);
+  if (out === null || ins === null) return false;
+  const merged = [...out].sort((a, b) => a[0] - b[0]).reduce<[number, number][]>((acc, [lo, hi]) => {
+    const top = acc.at(-1);
+    if (top !== undefined && lo <= top[1] + 1) top[1] = Math.max(top[1], hi);
+    else acc.push([lo, hi]);
+    return acc;
+  }, []);
+  return ins.every(([lo, hi]) => merged.some(([l, h]) => l <= lo && hi <= h));
+}
+
 /** Whether `node` is a {@linkcode SetRepeat}. */
 function isSetRepeat(node: Node | undefined): node is SetRepeat {
   return node?.k === "rep" && node.node.k === "set" && node.span !== undefined && node.min < node.max;
@@ -911,9 +931,15 @@ function isSetRepeat(node: Node | undefined): node is SetRepeat {
  * null when nothing is cut. `test` asks only whether a match starts somewhere: where `\d+b` matches, `\db`
  * matches at its last digit, and where `a\d*` matches, `a` does (`.*x` is `x`, `\d{2,5}b` is `\d{2}b`,
  * `\s+$` is `\s$`). A search from every start then runs through no run of digits: `\d+b` on 100 000 digits
- * took 7 s, `\d{1,30001}b` 12 s. Only the repeat's own text is rewritten, so flags read the rest as before.
+ * took 7 s, `\d{1,30001}b` 12 s. A repeat after single sets each of which takes what it and the sets after
+ * take is cut too (`\d\d+b` is `\d\db`, `.\w*x` is `.x`). Only the repeat's own text is rewritten, so flags
+ * read the rest as before.
  */
-function cutEnds(tree: Node, reader: Reader): { tree: Node; source: string } | null {
+function cutEnds(
+  tree: Node,
+  reader: Reader,
+  { dotAll }: { dotAll: boolean },
+): { tree: Node; source: string } | null {
   const edits: { from: number; to: number; text: string }[] = [];
   const cutOne = (rep: SetRepeat): Node | null => {
     const atom = reader.text(rep.span.from, rep.span.atomEnd);
@@ -935,6 +961,19 @@ function cutEnds(tree: Node, reader: Reader): { tree: Node; source: string } | n
         break;
       }
       items.shift();
+    }
+    // `\d\d+b` is `\d\db`: a start moved right has its sets take characters the repeat, or a set after them,
+    // took, which each can take (with the `s` flag, `.` takes more than the reader knows)
+    let sets = 0;
+    while (items[sets]?.k === "set") sets++;
+    const rep = items[sets];
+    if (
+      !dotAll && sets > 0 && isSetRepeat(rep) &&
+      items.slice(0, sets).every((x, i) => [rep.node, ...items.slice(i + 1, sets)].every((y) => covers(x, y)))
+    ) {
+      const kept = cutOne(rep);
+      if (kept === null) items.splice(sets, 1);
+      else items[sets] = kept;
     }
     for (let last = items.at(-1); isSetRepeat(last); last = items.at(-1)) {
       const kept = cutOne(last);

@@ -49,6 +49,8 @@ test("a repeat of a set at an unanchored end of a pattern is cut to its least co
     ["a\\d*", ones, "a"],
     ["x|\\d+b", ones, "x|\\db"], // each alternative's ends
     ["\\d*\\s*b\\w+?", ones, "b\\w"], // again while what is cut can be empty
+    ["\\d\\d+b", ones, "\\d\\db"], // after sets that take what it takes
+    ["\\d\\d{1,30001}b", ones, "\\d\\db"], // (too large for the linear-time matcher)
   ];
   for (const [pattern, text, cut] of cases) {
     const { sources, message } = await handed(pattern, text);
@@ -58,11 +60,11 @@ test("a repeat of a set at an unanchored end of a pattern is cut to its least co
 });
 
 test("a repeat a search reaches from many starts, which no cut removes, runs on the linear-time matcher", async () => {
-  // A repeat after an item that takes its characters, or a repeated group, is fed by the same run from
-  // each start (`\d\d+b` on 20 000 digits: 2 x 2e8 steps native); past a length the matcher reads the
+  // A repeat after an item that takes some of its characters, or a repeated group, is fed by the same run
+  // from each start (`\d\w+x` on 20 000 digits: 2 x 2e8 steps native); past a length the matcher reads the
   // text once (one code point at a time), and the reporting function reuses the deciding one's answer.
   const cases: [string, string][] = [
-    ["\\d\\d+b", "1".repeat(20_000)],
+    ["\\d\\w+x", "1".repeat(20_000)],
     ["(?:ab)+c", "ab".repeat(10_000)],
     ["f.*o", "f".repeat(20_000)],
   ];
@@ -107,6 +109,10 @@ test("a cut pattern answers as the pattern as written, whatever the flags", () =
     "[ab]+[ab]",
     "😀+a",
     "A+\\.",
+    "\\d\\d+b",
+    ".\\w*x",
+    "[ab]a{2,}c",
+    "\\d\\w+x",
   ];
   let cut = 0;
   for (const shape of shapes) {
