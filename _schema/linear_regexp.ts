@@ -6,7 +6,9 @@
  * tool schema (an MCP server's) could otherwise stall `validate()` on a short argument. Other patterns keep
  * the native engine. An exponential pattern that uses syntax this matcher lacks (back-references,
  * lookaround, `\b`) is refused when compiled: no bound on its time could be given; a polynomial one keeps
- * the native engine (bounded, and common in real schemas).
+ * the native engine (bounded, and common in real schemas). A search may start anywhere: a repeat of a set at
+ * an unanchored end is cut to its least count first (`\d+b` is searched as `\db`), and a repeat a search
+ * reaches from many starts that no cut removes (`\d\d+b` on a run of digits, n^2) is polynomial too.
  *
  * @module
  */
@@ -28,9 +30,16 @@ type Node =
   | CharSet
   | { k: "cat"; items: Node[] }
   | { k: "alt"; alts: Node[] }
-  | { k: "rep"; node: Node; min: number; max: number }
+  | { k: "rep"; node: Node; min: number; max: number; span?: Span }
   | { k: "bol" }
   | { k: "eol" };
+
+/** Where a repeat was written, by index into what the reader reads: its atom from `from` to `atomEnd`, then its quantifier to `to`. */
+interface Span {
+  from: number;
+  atomEnd: number;
+  to: number;
+}
 
 /** Syntax this matcher does not handle: the caller decides what to do with the pattern. */
 class Unsupported extends Error {}
@@ -82,6 +91,20 @@ class Reader {
     this.#cps = unicode ? Array.from(source, (c) => c.codePointAt(0)!) : codeUnits(source);
   }
 
+  /** How many code points (or, in the legacy syntax, code units) the reader reads. */
+  get length(): number {
+    return this.#cps.length;
+  }
+
+  /** The source from code point (or, in the legacy syntax, code unit) `from` to before `to`. */
+  text(from: number, to: number): string {
+    let out = "";
+    for (let i = from; i < to; i++) {
+      out += this.#unicode ? String.fromCodePoint(this.#cps[i]) : String.fromCharCode(this.#cps[i]);
+    }
+    return out;
+  }
+
   /** The whole pattern. */
   pattern(): Node {
     const node = this.#alternation();
@@ -105,7 +128,12 @@ class Reader {
   #sequence(): Node {
     const items: Node[] = [];
     for (let c = this.#peek(); c !== undefined && c !== 0x7c && c !== 0x29; c = this.#peek()) {
-      items.push(this.#quantified(this.#atom()));
+      const from = this.#i;
+      const atom = this.#atom();
+      const atomEnd = this.#i;
+      const item = this.#quantified(atom);
+      if (item.k === "rep") item.span = { from, atomEnd, to: this.#i };
+      items.push(item);
     }
     return { k: "cat", items };
   }
@@ -504,8 +532,10 @@ function widest(node: Node): Node | undefined {
     case "cat":
     case "alt": {
       const range = (r: Node | undefined) => r?.k === "rep" ? r.max - r.min : -1;
-      return (node.k === "cat" ? node.items : node.alts).map(widest).reduce((a, b) =>
-        range(b) > range(a) ? b : a
+      // (a cut can leave a sequence empty: `.*` is nothing to find)
+      return (node.k === "cat" ? node.items : node.alts).map(widest).reduce<Node | undefined>(
+        (a, b) => range(b) > range(a) ? b : a,
+        undefined,
       );
     }
     default:
@@ -763,26 +793,37 @@ const GROUP_REPEAT = /\)[*+{]/;
 const TWO_REPEATS = /(?:[*+]|,\})[^]*?(?:[*+]|,\})/;
 /** Two optional items, alternatives or counted repeats of a range: the least many {@linkcode choices} need. */
 const TWO_CHOICES = /[?|,][^]*?[?|,]/;
+/** A repeat of a varying count (`*`, `+`, `{m,}`, `{m,n}`): what a search from every start can run through. */
+const ONE_REPEAT = /[*+]|\{\d+,/;
+/** Flags under which the ends of a pattern can be cut (see {@linkcode cutEnds}): no `g` or `y` (a match's end is read), no `v`. */
+const CUTTABLE_FLAGS = /^[dimsu]*$/;
+/** Flags the linear-time matcher reads as the native engine does. */
+const MATCHED_FLAGS = /^[du]*$/;
 
 /**
  * The regular expression to test `source` with: `native` itself when backtracking cannot explode on it,
  * else one that matches in linear time. Throws a message (for the caller's `SchemaError`) when the pattern
  * is risky but uses syntax the linear matcher lacks. A pattern whose cost is only polynomial keeps `native`
  * for strings short enough that backtracking on them stays bounded (`shortNative: false`: never, as the
- * tests that compare the two engines ask).
+ * tests that compare the two engines ask). A repeat of a set at an unanchored end of the pattern is first
+ * cut to its least count (see {@linkcode cutEnds}); what answers then keeps the pattern's own `source`.
  */
 export function boundedRegExp(
   source: string,
   native: RegExp,
   { shortNative = true }: { shortNative?: boolean } = {},
 ): RegExp {
-  // nothing to backtrack on
-  if (!GROUP_REPEAT.test(source) && !TWO_REPEATS.test(source) && !TWO_CHOICES.test(source)) return native;
+  const plain = !GROUP_REPEAT.test(source) && !TWO_REPEATS.test(source) && !TWO_CHOICES.test(source);
+  // nothing to backtrack on, nor a repeat a search from every start runs through
+  if (plain && !(ONE_REPEAT.test(source) && unanchored(source))) return native;
   let tree: Node;
+  let reader: Reader;
   try {
     // A pattern only the legacy syntax reads (`\-` outside a class) is read, and matched, as it reads it.
-    tree = new Reader(source, { unicode: native.unicode }).pattern();
+    reader = new Reader(source, { unicode: native.unicode });
+    tree = reader.pattern();
   } catch (e) {
+    if (plain) return native;
     if (!(e instanceof Unsupported)) throw e;
     // Syntax the matcher lacks: harmless where nothing is repeated inside a repeat (`^((?!x).)*$`). Where
     // the cost is only polynomial (`^(?!x)\w*\d*$`) the native engine stays: such patterns are common in
@@ -793,11 +834,25 @@ export function boundedRegExp(
         `(${e.message}) the linear-time matcher lacks; rewrite it without that syntax or without the nested repeat`,
     );
   }
-  if (!risky(tree)) return native;
+  const cut = CUTTABLE_FLAGS.test(native.flags) ? cutEnds(tree, reader, native) : null;
+  let runs = native;
+  if (cut !== null) {
+    try {
+      runs = new RegExp(cut.source, native.flags);
+      tree = cut.tree;
+    } catch {
+      // (a cut the engine reads otherwise: the pattern as written)
+    }
+  }
+  // (the matcher reads no `i` or `s`: schema patterns have neither, but a search costs no more than n^2)
+  const searched = MATCHED_FLAGS.test(native.flags) && searchPolynomial(tree);
+  if (!risky(tree) && !searched) return runs === native ? native : new CutRegExp(source, runs);
   const prog = program(tree);
   if (prog === null) {
     // a polynomial cost is bounded: kept, as where syntax is lacking; millions of choices are not
-    if (!exponential(tree) && costlyChoices(tree) <= NATIVE_STEPS) return native;
+    if (!exponential(tree) && costlyChoices(tree) <= NATIVE_STEPS) {
+      return runs === native ? native : new CutRegExp(source, runs);
+    }
     throw new Error(
       "it repeats a group, or chains counted repeats a backtracking engine can take millions of ways, and is " +
         "too large for the linear-time matcher; simplify it",
@@ -806,8 +861,140 @@ export function boundedRegExp(
   // a polynomial cost is bounded on a short string: there the native engine, many times faster, answers
   const below = !shortNative || exponential(tree) || native.global || native.sticky
     ? {}
-    : { native, nativeBelow: nativeBelowOf(tree) };
+    : { native: runs, nativeBelow: nativeBelowOf(tree) };
   return new LinearRegExp(source, native.flags, prog, below);
+}
+
+/** Whether a search for `source` may start anywhere: it does not begin with `^` or end with `$`, or has alternatives. */
+function unanchored(source: string): boolean {
+  return !source.startsWith("^") || !source.endsWith("$") || source.includes("|");
+}
+
+/** A `RegExp` that keeps the pattern as written (for messages) and answers `test` with `runs`, an equal one. */
+class CutRegExp extends RegExp {
+  readonly #runs: RegExp;
+
+  /** `source`, answered by `runs`, whose flags it takes. */
+  constructor(source: string, runs: RegExp) {
+    super(source, runs.flags);
+    this.#runs = runs;
+  }
+
+  /** Whether the pattern matches somewhere in `s`. */
+  override test(s: string): boolean {
+    return this.#runs.test(s);
+  }
+}
+
+/** A repeat of every character, as many times as it likes: what a search that may start anywhere skips. */
+const ANYWHERE: Node = { k: "rep", node: { k: "set", ranges: [], neg: true }, min: 0, max: Infinity };
+
+/**
+ * True when a search that may start anywhere (an alternative not after `^`) backtracks through one of the
+ * pattern's unbounded repeats from many of those starts: the search is then `[^]*?` before the pattern,
+ * polynomial as {@linkcode polynomial} says (`\d\d+b` on a run of digits, `(?:ab)+c` on "abab...": each
+ * start runs to the end of the run, n^2 in all). `ab\d+c` reaches its repeat from one start in a run.
+ */
+function searchPolynomial(tree: Node): boolean {
+  const alts = tree.k === "alt" ? tree.alts : [tree];
+  return alts.some((alt) => {
+    const items = alt.k === "cat" ? alt.items : [alt];
+    return items[0]?.k !== "bol" && polynomial({ k: "cat", items: [ANYWHERE, alt] });
+  });
+}
+
+/** A repeat of one set whose count varies, written where {@linkcode cutEnds} can rewrite it. */
+type SetRepeat = { k: "rep"; node: CharSet; min: number; max: number; span: Span };
+
+/** Whether every character `inner` takes, `outer` takes (as the reader knows them; a property escape: unknown, no). */
+function covers(outer: Node, inner: Node): boolean {
+  const out = charsOf(outer);
+  const ins = charsOf(inner);
+  if (out === null || ins === null) return false;
+  const merged = [...out].sort((a, b) => a[0] - b[0]).reduce<[number, number][]>((acc, [lo, hi]) => {
+    const top = acc.at(-1);
+    if (top !== undefined && lo <= top[1] + 1) top[1] = Math.max(top[1], hi);
+    else acc.push([lo, hi]);
+    return acc;
+  }, []);
+  return ins.every(([lo, hi]) => merged.some(([l, h]) => l <= lo && hi <= h));
+}
+
+/** Whether `node` is a {@linkcode SetRepeat}. */
+function isSetRepeat(node: Node | undefined): node is SetRepeat {
+  return node?.k === "rep" && node.node.k === "set" && node.span !== undefined && node.min < node.max;
+}
+
+/**
+ * `tree` (read by `reader`) with each repeat of a set that begins a top-level alternative not after `^`, or
+ * ends one not before `$`, cut to its least count, again while what is cut can be empty, and its source;
+ * null when nothing is cut. `test` asks only whether a match starts somewhere: where `\d+b` matches, `\db`
+ * matches at its last digit, and where `a\d*` matches, `a` does (`.*x` is `x`, `\d{2,5}b` is `\d{2}b`,
+ * `\s+$` is `\s$`). A search from every start then runs through no run of digits: `\d+b` on 100 000 digits
+ * took 7 s, `\d{1,30001}b` 12 s. A repeat after single sets each of which takes what it and the sets after
+ * take is cut too (`\d\d+b` is `\d\db`, `.\w*x` is `.x`). Only the repeat's own text is rewritten, so flags
+ * read the rest as before.
+ */
+function cutEnds(
+  tree: Node,
+  reader: Reader,
+  { dotAll }: { dotAll: boolean },
+): { tree: Node; source: string } | null {
+  const edits: { from: number; to: number; text: string }[] = [];
+  const cutOne = (rep: SetRepeat): Node | null => {
+    const atom = reader.text(rep.span.from, rep.span.atomEnd);
+    const text = rep.min === 0 ? "" : rep.min === 1 ? atom : `(?:${atom}){${rep.min}}`;
+    edits.push({ from: rep.span.from, to: rep.span.to, text });
+    return rep.min === 0
+      ? null
+      : rep.min === 1
+      ? rep.node
+      : { k: "rep", node: rep.node, min: rep.min, max: rep.min };
+  };
+  const cutAlt = (alt: Node): Node => {
+    if (alt.k !== "cat") return alt;
+    const items = [...alt.items];
+    for (let first = items[0]; isSetRepeat(first); first = items[0]) {
+      const kept = cutOne(first);
+      if (kept !== null) {
+        items[0] = kept;
+        break;
+      }
+      items.shift();
+    }
+    // `\d\d+b` is `\d\db`: a start moved right has its sets take characters the repeat, or a set after them,
+    // took, which each can take (with the `s` flag, `.` takes more than the reader knows)
+    let sets = 0;
+    while (items[sets]?.k === "set") sets++;
+    const rep = items[sets];
+    if (
+      !dotAll && sets > 0 && isSetRepeat(rep) &&
+      items.slice(0, sets).every((x, i) => [rep.node, ...items.slice(i + 1, sets)].every((y) => covers(x, y)))
+    ) {
+      const kept = cutOne(rep);
+      if (kept === null) items.splice(sets, 1);
+      else items[sets] = kept;
+    }
+    for (let last = items.at(-1); isSetRepeat(last); last = items.at(-1)) {
+      const kept = cutOne(last);
+      if (kept !== null) {
+        items[items.length - 1] = kept;
+        break;
+      }
+      items.pop();
+    }
+    return { k: "cat", items };
+  };
+  const cutTree = tree.k === "alt" ? { k: "alt" as const, alts: tree.alts.map(cutAlt) } : cutAlt(tree);
+  if (edits.length === 0) return null;
+  edits.sort((a, b) => a.from - b.from);
+  let source = "";
+  let at = 0;
+  for (const { from, to, text } of edits) {
+    source += reader.text(at, from) + text;
+    at = to;
+  }
+  return { tree: cutTree, source: source + reader.text(at, reader.length) };
 }
 
 /**

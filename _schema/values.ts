@@ -161,13 +161,46 @@ export function makeRegExp(source: string, pointer: string, keyword: string): Re
   }
 }
 
-/** Tests `s` against `re`; an engine error counts as no match. */
+/**
+ * The last "no" {@linkcode safeTest} gave for a string of at least {@linkcode REMEMBERED_FROM} units: a value
+ * that fails its pattern is tested again by the reporting function, with its own copy of the same pattern.
+ * Dropped once asked again, so that no long string is kept past its report.
+ */
+let remembered: { source: string; flags: string; text: string } | null = null;
+/** Below this length a second test costs less than comparing the string with the one remembered. */
+const REMEMBERED_FROM = 256;
+
+/**
+ * Tests `s` against `re`; an engine error counts as no match. A long string that failed, asked again of the
+ * same pattern (source and flags: the reporting function's copy of the one that decided), fails unrun.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { safeTest } from "./values.ts";
+ *
+ * assert.equal(safeTest(/^\d+$/u, "123"), true);
+ * assert.equal(safeTest(/^\d+$/u, "1".repeat(300) + "x"), false);
+ * assert.equal(safeTest(new RegExp("^\\d+$", "u"), "1".repeat(300) + "x"), false);
+ * ```
+ */
 export function safeTest(re: RegExp, s: string): boolean {
-  try {
-    re.lastIndex = 0;
-    return re.test(s);
-  } catch {
-    // an engine error (e.g. stack exhaustion on a pathological input) counts as no match, never a crash
+  const long = s.length >= REMEMBERED_FROM;
+  if (
+    long && remembered !== null && remembered.source === re.source && remembered.flags === re.flags &&
+    remembered.text === s
+  ) {
+    remembered = null;
     return false;
   }
+  let answer: boolean;
+  try {
+    re.lastIndex = 0;
+    answer = re.test(s);
+  } catch {
+    // an engine error (e.g. stack exhaustion on a pathological input) counts as no match, never a crash
+    answer = false;
+  }
+  if (long && !answer) remembered = { source: re.source, flags: re.flags, text: s };
+  return answer;
 }

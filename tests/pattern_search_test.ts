@@ -1,0 +1,158 @@
+/**
+ * A schema pattern not anchored at an end is searched for from every start of the string: a repeat there
+ * that a run of its characters feeds is read again from each start, n^2 steps on the native engine. Counted,
+ * not timed: which patterns the native engine is handed the long text with, and how often.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { boundedRegExp } from "../_schema/linear_regexp.ts";
+import { countingWork } from "./_counting.ts";
+import { safeTest } from "../_schema/values.ts";
+import { createValidator } from "../validate.ts";
+
+/** A validator of one tool whose argument `a` must match `pattern` (the scanner off: it reads `a` too). */
+const validator = (pattern: string) =>
+  createValidator([{
+    name: "t",
+    input_schema: { type: "object", properties: { a: { type: "string", pattern } } },
+  }], { scan: false });
+
+/** The sources of the regular expressions handed `text` while `pattern` judges it through validate(). */
+async function handed(pattern: string, text: string): Promise<{ sources: string[]; message: string }> {
+  const v = validator(pattern);
+  const sources: string[] = [];
+  const [call] = await countingWork(
+    RegExp.prototype,
+    "exec",
+    () => v.validate([{ name: "t", arguments: { a: text } }]).calls[0],
+    (self: RegExp, [t]: string[]) => t === text ? sources.push(self.source) : 0,
+  );
+  assert.equal(call.allowed, false, pattern);
+  return { sources, message: call.findings.map((f) => f.message).join(" ") };
+}
+
+test("a repeat of a set at an unanchored end of a pattern is cut to its least count before a search", async () => {
+  // `\d+b` on 100 000 digits took 7.2 s in validate() (n^2/2 steps, twice: once to decide, once to report);
+  // `\d{1,30001}b` 12.5 s. A match of `\d+b` holds one of `\db` at its last digit, and one of `a\d*` holds
+  // `a`: only whether a match starts somewhere is asked, so the engine is handed the cut pattern, once (the
+  // reporting function reuses the deciding one's "no").
+  const ones = "1".repeat(20_000);
+  const cases: [string, string, string][] = [
+    // [pattern, a long text it refuses, what the native engine is handed]
+    ["\\d+b", ones, "\\db"],
+    ["[a-z]+@", "a".repeat(20_000), "[a-z]@"],
+    ["\\s+$", " ".repeat(19_999) + "x", "\\s$"],
+    [".*x", "a".repeat(20_000), "x"],
+    ["\\d+b$", ones.slice(1) + "c", "\\db$"],
+    ["\\d{1,30001}b", ones, "\\db"],
+    ["\\d{2,5}b", ones, "(?:\\d){2}b"],
+    ["a\\d*", ones, "a"],
+    ["x|\\d+b", ones, "x|\\db"], // each alternative's ends
+    ["\\d*\\s*b\\w+?", ones, "b\\w"], // again while what is cut can be empty
+    ["\\d\\d+b", ones, "\\d\\db"], // after sets that take what it takes
+    ["\\d\\d{1,30001}b", ones, "\\d\\db"], // (too large for the linear-time matcher)
+  ];
+  for (const [pattern, text, cut] of cases) {
+    const { sources, message } = await handed(pattern, text);
+    assert.deepEqual(sources, [cut], pattern);
+    assert.ok(message.includes(`pattern ${pattern}.`), message); // the pattern as written
+  }
+});
+
+test("a repeat a search reaches from many starts, which no cut removes, runs on the linear-time matcher", async () => {
+  // A repeat after an item that takes some of its characters, or a repeated group, is fed by the same run
+  // from each start (`\d\w+x` on 20 000 digits: 2 x 2e8 steps native); past a length the matcher reads the
+  // text once (one code point at a time), and the reporting function reuses the deciding one's answer.
+  const cases: [string, string][] = [
+    ["\\d\\w+x", "1".repeat(20_000)],
+    ["(?:ab)+c", "ab".repeat(10_000)],
+    ["f.*o", "f".repeat(20_000)],
+  ];
+  for (const [pattern, text] of cases) {
+    assert.deepEqual((await handed(pattern, text)).sources, [], pattern);
+    const v = validator(pattern);
+    const [, read] = await countingWork(
+      String.prototype,
+      "codePointAt",
+      () => v.validate([{ name: "t", arguments: { a: text } }]),
+    );
+    assert.ok(read >= text.length && read < 1.5 * text.length, `${pattern}: ${read} code points read`);
+  }
+  // reached from one start of a run: the native engine, linear there
+  const native = new RegExp("ab\\d+c", "u");
+  assert.equal(boundedRegExp("ab\\d+c", native), native);
+});
+
+test("a cut pattern answers as the pattern as written, whatever the flags", () => {
+  let seed = 68;
+  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
+  const shapes = [
+    "\\d+b",
+    "[a-z]+@",
+    "\\s+$",
+    ".*x",
+    "\\d+b$",
+    "\\d{1,30}b",
+    "\\d{2,5}b",
+    "a\\d*",
+    ".*",
+    "a*|b",
+    "x|\\d+b|c\\s*",
+    "(a)\\w+?b*",
+    "[^a]{2,}(?:ab)",
+    "\\S+\\s+",
+    "\\d+\\d+",
+    "^a|b+a",
+    "\\p{L}+1",
+    ".{0,3}\\n",
+    "[ab]+[ab]",
+    "😀+a",
+    "A+\\.",
+    "\\d\\d+b",
+    ".\\w*x",
+    "[ab]a{2,}c",
+    "\\d\\w+x",
+  ];
+  let cut = 0;
+  for (const shape of shapes) {
+    for (const flags of ["u", "ui", "us", "", "i", "s"]) {
+      let native: RegExp;
+      try {
+        native = new RegExp(shape, flags);
+      } catch {
+        continue; // (\p{L} without u)
+      }
+      const bounded = boundedRegExp(shape, native, { shortNative: false });
+      if (bounded !== native) cut++;
+      for (let j = 0; j < 300; j++) {
+        let s = "";
+        for (let i = Math.floor(rnd() * 9); i > 0; i--) {
+          s += pick(["a", "A", "b", "1", " ", "\n", "x", "@", "😀", "."]);
+        }
+        assert.equal(bounded.test(s), native.test(s), `/${shape}/${flags} on ${JSON.stringify(s)}`);
+      }
+    }
+  }
+  assert.ok(cut > 90, `only ${cut} cut`);
+  // `^.*\s+$` is no `^.*\s$`: `.` does not take the "\n" the repeat gives up
+  const pattern = "^.*\\s+$";
+  assert.equal(boundedRegExp(pattern, new RegExp(pattern, "u")).test("a\n\n"), true);
+});
+
+test("a long string's failed test is reused only for the same pattern and the same string", () => {
+  const ones = "1".repeat(1_000);
+  const tests: string[] = [];
+  const counted = new RegExp("b$", "u");
+  counted.test = function (s: string) {
+    tests.push(s.slice(-1));
+    return RegExp.prototype.test.call(this, s);
+  };
+  assert.equal(safeTest(counted, ones), false); // run
+  assert.equal(safeTest(/1$/u, ones), true, "another pattern");
+  assert.equal(safeTest(new RegExp("b$"), ones), false, "other flags"); // remembered in place of the first
+  assert.equal(safeTest(counted, ones), false); // run again
+  assert.equal(safeTest(counted, ones), false); // reused
+  assert.equal(safeTest(counted, ones.slice(1) + "b"), true, "another string"); // run
+  assert.deepEqual(tests, ["1", "1", "b"]);
+});
