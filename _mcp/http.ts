@@ -8,7 +8,7 @@
  */
 import { hostInput, hostOutput, onInterrupt } from "../_run/runtime.ts";
 import { sseParser, withoutBom } from "../_gate/sse.ts";
-import { byteCount, concatBytes, isUtf8, Utf8Faults, utf8Length } from "../_common/bytes.ts";
+import { byteCount, concatBytes, isUtf8, utf8Length } from "../_common/bytes.ts";
 import { errorText, isRecord, MAX_TIMER_MS, shownAddress } from "../_common/values.ts";
 import { createMcpGuard, emitTo } from "./guard.ts";
 import { type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD, notUtf8 } from "./session.ts";
@@ -1845,4 +1845,93 @@ function headerValues(headers: Record<string, string> = {}): string[] {
     for (const v of [whole, whole.split(/\s+/).at(-1) ?? ""]) if (v.length >= 8) out.add(v);
   }
   return [...out].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * Where a byte stream, decoded read by read by one streaming `TextDecoder` (the default one: a bad byte read
+ * as U+FFFD, a byte order mark at the start dropped), is not UTF-8: {@linkcode Utf8Faults.push} gives, for
+ * each read, the offsets in the stream's text of the U+FFFD that stand for bad bytes (not of those the stream
+ * holds as UTF-8). A read whose text holds no U+FFFD costs one search; only one that holds some is walked
+ * byte by byte, as the WHATWG decoder walks it (the bytes of a character cut at the read before with it).
+ * Here with its one user, not with the byte helpers: every module that imports those (the scanner, `validate`)
+ * would parse it.
+ *
+ * @example A bad byte told from a U+FFFD of the stream's own, across reads
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Utf8Faults } from "./http.ts";
+ *
+ * const decoder = new TextDecoder();
+ * const faults = new Utf8Faults();
+ * const push = (bytes: number[]) => faults.push(new Uint8Array(bytes), decoder.decode(new Uint8Array(bytes), { stream: true }));
+ * assert.deepEqual(push([0x61, 0xe2, 0x82]), []); // "a", and a euro sign cut off
+ * assert.deepEqual(push([0xac, 0xef, 0xbf, 0xbd, 0xff, 0x62]), [3]); // "\u20ac\ufffd\ufffdb": the second is bad
+ * ```
+ */
+export class Utf8Faults {
+  /** The bytes of a character the last read cut off (a valid start of one). */
+  #carry: Uint8Array = new Uint8Array(0);
+  /** UTF-16 units of text the reads so far decoded to, and bytes read. */
+  #units = 0;
+  #bytes = 0;
+
+  /** The offsets (in the whole stream's text) of the bad bytes' U+FFFD in `text`, what `bytes` decoded to. */
+  push(bytes: Uint8Array, text: string): number[] {
+    const start = this.#units;
+    this.#units += text.length;
+    const first = this.#bytes - this.#carry.length; // (the stream offset of the first byte walked)
+    this.#bytes += bytes.length;
+    if (!text.includes("\uFFFD")) {
+      this.#carry = cutOff(
+        this.#carry.length === 0
+          ? bytes
+          : concatBytes([this.#carry, bytes], this.#carry.length + bytes.length),
+      );
+      return [];
+    }
+    const all = concatBytes([this.#carry, bytes], this.#carry.length + bytes.length);
+    const faults: number[] = [];
+    let [units, need, seen, lower, upper, lead] = [start, 0, 0, 0x80, 0xbf, 0];
+    for (let i = 0; i < all.length; i++) {
+      const b = all[i];
+      if (need === 0) {
+        lead = i;
+        if (b <= 0x7f) units++;
+        else if (b >= 0xc2 && b <= 0xdf) need = 1;
+        else if (b >= 0xe0 && b <= 0xef) {
+          [need, lower, upper] = [2, b === 0xe0 ? 0xa0 : 0x80, b === 0xed ? 0x9f : 0xbf];
+        } else if (b >= 0xf0 && b <= 0xf4) {
+          [need, lower, upper] = [3, b === 0xf0 ? 0x90 : 0x80, b === 0xf4 ? 0x8f : 0xbf];
+        } else faults.push(units++);
+        continue;
+      }
+      if (b < lower || b > upper) {
+        // (the sequence so far is one U+FFFD; the byte is read again, as the start of what follows)
+        [need, seen, lower, upper] = [0, 0, 0x80, 0xbf];
+        faults.push(units++);
+        i--;
+        continue;
+      }
+      [lower, upper] = [0x80, 0xbf];
+      if (++seen < need) continue;
+      // (a byte order mark that starts the stream is dropped)
+      const bom = first + lead === 0 && all[lead] === 0xef && all[lead + 1] === 0xbb &&
+        all[lead + 2] === 0xbf;
+      units += bom ? 0 : need === 3 ? 2 : 1;
+      [need, seen] = [0, 0];
+    }
+    this.#carry = all.slice(all.length - (need === 0 ? 0 : seen + 1));
+    return faults;
+  }
+}
+
+/** The bytes that end `bytes` and start a character not ended (`bytes` being valid UTF-8 so far). */
+function cutOff(bytes: Uint8Array): Uint8Array {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back];
+    if (b >= 0x80 && b <= 0xbf) continue;
+    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return length > back ? bytes.slice(bytes.length - back) : new Uint8Array(0);
+  }
+  return new Uint8Array(0);
 }

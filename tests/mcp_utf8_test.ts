@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type McpEvent, type McpFrame } from "../mcp.ts";
-import { Utf8Faults } from "../_common/bytes.ts";
+import { Utf8Faults } from "../_mcp/http.ts";
 import {
   type RawClient,
   rawLineClient,
