@@ -83,11 +83,15 @@ function arrayLines(e: Emit, s: Obj, ptr: string, known: string): string[] {
   const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : [];
   prefix.forEach((sub, j) => {
     const f = e.okFn(sub, `${ptr}/prefixItems/${j}`);
-    if (f !== "T") L.push(`if (n > ${j} && !${f}(v[${j}])) return false;`);
+    if (f !== "T") L.push(`if (n > ${j} && !${f}(v[${j}] ?? null)) return false;`); // (JSON sends a hole as null)
   });
   if (s.items !== undefined && s.items !== true) {
     const f = e.okFn(s.items, `${ptr}/items`);
-    L.push(`for (let i = ${prefix.length}; i < n; i++) if (!${f}(v[i])) return false;`);
+    // a hole or undefined (JSON sends null): the rest of the array by what it holds (see restOfItems)
+    L.push(
+      `for (let i = ${prefix.length}; i < n; i++) { const x = v[i]; if (x === undefined) { ` +
+        `if (!rest(v, i, ${f}, null, "", null)) return false; break; } if (!${f}(x)) return false; }`,
+    );
   }
   if (s.uniqueItems === true) L.push("if (n > 1 && !unique(v)) return false;");
   L.push("}");
