@@ -78,7 +78,7 @@ export const FALSE: Check = (v, p, out) => {
 };
 
 /** `enum`: the value equals one of `values` (JSON equality). */
-export function enumChecker(values: unknown[]): Check {
+export function enumChecker(values: readonly unknown[]): Check {
   const prim = values.every((x) => typeof x !== "object" || x === null);
   const set = prim ? new Set(values) : null;
   const expected = values.map((x) => show(x, 40)).join(", ");

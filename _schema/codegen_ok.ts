@@ -9,7 +9,7 @@
 import { escapePointer } from "../_common/pointer.ts";
 import { NUMERIC_FORMATS } from "./keywords.ts";
 import { FORMATS } from "./formats.ts";
-import { makeRegExp } from "./values.ts";
+import { makeRegExp, membersAsSent } from "./values.ts";
 import {
   constCondition,
   type Emit,
@@ -35,7 +35,7 @@ const direct = (key: string) => SAFE_NAME.test(key) && !(key in Object.prototype
 function valueLines(e: Emit, s: Obj): string[] {
   const L: string[] = [];
   if (s.type !== undefined) L.push(`if (!(${typeCondition(typesOf(s))})) return false;`);
-  if (Array.isArray(s.enum)) L.push(`if (!(${enumCondition(e, s.enum)})) return false;`);
+  if (Array.isArray(s.enum)) L.push(`if (!(${enumCondition(e, membersAsSent(s.enum))})) return false;`);
   if (Object.hasOwn(s, "const")) L.push(`if (!(${constCondition(e, s.const)})) return false;`);
   return L;
 }

@@ -11,7 +11,7 @@ import { plural } from "../_common/values.ts";
 import { NUMERIC_FORMATS } from "./keywords.ts";
 import { FORMATS } from "./formats.ts";
 import { COUNTS_MADE, show, typeMessages, typeTails, where } from "./report.ts";
-import { makeRegExp } from "./values.ts";
+import { makeRegExp, membersAsSent } from "./values.ts";
 import {
   constCondition,
   CONSTRAINT,
@@ -93,8 +93,9 @@ function enumConstLines(site: Site): string[] {
   const { e, s } = site;
   const L: string[] = [];
   if (Array.isArray(s.enum)) {
-    const cond = enumCondition(e, s.enum);
-    const expected = s.enum.map((x) => show(x, 40)).join(", ");
+    const members = membersAsSent(s.enum);
+    const cond = enumCondition(e, members);
+    const expected = members.map((x) => show(x, 40)).join(", ");
     const fail = failInline({
       code: CONSTRAINT,
       message: message(site, ` must be one of: ${expected}.`),

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { heldIndices } from "../_common/values.ts";
+import { firstHole, heldIndices } from "../_common/values.ts";
 import { boundedRegExp } from "./linear_regexp.ts";
 import { SchemaError } from "./keywords.ts";
 
@@ -54,6 +54,21 @@ function sameFrom(x: readonly unknown[], y: readonly unknown[], from: number): b
     if (hy[j] === k) j++;
   }
   return true;
+}
+
+/**
+ * The members of a schema's list (`enum`, `type`) as JSON sends them: the list itself when it has no hole,
+ * else what it holds with one `null` at its first hole (JSON writes each hole `null`; for a set of members
+ * one says as much). A sparse list built in code, kept with its holes past 100 000 slots (see `copyAsSent`),
+ * costs what it holds, not its length.
+ */
+export function membersAsSent(list: readonly unknown[]): readonly unknown[] {
+  const hole = firstHole(list);
+  if (hole < 0) return list;
+  const members: unknown[] = list.slice(0, hole);
+  members.push(null);
+  for (const i of heldIndices(list, hole + 1)) members.push(list[i] ?? null);
+  return members;
 }
 
 /** A canonical text for a JSON value, equal for deep-equal values (an array's hole is `null`). */
