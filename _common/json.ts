@@ -945,6 +945,11 @@ export interface Snapshot {
   readonly fields: readonly (readonly unknown[])[];
   /** Per object: an array's length, else -1. */
   readonly lengths: readonly number[];
+  /**
+   * The objects with a `toJSON` (a Date), whose result is what JSON writes in their place: each one's index in
+   * `objects`, the key it was first read under (which `toJSON` is given) and what it returned then.
+   */
+  readonly sent: readonly { readonly at: number; readonly key: string; readonly result: unknown }[];
 }
 
 /**
@@ -953,7 +958,9 @@ export interface Snapshot {
  * them changed. Reads what {@link copyAsSent} copies (what a tool's reader reads): an object's own enumerable
  * keys (`for...in`, own only), and the elements of an array; an
  * array longer than {@link MOST_WRITTEN_OUT} by its keys, as an object, so a sparse one built in code costs
- * what it holds, not its length (2^32-1 elements read one by one took 2.9 GB, then threw).
+ * what it holds, not its length (2^32-1 elements read one by one took 2.9 GB, then threw). Of an object with
+ * a `toJSON` (a Date) also what it returns, which is what JSON writes in its place: a Date holds no key, so
+ * one changed in place (`setTime`) showed no change.
  *
  * @example
  * ```ts
@@ -971,17 +978,26 @@ export function takeSnapshot(roots: readonly unknown[]): Snapshot {
   const objects: object[] = [];
   const fields: unknown[][] = [];
   const lengths: number[] = [];
+  const keys: string[] = []; // (per object: the key it was first read under)
+  const sent: { at: number; key: string; result: unknown }[] = [];
   const seen = new Set<object>();
-  const visit = (v: unknown) => {
+  const visit = (v: unknown, key: string) => {
     if (typeof v === "object" && v !== null && !seen.has(v)) {
       seen.add(v);
       objects.push(v);
+      keys.push(key);
     }
   };
-  for (const root of roots) visit(root);
+  for (const root of roots) visit(root, "");
   // a list that grows as it is read, not recursion: a 100 000-level chain is as safe as a wide tree
   for (let i = 0; i < objects.length; i++) {
     const node = objects[i];
+    if (typeof (node as { toJSON?: unknown }).toJSON === "function") {
+      // what JSON writes in its place: a Date changed in place keeps its identity and holds no own key
+      const result = (node as { toJSON: (key: string) => unknown }).toJSON(keys[i]);
+      sent.push({ at: i, key: keys[i], result });
+      visit(result, keys[i]);
+    }
     const own: unknown[] = [];
     const length = Array.isArray(node) ? node.length : -1;
     const indexed = length >= 0 && length <= MOST_WRITTEN_OUT;
@@ -992,16 +1008,20 @@ export function takeSnapshot(roots: readonly unknown[]): Snapshot {
     }
     fields.push(own);
     lengths.push(length);
-    for (let j = indexed ? 0 : 1; j < own.length; j += indexed ? 1 : 2) visit(own[j]);
+    for (let j = indexed ? 0 : 1; j < own.length; j += indexed ? 1 : 2) {
+      visit(own[j], indexed ? String(j) : own[j - 1] as string);
+    }
   }
-  return { roots: [...roots], objects, fields, lengths };
+  return { roots: [...roots], objects, fields, lengths, sent };
 }
 
 /**
  * Whether `roots` are the ones `snap` was taken of and every object in them still holds the same keys and
- * the same values (objects by identity, so each is read once; numbers as SameValueZero: NaN is NaN, -0 is 0). Reads no more objects than the snapshot
- * holds, whatever was put in since: a part shared past measure shows as a changed value before it is read.
- * False when a getter throws.
+ * the same values (objects by identity, so each is read once; numbers as SameValueZero: NaN is NaN, -0 is 0),
+ * and each `toJSON` the snapshot met returns the same (a value, or the same object): a `toJSON` that makes a
+ * new object on each call reads as changed on each. Reads no more objects than the snapshot holds, whatever
+ * was put in since: a part shared past measure shows as a changed value before it is read. False when a
+ * getter throws.
  *
  * @example
  * ```ts
@@ -1041,6 +1061,11 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
         j += 2;
       }
       if (j !== own.length) return false;
+    }
+    // each toJSON's result anew: the same value, or the same object (whose contents were compared above)
+    for (const { at, key, result } of snap.sent) {
+      const now = (objects[at] as { toJSON: (key: string) => unknown }).toJSON(key);
+      if (now !== result && !bothNaN(now, result)) return false;
     }
   } catch {
     return false; // a throwing getter: read anew, and the reader says what it says

@@ -285,3 +285,42 @@ test("a tool built in code is enforced as JSON writes it to the model, whichever
     }
   }
 });
+
+test("a Date in a tool changed in place after the first call is held to what JSON writes of it now", async () => {
+  // The cache compares each object's own keys and values: a Date holds none, so setTime after the first call
+  // left the compile of the old date in force, while the model was sent the new one (as its toJSON writes).
+  const call = (at: string) => ({
+    id: "c",
+    type: "function",
+    function: { name: "t", arguments: JSON.stringify({ at }) },
+  });
+  const response = (at: string) => ({
+    id: "x",
+    object: "chat.completion",
+    choices: [{
+      index: 0,
+      finish_reason: "tool_calls",
+      message: { role: "assistant", tool_calls: [call(at)] },
+    }],
+  });
+  const entries: Record<string, (tools: unknown[], at: string) => Promise<boolean>> = {
+    validateToolCalls: async (tools, at) => (await validateToolCalls([call(at)], { tools })).allowed,
+    "gateCompletion (request built in code)": async (tools, at) =>
+      (await gateCompletion({ model: "m", messages: [], tools }, response(at))).verdict.allowed,
+    "gateCompletion (the tools option)": async (tools, at) =>
+      (await gateCompletion(undefined, response(at), { tools })).verdict.allowed,
+  };
+  const [day0, day1] = ["1970-01-01T00:00:00.000Z", "1970-01-02T00:00:00.000Z"];
+  for (const [name, entry] of Object.entries(entries)) {
+    const when = new Date(0);
+    const tools = [{
+      type: "function",
+      function: { name: "t", parameters: { type: "object", properties: { at: { const: when } } } },
+    }];
+    assert.equal(await entry(tools, day0), true, name);
+    assert.equal(await entry(tools, day1), false, name);
+    when.setTime(86_400_000);
+    assert.equal(await entry(tools, day1), true, `${name}: the date as it is now`);
+    assert.equal(await entry(tools, day0), false, `${name}: not as it was`);
+  }
+});
