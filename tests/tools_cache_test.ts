@@ -322,5 +322,7 @@ test("a Date in a tool changed in place after the first call is held to what JSO
     when.setTime(86_400_000);
     assert.equal(await entry(tools, day1), true, `${name}: the date as it is now`);
     assert.equal(await entry(tools, day0), false, `${name}: not as it was`);
+    Object.defineProperty(when, "toISOString", { value: () => day0, enumerable: false, configurable: true });
+    assert.equal(await entry(tools, day0), true, `${name}: as its own toISOString writes it`);
   }
 });
