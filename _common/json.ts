@@ -1044,6 +1044,7 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
   if (roots.length !== snap.roots.length) return false;
   for (let i = 0; i < roots.length; i++) if (roots[i] !== snap.roots[i]) return false;
   const { objects, fields, lengths } = snap;
+  const budget = { left: objects.length }; // (objects a new one made by a getter may be compared through)
   try {
     for (let i = 0; i < objects.length; i++) {
       const node = objects[i];
@@ -1054,7 +1055,7 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
         if (length <= MOST_WRITTEN_OUT) {
           for (let j = 0; j < own.length; j++) {
             const v = node[j];
-            if (v !== own[j] && !bothNaN(v, own[j])) return false;
+            if (v !== own[j] && !bothNaN(v, own[j]) && !sameAnew(v, own[j], snap, budget)) return false;
           }
           continue;
         }
@@ -1063,7 +1064,10 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
       for (const k in node) {
         if (!HAS_OWN.call(node, k)) continue;
         const v = (node as Record<string, unknown>)[k];
-        if (own[j] !== k || (v !== own[j + 1] && !bothNaN(v, own[j + 1]))) return false;
+        if (own[j] !== k) return false;
+        if (v !== own[j + 1] && !bothNaN(v, own[j + 1]) && !sameAnew(v, own[j + 1], snap, budget)) {
+          return false;
+        }
         j += 2;
       }
       if (j !== own.length) return false;
@@ -1164,6 +1168,42 @@ function asSent(v: unknown, key: string): unknown {
   }
   if (typeof v === "number") return Number.isFinite(v) ? v : null;
   return typeof v === "function" || typeof v === "symbol" ? undefined : v;
+}
+
+/** Each snapshot's objects by their place in it, made when a new object is first met in its place. */
+const places = new WeakMap<Snapshot, Map<object, number>>();
+
+/**
+ * Whether `now`, read where `snap` read the object `then`, is a new object holding the same keys and values
+ * (a getter that makes it anew on each read: it missed the tools caches on every call, which compiled the
+ * tools anew, 30-70 us a call). Compared as {@link sameAsSnapshot} compares, key by key and down through
+ * objects new again, at most `budget.left` of them in all; one with a `toJSON` is no match.
+ */
+function sameAnew(now: unknown, then: unknown, snap: Snapshot, budget: { left: number }): boolean {
+  if (now === then || bothNaN(now, then)) return true;
+  if (typeof now !== "object" || now === null || typeof then !== "object" || then === null) return false;
+  if (--budget.left < 0 || typeof (now as { toJSON?: unknown }).toJSON === "function") return false;
+  let at = places.get(snap);
+  if (at === undefined) places.set(snap, at = new Map(snap.objects.map((o, i) => [o, i])));
+  const i = at.get(then);
+  if (i === undefined || Array.isArray(now) !== Array.isArray(then)) return false;
+  const own = snap.fields[i];
+  if (Array.isArray(now)) {
+    if (now.length !== snap.lengths[i]) return false;
+    if (now.length <= MOST_WRITTEN_OUT) {
+      for (let j = 0; j < own.length; j++) if (!sameAnew(now[j], own[j], snap, budget)) return false;
+      return true;
+    }
+  }
+  let j = 0;
+  for (const k in now) {
+    if (!HAS_OWN.call(now, k)) continue;
+    if (own[j] !== k || !sameAnew((now as Record<string, unknown>)[k], own[j + 1], snap, budget)) {
+      return false;
+    }
+    j += 2;
+  }
+  return j === own.length;
 }
 
 /** The built-ins a Date's `toJSON` goes through, as the module found them. */
