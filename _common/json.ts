@@ -945,6 +945,17 @@ export interface Snapshot {
   readonly fields: readonly (readonly unknown[])[];
   /** Per object: an array's length, else -1. */
   readonly lengths: readonly number[];
+  /**
+   * The objects with a `toJSON` (a Date), whose result is what JSON writes in their place: each one's index in
+   * `objects`, the key it was first read under (which `toJSON` is given) and what it returned then.
+   */
+  readonly sent: readonly {
+    readonly at: number;
+    readonly key: string;
+    readonly result: unknown;
+    /** A Date whose `toJSON` reads its time as the built-ins do: that time (see `dateTime`). */
+    readonly time: number | undefined;
+  }[];
 }
 
 /**
@@ -953,7 +964,9 @@ export interface Snapshot {
  * them changed. Reads what {@link copyAsSent} copies (what a tool's reader reads): an object's own enumerable
  * keys (`for...in`, own only), and the elements of an array; an
  * array longer than {@link MOST_WRITTEN_OUT} by its keys, as an object, so a sparse one built in code costs
- * what it holds, not its length (2^32-1 elements read one by one took 2.9 GB, then threw).
+ * what it holds, not its length (2^32-1 elements read one by one took 2.9 GB, then threw). Of an object with
+ * a `toJSON` (a Date) also what it returns, which is what JSON writes in its place: a Date holds no key, so
+ * one changed in place (`setTime`) showed no change.
  *
  * @example
  * ```ts
@@ -971,17 +984,26 @@ export function takeSnapshot(roots: readonly unknown[]): Snapshot {
   const objects: object[] = [];
   const fields: unknown[][] = [];
   const lengths: number[] = [];
+  const keys: string[] = []; // (per object: the key it was first read under)
+  const sent: { at: number; key: string; result: unknown; time: number | undefined }[] = [];
   const seen = new Set<object>();
-  const visit = (v: unknown) => {
+  const visit = (v: unknown, key: string) => {
     if (typeof v === "object" && v !== null && !seen.has(v)) {
       seen.add(v);
       objects.push(v);
+      keys.push(key);
     }
   };
-  for (const root of roots) visit(root);
+  for (const root of roots) visit(root, "");
   // a list that grows as it is read, not recursion: a 100 000-level chain is as safe as a wide tree
   for (let i = 0; i < objects.length; i++) {
     const node = objects[i];
+    if (typeof (node as { toJSON?: unknown }).toJSON === "function") {
+      // what JSON writes in its place: a Date changed in place keeps its identity and holds no own key
+      const result = (node as { toJSON: (key: string) => unknown }).toJSON(keys[i]);
+      sent.push({ at: i, key: keys[i], result, time: dateTime(node) });
+      visit(result, keys[i]);
+    }
     const own: unknown[] = [];
     const length = Array.isArray(node) ? node.length : -1;
     const indexed = length >= 0 && length <= MOST_WRITTEN_OUT;
@@ -992,16 +1014,20 @@ export function takeSnapshot(roots: readonly unknown[]): Snapshot {
     }
     fields.push(own);
     lengths.push(length);
-    for (let j = indexed ? 0 : 1; j < own.length; j += indexed ? 1 : 2) visit(own[j]);
+    for (let j = indexed ? 0 : 1; j < own.length; j += indexed ? 1 : 2) {
+      visit(own[j], indexed ? String(j) : own[j - 1] as string);
+    }
   }
-  return { roots: [...roots], objects, fields, lengths };
+  return { roots: [...roots], objects, fields, lengths, sent };
 }
 
 /**
  * Whether `roots` are the ones `snap` was taken of and every object in them still holds the same keys and
- * the same values (objects by identity, so each is read once; numbers as SameValueZero: NaN is NaN, -0 is 0). Reads no more objects than the snapshot
- * holds, whatever was put in since: a part shared past measure shows as a changed value before it is read.
- * False when a getter throws.
+ * the same values (objects by identity, so each is read once; numbers as SameValueZero: NaN is NaN, -0 is 0),
+ * and each `toJSON` the snapshot met returns the same (a value, or the same object): a `toJSON` that makes a
+ * new object on each call reads as changed on each. Reads no more objects than the snapshot holds, whatever
+ * was put in since: a part shared past measure shows as a changed value before it is read. False when a
+ * getter throws.
  *
  * @example
  * ```ts
@@ -1018,6 +1044,7 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
   if (roots.length !== snap.roots.length) return false;
   for (let i = 0; i < roots.length; i++) if (roots[i] !== snap.roots[i]) return false;
   const { objects, fields, lengths } = snap;
+  const budget = { left: objects.length }; // (objects a new one made by a getter may be compared through)
   try {
     for (let i = 0; i < objects.length; i++) {
       const node = objects[i];
@@ -1028,7 +1055,7 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
         if (length <= MOST_WRITTEN_OUT) {
           for (let j = 0; j < own.length; j++) {
             const v = node[j];
-            if (v !== own[j] && !bothNaN(v, own[j])) return false;
+            if (v !== own[j] && !bothNaN(v, own[j]) && !sameAnew(v, own[j], snap, budget)) return false;
           }
           continue;
         }
@@ -1037,10 +1064,22 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
       for (const k in node) {
         if (!HAS_OWN.call(node, k)) continue;
         const v = (node as Record<string, unknown>)[k];
-        if (own[j] !== k || (v !== own[j + 1] && !bothNaN(v, own[j + 1]))) return false;
+        if (own[j] !== k) return false;
+        if (v !== own[j + 1] && !bothNaN(v, own[j + 1]) && !sameAnew(v, own[j + 1], snap, budget)) {
+          return false;
+        }
         j += 2;
       }
       if (j !== own.length) return false;
+    }
+    // each toJSON's result anew: the same value, or the same object (whose contents were compared above)
+    for (const { at, key, result, time } of snap.sent) {
+      if (time !== undefined) { // a plain Date: its time is what its text is made of
+        const now = dateTime(objects[at]);
+        if (now === time || (now !== undefined && bothNaN(now, time))) continue;
+      }
+      const now = (objects[at] as { toJSON: (key: string) => unknown }).toJSON(key);
+      if (now !== result && !bothNaN(now, result)) return false;
     }
   } catch {
     return false; // a throwing getter: read anew, and the reader says what it says
@@ -1129,6 +1168,70 @@ function asSent(v: unknown, key: string): unknown {
   }
   if (typeof v === "number") return Number.isFinite(v) ? v : null;
   return typeof v === "function" || typeof v === "symbol" ? undefined : v;
+}
+
+/** Each snapshot's objects by their place in it, made when a new object is first met in its place. */
+const places = new WeakMap<Snapshot, Map<object, number>>();
+
+/**
+ * Whether `now`, read where `snap` read the object `then`, is a new object holding the same keys and values
+ * (a getter that makes it anew on each read: it missed the tools caches on every call, which compiled the
+ * tools anew, 30-70 us a call). Compared as {@link sameAsSnapshot} compares, key by key and down through
+ * objects new again, at most `budget.left` of them in all; one with a `toJSON` is no match.
+ */
+function sameAnew(now: unknown, then: unknown, snap: Snapshot, budget: { left: number }): boolean {
+  if (now === then || bothNaN(now, then)) return true;
+  if (typeof now !== "object" || now === null || typeof then !== "object" || then === null) return false;
+  if (--budget.left < 0 || typeof (now as { toJSON?: unknown }).toJSON === "function") return false;
+  let at = places.get(snap);
+  if (at === undefined) places.set(snap, at = new Map(snap.objects.map((o, i) => [o, i])));
+  const i = at.get(then);
+  if (i === undefined || Array.isArray(now) !== Array.isArray(then)) return false;
+  const own = snap.fields[i];
+  if (Array.isArray(now)) {
+    if (now.length !== snap.lengths[i]) return false;
+    if (now.length <= MOST_WRITTEN_OUT) {
+      for (let j = 0; j < own.length; j++) if (!sameAnew(now[j], own[j], snap, budget)) return false;
+      return true;
+    }
+  }
+  let j = 0;
+  for (const k in now) {
+    if (!HAS_OWN.call(now, k)) continue;
+    if (own[j] !== k || !sameAnew((now as Record<string, unknown>)[k], own[j + 1], snap, budget)) {
+      return false;
+    }
+    j += 2;
+  }
+  return j === own.length;
+}
+
+/** The built-ins a Date's `toJSON` goes through, as the module found them. */
+const DATE_HOOKS = [
+  Date.prototype.toJSON,
+  Date.prototype.toISOString,
+  Date.prototype.valueOf,
+  Date.prototype[Symbol.toPrimitive],
+] as const;
+const dateValue = Date.prototype.getTime;
+
+/**
+ * The time of `node` when it is a Date whose `toJSON` reads it through the built-ins alone (its `toJSON`,
+ * `toISOString`, `valueOf` and `Symbol.toPrimitive` are the ones this module found), so its text follows from
+ * its time: a Date compared by it costs a few reads a call, where `toJSON` writes its text anew (0.8 us).
+ * Undefined for anything else.
+ */
+function dateTime(node: object): number | undefined {
+  const d = node as Date;
+  if (
+    d.toJSON !== DATE_HOOKS[0] || d.toISOString !== DATE_HOOKS[1] || d.valueOf !== DATE_HOOKS[2] ||
+    d[Symbol.toPrimitive] !== DATE_HOOKS[3]
+  ) return undefined;
+  try {
+    return dateValue.call(d);
+  } catch {
+    return undefined; // not a Date, whatever its prototype says
+  }
 }
 
 /** For `for...in` loops that read own keys only (engines optimise this form, not `Object.hasOwn`). */

@@ -49,6 +49,27 @@ export function heldIndices(list: readonly unknown[], from: number, to: number =
 }
 
 /**
+ * The index of the first hole in `list` (an index neither it nor its prototypes hold, which JSON writes
+ * `null`), or -1 when it has none: read by index up to it, so a sparse array built in code (length 2^32-1)
+ * costs what it holds before its first hole, where `every` or `map` ask for every index.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { firstHole } from "./values.ts";
+ *
+ * const sparse: unknown[] = ["a", "b"];
+ * sparse.length = 2 ** 32 - 1;
+ * assert.equal(firstHole(sparse), 2);
+ * assert.equal(firstHole(["a", undefined]), -1);
+ * ```
+ */
+export function firstHole(list: readonly unknown[]): number {
+  for (let i = 0; i < list.length; i++) if (list[i] === undefined && !(i in list)) return i;
+  return -1;
+}
+
+/**
  * Calls `visit` on each element `list` holds, in order, as `forEach` does, but by index until the first
  * hole and through {@link heldIndices} past it: a dense array costs an index loop, a sparse one (length
  * 2^32-1, built in code) what it holds, where `forEach` asks for every index.

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { isRecord, plural } from "../_common/values.ts";
+import { heldIndices, isRecord, plural } from "../_common/values.ts";
 import type { Finding } from "../types.ts";
 import { type Check, TRUE } from "./keywords.ts";
 import { article, duplicateMessage, push, received, show, typeFail, typeOf, where } from "./report.ts";
@@ -78,7 +78,7 @@ export const FALSE: Check = (v, p, out) => {
 };
 
 /** `enum`: the value equals one of `values` (JSON equality). */
-export function enumChecker(values: unknown[]): Check {
+export function enumChecker(values: readonly unknown[]): Check {
   const prim = values.every((x) => typeof x !== "object" || x === null);
   const set = prim ? new Set(values) : null;
   const expected = values.map((x) => show(x, 40)).join(", ");
@@ -273,6 +273,104 @@ export interface ArrayRules {
   unique: boolean;
 }
 
+/**
+ * Empty slots of one array (holes, in an array built in code) whose failure is reported in full; past them
+ * one finding counts the rest. A hole is sent as `null`, so each fails as the first does: a sparse array of
+ * length 2^32-1 would otherwise be reported slot by slot until memory ran out.
+ */
+export const HOLES_REPORTED = 10;
+
+/**
+ * The items of `v` from `from` (where an item read `undefined`) to its end against the `items` schema:
+ * `ok` answers yes or no, `report` (with `out`) pushes the findings at an item's pointer under `p`. Read as
+ * JSON sends them: by index to the first hole, then by the indices the array holds (a sparse array built in
+ * code, length 2^32-1, costs what it holds), an `undefined` or a hole as `null`, which is asked of `ok` once
+ * for all the holes. The first {@link HOLES_REPORTED} failing holes are reported as JSON's nulls would be,
+ * the rest in one finding that counts them. True when every item passes.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { restOfItems } from "./checkers.ts";
+ * import type { Finding } from "../types.ts";
+ *
+ * const sparse: unknown[] = ["a"];
+ * sparse.length = 2 ** 32 - 1;
+ * sparse[9] = "b";
+ * const isText = (x: unknown) => typeof x === "string";
+ * assert.equal(restOfItems(sparse, 1, (x) => x === null || isText(x), null, "/a", null), true);
+ * const out: Finding[] = [];
+ * const report = (x: unknown, p: string, o: Finding[] | null) =>
+ *   isText(x) || (o?.push({ code: "argument_type_mismatch", path: p, message: `${p} is no string` }), false);
+ * assert.equal(restOfItems(sparse, 1, isText, report, "/a", out), false);
+ * assert.equal(out.length, 11);
+ * assert.equal(out[9].path, "/a/11");
+ * assert.equal(out[10].message, '"/a/12" and 4294967282 more empty items after it are sent as null and fail as "/a/1" does.');
+ * ```
+ */
+export function restOfItems(
+  v: readonly unknown[],
+  from: number,
+  ok: (item: unknown) => boolean,
+  report: Check | null,
+  p: string,
+  out: Finding[] | null,
+): boolean {
+  const reporting = out !== null && report !== null;
+  let all = true;
+  let i = from;
+  for (; i < v.length; i++) {
+    const x = v[i];
+    if (x === undefined && !(i in v)) break; // a hole
+    if (ok(x === undefined ? null : x)) continue;
+    if (!reporting) return false;
+    all = false;
+    report(x === undefined ? null : x, `${p}/${i}`, out);
+  }
+  if (i === v.length) return all;
+  const held = heldIndices(v, i + 1);
+  const holes = v.length - i - held.length;
+  const holesOk = ok(null); // (each hole is sent as null: asked once for all of them)
+  if (!holesOk && !reporting) return false;
+  // each held item and, while they are reported one by one, each failing hole, in order
+  let reported = 0;
+  let firstFinding = -1; // (the first hole's place in `out`: the count repeats its words)
+  let unreported = -1; // the first hole past those reported
+  let next = i; // the first index not yet read
+  for (let h = 0; h <= held.length; h++) {
+    const end = h < held.length ? held[h] : v.length;
+    for (let j = next; !holesOk && unreported < 0 && j < end; j++) {
+      if (reported === HOLES_REPORTED) unreported = j;
+      else {
+        if (reported++ === 0) firstFinding = out!.length;
+        report!(null, `${p}/${j}`, out);
+      }
+    }
+    if (h === held.length) break;
+    next = end + 1;
+    const x = v[end];
+    if (ok(x === undefined ? null : x)) continue;
+    if (!reporting) return false;
+    all = false;
+    report(x === undefined ? null : x, `${p}/${end}`, out);
+  }
+  if (holesOk) return all;
+  if (unreported >= 0) {
+    const like = out![firstFinding] as Finding | undefined;
+    const more = holes - HOLES_REPORTED - 1;
+    const f: Finding = {
+      code: like?.code ?? "argument_constraint",
+      path: `${p}/${unreported}`,
+      message: `${where(`${p}/${unreported}`)} and ${more} more empty ${plural(more, "item")} after it are ` +
+        `sent as null and fail as ${where(`${p}/${i}`)} does.`,
+    };
+    if (like?.expected !== undefined) f.expected = like.expected;
+    if (like?.received !== undefined) f.received = like.received;
+    out!.push(f);
+  }
+  return false;
+}
+
 /** The array keywords: item counts, each item against its schema, then uniqueness. */
 export function arrayChecker({ prefix, items, minItems, maxItems, unique }: ArrayRules): Check {
   const np = prefix.length;
@@ -307,7 +405,15 @@ export function arrayChecker({ prefix, items, minItems, maxItems, unique }: Arra
     for (let i = 0; i < n; i++) {
       const c = i < np ? prefix[i] : items;
       if (c === null) break;
-      if (!c(v[i], out ? `${p}/${i}` : p, out)) {
+      const x = v[i];
+      if (x === undefined && i >= np) { // a hole or undefined (JSON sends null): the rest by what is held
+        if (!restOfItems(v, i, (y) => c(y, p, null), c, p, out)) {
+          if (!out) return false;
+          ok = false;
+        }
+        break;
+      }
+      if (!c(x === undefined ? null : x, out ? `${p}/${i}` : p, out)) {
         if (!out) return false;
         ok = false;
       }
@@ -323,7 +429,7 @@ export function arrayChecker({ prefix, items, minItems, maxItems, unique }: Arra
           p,
           duplicateMessage(p, d),
           "unique items",
-          `duplicate ${show(v[d[1]])}`,
+          `duplicate ${show(v[d[1]] ?? null)}`,
         );
       }
     }

@@ -17,7 +17,7 @@ import { budget, overBudget, REF_STEPS } from "./refs.ts";
 import { escapePointer } from "../_common/pointer.ts";
 import { isRecord } from "../_common/values.ts";
 import { type Check, type RefTarget, type Tree, TRUE } from "./keywords.ts";
-import { reportNoMatch } from "./checkers.ts";
+import { reportNoMatch, restOfItems } from "./checkers.ts";
 import { compilePattern } from "./pattern.ts";
 import {
   countTable,
@@ -66,6 +66,7 @@ const helpers = () => ({
   NC: countTable("character"),
   NI: countTable("item"),
   dup: firstDuplicate,
+  rest: restOfItems,
   NM: reportNoMatch,
   DM: duplicateMessage,
   B: budget,

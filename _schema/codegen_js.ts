@@ -112,7 +112,7 @@ export function knownType(s: Obj): string {
 }
 
 /** The test of a generated `enum`, shared with the yes/no pass. */
-export function enumCondition(e: Emit, vals: unknown[]): string {
+export function enumCondition(e: Emit, vals: readonly unknown[]): string {
   if (!vals.every(isPrim)) return `${e.constant(vals)}.some((x) => eq(x, v))`;
   if (vals.length > 8) return `${e.constant(new Set(vals))}.has(v)`;
   return vals.length ? vals.map((x) => `v === ${lit(x)}`).join(" || ") : "false";

@@ -9,7 +9,7 @@
 import { escapePointer } from "../_common/pointer.ts";
 import { NUMERIC_FORMATS } from "./keywords.ts";
 import { FORMATS } from "./formats.ts";
-import { makeRegExp } from "./values.ts";
+import { makeRegExp, membersAsSent } from "./values.ts";
 import {
   constCondition,
   type Emit,
@@ -35,7 +35,7 @@ const direct = (key: string) => SAFE_NAME.test(key) && !(key in Object.prototype
 function valueLines(e: Emit, s: Obj): string[] {
   const L: string[] = [];
   if (s.type !== undefined) L.push(`if (!(${typeCondition(typesOf(s))})) return false;`);
-  if (Array.isArray(s.enum)) L.push(`if (!(${enumCondition(e, s.enum)})) return false;`);
+  if (Array.isArray(s.enum)) L.push(`if (!(${enumCondition(e, membersAsSent(s.enum))})) return false;`);
   if (Object.hasOwn(s, "const")) L.push(`if (!(${constCondition(e, s.const)})) return false;`);
   return L;
 }
@@ -83,11 +83,15 @@ function arrayLines(e: Emit, s: Obj, ptr: string, known: string): string[] {
   const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : [];
   prefix.forEach((sub, j) => {
     const f = e.okFn(sub, `${ptr}/prefixItems/${j}`);
-    if (f !== "T") L.push(`if (n > ${j} && !${f}(v[${j}])) return false;`);
+    if (f !== "T") L.push(`if (n > ${j} && !${f}(v[${j}] ?? null)) return false;`); // (JSON sends a hole as null)
   });
   if (s.items !== undefined && s.items !== true) {
     const f = e.okFn(s.items, `${ptr}/items`);
-    L.push(`for (let i = ${prefix.length}; i < n; i++) if (!${f}(v[i])) return false;`);
+    // a hole or undefined (JSON sends null): the rest of the array by what it holds (see restOfItems)
+    L.push(
+      `for (let i = ${prefix.length}; i < n; i++) { const x = v[i]; if (x === undefined) { ` +
+        `if (!rest(v, i, ${f}, null, "", null)) return false; break; } if (!${f}(x)) return false; }`,
+    );
   }
   if (s.uniqueItems === true) L.push("if (n > 1 && !unique(v)) return false;");
   L.push("}");

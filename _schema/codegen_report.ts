@@ -11,7 +11,7 @@ import { plural } from "../_common/values.ts";
 import { NUMERIC_FORMATS } from "./keywords.ts";
 import { FORMATS } from "./formats.ts";
 import { COUNTS_MADE, show, typeMessages, typeTails, where } from "./report.ts";
-import { makeRegExp } from "./values.ts";
+import { makeRegExp, membersAsSent } from "./values.ts";
 import {
   constCondition,
   CONSTRAINT,
@@ -93,8 +93,9 @@ function enumConstLines(site: Site): string[] {
   const { e, s } = site;
   const L: string[] = [];
   if (Array.isArray(s.enum)) {
-    const cond = enumCondition(e, s.enum);
-    const expected = s.enum.map((x) => show(x, 40)).join(", ");
+    const members = membersAsSent(s.enum);
+    const cond = enumCondition(e, members);
+    const expected = members.map((x) => show(x, 40)).join(", ");
     const fail = failInline({
       code: CONSTRAINT,
       message: message(site, ` must be one of: ${expected}.`),
@@ -231,7 +232,14 @@ function arrayLines(site: Site): string[] {
     if (report !== "T") {
       L.push(
         `if (n > ${j}) ${
-          childCheck(e, { schema: sub, ptr: at, report, value: `v[${j}]`, path: `p + "/${j}"`, named: true })
+          childCheck(e, {
+            schema: sub,
+            ptr: at,
+            report,
+            value: `(v[${j}] ?? null)`,
+            path: `p + "/${j}"`,
+            named: true,
+          })
         }`,
       );
     }
@@ -243,15 +251,17 @@ function arrayLines(site: Site): string[] {
     // the limits allow), so that their findings' words are constants; any reporter says the same words given
     // the same pointer.
     const sp = site.sp;
-    let call = `${report}(v[i], p + "/" + i, out)`;
+    let call = `${report}(x, p + "/" + i, out)`;
     for (let j = STATIC_ITEMS - 1; sp !== null && j >= prefix.length; j--) {
       const item = `${sp}/${j}`;
-      call = `i === ${j} ? ${e.reportFn(s.items, at, item)}(v[i], ${lit(item)}, out) : ${call}`;
+      call = `i === ${j} ? ${e.reportFn(s.items, at, item)}(x, ${lit(item)}, out) : ${call}`;
     }
+    const ok = e.okFn(s.items, at);
+    // a hole or undefined (JSON sends null): the rest of the array by what it holds (see restOfItems)
     L.push(
-      `for (let i = ${prefix.length}; i < n; i++) if (!${
-        e.okFn(s.items, at)
-      }(v[i]) && (out === null || !(${call}))) ${SUBFAIL}`,
+      `for (let i = ${prefix.length}; i < n; i++) { const x = v[i]; if (x === undefined) { ` +
+        `if (!rest(v, i, ${ok}, ${report}, p, out)) ${SUBFAIL} break; } ` +
+        `if (!${ok}(x) && (out === null || !(${call}))) ${SUBFAIL} }`,
     );
   }
   if (s.uniqueItems === true) {
@@ -263,7 +273,7 @@ function arrayLines(site: Site): string[] {
       code: CONSTRAINT,
       message,
       expected: '"unique items"',
-      received: '"duplicate " + S(v[d[1]])',
+      received: '"duplicate " + S(v[d[1]] ?? null)',
     });
     // a report looks for the repeated items once (no `unique` test before it): they are what it says
     L.push(

@@ -8,7 +8,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { isRecord } from "../_common/values.ts";
+import { firstHole, isRecord } from "../_common/values.ts";
 import { schemaGraphProblem } from "../_common/json.ts";
 import {
   ANNOTATION_KEYWORDS,
@@ -44,7 +44,7 @@ import { objectChecker } from "./object_checker.ts";
 import { FORMATS } from "./formats.ts";
 import { budget, overBudget, REF_STEPS, RefResolver } from "./refs.ts";
 import { show } from "./report.ts";
-import { makeRegExp } from "./values.ts";
+import { makeRegExp, membersAsSent } from "./values.ts";
 
 export { SchemaError } from "./keywords.ts";
 
@@ -295,14 +295,28 @@ function list(s: Record<string, unknown>, k: string, ptr: string, node: NodeComp
   if (!Array.isArray(v) || v.length === 0) {
     throw new SchemaError(k, `${ptr}/${k}`, `"${k}" at ${ptr}/${k} must be a non-empty array of schemas`);
   }
-  return v.map((x, i) => node(x, `${ptr}/${k}/${i}`));
+  return schemas(v, `${ptr}/${k}`, node);
+}
+
+/**
+ * Each schema of the list `v` at `at`, compiled. A hole (a sparse list built in code) is the `null` JSON
+ * sends, no schema: refused at the first one, so a list of length 2^32-1 is not read slot by slot (as `map`
+ * does, to skip its holes).
+ */
+function schemas(v: readonly unknown[], at: string, node: NodeCompiler): Check[] {
+  const hole = firstHole(v);
+  if (hole >= 0) node(null, `${at}/${hole}`); // (throws)
+  return v.map((x, i) => node(x, `${at}/${i}`));
 }
 
 /** `type`, or null when the node does not constrain it. */
 function readType(s: Record<string, unknown>, ptr: string): Check | null {
   if (s.type === undefined) return null;
-  const types = Array.isArray(s.type) ? s.type : [s.type];
-  if (types.length === 0 || new Set(types).size !== types.length) {
+  const list = Array.isArray(s.type) ? s.type : [s.type];
+  // (a hole is a null, no type; two of them repeat: told before a list of length 2^32-1 is read slot by slot)
+  const hole = firstHole(list);
+  const types = hole < 0 ? list : membersAsSent(list);
+  if (types.length === 0 || types.length < list.length || new Set(types).size !== types.length) {
     // an empty list would reject every value, with a message naming no type
     throw new SchemaError(
       "type",
@@ -337,7 +351,7 @@ function enumConstChecks(s: Record<string, unknown>, ptr: string): Check[] {
     if (!Array.isArray(s.enum)) {
       throw new SchemaError("enum", `${ptr}/enum`, `"enum" at ${ptr}/enum must be an array`);
     }
-    checks.push(enumChecker(s.enum));
+    checks.push(enumChecker(membersAsSent(s.enum)));
   }
   if (Object.hasOwn(s, "const")) checks.push(constChecker(s.const));
   return checks;
@@ -403,7 +417,7 @@ function arrayChecks(s: Record<string, unknown>, ptr: string, node: NodeCompiler
   let prefix: Check[] = [];
   let items: Check | null = null;
   if (Array.isArray(s.items)) { // draft-07 tuple form, read as prefixItems
-    prefix = s.items.map((x, i) => node(x, `${ptr}/items/${i}`));
+    prefix = schemas(s.items, `${ptr}/items`, node);
   } else if (s.items !== undefined) items = node(s.items, `${ptr}/items`);
   if (s.prefixItems !== undefined) prefix = list(s, "prefixItems", ptr, node);
   const minItems = count(s, "minItems", ptr), maxItems = count(s, "maxItems", ptr);

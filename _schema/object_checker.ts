@@ -7,7 +7,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { isRecord, plural } from "../_common/values.ts";
+import { firstHole, isRecord, plural } from "../_common/values.ts";
 import type { Finding } from "../types.ts";
 import { type Check, type NodeCompiler, SchemaError } from "./keywords.ts";
 import { push, reportExtra, show, where } from "./report.ts";
@@ -44,8 +44,9 @@ function badKeyword(ptr: string, k: string, what: string): never {
   throw new SchemaError(k, `${ptr}/${k}`, `"${k}" at ${ptr}/${k} must be ${what}`);
 }
 
-/** True for an array of strings. */
-const isNameList = (x: unknown): x is string[] => Array.isArray(x) && x.every((n) => typeof n === "string");
+/** True for an array of strings (a hole is the null JSON sends: read up to it, not every slot past it). */
+const isNameList = (x: unknown): x is string[] =>
+  Array.isArray(x) && firstHole(x) < 0 && x.every((n) => typeof n === "string");
 
 /** `properties`, compiled: the check table and the declared names. */
 function declaredProperties(s: Record<string, unknown>, ptr: string, node: NodeCompiler) {

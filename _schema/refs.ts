@@ -10,7 +10,7 @@
  * @module
  */
 import { unescapePointer } from "../_common/pointer.ts";
-import { isRecord } from "../_common/values.ts";
+import { eachHeld, isRecord } from "../_common/values.ts";
 import { type RefTarget, SchemaError } from "./keywords.ts";
 
 /** The base URI of a document that declares no `$id` of its own. */
@@ -64,7 +64,8 @@ export class RefResolver {
     for (const k of SCHEMA_SLOTS) this.#scan(s[k], base, depth + 1);
     for (const k of SCHEMA_LISTS) {
       const a = s[k];
-      if (Array.isArray(a)) { for (const sub of a) this.#scan(sub, base, depth + 1); }
+      // (by what it holds: a sparse list built in code may be 2^32-1 long; a hole holds no schema)
+      if (Array.isArray(a)) eachHeld(a, (sub) => this.#scan(sub, base, depth + 1));
     }
   }
 

@@ -17,6 +17,7 @@
 import { escapePointer } from "../_common/pointer.ts";
 import { heldIndices, isRecord } from "../_common/values.ts";
 import { fellBack } from "./fallbacks.ts";
+import { membersAsSent } from "./values.ts";
 import { RefResolver } from "./refs.ts";
 
 /** Answers whether `test` is true of some string in `value` (which must be valid against the schema). */
@@ -120,7 +121,8 @@ const lit = (v: unknown): string => JSON.stringify(v);
 /** True for an `enum` or `const` whose every valid value is a scalar. */
 function scalarOnly(s: Record<string, unknown>): boolean {
   const prim = (x: unknown) => typeof x !== "object" || x === null;
-  return (Array.isArray(s.enum) && s.enum.every(prim)) || (Object.hasOwn(s, "const") && prim(s.const));
+  return (Array.isArray(s.enum) && membersAsSent(s.enum).every(prim)) ||
+    (Object.hasOwn(s, "const") && prim(s.const));
 }
 
 /** The generation: one function per schema node (`wN(v, t)`), named once so `$ref` cycles end. */
@@ -167,8 +169,8 @@ class Visitors {
    */
   name(schema: unknown, ptr: string): string {
     if (!isRecord(schema)) return "A";
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (schema.type !== undefined && types.every((t) => STRINGLESS.has(t))) return "N";
+    const types = Array.isArray(schema.type) ? membersAsSent(schema.type) : [schema.type];
+    if (schema.type !== undefined && types.every((t) => STRINGLESS.has(t as string))) return "N";
     const known = this.#names.get(schema);
     if (known !== undefined) return known;
     if (this.#names.size >= MAX_NODES) return "A";
@@ -201,13 +203,13 @@ class Visitors {
    */
   #onlySkipped(s: Record<string, unknown>, ptr: string): boolean {
     if (s.type !== undefined && this.#cleared(s)) {
-      const types = Array.isArray(s.type) ? s.type : [s.type];
-      if (types.every((t) => t === "string" || STRINGLESS.has(t))) return true;
+      const types = Array.isArray(s.type) ? membersAsSent(s.type) : [s.type];
+      if (types.every((t) => t === "string" || STRINGLESS.has(t as string))) return true;
     }
     const skips = this.#skips;
     if (skips === undefined) return false;
     if (scalarOnly(s)) {
-      const values = Array.isArray(s.enum) ? [...s.enum] : [];
+      const values = Array.isArray(s.enum) ? [...membersAsSent(s.enum)] : [];
       if (Object.hasOwn(s, "const")) values.push(s.const);
       const skipped = (x: unknown) => typeof x === "string" ? skips(x) : typeof x !== "object" || x === null;
       return values.every(skipped);
@@ -242,7 +244,7 @@ class Visitors {
       const f = this.name(target.schema, target.ptr);
       return [f === "N" ? "return false;" : `return ${f}(v, t);`];
     }
-    const types = Array.isArray(s.type) ? s.type : [s.type];
+    const types = Array.isArray(s.type) ? membersAsSent(s.type) : [s.type];
     const L: string[] = [];
     if (types.includes("string")) {
       L.push(this.#cleared(s) ? 'if (typeof v === "string") return false;' : PLAIN_STRING);
@@ -253,7 +255,7 @@ class Visitors {
     }
     // a type name this module does not know may admit anything: walk it
     const unknown = types.some((t) =>
-      t !== "string" && t !== "array" && t !== "object" && !STRINGLESS.has(t)
+      t !== "string" && t !== "array" && t !== "object" && !STRINGLESS.has(t as string)
     );
     L.push(unknown ? "return A(v, t);" : "return false;");
     return L;

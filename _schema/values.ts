@@ -5,10 +5,14 @@
  *
  * @module
  */
+import { firstHole, heldIndices } from "../_common/values.ts";
 import { boundedRegExp } from "./linear_regexp.ts";
 import { SchemaError } from "./keywords.ts";
 
-/** Deep JSON equality: numbers by value (1 equals 1.0), objects regardless of key order. */
+/**
+ * Deep JSON equality: numbers by value (1 equals 1.0), objects regardless of key order, an array's hole or
+ * `undefined` as the `null` JSON sends (a sparse array built in code costs what it holds).
+ */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
@@ -17,7 +21,11 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   if (aa) {
     const x = a as unknown[], y = b as unknown[];
     if (x.length !== y.length) return false;
-    for (let i = 0; i < x.length; i++) if (!deepEqual(x[i], y[i])) return false;
+    for (let i = 0; i < x.length; i++) {
+      const p = x[i], q = y[i];
+      if ((p === undefined && !(i in x)) || (q === undefined && !(i in y))) return sameFrom(x, y, i);
+      if (!deepEqual(p ?? null, q ?? null)) return false;
+    }
     return true;
   }
   const ka = Object.keys(a), kb = Object.keys(b);
@@ -32,10 +40,45 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
-/** A canonical text for a JSON value, equal for deep-equal values. */
+/**
+ * Whether arrays `x` and `y` of one length, one of which has a hole at `from`, are equal from there on: at
+ * the indices either holds (a hole is `null`), so a sparse array costs what it holds, not its length.
+ */
+function sameFrom(x: readonly unknown[], y: readonly unknown[], from: number): boolean {
+  const hx = heldIndices(x, from), hy = heldIndices(y, from);
+  // (an index neither holds is null in both)
+  for (let i = 0, j = 0; i < hx.length || j < hy.length;) {
+    const k = j >= hy.length || (i < hx.length && hx[i] <= hy[j]) ? hx[i] : hy[j];
+    if (!deepEqual(x[k] ?? null, y[k] ?? null)) return false;
+    if (hx[i] === k) i++;
+    if (hy[j] === k) j++;
+  }
+  return true;
+}
+
+/**
+ * The members of a schema's list (`enum`, `type`) as JSON sends them: the list itself when it has no hole,
+ * else what it holds with one `null` at its first hole (JSON writes each hole `null`; for a set of members
+ * one says as much). A sparse list built in code, kept with its holes past 100 000 slots (see `copyAsSent`),
+ * costs what it holds, not its length.
+ */
+export function membersAsSent(list: readonly unknown[]): readonly unknown[] {
+  const hole = firstHole(list);
+  if (hole < 0) return list;
+  const members: unknown[] = list.slice(0, hole);
+  members.push(null);
+  for (const i of heldIndices(list, hole + 1)) members.push(list[i] ?? null);
+  return members;
+}
+
+/** A canonical text for a JSON value, equal for deep-equal values (an array's hole is `null`). */
 export function canonical(v: unknown): string {
   if (typeof v !== "object" || v === null) return typeof v === "string" ? JSON.stringify(v) : String(v);
-  if (Array.isArray(v)) return "[" + v.map(canonical).join(",") + "]";
+  if (Array.isArray(v)) {
+    let text = "[";
+    for (let i = 0; i < v.length; i++) text += (i === 0 ? "" : ",") + canonical(v[i] ?? null);
+    return text + "]";
+  }
   const keys = Object.keys(v).sort();
   return "{" +
     keys.map((k) => JSON.stringify(k) + ":" + canonical((v as Record<string, unknown>)[k])).join(",") +
@@ -69,7 +112,8 @@ export function isMultiple(v: number, m: number): boolean {
 
 /**
  * The first repeated item of an array: `[first, i]` where item `i` (the lowest such index) equals the
- * earlier item `first` (JSON equality), or null when all differ.
+ * earlier item `first` (JSON equality: a hole or `undefined` is the `null` JSON sends, so a sparse array
+ * built in code ends at its second hole), or null when all differ.
  */
 export function firstDuplicate(v: unknown[]): [number, number] | null {
   let prim = v.length <= 16;
@@ -77,9 +121,9 @@ export function firstDuplicate(v: unknown[]): [number, number] | null {
   if (prim) {
     // few primitives: compare pairs (SameValueZero, as a Map does), no Map to allocate
     for (let i = 1; i < v.length; i++) {
-      const x = v[i];
+      const x = v[i] ?? null;
       for (let j = 0; j < i; j++) {
-        const y = v[j];
+        const y = v[j] ?? null;
         if (x === y || (x !== x && y !== y)) return [j, i];
       }
     }
@@ -89,7 +133,7 @@ export function firstDuplicate(v: unknown[]): [number, number] | null {
   const seen = new Map<unknown, number>();
   const seenObj = new Map<string, number>();
   for (let i = 0; i < v.length; i++) {
-    const x = v[i];
+    const x = v[i] ?? null;
     const isO = typeof x === "object" && x !== null;
     const key = isO ? canonical(x) : x;
     const map = isO ? seenObj : seen;
@@ -100,13 +144,20 @@ export function firstDuplicate(v: unknown[]): [number, number] | null {
   return null;
 }
 
-/** True when no two items of the array are equal (JSON equality). */
+/**
+ * True when no two items of the array are equal (JSON equality; a hole or `undefined` is `null`, as in
+ * {@link firstDuplicate}).
+ */
 export function uniqueOk(v: unknown[]): boolean {
   // primitives compare exactly as JSON does inside a Set (1 and 1.0 are one number; "1" is not 1)
   let prim = true;
+  let hole = false; // (a hole or undefined: null, read one by one below, not by `new Set(v)`)
   for (let i = 0; i < v.length; i++) {
     const x = v[i];
-    if (typeof x === "object" && x !== null) {
+    if (x === undefined) {
+      if (hole) return false; // a second null
+      hole = true;
+    } else if (typeof x === "object" && x !== null) {
       prim = false;
       break;
     }
@@ -115,19 +166,19 @@ export function uniqueOk(v: unknown[]): boolean {
     // few items (the usual case): compare pairs, no Set to allocate; SameValueZero, as a Set compares
     if (v.length <= 16) {
       for (let i = 1; i < v.length; i++) {
-        const x = v[i];
+        const x = v[i] ?? null;
         for (let j = 0; j < i; j++) {
-          const y = v[j];
+          const y = v[j] ?? null;
           if (x === y || (x !== x && y !== y)) return false;
         }
       }
       return true;
     }
-    return new Set(v).size === v.length;
+    if (!hole) return new Set(v).size === v.length;
   }
   const seen = new Set<string>();
   for (let i = 0; i < v.length; i++) {
-    const x = v[i];
+    const x = v[i] ?? null;
     const key = typeof x === "object" && x !== null ? "o" + canonical(x) : typeof x + ":" + String(x);
     if (seen.has(key)) return false;
     seen.add(key);

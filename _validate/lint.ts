@@ -8,8 +8,9 @@
  */
 import { escapePointer, unescapePointer } from "../_common/pointer.ts";
 import { normaliseTool } from "./providers.ts";
-import { errorText, givenValue, isRecord } from "../_common/values.ts";
+import { eachHeld, errorText, firstHole, givenValue, isRecord } from "../_common/values.ts";
 import { compile } from "../_schema/compile.ts";
+import { membersAsSent } from "../_schema/values.ts";
 import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, KNOWN_FORMATS, SchemaError } from "../_schema/keywords.ts";
 import { resolveLocalRef } from "../_common/json.ts";
 
@@ -210,12 +211,13 @@ function walk(schema: unknown, visit: (s: Obj, ptr: string, depth: number) => vo
     for (const k of ["additionalProperties", "not", "if", "then", "else", "propertyNames"]) {
       go(s[k], `${ptr}/${k}`, depth);
     }
-    if (Array.isArray(s.items)) s.items.forEach((x, i) => go(x, `${ptr}/items/${i}`, depth + 1));
+    // (lists by what they hold, not `forEach`, which asks for every index of a sparse list: 2^32-1 of them)
+    if (Array.isArray(s.items)) eachHeld(s.items, (x, i) => go(x, `${ptr}/items/${i}`, depth + 1));
     else go(s.items, `${ptr}/items`, depth + 1);
     for (const k of ["prefixItems", "anyOf", "oneOf", "allOf"]) {
       const a = s[k];
       if (Array.isArray(a)) {
-        a.forEach((x, i) => go(x, `${ptr}/${k}/${i}`, depth + (k === "prefixItems" ? 1 : 0)));
+        eachHeld(a, (x, i) => go(x, `${ptr}/${k}/${i}`, depth + (k === "prefixItems" ? 1 : 0)));
       }
     }
   };
@@ -243,7 +245,7 @@ function lintSchema(root: unknown, add: Add): void {
       }
     }
     if (Array.isArray(s.required) && isRecord(s.properties)) {
-      for (const r of s.required) {
+      for (const r of membersAsSent(s.required)) {
         if (typeof r === "string" && !Object.hasOwn(s.properties, r)) {
           count(
             "required_not_in_properties",
@@ -260,7 +262,9 @@ function lintSchema(root: unknown, add: Add): void {
         "required_not_in_properties",
         "error",
         `${ptr}/required`,
-        `required names ${s.required.map((r) => givenValue(r)).join(", ")} but no properties are declared`,
+        `required names ${
+          membersAsSent(s.required).map((r) => givenValue(r)).join(", ")
+        } but no properties are declared`,
       );
     }
     const patterns: [string, unknown][] = [];
@@ -344,20 +348,46 @@ function compileErrors(root: unknown): SchemaError[] {
   return errors;
 }
 
-/** A deep copy of `value` without the member at the JSON Pointer `pointer`, or undefined for the root. */
+/**
+ * `value` without the member at the JSON Pointer `pointer`, or undefined for the root: the objects on the
+ * way to it are copied, the rest is shared (a whole copy wrote out each slot of a sparse list built in code,
+ * 2^32-1 of them under Bun). An error at a hole of such a list (the `null` JSON sends, no schema) takes the
+ * whole list: one slot cut out of it would shift the rest, as many as its length.
+ */
 function withoutPointer(value: unknown, pointer: string): unknown {
   if (pointer === "") return undefined;
-  const copy = structuredClone(value);
-  const keys = pointer.slice(1).split("/").map(unescapePointer);
-  let node: unknown = copy;
+  let keys = pointer.slice(1).split("/").map(unescapePointer);
+  const path: unknown[] = [value]; // the nodes from the root to the member's holder
   for (const key of keys.slice(0, -1)) {
+    const node = path[path.length - 1];
     if (typeof node !== "object" || node === null) return undefined;
-    node = (node as Record<string, unknown>)[key];
+    path.push((node as Record<string, unknown>)[key]);
   }
-  if (typeof node !== "object" || node === null) return undefined;
-  const last = keys[keys.length - 1];
-  if (Array.isArray(node)) node.splice(Number(last), 1);
-  else delete (node as Record<string, unknown>)[last];
+  const holder = path[path.length - 1];
+  if (Array.isArray(holder) && firstHole(holder) >= 0) {
+    if (keys.length === 1) return undefined;
+    keys = keys.slice(0, -1);
+    path.pop();
+  }
+  let copy: unknown = undefined; // the copy of the node below, made from the member up
+  for (let i = path.length - 1; i >= 0; i--) {
+    const node = path[i];
+    if (typeof node !== "object" || node === null) return undefined;
+    const key = keys[i];
+    const next: unknown[] | Record<string, unknown> = Array.isArray(node) ? [...node] : { ...node };
+    if (i < path.length - 1) {
+      if (key === "__proto__") {
+        Object.defineProperty(next, key, {
+          value: copy,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else (next as Record<string, unknown>)[key] = copy;
+    } else if (Array.isArray(next)) next.splice(Number(key), 1);
+    else delete next[key];
+    copy = next;
+  }
   return copy;
 }
 
@@ -384,7 +414,8 @@ function lintStrict(root: unknown, add: Add): void {
         add("strict_incompatible", "error", `${ptr}/${k}`, `strict mode does not support "${k}"`);
       }
     }
-    const isObject = s.type === "object" || (Array.isArray(s.type) && s.type.includes("object")) ||
+    const isObject = s.type === "object" ||
+      (Array.isArray(s.type) && membersAsSent(s.type).includes("object")) ||
       isRecord(s.properties);
     if (isObject) {
       if (s.additionalProperties !== false) {
@@ -396,7 +427,7 @@ function lintStrict(root: unknown, add: Add): void {
         );
       }
       if (isRecord(s.properties)) {
-        const req = new Set(Array.isArray(s.required) ? s.required : []);
+        const req = new Set(Array.isArray(s.required) ? membersAsSent(s.required) : []);
         for (const k of Object.keys(s.properties)) {
           if (!req.has(k)) {
             add(

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { eachHeld, givenValue, isRecord } from "../_common/values.ts";
+import { eachHeld, firstHole, givenValue, isRecord } from "../_common/values.ts";
 import { copyAsSent, schemaGraphProblem } from "../_common/json.ts";
 
 /** Which provider shape a declaration or call came in. */
@@ -91,7 +91,8 @@ export function lowerTypes(schema: unknown, depth = 0): unknown {
     let r: unknown = v;
     if (k === "type") {
       if (typeof v === "string" && GEMINI_TYPES[v]) r = GEMINI_TYPES[v];
-      else if (Array.isArray(v)) {
+      // (a list with a hole is refused when compiled, null being no type: not read slot by slot by `map`)
+      else if (Array.isArray(v) && firstHole(v) < 0) {
         const m = v.map((t) => typeof t === "string" && GEMINI_TYPES[t] ? GEMINI_TYPES[t] : t);
         if (m.some((t, i) => t !== v[i])) r = m;
       }

@@ -8,6 +8,7 @@ import {
   eachHeld,
   editDistance,
   errorText,
+  firstHole,
   heldIndices,
   isPlainName,
   isRecord,
@@ -30,6 +31,7 @@ import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { CheckTooCostly } from "../_schema/refs.ts";
 import { show, typeOf, where } from "../_schema/report.ts";
+import { membersAsSent } from "../_schema/values.ts";
 import {
   copyAsSent,
   depthOver,
@@ -179,10 +181,14 @@ function depthBound(
     const s = schema as Record<string, unknown>;
     let base: number;
     const prim = (x: unknown) => typeof x !== "object" || x === null;
-    if (Array.isArray(s.enum) && s.enum.every(prim)) base = 0;
+    if (Array.isArray(s.enum) && membersAsSent(s.enum).every(prim)) base = 0;
     else if (Object.hasOwn(s, "const") && prim(s.const)) base = 0;
     else {
-      const types = typeof s.type === "string" ? [s.type] : Array.isArray(s.type) ? s.type : null;
+      const types = typeof s.type === "string"
+        ? [s.type]
+        : Array.isArray(s.type)
+        ? membersAsSent(s.type)
+        : null;
       // anything but a known scalar type name might admit a container
       const unknown = (t: unknown) => t !== "object" && t !== "array" && !SCALAR_TYPES.has(t as string);
       const obj = types === null || types.some((t) => t === "object" || unknown(t));
@@ -269,7 +275,7 @@ function nodeAdmitsUncheckedNumbers(
     if (Array.isArray(s.allOf) && s.allOf.length > 0) return s.allOf.every(inner);
     return true;
   }
-  const types = Array.isArray(s.type) ? s.type : [s.type];
+  const types = Array.isArray(s.type) ? membersAsSent(s.type) : [s.type];
   if (types.some((t) => typeof t !== "string" || !SCALAR_TYPES.has(t) && t !== "object" && t !== "array")) {
     return true;
   }
@@ -314,10 +320,22 @@ function toolDepthBound(schema: unknown): number {
  */
 function walksPlainly(schema: unknown): boolean {
   try {
-    return !JSON.stringify(schema).includes('"$id"');
+    return !JSON.stringify(schema, heldOnly).includes('"$id"');
   } catch {
     return false;
   }
+}
+
+/**
+ * A replacer for `JSON.stringify` that writes a long array with holes (built in code, kept so by `copyAsSent`)
+ * as an object of what it holds: the same keys and strings, without a `null` per slot (JavaScriptCore wrote
+ * out each of 2^32-1 of them: 28 s; V8 throws, and the schema was called not plain).
+ */
+function heldOnly(_: string, value: unknown): unknown {
+  if (!Array.isArray(value) || value.length <= MOST_WRITTEN_OUT || firstHole(value) < 0) return value;
+  const held: Record<number, unknown> = {};
+  for (const i of heldIndices(value, 0)) held[i] = value[i];
+  return held;
 }
 
 /**
@@ -383,7 +401,9 @@ function declaredStrings(schema: unknown): { literals: Set<string>; keys: Set<st
       return;
     }
     const o = s as Record<string, unknown>;
-    if (Array.isArray(o.enum)) { for (const x of o.enum) if (typeof x === "string") literals.add(x); }
+    if (Array.isArray(o.enum)) {
+      for (const x of membersAsSent(o.enum)) if (typeof x === "string") literals.add(x);
+    }
     if (typeof o.const === "string") literals.add(o.const);
     if (isRecord(o.properties)) { for (const k of Object.keys(o.properties)) keys.add(k); }
     for (const [k, v] of Object.entries(o)) {

@@ -9,6 +9,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { isDeno } from "./_runtime.ts";
 import {
   compileSchema,
   createValidator,
@@ -298,4 +301,47 @@ test("a sparse array inside a tool's schema costs what it holds when the tool is
     createValidator([{ name: "t", parameters: { type: "object", "x-list": huge } }]).tools.length,
     1,
   );
+});
+
+test("lists of length 2^32-1 in a tool's schema built in code cost what they hold when compiled and linted", () => {
+  // The compiler read every slot of enum, type, required, prefixItems, tuple items, anyOf, allOf, oneOf and
+  // dependentRequired lists (minutes each; the lint's copies of the schema as long again under Bun). A hole
+  // is the null JSON sends: a member of an enum, no type, name or schema. In a child, which a hang would not
+  // outlast.
+  const script = fileURLToPath(new URL("./_sparse_schema.ts", import.meta.url));
+  const args = isDeno ? ["run", "-A", script] : [script];
+  const child = spawnSync(process.execPath, args, { encoding: "utf8", timeout: 120_000 });
+  assert.equal(child.status, 0, child.stderr.slice(-2000));
+  const got: Record<string, { compiled: string; lint: string[] }> = JSON.parse(child.stdout);
+  const notSchema = (k: string) => ({
+    compiled:
+      `tool "t": the schema at /properties/q/${k}/1 must be an object or a boolean (keyword "", schema ` +
+      `pointer "/properties/q/${k}/1")`,
+    lint: [`invalid_schema /properties/q/${k}/1`],
+  });
+  assert.deepEqual(got, {
+    enum: { compiled: ' |  | "/q" must be one of: "a", null, "b".', lint: [] },
+    type: {
+      compiled: 'tool "t": "type" at /properties/q/type must name at least one type, each once; got ' +
+        '["string",null,null,null,null,null,null,null,null,null,nu... (keyword "type", schema pointer ' +
+        '"/properties/q/type")',
+      lint: ["invalid_schema /properties/q/type"],
+    },
+    prefixItems: notSchema("prefixItems"),
+    items: notSchema("items"),
+    anyOf: notSchema("anyOf"),
+    allOf: notSchema("allOf"),
+    oneOf: notSchema("oneOf"),
+    required: {
+      compiled:
+        'tool "t": "required" at /properties/q/required must be an array of property names (keyword ' +
+        '"required", schema pointer "/properties/q/required")',
+      lint: ["required_not_in_properties /properties/q/required"],
+    },
+    dependentRequired: {
+      compiled: 'tool "t": "dependentRequired" at /properties/q/dependentRequired must be an object of ' +
+        'property-name arrays (keyword "dependentRequired", schema pointer "/properties/q/dependentRequired")',
+      lint: ["invalid_schema /properties/q/dependentRequired"],
+    },
+  });
 });

@@ -16,6 +16,9 @@ import { createMcpGuard } from "../mcp.ts";
 import { readCounted } from "./_counting.ts";
 import { pastMeasure, walkProblem } from "../_common/json.ts";
 import process from "node:process";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { isDeno, isLinux } from "./_runtime.ts";
 
 /** Property reads allowed: far more than any walk in measure makes, far fewer than 2^40. */
 const READS = 2_000_000;
@@ -343,3 +346,74 @@ for (const [name, entry] of Object.entries(CACHED)) {
     }
   });
 }
+
+test(
+  "items over a sparse array built in code: what the array holds is read, and past ten failing holes one finding counts the rest",
+  {
+    skip: isDeno || isLinux ? false : "Bun's memory is capped with ulimit -v, on Linux",
+    timeout: 120_000,
+  },
+  () => {
+    // A hole is sent as null, so every hole of an array of length 2^32-1 failed `items` alike, and each was
+    // reported (a finding each, every slot read) until memory ran out. In a child under a memory cap.
+    const script = fileURLToPath(new URL("./_sparse_items.ts", import.meta.url));
+    const child = isDeno
+      ? spawnSync(process.execPath, ["run", "-A", "--v8-flags=--max-old-space-size=300", script], {
+        encoding: "utf8",
+      })
+      : spawnSync("sh", ["-c", 'ulimit -v 1500000 && exec "$@"', "sh", process.execPath, script], {
+        encoding: "utf8",
+      });
+    assert.equal(child.status, 0, child.stderr.slice(-2000));
+    const found: Record<string, { path: string; message: string }[]> = JSON.parse(child.stdout);
+    const holes = [1, 2, 3, 4, 6, 7, 8, 9, 10, 11].map((i) => `"/list/${i}" must be a string, not a null.`);
+    for (const [entry, findings] of Object.entries(found)) {
+      assert.deepEqual(findings.map((f) => f.message), [
+        ...holes.slice(0, 4),
+        '"/list/5" must be a string, not an integer.',
+        ...holes.slice(4),
+        '"/list/12" and 4294967281 more empty items after it are sent as null and fail as "/list/1" does.',
+      ], entry);
+    }
+  },
+);
+
+test("items over a small sparse array built in code: the findings are those of the JSON the arguments are sent as", () => {
+  // A hole read as undefined was "must be a string, not an undefined" (received "undefined nothing"), and
+  // two holes under uniqueItems "duplicate nothing", where JSON sends null.
+  const schemas: Record<string, unknown>[] = [
+    { type: "array", items: { type: "string" } },
+    { type: "array", items: { anyOf: [{ type: "string" }, { type: "integer" }] } },
+    { type: "array", prefixItems: [{ type: "string" }, { type: "integer" }], items: { type: "boolean" } },
+    { type: "array", items: { type: "array", items: { type: "string" } } },
+    { type: "array", items: { type: "string" }, uniqueItems: true },
+    { type: "array", items: { type: "object", required: ["q"] } },
+    { type: "array", prefixItems: [{ type: "string" }], items: false },
+    { type: "array", items: { enum: ["a", null] }, uniqueItems: true },
+  ];
+  const hidden: unknown[] = ["x", , "z"];
+  Object.defineProperty(hidden, 5, { value: 3, enumerable: false });
+  hidden.length = 8;
+  const arrays: unknown[][] = [
+    ["x", , 3, , "y"],
+    [, , ,],
+    ["a", undefined, "b"],
+    [[, "x"], , ["y", ,]],
+    hidden,
+  ];
+  for (const codegen of [true, false]) {
+    for (const list of schemas) {
+      const check = compileSchema(list, { codegen });
+      const tools = [{ name: "t", parameters: { type: "object", properties: { list } } }];
+      const validator = createValidator(tools, { codegen });
+      const findings = (args: unknown) =>
+        validator.validate([{ name: "t", arguments: args }]).calls[0].findings;
+      for (const sparse of arrays) {
+        const sent = JSON.parse(JSON.stringify(sparse));
+        const what = `${JSON.stringify(list)} on ${JSON.stringify(sent)}, codegen ${codegen}`;
+        assert.deepEqual(check(sparse), check(sent), what);
+        assert.deepEqual(findings({ list: sparse }), findings({ list: sent }), what);
+      }
+    }
+  }
+});
