@@ -941,9 +941,12 @@ function cutEnds(
   { dotAll }: { dotAll: boolean },
 ): { tree: Node; source: string } | null {
   const edits: { from: number; to: number; text: string }[] = [];
-  const cutOne = (rep: SetRepeat): Node | null => {
+  // What is kept goes in a group of its own, and a repeat dropped between two items leaves an empty one: an
+  // escape written next to another is read as one with it (`\uD83D+\uDE00`, which matches nothing, is no
+  // `\uD83D\uDE00`; without `u`, `\0+1` is no `\01`). At an end of an alternative nothing is left to join.
+  const cutOne = (rep: SetRepeat, { atEnd }: { atEnd: boolean }): Node | null => {
     const atom = reader.text(rep.span.from, rep.span.atomEnd);
-    const text = rep.min === 0 ? "" : rep.min === 1 ? atom : `(?:${atom}){${rep.min}}`;
+    const text = rep.min === 0 ? (atEnd ? "" : "(?:)") : `(?:${atom})${rep.min === 1 ? "" : `{${rep.min}}`}`;
     edits.push({ from: rep.span.from, to: rep.span.to, text });
     return rep.min === 0
       ? null
@@ -955,7 +958,7 @@ function cutEnds(
     if (alt.k !== "cat") return alt;
     const items = [...alt.items];
     for (let first = items[0]; isSetRepeat(first); first = items[0]) {
-      const kept = cutOne(first);
+      const kept = cutOne(first, { atEnd: true });
       if (kept !== null) {
         items[0] = kept;
         break;
@@ -971,12 +974,12 @@ function cutEnds(
       !dotAll && sets > 0 && isSetRepeat(rep) &&
       items.slice(0, sets).every((x, i) => [rep.node, ...items.slice(i + 1, sets)].every((y) => covers(x, y)))
     ) {
-      const kept = cutOne(rep);
+      const kept = cutOne(rep, { atEnd: false });
       if (kept === null) items.splice(sets, 1);
       else items[sets] = kept;
     }
     for (let last = items.at(-1); isSetRepeat(last); last = items.at(-1)) {
-      const kept = cutOne(last);
+      const kept = cutOne(last, { atEnd: true });
       if (kept !== null) {
         items[items.length - 1] = kept;
         break;
