@@ -938,7 +938,7 @@ function isSetRepeat(node: Node | undefined): node is SetRepeat {
 function cutEnds(
   tree: Node,
   reader: Reader,
-  { dotAll }: { dotAll: boolean },
+  { dotAll, ignoreCase }: { dotAll: boolean; ignoreCase: boolean },
 ): { tree: Node; source: string } | null {
   const edits: { from: number; to: number; text: string }[] = [];
   // What is kept goes in a group of its own, and a repeat dropped between two items leaves an empty one: an
@@ -966,12 +966,13 @@ function cutEnds(
       items.shift();
     }
     // `\d\d+b` is `\d\db`: a start moved right has its sets take characters the repeat, or a set after them,
-    // took, which each can take (with the `s` flag, `.` takes more than the reader knows)
+    // took, which each can take (with the `s` flag, `.` takes more than the reader knows; with `i`, `[^a]`
+    // takes less: no "A")
     let sets = 0;
     while (items[sets]?.k === "set") sets++;
     const rep = items[sets];
     if (
-      !dotAll && sets > 0 && isSetRepeat(rep) &&
+      !dotAll && !ignoreCase && sets > 0 && isSetRepeat(rep) &&
       items.slice(0, sets).every((x, i) => [rep.node, ...items.slice(i + 1, sets)].every((y) => covers(x, y)))
     ) {
       const kept = cutOne(rep, { atEnd: false });
