@@ -51,6 +51,10 @@ test("a repeat of a set at an unanchored end of a pattern is cut to its least co
     ["\\d*\\s*b\\w+?", ones, "b(?:\\w)"], // again while what is cut can be empty
     ["\\d\\d+b", ones, "\\d(?:\\d)b"], // after sets that take what it takes
     ["\\d\\d{1,30001}b", ones, "\\d(?:\\d)b"], // (too large for the linear-time matcher)
+    // syntax the reader lacks after what is cut: a start moved right meets it at the same place
+    ["\\d+(?=b)", ones, "(?:\\d)(?=b)"],
+    ["\\d+\\bx", ones, "(?:\\d)\\bx"],
+    ["\\d\\d+(?<!x)b", ones, "\\d(?:\\d)(?<!x)b"],
   ];
   for (const [pattern, text, cut] of cases) {
     const { sources, message } = await handed(pattern, text);
@@ -141,6 +145,9 @@ test("a cut pattern answers as the pattern as written, whatever the flags", () =
     "[^a][A-Z]+b", // with `i`, `[^a]` takes no "A"
     "\\uD83D+\\uDE00",
     "\\0+1",
+    "\\d+(?=b)",
+    "\\w\\w*\\b",
+    "\\s+\\B.",
   ];
   let cut = 0;
   for (const shape of shapes) {
