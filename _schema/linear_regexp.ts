@@ -125,17 +125,38 @@ class Reader {
     return alts.length === 1 ? alts[0] : { k: "alt", alts };
   }
 
+  /**
+   * The items the pattern begins with, up to its first `|` or the first this reader lacks the syntax of
+   * (`\d+` of `\d+(?=b)`).
+   */
+  leading(): Node[] {
+    const items: Node[] = [];
+    try {
+      for (let c = this.#peek(); c !== undefined && c !== 0x7c && c !== 0x29; c = this.#peek()) {
+        items.push(this.#item());
+      }
+    } catch (e) {
+      if (!(e instanceof Unsupported)) throw e;
+    }
+    return items;
+  }
+
   #sequence(): Node {
     const items: Node[] = [];
     for (let c = this.#peek(); c !== undefined && c !== 0x7c && c !== 0x29; c = this.#peek()) {
-      const from = this.#i;
-      const atom = this.#atom();
-      const atomEnd = this.#i;
-      const item = this.#quantified(atom);
-      if (item.k === "rep") item.span = { from, atomEnd, to: this.#i };
-      items.push(item);
+      items.push(this.#item());
     }
     return { k: "cat", items };
+  }
+
+  /** An atom and its quantifier; a repeat knows where it was written. */
+  #item(): Node {
+    const from = this.#i;
+    const atom = this.#atom();
+    const atomEnd = this.#i;
+    const item = this.#quantified(atom);
+    if (item.k === "rep") item.span = { from, atomEnd, to: this.#i };
+    return item;
   }
 
   #quantified(atom: Node): Node {
@@ -823,12 +844,14 @@ export function boundedRegExp(
     reader = new Reader(source, { unicode: native.unicode });
     tree = reader.pattern();
   } catch (e) {
-    if (plain) return native;
-    if (!(e instanceof Unsupported)) throw e;
     // Syntax the matcher lacks: harmless where nothing is repeated inside a repeat (`^((?!x).)*$`). Where
     // the cost is only polynomial (`^(?!x)\w*\d*$`) the native engine stays: such patterns are common in
     // real schemas, and refusing them would refuse the tool; n^k on an argument is bounded, 2^n is not.
-    if (!GROUP_REPEAT.test(source) || !riskyShape(source)) return native;
+    // What it begins with is cut as below (`\d+(?=b)` is searched as `(?:\d)(?=b)`).
+    if (plain || (e instanceof Unsupported && (!GROUP_REPEAT.test(source) || !riskyShape(source)))) {
+      return cutLeading(source, native);
+    }
+    if (!(e instanceof Unsupported)) throw e;
     throw new Error(
       `it repeats a group, which a backtracking engine can take exponential time on, and uses syntax ` +
         `(${e.message}) the linear-time matcher lacks; rewrite it without that syntax or without the nested repeat`,
@@ -863,6 +886,23 @@ export function boundedRegExp(
     ? {}
     : { native: runs, nativeBelow: nativeBelowOf(tree) };
   return new LinearRegExp(source, native.flags, prog, below);
+}
+
+/**
+ * `native`, or where the pattern begins with a repeat {@linkcode cutEnds} cuts at its start, one that answers
+ * as it with the cut pattern: for a pattern this reader cannot read to the end (`\d+(?=b)`, `\d\d+\b`), whose
+ * rest a start moved right meets at the same place.
+ */
+function cutLeading(source: string, native: RegExp): RegExp {
+  if (!CUTTABLE_FLAGS.test(native.flags)) return native;
+  const reader = new Reader(source, { unicode: native.unicode });
+  const cut = cutEnds({ k: "cat", items: reader.leading() }, reader, native, { leadingOnly: true });
+  if (cut === null) return native;
+  try {
+    return new CutRegExp(source, new RegExp(cut.source, native.flags));
+  } catch {
+    return native; // (a cut the engine reads otherwise: the pattern as written)
+  }
 }
 
 /** Whether a search for `source` may start anywhere: it does not begin with `^` or end with `$`, or has alternatives. */
@@ -933,17 +973,22 @@ function isSetRepeat(node: Node | undefined): node is SetRepeat {
  * `\s+$` is `\s$`). A search from every start then runs through no run of digits: `\d+b` on 100 000 digits
  * took 7 s, `\d{1,30001}b` 12 s. A repeat after single sets each of which takes what it and the sets after
  * take is cut too (`\d\d+b` is `\d\db`, `.\w*x` is `.x`). Only the repeat's own text is rewritten, so flags
- * read the rest as before.
+ * read the rest as before. With `leadingOnly`, `tree` is the items the pattern begins with (see
+ * {@linkcode Reader.leading}): only they are cut.
  */
 function cutEnds(
   tree: Node,
   reader: Reader,
-  { dotAll }: { dotAll: boolean },
+  { dotAll, ignoreCase }: { dotAll: boolean; ignoreCase: boolean },
+  { leadingOnly = false }: { leadingOnly?: boolean } = {},
 ): { tree: Node; source: string } | null {
   const edits: { from: number; to: number; text: string }[] = [];
-  const cutOne = (rep: SetRepeat): Node | null => {
+  // What is kept goes in a group of its own, and a repeat dropped between two items leaves an empty one: an
+  // escape written next to another is read as one with it (`\uD83D+\uDE00`, which matches nothing, is no
+  // `\uD83D\uDE00`; without `u`, `\0+1` is no `\01`). At an end of an alternative nothing is left to join.
+  const cutOne = (rep: SetRepeat, { atEnd }: { atEnd: boolean }): Node | null => {
     const atom = reader.text(rep.span.from, rep.span.atomEnd);
-    const text = rep.min === 0 ? "" : rep.min === 1 ? atom : `(?:${atom}){${rep.min}}`;
+    const text = rep.min === 0 ? (atEnd ? "" : "(?:)") : `(?:${atom})${rep.min === 1 ? "" : `{${rep.min}}`}`;
     edits.push({ from: rep.span.from, to: rep.span.to, text });
     return rep.min === 0
       ? null
@@ -955,7 +1000,7 @@ function cutEnds(
     if (alt.k !== "cat") return alt;
     const items = [...alt.items];
     for (let first = items[0]; isSetRepeat(first); first = items[0]) {
-      const kept = cutOne(first);
+      const kept = cutOne(first, { atEnd: true });
       if (kept !== null) {
         items[0] = kept;
         break;
@@ -963,20 +1008,21 @@ function cutEnds(
       items.shift();
     }
     // `\d\d+b` is `\d\db`: a start moved right has its sets take characters the repeat, or a set after them,
-    // took, which each can take (with the `s` flag, `.` takes more than the reader knows)
+    // took, which each can take (with the `s` flag, `.` takes more than the reader knows; with `i`, `[^a]`
+    // takes less: no "A")
     let sets = 0;
     while (items[sets]?.k === "set") sets++;
     const rep = items[sets];
     if (
-      !dotAll && sets > 0 && isSetRepeat(rep) &&
+      !dotAll && !ignoreCase && sets > 0 && isSetRepeat(rep) &&
       items.slice(0, sets).every((x, i) => [rep.node, ...items.slice(i + 1, sets)].every((y) => covers(x, y)))
     ) {
-      const kept = cutOne(rep);
+      const kept = cutOne(rep, { atEnd: false });
       if (kept === null) items.splice(sets, 1);
       else items[sets] = kept;
     }
-    for (let last = items.at(-1); isSetRepeat(last); last = items.at(-1)) {
-      const kept = cutOne(last);
+    for (let last = items.at(-1); !leadingOnly && isSetRepeat(last); last = items.at(-1)) {
+      const kept = cutOne(last, { atEnd: true });
       if (kept !== null) {
         items[items.length - 1] = kept;
         break;
