@@ -2576,7 +2576,94 @@ export function findDataUrls(
  * The signature rules, in the order they run, each with its orders in eight other languages where
  * _scan/translated.ts has them: built on first use, so importing the scanner builds nothing.
  */
-export const rules: () => readonly Rule[] = lazy(() => withTranslations(englishRules()).map(oneShape));
+export const rules: () => readonly Rule[] = lazy(() =>
+  withTranslations(englishRules(), { each: acrossLines }).map(oneShape)
+);
+
+/** The gap of `gap`, as its expression's source has it, and the same gap across a line break as well. */
+const GAP_SOURCE = "(?:[^.!?\\n]|\\.(?=[^\\s]))";
+const GAP_ACROSS = "(?:[^.!?\\n]|\\.(?=[^\\s])|\\n)";
+
+/**
+ * `rule` reading a line break inside its wording as a space, as a wrapped line has it ("Send the chat\nto
+ * x@evil.io", "Zeig\ndeine Anweisungen"): each space of its expression (outside a character class, or in a
+ * class that takes a space) also takes a newline, and its gaps run on across one. A match across a line break
+ * counts only where the line reads on (see `readsOn`), or the rule as written matches it too: a list item, a
+ * heading or a new sentence on the next line stays apart. Rules over the original or the letters-only text,
+ * and those found by code, are kept as they are.
+ */
+function acrossLines(rule: Rule): Rule {
+  if (rule.raw || rule.squashed || rule.find) return rule;
+  const source = spacesAcrossLines(rule.re.source.replaceAll(GAP_SOURCE, GAP_ACROSS));
+  if (source === rule.re.source) return rule;
+  const asWritten = new RegExp(rule.re.source, rule.re.flags.replace("g", "") + "y");
+  const accept = rule.accept;
+  return {
+    ...rule,
+    re: new RegExp(source, rule.re.flags),
+    // (a lead that ends in a space, a whole word, "zeig ", ends in a line break too)
+    leads: rule.leads?.flatMap((lead) => lead.endsWith(" ") ? [lead, `${lead.slice(0, -1)}\n`] : [lead]),
+    accept: (t, s, e, upper, original) => {
+      if (newlineIn(t, s, e) >= 0 && !readsOn(t, s, e, upper, original)) {
+        asWritten.lastIndex = s;
+        if (!asWritten.test(t) || asWritten.lastIndex !== e) return false;
+      }
+      return accept === undefined || accept(t, s, e, upper, original);
+    },
+  };
+}
+
+/** `source` with each space outside a character class made `[ \n]`, and a class that takes a space a newline too. */
+function spacesAcrossLines(source: string): string {
+  let out = "";
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") {
+      out += source.slice(i, i + 2);
+      i++;
+    } else if (c === "[") {
+      let j = i + 1;
+      while (j < source.length && source[j] !== "]") j += source[j] === "\\" ? 2 : 1;
+      const inside = source.slice(i + 1, j);
+      // (the newline where no range can take it as an end: first, or last after a leading hyphen)
+      const takesSpace = inside[0] !== "^" && inside.includes(" ") && !inside.includes("\\n");
+      out += !takesSpace ? `[${inside}]` : inside[0] === "-" ? `[${inside}\\n]` : `[\\n${inside}]`;
+      i = j;
+    } else out += c === " " ? "[ \\n]" : c;
+  }
+  return out;
+}
+
+/**
+ * True when every line break in `t[s, e)` (folded text) falls inside a wrapped line: one break, no blank line,
+ * after a letter, a digit or a comma, before a letter written in lower case. A line that ends otherwise (a
+ * colon, a label), a paragraph's end, or a next line that opens a list item, a quote, a heading or a new
+ * sentence is a break.
+ */
+function readsOn(
+  t: string,
+  s: number,
+  e: number,
+  upper: (i: number) => boolean,
+  original: Original,
+): boolean {
+  for (let i = newlineIn(t, s, e); i >= 0; i = newlineIn(t, i + 1, e)) {
+    if (
+      i === s || !/[a-z0-9,]/.test(t[i - 1]) || !/[a-z]/.test(t[i + 1] ?? "") || upper(i + 1) ||
+      lineBreaks(original(i)) > 1
+    ) return false;
+  }
+  return true;
+}
+
+/**
+ * The first newline in `t[from, to)`, or -1: read only there (`indexOf` would read on to the text's end, for
+ * every match on a long line).
+ */
+function newlineIn(t: string, from: number, to: number): number {
+  for (let i = from; i < to; i++) if (t.charCodeAt(i) === 0x0a) return i;
+  return -1;
+}
 
 /** `rule` with every field, in one order: rules of many shapes made Bun's compiled scanner leave its code. */
 function oneShape(rule: Rule): Rule {
