@@ -2264,10 +2264,15 @@ const POSTPOSED = lazy(() => new RegExp(`^${POSTPOSED_ORDER}$`));
  * the instructions above if you use Docker", "Docker users: ignore ...": steps that are theirs).
  */
 function postposedOrder(t: string, s: number, e: number): boolean {
-  return imperativeStart(t, s) !== false &&
+  return (imperativeStart(t, s) !== false || ASKED_KINDLY().test(t.slice(Math.max(0, s - 40), s))) &&
     !/^,?\s+(?:if|unless|when|for|in case|on)\b/.test(t.slice(e, e + 12)) &&
     !/\b(?:users|owners|customers|developers|readers) ?: ?$/.test(t.slice(Math.max(0, s - 16), s));
 }
+
+/** A polite ask before an order, which opens it as "please" would: "Would you be so kind as to ...". */
+const ASKED_KINDLY = lazy(() =>
+  /\b(?:be so kind as to|(?:i'd|i would) like you to|i (?:want|need) you to) $/
+);
 
 /**
  * The user told of in the third person (not "the user story"): whom an order under a label to the model is
@@ -2789,18 +2794,26 @@ const englishRules = (): Rule[] => [
       "void",
       "cancel",
       "obsolete",
+      "no longer",
     ],
     category: "instruction_override",
     re: new RegExp(
       "(?<![a-z])(?:(?:all|any|the|your) (?:of (?:the|your) )?(?:previous|prior|earlier|preceding|former|above|" +
         "original|existing|old) (?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|" +
         "commands)(?: (?:given to you|you were given|you have been given|you received))?(?: (?:before|earlier|so far))?" +
-        " (?:are|is|have been|has been) (?:hereby (?:revoked|superseded|cancell?ed|void|rescinded|withdrawn|" +
+        "(?: (?:are|is|have been|has been) (?:hereby (?:revoked|superseded|cancell?ed|void|rescinded|withdrawn|" +
         "lifted|overridden|replaced)|(?:to be (?:ignored|disregarded)|revoked|superseded|void|null and void) " +
         "(?:by (?:the |an? )?(?:assistant|model|ai|agent|llm)|by you|from now on)|null and void|" +
         // (bare at the sentence's end, the reader's by "your" only, see `accept`: "Your previous instructions are
         // now void.")
         "(?:now )?(?:revoked|superseded|cancell?ed|void)(?= ?(?:[.!;\\n]|$)))|" +
+        // (or that they apply no more, "Your previous instructions no longer apply")
+        " no longer (?:apply|applies|hold|holds|count|counts|stand|stands))|" +
+        // ("What you were told earlier - the rules, the persona, all of it - no longer applies")
+        "(?:what|everything|anything|all) (?:that )?you (?:were|have been|'ve been) (?:told|given|instructed) " +
+        "(?:earlier|before|previously|so far|until now|up to now)(?: ?(?:-{1,2}|,) [^.!?\\n]{0,60}?" +
+        "\\b(?:rules?|instructions?|persona|guidelines|prompts?)\\b[^.!?\\n]{0,40}?(?:-{1,2}|,))? no longer " +
+        "(?:apply|applies|holds?|counts?|stands?|matters?)|" +
         "(?:consider|treat|regard) (?:all )?(?:of )?your (?:previous|prior|earlier|former|original|old|existing) " +
         "(?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|commands) (?:as )?" +
         "(?:null and void|void|revoked|cancell?ed|superseded|obsolete))(?![a-z])",
@@ -2886,13 +2899,13 @@ const englishRules = (): Rule[] => [
     accept: (t, s, e, upper, original) =>
       startsWord(t, s, e, upper) && !nameInCode(t, s, e, original) && !verbEndsClause(t, s, e) &&
       !verbNegated(t, s, e) && !everythingNamesMore(t, s, e) && !linkTitle(t, s, e, upper),
-    anchors: ["ignore", "disregard", "forget", "newinstructions", "systemprompt"],
+    anchors: ["ignore", "disregard", "forget", "discard", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",
     squashed: true,
     // (the letters alone, so "Thenforget everything above" is read as "Then forget everything above")
     re:
-      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)(?:(?:every|any)thing(?:(?:that)?(?:was|is|s)?(?:written|said|stated|mentioned|came|comes|went))?(?:above|before|preceding|(?:priorto|upto)this)|(?:every|any)thing(?:that)?you(?:were|vebeen|havebeen)told|all(?:of)?theabove|the(?:(?:text|content|words)above|above(?:text|content|words)?)|what(?:(?:was|is|s)?(?:written|said|stated|mentioned)(?:above|before)|you(?:were|vebeen|havebeen)told)|(?:what|everything(?:that)?)(?:i|we)(?:have|ve)?toldyou(?:before|earlier|previously)?)|newinstructions|systemprompt(?:override|update)/g,
+      /(?:ignore|disregard|forget)(?:all|any|the|your)?(?:previous|prior|above|earlier|preceding)(?:instructions?|prompts?|rules|directions)|(?:ignore|disregard|forget)(?:(?:every|any)thing(?:(?:that)?(?:was|is|s)?(?:written|said|stated|mentioned|came|comes|went))?(?:above|before|preceding|(?:priorto|upto)this)|(?:every|any)thing(?:that)?you(?:were|vebeen|havebeen)told|all(?:of)?theabove|the(?:(?:text|content|words)above|above(?:text|content|words)?)|what(?:(?:was|is|s)?(?:written|said|stated|mentioned)(?:above|before)|you(?:were|vebeen|havebeen)told)|(?:what|everything(?:that)?)(?:i|we)(?:have|ve)?toldyou(?:before|earlier|previously)?)|discard(?:every|any)thing(?:that)?you(?:were|vebeen|havebeen)told|newinstructions|systemprompt(?:override|update)/g,
   },
   {
     name: "override.new_instructions",
