@@ -2226,8 +2226,16 @@ function labelOrders(t: string, s: number, e: number): boolean {
       (MACHINE_NAMED().test(t.slice(s, t.indexOf(": ", s))) && KEPT_OR_DICTATED().test(order));
   }
   return /(?:^|[\n.!?"'(>#*[\]-]) *$/.test(t.slice(Math.max(0, s - 6), s)) &&
-    !/[.!] /.test(t.slice(t.indexOf(": ", s) + 2, e)) && THE_USER().test(order);
+    !/[.!] /.test(t.slice(t.indexOf(": ", s) + 2, e)) && THE_USER().test(order) &&
+    // (what a model's turn is for, as a guide's list of roles says: "- Assistant: ask the user for
+    // clarification when the request is ambiguous"; not for their secrets)
+    !(ASKS_TO_CLARIFY().test(order) && !USER_SECRETS().test(order));
 }
+
+/** An order to ask the user to clarify or confirm what they asked. */
+const ASKS_TO_CLARIFY = lazy(() =>
+  /\bask (?:the user|the users|them) (?:for (?:clarification|confirmation)|to (?:clarify|confirm|rephrase))\b/
+);
 
 /** A label's name for a machine, not a person's assistant or agent: "AI summarisers", "the e-mail assistant". */
 const MACHINE_NAMED = lazy(() =>
