@@ -2688,10 +2688,9 @@ function spacesAcrossLines(source: string): string {
 }
 
 /**
- * True when every line break in `t[s, e)` (folded text) falls inside a wrapped line: one break, no blank line,
- * after a letter, a digit or a comma, before a letter written in lower case. A line that ends otherwise (a
- * colon, a label), a paragraph's end, or a next line that opens a list item, a quote, a heading or a new
- * sentence is a break.
+ * True when every line break in `t[s, e)` (folded text) wraps a sentence (see `wrappedLine`) and the next line
+ * goes on in lower case: a line that ends otherwise (a colon, a label), a paragraph's end, or a next line that
+ * opens a list item, a quote, a heading or a new sentence is a break.
  */
 function readsOn(
   t: string,
@@ -2701,10 +2700,9 @@ function readsOn(
   original: Original,
 ): boolean {
   for (let i = newlineIn(t, s, e); i >= 0; i = newlineIn(t, i + 1, e)) {
-    if (
-      i === s || !/[a-z0-9,]/.test(t[i - 1]) || !/[a-z]/.test(t[i + 1] ?? "") || upper(i + 1) ||
-      lineBreaks(original(i)) > 1
-    ) return false;
+    if (i === s || !wrappedLine(t, i, original) || !/[a-z]/.test(t[i + 1] ?? "") || upper(i + 1)) {
+      return false;
+    }
   }
   return true;
 }
