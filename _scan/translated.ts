@@ -581,9 +581,27 @@ const translations = lazy((): Rule[] => {
     if (end !== null && end[0] === "?") return false;
     if (/^ (?:nicht|nie|niemals|keinesfalls)\b/.test(t.slice(e, e + 14))) return false;
     if (NEGATED_LATER.test(t.slice(e, e + 60))) return false;
+    // (what a program drops: statements "im Skript", "in der Datei")
+    if (IN_CODE.test(t.slice(e, e + 24))) return false;
+    // (a group told to drop the earlier rules, not "your" rules, is a game's players or a house's, "Olvidad las
+    // reglas anteriores: cada jugador roba dos cartas", unless a second order is joined to it)
+    if (
+      PLURAL_RULES.test(t.slice(s, e)) && !PLURAL_YOUR.test(t.slice(s, e)) &&
+      !/^ (?:y|e|und|et|en|i|a|ed) /.test(t.slice(e, e + 5))
+    ) return false;
     return !(/^(?:ignoriert|missachtet)\b/.test(t.slice(s, s + 11)) &&
       /:[ \t]*$/.test(t.slice(Math.max(0, s - 4), s)));
   }
+
+  /** A place in code after the instructions dropped, folded: "im Skript", "in der Datei", "en el script". */
+  const IN_CODE =
+    /^ (?:im|in der|in dem|aus dem|des|der|en el|del|dans le|du|nel|dello|nello|no|do|in het|van het|w|ve|v) (?:skript|skripts|script|scripts|scriptu|skryptu|skrypcie|skriptu|code|codes|codigo|codice|kodzie|kodu|kodu|programm|programms|programa|programme|programma|makro|makros|macro|datei|fichier|archivo|file|bestand|pliku|souboru|batch|makefile|dockerfile|shell)\b/;
+
+  /** A plural order's rules, not its instructions: "las reglas anteriores", "le regole precedenti". */
+  const PLURAL_RULES = /\b(?:regeln|reglas|regole|regras|zasady|zasadach)\b/;
+
+  /** A plural "your" before the rules, which makes them the reader's own: "eure Regeln", "vuestras reglas". */
+  const PLURAL_YOUR = /\b(?:eure|euren|vuestras|vuestros|vostre|vossas|wasze|waszych)\b/;
 
   // ------------------------------------------------------------------------------------------------ prompt leak
 
@@ -939,6 +957,8 @@ const translations = lazy((): Rule[] => {
  * reads the English order or the translated one, with the leads, needles and anchors of both. One rule per
  * meaning, not a rule per language: a finding names what the order does, in any language, and the scanner's
  * screen and its lists of anchors hold 31 rules and 31 lists each (see screen.ts and `listsOf` in scan.ts).
+ * `options.each` remakes every rule, English or translated, before the two are joined (rules.ts reads line
+ * breaks inside their wordings so).
  *
  * @example The same rule reads the order in Spanish
  * ```ts
@@ -949,9 +969,14 @@ const translations = lazy((): Rule[] => {
  * assert.ok(secrecy.leads!.includes("sin "));
  * ```
  */
-export function withTranslations(english: readonly Rule[]): Rule[] {
-  const byName = new Map(translations().map((rule) => [rule.name, rule]));
-  return english.map((rule) => {
+export function withTranslations(
+  english: readonly Rule[],
+  options: { each?: (rule: Rule) => Rule } = {},
+): Rule[] {
+  const each = options.each ?? ((rule: Rule) => rule);
+  const byName = new Map(translations().map((rule) => [rule.name, each(rule)]));
+  return english.map((english) => {
+    const rule = each(english);
     const translated = byName.get(rule.name);
     return translated === undefined ? rule : joined(rule, translated);
   });
