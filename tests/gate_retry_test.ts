@@ -1868,6 +1868,42 @@ test("guardFetch retry: each Gemini candidate's grounding in the chunk that fini
   assert.deepEqual(told(1), [second]);
 });
 
+test("guardFetch retry: a Gemini candidate's grounding sent from a dropped chunk keeps the index it named there", async () => {
+  // The chunk that finished both candidates named candidate 1 first: sent ahead of the retry's stream at
+  // that position, its grounding was labelled index 0, and a client that reads candidates by their index
+  // put candidate 1's sources on candidate 0's words. It keeps its own index, where the chunk had it.
+  const grounding = (uri: string) => ({
+    groundingChunks: [{ web: { uri } }],
+    groundingSupports: [{ segment: { startIndex: 0, endIndex: 5 }, groundingChunkIndices: [0] }],
+  });
+  const finish = (index: number, groundingMetadata: unknown) => ({
+    index,
+    content: { role: "model", parts: [{ text: "" }] },
+    finishReason: "STOP",
+    groundingMetadata,
+  });
+  const gemini = await geminiRetried([
+    [
+      geminiChunk([{ text: "Checking. " }]),
+      { candidates: [{}, { index: 1, content: { role: "model", parts: [{ text: "Hello." }] } }] },
+      geminiChunk([geminiCall(BAD.args)]),
+      { candidates: [finish(1, grounding("u1")), finish(0, grounding("u0"))] },
+    ],
+    [geminiChunk([{ text: "Again." }]), geminiChunk([geminiCall(GOOD.args)], { finishReason: "STOP" })],
+  ], { candidateCount: 2 });
+  assertAttempts(gemini.seen);
+  type Chunk = { candidates: { index?: number; groundingMetadata?: { groundingChunks: unknown[] } }[] };
+  const grounded = gemini.value.flatMap((e: Chunk) =>
+    e.candidates.flatMap((c, position) =>
+      c.groundingMetadata ? [{ position, index: c.index, sources: c.groundingMetadata.groundingChunks }] : []
+    )
+  );
+  assert.deepEqual(grounded, [
+    { position: 0, index: 1, sources: [{ web: { uri: "u1" } }] },
+    { position: 1, index: 0, sources: [{ web: { uri: "u0" } }] },
+  ]);
+});
+
 test("guardFetch retry: text the watch held until a native call came counts as the client's: the retry's grounding supports move past it, and a blank line follows it (Gemini, Ollama)", async () => {
   // A written call beside a native one is text (a body reads no calls from it): the watch held it, and the
   // retry sent it ahead of its stream without counting it, so the retry's support (UTF-8 bytes of its own
