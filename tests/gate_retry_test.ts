@@ -1835,6 +1835,33 @@ test("guardFetch retry: a Gemini first attempt's grounding that came in a chunk 
   }
 });
 
+/** A Gemini candidate's last chunk: no text, finished, with `groundingMetadata`. */
+const finished = (index: number, groundingMetadata: unknown) => ({
+  index,
+  content: { role: "model", parts: [{ text: "" }] },
+  finishReason: "STOP",
+  groundingMetadata,
+});
+
+/**
+ * Two Gemini candidates ("Checking. ", "Hello."), a rejected call in the first, then the chunk of
+ * `candidates` that finishes them, retried into a good call: the chunks the client reads (the attempts
+ * checked).
+ */
+async function twoCandidatesRetried(candidates: unknown[]) {
+  const gemini = await geminiRetried([
+    [
+      geminiChunk([{ text: "Checking. " }]),
+      { candidates: [{}, { index: 1, content: { role: "model", parts: [{ text: "Hello." }] } }] },
+      geminiChunk([geminiCall(BAD.args)]),
+      { candidates },
+    ],
+    [geminiChunk([{ text: "Again." }]), geminiChunk([geminiCall(GOOD.args)], { finishReason: "STOP" })],
+  ], { candidateCount: 2 });
+  assertAttempts(gemini.seen);
+  return gemini;
+}
+
 test("guardFetch retry: each Gemini candidate's grounding in the chunk that finished them both reaches the client at its own position", async () => {
   // Asked for two candidates, the chunk that finished both (no text, each its sources) was held behind
   // candidate 0's rejected call and dropped with it; the gate sent candidate 0's grounding alone ahead of the
@@ -1845,22 +1872,7 @@ test("guardFetch retry: each Gemini candidate's grounding in the chunk that fini
     groundingSupports: [{ segment: { startIndex: 0, endIndex: 5, text }, groundingChunkIndices: [0] }],
   });
   const [first, second] = [grounding("u0", "Check"), grounding("u1", "Hello")];
-  const finish = (index: number, groundingMetadata: unknown) => ({
-    index,
-    content: { role: "model", parts: [{ text: "" }] },
-    finishReason: "STOP",
-    groundingMetadata,
-  });
-  const gemini = await geminiRetried([
-    [
-      geminiChunk([{ text: "Checking. " }]),
-      { candidates: [{}, { index: 1, content: { role: "model", parts: [{ text: "Hello." }] } }] },
-      geminiChunk([geminiCall(BAD.args)]),
-      { candidates: [finish(0, first), finish(1, second)] },
-    ],
-    [geminiChunk([{ text: "Again." }]), geminiChunk([geminiCall(GOOD.args)], { finishReason: "STOP" })],
-  ], { candidateCount: 2 });
-  assertAttempts(gemini.seen);
+  const gemini = await twoCandidatesRetried([finished(0, first), finished(1, second)]);
   type Chunk = { candidates: { groundingMetadata?: unknown }[] };
   const told = (position: number) =>
     gemini.value.flatMap((e: Chunk) => e.candidates[position]?.groundingMetadata ?? []);
@@ -1876,22 +1888,7 @@ test("guardFetch retry: a Gemini candidate's grounding sent from a dropped chunk
     groundingChunks: [{ web: { uri } }],
     groundingSupports: [{ segment: { startIndex: 0, endIndex: 5 }, groundingChunkIndices: [0] }],
   });
-  const finish = (index: number, groundingMetadata: unknown) => ({
-    index,
-    content: { role: "model", parts: [{ text: "" }] },
-    finishReason: "STOP",
-    groundingMetadata,
-  });
-  const gemini = await geminiRetried([
-    [
-      geminiChunk([{ text: "Checking. " }]),
-      { candidates: [{}, { index: 1, content: { role: "model", parts: [{ text: "Hello." }] } }] },
-      geminiChunk([geminiCall(BAD.args)]),
-      { candidates: [finish(1, grounding("u1")), finish(0, grounding("u0"))] },
-    ],
-    [geminiChunk([{ text: "Again." }]), geminiChunk([geminiCall(GOOD.args)], { finishReason: "STOP" })],
-  ], { candidateCount: 2 });
-  assertAttempts(gemini.seen);
+  const gemini = await twoCandidatesRetried([finished(1, grounding("u1")), finished(0, grounding("u0"))]);
   type Chunk = { candidates: { index?: number; groundingMetadata?: { groundingChunks: unknown[] } }[] };
   const grounded = gemini.value.flatMap((e: Chunk) =>
     e.candidates.flatMap((c, position) =>
