@@ -728,8 +728,10 @@ export class TextCalls {
     if (part.text === "") {
       if (this.#queue.length === 0) return [{ raw, event }];
       // (a place's blank start waits for its own next text alone: a frame of none ends the wait, an empty
-      // delta does not: let out with the blank, the client kept it where the body drops it with the call)
-      if (!part.goesOn || (this.#blankStart() && part.delta !== true)) {
+      // delta does not: let out with the blank, the client kept it where the body drops it with the call;
+      // nor does one the text goes on after while a tail may begin a marker: ` <too`, then `l_call>` in
+      // the next part, let `<too` out where the body, reading the parts joined, cut it with the call)
+      if (!part.goesOn || (this.#blankStart() && part.delta !== true && w.held === "")) {
         w.flushTail(); // the stream moved on: the tail cannot become a marker
         return [...this.#takeQueue(), { raw, event }];
       }

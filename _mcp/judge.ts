@@ -640,26 +640,27 @@ function foldedPattern(source: string): string | undefined {
   let out = "";
   let inClass = false;
   let spellsLetter = false;
+  // (in a class: the last single member's code point, and whether a raw `-` after it opens a range)
+  let member: number | undefined;
+  let dash = false;
   for (let i = 0; i < source.length; i++) {
     let c = source[i];
     let raw = c;
+    // (a character given by its code, or by an escape that means only itself, is never syntax)
+    let literal = false;
     if (c === "\\") {
       const next = source[i + 1] ?? "";
       if (next === "p" || next === "P") return undefined;
-      const coded = codedChar(source, i, unicode);
+      const coded = codedChar(source, i, unicode) ?? escapedChar(source, i, { unicode, inClass });
       if (coded === undefined) {
         const end = syntaxEnd(source, i, unicode);
         out += source.slice(i, end);
         i = end - 1;
+        if (inClass) [member, dash] = [undefined, false]; // (`\d`, `\w`: a set, no end of a range)
         continue;
       }
-      [c, raw] = [coded.char, source.slice(i, coded.end)];
+      [c, raw, literal] = [coded.char, source.slice(i, coded.end), true];
       i = coded.end - 1;
-      // (a character given by its code is never syntax: `\x5B` opens no class; in one, `[\u002d]` is `[-]`)
-      if (c.toLowerCase() === c.toUpperCase()) {
-        out += raw;
-        continue;
-      }
     } else if (source.codePointAt(i)! > 0xffff) {
       c = raw = source.slice(i, i + 2);
       i++;
@@ -673,13 +674,27 @@ function foldedPattern(source: string): string | undefined {
       }
     }
     if (inClass) {
-      if (c === "]") inClass = false;
+      if (c === "]" && !literal) inClass = false;
       else if (c.toLowerCase() !== c.toUpperCase()) return undefined;
+      else if (c === "-" && !literal && member !== undefined && !dash) dash = true;
+      else {
+        // (a range between two characters that are no letters may hold some: `[\x21-\x7e]` holds `[A-Za-z]`)
+        if (dash && casedBetween(member!, c.codePointAt(0)!)) return undefined;
+        [member, dash] = [dash ? undefined : c.codePointAt(0), false];
+      }
       out += raw;
       continue;
     }
-    if (c === "[") inClass = true;
-    if (c === "(") {
+    if (c === "[" && !literal) {
+      inClass = true;
+      [member, dash] = [undefined, false];
+      if (source[i + 1] === "^") {
+        out += "[^";
+        i++;
+        continue;
+      }
+    }
+    if (c === "(" && !literal) {
       const end = syntaxEnd(source, i, unicode);
       out += source.slice(i, end);
       i = end - 1;
@@ -695,6 +710,53 @@ function foldedPattern(source: string): string | undefined {
     out += folded;
   }
   return spellsLetter ? out : undefined;
+}
+
+/**
+ * Whether a code point from `from` to `to` is a letter with case: a class's range between two characters
+ * that are none (`!-~`, `\x40-\x5b`) holds the letters between them, as `[A-Z]` does. (No letter past the
+ * first astral plane has case: the walk stops there.)
+ */
+function casedBetween(from: number, to: number): boolean {
+  for (let code = from; code <= Math.min(to, 0x1ffff); code++) {
+    if (code >= 0xd800 && code <= 0xdfff) continue;
+    const c = String.fromCodePoint(code);
+    if (c.toLowerCase() !== c.toUpperCase()) return true;
+  }
+  return false;
+}
+
+/**
+ * The one character an escape at `i` of `source` that gives no code stands for, where it means that
+ * character alone (without the `u` flag `\X`, `\e`, and `\x4` and `\u12`, short of their digits, are `X`,
+ * `e`, `x` and `u`; `\-` is `-`; in a class `\b` is the backspace and, without the flag, `\c1` a control
+ * character), and where it ends; undefined for an escape that is syntax (`\d`, `\b` outside a class, `\cJ`,
+ * `\k<name>`, a backreference). Kept as written, such a letter was none the pattern spells (`^force\X$`
+ * let `FORCEx` by), and in a class none it holds (`[\u12]` holds `u`).
+ */
+function escapedChar(
+  source: string,
+  i: number,
+  at: { unicode: boolean; inClass: boolean },
+): { char: string; end: number } | undefined {
+  const next = source[i + 1] ?? "";
+  const after = source[i + 2] ?? "";
+  const one = (char: string) => ({ char, end: i + 2 });
+  if (next === "" || /[dDwWsS1-9]/.test(next) || (next === "0" && /[0-9]/.test(after))) return undefined;
+  if (next === "b") return at.inClass ? one("\b") : undefined;
+  if (next === "B") return at.inClass && !at.unicode ? one("B") : undefined;
+  const control = "fnrtv0".indexOf(next);
+  if (control >= 0) return one("\f\n\r\t\v\0"[control]);
+  if (next === "c") {
+    // (`\cJ` is kept whole, see `syntaxEnd`; without the flag, `\c1` in a class is a control character,
+    // and elsewhere `\c` is a backslash before a `c`)
+    if (at.unicode || /[a-zA-Z]/.test(after) || !(at.inClass && /[0-9_]/.test(after))) return undefined;
+    return { char: String.fromCharCode(after.charCodeAt(0) % 32), end: i + 3 };
+  }
+  if (next === "k" && (at.unicode || source.includes("(?<"))) return undefined;
+  if (at.unicode && /[a-zA-Z]/.test(next)) return undefined;
+  if (isHigh(next.charCodeAt(0)) && /[\udc00-\udfff]/.test(after)) return { char: next + after, end: i + 3 };
+  return one(next);
 }
 
 /**

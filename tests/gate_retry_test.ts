@@ -1835,6 +1835,33 @@ test("guardFetch retry: a Gemini first attempt's grounding that came in a chunk 
   }
 });
 
+/** A Gemini candidate's last chunk: no text, finished, with `groundingMetadata`. */
+const finished = (index: number, groundingMetadata: unknown) => ({
+  index,
+  content: { role: "model", parts: [{ text: "" }] },
+  finishReason: "STOP",
+  groundingMetadata,
+});
+
+/**
+ * Two Gemini candidates ("Checking. ", "Hello."), a rejected call in the first, then the chunk of
+ * `candidates` that finishes them, retried into a good call: the chunks the client reads (the attempts
+ * checked).
+ */
+async function twoCandidatesRetried(candidates: unknown[]) {
+  const gemini = await geminiRetried([
+    [
+      geminiChunk([{ text: "Checking. " }]),
+      { candidates: [{}, { index: 1, content: { role: "model", parts: [{ text: "Hello." }] } }] },
+      geminiChunk([geminiCall(BAD.args)]),
+      { candidates },
+    ],
+    [geminiChunk([{ text: "Again." }]), geminiChunk([geminiCall(GOOD.args)], { finishReason: "STOP" })],
+  ], { candidateCount: 2 });
+  assertAttempts(gemini.seen);
+  return gemini;
+}
+
 test("guardFetch retry: each Gemini candidate's grounding in the chunk that finished them both reaches the client at its own position", async () => {
   // Asked for two candidates, the chunk that finished both (no text, each its sources) was held behind
   // candidate 0's rejected call and dropped with it; the gate sent candidate 0's grounding alone ahead of the
@@ -1845,27 +1872,33 @@ test("guardFetch retry: each Gemini candidate's grounding in the chunk that fini
     groundingSupports: [{ segment: { startIndex: 0, endIndex: 5, text }, groundingChunkIndices: [0] }],
   });
   const [first, second] = [grounding("u0", "Check"), grounding("u1", "Hello")];
-  const finish = (index: number, groundingMetadata: unknown) => ({
-    index,
-    content: { role: "model", parts: [{ text: "" }] },
-    finishReason: "STOP",
-    groundingMetadata,
-  });
-  const gemini = await geminiRetried([
-    [
-      geminiChunk([{ text: "Checking. " }]),
-      { candidates: [{}, { index: 1, content: { role: "model", parts: [{ text: "Hello." }] } }] },
-      geminiChunk([geminiCall(BAD.args)]),
-      { candidates: [finish(0, first), finish(1, second)] },
-    ],
-    [geminiChunk([{ text: "Again." }]), geminiChunk([geminiCall(GOOD.args)], { finishReason: "STOP" })],
-  ], { candidateCount: 2 });
-  assertAttempts(gemini.seen);
+  const gemini = await twoCandidatesRetried([finished(0, first), finished(1, second)]);
   type Chunk = { candidates: { groundingMetadata?: unknown }[] };
   const told = (position: number) =>
     gemini.value.flatMap((e: Chunk) => e.candidates[position]?.groundingMetadata ?? []);
   assert.deepEqual(told(0), [first]);
   assert.deepEqual(told(1), [second]);
+});
+
+test("guardFetch retry: a Gemini candidate's grounding sent from a dropped chunk keeps the index it named there", async () => {
+  // The chunk that finished both candidates named candidate 1 first: sent ahead of the retry's stream at
+  // that position, its grounding was labelled index 0, and a client that reads candidates by their index
+  // put candidate 1's sources on candidate 0's words. It keeps its own index, where the chunk had it.
+  const grounding = (uri: string) => ({
+    groundingChunks: [{ web: { uri } }],
+    groundingSupports: [{ segment: { startIndex: 0, endIndex: 5 }, groundingChunkIndices: [0] }],
+  });
+  const gemini = await twoCandidatesRetried([finished(1, grounding("u1")), finished(0, grounding("u0"))]);
+  type Chunk = { candidates: { index?: number; groundingMetadata?: { groundingChunks: unknown[] } }[] };
+  const grounded = gemini.value.flatMap((e: Chunk) =>
+    e.candidates.flatMap((c, position) =>
+      c.groundingMetadata ? [{ position, index: c.index, sources: c.groundingMetadata.groundingChunks }] : []
+    )
+  );
+  assert.deepEqual(grounded, [
+    { position: 0, index: 1, sources: [{ web: { uri: "u1" } }] },
+    { position: 1, index: 0, sources: [{ web: { uri: "u0" } }] },
+  ]);
 });
 
 test("guardFetch retry: text the watch held until a native call came counts as the client's: the retry's grounding supports move past it, and a blank line follows it (Gemini, Ollama)", async () => {

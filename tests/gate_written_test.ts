@@ -2275,6 +2275,31 @@ test("guardFetch Responses, Anthropic and Cohere streams: an empty text delta af
   }
 });
 
+test("guardFetch Responses, Anthropic and Cohere streams: a part's blank start before a marker that runs on into the next part lets no part of the marker out", async () => {
+  // " <too" then, in the next part, "l_call>...": the blank start waited, and the part's end, a frame of no
+  // text, ended the wait and let the tail that may begin a marker out with it (the stream moved on). But
+  // the text of the parts is read joined: the marker ran on, the client kept " <too" where the body drops
+  // the part the rejected call left blank (fuzz with blank parts, responses seed 47038).
+  for (const first of [[" <too"], [" ", "<too"], ["\n", "", "<to"]]) {
+    const tail = first.join("").trimStart();
+    const second = WRITTEN_BAD.slice(tail.length);
+    for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+      const { frames, final } = responsesItems([[first.join(""), second, "Fine."]]);
+      const body = await gateCompletion({ tools: TOOLS_RESPONSES }, final, { onRejected });
+      const bodyOutput = (body.response as Record<string, unknown>).output as unknown[];
+      const { events, response } = await responsesGated(frames, onRejected);
+      const label = `${onRejected} ${JSON.stringify(first)}`;
+      assert.deepEqual(itemTexts(response.output), itemTexts(bodyOutput), label);
+      const told = events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta).join("");
+      assert.doesNotMatch(told, /<to/, label);
+    }
+    for (const { label, streamed, whole } of await blocksBothWays([first, [second], ["Fine."]])) {
+      assert.deepEqual(streamed, whole, `${label} ${JSON.stringify(first)}`);
+      assert.ok(streamed.every((t) => !t.includes("<to")), `${label} ${JSON.stringify(first)}`);
+    }
+  }
+});
+
 test("guardFetch Responses stream: the text the gate writes into a part whose start it held reaches the client once", async () => {
   // The held start was told as changed: it brought the reason, and the delta after it brought it again;
   // the openai SDK's running snapshot (what a UI shows while streaming) read the reason twice.

@@ -845,3 +845,40 @@ test("checkCall: a propertyNames pattern whose class gives a character by its co
   const halves = feedbackOf({ a: not("^\\uD801\uDC28$") });
   for (const key of ["\u{10400}", "\u{10428}"]) assert.equal(halves({ a: { [key]: 1 } }), "", key);
 });
+
+test("checkCall: a class whose range holds letters between ends that are none, or that holds a letter by an escape, is about case; an escaped capital outside one names a word", () => {
+  // `[\x60-\x7b]` and `` [`-{] `` hold `[a-z]`: judged as words they refused `idA`, which `[a-z]` lets by
+  const feedback = feedbackOf({
+    lower: not("^id[a-z]+$"),
+    coded: not("^id[\\x60-\\x7b]+$"),
+    raw: not("^id[`-{]+$"),
+    upper: not("^id[\\x40-\\x5b]$"),
+    // short of its digits, `\x4` is `x` and `\u12` is `u` (no `u` flag): a class holding a letter
+    shortHex: not("^force[\\x4]$"),
+    shortUnicode: not("^force[\\u12]$"),
+    // `\X` is the capital X: kept as written, `FORCEx4` passed where `^forceX4$` refuses it
+    capital: not("^force\\X4$"),
+    written: not("^forceX4$"),
+  });
+  for (const name of ["lower", "coded", "raw"]) assert.equal(feedback({ [name]: { idA: 1 } }), "", name);
+  assert.equal(feedback({ upper: { IDa: 1 } }), "");
+  assert.equal(feedback({ shortHex: { FORCEX: 1 } }), "");
+  assert.equal(feedback({ shortUnicode: { FORCEU: 1 } }), "");
+  const stray = /which the tool's name rule .* judges in another case/;
+  for (const name of ["capital", "written"]) assert.match(feedback({ [name]: { FORCEx4: 1 } }), stray, name);
+  // A range with no letter in it stays a word rule: `FORCE.x` is the word `force.x` forbids.
+  assert.match(feedbackOf({ a: not("^force[\\x2d-\\x2f]x$") })({ a: { "FORCE.x": 1 } }), stray);
+});
+
+test(
+  "toolguard mcp: the MCP SDK client's key that a class's range judges in its own case reaches the server",
+  { timeout: 60_000 },
+  () =>
+    throughRelay("^id[\\x60-\\x7b]+$", async (call) => {
+      const ran = await call({ idA: 1 });
+      assert.equal(ran.isError, false, ran.text);
+      assert.match(ran.text, /^ran .*"idA":1/);
+      const refused = await call({ ida: 1 });
+      assert.equal(refused.isError, true, "spelled as the pattern spells it, the schema refuses it");
+    }),
+);

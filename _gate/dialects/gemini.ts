@@ -445,7 +445,9 @@ class GeminiStream implements FrameRouter {
         const grounding = Array.isArray(meta.groundingSupports)
           ? { ...meta, groundingSupports: citingWithin(meta.groundingSupports, told[position]?.bytes ?? 0) }
           : meta;
-        const candidate = { content: { role: "model", parts: [{ text: "" }] }, index: position };
+        // (its own index, as the chunk dropped gave it: a candidate need not sit at the position it names)
+        const index = isRecord(c) && typeof c.index === "number" ? c.index : position;
+        const candidate = { content: { role: "model", parts: [{ text: "" }] }, index };
         return [formatSse(JSON.stringify({
           candidates: atPosition({ ...candidate, groundingMetadata: grounding }, position),
           ...this.#template,
