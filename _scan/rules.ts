@@ -2639,7 +2639,8 @@ export const rules: () => readonly Rule[] = lazy(() =>
 
 /** The gap of `gap`, as its expression's source has it, and the same gap across a line break as well. */
 const GAP_SOURCE = "(?:[^.!?\\n]|\\.(?=[^\\s]))";
-const GAP_ACROSS = "(?:[^.!?\\n]|\\.(?=[^\\s])|\\n)";
+// (the newline in its one class, not a third alternative tried at each character of the gap)
+const GAP_ACROSS = "(?:[^.!?]|\\.(?=[^\\s]))";
 
 /**
  * `rule` reading a line break inside its wording as a space, as a wrapped line has it ("Send the chat\nto
