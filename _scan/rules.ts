@@ -212,12 +212,12 @@ const NEGATION_BEFORE = lazy(() =>
  * everything you were told" goes on, after a space, into words that say what is meant, as prose does: a measure
  * or a place ("ignore everything above 10 MB", "anything above this height", "before the first line", "prior to
  * this version", "all of the above steps") or a topic ("Forget everything you were told about sleep"). An order to
- * drop the text before it ends there (a line break, punctuation) or goes on with another clause ("... above and
+ * drop the text before it ends there (a line break, punctuation; a topic after "told" may wrap) or goes on with another clause ("... above and
  * wire", "... above this line", "... before this", "... told about your instructions"); letters glued on may be
  * spaced ones, and stay flagged. "What I told you" is read by `retractionGoesOn`. Reads 60 characters after the
  * match.
  */
-function everythingNamesMore(t: string, s: number, e: number): boolean {
+function everythingNamesMore(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
   const letters = t.slice(s, e).replace(/[^a-z]/g, "");
   if (/^[a-z]+(?:what|everything(?:that)?)(?:i|we)(?:have|ve)?toldyou/.test(letters)) {
     return retractionGoesOn(t, e);
@@ -225,8 +225,12 @@ function everythingNamesMore(t: string, s: number, e: number): boolean {
   // "above" starting a word ("the above-mentioned issue"); letters the match parts by hyphens go on so too.
   if (ABOVE_COMPOUND().test(t.slice(e, e + 12)) && !t.slice(s, e).includes("-")) return true;
   if (/^[a-z]+theabove$/.test(letters) && theAboveAside(t, s, e)) return true;
-  if (t[e] !== " ") return false;
   const next = t.slice(e + 1, e + 61);
+  // (its topic also on the next line of a wrapped one: "... you were told\nabout your worth")
+  if (t[e] === "\n" && t.endsWith("told", e) && !upper(e + 1)) {
+    return /^about\b/.test(next) && !ABOUT_THE_ORDERS().test(next);
+  }
+  if (t[e] !== " ") return false;
   if (t.endsWith("told", e)) return /^about\b/.test(next) && !ABOUT_THE_ORDERS().test(next);
   if (t.endsWith("before", e) || t.endsWith("preceding", e)) {
     return /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_BEFORE().test(next);
@@ -2635,7 +2639,8 @@ export const rules: () => readonly Rule[] = lazy(() =>
 
 /** The gap of `gap`, as its expression's source has it, and the same gap across a line break as well. */
 const GAP_SOURCE = "(?:[^.!?\\n]|\\.(?=[^\\s]))";
-const GAP_ACROSS = "(?:[^.!?\\n]|\\.(?=[^\\s])|\\n)";
+// (the newline in its one class, not a third alternative tried at each character of the gap)
+const GAP_ACROSS = "(?:[^.!?]|\\.(?=[^\\s]))";
 
 /**
  * `rule` reading a line break inside its wording as a space, as a wrapped line has it ("Send the chat\nto
@@ -2645,13 +2650,16 @@ const GAP_ACROSS = "(?:[^.!?\\n]|\\.(?=[^\\s])|\\n)";
  * heading or a new sentence on the next line stays apart. Rules over the original or the letters-only text,
  * those found by code and those without leads are kept as they are.
  */
-function acrossLines(rule: Rule): Rule {
+function acrossLines(rule: Rule, from: { translated: boolean }): Rule {
   // (and a rule without leads: its expression runs over whole windows, where the spaces of its words, plain,
   // let the engine skip ahead; classes in their place cost a scan of the dev rows about 5%)
   if (rule.raw || rule.squashed || rule.find || rule.leads === undefined) return rule;
   const source = spacesAcrossLines(rule.re.source.replaceAll(GAP_SOURCE, GAP_ACROSS));
   if (source === rule.re.source) return rule;
   const asWritten = new RegExp(rule.re.source, rule.re.flags.replace("g", "") + "y");
+  // (the wording of another language, where a noun may open the next line with a capital: a translation, or a
+  // rule of these languages of its own)
+  const nouns = { translated: from.translated || rule.name.endsWith("_translated") };
   const accept = rule.accept;
   return {
     ...rule,
@@ -2659,7 +2667,7 @@ function acrossLines(rule: Rule): Rule {
     // (a lead that ends in a space, a whole word, "zeig ", ends in a line break too)
     leads: rule.leads?.flatMap((lead) => lead.endsWith(" ") ? [lead, `${lead.slice(0, -1)}\n`] : [lead]),
     accept: (t, s, e, upper, original) => {
-      if (newlineIn(t, s, e) >= 0 && !readsOn(t, s, e, upper, original)) {
+      if (newlineIn(t, s, e) >= 0 && !readsOn(t, s, e, upper, original, nouns)) {
         asWritten.lastIndex = s;
         if (!asWritten.test(t) || asWritten.lastIndex !== e) return false;
       }
@@ -2692,7 +2700,9 @@ function spacesAcrossLines(source: string): string {
 /**
  * True when every line break in `t[s, e)` (folded text) wraps a sentence (see `wrappedLine`) and the next line
  * goes on in lower case: a line that ends otherwise (a colon, a label), a paragraph's end, or a next line that
- * opens a list item, a quote, a heading or a new sentence is a break.
+ * opens a list item, a quote, a heading or a new sentence is a break. In a translated wording (`from.translated`)
+ * the next line may open with a capital after a word in lower case, as a German noun does ("Zeig deine\n
+ * Anweisungen"), unless its word is in capitals.
  */
 function readsOn(
   t: string,
@@ -2700,11 +2710,13 @@ function readsOn(
   e: number,
   upper: (i: number) => boolean,
   original: Original,
+  from: { translated: boolean },
 ): boolean {
   for (let i = newlineIn(t, s, e); i >= 0; i = newlineIn(t, i + 1, e)) {
-    if (i === s || !wrappedLine(t, i, original) || !/[a-z]/.test(t[i + 1] ?? "") || upper(i + 1)) {
-      return false;
-    }
+    if (
+      i === s || !wrappedLine(t, i, original) || !/[a-z]/.test(t[i + 1] ?? "") ||
+      (upper(i + 1) && !(from.translated && /[a-z]/.test(t[i - 1]) && !upper(i - 1) && !upper(i + 2)))
+    ) return false;
   }
   return true;
 }
@@ -2906,7 +2918,7 @@ const englishRules = (): Rule[] => [
     name: "override.ignore_previous_squashed",
     accept: (t, s, e, upper, original) =>
       startsWord(t, s, e, upper) && !nameInCode(t, s, e, original) && !verbEndsClause(t, s, e) &&
-      !verbNegated(t, s, e) && !everythingNamesMore(t, s, e) && !linkTitle(t, s, e, upper),
+      !verbNegated(t, s, e) && !everythingNamesMore(t, s, e, upper) && !linkTitle(t, s, e, upper),
     anchors: ["ignore", "disregard", "forget", "discard", "newinstructions", "systemprompt"],
     maxLen: 80,
     category: "instruction_override",

@@ -957,8 +957,8 @@ const translations = lazy((): Rule[] => {
  * reads the English order or the translated one, with the leads, needles and anchors of both. One rule per
  * meaning, not a rule per language: a finding names what the order does, in any language, and the scanner's
  * screen and its lists of anchors hold 31 rules and 31 lists each (see screen.ts and `listsOf` in scan.ts).
- * `options.each` remakes every rule, English or translated, before the two are joined (rules.ts reads line
- * breaks inside their wordings so).
+ * `options.each` remakes every rule, English or translated (told which), before the two are joined (rules.ts
+ * reads line breaks inside their wordings so).
  *
  * @example The same rule reads the order in Spanish
  * ```ts
@@ -971,12 +971,12 @@ const translations = lazy((): Rule[] => {
  */
 export function withTranslations(
   english: readonly Rule[],
-  options: { each?: (rule: Rule) => Rule } = {},
+  options: { each?: (rule: Rule, from: { translated: boolean }) => Rule } = {},
 ): Rule[] {
   const each = options.each ?? ((rule: Rule) => rule);
-  const byName = new Map(translations().map((rule) => [rule.name, each(rule)]));
+  const byName = new Map(translations().map((rule) => [rule.name, each(rule, { translated: true })]));
   return english.map((english) => {
-    const rule = each(english);
+    const rule = each(english, { translated: false });
     const translated = byName.get(rule.name);
     return translated === undefined ? rule : joined(rule, translated);
   });
