@@ -1708,6 +1708,17 @@ const OUTPUT: readonly ScanContext[] = ["tool_output"];
 const gap = (n: number) => `(?:[^.!?\\n]|\\.(?=[^\\s])){0,${n}}?`;
 
 /**
+ * `gap(n)` followed by `rest`, which ends the pattern or its alternative and whose matches never start with a
+ * "." (a boundary, a letter or a space comes first): the same matches, found another way. A lookahead, which
+ * never backs into itself, scans a set to the first place where `rest` matches or a sentence ends (". "); the
+ * scan stops at whichever comes first, and only `rest` lets the match go on, from that same place. Bun's engine
+ * steps a repeated group such as `gap`'s about twice as slowly as a repeated set: 35-38% less time in these
+ * rules there, the same in Deno. The group is named, so that the pattern's other groups keep their numbers;
+ * a pattern can hold one.
+ */
+const gapThen = (n: number, rest: string) => `(?=(?<gap>[^!?\\n]{0,${n}}?)(?:${rest}|\\.\\s))\\k<gap>${rest}`;
+
+/**
  * After a "you're" persona freed of rules: a question in its sentence, a thing its limits are on ("no limits on
  * client bookings"), or a speech tag ("'You're an AI with no ethics,' I typed", "..., Mira told the robot").
  */
@@ -3502,7 +3513,7 @@ const englishRules = (): Rule[] => [
     maxLen: 180,
     category: "forced_tool_use",
     // An imperative in data that acts on "my"/the user's things: data speaking as the principal.
-    re: new RegExp(`(?<![a-z])${CONSEQUENTIAL} ${gap(70)}${OWNED}`, "g"),
+    re: new RegExp(`(?<![a-z])${CONSEQUENTIAL} ${gapThen(70, OWNED)}`, "g"),
     contexts: OUTPUT,
     accept: (t, s, e, upper) => {
       const start = imperativeStart(t, s, upper);
@@ -3563,7 +3574,9 @@ const englishRules = (): Rule[] => [
     maxLen: 460,
     category: "exfiltration",
     re: new RegExp(
-      `(?<![a-z])${EXFIL_VERBS} ${gap(120)}\\b(?:to|at|into|on|with)(?: me at)? ['"]{0,2}${DESTINATION}`,
+      `(?<![a-z])${EXFIL_VERBS} ${
+        gapThen(120, `\\b(?:to|at|into|on|with)(?: me at)? ['"]{0,2}${DESTINATION}`)
+      }`,
       "g",
     ),
     contexts: OUTPUT,
