@@ -1707,6 +1707,10 @@ const OUTPUT: readonly ScanContext[] = ["tool_output"];
 /** A gap of up to N characters that stays inside one sentence (a dot must be followed by a non-space). */
 const gap = (n: number) => `(?:[^.!?\\n]|\\.(?=[^\\s])){0,${n}}?`;
 
+/** The scan of `gapThen`, and the same scan across a line break as well (see `acrossLines`). */
+const GAP_THEN = "(?<gap>[^!?\\n]";
+const GAP_THEN_ACROSS = "(?<gap>[^!?]";
+
 /**
  * `gap(n)` followed by `rest`, which ends the pattern or its alternative and whose matches never start with a
  * "." (a boundary, a letter or a space comes first): the same matches, found another way. A lookahead, which
@@ -1716,7 +1720,7 @@ const gap = (n: number) => `(?:[^.!?\\n]|\\.(?=[^\\s])){0,${n}}?`;
  * rules there, the same in Deno. The group is named, so that the pattern's other groups keep their numbers;
  * a pattern can hold one.
  */
-const gapThen = (n: number, rest: string) => `(?=(?<gap>[^!?\\n]{0,${n}}?)(?:${rest}|\\.\\s))\\k<gap>${rest}`;
+const gapThen = (n: number, rest: string) => `(?=${GAP_THEN}{0,${n}}?)(?:${rest}|\\.\\s))\\k<gap>${rest}`;
 
 /**
  * After a "you're" persona freed of rules: a question in its sentence, a thing its limits are on ("no limits on
@@ -2660,7 +2664,9 @@ function acrossLines(rule: Rule): Rule {
   // (and a rule without leads: its expression runs over whole windows, where the spaces of its words, plain,
   // let the engine skip ahead; classes in their place cost a scan of the dev rows about 5%)
   if (rule.raw || rule.squashed || rule.find || rule.leads === undefined) return rule;
-  const source = spacesAcrossLines(rule.re.source.replaceAll(GAP_SOURCE, GAP_ACROSS));
+  const source = spacesAcrossLines(
+    rule.re.source.replaceAll(GAP_SOURCE, GAP_ACROSS).replaceAll(GAP_THEN, GAP_THEN_ACROSS),
+  );
   if (source === rule.re.source) return rule;
   const asWritten = new RegExp(rule.re.source, rule.re.flags.replace("g", "") + "y");
   const accept = rule.accept;

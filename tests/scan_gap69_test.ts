@@ -9,7 +9,7 @@ import { rules } from "../_scan/rules.ts";
 import { seeded } from "../scripts/_seeded.ts";
 
 /** The lookahead that opens the newer form: its set and bound. */
-const FORM = /\(\?=\(\?<gap>\[\^!\?\\n\]\{0,(\d+)\}\?\)\(\?:/;
+const FORM = /\(\?=\(\?<gap>\[\^!\?(\\n)?\]\{0,(\d+)\}\?\)\(\?:/;
 /** What closes the lookahead and takes the gap it found. */
 const TAIL = "|\\.\\s))\\k<gap>";
 
@@ -21,7 +21,9 @@ function olderForm(source: string): string {
   const k = after.indexOf(TAIL);
   const rest = after.slice(0, k);
   assert.ok(after.startsWith(rest, k + TAIL.length), "the words that end the gap follow the lookahead again");
-  return source.slice(0, m.index) + `(?:[^.!?\\n]|\\.(?=[^\\s])){0,${m[1]}}?` + rest +
+  // (a scan without "\n" in its set runs on across a line break: the older gap took a newline too)
+  const step = m[1] === undefined ? "(?:[^.!?\\n]|\\.(?=[^\\s])|\\n)" : "(?:[^.!?\\n]|\\.(?=[^\\s]))";
+  return source.slice(0, m.index) + `${step}{0,${m[2]}}?` + rest +
     after.slice(k + TAIL.length + rest.length);
 }
 
