@@ -1711,6 +1711,21 @@ const OUTPUT: readonly ScanContext[] = ["tool_output"];
 /** A gap of up to N characters that stays inside one sentence (a dot must be followed by a non-space). */
 const gap = (n: number) => `(?:[^.!?\\n]|\\.(?=[^\\s])){0,${n}}?`;
 
+/** The scan of `gapThen`, and the same scan across a line break as well (see `acrossLines`). */
+const GAP_THEN = "(?<gap>[^!?\\n]";
+const GAP_THEN_ACROSS = "(?<gap>[^!?]";
+
+/**
+ * `gap(n)` followed by `rest`, which ends the pattern or its alternative and whose matches never start with a
+ * "." (a boundary, a letter or a space comes first): the same matches, found another way. A lookahead, which
+ * never backs into itself, scans a set to the first place where `rest` matches or a sentence ends (". "); the
+ * scan stops at whichever comes first, and only `rest` lets the match go on, from that same place. Bun's engine
+ * steps a repeated group such as `gap`'s about twice as slowly as a repeated set: 35-38% less time in these
+ * rules there, the same in Deno. The group is named, so that the pattern's other groups keep their numbers;
+ * a pattern can hold one.
+ */
+const gapThen = (n: number, rest: string) => `(?=${GAP_THEN}{0,${n}}?)(?:${rest}|\\.\\s))\\k<gap>${rest}`;
+
 /**
  * After a "you're" persona freed of rules: a question in its sentence, a thing its limits are on ("no limits on
  * client bookings"), or a speech tag ("'You're an AI with no ethics,' I typed", "..., Mira told the robot").
@@ -2654,7 +2669,9 @@ function acrossLines(rule: Rule, from: { translated: boolean }): Rule {
   // (and a rule without leads: its expression runs over whole windows, where the spaces of its words, plain,
   // let the engine skip ahead; classes in their place cost a scan of the dev rows about 5%)
   if (rule.raw || rule.squashed || rule.find || rule.leads === undefined) return rule;
-  const source = spacesAcrossLines(rule.re.source.replaceAll(GAP_SOURCE, GAP_ACROSS));
+  const source = spacesAcrossLines(
+    rule.re.source.replaceAll(GAP_SOURCE, GAP_ACROSS).replaceAll(GAP_THEN, GAP_THEN_ACROSS),
+  );
   if (source === rule.re.source) return rule;
   const asWritten = new RegExp(rule.re.source, rule.re.flags.replace("g", "") + "y");
   // (the wording of another language, where a noun may open the next line with a capital: a translation, or a
@@ -3514,7 +3531,7 @@ const englishRules = (): Rule[] => [
     maxLen: 180,
     category: "forced_tool_use",
     // An imperative in data that acts on "my"/the user's things: data speaking as the principal.
-    re: new RegExp(`(?<![a-z])${CONSEQUENTIAL} ${gap(70)}${OWNED}`, "g"),
+    re: new RegExp(`(?<![a-z])${CONSEQUENTIAL} ${gapThen(70, OWNED)}`, "g"),
     contexts: OUTPUT,
     accept: (t, s, e, upper) => {
       const start = imperativeStart(t, s, upper);
@@ -3575,7 +3592,9 @@ const englishRules = (): Rule[] => [
     maxLen: 460,
     category: "exfiltration",
     re: new RegExp(
-      `(?<![a-z])${EXFIL_VERBS} ${gap(120)}\\b(?:to|at|into|on|with)(?: me at)? ['"]{0,2}${DESTINATION}`,
+      `(?<![a-z])${EXFIL_VERBS} ${
+        gapThen(120, `\\b(?:to|at|into|on|with)(?: me at)? ['"]{0,2}${DESTINATION}`)
+      }`,
       "g",
     ),
     contexts: OUTPUT,
