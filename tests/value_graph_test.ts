@@ -417,3 +417,55 @@ test("items over a small sparse array built in code: the findings are those of t
     }
   }
 });
+
+test("uniqueItems over objects that hold a sparse array built in code costs what the arrays hold", () => {
+  // The canonical text an object item is compared by wrote each slot of an array it held: one of length
+  // 2^32-1 ran for minutes and then threw past the longest string. Elements read through a proxy are counted.
+  let reads = 0;
+  const make = (last: unknown) => {
+    const sparse: unknown[] = ["a", null];
+    sparse.length = 2 ** 32 - 1;
+    sparse[7] = undefined;
+    sparse[9] = { b: [1, , null] };
+    sparse[2 ** 32 - 2] = last;
+    return new Proxy(sparse, {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key) && ++reads > 10_000) {
+          throw new Error("read too much");
+        }
+        return Reflect.get(target, key, receiver);
+      },
+    });
+  };
+  const list = { type: "array", uniqueItems: true };
+  const tools = [{ name: "t", parameters: { type: "object", properties: { list } } }];
+  const duplicate = {
+    code: "argument_constraint",
+    path: "/list",
+    message: '"/list" must not repeat items; items 0 and 2 are equal.',
+    expected: "unique items",
+  };
+  const cases: [unknown[], object[]][] = [
+    [[{ a: make("z") }, { a: make("y") }], []],
+    [[{ a: make(2) }, 1, { a: make(2) }], [duplicate]],
+  ];
+  for (const codegen of [true, false]) {
+    const check = compileSchema(list, { codegen });
+    const validator = createValidator(tools, { codegen });
+    for (const [items, found] of cases) {
+      reads = 0;
+      const findings = validator.validate([{ name: "t", arguments: { list: items } }]).calls[0].findings;
+      assert.deepEqual(findings.map(({ received: _, ...f }) => f), found, `codegen ${codegen}`);
+      for (const f of findings) assert.match(String(f.received), /^duplicate \{"a":\["a",null,null/);
+      assert.equal(check(items).length, found.length);
+      assert.ok(reads < 1000, `${reads} elements read`);
+    }
+  }
+  // holes, undefined and null are each a null, as JSON sends them: equal arrays give equal texts
+  const items = [{ a: [, null, undefined, 1] }, { a: [null, , , 1] }, { a: [null, null, 1] }];
+  for (const value of [items, JSON.parse(JSON.stringify(items))]) {
+    assert.deepEqual(compileSchema(list)(value).map((f) => f.message), [
+      "The arguments must not repeat items; items 0 and 1 are equal.",
+    ]);
+  }
+});
