@@ -469,3 +469,32 @@ test("uniqueItems over objects that hold a sparse array built in code costs what
     ]);
   }
 });
+
+test("items over a sparse array built in code: one hole past the ten reported is reported as JSON's null, and the count stands in its place", () => {
+  // Eleven failing holes gave '"/list/11" and 0 more empty items after it are sent as null', where JSON's
+  // copy gives the eleventh null's own finding; and the count came after the findings of the items held
+  // past it, out of the order of their paths.
+  const list = { type: "array", items: { type: "string" } };
+  const tools = [{ name: "t", parameters: { type: "object", properties: { list } } }];
+  const eleven: unknown[] = ["a"];
+  eleven.length = 12;
+  const many: unknown[] = ["a"];
+  many.length = 40;
+  many[30] = 3;
+  for (const codegen of [true, false]) {
+    const validator = createValidator(tools, { codegen });
+    const findings = (args: unknown) =>
+      validator.validate([{ name: "t", arguments: args }]).calls[0].findings;
+    const what = `codegen ${codegen}`;
+    assert.deepEqual(
+      findings({ list: eleven }),
+      findings({ list: JSON.parse(JSON.stringify(eleven)) }),
+      what,
+    );
+    assert.deepEqual(findings({ list: many }).slice(9).map((f) => f.message), [
+      '"/list/10" must be a string, not a null.',
+      '"/list/11" and 27 more empty items after it are sent as null and fail as "/list/1" does.',
+      '"/list/30" must be a string, not an integer.',
+    ], what);
+  }
+});
