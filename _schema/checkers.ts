@@ -370,7 +370,8 @@ function countHoles(out: Finding[], firstFinding: number, more: number, at: stri
   const f: Finding = {
     code: like?.code ?? "argument_constraint",
     path: at,
-    message: `${where(at)} and ${more} more empty ${plural(more, "item")} after it are sent as null and fail ` +
+    message:
+      `${where(at)} and ${more} more empty ${plural(more, "item")} after it are sent as null and fail ` +
       `as ${where(first)} does.`,
   };
   if (like?.expected !== undefined) f.expected = like.expected;
