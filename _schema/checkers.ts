@@ -332,16 +332,19 @@ export function restOfItems(
   const holes = v.length - i - held.length;
   const holesOk = ok(null); // (each hole is sent as null: asked once for all of them)
   if (!holesOk && !reporting) return false;
-  // each held item and, while they are reported one by one, each failing hole, in order
+  // each held item and, while they are reported one by one, each failing hole, in order; past those, one
+  // finding in the place of the first hole left counts the rest (only when it stands for more than one)
   let reported = 0;
   let firstFinding = -1; // (the first hole's place in `out`: the count repeats its words)
-  let unreported = -1; // the first hole past those reported
+  let counted = false;
   let next = i; // the first index not yet read
   for (let h = 0; h <= held.length; h++) {
     const end = h < held.length ? held[h] : v.length;
-    for (let j = next; !holesOk && unreported < 0 && j < end; j++) {
-      if (reported === HOLES_REPORTED) unreported = j;
-      else {
+    for (let j = next; !holesOk && !counted && j < end; j++) {
+      if (reported === HOLES_REPORTED && holes > HOLES_REPORTED + 1) {
+        countHoles(out!, firstFinding, holes - HOLES_REPORTED - 1, `${p}/${j}`, `${p}/${i}`);
+        counted = true;
+      } else {
         if (reported++ === 0) firstFinding = out!.length;
         report!(null, `${p}/${j}`, out);
       }
@@ -354,21 +357,26 @@ export function restOfItems(
     all = false;
     report(x === undefined ? null : x, `${p}/${end}`, out);
   }
-  if (holesOk) return all;
-  if (unreported >= 0) {
-    const like = out![firstFinding] as Finding | undefined;
-    const more = holes - HOLES_REPORTED - 1;
-    const f: Finding = {
-      code: like?.code ?? "argument_constraint",
-      path: `${p}/${unreported}`,
-      message: `${where(`${p}/${unreported}`)} and ${more} more empty ${plural(more, "item")} after it are ` +
-        `sent as null and fail as ${where(`${p}/${i}`)} does.`,
-    };
-    if (like?.expected !== undefined) f.expected = like.expected;
-    if (like?.received !== undefined) f.received = like.received;
-    out!.push(f);
-  }
-  return false;
+  return holesOk && all;
+}
+
+/**
+ * Pushes onto `out` the finding that counts the holes past those reported one by one: the one at `at` and
+ * `more` after it, which fail as the first hole (`first`) did; its code, expected and received are those of
+ * the first hole's finding, `out[firstFinding]`.
+ */
+function countHoles(out: Finding[], firstFinding: number, more: number, at: string, first: string): void {
+  const like = out[firstFinding] as Finding | undefined;
+  const f: Finding = {
+    code: like?.code ?? "argument_constraint",
+    path: at,
+    message:
+      `${where(at)} and ${more} more empty ${plural(more, "item")} after it are sent as null and fail ` +
+      `as ${where(first)} does.`,
+  };
+  if (like?.expected !== undefined) f.expected = like.expected;
+  if (like?.received !== undefined) f.received = like.received;
+  out.push(f);
 }
 
 /** The array keywords: item counts, each item against its schema, then uniqueness. */

@@ -71,14 +71,13 @@ export function membersAsSent(list: readonly unknown[]): readonly unknown[] {
   return members;
 }
 
-/** A canonical text for a JSON value, equal for deep-equal values (an array's hole is `null`). */
+/**
+ * A canonical text for a JSON value, equal for deep-equal values (an array's hole is `null`; a run of nulls
+ * is written as its count, so a sparse array built in code costs what it holds, not its length).
+ */
 export function canonical(v: unknown): string {
   if (typeof v !== "object" || v === null) return typeof v === "string" ? JSON.stringify(v) : String(v);
-  if (Array.isArray(v)) {
-    let text = "[";
-    for (let i = 0; i < v.length; i++) text += (i === 0 ? "" : ",") + canonical(v[i] ?? null);
-    return text + "]";
-  }
+  if (Array.isArray(v)) return canonicalList(v);
   const keys = Object.keys(v).sort();
   return "{" +
     keys.map((k) => JSON.stringify(k) + ":" + canonical((v as Record<string, unknown>)[k])).join(",") +
@@ -99,6 +98,33 @@ export function codePoints(s: string): number {
     }
   }
   return n;
+}
+
+/**
+ * {@link canonical} of an array: by index to its first hole, then by the indices it holds; each run of nulls
+ * (holes, `undefined` or `null`, all sent as `null`) as `<count>*null`, which no other value's text is.
+ */
+function canonicalList(v: readonly unknown[]): string {
+  let text = "[";
+  let nulls = 0; // (the nulls read since the last other item)
+  const add = (x: unknown) => {
+    if (x === undefined || x === null) return void nulls++;
+    if (nulls > 0) text += `${nulls}*null,`;
+    nulls = 0;
+    text += canonical(x) + ",";
+  };
+  const hole = firstHole(v);
+  for (let i = 0; i < (hole < 0 ? v.length : hole); i++) add(v[i]);
+  if (hole >= 0) {
+    let next = hole; // the first index not yet counted
+    for (const i of heldIndices(v, hole + 1)) {
+      nulls += i - next;
+      add(v[i]);
+      next = i + 1;
+    }
+    nulls += v.length - next;
+  }
+  return text + (nulls > 0 ? `${nulls}*null,` : "") + "]";
 }
 
 /** True when `v` is a multiple of `m`, allowing for binary floating point. */

@@ -6,7 +6,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { isRecord } from "../_common/values.ts";
+import { eachHeld, isRecord } from "../_common/values.ts";
 import { resolveLocalRef } from "../_common/json.ts";
 
 /** What {@link repairJson} did. */
@@ -162,11 +162,11 @@ export function coerceValue(
     }
     if (Array.isArray(v)) {
       const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : [];
-      for (let i = 0; i < v.length; i++) {
-        const sub = i < prefix.length ? prefix[i] : s.items;
-        const r = walk(v[i], sub, `${path}/${i}`, depth + 1);
-        if (r !== v[i]) v[i] = r;
-      }
+      // (what it holds: a hole has nothing to convert, and a sparse array built in code is 2^32-1 long)
+      eachHeld(v, (item, i) => {
+        const r = walk(item, i < prefix.length ? prefix[i] : s.items, `${path}/${i}`, depth + 1);
+        if (r !== item) v[i] = r;
+      });
     }
     return v;
   };
