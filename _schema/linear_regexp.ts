@@ -1002,7 +1002,7 @@ function isSetRepeat(node: Node | undefined): node is SetRepeat {
 function cutEnds(
   tree: Node,
   reader: Reader,
-  { dotAll, ignoreCase }: { dotAll: boolean; ignoreCase: boolean },
+  { dotAll, ignoreCase, unicode }: { dotAll: boolean; ignoreCase: boolean; unicode: boolean },
   { leadingOnly = false }: { leadingOnly?: boolean } = {},
 ): { tree: Node; source: string } | null {
   const edits: { from: number; to: number; text: string }[] = [];
@@ -1063,7 +1063,12 @@ function cutEnds(
     source += reader.text(at, from) + text;
     at = to;
   }
-  return { tree: cutTree, source: source + reader.text(at, reader.length) };
+  source += reader.text(at, reader.length);
+  // V8 15 (Deno 2.9) with `u` refuses what a fixed run of characters before `$` takes where a class in it
+  // can take a pair: `(?:[\W])$`, as `[\S]+$` is cut, refused "😀", which `[\S]+$` takes. Another
+  // alternative, which matches nothing, keeps the engine from that reading of the end.
+  if (unicode && source.includes("$")) source += "|(?!)";
+  return { tree: cutTree, source };
 }
 
 /**
