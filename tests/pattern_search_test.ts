@@ -9,6 +9,7 @@ import { boundedRegExp } from "../_schema/linear_regexp.ts";
 import { countingWork } from "./_counting.ts";
 import { safeTest } from "../_schema/values.ts";
 import { createValidator } from "../validate.ts";
+import { seededRandom } from "./_random.ts";
 
 /** A validator of one tool whose argument `a` must match `pattern` (the scanner off: it reads `a` too). */
 const validator = (pattern: string) =>
@@ -156,9 +157,7 @@ test("a cut that leaves a fixed run before $ answers as the pattern as written",
 });
 
 test("a cut pattern answers as the pattern as written, whatever the flags", () => {
-  let seed = 68;
-  // (in 32 bits: a product past 2^53 loses its low bits, and the sequence repeated every ~10 000 draws)
-  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff) / 0x80000000;
+  const rnd = seededRandom(68);
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
   const shapes = [
     "\\d+b",
