@@ -7,8 +7,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { boundedRegExp } from "../_schema/linear_regexp.ts";
 import { countingWork } from "./_counting.ts";
-import { safeTest } from "../_schema/values.ts";
-import { createValidator } from "../validate.ts";
+import { forgetFailedTest, safeTest } from "../_schema/values.ts";
+import { createValidator, validate } from "../validate.ts";
+import { caseStray } from "../_mcp/judge.ts";
 import { seededRandom } from "./_random.ts";
 
 /** A validator of one tool whose argument `a` must match `pattern` (the scanner off: it reads `a` too). */
@@ -233,4 +234,35 @@ test("a long string's failed test is reused only for the same pattern and the sa
   assert.equal(safeTest(counted, ones), false); // reused
   assert.equal(safeTest(counted, ones.slice(1) + "b"), true, "another string"); // run
   assert.deepEqual(tests, ["1", "1", "b"]);
+});
+
+test("a long value that failed its pattern with no report is not kept past the call", async () => {
+  // Under `not` (or `anyOf`, `if`, an MCP key test) a failed test is asked again by no report, and the
+  // string stayed remembered, megabytes in a long-lived relay, until the next long string failed.
+  const long = "1".repeat(1_000) + "x";
+  /** Whether `safeTest` runs the test of `source`/u on `long` rather than answering from what it kept. */
+  const runs = (source: string) => {
+    let ran = false;
+    const re = new RegExp(source, "u");
+    re.test = function (s: string) {
+      ran = true;
+      return RegExp.prototype.test.call(this, s);
+    };
+    assert.equal(safeTest(re, long), false);
+    forgetFailedTest(); // (its own "no" is not what is asked)
+    return ran;
+  };
+  const schema = { type: "object", properties: { a: { not: { type: "string", pattern: "b$" } } } };
+  const [call] = createValidator([{ name: "t", input_schema: schema }], { scan: false })
+    .validate([{ name: "t", arguments: { a: long } }]).calls;
+  assert.equal(call.allowed, true);
+  assert.ok(runs("b$"), "kept past validate()");
+  assert.equal((await validate("t", schema, { a: long })).valid, true);
+  assert.ok(runs("b$"), "kept past vet's validate");
+  const tools = [{
+    name: "t",
+    inputSchema: { type: "object", patternProperties: { "^1+$": { type: "object" } } },
+  }];
+  assert.equal(caseStray({ name: "t", arguments: { [long]: {} } }, tools), undefined);
+  assert.ok(runs("^1+$"), "kept past an MCP key test");
 });
