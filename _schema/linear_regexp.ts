@@ -1065,7 +1065,7 @@ function cutEnds(
   }
   source += reader.text(at, reader.length);
   // V8 15 (Deno 2.9) with `u` refuses what a fixed run of characters before `$` takes where a class in it
-  // can take a pair: `(?:[\W])$`, as `[\S]+$` is cut, refused "😀", which `[\S]+$` takes. Another
+  // can take a pair: `(?:[\W])$`, as `[\S]+$` is cut, refused an emoji, which `[\S]+$` takes. Another
   // alternative, which matches nothing, keeps the engine from that reading of the end.
   if (unicode && source.includes("$")) source += "|(?!)";
   return { tree: cutTree, source };
