@@ -30,7 +30,7 @@ import { eachLeaf, escapePointer } from "../_common/pointer.ts";
 import { pastMeasure } from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
-import { makeRegExp, safeTest } from "../_schema/values.ts";
+import { forgetFailedTest, makeRegExp, safeTest } from "../_schema/values.ts";
 import { DATA_KEYWORDS, relaxDefaults, SCHEMA_MAPS } from "../_validate/defaults.ts";
 
 /** One tool as the guard keeps it: its name and the schema its arguments must match. */
@@ -367,6 +367,15 @@ export interface CaseStray {
  * ```
  */
 export function caseStray(params: unknown, tools: readonly McpTool[]): CaseStray | undefined {
+  try {
+    return strayIn(params, tools);
+  } finally {
+    forgetFailedTest(); // (a long key its patterns failed is not kept past the call)
+  }
+}
+
+/** {@linkcode caseStray}'s walk. */
+function strayIn(params: unknown, tools: readonly McpTool[]): CaseStray | undefined {
   if (!isRecord(params)) return undefined;
   const top = strayKey(params, CALL_MEMBERS, "/params");
   if (top !== undefined || !isRecord(params.arguments)) return top;

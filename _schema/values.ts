@@ -241,7 +241,9 @@ export function makeRegExp(source: string, pointer: string, keyword: string): Re
 /**
  * The last "no" {@linkcode safeTest} gave for a string of at least {@linkcode REMEMBERED_FROM} units: a value
  * that fails its pattern is tested again by the reporting function, with its own copy of the same pattern.
- * Dropped once asked again, so that no long string is kept past its report.
+ * Dropped once asked again, and by {@linkcode forgetFailedTest} at the end of each judging: a value that fails
+ * with no report (under `not`, `anyOf` or `if`, or an MCP key test) would else be kept, megabytes in a relay,
+ * until the next long string failed.
  */
 let remembered: { source: string; flags: string; text: string } | null = null;
 /** Below this length a second test costs less than comparing the string with the one remembered. */
@@ -280,4 +282,23 @@ export function safeTest(re: RegExp, s: string): boolean {
   }
   if (long && !answer) remembered = { source: re.source, flags: re.flags, text: s };
   return answer;
+}
+
+/**
+ * Drops the long string {@linkcode safeTest} keeps after it failed, once what would ask it again is done.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { forgetFailedTest, safeTest } from "./values.ts";
+ *
+ * const re = /^\d+$/u;
+ * assert.equal(safeTest(re, "1".repeat(300) + "x"), false);
+ * forgetFailedTest();
+ * re.test = () => true; // (run again: nothing is remembered)
+ * assert.equal(safeTest(re, "1".repeat(300) + "x"), true);
+ * ```
+ */
+export function forgetFailedTest(): void {
+  remembered = null;
 }

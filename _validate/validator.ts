@@ -31,7 +31,7 @@ import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { CheckTooCostly } from "../_schema/refs.ts";
 import { show, typeOf, where } from "../_schema/report.ts";
-import { membersAsSent } from "../_schema/values.ts";
+import { forgetFailedTest, membersAsSent } from "../_schema/values.ts";
 import {
   copyAsSent,
   depthOver,
@@ -673,40 +673,47 @@ function makeValidator(declaration: Declaration, options: ValidateOptions): Vali
   return {
     tools: normalised,
     validate(calls: readonly unknown[]): Verdict {
-      let fast: Verdict | null = null;
-      try {
-        if (Array.isArray(calls) && calls.length === 1) {
-          // one call, the usual case: no loop and no list
-          const v = fastCall(calls[0], 0, byName, cfg);
-          if (v !== null) {
-            return {
-              allowed: v.allowed,
-              blocked: !v.allowed,
-              rejectedIndices: v.allowed ? [] : [0],
-              calls: [v],
-            };
-          }
-        } else fast = fastValidate(calls, byName, cfg);
-      } catch {
-        // e.g. a throwing getter: the general path explains it call by call
-      }
-      if (fast !== null) return fast;
-      const list = normaliseCalls(calls);
-      try {
-        // the hot loop carries no try/catch of its own
-        const out: CallVerdict[] = [];
-        const rejected: number[] = [];
-        for (let i = 0; i < list.length; i++) {
-          const v = judge(list[i], byName, allow, cfg);
-          out.push(v);
-          if (!v.allowed) rejected.push(i);
-        }
-        return verdictOf(out, rejected);
-      } catch {
-        return judgeEach(list, byName, allow, cfg);
-      }
+      const verdict = validateCalls(calls);
+      forgetFailedTest(); // (a long value failed with no report is not kept past the call; it never throws)
+      return verdict;
     },
   };
+
+  /** The verdict on `calls` (see `validate`). */
+  function validateCalls(calls: readonly unknown[]): Verdict {
+    let fast: Verdict | null = null;
+    try {
+      if (Array.isArray(calls) && calls.length === 1) {
+        // one call, the usual case: no loop and no list
+        const v = fastCall(calls[0], 0, byName, cfg);
+        if (v !== null) {
+          return {
+            allowed: v.allowed,
+            blocked: !v.allowed,
+            rejectedIndices: v.allowed ? [] : [0],
+            calls: [v],
+          };
+        }
+      } else fast = fastValidate(calls, byName, cfg);
+    } catch {
+      // e.g. a throwing getter: the general path explains it call by call
+    }
+    if (fast !== null) return fast;
+    const list = normaliseCalls(calls);
+    try {
+      // the hot loop carries no try/catch of its own
+      const out: CallVerdict[] = [];
+      const rejected: number[] = [];
+      for (let i = 0; i < list.length; i++) {
+        const v = judge(list[i], byName, allow, cfg);
+        out.push(v);
+        if (!v.allowed) rejected.push(i);
+      }
+      return verdictOf(out, rejected);
+    } catch {
+      return judgeEach(list, byName, allow, cfg);
+    }
+  }
 }
 
 const BLANK = /^\s*$/;

@@ -10,6 +10,7 @@ import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile } from "../_schema/compile.ts";
 import { copyAsSent, nestsDeeper, parseJson, pastMeasure } from "../_common/json.ts";
 import { SchemaError } from "../_schema/keywords.ts";
+import { forgetFailedTest } from "../_schema/values.ts";
 import { isShape, shapeToSchema } from "./shape.ts";
 import {
   nestedTooDeep,
@@ -276,10 +277,14 @@ async function check(schema: unknown, args: unknown): Promise<Checked> {
     };
   }
   const c = compiledFor(schema);
-  if (c(args, "", null)) return { findings: [], value: args };
-  const out: Finding[] = [];
-  c(args, "", out);
-  return { findings: out, value: args };
+  try {
+    if (c(args, "", null)) return { findings: [], value: args };
+    const out: Finding[] = [];
+    c(args, "", out);
+    return { findings: out, value: args };
+  } finally {
+    forgetFailedTest(); // (a long value failed with no report is not kept past the check)
+  }
 }
 
 const cache = new WeakMap<object, ReturnType<typeof compile>>();

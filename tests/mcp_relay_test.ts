@@ -7,6 +7,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { relayBurst } from "./_relay_branch.ts";
 import { spawnChild } from "../_run/runtime.ts";
+import { seededRandom } from "./_random.ts";
 
 const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 const COUNT = 64;
@@ -81,11 +82,7 @@ test("relayMcp: against a server that answers at random, every request the relay
   // requests sent later are never read, so those runs are only checked for ending.)
   const { relayMcp } = await import("../mcp.ts");
   const server = fileURLToPath(new URL("./_mcp_random_server.mjs", import.meta.url));
-  let seed = 7;
-  const random = () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
+  const random = seededRandom(7);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
   const checked: string[] = [];
   for (let run = 0; run < 20; run++) {

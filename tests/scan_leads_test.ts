@@ -6,6 +6,7 @@ import { rules } from "../_scan/rules.ts";
 import { asciiBytes, BYTES_FROM, WordSet } from "../_scan/words.ts";
 import { loadRows } from "../scripts/eval.ts";
 import { sharedData } from "./_shared_data.ts";
+import { seededRandom } from "./_random.ts";
 
 /** Rule `r`'s starts as a list (see `LeadStarts`). */
 function startsOf(found: LeadStarts, r: number): number[] {
@@ -74,8 +75,8 @@ test("LeadFinder: its automaton, built as texts reach it, answers as a search fr
   // Every lead, glued by separators that do and do not end a word, in a seeded order: one pass reaches
   // hundreds of states, so the table grows in the middle of a pass, and later texts reuse what earlier built.
   const leads = [...new Set(rules().flatMap((rule) => rule.leads ?? []))];
-  let seed = 7;
-  const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  const draw = seededRandom(7);
+  const random = (n: number) => Math.floor(draw() * n);
   const glue = [" ", "", "-", "x", ". ", "\n", "'"];
   const texts = [0, 1, 2].map(() =>
     Array.from({ length: 3 * leads.length }, () => leads[random(leads.length)] + glue[random(glue.length)])
@@ -189,8 +190,8 @@ test("LeadFinder: a text beyond ASCII, read whole as UTF-8, has its leads at the
   // Characters of two, three and four bytes (a pair of surrogates: two units), lone surrogates (three bytes
   // each, one unit), and ASCII glue, between leads and inside words.
   const glue = ["é", "€", "\u{1F600}", "\ud800", "\udc00", " ", "x", "-", "é ", " €"];
-  let seed = 11;
-  const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  const draw = seededRandom(11);
+  const random = (n: number) => Math.floor(draw() * n);
   let texts = 0;
   for (let k = 0; k < 40; k++) {
     let text = "";

@@ -9,6 +9,7 @@ import { loadRows } from "../scripts/eval.ts";
 import { sharedData } from "./_shared_data.ts";
 import type { ScanContext, ScanFinding } from "../types.ts";
 import { countingTextWork } from "./_counting.ts";
+import { seededRandom } from "./_random.ts";
 
 const CONTEXTS: readonly ScanContext[] = ["tool_output", "user_text", "tool_args", "cli_arg"];
 
@@ -221,11 +222,8 @@ test("scanInSegments: the dev texts, joined and read in short segments, give the
     "\r\n",
     "\uDB40\uDC41",
   ];
-  let seed = 7;
-  const next = (n: number) => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
-  };
+  const random = seededRandom(7);
+  const next = (n: number) => Math.floor(random() * n);
   const parts: string[] = [];
   for (const text of devTexts.slice(0, 1200)) parts.push(text, glue[next(glue.length)]);
   const joined = parts.join("");

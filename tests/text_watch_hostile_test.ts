@@ -7,6 +7,7 @@ import { callMayStart } from "../_extract/watch.ts";
 import { ReleasedText } from "../_extract/released.ts";
 import { chatChunk, fakeProvider, ollamaStream, TOOLS_OPENAI } from "./_fake_llm_server.ts";
 import { countingWork } from "./_counting.ts";
+import { seededRandom } from "./_random.ts";
 
 const provider = fakeProvider();
 const seen = provider.events;
@@ -286,11 +287,8 @@ test("ReleasedText: the window read for a held marker answers as the whole text 
     '{{"b": 1} "',
     '[{"a": 1}, {"b": 2}, 3, "',
   ];
-  let seed = 7;
-  const random = (n: number) => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return Math.floor((seed / 2147483648) * n);
-  };
+  const draw = seededRandom(7);
+  const random = (n: number) => Math.floor(draw() * n);
   let windows = 0;
   for (let round = 0; round < 300; round++) {
     let text = heads[random(heads.length)];

@@ -16,6 +16,7 @@ import {
   validateToolCalls,
   vet,
 } from "../validate.ts";
+import { seededRandom } from "./_random.ts";
 
 test("validateToolCalls sees a tools array changed in place after its first call", async () => {
   const tools: { name: string; input_schema: Record<string, unknown> }[] = [
@@ -618,8 +619,7 @@ test("a polynomial pattern answers as the native engine on either side of the le
   // Random patterns of repeats, counted repeats and alternatives side by side (a third only the legacy syntax
   // reads), on strings of 1 to 66 UTF-16 units (emoji and a lone surrogate among them): below its length the
   // native engine answers, past it the matcher; both are counted, as the hybrid is what validate() calls.
-  let seed = 67;
-  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const rnd = seededRandom(67);
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
   const atoms = ["a", "b", ".", "\\d", "\\w", "\\s", "[ab]", "[^a]", "\\p{L}", "-", "😀"];
   const item = (): string => {
@@ -658,8 +658,7 @@ test("a polynomial pattern answers as the native engine on either side of the le
 });
 
 test("the linear-time matcher answers as the native engine on random patterns of repeats side by side", () => {
-  let seed = 29;
-  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const rnd = seededRandom(29);
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
   const atoms = ["a", "b", ".", "\\d", "\\w", "\\s", "[ab]", "[^a]", "\\p{L}", "-"];
   const item = (): string => {
@@ -698,8 +697,7 @@ test("the linear-time matcher answers as the native engine on random patterns of
 });
 
 test("the linear-time matcher agrees with the native engine on random patterns", () => {
-  let seed = 11;
-  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const rnd = seededRandom(11);
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
   const atoms = [
     "a",
