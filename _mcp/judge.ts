@@ -597,7 +597,10 @@ interface NameRule {
   asSpelled: RegExp;
   /** It with each letter folded, for the key folded: it matches a key in any case it names. */
   folded: RegExp;
-  /** The source of `folded`: patterns alike in it name the same words, in cases each spells. */
+  /**
+   * The source of `folded` read plainly (see {@linkcode plainWord}): patterns alike in it name the same words,
+   * in cases each spells.
+   */
   word: string;
 }
 
@@ -621,7 +624,7 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
         source: s.pattern,
         asSpelled: makeRegExp(s.pattern, "", "pattern"),
         folded: makeRegExp(folded, "", "pattern"),
-        word: folded,
+        word: plainWord(folded),
       });
     } catch {
       // a pattern the validator refuses too: the tool is unchecked, nothing to fold
@@ -766,6 +769,75 @@ function escapedChar(
   if (at.unicode && /[a-zA-Z]/.test(next)) return undefined;
   if (isHigh(next.charCodeAt(0)) && /[\udc00-\udfff]/.test(after)) return { char: next + after, end: i + 3 };
   return one(next);
+}
+
+/**
+ * `word` (a folded pattern, see {@linkcode foldedPattern}) with the groups that change nothing it matches
+ * taken away: a group that only turns off flags neither the validator nor a group around it sets
+ * (`(?-i:x)`), or sets none (`(?:x)`), is its own content where no quantifier follows it and no `|` stands in it. Compared as written,
+ * `^(?-i:FORCE)$` named another word than `^FORCE$`, and beside `not: { pattern: "^force$" }` in an `anyOf`
+ * `FORCE` was refused as a case variant of `force`, where `^FORCE$` lets it by. A group that sets a flag
+ * (`(?i:`, which is about case; `(?s:`), captures, is named or looks around stays as written.
+ *
+ * @example
+ * ```ts ignore
+ * plainWord("^(?-i:force)$"); // "^force$"
+ * plainWord("^(?i:force)$"); // as written
+ * ```
+ */
+function plainWord(word: string): string {
+  let i = 0;
+  /**
+   * The pattern from `i` to the `)` that ends the group it is in (or its end), read plainly, with the flags
+   * `on` that the groups around it set (`(?i:(?-i:x))` turns off what its outer group turned on).
+   */
+  const content = (on: string): { text: string; alternates: boolean } => {
+    let text = "";
+    let alternates = false;
+    while (i < word.length && word[i] !== ")") {
+      const c = word[i];
+      if (c === "\\") {
+        text += word.slice(i, i + 2);
+        i += 2;
+      } else if (c === "[") {
+        const start = i;
+        for (i += word[i + 1] === "^" ? 2 : 1; i < word.length && word[i] !== "]"; i++) {
+          if (word[i] === "\\") i++;
+        }
+        i++;
+        text += word.slice(start, i);
+      } else if (c === "(") {
+        const rest = word.slice(i);
+        const flags = /^\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?:/.exec(rest);
+        const open = flags?.[0] ?? /^\((?:\?(?:<(?![=!])[^>]*>|<?[=!]))?/.exec(rest)![0];
+        const [sets, unsets] = [flags?.[1] ?? "", flags?.[2] ?? ""];
+        const plain = flags !== null && sets === "" && ![...unsets].some((f) => on.includes(f));
+        i += open.length;
+        const inner = content([...on].filter((f) => !unsets.includes(f)).join("") + sets);
+        const closed = word[i] === ")";
+        if (closed) i++;
+        // (nor where its content would run into what is around it: `\1(?:4)` is not `\14`, `x{1(?:,)}` not
+        // `x{1,}`)
+        const runsOn = (t: string) => /\\[\w{]*$|\{[\d,]*$/.test(t);
+        text += plain && closed && !inner.alternates && !/^[*+?{]/.test(word.slice(i)) &&
+            !runsOn(text) && !runsOn(inner.text)
+          ? inner.text
+          : `${plain ? "(?:" : open}${inner.text}${closed ? ")" : ""}`;
+      } else {
+        if (c === "|") alternates = true;
+        text += c;
+        i++;
+      }
+    }
+    return { text, alternates };
+  };
+  let out = content("").text;
+  // (a `)` with no group to end: the validator refuses the pattern; it is read on as written)
+  while (i < word.length) {
+    out += word[i++];
+    out += content("").text;
+  }
+  return out;
 }
 
 /**

@@ -264,6 +264,17 @@ function cut(r: Rand, s: string): string[] {
   return out;
 }
 
+/**
+ * The pieces of answer text `s` as `cut` splits it, with empty pieces (an empty text delta, which providers
+ * send) put before or after them when `empties` is given: drawn from that stream of its own, so `r` draws
+ * what it drew without them and a seed's other frames stay as they were.
+ */
+function cutText(r: Rand, s: string, empties: Rand | undefined): string[] {
+  const pieces = cut(r, s);
+  if (!empties || s === "") return pieces;
+  return [...pieces.flatMap((p) => (empties() < 0.25 ? ["", p] : [p])), ...(empties() < 0.25 ? [""] : [])];
+}
+
 /** Interleaves the frame lists of several answers at random, each list kept in its order. */
 function interleave<T>(r: Rand, lists: T[][]): T[] {
   const at = lists.map(() => 0), out: T[] = [];
@@ -284,8 +295,11 @@ interface Writer {
   path: string;
   request(tools: boolean): Json;
   body(t: Turn): Json;
-  /** The stream's frames, each written out (SSE or an NDJSON line). */
-  stream(t: Turn, r: Rand): string[];
+  /**
+   * The stream's frames, each written out (SSE or an NDJSON line); with `empties`, answer text has empty
+   * deltas among its pieces (see `cutText`).
+   */
+  stream(t: Turn, r: Rand, options?: { empties?: Rand }): string[];
 }
 
 const sse = (e: unknown, name?: string) => `${name ? `event: ${name}\n` : ""}data: ${JSON.stringify(e)}\n\n`;
@@ -322,7 +336,7 @@ const chat: Writer = {
     }),
     usage: usageChat(t),
   }),
-  stream(t, r) {
+  stream(t, r, { empties } = {}) {
     // (with include_usage the API writes `usage: null` in every chunk but the last, at times)
     const nulls = r() < 0.5;
     const chunk = (index: number, delta: Json, finish: string | null = null) => ({
@@ -356,7 +370,9 @@ const chat: Writer = {
             : p.kind === "refusal"
             ? "refusal"
             : "reasoning_content";
-          for (const s of cut(r, p.text)) out.push(chunk(index, { [field]: s }));
+          for (const s of cutText(r, p.text, p.kind === "text" ? empties : undefined)) {
+            out.push(chunk(index, { [field]: s }));
+          }
         }
       }
       out.push(chunk(index, {}, calls(a).length ? "tool_calls" : "stop"));
@@ -462,7 +478,7 @@ const responses: Writer = {
     ...(tools ? { tools: TOOLS.map((t) => ({ type: "function", ...t })) } : {}),
   }),
   body: (t) => responsesResponse(t, responsesItems(t), "completed"),
-  stream(t, r) {
+  stream(t, r, { empties } = {}) {
     let seq = 0;
     const out: string[] = [];
     const ev = (e: Json) => out.push(named({ ...e, sequence_number: seq++ }));
@@ -485,7 +501,7 @@ const responses: Writer = {
             // about one part in ten, told by its text and place (not drawn from `r`: the seeds found before
             // keep their frames).
             const whole = wholeOnly(part.text as string, oi, ci);
-            const pieces = cut(r, part.text as string);
+            const pieces = cutText(r, part.text as string, empties);
             let told = 0;
             for (const s of whole ? [] : pieces) {
               ev({ type: "response.output_text.delta", ...at, delta: s, logprobs: [] });
@@ -598,7 +614,7 @@ const anthropic: Writer = {
     stop_sequence: null,
     usage: { input_tokens: t.usage.input, output_tokens: t.usage.output },
   }),
-  stream(t, r) {
+  stream(t, r, { empties } = {}) {
     const out: string[] = [];
     const ev = (e: Json) => out.push(named(e));
     ev({
@@ -617,7 +633,7 @@ const anthropic: Writer = {
     anthropicBlocks(t).forEach((block, index) => {
       if (block.type === "text") {
         ev({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
-        for (const s of cut(r, block.text as string)) {
+        for (const s of cutText(r, block.text as string, empties)) {
           ev({ type: "content_block_delta", index, delta: { type: "text_delta", text: s } });
         }
       } else if (block.type === "thinking") {
@@ -678,7 +694,7 @@ const ollama: Writer = {
       eval_count: t.usage.output,
     };
   },
-  stream(t, r) {
+  stream(t, r, { empties } = {}) {
     const line = (message: Json, done = false, extra: Json = {}) =>
       JSON.stringify({ model: t.model, created_at: "2025-01-01T00:00:00Z", message, done, ...extra }) + "\n";
     const out: string[] = [];
@@ -689,7 +705,7 @@ const ollama: Writer = {
         continue;
       }
       if (p.kind === "opaque") continue;
-      for (const s of cut(r, p.text)) {
+      for (const s of cutText(r, p.text, p.kind === "text" ? empties : undefined)) {
         out.push(
           line(
             p.kind === "text"
@@ -753,7 +769,7 @@ const gemini: Writer = {
     modelVersion: t.model,
     responseId: t.id,
   }),
-  stream(t, r) {
+  stream(t, r, { empties } = {}) {
     // (the API tells the usage so far in every chunk, at times; the last one's is the whole)
     const every = r() < 0.5;
     const chunk = (candidates: Json[], last: boolean) =>
@@ -772,8 +788,10 @@ const gemini: Writer = {
       for (const part of geminiParts(a)) {
         if (typeof part.text !== "string") out.push({ content: { role: "model", parts: [part] }, index });
         else {
-          for (const s of cut(r, part.text)) {
-            out.push({ content: { role: "model", parts: [{ ...part, text: s }] }, index });
+          // (an empty delta as a part of plain text: one with the signature of a thought would be another part)
+          for (const s of cutText(r, part.text, part.thought === true ? undefined : empties)) {
+            const piece = s === "" && s !== part.text ? { text: s } : { ...part, text: s };
+            out.push({ content: { role: "model", parts: [piece] }, index });
           }
         }
       }
@@ -868,7 +886,7 @@ const cohere: Writer = {
     }
     return { id: t.id, finish_reason: cohereFinish(t), message, usage: cohereUsage(t) };
   },
-  stream(t, r) {
+  stream(t, r, { empties } = {}) {
     const out: string[] = [];
     const ev = (e: Json) => out.push(named(e));
     ev({ type: "message-start", id: t.id, delta: { message: { role: "assistant" } } });
@@ -908,7 +926,7 @@ const cohere: Writer = {
       const field = p.kind === "thinking" ? "thinking" : "text";
       ev({ type: "content-start", index, delta: { message: { content: { type: field, [field]: "" } } } });
       let told = 0;
-      for (const s of cut(r, p.text)) {
+      for (const s of cutText(r, p.text, field === "text" ? empties : undefined)) {
         ev({ type: "content-delta", index, delta: { message: { content: { [field]: s } } } });
         told += s.length;
         // (a citation comes once the text it covers did)
@@ -1477,8 +1495,11 @@ function transport(r: Rand, text: string): Uint8Array[] {
   return out;
 }
 
-/** The fake provider: answers the n-th request with `turns[n]` (the last one again past the end). */
-function provider(dialect: FuzzDialect, turns: Turn[], streamed: boolean, r: Rand) {
+/**
+ * The fake provider: answers the n-th request with `turns[n]` (the last one again past the end); its streams
+ * have empty text deltas drawn from `empties` when given.
+ */
+function provider(dialect: FuzzDialect, turns: Turn[], streamed: boolean, r: Rand, empties?: Rand) {
   let n = 0;
   const writer = WRITERS[dialect];
   return (_input: string | URL | Request, init?: RequestInit): Promise<Response> => {
@@ -1492,7 +1513,7 @@ function provider(dialect: FuzzDialect, turns: Turn[], streamed: boolean, r: Ran
         new Response(JSON.stringify(writer.body(t)), { headers: { "content-type": "application/json" } }),
       );
     }
-    let frames = writer.stream(t, r);
+    let frames = writer.stream(t, r, { empties });
     if (dialect !== "ollama") {
       // (SSE as servers and proxies write it at times: comments between frames, lines ended in CRLF)
       if (r() < 0.25) frames = frames.flatMap((f) => (r() < 0.3 ? [": keep-alive\n\n", f] : [f]));
@@ -1532,20 +1553,37 @@ export function fuzzCase(dialect: FuzzDialect, seed: number): { request: Json; t
   return { request: writer.request(r() < 0.95), turns, path: writer.path };
 }
 
+/** Options of a seed's run. */
+export interface SeedOptions {
+  /** Streams have empty text deltas among their pieces, drawn from a stream of their own (see `cutText`). */
+  emptyDeltas?: boolean;
+}
+
 /** One seed's request through `guardFetch` in `mode`, streamed or whole: what the client got, and the events. */
 function through(
   dialect: FuzzDialect,
   mode: FuzzMode,
   seed: number,
   streamed: boolean,
+  { emptyDeltas = false }: SeedOptions = {},
 ): Promise<{ text: string; events: GateEvent[] }> {
-  return sent(fuzzCase(dialect, seed), { dialect, mode, streamed }, seeded(seed + (streamed ? 1 : 2)));
+  const empties = emptyDeltas && streamed ? seeded(seed * 7907 + 104729) : undefined;
+  return sent(
+    fuzzCase(dialect, seed),
+    { dialect, mode, streamed, empties },
+    seeded(seed + (streamed ? 1 : 2)),
+  );
 }
 
 /** A case's request through `guardFetch` in `mode`, streamed or whole (`r` cuts the frames). */
 async function sent(
   { request, turns, path }: { request: Json; turns: Turn[]; path: string },
-  { dialect, mode, streamed }: { dialect: FuzzDialect; mode: FuzzMode; streamed: boolean },
+  { dialect, mode, streamed, empties }: {
+    dialect: FuzzDialect;
+    mode: FuzzMode;
+    streamed: boolean;
+    empties?: Rand;
+  },
   r: Rand,
 ): Promise<{ text: string; events: GateEvent[] }> {
   const events: GateEvent[] = [];
@@ -1554,7 +1592,7 @@ async function sent(
     ...(mode === "drop-call" ? { onRejected: "drop-call" } : {}),
     ...(mode === "retry" ? { retry: 2 } : {}),
   };
-  const gfetch = guardFetch(provider(dialect, turns, streamed, r), options);
+  const gfetch = guardFetch(provider(dialect, turns, streamed, r, empties), options);
   let url = `http://fuzz.test${path}`;
   if (dialect === "gemini" && streamed) url += "?alt=sse";
   if (dialect === "gemini" && !streamed) url = url.replace(":streamGenerateContent", ":generateContent");
@@ -1609,15 +1647,24 @@ async function sdkRead(dialect: FuzzDialect, text: string): Promise<Read | undef
  * assert.equal(typeof JSON.parse(dump.body), "object");
  * ```
  */
-export async function debugSeed(dialect: FuzzDialect, mode: FuzzMode, seed: number): Promise<unknown> {
-  const s = await through(dialect, mode, seed, true), b = await through(dialect, mode, seed, false);
+export async function debugSeed(
+  dialect: FuzzDialect,
+  mode: FuzzMode,
+  seed: number,
+  options: SeedOptions = {},
+): Promise<unknown> {
+  const s = await through(dialect, mode, seed, true, options);
+  const b = await through(dialect, mode, seed, false, options);
   const brief = (e: GateEvent) => ({
     ...e,
     reason: e.reason?.length,
     calls: e.verdict.calls.map((c) => [c.name, c.allowed]),
     verdict: undefined,
   });
-  const raw = WRITERS[dialect].stream(fuzzCase(dialect, seed).turns[0], seeded(seed + 1)).join("");
+  const empties = options.emptyDeltas ? seeded(seed * 7907 + 104729) : undefined;
+  const raw = WRITERS[dialect].stream(fuzzCase(dialect, seed).turns[0], seeded(seed + 1), { empties }).join(
+    "",
+  );
   return {
     raw,
     stream: s.text,
@@ -1696,11 +1743,19 @@ function compare(a: unknown, b: unknown, where: string, out: Difference[]) {
  * assert.deepEqual(differences, []);
  * ```
  */
-export async function fuzzSeed(dialect: FuzzDialect, mode: FuzzMode, seed: number): Promise<FuzzResult> {
+export async function fuzzSeed(
+  dialect: FuzzDialect,
+  mode: FuzzMode,
+  seed: number,
+  options: SeedOptions = {},
+): Promise<FuzzResult> {
   const differences: Difference[] = [], whitespace: Difference[] = [];
   let s: { text: string; events: GateEvent[] }, b: { text: string; events: GateEvent[] };
   try {
-    [s, b] = [await through(dialect, mode, seed, true), await through(dialect, mode, seed, false)];
+    [s, b] = [
+      await through(dialect, mode, seed, true, options),
+      await through(dialect, mode, seed, false, options),
+    ];
   } catch (error) {
     return { differences: [{ where: "threw", stream: String(error), body: "" }], whitespace };
   }

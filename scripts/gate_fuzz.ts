@@ -6,6 +6,7 @@
  * ```sh
  * deno run -A scripts/gate_fuzz.ts --dialects chat,gemini --modes withhold --from 1 --count 500
  * deno run -A scripts/gate_fuzz.ts --dialects cohere --modes retry --seed 1234 --all   # replay one seed
+ * deno run -A scripts/gate_fuzz.ts --from 46001 --count 2000 --exact --empty-deltas
  * ```
  *
  * @module
@@ -23,12 +24,13 @@ import {
 } from "./_gate_fuzz.ts";
 
 const USAGE =
-  `usage: gate_fuzz.ts [--dialects a,b] [--modes m,n] [--from N] [--count N] [--seed N] [--all] [--exact] [--show] [--dump]
+  `usage: gate_fuzz.ts [--dialects a,b] [--modes m,n] [--from N] [--count N] [--seed N] [--all] [--exact] [--empty-deltas] [--show] [--dump]
   --dialects  ${FUZZ_DIALECTS.join(",")} (default all)
   --modes     ${FUZZ_MODES.join(",")} (default all)
   --from, --count  the seed range (default 1, 200); --seed N runs that one seed
   --all       print every difference of a failing seed, not only the first
   --exact     count differences in white space alone as failures too
+  --empty-deltas  put empty text deltas among a stream's text (drawn apart: a seed's other frames stay)
   --show      print the seed's generated turns
   --dump      print what the client read streamed and whole, and the gate's events`;
 
@@ -42,6 +44,7 @@ if (import.meta.main) {
       seed: { type: "string" },
       all: { type: "boolean", default: false },
       exact: { type: "boolean", default: false },
+      "empty-deltas": { type: "boolean", default: false },
       show: { type: "boolean", default: false },
       dump: { type: "boolean", default: false },
     },
@@ -65,8 +68,9 @@ if (import.meta.main) {
       let skipped = 0, rejected = 0;
       for (let seed = from; seed < from + count; seed++) {
         if (values.show) console.log(JSON.stringify(fuzzCase(dialect, seed), null, 1));
-        if (values.dump) console.log(JSON.stringify(await debugSeed(dialect, mode, seed), null, 1));
-        const result = await fuzzSeed(dialect, mode, seed);
+        const options = { emptyDeltas: values["empty-deltas"] };
+        if (values.dump) console.log(JSON.stringify(await debugSeed(dialect, mode, seed, options), null, 1));
+        const result = await fuzzSeed(dialect, mode, seed, options);
         const { differences, whitespace } = result;
         if (result.skipped) skipped++;
         if (result.rejected) rejected++;

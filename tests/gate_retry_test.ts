@@ -1901,6 +1901,39 @@ test("guardFetch retry: a Gemini candidate's grounding sent from a dropped chunk
   ]);
 });
 
+test("guardFetch retry: a Gemini candidate the retry does not continue gets the finish of the chunk dropped with the rejected call", async () => {
+  // Asked for two candidates, the chunk that finished both was held behind candidate 0's rejected call and
+  // dropped with it: the retry (asking for one) continues candidate 0 and ends it, but candidate 1 never got
+  // its finishReason, where a body's retry ends every candidate. It goes with candidate 1's grounding, at its
+  // position, its own reason kept (MAX_TOKENS), after its words.
+  const finish = (index: number, finishReason: string) => ({
+    index,
+    content: { role: "model", parts: [{ text: "" }] },
+    finishReason,
+  });
+  const gemini = await geminiRetried([
+    [
+      geminiChunk([{ text: "Checking. " }]),
+      { candidates: [{}, { index: 1, content: { role: "model", parts: [{ text: "Hello." }] } }] },
+      geminiChunk([geminiCall(BAD.args)]),
+      { candidates: [finish(0, "STOP"), finish(1, "MAX_TOKENS")] },
+    ],
+    [geminiChunk([{ text: "Again." }]), geminiChunk([geminiCall(GOOD.args)], { finishReason: "STOP" })],
+  ], { candidateCount: 2 });
+  assertAttempts(gemini.seen);
+  type Chunk = { candidates: { finishReason?: string; content?: { parts?: { text?: string }[] } }[] };
+  const seen = (position: number) =>
+    gemini.value.flatMap((e: Chunk) => {
+      const c = e.candidates[position];
+      return [
+        ...(c?.content?.parts ?? []).flatMap((p) => p.text ? [p.text] : []),
+        ...c?.finishReason ? [`<${c.finishReason}>`] : [],
+      ];
+    });
+  assert.deepEqual(seen(1), ["Hello.", "<MAX_TOKENS>"]);
+  assert.deepEqual(seen(0).filter((t: string) => t.startsWith("<")), ["<STOP>"]);
+});
+
 test("guardFetch retry: text the watch held until a native call came counts as the client's: the retry's grounding supports move past it, and a blank line follows it (Gemini, Ollama)", async () => {
   // A written call beside a native one is text (a body reads no calls from it): the watch held it, and the
   // retry sent it ahead of its stream without counting it, so the retry's support (UTF-8 bytes of its own

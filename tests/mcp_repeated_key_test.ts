@@ -882,3 +882,43 @@ test(
       assert.equal(refused.isError, true, "spelled as the pattern spells it, the schema refuses it");
     }),
 );
+
+test("checkCall: a propertyNames pattern that spells the key in its own case through a modifier group or escapes lets it by, as one spelling it plainly does", () => {
+  // `^(?-i:FORCE)$` is `^FORCE$` (the validator sets no `i` flag to turn off): beside `not ^force$` in an
+  // anyOf, it lets `FORCE` by as `^FORCE$` does, but the word of the two was compared as written, and
+  // `FORCE` was refused as a case variant of `force`.
+  const either = (second: string) => ({
+    type: "object",
+    propertyNames: { anyOf: [{ not: { pattern: "^force$" } }, { pattern: second }] },
+  });
+  const spelled = [
+    "^FORCE$",
+    "^(?-i:FORCE)$",
+    "^(?:FORCE)$",
+    "^(?-ims:FORCE)$",
+    "^\\x46ORCE$",
+    "^(?-i:\\u0046O)RCE$",
+  ];
+  const feedback = feedbackOf(Object.fromEntries(spelled.map((p, i) => [`p${i}`, either(p)])));
+  for (const [i, p] of spelled.entries()) assert.equal(feedback({ [`p${i}`]: { FORCE: 1 } }), "", p);
+  // still judged: a group that is about case, a group repeated or of alternatives, another word, another case
+  const judged = [
+    "^(?i:FORCE)$",
+    "^(?:FORCE)?$",
+    "^(?:FORCE|X)$",
+    "^(?-i:FORCED)$",
+    "^(?-i:Force)$",
+    "^(FORCE)$",
+  ];
+  const strict = feedbackOf(Object.fromEntries(judged.map((p, i) => [`p${i}`, {
+    type: "object",
+    propertyNames: { allOf: [{ not: { pattern: "^force$" } }, { not: { pattern: "^x$" } }, { pattern: p }] },
+  }])));
+  for (const [i, p] of judged.entries()) {
+    assert.match(
+      strict({ [`p${i}`]: { FORCE: 1 } }),
+      /"FORCE", which the tool's name rule "[^"]*" judges/,
+      p,
+    );
+  }
+});

@@ -433,23 +433,30 @@ class GeminiStream implements FrameRouter {
    * sources (and no `searchEntryPoint` to show). Each candidate's goes at its position (Gemini grounds each
    * candidate apart, `candidateCount`): read from the first alone, another's sources were lost with the
    * chunk that finished both. Supports past the text the client has (of a written call cut) go, see
-   * `citingWithin`.
+   * `citingWithin`. A candidate the retry does not continue (it asks for one: see `oneAnswer`) gets its
+   * finish too (`finishReason`, its ratings), its calls left out, as OpenAI Chat's other choices do: dropped,
+   * the client never saw it end, where a body's retry ends every candidate.
    */
   endsDropped(dropped: readonly Held[], flow: StreamFlow): string {
     const told = flow.told();
     return dropped.flatMap((h) => {
       const all = h.event && Array.isArray(h.event.candidates) ? h.event.candidates : [];
       return all.flatMap((c, position) => {
-        const meta = isRecord(c) ? c.groundingMetadata : undefined;
-        if (!isRecord(meta)) return [];
-        const grounding = Array.isArray(meta.groundingSupports)
-          ? { ...meta, groundingSupports: citingWithin(meta.groundingSupports, told[position]?.bytes ?? 0) }
-          : meta;
+        if (!isRecord(c)) return [];
+        const { content: _content, groundingMetadata: meta, ...ends } = c;
         // (its own index, as the chunk dropped gave it: a candidate need not sit at the position it names)
-        const index = isRecord(c) && typeof c.index === "number" ? c.index : position;
-        const candidate = { content: { role: "model", parts: [{ text: "" }] }, index };
+        const index = typeof c.index === "number" ? c.index : position;
+        // (the retry continues candidate 0; every other candidate ends here, with the finish it was dropped with)
+        const own = index === 0 || ends.finishReason == null ? {} : ends;
+        if (!isRecord(meta) && Object.keys(own).length === 0) return [];
+        const grounding = !isRecord(meta) ? {} : {
+          groundingMetadata: Array.isArray(meta.groundingSupports)
+            ? { ...meta, groundingSupports: citingWithin(meta.groundingSupports, told[position]?.bytes ?? 0) }
+            : meta,
+        };
+        const candidate = { ...own, content: { role: "model", parts: [{ text: "" }] }, index };
         return [formatSse(JSON.stringify({
-          candidates: atPosition({ ...candidate, groundingMetadata: grounding }, position),
+          candidates: atPosition({ ...candidate, ...grounding }, position),
           ...this.#template,
         }))];
       });
