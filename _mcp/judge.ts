@@ -828,7 +828,8 @@ function plainWord(word: string): string {
         if (closed) i++;
         // (nor where its content would run into what is around it: `\1(?:4)` is not `\14`, `x{1(?:,)}` not
         // `x{1,}`)
-        const runsOn = (t: string) => /\\[\w{]*$|\{[\d,]*$/.test(t);
+        // (a backslash escaped, `\\(?:x)`, ends nothing that could run on)
+        const runsOn = (t: string) => /(?:^|[^\\])(?:\\\\)*\\[\w{]*$|\{[\d,]*$/.test(t);
         text += plain && closed && !inner.alternates && !/^[*+?{]/.test(word.slice(i)) &&
             !runsOn(text) && !runsOn(inner.text)
           ? inner.text

@@ -899,6 +899,15 @@ test("checkCall: a propertyNames pattern that spells the key in its own case thr
     "^\\x46ORCE$",
     "^(?-i:\\u0046O)RCE$",
   ];
+  // (after an escaped backslash a group runs into nothing: `^\\(?-i:FORCE)$` is `^\\FORCE$`)
+  const slashed = feedbackOf({
+    p: {
+      type: "object",
+      propertyNames: { anyOf: [{ not: { pattern: "^\\\\force$" } }, { pattern: "^\\\\(?-i:FORCE)$" }] },
+    },
+  });
+  assert.equal(slashed({ p: { "\\FORCE": 1 } }), "");
+  assert.match(slashed({ p: { "\\Force": 1 } }), /which the tool's name rule/);
   const feedback = feedbackOf(Object.fromEntries(spelled.map((p, i) => [`p${i}`, either(p)])));
   for (const [i, p] of spelled.entries()) assert.equal(feedback({ [`p${i}`]: { FORCE: 1 } }), "", p);
   // still judged: a group that is about case, a group repeated or of alternatives, another word, another case
