@@ -663,6 +663,16 @@ function foldedPattern(source: string): string | undefined {
     if (c === "\\") {
       const next = source[i + 1] ?? "";
       if (next === "p" || next === "P") return undefined;
+      // (without the `u` flag, `\c` before no control letter is a backslash and the letter c, which a
+      // case-blind server reads in any case; kept as written, a coded letter after it ran into it: `\c\x4a`
+      // was folded to `\cj`, a control character, and `\cj` was let by where `\cJ` is refused)
+      if (
+        !unicode && next === "c" && !/[a-zA-Z]/.test(source[i + 2] ?? "") &&
+        !(inClass && /[0-9_]/.test(source[i + 2] ?? ""))
+      ) {
+        out += "\\\\";
+        continue;
+      }
       const coded = codedChar(source, i, unicode) ?? escapedChar(source, i, { unicode, inClass });
       if (coded === undefined) {
         const end = syntaxEnd(source, i, unicode);
@@ -818,7 +828,8 @@ function plainWord(word: string): string {
         if (closed) i++;
         // (nor where its content would run into what is around it: `\1(?:4)` is not `\14`, `x{1(?:,)}` not
         // `x{1,}`)
-        const runsOn = (t: string) => /\\[\w{]*$|\{[\d,]*$/.test(t);
+        // (a backslash escaped, `\\(?:x)`, ends nothing that could run on)
+        const runsOn = (t: string) => /(?:^|[^\\])(?:\\\\)*\\[\w{]*$|\{[\d,]*$/.test(t);
         text += plain && closed && !inner.alternates && !/^[*+?{]/.test(word.slice(i)) &&
             !runsOn(text) && !runsOn(inner.text)
           ? inner.text

@@ -1955,3 +1955,40 @@ test("guardFetch retry: text the watch held until a native call came counts as t
   });
   assert.equal(value, `${first.join("")}\n\nAgain.`);
 });
+
+test("guardFetch retry: a Gemini chunk that names its candidates out of order, dropped with a rejected call: each candidate's grounding is cut by its own words and its finish kept under its index", async () => {
+  // Candidate 0 said "Checking. " (10 bytes), candidate 1 "Hello." (6), each at the position of its index.
+  // The chunk that finished both named candidate 1 first: its supports were cut by what the client has at
+  // that position, candidate 0's words, and candidate 0's, at position 1, by candidate 1's ("Hello."): the
+  // source of all of "Checking. " was lost.
+  const grounding = (uri: string, endIndex: number) => ({
+    groundingChunks: [{ web: { uri } }],
+    groundingSupports: [{ segment: { startIndex: 0, endIndex }, groundingChunkIndices: [0] }],
+  });
+  const gemini = await twoCandidatesRetried([
+    { ...finished(1, grounding("u1", 6)), finishReason: "MAX_TOKENS" },
+    finished(0, grounding("u0", 10)),
+  ]);
+  type Chunk = {
+    candidates: {
+      index?: number;
+      finishReason?: string;
+      groundingMetadata?: { groundingSupports: unknown[] };
+    }[];
+  };
+  const ends = gemini.value.flatMap((e: Chunk) =>
+    e.candidates.flatMap((c) =>
+      c.groundingMetadata || c.finishReason
+        ? [{
+          index: c.index,
+          finish: c.finishReason,
+          supports: c.groundingMetadata?.groundingSupports.length,
+        }]
+        : []
+    )
+  );
+  assert.deepEqual(ends.filter((e: { supports?: number }) => e.supports !== undefined), [
+    { index: 1, finish: "MAX_TOKENS", supports: 1 },
+    { index: 0, finish: undefined, supports: 1 },
+  ]);
+});

@@ -899,6 +899,15 @@ test("checkCall: a propertyNames pattern that spells the key in its own case thr
     "^\\x46ORCE$",
     "^(?-i:\\u0046O)RCE$",
   ];
+  // (after an escaped backslash a group runs into nothing: `^\\(?-i:FORCE)$` is `^\\FORCE$`)
+  const slashed = feedbackOf({
+    p: {
+      type: "object",
+      propertyNames: { anyOf: [{ not: { pattern: "^\\\\force$" } }, { pattern: "^\\\\(?-i:FORCE)$" }] },
+    },
+  });
+  assert.equal(slashed({ p: { "\\FORCE": 1 } }), "");
+  assert.match(slashed({ p: { "\\Force": 1 } }), /which the tool's name rule/);
   const feedback = feedbackOf(Object.fromEntries(spelled.map((p, i) => [`p${i}`, either(p)])));
   for (const [i, p] of spelled.entries()) assert.equal(feedback({ [`p${i}`]: { FORCE: 1 } }), "", p);
   // still judged: a group that is about case, a group repeated or of alternatives, another word, another case
@@ -921,4 +930,22 @@ test("checkCall: a propertyNames pattern that spells the key in its own case thr
       p,
     );
   }
+});
+
+test("checkCall: a propertyNames pattern's \\c before no control letter is a backslash and the letter c: a key spelling either in another case is refused", () => {
+  // Without the `u` flag `^\c\x4a$` matches `\cJ`: kept as written, the `\c` ran into the coded letter after
+  // it, folded to `\cj` (a control character), and `\cj`, which a case-blind server reads as `\cJ`, was let
+  // by; `\c` alone spelled no letter, so `\C1` passed `not ^\c1$`.
+  const forbidden = ["^\\c\\x4a$", "^\\c\\J$", "^\\c\\u004a$", "^\\c1$"];
+  const feedback = feedbackOf(Object.fromEntries(forbidden.map((p, i) => [`p${i}`, not(p)])));
+  const keys = [["\\cj", "\\CJ"], ["\\cj", "\\Cj"], ["\\cj"], ["\\C1"]];
+  for (const [i, p] of forbidden.entries()) {
+    for (const key of keys[i]) {
+      assert.match(feedback({ [`p${i}`]: { [key]: 1 } }), /which the tool's name rule/, `${p} ${key}`);
+    }
+  }
+  // as written the schema's own refusal; a control character is no such key; a \c before a letter is one
+  assert.match(feedback({ p0: { "\\cJ": 1 } }), /p0/);
+  assert.equal(feedbackOf({ p: not("^\\cJ$") })({ p: { "\\cj": 1 } }), "");
+  assert.equal(feedbackOf({ p: not("^x\\c\\x4a$") })({ p: { "x\n": 1 } }), "");
 });

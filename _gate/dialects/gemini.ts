@@ -449,9 +449,11 @@ class GeminiStream implements FrameRouter {
         // (the retry continues candidate 0; every other candidate ends here, with the finish it was dropped with)
         const own = index === 0 || ends.finishReason == null ? {} : ends;
         if (!isRecord(meta) && Object.keys(own).length === 0) return [];
+        // (its supports cut by the words of the candidate it names: the chunk that finished them may list
+        // candidate 1 first, where candidate 0's words, longer or shorter, were told)
         const grounding = !isRecord(meta) ? {} : {
           groundingMetadata: Array.isArray(meta.groundingSupports)
-            ? { ...meta, groundingSupports: citingWithin(meta.groundingSupports, told[position]?.bytes ?? 0) }
+            ? { ...meta, groundingSupports: citingWithin(meta.groundingSupports, told[index]?.bytes ?? 0) }
             : meta,
         };
         const candidate = { ...own, content: { role: "model", parts: [{ text: "" }] }, index };
