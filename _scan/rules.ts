@@ -1708,8 +1708,16 @@ export const FLAG_TAGS =
 const OUTPUT: readonly ScanContext[] = ["tool_output"];
 
 // Building blocks (folded text is lower-case with single spaces).
+/** One character of `gap`: not a sentence's end (a dot must be followed by a non-space). */
+const GAP_SOURCE = "(?:[^.!?\\n]|\\.(?=[^\\s]))";
+/**
+ * `GAP_SOURCE` across a line break as well (see `acrossLines`): the newline in its one class, not a third
+ * alternative tried at each character of the gap.
+ */
+const GAP_ACROSS = "(?:[^.!?]|\\.(?=[^\\s]))";
+
 /** A gap of up to N characters that stays inside one sentence (a dot must be followed by a non-space). */
-const gap = (n: number) => `(?:[^.!?\\n]|\\.(?=[^\\s])){0,${n}}?`;
+const gap = (n: number) => `${GAP_SOURCE}{0,${n}}?`;
 
 /** The scan of `gapThen`, and the same scan across a line break as well (see `acrossLines`). */
 const GAP_THEN = "(?<gap>[^!?\\n]";
@@ -2651,11 +2659,6 @@ export function findDataUrls(
 export const rules: () => readonly Rule[] = lazy(() =>
   withTranslations(englishRules(), { each: acrossLines }).map(oneShape)
 );
-
-/** The gap of `gap`, as its expression's source has it, and the same gap across a line break as well. */
-const GAP_SOURCE = "(?:[^.!?\\n]|\\.(?=[^\\s]))";
-// (the newline in its one class, not a third alternative tried at each character of the gap)
-const GAP_ACROSS = "(?:[^.!?]|\\.(?=[^\\s]))";
 
 /**
  * `rule` reading a line break inside its wording as a space, as a wrapped line has it ("Send the chat\nto

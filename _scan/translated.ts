@@ -595,7 +595,7 @@ const translations = lazy((): Rule[] => {
 
   /** A place in code after the instructions dropped, folded: "im Skript", "in der Datei", "en el script". */
   const IN_CODE =
-    /^ (?:im|in der|in dem|aus dem|des|der|en el|del|dans le|du|nel|dello|nello|no|do|in het|van het|w|ve|v) (?:skript|skripts|script|scripts|scriptu|skryptu|skrypcie|skriptu|code|codes|codigo|codice|kodzie|kodu|kodu|programm|programms|programa|programme|programma|makro|makros|macro|datei|fichier|archivo|file|bestand|pliku|souboru|batch|makefile|dockerfile|shell)\b/;
+    /^ (?:im|in der|in dem|aus dem|des|der|en el|del|dans le|du|nel|dello|nello|no|do|in het|van het|w|ve|v) (?:skript|skripts|script|scripts|scriptu|skryptu|skrypcie|skriptu|code|codes|codigo|codice|kodzie|kodu|programm|programms|programa|programme|programma|makro|makros|macro|datei|fichier|archivo|file|bestand|pliku|souboru|batch|makefile|dockerfile|shell)\b/;
 
   /** A plural order's rules, not its instructions: "las reglas anteriores", "le regole precedenti". */
   const PLURAL_RULES = /\b(?:regeln|reglas|regole|regras|zasady|zasadach)\b/;
