@@ -69,6 +69,7 @@ import "./_common/bytes.ts";
 import "./_scan/words.ts";
 import "./_scan/fold.ts";
 import "./_scan/segments.ts";
+import "./_scan/gap.ts";
 import "./_scan/translated.ts";
 import "./_scan/rules.ts";
 import "./_scan/leads.ts";

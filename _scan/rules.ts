@@ -9,6 +9,7 @@
  */
 import { lazy } from "../_common/values.ts";
 import type { ScanCategory, ScanContext } from "../types.ts";
+import { acrossGaps, gap, gapThen } from "./gap.ts";
 import { withTranslations } from "./translated.ts";
 
 /** One signature rule. */
@@ -1707,32 +1708,7 @@ export const FLAG_TAGS =
  */
 const OUTPUT: readonly ScanContext[] = ["tool_output"];
 
-// Building blocks (folded text is lower-case with single spaces).
-/** One character of `gap`: not a sentence's end (a dot must be followed by a non-space). */
-const GAP_SOURCE = "(?:[^.!?\\n]|\\.(?=[^\\s]))";
-/**
- * `GAP_SOURCE` across a line break as well (see `acrossLines`): the newline in its one class, not a third
- * alternative tried at each character of the gap.
- */
-const GAP_ACROSS = "(?:[^.!?]|\\.(?=[^\\s]))";
-
-/** A gap of up to N characters that stays inside one sentence (a dot must be followed by a non-space). */
-const gap = (n: number) => `${GAP_SOURCE}{0,${n}}?`;
-
-/** The scan of `gapThen`, and the same scan across a line break as well (see `acrossLines`). */
-const GAP_THEN = "(?<gap>[^!?\\n]";
-const GAP_THEN_ACROSS = "(?<gap>[^!?]";
-
-/**
- * `gap(n)` followed by `rest`, which ends the pattern or its alternative and whose matches never start with a
- * "." (a boundary, a letter or a space comes first): the same matches, found another way. A lookahead, which
- * never backs into itself, scans a set to the first place where `rest` matches or a sentence ends (". "); the
- * scan stops at whichever comes first, and only `rest` lets the match go on, from that same place. Bun's engine
- * steps a repeated group such as `gap`'s about twice as slowly as a repeated set: 35-38% less time in these
- * rules there, the same in Deno. The group is named, so that the pattern's other groups keep their numbers;
- * a pattern can hold one.
- */
-const gapThen = (n: number, rest: string) => `(?=${GAP_THEN}{0,${n}}?)(?:${rest}|\\.\\s))\\k<gap>${rest}`;
+// Building blocks (folded text is lower-case with single spaces; the sentence gap's forms are in gap.ts).
 
 /**
  * After a "you're" persona freed of rules: a question in its sentence, a thing its limits are on ("no limits on
@@ -2672,9 +2648,7 @@ function acrossLines(rule: Rule, from: { translated: boolean }): Rule {
   // (and a rule without leads: its expression runs over whole windows, where the spaces of its words, plain,
   // let the engine skip ahead; classes in their place cost a scan of the dev rows about 5%)
   if (rule.raw || rule.squashed || rule.find || rule.leads === undefined) return rule;
-  const source = spacesAcrossLines(
-    rule.re.source.replaceAll(GAP_SOURCE, GAP_ACROSS).replaceAll(GAP_THEN, GAP_THEN_ACROSS),
-  );
+  const source = spacesAcrossLines(acrossGaps(rule.re.source));
   if (source === rule.re.source) return rule;
   const asWritten = new RegExp(rule.re.source, rule.re.flags.replace("g", "") + "y");
   // (the wording of another language, where a noun may open the next line with a capital: a translation, or a

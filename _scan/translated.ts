@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { gap } from "./gap.ts";
 import type { Rule } from "./rules.ts";
 import { lazy } from "../_common/values.ts";
 import type { ScanContext } from "../types.ts";
@@ -206,10 +207,10 @@ const translations = lazy((): Rule[] => {
 
   /** An order's verb before an address, or (German, Dutch) the verb after it that ends its clause. */
   const SEND_TO_ADDRESS = new RegExp(
-    `(?<![a-z])(?:${SENDS})(?![a-z])(?:[^.!?\\n]|\\.(?=[^\\s])){0,120}? ${TO_ADDRESS} ['"<]?${ADDRESS}` +
+    `(?<![a-z])(?:${SENDS})(?![a-z])${gap(120)} ${TO_ADDRESS} ['"<]?${ADDRESS}` +
       // (German or Dutch with the verb last, from the data on: "die Zugangsdaten ... an https://... zu senden",
       // "dat hij de inloggegevens naar x@y.nl stuurt", "alle E-Mails an x@y.de weiter")
-      `|(?<![a-z])(?:${DATA_FIRST})(?![a-z])(?:[^.!?\\n]|\\.(?=[^\\s])){0,80}? (?:an|naar) ['"<]?${ADDRESS}[^\\s"'<>]{0,60}>? ` +
+      `|(?<![a-z])(?:${DATA_FIRST})(?![a-z])${gap(80)} (?:an|naar) ['"<]?${ADDRESS}[^\\s"'<>]{0,60}>? ` +
       "(?:zu |te )?(?:door)?(?:senden|schicken|" +
       "weiterleiten|weiter|ubermitteln|ubertragen|hochladen|stuurt|sturen|versturen|verstuurt|stuur)(?![a-z])",
     "g",
