@@ -71,3 +71,28 @@ test("compileSchema: counts of one are singular (1 character, 1 item, 1 property
     }
   }
 });
+
+test("compileSchema: the generated key loop reports own keys only, in the interpreter's order", () => {
+  // the generated reporter walks keys with for-in (no key array per object): inherited enumerable keys
+  // must stay out, and own keys keep Object.keys order (integer-like first, then as written)
+  const schema = {
+    properties: { a: { type: "string" }, b: { type: "integer" } },
+    additionalProperties: false,
+  };
+  const withInherited = Object.assign(Object.create({ inherited: 1, a: 2 }), { b: "x", c: 3 });
+  const parsed = JSON.parse('{"z":1,"2":1,"b":"x","1":2,"__proto__":3,"a":5}');
+  const nullProto = Object.assign(Object.create(null), { d: 1, a: 1 });
+  for (const value of [withInherited, parsed, nullProto, { a: [withInherited] }]) {
+    for (const root of [value, { x: [value] }]) {
+      const wrapped = root === value ? schema : { properties: { x: { items: schema } } };
+      const generated = compileSchema(wrapped)(root);
+      const interpreted = compileSchema(wrapped, { codegen: false })(root);
+      assert.deepEqual(generated, interpreted);
+    }
+  }
+  assert.deepEqual(compileSchema(schema)(withInherited).map((f) => f.path), ["/b", "/c"]);
+  assert.deepEqual(
+    compileSchema(schema)(parsed).map((f) => f.path),
+    ["/1", "/2", "/z", "/b", "/__proto__", "/a"],
+  );
+});
