@@ -28,6 +28,23 @@ const choice = (index: number, delta: unknown, finish: string | null = null) => 
   finish_reason: finish,
 });
 
+/** An openai client through `guardFetch` with `retry: 2` over `fetch`. */
+const guardedClient = (fetch: Parameters<typeof guardFetch>[0]) =>
+  new OpenAI({
+    apiKey: "k",
+    baseURL: "http://llm.test/v1",
+    fetch: guardFetch(fetch, { retry: 2 }),
+    maxRetries: 0,
+  });
+
+/** A Chat request for two answers, with one declared tool. */
+const TWO_ANSWERS = {
+  model: "m",
+  n: 2,
+  messages: [{ role: "user" as const, content: "hi" }],
+  tools: [{ type: "function" as const, function: { name: "weather", parameters: { type: "object" } } }],
+};
+
 test("guardFetch: a Chat stream of n answers retried asks for one, and the others keep their text and finish", async () => {
   const drop = { index: 0, id: "call_1", type: "function", function: { name: "drop_db", arguments: "{}" } };
   const first = chunk([choice(0, { role: "assistant", content: "Let me look." })]) +
@@ -41,14 +58,7 @@ test("guardFetch: a Chat stream of n answers retried asks for one, and the other
     chunk([choice(1, { role: "assistant", content: "Another." })]) +
     chunk([choice(0, {}, "stop")]) + chunk([choice(1, {}, "stop")]) + "data: [DONE]\n\n";
   const { fetch, bodies } = upstream(first, () => again);
-  const gfetch = guardFetch(fetch, { retry: 2 });
-  const client = new OpenAI({ apiKey: "k", baseURL: "http://llm.test/v1", fetch: gfetch, maxRetries: 0 });
-  const stream = client.chat.completions.stream({
-    model: "m",
-    n: 2,
-    messages: [{ role: "user", content: "hi" }],
-    tools: [{ type: "function", function: { name: "weather", parameters: { type: "object" } } }],
-  });
+  const stream = guardedClient(fetch).chat.completions.stream(TWO_ANSWERS);
   const final = await stream.finalChatCompletion();
   assert.deepEqual(final.choices.map((c) => [c.index, c.message.content, c.finish_reason]), [
     [0, "Let me look. Found it.", "stop"],
@@ -174,18 +184,7 @@ test("guardFetch: a Chat stream of n answers whose second answer's call is rejec
   const again = chunk([choice(0, { role: "assistant", content: " Found it." })]) +
     chunk([choice(0, {}, "stop")]) + "data: [DONE]\n\n";
   const { fetch, bodies } = upstream(first, () => again);
-  const client = new OpenAI({
-    apiKey: "k",
-    baseURL: "http://llm.test/v1",
-    fetch: guardFetch(fetch, { retry: 2 }),
-    maxRetries: 0,
-  });
-  const stream = client.chat.completions.stream({
-    model: "m",
-    n: 2,
-    messages: [{ role: "user", content: "hi" }],
-    tools: [{ type: "function", function: { name: "weather", parameters: { type: "object" } } }],
-  });
+  const stream = guardedClient(fetch).chat.completions.stream(TWO_ANSWERS);
   const final = await stream.finalChatCompletion();
   assert.equal(bodies.length, 1);
   assert.deepEqual(final.choices[0].message.content, "Sunny.");
@@ -214,18 +213,7 @@ test("guardFetch: a Chat body of n answers whose second answer's call is rejecte
     bodies.push(JSON.parse(String(init?.body)));
     return Promise.resolve(Response.json(whole));
   };
-  const client = new OpenAI({
-    apiKey: "k",
-    baseURL: "http://llm.test/v1",
-    fetch: guardFetch(fetch, { retry: 2 }),
-    maxRetries: 0,
-  });
-  const out = await client.chat.completions.create({
-    model: "m",
-    n: 2,
-    messages: [{ role: "user", content: "hi" }],
-    tools: [{ type: "function", function: { name: "weather", parameters: { type: "object" } } }],
-  });
+  const out = await guardedClient(fetch).chat.completions.create(TWO_ANSWERS);
   assert.equal(bodies.length, 1);
   assert.equal(out.choices[0].message.content, "Sunny.");
   assert.match(out.choices[1].message.content ?? "", /^Let me look\.\n\ntoolguard stopped/);
