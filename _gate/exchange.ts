@@ -379,10 +379,11 @@ async function gateJsonOnce(
   const usage = out.event?.usage;
   const sent = out.result?.changed ? out.result.response : out.parsed;
   // With drop-call, the valid calls of the turn went through: the turn is not asked again. Nor is one whose
-  // calls were written into the text of one of several answers (`n`): a retry sends back the first answer.
+  // calls were written into the text of one of several answers (`n`), or made by an answer but the first: a
+  // retry sends back the first answer (another's calls went back beside its words).
   if (
     !out.result || out.result.verdict.allowed || dropsCalls(out.result.verdict, exchange.options) ||
-    (out.result.extracted !== undefined && severalAnswers(out.body))
+    (out.result.extracted !== undefined && severalAnswers(out.body)) || callsPastFirst(out.body)
   ) {
     if (out.event && out.result && !out.result.verdict.allowed) exchange.report(out.event);
     return { out: out.response, sent, usage };
@@ -401,6 +402,22 @@ async function gateJsonOnce(
 /** True when a body holds more than one answer (OpenAI Chat `choices`, Gemini `candidates`). */
 function severalAnswers(body: Record<string, unknown> | undefined): boolean {
   return [body?.choices, body?.candidates].some((list) => Array.isArray(list) && list.length > 1);
+}
+
+/**
+ * Whether an answer of `body` but the first holds native calls: an OpenAI Chat choice's `tool_calls` (or
+ * `function_call`), a Gemini candidate's `functionCall` parts.
+ */
+function callsPastFirst(body: Record<string, unknown> | undefined): boolean {
+  const later = (list: unknown) => Array.isArray(list) ? list.slice(1).filter(isRecord) : [];
+  return later(body?.choices).some((c) =>
+    isRecord(c.message) &&
+    ((Array.isArray(c.message.tool_calls) && c.message.tool_calls.length > 0) ||
+      isRecord(c.message.function_call))
+  ) || later(body?.candidates).some((c) =>
+    isRecord(c.content) && Array.isArray(c.content.parts) &&
+    c.content.parts.some((p) => isRecord(p) && isRecord(p.functionCall))
+  );
 }
 
 /** Gates one JSON answer: the response to forward, the gate's result and the event to report. */

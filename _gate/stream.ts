@@ -569,7 +569,9 @@ export class StreamGate {
       verdict = judgement.verdict;
       if (verdict.allowed) flow.release();
       else {
-        const next = await this.#retry(calls, verdict);
+        // (a retry sends back the first answer and continues it: calls of another (`n`, `candidateCount`)
+        // went back beside the first answer's words, and their own answer ended with no reason)
+        const next = calls.every((c) => c.choice === 0) ? await this.#retry(calls, verdict) : undefined;
         if (next) {
           this.#report({
             dialect: this.#dialect,

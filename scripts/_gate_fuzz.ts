@@ -10,6 +10,7 @@ import { isDeepStrictEqual } from "node:util";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { type GateEvent, guardFetch, type GuardFetchOptions } from "../gate.ts";
+import { extractToolCalls } from "../extract.ts";
 import { seeded } from "./_seeded.ts";
 
 /** The dialects the fuzz writes answers in. */
@@ -267,12 +268,22 @@ function cut(r: Rand, s: string): string[] {
 /**
  * The pieces of answer text `s` as `cut` splits it, with empty pieces (an empty text delta, which providers
  * send) put before or after them when `empties` is given: drawn from that stream of its own, so `r` draws
- * what it drew without them and a seed's other frames stay as they were.
+ * what it drew without them and a seed's other frames stay as they were. Half the pieces that open with
+ * white space before more text let it out alone first, an empty piece after it: a part's lone blank start
+ * then an empty delta is what a watch holding the blank must not take for the end of the part's text (one
+ * seed in hundreds came to it cut at random).
  */
 function cutText(r: Rand, s: string, empties: Rand | undefined): string[] {
   const pieces = cut(r, s);
   if (!empties || s === "") return pieces;
-  return [...pieces.flatMap((p) => (empties() < 0.25 ? ["", p] : [p])), ...(empties() < 0.25 ? [""] : [])];
+  const blank = (p: string) => {
+    const lead = /^\s+(?=\S)/.exec(p)?.[0];
+    return lead && empties() < 0.5 ? [lead, "", p.slice(lead.length)] : [p];
+  };
+  return [
+    ...pieces.flatMap((p) => (empties() < 0.25 ? ["", ...blank(p)] : blank(p))),
+    ...(empties() < 0.25 ? [""] : []),
+  ];
 }
 
 /** Interleaves the frame lists of several answers at random, each list kept in its order. */
@@ -1546,17 +1557,48 @@ function provider(dialect: FuzzDialect, turns: Turn[], streamed: boolean, r: Ran
  * assert.deepEqual(fuzzCase("anthropic", 3).turns, turns);
  * ```
  */
-export function fuzzCase(dialect: FuzzDialect, seed: number): { request: Json; turns: Turn[]; path: string } {
+export function fuzzCase(
+  dialect: FuzzDialect,
+  seed: number,
+  { emptyDeltas = false }: SeedOptions = {},
+): { request: Json; turns: Turn[]; path: string } {
   const r = seeded(seed * 7919 + FUZZ_DIALECTS.indexOf(dialect));
   const turns = [turnOf(r, dialect, "a"), turnOf(r, dialect, "b"), turnOf(r, dialect, "c")];
   const writer = WRITERS[dialect];
-  return { request: writer.request(r() < 0.95), turns, path: writer.path };
+  const request = writer.request(r() < 0.95);
+  return {
+    request,
+    turns: emptyDeltas ? blankStarts(turns, seeded(seed * 7901 + 7)) : turns,
+    path: writer.path,
+  };
 }
 
 /** Options of a seed's run. */
 export interface SeedOptions {
-  /** Streams have empty text deltas among their pieces, drawn from a stream of their own (see `cutText`). */
+  /**
+   * Streams have empty text deltas among their pieces, drawn from a stream of their own (see `cutText`),
+   * and some written calls open a part of their own after a blank (see `blankStarts`).
+   */
   emptyDeltas?: boolean;
+}
+
+/**
+ * `turns` with some texts that write a call after words parted in two before it (drawn from `r`, a stream
+ * of its own): the call's part opens with the white space before the call (a space where there was none).
+ * With `cutText`'s lone blank and empty delta after it, that is the start a watch holding the blank must
+ * not let out ahead of a rejected call; parts cut at random came to it about once in a thousand seeds.
+ */
+function blankStarts(turns: Turn[], r: Rand): Turn[] {
+  const part = (p: Piece): Piece[] => {
+    if (p.kind !== "text" || p.cite !== undefined) return [p];
+    const start = extractToolCalls(p.text)[0]?.block.start ?? 0;
+    const blank = /\s*$/.exec(p.text.slice(0, start))![0];
+    const at = start - blank.length;
+    if (at === 0 || r() >= 0.3) return [p];
+    const rest = (blank === "" ? " " : "") + p.text.slice(at);
+    return [{ kind: "text", text: p.text.slice(0, at) }, { kind: "text", text: rest }];
+  };
+  return turns.map((t) => ({ ...t, answers: t.answers.map((a) => ({ pieces: a.pieces.flatMap(part) })) }));
 }
 
 /** One seed's request through `guardFetch` in `mode`, streamed or whole: what the client got, and the events. */
@@ -1569,7 +1611,7 @@ function through(
 ): Promise<{ text: string; events: GateEvent[] }> {
   const empties = emptyDeltas && streamed ? seeded(seed * 7907 + 104729) : undefined;
   return sent(
-    fuzzCase(dialect, seed),
+    fuzzCase(dialect, seed, { emptyDeltas }),
     { dialect, mode, streamed, empties },
     seeded(seed + (streamed ? 1 : 2)),
   );
@@ -1662,7 +1704,9 @@ export async function debugSeed(
     verdict: undefined,
   });
   const empties = options.emptyDeltas ? seeded(seed * 7907 + 104729) : undefined;
-  const raw = WRITERS[dialect].stream(fuzzCase(dialect, seed).turns[0], seeded(seed + 1), { empties }).join(
+  const raw = WRITERS[dialect].stream(fuzzCase(dialect, seed, options).turns[0], seeded(seed + 1), {
+    empties,
+  }).join(
     "",
   );
   return {

@@ -30,7 +30,8 @@ const USAGE =
   --from, --count  the seed range (default 1, 200); --seed N runs that one seed
   --all       print every difference of a failing seed, not only the first
   --exact     count differences in white space alone as failures too
-  --empty-deltas  put empty text deltas among a stream's text (drawn apart: a seed's other frames stay)
+  --empty-deltas  put empty text deltas among a stream's text, and part some written calls from the words
+              before them (drawn apart: a seed's other frames stay)
   --show      print the seed's generated turns
   --dump      print what the client read streamed and whole, and the gate's events`;
 
@@ -67,8 +68,8 @@ if (import.meta.main) {
       const bad: number[] = [], ws: number[] = [];
       let skipped = 0, rejected = 0;
       for (let seed = from; seed < from + count; seed++) {
-        if (values.show) console.log(JSON.stringify(fuzzCase(dialect, seed), null, 1));
         const options = { emptyDeltas: values["empty-deltas"] };
+        if (values.show) console.log(JSON.stringify(fuzzCase(dialect, seed, options), null, 1));
         if (values.dump) console.log(JSON.stringify(await debugSeed(dialect, mode, seed, options), null, 1));
         const result = await fuzzSeed(dialect, mode, seed, options);
         const { differences, whitespace } = result;

@@ -28,6 +28,23 @@ const choice = (index: number, delta: unknown, finish: string | null = null) => 
   finish_reason: finish,
 });
 
+/** An openai client through `guardFetch` with `retry: 2` over `fetch`. */
+const guardedClient = (fetch: Parameters<typeof guardFetch>[0]) =>
+  new OpenAI({
+    apiKey: "k",
+    baseURL: "http://llm.test/v1",
+    fetch: guardFetch(fetch, { retry: 2 }),
+    maxRetries: 0,
+  });
+
+/** A Chat request for two answers, with one declared tool. */
+const TWO_ANSWERS = {
+  model: "m",
+  n: 2,
+  messages: [{ role: "user" as const, content: "hi" }],
+  tools: [{ type: "function" as const, function: { name: "weather", parameters: { type: "object" } } }],
+};
+
 test("guardFetch: a Chat stream of n answers retried asks for one, and the others keep their text and finish", async () => {
   const drop = { index: 0, id: "call_1", type: "function", function: { name: "drop_db", arguments: "{}" } };
   const first = chunk([choice(0, { role: "assistant", content: "Let me look." })]) +
@@ -41,14 +58,7 @@ test("guardFetch: a Chat stream of n answers retried asks for one, and the other
     chunk([choice(1, { role: "assistant", content: "Another." })]) +
     chunk([choice(0, {}, "stop")]) + chunk([choice(1, {}, "stop")]) + "data: [DONE]\n\n";
   const { fetch, bodies } = upstream(first, () => again);
-  const gfetch = guardFetch(fetch, { retry: 2 });
-  const client = new OpenAI({ apiKey: "k", baseURL: "http://llm.test/v1", fetch: gfetch, maxRetries: 0 });
-  const stream = client.chat.completions.stream({
-    model: "m",
-    n: 2,
-    messages: [{ role: "user", content: "hi" }],
-    tools: [{ type: "function", function: { name: "weather", parameters: { type: "object" } } }],
-  });
+  const stream = guardedClient(fetch).chat.completions.stream(TWO_ANSWERS);
   const final = await stream.finalChatCompletion();
   assert.deepEqual(final.choices.map((c) => [c.index, c.message.content, c.finish_reason]), [
     [0, "Let me look. Found it.", "stop"],
@@ -98,4 +108,113 @@ test("guardFetch: a Gemini stream of two candidates retried asks for one, and th
       .join("");
   assert.equal(said(1), "Sunny.");
   assert.match(said(0), /^Let me look\. Found it\.$/);
+});
+
+// (a retry sends back the first answer and continues it: a call of another answer went back beside the
+// first answer's words, the retry ran on in the first answer after its finish, and the answer that lost its
+// call ended with no word of why; such a turn ends in the reason, as one whose calls were written is)
+const geminiCandidateOneCalls = {
+  sse: (candidates: unknown[]) => `data: ${JSON.stringify({ candidates, modelVersion: "g" })}\n\n`,
+  text: (t: string, index: number, finish?: string) => ({
+    content: { role: "model", parts: [{ text: t }] },
+    index,
+    ...(finish ? { finishReason: finish } : {}),
+  }),
+  call: { functionCall: { name: "drop_db", args: {} } },
+  request: {
+    contents: [{ role: "user", parts: [{ text: "hi" }] }],
+    generationConfig: { candidateCount: 2 },
+    tools: [{ functionDeclarations: [{ name: "weather", parameters: { type: "object" } }] }],
+  },
+};
+
+test("guardFetch: a Gemini stream whose second candidate's call is rejected is not retried, and that candidate ends in the reason", async () => {
+  const { sse, text, call, request } = geminiCandidateOneCalls;
+  const first = sse([text("Sunny.", 0)]) + sse([{}, text("Let me look.", 1)]) +
+    sse([text("", 0, "STOP"), { content: { role: "model", parts: [call] }, index: 1, finishReason: "STOP" }]);
+  const { fetch, bodies } = upstream(first, () => sse([text(" Found it.", 0, "STOP")]));
+  const response = await guardFetch(fetch, { retry: 1 })(
+    "http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse",
+    { method: "POST", body: JSON.stringify(request) },
+  );
+  const chunks = (await response.text()).split("\n\n").filter((f) => f.startsWith("data: ")).map((f) =>
+    JSON.parse(f.slice(6))
+  );
+  const said = (at: number) =>
+    chunks.flatMap((c) => c.candidates?.[at]?.content?.parts ?? []).map((p: { text?: string }) =>
+      p.text ?? ""
+    )
+      .join("");
+  assert.equal(bodies.length, 1);
+  assert.equal(said(0), "Sunny.");
+  assert.match(said(1), /^Let me look\.\n\ntoolguard stopped/);
+});
+
+test("guardFetch: a Gemini body whose second candidate's call is rejected is not retried with the first candidate's words", async () => {
+  const { text, call, request } = geminiCandidateOneCalls;
+  const whole = {
+    candidates: [text("Sunny.", 0, "STOP"), {
+      content: { role: "model", parts: [{ text: "Let me look." }, call] },
+      index: 1,
+      finishReason: "STOP",
+    }],
+  };
+  const bodies: Record<string, unknown>[] = [];
+  const fetch = (_url: unknown, init?: RequestInit) => {
+    bodies.push(JSON.parse(String(init?.body)));
+    return Promise.resolve(Response.json(whole));
+  };
+  const response = await guardFetch(fetch, { retry: 1 })("http://llm.test/v1beta/models/g:generateContent", {
+    method: "POST",
+    body: JSON.stringify(request),
+  });
+  const out = await response.json();
+  assert.equal(bodies.length, 1);
+  assert.deepEqual(out.candidates[0].content.parts, [{ text: "Sunny." }]);
+  assert.match(JSON.stringify(out.candidates[1].content.parts), /toolguard stopped/);
+});
+
+test("guardFetch: a Chat stream of n answers whose second answer's call is rejected is not retried, and that answer ends in the reason", async () => {
+  const drop = { index: 0, id: "call_1", type: "function", function: { name: "drop_db", arguments: "{}" } };
+  const first = chunk([choice(0, { role: "assistant", content: "Sunny." })]) +
+    chunk([choice(1, { role: "assistant", content: "Let me look." })]) +
+    chunk([choice(0, {}, "stop")]) +
+    chunk([choice(1, { tool_calls: [drop] })]) +
+    chunk([choice(1, {}, "tool_calls")]) + "data: [DONE]\n\n";
+  const again = chunk([choice(0, { role: "assistant", content: " Found it." })]) +
+    chunk([choice(0, {}, "stop")]) + "data: [DONE]\n\n";
+  const { fetch, bodies } = upstream(first, () => again);
+  const stream = guardedClient(fetch).chat.completions.stream(TWO_ANSWERS);
+  const final = await stream.finalChatCompletion();
+  assert.equal(bodies.length, 1);
+  assert.deepEqual(final.choices[0].message.content, "Sunny.");
+  assert.match(final.choices[1].message.content ?? "", /^Let me look\.\n\ntoolguard stopped/);
+  assert.deepEqual(final.choices.map((c) => c.finish_reason), ["stop", "stop"]);
+});
+
+test("guardFetch: a Chat body of n answers whose second answer's call is rejected is not retried with the first answer's words", async () => {
+  const drop = { id: "call_1", type: "function", function: { name: "drop_db", arguments: "{}" } };
+  const whole = {
+    id: "c1",
+    object: "chat.completion",
+    created: 1,
+    model: "m",
+    choices: [
+      { index: 0, message: { role: "assistant", content: "Sunny." }, finish_reason: "stop" },
+      {
+        index: 1,
+        message: { role: "assistant", content: "Let me look.", tool_calls: [drop] },
+        finish_reason: "tool_calls",
+      },
+    ],
+  };
+  const bodies: Record<string, unknown>[] = [];
+  const fetch = (_url: unknown, init?: RequestInit) => {
+    bodies.push(JSON.parse(String(init?.body)));
+    return Promise.resolve(Response.json(whole));
+  };
+  const out = await guardedClient(fetch).chat.completions.create(TWO_ANSWERS);
+  assert.equal(bodies.length, 1);
+  assert.equal(out.choices[0].message.content, "Sunny.");
+  assert.match(out.choices[1].message.content ?? "", /^Let me look\.\n\ntoolguard stopped/);
 });

@@ -314,6 +314,11 @@ test("guardFetch: the reason after text that ends in line breaks follows it by o
     [["Let me check.\n", "\n"], "Let me check.\n\n"],
     [["Let me check. \n", " \n "], "Let me check. \n \n "],
     [["Let me check."], "Let me check.\n\n"],
+    // (the model's own blank lines, one of spaces among them, stay as they came and count: the reason
+    // follows with none of the gate's, as a stream sent them before any call was seen)
+    [["Let me check.\n\n \n"], "Let me check.\n\n \n"],
+    [["Let me check.\n \n\n \n"], "Let me check.\n \n\n \n"],
+    [["Let me check.\n\n", " \n"], "Let me check.\n\n \n"],
   ];
   for (const dialect of FUZZ_DIALECTS) {
     for (const mode of ["withhold", "drop-call"] as const) {
@@ -332,17 +337,20 @@ test("guardFetch: the reason after text that ends in line breaks follows it by o
         );
         assert.equal(stream, body, what);
       }
-      // (a call written into the text, after a line break)
-      const { stream, body } = await givenBothWays(dialect, mode, [{
-        text: `Let me check.\n${WRITTEN_BAD}`,
-      }]);
-      const reads = "Let me check.\n\ntoolguard stopped";
-      assert.deepEqual(
-        [stream.startsWith(reads), body.startsWith(reads)],
-        [true, true],
-        `${dialect} ${mode} written`,
-      );
-      assert.equal(stream, body, `${dialect} ${mode} written`);
+      // (a call written into the text, after a line break, and after the model's blank lines)
+      for (const [before, said] of [["\n", "\n\n"], ["\n\n \n", "\n\n \n"]]) {
+        const { stream, body } = await givenBothWays(dialect, mode, [{
+          text: `Let me check.${before}${WRITTEN_BAD}`,
+        }]);
+        const reads = `Let me check.${said}toolguard stopped`;
+        const what = `${dialect} ${mode} written after ${JSON.stringify(before)}`;
+        assert.deepEqual(
+          [stream.startsWith(reads), body.startsWith(reads)],
+          [true, true],
+          `${what}: ${stream}`,
+        );
+        assert.equal(stream, body, what);
+      }
     }
   }
 });
