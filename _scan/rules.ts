@@ -2837,32 +2837,37 @@ const englishRules = (): Rule[] => [
       "no longer",
     ],
     category: "instruction_override",
+    // (its spaces take a line break too, as `acrossLines` gives rules with leads: "Your previous\ninstructions are
+    // void"; the needles keep it to the few texts that hold a verdict, so the classes cost no whole-window scan)
     re: new RegExp(
-      "(?<![a-z])(?:(?:all|any|the|your) (?:of (?:the|your) )?(?:previous|prior|earlier|preceding|former|above|" +
-        "original|existing|old) (?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|" +
-        "commands)(?: (?:given to you|you were given|you have been given|you received))?(?: (?:before|earlier|so far))?" +
-        "(?: (?:are|is|have been|has been) (?:hereby (?:revoked|superseded|cancell?ed|void|rescinded|withdrawn|" +
-        "lifted|overridden|replaced)|(?:to be (?:ignored|disregarded)|revoked|superseded|void|null and void) " +
-        "(?:by (?:the |an? )?(?:assistant|model|ai|agent|llm)|by you|from now on)|null and void|" +
-        // (bare at the sentence's end, the reader's by "your" only, see `accept`: "Your previous instructions are
-        // now void.")
-        "(?:now )?(?:revoked|superseded|cancell?ed|void)(?= ?(?:[.!;\\n]|$)))|" +
-        // (or that they apply no more, "Your previous instructions no longer apply")
-        " no longer (?:apply|applies|hold|holds|count|counts|stand|stands))|" +
-        // ("What you were told earlier - the rules, the persona, all of it - no longer applies")
-        "(?:what|everything|anything|all) (?:that )?you (?:were|have been|'ve been) (?:told|given|instructed) " +
-        "(?:earlier|before|previously|so far|until now|up to now)(?: ?(?:-{1,2}|,) [^.!?\\n]{0,60}?" +
-        "\\b(?:rules?|instructions?|persona|guidelines|prompts?)\\b[^.!?\\n]{0,40}?(?:-{1,2}|,))? no longer " +
-        "(?:apply|applies|holds?|counts?|stands?|matters?)|" +
-        "(?:consider|treat|regard) (?:all )?(?:of )?your (?:previous|prior|earlier|former|original|old|existing) " +
-        "(?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|commands) (?:as )?" +
-        "(?:null and void|void|revoked|cancell?ed|superseded|obsolete))(?![a-z])",
+      spacesAcrossLines(
+        "(?<![a-z])(?:(?:all|any|the|your) (?:of (?:the|your) )?(?:previous|prior|earlier|preceding|former|above|" +
+          "original|existing|old) (?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|" +
+          "commands)(?: (?:given to you|you were given|you have been given|you received))?(?: (?:before|earlier|so far))?" +
+          "(?: (?:are|is|have been|has been) (?:hereby (?:revoked|superseded|cancell?ed|void|rescinded|withdrawn|" +
+          "lifted|overridden|replaced)|(?:to be (?:ignored|disregarded)|revoked|superseded|void|null and void) " +
+          "(?:by (?:the |an? )?(?:assistant|model|ai|agent|llm)|by you|from now on)|null and void|" +
+          // (bare at the sentence's end, the reader's by "your" only, see `accept`: "Your previous instructions are
+          // now void.")
+          "(?:now )?(?:revoked|superseded|cancell?ed|void)(?= ?(?:[.!;\\n]|$)))|" +
+          // (or that they apply no more, "Your previous instructions no longer apply")
+          " no longer (?:apply|applies|hold|holds|count|counts|stand|stands))|" +
+          // ("What you were told earlier - the rules, the persona, all of it - no longer applies")
+          "(?:what|everything|anything|all) (?:that )?you (?:were|have been|'ve been) (?:told|given|instructed) " +
+          "(?:earlier|before|previously|so far|until now|up to now)(?: ?(?:-{1,2}|,) [^.!?\\n]{0,60}?" +
+          "\\b(?:rules?|instructions?|persona|guidelines|prompts?)\\b[^.!?\\n]{0,40}?(?:-{1,2}|,))? no longer " +
+          "(?:apply|applies|holds?|counts?|stands?|matters?)|" +
+          "(?:consider|treat|regard) (?:all )?(?:of )?your (?:previous|prior|earlier|former|original|old|existing) " +
+          "(?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|commands) (?:as )?" +
+          "(?:null and void|void|revoked|cancell?ed|superseded|obsolete))(?![a-z])",
+      ),
       "g",
     ),
     // (said of the reader's instructions: "given to you", "your", "hereby" or "by the assistant"; "The previous
     // instructions are superseded by this guide" tells of a document, "... hereby withdrawn by the ministry" of
     // someone else's; a shop's orders cancelled are purchases: "Your previous orders are hereby cancelled")
-    accept: (t, s, e) =>
+    accept: (t, s, e, upper, original) =>
+      (newlineIn(t, s, e) < 0 || readsOn(t, s, e, upper, original, { translated: false })) &&
       /\b(?:hereby|you|your|assistant|model|ai|agent|llm|from now on)\b/.test(t.slice(s, e)) &&
       !/\borders\b.* cancell?ed$/.test(t.slice(s, e)) &&
       !/^ by (?!(?:the |an? )?(?:assistant|model|ai|agent|llm)\b)/.test(t.slice(e, e + 20)) &&
