@@ -231,7 +231,9 @@ function everythingNamesMore(t: string, s: number, e: number, upper: (i: number)
     return /^about\b/.test(next) && !ABOUT_THE_ORDERS().test(next);
   }
   if (t[e] !== " ") return false;
-  if (t.endsWith("told", e)) return /^about\b/.test(next) && !ABOUT_THE_ORDERS().test(next);
+  if (t.endsWith("told", e)) {
+    return (/^about\b/.test(next) && !ABOUT_THE_ORDERS().test(next)) || TOLD_BY_SOMEONE().test(next);
+  }
   if (t.endsWith("before", e) || t.endsWith("preceding", e)) {
     return /^[a-z0-9]/.test(next) && !CLAUSE_AFTER_BEFORE().test(next);
   }
@@ -304,6 +306,15 @@ const CLAUSE_AFTER_BEFORE = lazy(() =>
   )
 );
 /** After "everything you were told ": the orders themselves, the topic of an order to drop them. */
+/**
+ * Who told it, after "... everything you were told", folded, when that is someone in a person's life, not whoever
+ * gives the model its orders: "Discard everything you were told by the recruiter", "... by your parents about
+ * money". The model's developers, its system, its prompt or "anyone" keep the order ("... by your developers").
+ */
+const TOLD_BY_SOMEONE = lazy(() =>
+  /^by (?!(?:(?:the|your|my|a|an|his|her|their|our) )?(?:system|developers?|devs?|operators?|users?|admins?|administrators?|creators?|programmers?|makers?|owners?|trainers?|openai|anthropic|google|meta|prompts?|previous|prior|earlier|original|instructions?|anyone|anybody|everyone|someone|others?|them|us|me|him|her)\b)(?:(?:the|your|my|a|an|his|her|their|our) )?[a-z]{3,}\b/
+);
+
 const ABOUT_THE_ORDERS = lazy(() =>
   /^about (?:(?:your|the|any|all|these|those) )?(?:(?:previous|prior|earlier|original|initial|system) )?(?:instructions|rules|guidelines|prompts?|orders)\b/
 );
