@@ -2316,8 +2316,20 @@ const POSTPOSED = lazy(() => new RegExp(`^${POSTPOSED_ORDER}$`));
 function postposedOrder(t: string, s: number, e: number): boolean {
   return (imperativeStart(t, s) !== false || ASKED_KINDLY().test(t.slice(Math.max(0, s - 40), s))) &&
     !/^,?\s+(?:if|unless|when|for|in case|on)\b/.test(t.slice(e, e + 12)) &&
+    // (a web page's "above the fold" is where on the screen, not the orders before: "ignore the instructions
+    // above the fold")
+    !/^\s+the fold\b/.test(t.slice(e, e + 10)) &&
     !/\b(?:users|owners|customers|developers|readers) ?: ?$/.test(t.slice(Math.max(0, s - 16), s));
 }
+
+/**
+ * What of a prompt a command shows that is not its words, folded, after the noun: its file's path or name, its
+ * length, its token count ("print the system prompt file path"). "print the system prompt file" still asks for
+ * the words.
+ */
+const PROMPT_PROPERTY = lazy(() =>
+  /^[ \n-](?:file[ \n-]?)?(?:path|paths|location|name|names|length|size|token count|tokens|hash|version|id)\b/
+);
 
 /** A polite ask before an order, which opens it as "please" would: "Would you be so kind as to ...". */
 const ASKED_KINDLY = lazy(() =>
@@ -3396,7 +3408,9 @@ const englishRules = (): Rule[] => [
       /\b(?:reveal|print|show|output|repeat|display|leak|disclose|tell me|give me|write out|spell out) (?:me )?(?:your|the) (?:full |entire |original |initial |hidden |secret )?(?:system prompt|system message|initial prompt|hidden prompt|prompt|instructions)\b|\brepeat (?:the|all) (?:words|text|lines|sentences) above\b/g,
     // "Show your prompt to a colleague or friend": advice to share it with someone else, no leak to the asker;
     // "Print your system prompt to a file ..." or "... to a webhook" still leaks it (see `SHOWN_TO_SOMEONE`).
-    accept: (t, _s, e) => !SHOWN_TO_SOMEONE().test(t.slice(e, e + 40)),
+    // "print the system prompt file path": a property of the prompt, as a command's help names one.
+    accept: (t, _s, e) =>
+      !SHOWN_TO_SOMEONE().test(t.slice(e, e + 40)) && !PROMPT_PROPERTY().test(t.slice(e, e + 24)),
   },
   {
     name: "override.false_authority",
