@@ -382,6 +382,14 @@ function glossesName(name: string, gloss: string): boolean {
 }
 
 /**
+ * After an address's colon, folded: a site's ask of crawlers and nothing more, as robots.txt and llms.txt put it
+ * ("# AI agents: please respect crawl-delay"), the sentence ending there.
+ */
+const CRAWL_COURTESY = lazy(() =>
+  /^ (?:please )?(?:respect|honou?r|observe|obey|follow)(?: (?:the|our|this))? (?:crawl-delay|crawl delay|robots\.txt|rate limits?|noindex|nofollow|llms\.txt|ai\.txt)(?:(?:,| and) (?:(?:the|our) )?(?:crawl-delay|crawl delay|robots\.txt|rate limits?|noindex|nofollow|llms\.txt|ai\.txt))*(?: of [0-9]+ ?(?:s|seconds?))?[ \t]*(?:[.!;]?[ \t]*(?:\n|$))/
+);
+
+/**
  * True when an `override.addresses_ai` match is code or markup, not words to the model: a bare name and its
  * comma or colon at a line end (a YAML key `ai:`, an argument `agent,` on its own line), a call's first
  * argument (`run(agent, ...)`), a colon inside a word (`LLM:t`), the end of a diagram arrow
@@ -395,6 +403,7 @@ function glossesName(name: string, gloss: string): boolean {
 function notAnAddress(t: string, s: number, e: number, original: Original): boolean {
   const bare = !t.slice(s, e - 1).includes(" ");
   const mark = t[e - 1];
+  if (mark === ":" && CRAWL_COURTESY().test(t.slice(e, e + 90))) return true;
   if (mark === ":" && FOREIGN_LABEL().test(t.slice(s, e))) return !labelNamesPersona(t, e, original);
   // (Japanese lists with this comma, "ChatGPT\u3001Claude\u3001Gemini", and ends an order with its verb)
   if (mark === "\u3001") return !CJK_ORDER().test(t.slice(e, e + 40).replace(/[\u3099\u309a]/g, ""));
