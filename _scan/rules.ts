@@ -2439,6 +2439,37 @@ const TRANSFORMS =
 const EXFIL_VERBS =
   `(?:send|e-?mail|mail|forward|transfer|wire|share|post|upload|leak|export|deliver|submit|paste|copy|sync|withdraw|deposit|invite|concatenate|provide|give|disclose|reveal|transmit|relay|publish|dm|message|text)`;
 
+/** One of `EXFIL_VERBS` as written, its space after it: the order's own verb, not its third person ("sends"). */
+const EXFIL_VERB_AT = lazy(() => new RegExp(`^${EXFIL_VERBS} `));
+
+/** The model named (not "the agent", a CI's or a support desk's), folded: "the model", "the AI assistant". */
+const THE_MODEL =
+  "(?:the|this|any|every|each) (?:ai |language )?(?:model|assistant|llm|ai|chatbot)|(?:ai|language) models|ai assistants";
+
+/**
+ * Before an order's verb: the model made to do it, folded, as policy is written: "The assistant must send ...",
+ * "Any AI assistant is required to forward ...". "will" and "should" tell what it does or ought to, as a design
+ * does ("The assistant will send a confirmation to ...").
+ */
+const MODEL_MUST = lazy(() =>
+  new RegExp(
+    `\\b(?:${THE_MODEL}) (?:must|shall|is required to|are required to|has to|have to|is to|are to)` +
+      "(?: (?:now|always|also|then|immediately|first))? $",
+  )
+);
+
+/**
+ * Before an order's verb in the third person ("sends"): the model made to do it by a clause of its own, folded:
+ * "It is now required that the model sends ...". A bare "The assistant sends a confirmation to ..." tells what it
+ * does.
+ */
+const MODEL_MADE_TO = lazy(() =>
+  new RegExp(
+    `\\b(?:required|mandatory|necessary|essential|imperative) that (?:${THE_MODEL})` +
+      "(?: (?:now|always|also|then|immediately|first))? $",
+  )
+);
+
 /**
  * The words an alternation such as `CONSEQUENTIAL` starts its matches with: each alternative up to its first
  * pattern character, with an optional hyphen spelled both ways ("e-?mail": "email", "e-mail").
@@ -3651,7 +3682,8 @@ const englishRules = (): Rule[] => [
     maxLen: 460,
     category: "exfiltration",
     re: new RegExp(
-      `(?<![a-z])${EXFIL_VERBS} ${
+      // (the verb in the third person too, after the model made to: "It is now required that the model sends ...")
+      `(?<![a-z])${EXFIL_VERBS}(?:s|es)? ${
         gapThen(120, `\\b(?:to|at|into|on|with)(?: me at)? ['"]{0,2}${DESTINATION}`)
       }`,
       "g",
@@ -3660,7 +3692,10 @@ const englishRules = (): Rule[] => [
     // "Send your resume to jobs@...", "share your feedback with us at ...": the reader's own things, sent
     // where the sender asks, are ordinary mail.
     accept: (t, s, _e, upper) =>
-      imperativeStart(t, s, upper) !== false && !/^[a-z-]+ (?:your|us|yours)\b/.test(t.slice(s, s + 40)),
+      (EXFIL_VERB_AT().test(t.slice(s, s + 16))
+        ? imperativeStart(t, s, upper) !== false || MODEL_MUST().test(t.slice(Math.max(0, s - 60), s))
+        : MODEL_MADE_TO().test(t.slice(Math.max(0, s - 80), s))) &&
+      !/^[a-z-]+ (?:your|us|yours)\b/.test(t.slice(s, s + 40)),
   },
   {
     name: "exfil.markdown_data_url",
