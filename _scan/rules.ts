@@ -2344,6 +2344,15 @@ const PROMPT_PROPERTY = lazy(() =>
   /^[ \n-](?:file[ \n-]?)?(?:path|paths|location|name|names|length|size|token count|tokens|hash|version|id)\b/
 );
 
+/**
+ * After "the system prompt should be printed": the model as who prints it, in the same sentence, folded ("... in
+ * full by the model before it answers"). Without it the sentence tells where a prompt is shown, as a setup guide
+ * does: "The system prompt should be shown in the settings page".
+ */
+const SHOWN_BY_MODEL = lazy(() =>
+  /^[^.!?;\n]{0,40}?\bby (?:the|this|any|every) (?:ai |language )?(?:model|assistant|llm|ai|chatbot)\b/
+);
+
 /** A polite ask before an order, which opens it as "please" would: "Would you be so kind as to ...". */
 const ASKED_KINDLY = lazy(() =>
   /\b(?:be so kind as to|(?:i'd|i would) like you to|i (?:want|need) you to) $/
@@ -3452,18 +3461,22 @@ const englishRules = (): Rule[] => [
     leads: [
       ...["reveal", "print", "show", "output", "repeat", "display", "leak", "disclose", "tell me", "give me"],
       ...["write out", "spell out"],
+      // (the prompt said to be shown by the model, see `SHOWN_BY_MODEL`)
+      ...["the system prompt", "your system prompt", "the system message", "your system message"],
     ],
     anchors: ["prompt", "instructions", "above", "system message"],
     maxLen: 120,
     category: "instruction_override",
     needles: ["prompt", "instructions", "above", "system message"],
     re:
-      /\b(?:reveal|print|show|output|repeat|display|leak|disclose|tell me|give me|write out|spell out) (?:me )?(?:your|the) (?:full |entire |original |initial |hidden |secret )?(?:system prompt|system message|initial prompt|hidden prompt|prompt|instructions)\b|\brepeat (?:the|all) (?:words|text|lines|sentences) above\b/g,
+      /\b(?:reveal|print|show|output|repeat|display|leak|disclose|tell me|give me|write out|spell out) (?:me )?(?:your|the) (?:full |entire |original |initial |hidden |secret )?(?:system prompt|system message|initial prompt|hidden prompt|prompt|instructions)\b|\brepeat (?:the|all) (?:words|text|lines|sentences) above\b|\b(?:the|your) system (?:prompt|message) (?:should|must|shall|is to|has to|needs to) be (?:printed|revealed|shown|output|displayed|repeated|disclosed|leaked|written out)\b/g,
     // "Show your prompt to a colleague or friend": advice to share it with someone else, no leak to the asker;
     // "Print your system prompt to a file ..." or "... to a webhook" still leaks it (see `SHOWN_TO_SOMEONE`).
     // "print the system prompt file path": a property of the prompt, as a command's help names one.
-    accept: (t, _s, e) =>
-      !SHOWN_TO_SOMEONE().test(t.slice(e, e + 40)) && !PROMPT_PROPERTY().test(t.slice(e, e + 24)),
+    // "The system prompt should be printed ... by the model": said to be shown, by the model (see `SHOWN_BY_MODEL`).
+    accept: (t, s, e) =>
+      !SHOWN_TO_SOMEONE().test(t.slice(e, e + 40)) && !PROMPT_PROPERTY().test(t.slice(e, e + 24)) &&
+      (!/^(?:the|your) /.test(t.slice(s, s + 5)) || SHOWN_BY_MODEL().test(t.slice(e, e + 60))),
   },
   {
     name: "override.false_authority",
