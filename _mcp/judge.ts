@@ -635,17 +635,18 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
 }
 
 /**
- * `source` with each letter it spells outside a character class folded (as `foldCase` folds it, and the
- * final sigma as the sigma), or undefined when the pattern is no rule about words but about case: a class
- * holding a letter (`[A-Z]`, `[a-z_]`), a Unicode property (`\p{Lu}`), a class spelling its members by code
- * (`[\x61-\x7a]` is `[a-z]`; `[\u002d]` is `[-]`, no letter), or a letter that folds to more than itself (the sharp s to `ss`, which a
- * quantifier after it would read otherwise); or when it spells no letter outside classes (`^\w+$`,
- * `^.{6,}$` judge word characters or length, which folding the key alone changes: `\u017f` becomes the word
- * character "s", `\u00df` two letters). A letter is read whole where it is astral (two UTF-16 units, with or
- * without the `u` flag), and where an escape gives it by code (`\u0046`, `\x46`, `\u{46}` with the flag
- * the validator compiles it with): such an escape is a letter a case-blind server reads in any case, as
- * written. Any other escape is kept as written (`\D` is not `\d`), whole, as are a group's name and the
- * flags a group sets (see `syntaxEnd`): their letters are no letters the pattern spells.
+ * `source` with each letter it spells outside a character class folded (as `foldCase` folds it, and the final
+ * sigma as the sigma), or undefined when the pattern is no rule about words but about case: a class holding a
+ * letter (`[A-Z]`, `[a-z_]`), a Unicode property (`\p{Lu}`; without the `u` flag `\p` is the letter p), a
+ * class spelling its members by code (`[\x61-\x7a]` is `[a-z]`; `[\u002d]` is `[-]`, no letter), or a letter
+ * that folds to more than itself (the sharp s to `ss`, which a quantifier after it would read otherwise); or
+ * when it spells no letter outside classes (`^\w+$`, `^.{6,}$` judge word characters or length, which folding
+ * the key alone changes: `\u017f` becomes the word character "s", `\u00df` two letters). A letter is read
+ * whole where it is astral (two UTF-16 units, with or without the `u` flag), and where an escape gives it by
+ * code (`\u0046`, `\x46`, `\u{46}` with the flag the validator compiles it with): such an escape is a letter
+ * a case-blind server reads in any case, as written. Any other escape is kept as written (`\D` is not `\d`),
+ * whole, as are a group's name and the flags a group sets (see `syntaxEnd`): their letters are no letters the
+ * pattern spells.
  */
 function foldedPattern(source: string): string | undefined {
   const unicode = compilesUnicode(source);
@@ -662,7 +663,7 @@ function foldedPattern(source: string): string | undefined {
     let literal = false;
     if (c === "\\") {
       const next = source[i + 1] ?? "";
-      if (next === "p" || next === "P") return undefined;
+      if (unicode && (next === "p" || next === "P")) return undefined;
       // (without the `u` flag, `\c` before no control letter is a backslash and the letter c, which a
       // case-blind server reads in any case; kept as written, a coded letter after it ran into it: `\c\x4a`
       // was folded to `\cj`, a control character, and `\cj` was let by where `\cJ` is refused)
@@ -752,7 +753,7 @@ function casedBetween(from: number, to: number): boolean {
  * The one character an escape at `i` of `source` that gives no code stands for, where it means that
  * character alone (without the `u` flag `\X`, `\e`, and `\x4` and `\u12`, short of their digits, are `X`,
  * `e`, `x` and `u`; `\-` is `-`; in a class `\b` is the backspace and, without the flag, `\c1` a control
- * character), and where it ends; undefined for an escape that is syntax (`\d`, `\b` outside a class, `\cJ`,
+ * character), and where it ends; undefined for an escape that is syntax (`\d`, `\b` outside a class,
  * `\k<name>`, a backreference). Kept as written, such a letter was none the pattern spells (`^force\X$`
  * let `FORCEx` by), and in a class none it holds (`[\u12]` holds `u`).
  */
@@ -770,8 +771,8 @@ function escapedChar(
   const control = "fnrtv0".indexOf(next);
   if (control >= 0) return one("\f\n\r\t\v\0"[control]);
   if (next === "c") {
-    // (`\cJ` is kept whole, see `syntaxEnd`; without the flag, `\c1` in a class is a control character,
-    // and elsewhere `\c` is a backslash before a `c`)
+    // (`\cJ` is given by its code, see `codedChar`; without the flag, `\c1` in a class is a control
+    // character, and elsewhere `\c` is a backslash before a `c`)
     if (at.unicode || /[a-zA-Z]/.test(after) || !(at.inClass && /[0-9_]/.test(after))) return undefined;
     return { char: String.fromCharCode(after.charCodeAt(0) % 32), end: i + 3 };
   }
@@ -853,9 +854,9 @@ function plainWord(word: string): string {
 
 /**
  * Where the piece of syntax at `i` of `source` (outside a class) that is kept as written ends: an escape
- * whole (`\x5F`, `\u002E`, `\u{5F}` with the `u` flag, `\cJ`, `\k<name>` where the pattern names groups),
+ * whole (`\x5F`, `\u002E`, `\u{5F}` with the `u` flag, `\k<name>` where the pattern names groups),
  * a group's opening with its name (`(?<name>`) or the flags it sets (`(?s:`, `(?-i:`). Their letters (hex
- * digits, a control letter, a name, a flag) spell no word: counted, `^\x5F\w+$` and `^(?s:.{6,})$` were
+ * digits, a name, a flag) spell no word: counted, `^\x5F\w+$` and `^(?s:.{6,})$` were
  * word rules, and `_\u017fa` and `\u00df\u00df\u00df` were refused where `^_\w+$` and `^.{6,}$` let them by.
  */
 function syntaxEnd(source: string, i: number, unicode: boolean): number {
@@ -863,7 +864,7 @@ function syntaxEnd(source: string, i: number, unicode: boolean): number {
   const m = rest[0] === "("
     ? /^\(\?(?:<(?![=!])[^>]*>|[a-zA-Z]*(?:-[a-zA-Z]*)?:)/.exec(rest)
     : (unicode && /^\\u\{[0-9a-fA-F]+\}/.exec(rest)) ||
-      /^\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|c[a-zA-Z])/.exec(rest) ||
+      /^\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})/.exec(rest) ||
       (source.includes("(?<") && /^\\k<[^>]*>/.exec(rest));
   return i + (m ? m[0].length : rest[0] === "(" ? 1 : 2);
 }
@@ -880,7 +881,8 @@ function compilesUnicode(source: string): boolean {
 
 /**
  * The character an escape at `i` of `source` gives by its code (`\uHHHH`, a pair of them for an astral one,
- * `\xHH`, `\u{H...}` where the pattern is read with the `u` flag), and where the escape ends; undefined for
+ * `\xHH`, `\u{H...}` where the pattern is read with the `u` flag, a control letter `\cJ` in either case),
+ * and where the escape ends; undefined for
  * any other escape. Without the flag, an escaped half of a pair and the written half after it are one
  * character too, as the pattern matches them.
  */
@@ -888,6 +890,9 @@ function codedChar(source: string, i: number, unicode: boolean): { char: string;
   const rest = source.slice(i, i + 10);
   const m = (unicode && /^\\u\{([0-9a-fA-F]{1,6})\}/.exec(rest)) || /^\\u([0-9a-fA-F]{4})/.exec(rest) ||
     /^\\x([0-9a-fA-F]{2})/.exec(rest);
+  // (a control letter gives its character in either case: `\cJ` and `\cj` are `\n`, in a class too)
+  const control = /^\\c[a-zA-Z]/.exec(rest);
+  if (control) return { char: String.fromCharCode(rest.charCodeAt(2) % 32), end: i + 3 };
   if (!m) return undefined;
   let code = parseInt(m[1], 16);
   let end = i + m[0].length;

@@ -949,3 +949,24 @@ test("checkCall: a propertyNames pattern's \\c before no control letter is a bac
   assert.equal(feedbackOf({ p: not("^\\cJ$") })({ p: { "\\cj": 1 } }), "");
   assert.equal(feedbackOf({ p: not("^x\\c\\x4a$") })({ p: { "x\n": 1 } }), "");
 });
+
+test("checkCall: a propertyNames pattern's escaped letter without the u flag is a letter it spells (\\p, \\e), and a class's range from a control letter (\\cA) holds what lies between", () => {
+  // Without the `u` flag `\p` is the letter p: the pattern was no rule at all (read as a Unicode property),
+  // and `P-` passed `not ^\p\-$`, which a case-blind server reads as the `p-` it forbids. `[\cA-\x5f]` holds
+  // `[A-Z]`: read as the three characters `\cA`, `-`, `_`, the pattern was a word rule, and `_d` was refused
+  // where `^[\x01-\x5f]D$` lets it by.
+  const feedback = feedbackOf({
+    p: not("^\\p\\-$"),
+    bigP: not("^\\P\\-$"),
+    e: not("^forc\\e\\-$"),
+    control: not("^[\\cA-\\x5f]D$"),
+    coded: not("^[\\x01-\\x5f]D$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ p: { "P-": 1 } }), stray);
+  assert.match(feedback({ bigP: { "p-": 1 } }), stray);
+  assert.match(feedback({ e: { "FORCE-": 1 } }), stray);
+  for (const name of ["control", "coded"]) assert.equal(feedback({ [name]: { _d: 1 } }), "", name);
+  // With the `u` flag `\p{Lu}` is a property: about case, no word.
+  assert.equal(feedbackOf({ a: not("^\\p{Lu}-$") })({ a: { "a-": 1 } }), "");
+});
