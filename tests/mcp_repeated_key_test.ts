@@ -950,6 +950,47 @@ test("checkCall: a propertyNames pattern's \\c before no control letter is a bac
   assert.equal(feedbackOf({ p: not("^x\\c\\x4a$") })({ p: { "x\n": 1 } }), "");
 });
 
+test("checkCall: a propertyNames pattern spelling a character by its code, by an escape or as itself names one word: beside not ^force-x$, ^FORCE\\x2dX$ lets FORCE-X by as ^FORCE-X$ does", () => {
+  // The word of a pattern kept the escape as written: `\x2d` and `-` were two words, and `FORCE-X` was
+  // refused as a case variant of `force-x` where the schema spells it in that case too.
+  const either = (forbidden: string, spelled: string) => ({
+    type: "object",
+    propertyNames: { anyOf: [{ not: { pattern: forbidden } }, { pattern: spelled }] },
+  });
+  const pairs: [string, string, string][] = [
+    ["^force-x$", "^FORCE\\x2dX$", "FORCE-X"],
+    ["^force\\x2dx$", "^FORCE-X$", "FORCE-X"],
+    ["^force\\u002dx$", "^FORCE-X$", "FORCE-X"],
+    // (`\-` outside a class: the pattern compiles without the `u` flag)
+    ["^force\\-x$", "^FORCE-X$", "FORCE-X"],
+    ["^force\\-x$", "^FORCE\\u{2d}X$", "FORCE-X"],
+    ["^force[\\x2e]x$", "^FORCE[.]X$", "FORCE.X"],
+    ["^force[-.]x$", "^FORCE[\\-\\x2e]X$", "FORCE.X"],
+    ["^force\\cj$", "^FORCE\\n$", "FORCE\n"],
+    ["^force\\.x$", "^FORCE\\x2eX$", "FORCE.X"],
+    ["^force_{2}$", "^FORCE\\x5f{2}$", "FORCE__"],
+  ];
+  const feedback = feedbackOf(Object.fromEntries(pairs.map(([a, b], i) => [`p${i}`, either(a, b)])));
+  for (const [i, [a, b, key]] of pairs.entries()) {
+    assert.equal(feedback({ [`p${i}`]: { [key]: 1 } }), "", `${a} ${b}`);
+    assert.match(
+      feedback({ [`p${i}`]: { [key.toLowerCase().replace("f", "F")]: 1 } }),
+      /name rule/,
+      `${a} ${b}`,
+    );
+  }
+  // Still other words: a count is not the braces it is written with, nor a literal dot any character.
+  const judged: [string, string, string][] = [
+    ["^x{2}$", "^X\\{2\\}$", "XX"],
+    ["^x{2}$", "^X{\\x32}$", "XX"],
+    ["^force.x$", "^FORCE\\.X$", "FORCE.X"],
+  ];
+  const strict = feedbackOf(Object.fromEntries(judged.map(([a, b], i) => [`p${i}`, either(a, b)])));
+  for (const [i, [a, b, key]] of judged.entries()) {
+    assert.match(strict({ [`p${i}`]: { [key]: 1 } }), /which the tool's name rule/, `${a} ${b}`);
+  }
+});
+
 test("checkCall: a propertyNames pattern's escaped letter without the u flag is a letter it spells (\\p, \\e), and a class's range from a control letter (\\cA) holds what lies between", () => {
   // Without the `u` flag `\p` is the letter p: the pattern was no rule at all (read as a Unicode property),
   // and `P-` passed `not ^\p\-$`, which a case-blind server reads as the `p-` it forbids. `[\cA-\x5f]` holds
