@@ -658,8 +658,6 @@ function foldedPattern(source: string): { source: string; word: string } | undef
   // (the same, each character it means as itself written one way, see `spelled`: `\x2d`, `\u002d`, `\-`
   // and `-` are one word)
   let word = "";
-  // (a character past the first plane: the `u` flag changes what it matches, so it names a word in one only)
-  let astral = false;
   let inClass = false;
   let spellsLetter = false;
   // (in a class: the last single member's code point, and whether a raw `-` after it opens a range)
@@ -707,7 +705,6 @@ function foldedPattern(source: string): { source: string; word: string } | undef
         i += 6;
       }
     }
-    if (/[\ud800-\udfff]/.test(c)) astral = true;
     if (inClass) {
       if (c === "]" && !literal) [inClass, word] = [false, word + "]"];
       else if (c.toLowerCase() !== c.toUpperCase()) return undefined;
@@ -746,7 +743,7 @@ function foldedPattern(source: string): { source: string; word: string } | undef
     out += folded;
     word += folded;
   }
-  return spellsLetter ? { source: out, word: (astral && unicode ? "/u " : "") + word } : undefined;
+  return spellsLetter ? { source: out, word } : undefined;
 }
 
 /**

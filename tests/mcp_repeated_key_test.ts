@@ -992,6 +992,20 @@ test("checkCall: a propertyNames pattern spelling a character by its code, by an
   }
 });
 
+test("checkCall: an astral letter names one word in a propertyNames pattern read with the u flag and in one read without it", () => {
+  // `^𐐨x$` compiles with the flag, `^𐐀\X$` without it (`\X` is no escape with it): both name the word
+  // 𐐨x, the second in the key's case, so 𐐀X is let by as beside `^𐐀X$`; a word marked by the flag it is read
+  // with refused it.
+  const feedback = feedbackOf({
+    p: {
+      type: "object",
+      propertyNames: { anyOf: [{ not: { pattern: "^\u{10428}x$" } }, { pattern: "^\u{10400}\\X$" }] },
+    },
+  });
+  assert.equal(feedback({ p: { "\u{10400}X": 1 } }), "");
+  assert.match(feedback({ p: { "\u{10400}x": 1 } }), /which the tool's name rule/);
+});
+
 test("checkCall: a propertyNames pattern's escaped letter without the u flag is a letter it spells (\\p, \\e), and a class's range from a control letter (\\cA) holds what lies between", () => {
   // Without the `u` flag `\p` is the letter p: the pattern was no rule at all (read as a Unicode property),
   // and `P-` passed `not ^\p\-$`, which a case-blind server reads as the `p-` it forbids. `[\cA-\x5f]` holds
