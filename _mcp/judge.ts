@@ -598,8 +598,9 @@ interface NameRule {
   /** It with each letter folded, for the key folded: it matches a key in any case it names. */
   folded: RegExp;
   /**
-   * The source of `folded` read plainly (see {@linkcode plainWord}): patterns alike in it name the same words,
-   * in cases each spells.
+   * The source of `folded` with each character it means as itself written one way, read plainly (see
+   * {@linkcode foldedPattern} and {@linkcode plainWord}): patterns alike in it name the same words, in cases
+   * each spells.
    */
   word: string;
 }
@@ -623,8 +624,8 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
       rules.push({
         source: s.pattern,
         asSpelled: makeRegExp(s.pattern, "", "pattern"),
-        folded: makeRegExp(folded, "", "pattern"),
-        word: plainWord(folded),
+        folded: makeRegExp(folded.source, "", "pattern"),
+        word: plainWord(folded.word),
       });
     } catch {
       // a pattern the validator refuses too: the tool is unchecked, nothing to fold
@@ -635,21 +636,28 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
 }
 
 /**
- * `source` with each letter it spells outside a character class folded (as `foldCase` folds it, and the
- * final sigma as the sigma), or undefined when the pattern is no rule about words but about case: a class
- * holding a letter (`[A-Z]`, `[a-z_]`), a Unicode property (`\p{Lu}`), a class spelling its members by code
- * (`[\x61-\x7a]` is `[a-z]`; `[\u002d]` is `[-]`, no letter), or a letter that folds to more than itself (the sharp s to `ss`, which a
- * quantifier after it would read otherwise); or when it spells no letter outside classes (`^\w+$`,
- * `^.{6,}$` judge word characters or length, which folding the key alone changes: `\u017f` becomes the word
- * character "s", `\u00df` two letters). A letter is read whole where it is astral (two UTF-16 units, with or
- * without the `u` flag), and where an escape gives it by code (`\u0046`, `\x46`, `\u{46}` with the flag
- * the validator compiles it with): such an escape is a letter a case-blind server reads in any case, as
- * written. Any other escape is kept as written (`\D` is not `\d`), whole, as are a group's name and the
- * flags a group sets (see `syntaxEnd`): their letters are no letters the pattern spells.
+ * `source` with each letter it spells outside a character class folded (as `foldCase` folds it, and the final
+ * sigma as the sigma), and its word: the same with each other character it means as itself written one way
+ * (see `spelled`), so that `^force\x2dx$`, `^force\u002dx$`, `^force\-x$` and `^force-x$` are one word
+ * (compared as written, `FORCE-X` was refused beside `^FORCE-X$` as a case variant of the other three); or
+ * undefined when the pattern is no rule about words but about case: a class holding a letter (`[A-Z]`,
+ * `[a-z_]`), a Unicode property (`\p{Lu}`; without the `u` flag `\p` is the letter p), a class spelling its
+ * members by code (`[\x61-\x7a]` is `[a-z]`; `[\u002d]` is `[-]`, no letter), or a letter that folds to more
+ * than itself (the sharp s to `ss`, which a quantifier after it would read otherwise); or when it spells no
+ * letter outside classes (`^\w+$`, `^.{6,}$` judge word characters or length, which folding the key alone
+ * changes: `\u017f` becomes the word character "s", `\u00df` two letters). A letter is read whole where it is
+ * astral (two UTF-16 units, with or without the `u` flag), and where an escape gives it by code (`\u0046`,
+ * `\x46`, `\u{46}` with the flag the validator compiles it with): such an escape is a letter a case-blind
+ * server reads in any case, as written. Any other escape is kept as written (`\D` is not `\d`), whole, as are
+ * a group's name and the flags a group sets (see `syntaxEnd`): their letters are no letters the pattern
+ * spells.
  */
-function foldedPattern(source: string): string | undefined {
+function foldedPattern(source: string): { source: string; word: string } | undefined {
   const unicode = compilesUnicode(source);
   let out = "";
+  // (the same, each character it means as itself written one way, see `spelled`: `\x2d`, `\u002d`, `\-`
+  // and `-` are one word)
+  let word = "";
   let inClass = false;
   let spellsLetter = false;
   // (in a class: the last single member's code point, and whether a raw `-` after it opens a range)
@@ -662,7 +670,7 @@ function foldedPattern(source: string): string | undefined {
     let literal = false;
     if (c === "\\") {
       const next = source[i + 1] ?? "";
-      if (next === "p" || next === "P") return undefined;
+      if (unicode && (next === "p" || next === "P")) return undefined;
       // (without the `u` flag, `\c` before no control letter is a backslash and the letter c, which a
       // case-blind server reads in any case; kept as written, a coded letter after it ran into it: `\c\x4a`
       // was folded to `\cj`, a control character, and `\cj` was let by where `\cJ` is refused)
@@ -671,12 +679,14 @@ function foldedPattern(source: string): string | undefined {
         !(inClass && /[0-9_]/.test(source[i + 2] ?? ""))
       ) {
         out += "\\\\";
+        word += spelled("\\");
         continue;
       }
       const coded = codedChar(source, i, unicode) ?? escapedChar(source, i, { unicode, inClass });
       if (coded === undefined) {
         const end = syntaxEnd(source, i, unicode);
         out += source.slice(i, end);
+        word += source.slice(i, end);
         i = end - 1;
         if (inClass) [member, dash] = [undefined, false]; // (`\d`, `\w`: a set, no end of a range)
         continue;
@@ -696,13 +706,14 @@ function foldedPattern(source: string): string | undefined {
       }
     }
     if (inClass) {
-      if (c === "]" && !literal) inClass = false;
+      if (c === "]" && !literal) [inClass, word] = [false, word + "]"];
       else if (c.toLowerCase() !== c.toUpperCase()) return undefined;
-      else if (c === "-" && !literal && member !== undefined && !dash) dash = true;
-      else {
+      else if (c === "-" && !literal && member !== undefined && !dash && source[i + 1] !== "]") {
+        [dash, word] = [true, word + "-"];
+      } else {
         // (a range between two characters that are no letters may hold some: `[\x21-\x7e]` holds `[A-Za-z]`)
         if (dash && casedBetween(member!, c.codePointAt(0)!)) return undefined;
-        [member, dash] = [dash ? undefined : c.codePointAt(0), false];
+        [member, dash, word] = [dash ? undefined : c.codePointAt(0), false, word + spelled(c)];
       }
       out += raw;
       continue;
@@ -710,28 +721,37 @@ function foldedPattern(source: string): string | undefined {
     if (c === "[" && !literal) {
       inClass = true;
       [member, dash] = [undefined, false];
-      if (source[i + 1] === "^") {
-        out += "[^";
-        i++;
-        continue;
-      }
+      const open = source[i + 1] === "^" ? "[^" : "[";
+      [out, word, i] = [out + open, word + open, i + open.length - 1];
+      continue;
     }
-    if (c === "(" && !literal) {
-      const end = syntaxEnd(source, i, unicode);
-      out += source.slice(i, end);
-      i = end - 1;
+    // (a count, `{2}` or `{1,}`, is syntax; any other brace, without the `u` flag, is the brace itself)
+    const count = c === "{" && !literal ? /^\{\d+(?:,\d*)?\}/.exec(source.slice(i))?.[0] : undefined;
+    if ((c === "(" || count !== undefined) && !literal) {
+      const end = count === undefined ? syntaxEnd(source, i, unicode) : i + count.length;
+      [out, word, i] = [out + source.slice(i, end), word + source.slice(i, end), end - 1];
       continue;
     }
     if (c.toLowerCase() === c.toUpperCase()) {
       out += raw;
+      word += literal || !"^$.*+?()[|".includes(c) ? spelled(c) : c;
       continue;
     }
     const folded = foldCase(c).replaceAll("\u03c2", "\u03c3");
     if (folded.length !== c.length) return undefined;
     spellsLetter = true;
     out += folded;
+    word += folded;
   }
-  return spellsLetter ? out : undefined;
+  return spellsLetter ? { source: out, word } : undefined;
+}
+
+/**
+ * A character a pattern means as itself (not a letter, which a word keeps folded), written one way in a
+ * word: by its code, `\u{2d}`, which no other spelling of a word holds and no group's content runs into.
+ */
+function spelled(c: string): string {
+  return `\\u{${c.codePointAt(0)!.toString(16)}}`;
 }
 
 /**
@@ -752,7 +772,7 @@ function casedBetween(from: number, to: number): boolean {
  * The one character an escape at `i` of `source` that gives no code stands for, where it means that
  * character alone (without the `u` flag `\X`, `\e`, and `\x4` and `\u12`, short of their digits, are `X`,
  * `e`, `x` and `u`; `\-` is `-`; in a class `\b` is the backspace and, without the flag, `\c1` a control
- * character), and where it ends; undefined for an escape that is syntax (`\d`, `\b` outside a class, `\cJ`,
+ * character), and where it ends; undefined for an escape that is syntax (`\d`, `\b` outside a class,
  * `\k<name>`, a backreference). Kept as written, such a letter was none the pattern spells (`^force\X$`
  * let `FORCEx` by), and in a class none it holds (`[\u12]` holds `u`).
  */
@@ -770,8 +790,8 @@ function escapedChar(
   const control = "fnrtv0".indexOf(next);
   if (control >= 0) return one("\f\n\r\t\v\0"[control]);
   if (next === "c") {
-    // (`\cJ` is kept whole, see `syntaxEnd`; without the flag, `\c1` in a class is a control character,
-    // and elsewhere `\c` is a backslash before a `c`)
+    // (`\cJ` is given by its code, see `codedChar`; without the flag, `\c1` in a class is a control
+    // character, and elsewhere `\c` is a backslash before a `c`)
     if (at.unicode || /[a-zA-Z]/.test(after) || !(at.inClass && /[0-9_]/.test(after))) return undefined;
     return { char: String.fromCharCode(after.charCodeAt(0) % 32), end: i + 3 };
   }
@@ -783,11 +803,11 @@ function escapedChar(
 
 /**
  * `word` (a folded pattern, see {@linkcode foldedPattern}) with the groups that change nothing it matches
- * taken away: a group that only turns off flags neither the validator nor a group around it sets
- * (`(?-i:x)`), or sets none (`(?:x)`), is its own content where no quantifier follows it and no `|` stands in it. Compared as written,
- * `^(?-i:FORCE)$` named another word than `^FORCE$`, and beside `not: { pattern: "^force$" }` in an `anyOf`
- * `FORCE` was refused as a case variant of `force`, where `^FORCE$` lets it by. A group that sets a flag
- * (`(?i:`, which is about case; `(?s:`), captures, is named or looks around stays as written.
+ * taken away: a group that only turns off flags neither the validator nor a group around it sets (`(?-i:x)`),
+ * or sets none (`(?:x)`), is its own content where no quantifier follows it and no `|` stands in it. Compared
+ * as written, `^(?-i:FORCE)$` named another word than `^FORCE$`, and beside `not: { pattern: "^force$" }` in
+ * an `anyOf` `FORCE` was refused as a case variant of `force`, where `^FORCE$` lets it by. A group that sets
+ * a flag (`(?i:`, which is about case; `(?s:`), captures, is named or looks around stays as written.
  *
  * @example
  * ```ts ignore
@@ -853,17 +873,17 @@ function plainWord(word: string): string {
 
 /**
  * Where the piece of syntax at `i` of `source` (outside a class) that is kept as written ends: an escape
- * whole (`\x5F`, `\u002E`, `\u{5F}` with the `u` flag, `\cJ`, `\k<name>` where the pattern names groups),
- * a group's opening with its name (`(?<name>`) or the flags it sets (`(?s:`, `(?-i:`). Their letters (hex
- * digits, a control letter, a name, a flag) spell no word: counted, `^\x5F\w+$` and `^(?s:.{6,})$` were
- * word rules, and `_\u017fa` and `\u00df\u00df\u00df` were refused where `^_\w+$` and `^.{6,}$` let them by.
+ * whole (a backreference or an octal escape with all its digits, `\14` is no `\1` before a `4`; `\k<name>`
+ * where the pattern names groups), a group's opening with its name (`(?<name>`) or the flags it sets (`(?s:`,
+ * `(?-i:`). Their letters (a name, a flag) spell no word: counted, `^\x5F\w+$` and `^(?s:.{6,})$` were word
+ * rules, and `_\u017fa` and `\u00df\u00df\u00df` were refused where `^_\w+$` and `^.{6,}$` let them by.
  */
 function syntaxEnd(source: string, i: number, unicode: boolean): number {
   const rest = source.slice(i);
   const m = rest[0] === "("
     ? /^\(\?(?:<(?![=!])[^>]*>|[a-zA-Z]*(?:-[a-zA-Z]*)?:)/.exec(rest)
     : (unicode && /^\\u\{[0-9a-fA-F]+\}/.exec(rest)) ||
-      /^\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|c[a-zA-Z])/.exec(rest) ||
+      /^\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[0-9]+)/.exec(rest) ||
       (source.includes("(?<") && /^\\k<[^>]*>/.exec(rest));
   return i + (m ? m[0].length : rest[0] === "(" ? 1 : 2);
 }
@@ -880,7 +900,8 @@ function compilesUnicode(source: string): boolean {
 
 /**
  * The character an escape at `i` of `source` gives by its code (`\uHHHH`, a pair of them for an astral one,
- * `\xHH`, `\u{H...}` where the pattern is read with the `u` flag), and where the escape ends; undefined for
+ * `\xHH`, `\u{H...}` where the pattern is read with the `u` flag, a control letter `\cJ` in either case),
+ * and where the escape ends; undefined for
  * any other escape. Without the flag, an escaped half of a pair and the written half after it are one
  * character too, as the pattern matches them.
  */
@@ -888,6 +909,9 @@ function codedChar(source: string, i: number, unicode: boolean): { char: string;
   const rest = source.slice(i, i + 10);
   const m = (unicode && /^\\u\{([0-9a-fA-F]{1,6})\}/.exec(rest)) || /^\\u([0-9a-fA-F]{4})/.exec(rest) ||
     /^\\x([0-9a-fA-F]{2})/.exec(rest);
+  // (a control letter gives its character in either case: `\cJ` and `\cj` are `\n`, in a class too)
+  const control = /^\\c[a-zA-Z]/.exec(rest);
+  if (control) return { char: String.fromCharCode(rest.charCodeAt(2) % 32), end: i + 3 };
   if (!m) return undefined;
   let code = parseInt(m[1], 16);
   let end = i + m[0].length;

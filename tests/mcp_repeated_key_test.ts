@@ -18,6 +18,7 @@ import { caseStray } from "../_mcp/judge.ts";
 import { answer, POISON, prettyAnswer } from "./_mcp_raw_server.ts";
 import { runtimeCommand } from "./_runtime.ts";
 import { countingWork } from "./_counting.ts";
+import { seededRandom } from "./_random.ts";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // (the SDK's "./*" export maps types to "*.js.d.ts", which does not exist: Deno is pointed at the real file)
 // @ts-types="../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.d.ts"
@@ -948,4 +949,174 @@ test("checkCall: a propertyNames pattern's \\c before no control letter is a bac
   assert.match(feedback({ p0: { "\\cJ": 1 } }), /p0/);
   assert.equal(feedbackOf({ p: not("^\\cJ$") })({ p: { "\\cj": 1 } }), "");
   assert.equal(feedbackOf({ p: not("^x\\c\\x4a$") })({ p: { "x\n": 1 } }), "");
+});
+
+test("checkCall: a propertyNames pattern spelling a character by its code, by an escape or as itself names one word: beside not ^force-x$, ^FORCE\\x2dX$ lets FORCE-X by as ^FORCE-X$ does", () => {
+  // The word of a pattern kept the escape as written: `\x2d` and `-` were two words, and `FORCE-X` was
+  // refused as a case variant of `force-x` where the schema spells it in that case too.
+  const either = (forbidden: string, spelled: string) => ({
+    type: "object",
+    propertyNames: { anyOf: [{ not: { pattern: forbidden } }, { pattern: spelled }] },
+  });
+  const pairs: [string, string, string][] = [
+    ["^force-x$", "^FORCE\\x2dX$", "FORCE-X"],
+    ["^force\\x2dx$", "^FORCE-X$", "FORCE-X"],
+    ["^force\\u002dx$", "^FORCE-X$", "FORCE-X"],
+    // (`\-` outside a class: the pattern compiles without the `u` flag)
+    ["^force\\-x$", "^FORCE-X$", "FORCE-X"],
+    ["^force\\-x$", "^FORCE\\u{2d}X$", "FORCE-X"],
+    ["^force[\\x2e]x$", "^FORCE[.]X$", "FORCE.X"],
+    ["^force[-.]x$", "^FORCE[\\-\\x2e]X$", "FORCE.X"],
+    ["^force\\cj$", "^FORCE\\n$", "FORCE\n"],
+    ["^force\\.x$", "^FORCE\\x2eX$", "FORCE.X"],
+    ["^force_{2}$", "^FORCE\\x5f{2}$", "FORCE__"],
+  ];
+  const feedback = feedbackOf(Object.fromEntries(pairs.map(([a, b], i) => [`p${i}`, either(a, b)])));
+  for (const [i, [a, b, key]] of pairs.entries()) {
+    assert.equal(feedback({ [`p${i}`]: { [key]: 1 } }), "", `${a} ${b}`);
+    assert.match(
+      feedback({ [`p${i}`]: { [key.toLowerCase().replace("f", "F")]: 1 } }),
+      /name rule/,
+      `${a} ${b}`,
+    );
+  }
+  // Still other words: a count is not the braces it is written with, nor a literal dot any character.
+  const judged: [string, string, string][] = [
+    ["^x{2}$", "^X\\{2\\}$", "XX"],
+    ["^x{2}$", "^X{\\x32}$", "XX"],
+    ["^force.x$", "^FORCE\\.X$", "FORCE.X"],
+  ];
+  const strict = feedbackOf(Object.fromEntries(judged.map(([a, b], i) => [`p${i}`, either(a, b)])));
+  for (const [i, [a, b, key]] of judged.entries()) {
+    assert.match(strict({ [`p${i}`]: { [key]: 1 } }), /which the tool's name rule/, `${a} ${b}`);
+  }
+});
+
+test("checkCall: an astral letter names one word in a propertyNames pattern read with the u flag and in one read without it", () => {
+  // `^𐐨x$` compiles with the flag, `^𐐀\X$` without it (`\X` is no escape with it): both name the word
+  // 𐐨x, the second in the key's case, so 𐐀X is let by as beside `^𐐀X$`; a word marked by the flag it is read
+  // with refused it.
+  const feedback = feedbackOf({
+    p: {
+      type: "object",
+      propertyNames: { anyOf: [{ not: { pattern: "^\u{10428}x$" } }, { pattern: "^\u{10400}\\X$" }] },
+    },
+  });
+  assert.equal(feedback({ p: { "\u{10400}X": 1 } }), "");
+  assert.match(feedback({ p: { "\u{10400}x": 1 } }), /which the tool's name rule/);
+});
+
+test("checkCall: a propertyNames pattern's escaped letter without the u flag is a letter it spells (\\p, \\e), and a class's range from a control letter (\\cA) holds what lies between", () => {
+  // Without the `u` flag `\p` is the letter p: the pattern was no rule at all (read as a Unicode property),
+  // and `P-` passed `not ^\p\-$`, which a case-blind server reads as the `p-` it forbids. `[\cA-\x5f]` holds
+  // `[A-Z]`: read as the three characters `\cA`, `-`, `_`, the pattern was a word rule, and `_d` was refused
+  // where `^[\x01-\x5f]D$` lets it by.
+  const feedback = feedbackOf({
+    p: not("^\\p\\-$"),
+    bigP: not("^\\P\\-$"),
+    e: not("^forc\\e\\-$"),
+    control: not("^[\\cA-\\x5f]D$"),
+    coded: not("^[\\x01-\\x5f]D$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ p: { "P-": 1 } }), stray);
+  assert.match(feedback({ bigP: { "p-": 1 } }), stray);
+  assert.match(feedback({ e: { "FORCE-": 1 } }), stray);
+  for (const name of ["control", "coded"]) assert.equal(feedback({ [name]: { _d: 1 } }), "", name);
+  // With the `u` flag `\p{Lu}` is a property: about case, no word.
+  assert.equal(feedbackOf({ a: not("^\\p{Lu}-$") })({ a: { "a-": 1 } }), "");
+});
+
+test("checkCall: a propertyNames pattern judges a key alike however it spells each character, by code, by escape or as itself (random patterns, with and without the u flag)", () => {
+  // Two spellings of one pattern, each character written out, by `\xHH`, `\uHHHH`, `\u{H}` (u flag),
+  // `\cX` or an escape of itself: alone under `not`, and beside a case variant in an `anyOf`, every key is
+  // judged alike. Before, ~2% of such verdicts differed (`\x2d` and `-` two words, `[\cA-~]` no range).
+  const random = seededRandom(74);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
+  const LETTERS = [..."abefkpuxcEFKPUXCs\u00e9\u03a3"];
+  const OTHERS = [..."-_.:/@14{}]()|^$*+?\\ \n\t\x01~,#"];
+  const SYNTAX = "^$\\.*+?()[]{}|/";
+  const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
+  type Part = { chars: string[]; range?: boolean; quantifier: string };
+  const spell = (c: string, u: boolean, inClass: boolean): string => {
+    const code = c.charCodeAt(0);
+    const ways = [`\\u${hex(code, 4)}`];
+    if (inClass ? !"\\]^-[".includes(c) : !SYNTAX.includes(c) && !(u && "]{}".includes(c))) ways.push(c, c);
+    const escapable = u ? SYNTAX.includes(c) || (inClass && c === "-") : !/[bBdDwWsSfnrtvcuxkpP0-9]/.test(c);
+    if (escapable) ways.push(`\\${c}`);
+    if (code <= 0xff) ways.push(`\\x${hex(code, 2)}`);
+    if (u) ways.push(`\\u{${hex(code, 1)}}`);
+    if (code >= 1 && code <= 26) {
+      ways.push(`\\c${String.fromCharCode(64 + code)}`, `\\c${String.fromCharCode(96 + code)}`);
+    }
+    return pick(ways);
+  };
+  const render = (parts: Part[], u: boolean) =>
+    (u ? "-?^" : "\\-?^") + parts.map(({ chars, range, quantifier }) =>
+      (chars.length === 1 && !range
+        ? spell(chars[0], u, false)
+        : `[${
+          chars.map((c) => spell(c, u, true)).join(range ? "-" : "")
+        }]`) + quantifier
+    ).join("") + "$";
+  const recase = (s: string) =>
+    [...s].map((c) => random() < 0.5 ? c.toUpperCase() : c.toLowerCase()).join("");
+  const guard = createMcpGuard({});
+  const verdict = (propertyNames: unknown, key: string) => {
+    guard.setTools([{
+      name: "act",
+      inputSchema: { type: "object", properties: { p: { type: "object", propertyNames } } },
+    }]);
+    const check = guard.checkCall({ name: "act", arguments: { p: { [key]: 1 } } });
+    return check.allowed
+      ? "allowed"
+      : /not supported/.test(check.feedback)
+      ? undefined
+      : /name rule/.test(check.feedback)
+      ? "stray"
+      : "refused";
+  };
+  let [compared, differ] = [0, 0];
+  for (let n = 0; n < 250; n++) {
+    const parts: Part[] = Array.from({ length: 1 + Math.floor(random() * 4) }, () => {
+      const quantifier = random() < 0.15 ? pick(["?", "*", "{2}"]) : "";
+      if (random() < 0.8) return { chars: [random() < 0.6 ? pick(LETTERS) : pick(OTHERS)], quantifier };
+      const chars = [pick(OTHERS), pick(OTHERS)].sort();
+      return { chars, range: random() < 0.4 && chars[0] !== chars[1], quantifier };
+    });
+    const variant = parts.map((p) => ({
+      ...p,
+      chars: p.chars.map((c) => random() < 0.5 ? c.toUpperCase() : c),
+    }));
+    const u = random() < 0.5;
+    const [p1, p2, q1, q2] = [render(parts, u), render(parts, u), render(variant, u), render(variant, u)];
+    const compiles = (p: string, flags: string) => {
+      try {
+        return new RegExp(p, flags) !== undefined;
+      } catch {
+        return false;
+      }
+    };
+    if (![p1, p2, q1, q2].every((p) => u ? compiles(p, "u") : !compiles(p, "u") && compiles(p, ""))) continue;
+    const text = (ps: Part[]) =>
+      ps.map((p) =>
+        p.quantifier === "?" || p.quantifier === "*" ? "" : p.chars[0].repeat(p.quantifier === "{2}" ? 2 : 1)
+      ).join("");
+    for (const key of [text(parts), recase(text(parts)), recase(text(variant)), text(parts).toUpperCase()]) {
+      const either = (a: string, b: string) => ({ anyOf: [{ not: { pattern: a } }, { pattern: b }] });
+      for (
+        const [a, b] of [[{ not: { pattern: p1 } }, { not: { pattern: p2 } }], [
+          either(p1, q1),
+          either(p2, q2),
+        ]]
+      ) {
+        const [va, vb] = [verdict(a, key), verdict(b, key)];
+        if (va === undefined || vb === undefined) continue;
+        compared++;
+        if (va !== vb) differ++;
+        assert.equal(va, vb, `${JSON.stringify(a)} and ${JSON.stringify(b)} on ${JSON.stringify(key)}`);
+      }
+    }
+  }
+  assert.ok(compared > 1000 && differ === 0, `${compared} compared`);
 });
