@@ -218,3 +218,21 @@ test("guardFetch: a Chat body of n answers whose second answer's call is rejecte
   assert.equal(out.choices[0].message.content, "Sunny.");
   assert.match(out.choices[1].message.content ?? "", /^Let me look\.\n\ntoolguard stopped/);
 });
+
+// (the gate and the clients read a Gemini chunk's candidates by their place in it, not by `index`; the turn a
+// retry sends back was read by `index`, so where candidate 1 stood first its call went back with candidate
+// 0's words)
+test("guardFetch: a Gemini stream whose call came in a chunk's first candidate, named candidate 1, is retried with that candidate's words", async () => {
+  const { sse, text, call, request } = geminiCandidateOneCalls;
+  const first = sse([text("Let me look.", 1), text("Sunny.", 0)]) +
+    sse([{ content: { role: "model", parts: [call] }, index: 1, finishReason: "STOP" }, text("", 0, "STOP")]);
+  const { fetch, bodies } = upstream(first, () => sse([text(" Found it.", 0, "STOP")]));
+  const response = await guardFetch(fetch, { retry: 1 })(
+    "http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse",
+    { method: "POST", body: JSON.stringify(request) },
+  );
+  await response.text();
+  assert.equal(bodies.length, 2);
+  const sent = (bodies[1].contents as { role: string; parts: unknown[] }[])[1];
+  assert.deepEqual(sent, { role: "model", parts: [{ text: "Let me look." }, call] });
+});

@@ -615,14 +615,15 @@ const plainText = (part: Record<string, unknown>) =>
 /**
  * Keeps the parts of the first candidate in order: text pieces joined, every other part (a `functionCall`,
  * a part with a `thoughtSignature`) as it came. Gemini refuses a follow-up whose function call lost its
- * `thoughtSignature`.
+ * `thoughtSignature`. The first by its place in each chunk, as the gate reads the calls (see `geminiText`):
+ * read by `index`, a retry sent back candidate 0's words with the call of a candidate 1 that stood first.
  */
 class GeminiTurn implements TurnRecorder {
   readonly #parts: Record<string, unknown>[] = [];
 
   read(event: Record<string, unknown>): void {
-    const first = candidates(event).find((c) => (c.index ?? 0) === 0);
-    for (const p of first ? parts(first) : []) {
+    const first = Array.isArray(event.candidates) ? event.candidates[0] : undefined;
+    for (const p of isRecord(first) ? parts(first) : []) {
       const last = this.#parts.at(-1);
       if (last && plainText(last) && plainText(p) && last.thought === p.thought) {
         last.text = (last.text as string) + (p.text as string);
