@@ -7,7 +7,7 @@
  * @module
  */
 import { eachLeaf, escapePointer, unescapePointer } from "./pointer.ts";
-import { clipMiddle, eachHeld, errorText, heldIndices } from "./values.ts";
+import { clipMiddle, eachHeld, errorText, firstHole, heldIndices } from "./values.ts";
 
 /** Where a string value sits in the raw text. */
 export interface StringLocation {
@@ -349,6 +349,76 @@ export function listGraphProblem(list: unknown): boolean {
   if (!Array.isArray(list)) return schemaGraphProblem(list) !== null;
   for (const entry of list) if (schemaGraphProblem(entry) !== null) return true;
   return false;
+}
+
+/**
+ * The text `JSON.stringify` writes for `value` (tools built in code, as a cache key), except that an array
+ * longer than {@link MOST_WRITTEN_OUT} with a hole (built in code: 2^32-1 long, holding three values) is
+ * written as what it holds, under its length: JavaScriptCore wrote out each of 2^32-1 `null`s (30 s), V8
+ * threw. Equal for values JSON writes alike (and for two such arrays holding the same at the same indices),
+ * so a key made of it finds equal tools. A value without such an array, the common case, costs one walk
+ * over its objects and the native `JSON.stringify`. Throws what `JSON.stringify` throws (a BigInt, a loop).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { textAsSent } from "./json.ts";
+ *
+ * assert.equal(textAsSent({ a: [1, , 2], b: undefined }), '{"a":[1,null,2]}');
+ * const long = (): unknown[] => {
+ *   const list: unknown[] = ["x"];
+ *   list.length = 2 ** 32 - 1;
+ *   list[2 ** 31] = "y";
+ *   return list;
+ * };
+ * assert.equal(textAsSent({ enum: long() }), textAsSent({ enum: long() }));
+ * assert.notEqual(textAsSent({ enum: long() }), textAsSent({ enum: ["x", "y"] }));
+ * ```
+ */
+export function textAsSent(value: unknown): string {
+  return holdsLongList(value, 0, { left: MOST_WRITTEN_OUT })
+    ? JSON.stringify(value, heldOnly)
+    : JSON.stringify(value);
+}
+
+/**
+ * Whether `value` may hold an array longer than {@link MOST_WRITTEN_OUT}: also (so {@link textAsSent} takes
+ * the exact way) past `count.left` objects or {@link RECURSED_MOST} levels, and at a `toJSON`, whose result
+ * is not read here.
+ */
+function holdsLongList(value: unknown, depth: number, count: { left: number }): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (--count.left < 0 || depth > RECURSED_MOST) return true;
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return true;
+  if (Array.isArray(value)) {
+    if (value.length > MOST_WRITTEN_OUT) return true;
+    for (let i = 0; i < value.length; i++) if (holdsLongList(value[i], depth + 1, count)) return true;
+    return false;
+  }
+  for (const k in value) {
+    if (HAS_OWN.call(value, k) && holdsLongList((value as Record<string, unknown>)[k], depth + 1, count)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * The key under which {@link heldOnly} writes an array's length: one no tool holds (made anew in each
+ * process, so text that names it cannot be written in advance).
+ */
+const LENGTH_KEY = `\u0000length of an array with holes ${Math.random().toString(36).slice(2)}`;
+
+/**
+ * A replacer for `JSON.stringify` that writes an array longer than {@link MOST_WRITTEN_OUT} with a hole as an
+ * object of what it holds, by index, and its length under {@link LENGTH_KEY}: no `null` per hole.
+ */
+function heldOnly(_: string, value: unknown): unknown {
+  if (!Array.isArray(value) || value.length <= MOST_WRITTEN_OUT || firstHole(value) < 0) return value;
+  const held: Record<string, unknown> = {};
+  for (const i of heldIndices(value, 0)) held[i] = value[i];
+  held[LENGTH_KEY] = value.length;
+  return held;
 }
 
 /**

@@ -4,7 +4,7 @@
  * @module
  */
 import { givenValue, isRecord, orList, plural } from "../_common/values.ts";
-import { listGraphProblem, SnapshotCache } from "../_common/json.ts";
+import { listGraphProblem, SnapshotCache, textAsSent } from "../_common/json.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
@@ -173,7 +173,8 @@ function compiled(tools: readonly unknown[], opts: ValidateOptions, read: ToolsR
   // on its own: many within measure hold more in all, and are compiled once.
   if (read === "code" && listGraphProblem(tools)) return createValidator(tools, opts);
   // Keyed on exactly the options the validator receives, so a new option cannot be left out of the key.
-  const key = JSON.stringify([tools, opts]);
+  // (Tools read from text hold no array with holes; built in code, one 2^32-1 long costs what it holds.)
+  const key = read === "code" ? textAsSent([tools, opts]) : JSON.stringify([tools, opts]);
   let v = validatorCache.get(key);
   if (!v) {
     v = createValidator(tools, opts);

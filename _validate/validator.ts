@@ -8,7 +8,6 @@ import {
   eachHeld,
   editDistance,
   errorText,
-  firstHole,
   heldIndices,
   isPlainName,
   isRecord,
@@ -43,6 +42,7 @@ import {
   rawSpan,
   resolveLocalRef,
   SnapshotCache,
+  textAsSent,
   walkProblem,
 } from "../_common/json.ts";
 import {
@@ -320,22 +320,10 @@ function toolDepthBound(schema: unknown): number {
  */
 function walksPlainly(schema: unknown): boolean {
   try {
-    return !JSON.stringify(schema, heldOnly).includes('"$id"');
+    return !textAsSent(schema).includes('"$id"');
   } catch {
     return false;
   }
-}
-
-/**
- * A replacer for `JSON.stringify` that writes a long array with holes (built in code, kept so by `copyAsSent`)
- * as an object of what it holds: the same keys and strings, without a `null` per slot (JavaScriptCore wrote
- * out each of 2^32-1 of them: 28 s; V8 throws, and the schema was called not plain).
- */
-function heldOnly(_: string, value: unknown): unknown {
-  if (!Array.isArray(value) || value.length <= MOST_WRITTEN_OUT || firstHole(value) < 0) return value;
-  const held: Record<number, unknown> = {};
-  for (const i of heldIndices(value, 0)) held[i] = value[i];
-  return held;
 }
 
 /**
@@ -1150,7 +1138,7 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
     // a schema built in code that loops or shares its objects too often is refused by createValidator, whose
     // error names the tool; written out first, it would never end (each tool on its own: many within measure
     // hold more in all, and are compiled once)
-    json = listGraphProblem(tools) ? undefined : JSON.stringify(tools);
+    json = listGraphProblem(tools) ? undefined : textAsSent(tools);
   } catch {
     json = undefined; // a BigInt: not JSON, so not cached (a hit could not be checked)
   }

@@ -14,7 +14,7 @@ import { extractToolCalls } from "../extract.ts";
 import { describeVerdict } from "../describe.ts";
 import { createMcpGuard } from "../mcp.ts";
 import { readCounted } from "./_counting.ts";
-import { pastMeasure, walkProblem } from "../_common/json.ts";
+import { pastMeasure, textAsSent, walkProblem } from "../_common/json.ts";
 import process from "node:process";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -523,5 +523,30 @@ test("coerce over a sparse array built in code converts what it holds and reads 
     assert.equal(list[0], 1);
     assert.equal(list[9], 3);
     assert.ok(reads < 1000, `${reads} elements read`);
+  }
+});
+
+test("tools built in code holding a 2^32-1 long sparse list are keyed by what they hold: equal tools, equal keys", async () => {
+  // The validator's and the gate's caches keyed tools on JSON.stringify: Bun wrote out each of 2^32-1 nulls
+  // (25 s a call, past the test runner's default timeout); V8 threw, and the gate threw its RangeError.
+  const tools = (last = "b") => {
+    const list: unknown[] = ["a"];
+    list.length = 2 ** 32 - 1;
+    list[70_000] = last;
+    const q = { enum: list };
+    return [{ type: "function", function: { name: "t", parameters: { type: "object", properties: { q } } } }];
+  };
+  assert.equal(textAsSent(tools()), textAsSent(tools()));
+  assert.notEqual(textAsSent(tools()), textAsSent(tools("c")));
+  const small = [{ name: "t", parameters: { type: "object", enum: [1, , 2], n: NaN, d: new Date(0) } }];
+  assert.equal(textAsSent(small), JSON.stringify(small));
+  const message = '"/q" must be one of: "a", null, "b".';
+  for (let i = 0; i < 2; i++) {
+    const verdict = await validateToolCalls([{ name: "t", arguments: { q: "c" } }], { tools: tools() });
+    assert.deepEqual(verdict.calls[0].findings.map((f) => f.message), [message]);
+    const call = { id: "1", type: "function", function: { name: "t", arguments: '{"q":"c"}' } };
+    const response = { choices: [{ message: { role: "assistant", tool_calls: [call] } }] };
+    const gated = await gateCompletion({ tools: tools() }, response);
+    assert.deepEqual(gated.verdict.calls[0].findings.map((f) => f.message), [message]);
   }
 });
