@@ -1198,11 +1198,17 @@ function config(options: ValidateOptions): Config {
   };
 }
 
+/**
+ * A copy of arguments given as a value, for `coerce` to convert (the caller's stay as they were): what JSON
+ * carries of them ({@link copyAsSent}), so a sparse array built in code costs what it holds. It was
+ * `JSON.parse(JSON.stringify(v))`: under Bun that wrote each of 2^32-1 slots (minutes), V8 threw at once and
+ * the caller's own value was converted in place.
+ */
 function cloneJson(v: unknown): unknown {
   try {
-    return JSON.parse(JSON.stringify(v));
+    return copyAsSent(v);
   } catch {
-    return v;
+    return v; // a getter that throws: the checks that follow read it and say so
   }
 }
 
