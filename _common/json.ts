@@ -132,8 +132,9 @@ export function nestsDeeper(value: unknown, max: number): boolean {
  * Why `value` (call arguments, perhaps built in code) cannot be walked as a tree: it nests deeper than `max`
  * (`"deep"`; a cycle does, and so does a value whose reading throws), or it shares its objects so that
  * written out it would hold more than {@link MOST_WRITTEN_OUT} of them (`"shared"`, see {@link pastMeasure}).
- * Null when neither: in one walk that counts as it goes down, for a value of fewer objects (all of them read
- * from JSON text in practice).
+ * Within both, `"toJSON"` when it holds an object with a `toJSON` (a Date: JSON sends what that returns, so
+ * the arguments are read as {@link copyAsSent} copies them). Null when none: in one walk that counts as it
+ * goes down, for a value of fewer objects (all of them read from JSON text in practice).
  *
  * @example
  * ```ts
@@ -145,18 +146,21 @@ export function nestsDeeper(value: unknown, max: number): boolean {
  * assert.equal(walkProblem(wide, 64), "shared");
  * assert.equal(walkProblem([[[1]]], 2), "deep");
  * assert.equal(walkProblem({ a: [1] }, 64), null);
+ * assert.equal(walkProblem({ a: [new Date(0)] }, 64), "toJSON");
  * ```
  */
-export function walkProblem(value: unknown, max: number): "deep" | "shared" | null {
+export function walkProblem(value: unknown, max: number): "deep" | "shared" | "toJSON" | null {
   if (typeof value !== "object" || value === null) return null;
   if (value === measuredValue && measuredMax <= max) return null;
   fitsLeft = MOST_WRITTEN_OUT;
+  toJSONMet = false;
   try {
-    if (fits(value, max)) return null;
+    if (fits(value, max)) return toJSONMet ? "toJSON" : null;
     if (fitsLeft >= 0) return "deep";
     // one walk for both, as two did: a loop or a path past `max` is "deep" whatever it shares
     const stop = graphStop(value, max);
-    return stop === null ? null : stop.kind === "shared" ? "shared" : "deep";
+    if (stop === null) return toJSONMet ? "toJSON" : null;
+    return stop.kind === "shared" ? "shared" : "deep";
   } catch {
     return "deep"; // a getter that throws, a revoked proxy, the stack: no deeper to be read (as depthOver)
   }
@@ -200,6 +204,8 @@ export function whileMeasured<T>(value: object, max: number, run: () => T): T {
 
 /** Objects {@link fits} may still read; past them, {@link graphStop} decides. */
 let fitsLeft = 0;
+/** Whether {@link fits} or {@link graphStop} met an object with a `toJSON` since {@link walkProblem} began. */
+let toJSONMet = false;
 
 /**
  * Recursive and allocation-free; recursion depth is bounded by `room`, so cycles end too, and the objects
@@ -207,6 +213,7 @@ let fitsLeft = 0;
  */
 function fits(v: object, room: number): boolean {
   if (room <= 0 || --fitsLeft < 0) return false;
+  if (hasToJSON(v)) toJSONMet = true;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const c = v[i];
@@ -495,6 +502,7 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
   // frames on the path that a getter or Proxy made anew when read (see freshEachRead)
   let freshOnPath = 0;
   const enter = (node: object, key: string, fresh = false): boolean => {
+    if (hasToJSON(node)) toJSONMet = true; // (for walkProblem)
     const place = sizes.length;
     places.set(node, place);
     sizes.push(-1);
@@ -1155,6 +1163,38 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
     return false; // a throwing getter: read anew, and the reader says what it says
   }
   return true;
+}
+
+/**
+ * Whether `value` (call arguments built in code, already found by {@link walkProblem} to be within depth and
+ * measure) holds an object with a `toJSON` (a Date, a class instance): JSON sends that method's result in its
+ * place, so such arguments are checked as {@link copyAsSent} copies them. One read of each object, and of an
+ * array what it holds; throws what reading throws.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { holdsToJSON } from "./json.ts";
+ *
+ * assert.equal(holdsToJSON({ when: [new Date(0)] }), true);
+ * assert.equal(holdsToJSON({ when: ["1970-01-01"] }), false);
+ * ```
+ */
+export function holdsToJSON(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (hasToJSON(value)) return true;
+  let found = false;
+  if (Array.isArray(value)) eachHeld(value, (item) => found ||= holdsToJSON(item));
+  else for (const k in value) if (holdsToJSON((value as Record<string, unknown>)[k])) return true;
+  return found;
+}
+
+/**
+ * Whether `node` has a `toJSON` method, asked with `in` first: plain data has none, and the question costs no
+ * read of a property (nor a Proxy's `get`) there.
+ */
+function hasToJSON(node: object): boolean {
+  return "toJSON" in node && typeof (node as { toJSON?: unknown }).toJSON === "function";
 }
 
 /**

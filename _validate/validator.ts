@@ -847,13 +847,23 @@ function readText(raw: string, verdict: CallVerdict, options: Config): ReadArgum
 }
 
 /**
- * Reads arguments given as a value (absent: none); when they nest too deeply, or (built in code) share their
- * objects past measure, pushes the finding and returns null.
+ * Reads arguments given as a value (absent: none), as JSON carries them where they hold a `toJSON` (a Date is
+ * its text, as a provider sends it); when they nest too deeply, or (built in code) share their objects past
+ * measure, or a `toJSON` throws, pushes the finding and returns null.
  */
 function readValue(value: unknown, verdict: CallVerdict, maxDepth: number): ReadArguments | null {
-  const args = value === undefined ? {} : value;
-  const problem = walkProblem(args, maxDepth);
-  if (problem === null) return { args, located: undefined };
+  let args = value === undefined ? {} : value;
+  let problem = walkProblem(args, maxDepth);
+  if (problem === "toJSON") {
+    // a Date or other toJSON: checked as the JSON a provider carries ("must be a string, not an object" before)
+    try {
+      problem = walkProblem(args = copyAsSent(args), maxDepth);
+    } catch (error) {
+      verdict.findings.push(unreadable(error)); // a toJSON or getter that throws
+      return null;
+    }
+  }
+  if (problem === null || problem === "toJSON") return { args, located: undefined };
   verdict.findings.push(problem === "deep" ? nestedTooDeep(maxDepth) : sharedPastMeasure());
   return null;
 }

@@ -551,3 +551,51 @@ test("tools built in code holding a 2^32-1 long sparse list are keyed by what th
     assert.deepEqual(gated.verdict.calls[0].findings.map((f) => f.message), [message]);
   }
 });
+
+test("arguments built in code with a toJSON are checked as the JSON they are sent as, in every entry point", async () => {
+  // A Date was checked as the object it is ("must be a string, not an object"), but as its text under coerce;
+  // a toJSON that throws gave that finding too. Now it is its text everywhere, and a throw is a finding.
+  const schema = { type: "object", properties: { when: { type: "string", format: "date-time" } } };
+  const tools = [{ name: "t", parameters: schema }];
+  const findings = (v: { findings?: { message: string }[] } | undefined) =>
+    v?.findings?.map((f) => f.message);
+  const entries: Record<string, (args: Record<string, unknown>) => Promise<string[] | undefined>> = {
+    validateToolCalls: async (args) =>
+      findings((await validateToolCalls([{ name: "t", arguments: args }], { tools })).calls[0]),
+    "validateToolCalls with coerce": async (args) =>
+      findings((await validateToolCalls([{ name: "t", arguments: args }], { tools, coerce: true })).calls[0]),
+    validate: async (args) => {
+      const v = await validate("t", schema, args);
+      return v.valid ? [] : findings(v.error);
+    },
+    gateCompletion: async (args) => {
+      const input = { type: "tool_use", id: "toolu_1", name: "t", input: args };
+      const response = { type: "message", role: "assistant", stop_reason: "tool_use", content: [input] };
+      const request = { tools: [{ name: "t", input_schema: schema }] };
+      return findings((await gateCompletion(request, response)).verdict.calls[0]);
+    },
+    "the MCP guard": (args) => {
+      const guard = createMcpGuard({ injection: "warn" });
+      guard.setTools([{ name: "t", inputSchema: schema }]);
+      return Promise.resolve(findings(guard.checkCall({ name: "t", arguments: args }).verdict));
+    },
+  };
+  class Refuses {
+    toJSON(): never {
+      throw new Error("not now");
+    }
+  }
+  for (const [name, entry] of Object.entries(entries)) {
+    const when = new Date(0);
+    assert.deepEqual(await entry({ when }), [], name);
+    assert.equal(when.getTime(), 0, name);
+    assert.deepEqual(await entry({ when: new Refuses() }), [
+      "The arguments could not be read (not now); send plain JSON.",
+    ], name);
+  }
+  const verdict = await validateToolCalls([{ name: "t", arguments: { when: new Date(0) } }], { tools });
+  assert.deepEqual(verdict.calls[0].arguments, { when: "1970-01-01T00:00:00.000Z" });
+  // past the counting pass's bound too (the walk that reads each distinct object once sees it)
+  const many = Array.from({ length: 100_001 }, () => ({}));
+  assert.deepEqual(await entries.validateToolCalls({ many, when: new Date(0) }), []);
+});
