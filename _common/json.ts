@@ -1386,11 +1386,15 @@ export class SnapshotCache<V> {
     return entry !== undefined && sameAsSnapshot(roots, entry.snap) ? entry.value : undefined;
   }
 
-  /** Stores `value` for `anchor` and `key`, with a snapshot of `roots` (read now). */
-  set(anchor: object, key: string, roots: readonly unknown[], value: V): void {
+  /**
+   * Stores `value` for `anchor` and `key`, with `snap`, a snapshot of `roots` (by default read now): one taken
+   * before `value` was computed from them makes a getter that answered anew in between read as changed on the
+   * next call, where one taken after trusted what it answered then.
+   */
+  set(anchor: object, key: string, roots: readonly unknown[], value: V, snap = takeSnapshot(roots)): void {
     let perKey = this.#byAnchor.get(anchor);
     if (perKey === undefined) this.#byAnchor.set(anchor, perKey = new Map());
     if (!perKey.has(key) && perKey.size >= KEYS_PER_ANCHOR) perKey.delete(perKey.keys().next().value!);
-    perKey.set(key, { value, snap: takeSnapshot(roots) });
+    perKey.set(key, { value, snap });
   }
 }

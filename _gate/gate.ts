@@ -4,7 +4,7 @@
  * @module
  */
 import { givenValue, isRecord, orList, plural } from "../_common/values.ts";
-import { listGraphProblem, SnapshotCache, textAsSent } from "../_common/json.ts";
+import { listGraphProblem, type Snapshot, SnapshotCache, takeSnapshot, textAsSent } from "../_common/json.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
@@ -223,8 +223,16 @@ function judgeTools(
   const key = (options.tools === undefined ? dialect : "") + "\n" + JSON.stringify(opts);
   const known = byIdentity.get(anchor, key, roots);
   if (known !== undefined) return known;
+  // read before compiling: a getter that answers anew in between reads as changed on the next call (tools
+  // that loop or share past measure are not read: their compile says so)
+  let snap: Snapshot | undefined;
+  try {
+    snap = roots.some((r) => listGraphProblem(r)) ? undefined : takeSnapshot(roots);
+  } catch {
+    snap = undefined; // a getter that throws: the compile says so
+  }
   const made = build();
-  byIdentity.set(anchor, key, roots, made);
+  if (snap !== undefined) byIdentity.set(anchor, key, roots, made, snap);
   return made;
 }
 

@@ -41,7 +41,9 @@ import {
   parseJson,
   rawSpan,
   resolveLocalRef,
+  type Snapshot,
   SnapshotCache,
+  takeSnapshot,
   textAsSent,
   walkProblem,
 } from "../_common/json.ts";
@@ -1152,6 +1154,8 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
   } catch {
     json = undefined; // a BigInt: not JSON, so not cached (a hit could not be checked)
   }
+  // (read before compiling: a getter that answers anew in between reads as changed on the next call)
+  const snap = Array.isArray(tools) && json !== undefined ? snapshotOrNone(roots) : undefined;
   const structural = json === undefined ? undefined : key + "\n" + json;
   let validator = structural === undefined ? undefined : byStructure.get(structural);
   if (validator === undefined) {
@@ -1161,8 +1165,17 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
       byStructure.set(structural, validator);
     }
   }
-  if (Array.isArray(tools) && json !== undefined) byIdentity.set(tools, key, roots, validator);
+  if (snap !== undefined) byIdentity.set(tools, key, roots, validator, snap);
   return validator;
+}
+
+/** {@link takeSnapshot} of `roots`; none where reading them throws (the compile says why). */
+function snapshotOrNone(roots: readonly unknown[]): Snapshot | undefined {
+  try {
+    return takeSnapshot(roots);
+  } catch {
+    return undefined;
+  }
 }
 
 /** {@link optionsKey} of no options, worked out once: most calls pass only their tools. */

@@ -599,3 +599,36 @@ test("arguments built in code with a toJSON are checked as the JSON they are sen
   const many = Array.from({ length: 100_001 }, () => ({}));
   assert.deepEqual(await entries.validateToolCalls({ many, when: new Date(0) }), []);
 });
+
+test("a tool whose getter answers anew once, whenever in the call, is judged by its new answer on the next calls", async () => {
+  // The tools' snapshot was read after the compile: a getter that changed in between was trusted at its second
+  // answer, and every later call reused the validator compiled from the first.
+  for (let reads = 1; reads <= 12; reads++) {
+    const name = `t${reads}`; // (a name of its own: no cache entry made for another count is found)
+    let count = 0;
+    const tool = { name };
+    Object.defineProperty(tool, "parameters", {
+      enumerable: true,
+      get: () => {
+        const type = ++count <= reads ? "string" : "integer";
+        return { type: "object", properties: { q: { type } } };
+      },
+    });
+    const tools = [tool];
+    const call = { id: "1", type: "function", function: { name, arguments: '{"q":5}' } };
+    const response = { choices: [{ message: { role: "assistant", tool_calls: [call] } }] };
+    const entries = {
+      validateToolCalls: async () =>
+        (await validateToolCalls([{ name, arguments: { q: 5 } }], { tools })).calls[0].findings,
+      gateCompletion: async () => (await gateCompletion({}, response, { tools })).verdict.calls[0].findings,
+    };
+    for (const [entry, findings] of Object.entries(entries)) {
+      count = 0;
+      for (let call = 1; call <= 4; call++) {
+        const changed = count > reads; // (before this call: each of its reads answers "integer")
+        const got = await findings();
+        if (changed) assert.deepEqual(got, [], `${entry}: change after read ${reads}, call ${call}`);
+      }
+    }
+  }
+});
