@@ -633,3 +633,18 @@ test("a tool whose getter answers anew once, whenever in the call, is judged by 
     }
   }
 });
+
+test("the MCP guard's pins refuse a tool built in code holding a 2^32-1 long sparse list, naming it, at once", () => {
+  // The pin's hash wrote the definition out: V8 read each slot (400 s on a loaded machine), then threw, and the
+  // guard said the definition "nests too deeply to pin".
+  const list: unknown[] = ["a"];
+  list.length = 2 ** 32 - 1;
+  list[9] = "b";
+  const guard = createMcpGuard({ pins: { server: "s", file: null } });
+  assert.throws(
+    () => guard.setTools([{ name: "t", inputSchema: { type: "object", properties: { q: { enum: list } } } }]),
+    /^Error: tool "t": its definition holds an array of 4294967295 slots with holes, which cannot be written out/,
+  );
+  guard.setTools([{ name: "t", inputSchema: { type: "object", properties: { q: { enum: ["a", "b"] } } } }]);
+  assert.equal(guard.checkCall({ name: "t", arguments: { q: "b" } }).allowed, true);
+});
