@@ -7,7 +7,7 @@
  * @module
  */
 import { eachLeaf, escapePointer, unescapePointer } from "./pointer.ts";
-import { clipMiddle, eachHeld, errorText, heldIndices } from "./values.ts";
+import { clipMiddle, eachHeld, errorText, firstHole, heldIndices } from "./values.ts";
 
 /** Where a string value sits in the raw text. */
 export interface StringLocation {
@@ -132,8 +132,9 @@ export function nestsDeeper(value: unknown, max: number): boolean {
  * Why `value` (call arguments, perhaps built in code) cannot be walked as a tree: it nests deeper than `max`
  * (`"deep"`; a cycle does, and so does a value whose reading throws), or it shares its objects so that
  * written out it would hold more than {@link MOST_WRITTEN_OUT} of them (`"shared"`, see {@link pastMeasure}).
- * Null when neither: in one walk that counts as it goes down, for a value of fewer objects (all of them read
- * from JSON text in practice).
+ * Within both, `"toJSON"` when it holds an object with a `toJSON` (a Date: JSON sends what that returns, so
+ * the arguments are read as {@link copyAsSent} copies them). Null when none: in one walk that counts as it
+ * goes down, for a value of fewer objects (all of them read from JSON text in practice).
  *
  * @example
  * ```ts
@@ -145,18 +146,21 @@ export function nestsDeeper(value: unknown, max: number): boolean {
  * assert.equal(walkProblem(wide, 64), "shared");
  * assert.equal(walkProblem([[[1]]], 2), "deep");
  * assert.equal(walkProblem({ a: [1] }, 64), null);
+ * assert.equal(walkProblem({ a: [new Date(0)] }, 64), "toJSON");
  * ```
  */
-export function walkProblem(value: unknown, max: number): "deep" | "shared" | null {
+export function walkProblem(value: unknown, max: number): "deep" | "shared" | "toJSON" | null {
   if (typeof value !== "object" || value === null) return null;
   if (value === measuredValue && measuredMax <= max) return null;
   fitsLeft = MOST_WRITTEN_OUT;
+  toJSONMet = false;
   try {
-    if (fits(value, max)) return null;
+    if (fits(value, max)) return toJSONMet ? "toJSON" : null;
     if (fitsLeft >= 0) return "deep";
     // one walk for both, as two did: a loop or a path past `max` is "deep" whatever it shares
     const stop = graphStop(value, max);
-    return stop === null ? null : stop.kind === "shared" ? "shared" : "deep";
+    if (stop === null) return toJSONMet ? "toJSON" : null;
+    return stop.kind === "shared" ? "shared" : "deep";
   } catch {
     return "deep"; // a getter that throws, a revoked proxy, the stack: no deeper to be read (as depthOver)
   }
@@ -200,6 +204,8 @@ export function whileMeasured<T>(value: object, max: number, run: () => T): T {
 
 /** Objects {@link fits} may still read; past them, {@link graphStop} decides. */
 let fitsLeft = 0;
+/** Whether {@link fits} or {@link graphStop} met an object with a `toJSON` since {@link walkProblem} began. */
+let toJSONMet = false;
 
 /**
  * Recursive and allocation-free; recursion depth is bounded by `room`, so cycles end too, and the objects
@@ -207,6 +213,7 @@ let fitsLeft = 0;
  */
 function fits(v: object, room: number): boolean {
   if (room <= 0 || --fitsLeft < 0) return false;
+  if (hasToJSON(v)) toJSONMet = true;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const c = v[i];
@@ -352,6 +359,76 @@ export function listGraphProblem(list: unknown): boolean {
 }
 
 /**
+ * The text `JSON.stringify` writes for `value` (tools built in code, as a cache key), except that an array
+ * longer than {@link MOST_WRITTEN_OUT} with a hole (built in code: 2^32-1 long, holding three values) is
+ * written as what it holds, under its length: JavaScriptCore wrote out each of 2^32-1 `null`s (30 s), V8
+ * threw. Equal for values JSON writes alike (and for two such arrays holding the same at the same indices),
+ * so a key made of it finds equal tools. A value without such an array, the common case, costs one walk
+ * over its objects and the native `JSON.stringify`. Throws what `JSON.stringify` throws (a BigInt, a loop).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { textAsSent } from "./json.ts";
+ *
+ * assert.equal(textAsSent({ a: [1, , 2], b: undefined }), '{"a":[1,null,2]}');
+ * const long = (): unknown[] => {
+ *   const list: unknown[] = ["x"];
+ *   list.length = 2 ** 32 - 1;
+ *   list[2 ** 31] = "y";
+ *   return list;
+ * };
+ * assert.equal(textAsSent({ enum: long() }), textAsSent({ enum: long() }));
+ * assert.notEqual(textAsSent({ enum: long() }), textAsSent({ enum: ["x", "y"] }));
+ * ```
+ */
+export function textAsSent(value: unknown): string {
+  return holdsLongList(value, 0, { left: MOST_WRITTEN_OUT })
+    ? JSON.stringify(value, heldOnly)
+    : JSON.stringify(value);
+}
+
+/**
+ * Whether `value` may hold an array longer than {@link MOST_WRITTEN_OUT}: also (so {@link textAsSent} takes
+ * the exact way) past `count.left` objects or {@link RECURSED_MOST} levels, and at a `toJSON`, whose result
+ * is not read here.
+ */
+function holdsLongList(value: unknown, depth: number, count: { left: number }): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (--count.left < 0 || depth > RECURSED_MOST) return true;
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return true;
+  if (Array.isArray(value)) {
+    if (value.length > MOST_WRITTEN_OUT) return true;
+    for (let i = 0; i < value.length; i++) if (holdsLongList(value[i], depth + 1, count)) return true;
+    return false;
+  }
+  for (const k in value) {
+    if (HAS_OWN.call(value, k) && holdsLongList((value as Record<string, unknown>)[k], depth + 1, count)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * The key under which {@link heldOnly} writes an array's length: one no tool holds (made anew in each
+ * process, so text that names it cannot be written in advance).
+ */
+const LENGTH_KEY = `\u0000length of an array with holes ${Math.random().toString(36).slice(2)}`;
+
+/**
+ * A replacer for `JSON.stringify` that writes an array longer than {@link MOST_WRITTEN_OUT} with a hole as an
+ * object of what it holds, by index, and its length under {@link LENGTH_KEY}: no `null` per hole.
+ */
+function heldOnly(_: string, value: unknown): unknown {
+  if (!Array.isArray(value) || value.length <= MOST_WRITTEN_OUT || firstHole(value) < 0) return value;
+  const held: Record<string, unknown> = {};
+  for (const i of heldIndices(value, 0)) held[i] = value[i];
+  held[LENGTH_KEY] = value.length;
+  return held;
+}
+
+/**
  * What {@link graphStop} found: a `cycle` (`keys` lead to the object met again, `back` keys to its first
  * place), a part `shared` too often (`keys` lead to it, `size` objects written out), an object `fresh` on
  * each read (`keys` lead to it: a getter or Proxy that makes a new one, without end), or with a depth bound a
@@ -425,6 +502,9 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
   // frames on the path that a getter or Proxy made anew when read (see freshEachRead)
   let freshOnPath = 0;
   const enter = (node: object, key: string, fresh = false): boolean => {
+    // (for walkProblem; asked with `in` first: this walk follows fits' over the same objects, and a Proxy's
+    // `get` is not asked again)
+    if ("toJSON" in node && hasToJSON(node)) toJSONMet = true;
     const place = sizes.length;
     places.set(node, place);
     sizes.push(-1);
@@ -1088,6 +1168,38 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
 }
 
 /**
+ * Whether `value` (call arguments built in code, already found by {@link walkProblem} to be within depth and
+ * measure) holds an object with a `toJSON` (a Date, a class instance): JSON sends that method's result in its
+ * place, so such arguments are checked as {@link copyAsSent} copies them. One read of each object, and of an
+ * array what it holds; throws what reading throws.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { holdsToJSON } from "./json.ts";
+ *
+ * assert.equal(holdsToJSON({ when: [new Date(0)] }), true);
+ * assert.equal(holdsToJSON({ when: ["1970-01-01"] }), false);
+ * ```
+ */
+export function holdsToJSON(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (hasToJSON(value)) return true;
+  let found = false;
+  if (Array.isArray(value)) eachHeld(value, (item) => found ||= holdsToJSON(item));
+  else for (const k in value) if (holdsToJSON((value as Record<string, unknown>)[k])) return true;
+  return found;
+}
+
+/**
+ * Whether `node` has a `toJSON` method: one load, which V8 answers for plain data in a third of the time an
+ * `in` takes (2 ns an object, where `in` took 7: the walks of call arguments ask it of each object).
+ */
+function hasToJSON(node: object): boolean {
+  return typeof (node as { toJSON?: unknown }).toJSON === "function";
+}
+
+/**
  * A copy of `value` (a tool or schema built in code) holding what JSON carries of it, which is what a model is
  * sent and what {@link takeSnapshot} reads: each object's own enumerable keys, each array's elements; what
  * `JSON.stringify` writes in their place: `toJSON`'s result, `null` for a number that is not finite and for
@@ -1276,11 +1388,15 @@ export class SnapshotCache<V> {
     return entry !== undefined && sameAsSnapshot(roots, entry.snap) ? entry.value : undefined;
   }
 
-  /** Stores `value` for `anchor` and `key`, with a snapshot of `roots` (read now). */
-  set(anchor: object, key: string, roots: readonly unknown[], value: V): void {
+  /**
+   * Stores `value` for `anchor` and `key`, with `snap`, a snapshot of `roots` (by default read now): one taken
+   * before `value` was computed from them makes a getter that answered anew in between read as changed on the
+   * next call, where one taken after trusted what it answered then.
+   */
+  set(anchor: object, key: string, roots: readonly unknown[], value: V, snap = takeSnapshot(roots)): void {
     let perKey = this.#byAnchor.get(anchor);
     if (perKey === undefined) this.#byAnchor.set(anchor, perKey = new Map());
     if (!perKey.has(key) && perKey.size >= KEYS_PER_ANCHOR) perKey.delete(perKey.keys().next().value!);
-    perKey.set(key, { value, snap: takeSnapshot(roots) });
+    perKey.set(key, { value, snap });
   }
 }

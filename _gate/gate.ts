@@ -4,7 +4,7 @@
  * @module
  */
 import { givenValue, isRecord, orList, plural } from "../_common/values.ts";
-import { listGraphProblem, SnapshotCache } from "../_common/json.ts";
+import { listGraphProblem, type Snapshot, SnapshotCache, takeSnapshot, textAsSent } from "../_common/json.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
@@ -173,7 +173,8 @@ function compiled(tools: readonly unknown[], opts: ValidateOptions, read: ToolsR
   // on its own: many within measure hold more in all, and are compiled once.
   if (read === "code" && listGraphProblem(tools)) return createValidator(tools, opts);
   // Keyed on exactly the options the validator receives, so a new option cannot be left out of the key.
-  const key = JSON.stringify([tools, opts]);
+  // (Tools read from text hold no array with holes; built in code, one 2^32-1 long costs what it holds.)
+  const key = read === "code" ? textAsSent([tools, opts]) : JSON.stringify([tools, opts]);
   let v = validatorCache.get(key);
   if (!v) {
     v = createValidator(tools, opts);
@@ -222,8 +223,16 @@ function judgeTools(
   const key = (options.tools === undefined ? dialect : "") + "\n" + JSON.stringify(opts);
   const known = byIdentity.get(anchor, key, roots);
   if (known !== undefined) return known;
+  // read before compiling: a getter that answers anew in between reads as changed on the next call (tools
+  // that loop or share past measure are not read: their compile says so)
+  let snap: Snapshot | undefined;
+  try {
+    snap = roots.some((r) => listGraphProblem(r)) ? undefined : takeSnapshot(roots);
+  } catch {
+    snap = undefined; // a getter that throws: the compile says so
+  }
   const made = build();
-  byIdentity.set(anchor, key, roots, made);
+  if (snap !== undefined) byIdentity.set(anchor, key, roots, made, snap);
   return made;
 }
 

@@ -15,7 +15,15 @@ import type * as NodeFs from "node:fs";
 import type * as NodeOs from "node:os";
 import type * as NodePath from "node:path";
 import type NodeProcess from "node:process";
-import { errorText, givenValue, isRecord, nodeBuiltin, urlWithoutSecrets } from "../_common/values.ts";
+import {
+  errorText,
+  firstHole,
+  givenValue,
+  isRecord,
+  nodeBuiltin,
+  urlWithoutSecrets,
+} from "../_common/values.ts";
+import { MOST_WRITTEN_OUT } from "../_common/json.ts";
 
 // The Node built-ins, loaded on use: importing them would load them with every import of the library.
 const crypto = () => nodeBuiltin<typeof NodeCrypto>("node:crypto");
@@ -120,15 +128,31 @@ export function defaultPinsPath(env: Record<string, string | undefined> = proces
   return paths().join(base, "toolguard", "pins.json");
 }
 
-/** JSON with object keys sorted, so equal definitions hash equally whatever their key order. */
+/**
+ * JSON with object keys sorted, so equal definitions hash equally whatever their key order. Throws
+ * {@link Unpinnable} at an array longer than {@link MOST_WRITTEN_OUT} with a hole (built in code: 2^32-1
+ * slots, a few held), which no server sends and no pin file holds: written out, V8 read each slot (minutes),
+ * then threw.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
+  if (Array.isArray(value)) {
+    if (value.length > MOST_WRITTEN_OUT && firstHole(value) >= 0) {
+      throw new Unpinnable(
+        `its definition holds an array of ${value.length} slots with holes, which cannot be written out as ` +
+          "JSON to pin it (no server could send it either); pass the tools as a server sends them",
+      );
+    }
+    return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
+  }
   if (isRecord(value)) {
     const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";
 }
+
+/** What {@link canonicalJson} throws at an array JSON cannot write; the pin review names the tool. */
+class Unpinnable extends Error {}
 
 /** The pinned parts of a `tools/list` entry; null when it has no string name. */
 export function definitionOf(tool: unknown): ToolDefinition | null {
@@ -383,6 +407,9 @@ export class PinStore {
       try {
         dirty = this.#reviewOne(definition, review) || dirty;
       } catch (error) {
+        if (error instanceof Unpinnable) {
+          throw new Error(`tool ${givenValue(definition.name)}: ${error.message}`);
+        }
         // (the hash and the diff read the definition recursively, as JSON.stringify does)
         if (!(error instanceof RangeError)) throw error;
         throw new Error(

@@ -8,7 +8,6 @@ import {
   eachHeld,
   editDistance,
   errorText,
-  firstHole,
   heldIndices,
   isPlainName,
   isRecord,
@@ -42,7 +41,10 @@ import {
   parseJson,
   rawSpan,
   resolveLocalRef,
+  type Snapshot,
   SnapshotCache,
+  takeSnapshot,
+  textAsSent,
   walkProblem,
 } from "../_common/json.ts";
 import {
@@ -320,22 +322,10 @@ function toolDepthBound(schema: unknown): number {
  */
 function walksPlainly(schema: unknown): boolean {
   try {
-    return !JSON.stringify(schema, heldOnly).includes('"$id"');
+    return !textAsSent(schema).includes('"$id"');
   } catch {
     return false;
   }
-}
-
-/**
- * A replacer for `JSON.stringify` that writes a long array with holes (built in code, kept so by `copyAsSent`)
- * as an object of what it holds: the same keys and strings, without a `null` per slot (JavaScriptCore wrote
- * out each of 2^32-1 of them: 28 s; V8 throws, and the schema was called not plain).
- */
-function heldOnly(_: string, value: unknown): unknown {
-  if (!Array.isArray(value) || value.length <= MOST_WRITTEN_OUT || firstHole(value) < 0) return value;
-  const held: Record<number, unknown> = {};
-  for (const i of heldIndices(value, 0)) held[i] = value[i];
-  return held;
 }
 
 /**
@@ -859,13 +849,23 @@ function readText(raw: string, verdict: CallVerdict, options: Config): ReadArgum
 }
 
 /**
- * Reads arguments given as a value (absent: none); when they nest too deeply, or (built in code) share their
- * objects past measure, pushes the finding and returns null.
+ * Reads arguments given as a value (absent: none), as JSON carries them where they hold a `toJSON` (a Date is
+ * its text, as a provider sends it); when they nest too deeply, or (built in code) share their objects past
+ * measure, or a `toJSON` throws, pushes the finding and returns null.
  */
 function readValue(value: unknown, verdict: CallVerdict, maxDepth: number): ReadArguments | null {
-  const args = value === undefined ? {} : value;
-  const problem = walkProblem(args, maxDepth);
-  if (problem === null) return { args, located: undefined };
+  let args = value === undefined ? {} : value;
+  let problem = walkProblem(args, maxDepth);
+  if (problem === "toJSON") {
+    // a Date or other toJSON: checked as the JSON a provider carries ("must be a string, not an object" before)
+    try {
+      problem = walkProblem(args = copyAsSent(args), maxDepth);
+    } catch (error) {
+      verdict.findings.push(unreadable(error)); // a toJSON or getter that throws
+      return null;
+    }
+  }
+  if (problem === null || problem === "toJSON") return { args, located: undefined };
   verdict.findings.push(problem === "deep" ? nestedTooDeep(maxDepth) : sharedPastMeasure());
   return null;
 }
@@ -1150,10 +1150,12 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
     // a schema built in code that loops or shares its objects too often is refused by createValidator, whose
     // error names the tool; written out first, it would never end (each tool on its own: many within measure
     // hold more in all, and are compiled once)
-    json = listGraphProblem(tools) ? undefined : JSON.stringify(tools);
+    json = listGraphProblem(tools) ? undefined : textAsSent(tools);
   } catch {
     json = undefined; // a BigInt: not JSON, so not cached (a hit could not be checked)
   }
+  // (read before compiling: a getter that answers anew in between reads as changed on the next call)
+  const snap = Array.isArray(tools) && json !== undefined ? snapshotOrNone(roots) : undefined;
   const structural = json === undefined ? undefined : key + "\n" + json;
   let validator = structural === undefined ? undefined : byStructure.get(structural);
   if (validator === undefined) {
@@ -1163,8 +1165,17 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
       byStructure.set(structural, validator);
     }
   }
-  if (Array.isArray(tools) && json !== undefined) byIdentity.set(tools, key, roots, validator);
+  if (snap !== undefined) byIdentity.set(tools, key, roots, validator, snap);
   return validator;
+}
+
+/** {@link takeSnapshot} of `roots`; none where reading them throws (the compile says why). */
+function snapshotOrNone(roots: readonly unknown[]): Snapshot | undefined {
+  try {
+    return takeSnapshot(roots);
+  } catch {
+    return undefined;
+  }
 }
 
 /** {@link optionsKey} of no options, worked out once: most calls pass only their tools. */
@@ -1210,11 +1221,17 @@ function config(options: ValidateOptions): Config {
   };
 }
 
+/**
+ * A copy of arguments given as a value, for `coerce` to convert (the caller's stay as they were): what JSON
+ * carries of them ({@link copyAsSent}), so a sparse array built in code costs what it holds. It was
+ * `JSON.parse(JSON.stringify(v))`: under Bun that wrote each of 2^32-1 slots (minutes), V8 threw at once and
+ * the caller's own value was converted in place.
+ */
 function cloneJson(v: unknown): unknown {
   try {
-    return JSON.parse(JSON.stringify(v));
+    return copyAsSent(v);
   } catch {
-    return v;
+    return v; // a getter that throws: the checks that follow read it and say so
   }
 }
 

@@ -8,7 +8,7 @@ import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile } from "../_schema/compile.ts";
-import { copyAsSent, nestsDeeper, parseJson, pastMeasure } from "../_common/json.ts";
+import { copyAsSent, holdsToJSON, nestsDeeper, parseJson, pastMeasure } from "../_common/json.ts";
 import { SchemaError } from "../_schema/keywords.ts";
 import { forgetFailedTest } from "../_schema/values.ts";
 import { isShape, shapeToSchema } from "./shape.ts";
@@ -337,6 +337,18 @@ async function judgeArgs(
     }
     if (raw === undefined && pastMeasure(args)) {
       return { valid: false, error: new ToolArgError(name, [sharedPastMeasure()], args) };
+    }
+    // a Date or other toJSON, against a JSON Schema: checked as the JSON it stands for, as the validator does
+    // (a Standard Schema's own types may want the Date itself)
+    if (raw === undefined && isCompiled(schema) && holdsToJSON(args)) {
+      const sent = copyAsSent(args);
+      const problem = nestsDeeper(sent, MAX_DEPTH)
+        ? nestedTooDeep(MAX_DEPTH)
+        : pastMeasure(sent)
+        ? sharedPastMeasure()
+        : null;
+      if (problem !== null) return { valid: false, error: new ToolArgError(name, [problem], args) };
+      args = sent;
     }
     checked = await checkArgs(schema, args);
     if (options.scan) pushInjectionFindings(args, raw, checked.findings);

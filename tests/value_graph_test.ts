@@ -14,7 +14,7 @@ import { extractToolCalls } from "../extract.ts";
 import { describeVerdict } from "../describe.ts";
 import { createMcpGuard } from "../mcp.ts";
 import { readCounted } from "./_counting.ts";
-import { pastMeasure, walkProblem } from "../_common/json.ts";
+import { pastMeasure, textAsSent, walkProblem } from "../_common/json.ts";
 import process from "node:process";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -206,7 +206,8 @@ test("the MCP guard walks a call's arguments once to see they nest within bounds
 test("past the counting pass's bound, one walk reads arguments built in code for depth and sharing, not two", () => {
   // walkProblem read each distinct object for depth (levelsOver), then again for sharing (graphStop)
   const many = Array.from({ length: 100_001 }, (_, i) => ({ i }));
-  const pass = 1 + many.length * 2; // the array's length and elements, each object's key
+  // the array's length and elements, each object's key and its toJSON (asked, so a Date is read as sent)
+  const pass = 1 + many.length * 3;
   const { value, reads } = readCounted({ many });
   assert.equal(walkProblem(value, 64), null);
   const passes = reads() / pass;
@@ -500,9 +501,9 @@ test("items over a sparse array built in code: one hole past the ten reported is
 });
 
 test("coerce over a sparse array built in code converts what it holds and reads no more", () => {
-  // The conversion of numeric strings read each index of the array: 2^32-1 slots ran for minutes.
-  // (Deno only: Bun, given this proxy, ran for minutes with the fix too; without the proxy it answers at once)
-  if (!isDeno) return;
+  // The conversion of numeric strings read each index of the array: 2^32-1 slots ran for minutes. The copy
+  // it converts was JSON.parse(JSON.stringify(...)): Bun wrote each slot out (minutes), V8 threw, and the
+  // caller's own array was converted in place.
   let reads = 0;
   const list: unknown[] = ["1", "x"];
   list.length = 2 ** 32 - 1;
@@ -520,8 +521,130 @@ test("coerce over a sparse array built in code converts what it holds and reads 
     const call = createValidator(tools, { codegen, coerce: true })
       .validate([{ name: "t", arguments: { list: counted } }]).calls[0];
     assert.deepEqual(call.findings.map((f) => f.path), ["/list/1"], `codegen ${codegen}`);
-    assert.equal(list[0], 1);
-    assert.equal(list[9], 3);
+    const converted = call.arguments?.list as unknown[];
+    assert.deepEqual([converted[0], converted[9], converted.length], [1, 3, 2 ** 32 - 1]);
+    assert.deepEqual([list[0], list[9]], ["1", "3"]);
     assert.ok(reads < 1000, `${reads} elements read`);
   }
+});
+
+test("tools built in code holding a 2^32-1 long sparse list are keyed by what they hold: equal tools, equal keys", async () => {
+  // The validator's and the gate's caches keyed tools on JSON.stringify: Bun wrote out each of 2^32-1 nulls
+  // (25 s a call, past the test runner's default timeout); V8 threw, and the gate threw its RangeError.
+  const tools = (last = "b") => {
+    const list: unknown[] = ["a"];
+    list.length = 2 ** 32 - 1;
+    list[70_000] = last;
+    const q = { enum: list };
+    return [{ type: "function", function: { name: "t", parameters: { type: "object", properties: { q } } } }];
+  };
+  assert.equal(textAsSent(tools()), textAsSent(tools()));
+  assert.notEqual(textAsSent(tools()), textAsSent(tools("c")));
+  const small = [{ name: "t", parameters: { type: "object", enum: [1, , 2], n: NaN, d: new Date(0) } }];
+  assert.equal(textAsSent(small), JSON.stringify(small));
+  const message = '"/q" must be one of: "a", null, "b".';
+  for (let i = 0; i < 2; i++) {
+    const verdict = await validateToolCalls([{ name: "t", arguments: { q: "c" } }], { tools: tools() });
+    assert.deepEqual(verdict.calls[0].findings.map((f) => f.message), [message]);
+    const call = { id: "1", type: "function", function: { name: "t", arguments: '{"q":"c"}' } };
+    const response = { choices: [{ message: { role: "assistant", tool_calls: [call] } }] };
+    const gated = await gateCompletion({ tools: tools() }, response);
+    assert.deepEqual(gated.verdict.calls[0].findings.map((f) => f.message), [message]);
+  }
+});
+
+test("arguments built in code with a toJSON are checked as the JSON they are sent as, in every entry point", async () => {
+  // A Date was checked as the object it is ("must be a string, not an object"), but as its text under coerce;
+  // a toJSON that throws gave that finding too. Now it is its text everywhere, and a throw is a finding.
+  const schema = { type: "object", properties: { when: { type: "string", format: "date-time" } } };
+  const tools = [{ name: "t", parameters: schema }];
+  const findings = (v: { findings?: { message: string }[] } | undefined) =>
+    v?.findings?.map((f) => f.message);
+  const entries: Record<string, (args: Record<string, unknown>) => Promise<string[] | undefined>> = {
+    validateToolCalls: async (args) =>
+      findings((await validateToolCalls([{ name: "t", arguments: args }], { tools })).calls[0]),
+    "validateToolCalls with coerce": async (args) =>
+      findings((await validateToolCalls([{ name: "t", arguments: args }], { tools, coerce: true })).calls[0]),
+    validate: async (args) => {
+      const v = await validate("t", schema, args);
+      return v.valid ? [] : findings(v.error);
+    },
+    gateCompletion: async (args) => {
+      const input = { type: "tool_use", id: "toolu_1", name: "t", input: args };
+      const response = { type: "message", role: "assistant", stop_reason: "tool_use", content: [input] };
+      const request = { tools: [{ name: "t", input_schema: schema }] };
+      return findings((await gateCompletion(request, response)).verdict.calls[0]);
+    },
+    "the MCP guard": (args) => {
+      const guard = createMcpGuard({ injection: "warn" });
+      guard.setTools([{ name: "t", inputSchema: schema }]);
+      return Promise.resolve(findings(guard.checkCall({ name: "t", arguments: args }).verdict));
+    },
+  };
+  class Refuses {
+    toJSON(): never {
+      throw new Error("not now");
+    }
+  }
+  for (const [name, entry] of Object.entries(entries)) {
+    const when = new Date(0);
+    assert.deepEqual(await entry({ when }), [], name);
+    assert.equal(when.getTime(), 0, name);
+    assert.deepEqual(await entry({ when: new Refuses() }), [
+      "The arguments could not be read (not now); send plain JSON.",
+    ], name);
+  }
+  const verdict = await validateToolCalls([{ name: "t", arguments: { when: new Date(0) } }], { tools });
+  assert.deepEqual(verdict.calls[0].arguments, { when: "1970-01-01T00:00:00.000Z" });
+  // past the counting pass's bound too (the walk that reads each distinct object once sees it)
+  const many = Array.from({ length: 100_001 }, () => ({}));
+  assert.deepEqual(await entries.validateToolCalls({ many, when: new Date(0) }), []);
+});
+
+test("a tool whose getter answers anew once, whenever in the call, is judged by its new answer on the next calls", async () => {
+  // The tools' snapshot was read after the compile: a getter that changed in between was trusted at its second
+  // answer, and every later call reused the validator compiled from the first.
+  for (let reads = 1; reads <= 12; reads++) {
+    const name = `t${reads}`; // (a name of its own: no cache entry made for another count is found)
+    let count = 0;
+    const tool = { name };
+    Object.defineProperty(tool, "parameters", {
+      enumerable: true,
+      get: () => {
+        const type = ++count <= reads ? "string" : "integer";
+        return { type: "object", properties: { q: { type } } };
+      },
+    });
+    const tools = [tool];
+    const call = { id: "1", type: "function", function: { name, arguments: '{"q":5}' } };
+    const response = { choices: [{ message: { role: "assistant", tool_calls: [call] } }] };
+    const entries = {
+      validateToolCalls: async () =>
+        (await validateToolCalls([{ name, arguments: { q: 5 } }], { tools })).calls[0].findings,
+      gateCompletion: async () => (await gateCompletion({}, response, { tools })).verdict.calls[0].findings,
+    };
+    for (const [entry, findings] of Object.entries(entries)) {
+      count = 0;
+      for (let call = 1; call <= 4; call++) {
+        const changed = count > reads; // (before this call: each of its reads answers "integer")
+        const got = await findings();
+        if (changed) assert.deepEqual(got, [], `${entry}: change after read ${reads}, call ${call}`);
+      }
+    }
+  }
+});
+
+test("the MCP guard's pins refuse a tool built in code holding a 2^32-1 long sparse list, naming it, at once", () => {
+  // The pin's hash wrote the definition out: V8 read each slot (400 s on a loaded machine), then threw, and the
+  // guard said the definition "nests too deeply to pin".
+  const list: unknown[] = ["a"];
+  list.length = 2 ** 32 - 1;
+  list[9] = "b";
+  const guard = createMcpGuard({ pins: { server: "s", file: null } });
+  assert.throws(
+    () => guard.setTools([{ name: "t", inputSchema: { type: "object", properties: { q: { enum: list } } } }]),
+    /^Error: tool "t": its definition holds an array of 4294967295 slots with holes, which cannot be written out/,
+  );
+  guard.setTools([{ name: "t", inputSchema: { type: "object", properties: { q: { enum: ["a", "b"] } } } }]);
+  assert.equal(guard.checkCall({ name: "t", arguments: { q: "b" } }).allowed, true);
 });
