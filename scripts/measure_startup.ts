@@ -11,15 +11,15 @@
  *   and the one-shot commands a hook runs, run as a script (`cli scan`: `deno run cli.ts scan` of a one-line
  *   file, `bun cli.ts …`; `cli validate` of one call; `cli run --scan` of `bun --version`), over bare.
  * - **Compiled `--version`** (`--compiled`): `toolguard --version` built with `bun build --compile` (plain,
- *   `--minify`, `--bytecode`, `--minify --bytecode`) against a compiled one-line `console.log` built the
- *   same way, reported as a ratio. With `--bytecode` (the build of `deno task compile:bun`) also the
- *   one-shot commands a hook runs: `scan` of a one-line file, `validate` of one call against one tool, and
- *   `run --scan` of the compiled hello as the tool.
+ *   `--minify`, `--bytecode`, `--minify --bytecode`, `--splitting --bytecode`) against a compiled one-line
+ *   `console.log` built the same way, reported as a ratio. With `--bytecode` and `--splitting --bytecode`
+ *   (the build of `deno task compile:bun`) also the one-shot commands a hook runs: `scan` of a one-line
+ *   file, `validate` of one call against one tool, and `run --scan` of the compiled hello as the tool.
  *
  * **Cross-check by hyperfine**, where `hyperfine` is on PATH: the compiled `--version` against the compiled
- * hello (`--bytecode`), and on each runtime `mod` against bare, timed again by hyperfine itself (`-N`, its own
- * warm-up and runs, one command after the other rather than interleaved), its medians and ratio printed below
- * the report; where it is not, a line says the cross-check was skipped.
+ * hello (`--bytecode`, `--splitting --bytecode`), and on each runtime `mod` against bare, timed again by
+ * hyperfine itself (`-N`, its own warm-up and runs, one command after the other rather than interleaved), its
+ * medians and ratio printed below the report; where it is not, a line says the cross-check was skipped.
  *
  * Each round runs every case once in a fresh random order, so a burst of load from elsewhere on the
  * machine falls on all cases alike. The load average is printed before and after. The timing runs under Bun
@@ -233,7 +233,11 @@ const COMPILE_VARIANTS: Record<string, string[]> = {
   "minify": ["--minify"],
   "bytecode": ["--bytecode", "--format=esm"],
   "minify+bytecode": ["--minify", "--bytecode", "--format=esm"],
+  "splitting+bytecode": ["--splitting", "--bytecode", "--format=esm"],
 };
+
+/** The variants also timed on the one-shot commands and by hyperfine: the build before and after issue 18. */
+const BYTECODE_VARIANTS = ["bytecode", "splitting+bytecode"];
 
 /**
  * The one-shot commands a hook runs, by row name: arguments after the program; `tool` is what `run --scan`
@@ -265,7 +269,7 @@ async function compiledCases(dir: string, root: string): Promise<Case[]> {
       const cmd = name === "hello" ? [out(name)] : [out(name), "--version"];
       cases.push({ name, group, cmd, wall: [], cpu: [] });
     }
-    if (variant !== "bytecode") continue;
+    if (!BYTECODE_VARIANTS.includes(variant)) continue;
     for (const [name, args] of Object.entries(oneShots(dir, [out("hello")]))) {
       cases.push({ name, group, cmd: [out("toolguard"), ...args], wall: [], cpu: [] });
     }
@@ -423,11 +427,11 @@ try {
       const named = (name: string) => imports.find((c) => c.group === group && c.name === name);
       return { base: named("bare"), subject: named("mod"), ratio: false };
     }),
-    {
-      base: compiled.find((c) => c.group === "compiled bytecode" && c.name === "hello"),
-      subject: compiled.find((c) => c.group === "compiled bytecode" && c.name === "toolguard"),
+    ...BYTECODE_VARIANTS.map((variant) => ({
+      base: compiled.find((c) => c.group === `compiled ${variant}` && c.name === "hello"),
+      subject: compiled.find((c) => c.group === `compiled ${variant}` && c.name === "toolguard"),
       ratio: true,
-    },
+    })),
   ].filter((p) => p.base !== undefined && p.subject !== undefined);
   if (pairs.length > 0 && !hasHyperfine()) {
     console.log(
