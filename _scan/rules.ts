@@ -2424,8 +2424,11 @@ const TRANSFORMS =
 const EXFIL_VERBS =
   `(?:send|e-?mail|mail|forward|transfer|wire|share|post|upload|leak|export|deliver|submit|paste|copy|sync|withdraw|deposit|invite|concatenate|provide|give|disclose|reveal|transmit|relay|publish|dm|message|text)`;
 
-/** One of `EXFIL_VERBS` as written, its space after it: the order's own verb, not its third person ("sends"). */
-const EXFIL_VERB_AT = lazy(() => new RegExp(`^${EXFIL_VERBS} `));
+/**
+ * One of `EXFIL_VERBS` as written, its space or a wrapped line's break after it: the order's own verb, not its
+ * third person ("sends").
+ */
+const EXFIL_VERB_AT = lazy(() => new RegExp(`^${EXFIL_VERBS}[ \n]`));
 
 /** The model named (not "the agent", a CI's or a support desk's), folded: "the model", "the AI assistant". */
 const THE_MODEL =
