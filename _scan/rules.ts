@@ -2432,7 +2432,31 @@ const EXFIL_VERB_AT = lazy(() => new RegExp(`^${EXFIL_VERBS}[ \n]`));
 
 /** The model named (not "the agent", a CI's or a support desk's), folded: "the model", "the AI assistant". */
 const THE_MODEL =
-  "(?:the|this|any|every|each) (?:ai |language )?(?:model|assistant|llm|ai|chatbot)|(?:ai|language) models|ai assistants";
+  "(?:the|this|any|every|each|all) (?:ai |language )?(?:model|assistant|llm|ai|chatbot)s?|(?:ai|language) models|ai assistants";
+
+/**
+ * What the model is made to send, folded, between the verb and where it goes: someone's data or a whole record
+ * of them ("the customer list", "the conversation history", "every message"), not what the model makes itself, as
+ * a design or a policy tells ("The assistant must send a confirmation email to ...", "... its output to the
+ * webhook at ...").
+ */
+const TAKEN_DATA = lazy(() =>
+  /\b(?:customers?|users?|clients?|patients?|employees?|members?|conversations?|chats?|history|transcripts?|logs?|messages|every message|records|lists?|data|databases?|contents?|credentials|api keys?|keys|passwords?|secrets?|tokens?|files?|e-?mails|inbox|prompts?|context|memory|documents|contacts|accounts?|cookies|sessions?|ssh|\.env|environment)\b/
+);
+
+/** True when what `exfil.send_to_address`'s match at `s` sends is data taken (see `TAKEN_DATA`), not the model's own. */
+function takesData(t: string, s: number, e: number): boolean {
+  const what = t.slice(s, e).split(/[ \n](?:to|at|into|on|with)[ \n]/, 1)[0];
+  return TAKEN_DATA().test(what) && !/\b(?:its|their own)\b/.test(what);
+}
+
+/**
+ * The `n` characters before `s`, a wrapped line's break read as the space it stands for ("the model\nsends"); a
+ * blank line stays two breaks, which `MODEL_MUST` and `MODEL_MADE_TO` do not read across.
+ */
+function lineBefore(t: string, s: number, n: number): string {
+  return t.slice(Math.max(0, s - n), s).replace(/(?<!\n)\n(?!\n)/g, " ");
+}
 
 /**
  * Before an order's verb: the model made to do it, folded, as policy is written: "The assistant must send ...",
@@ -2441,7 +2465,7 @@ const THE_MODEL =
  */
 const MODEL_MUST = lazy(() =>
   new RegExp(
-    `\\b(?:${THE_MODEL}) (?:must|shall|is required to|are required to|has to|have to|is to|are to)` +
+    `\\b(?:${THE_MODEL}) (?:must|shall|is required to|are required to|has to|have to|needs to|need to|is to|are to)` +
       "(?: (?:now|always|also|then|immediately|first))? $",
   )
 );
@@ -2453,7 +2477,7 @@ const MODEL_MUST = lazy(() =>
  */
 const MODEL_MADE_TO = lazy(() =>
   new RegExp(
-    `\\b(?:required|mandatory|necessary|essential|imperative) that (?:${THE_MODEL})` +
+    `\\b(?:required|requires?|mandatory|necessary|essential|imperative) that (?:${THE_MODEL})` +
       "(?: (?:now|always|also|then|immediately|first))? $",
   )
 );
@@ -3721,10 +3745,13 @@ const englishRules = (): Rule[] => [
     contexts: OUTPUT,
     // "Send your resume to jobs@...", "share your feedback with us at ...": the reader's own things, sent
     // where the sender asks, are ordinary mail.
-    accept: (t, s, _e, upper) =>
+    accept: (t, s, e, upper) =>
       (EXFIL_VERB_AT().test(t.slice(s, s + 16))
-        ? imperativeStart(t, s, upper) !== false || MODEL_MUST().test(t.slice(Math.max(0, s - 60), s))
-        : MODEL_MADE_TO().test(t.slice(Math.max(0, s - 80), s))) &&
+        ? imperativeStart(t, s, upper) !== false ||
+          // (or "... required that the model send ...", the verb as a subjunctive has it)
+          ((MODEL_MUST().test(lineBefore(t, s, 60)) || MODEL_MADE_TO().test(lineBefore(t, s, 80))) &&
+            takesData(t, s, e))
+        : MODEL_MADE_TO().test(lineBefore(t, s, 80)) && takesData(t, s, e)) &&
       !/^[a-z-]+ (?:your|us|yours)\b/.test(t.slice(s, s + 40)),
   },
   {
