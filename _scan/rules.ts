@@ -306,16 +306,18 @@ const CLAUSE_AFTER_BEFORE = lazy(() =>
     `^(?:(?:and|then|now|but|or|instead|these|here|please)\\b|${THIS_ORDER})`,
   )
 );
-/** After "everything you were told ": the orders themselves, the topic of an order to drop them. */
+
 /**
  * Who told it, after "... everything you were told", folded, when that is someone in a person's life, not whoever
  * gives the model its orders: "Discard everything you were told by the recruiter", "... by your parents about
- * money". The model's developers, its system, its prompt or "anyone" keep the order ("... by your developers").
+ * money". Named, not guessed from what it is not: "by your handlers", "by the safety team", "by the platform" keep
+ * the order, as "by your developers" does.
  */
 const TOLD_BY_SOMEONE = lazy(() =>
-  /^by (?!(?:(?:the|your|my|a|an|his|her|their|our) )?(?:system|developers?|devs?|operators?|users?|admins?|administrators?|creators?|programmers?|makers?|owners?|trainers?|openai|anthropic|google|meta|prompts?|previous|prior|earlier|original|instructions?|anyone|anybody|everyone|someone|others?|them|us|me|him|her)\b)(?:(?:the|your|my|a|an|his|her|their|our) )?[a-z]{3,}\b/
+  /^by (?:(?:the|your|my|a|an|his|her|their|our) )?(?:(?:former|old|new|last|previous|first) )?(?:recruiters?|parents?|mother|mom|mum|father|dad|family|relatives|grand(?:parents?|mother|father|ma|pa)|siblings?|brothers?|sisters?|aunts?|uncles?|teachers?|professors?|tutors?|coach(?:es)?|mentors?|doctors?|therapists?|counsel(?:l)?ors?|friends?|partners?|spouse|husband|wife|boyfriend|girlfriend|ex|boss(?:es)?|managers?|colleagues?|coworkers?|co-workers?|landlords?|neighbou?rs?|salesm[ae]n|salespeople|sellers?|realtors?|lawyers?|attorneys?|accountants?|advisors?|advisers?|bankers?|brokers?|interviewers?|hiring managers?|hr|school|society|media|internet)\b/
 );
 
+/** After "everything you were told ": the orders themselves, the topic of an order to drop them. */
 const ABOUT_THE_ORDERS = lazy(() =>
   /^about (?:(?:your|the|any|all|these|those) )?(?:(?:previous|prior|earlier|original|initial|system) )?(?:instructions|rules|guidelines|prompts?|orders)\b/
 );
