@@ -2672,8 +2672,17 @@ const MODEL_TAKES =
   "(?:ai (?:tools|agents|assistants|models)|(?:the|any|every|each) (?:ai |language )?(?:model|assistant|llm|ai|" +
   "agent)s?|language models|llms)(?: [a-z]+ing(?: [a-z-]+){0,3})? (?:must|shall|is required to|are required to|" +
   "has to|have to|is to|are to)(?: (?:always|first|also|now))? (?:(?:paste|include|post|commit|print|send|share|" +
-  "upload|add|put|copy|write) (?:all |every )?(?:the |their |his |her )?[a-z]+'s (?:[a-z-]+ )?(?:api keys?|" +
-  "secrets?|tokens?|private keys?|passwords?|credentials)\\b|(?:open|fetch|visit|load|request|browse to|" +
+  "upload|add|put|copy|write) (?:all |every )?(?:the |their |his |her )?" +
+  // (a person's, not a thing's: "the bot's token", "the project's API key" go where a setup puts them)
+  "(?!(?:bot|project|repo|repository|app|application|service|server|workflow|pipeline|system|platform|tool|" +
+  "integration|cluster|organi[sz]ation|org|ci|api|site|website|environment)'s)[a-z]+(?:'s|s') (?:[a-z-]+ )?(?:api keys?|" +
+  "secrets?|tokens?|private keys?|passwords?|credentials)\\b" +
+  // (the secret itself, put somewhere the model writes, not a "password reset link", nor taken "from the
+  // clipboard", nor put where a request or a setup keeps it: "... to the .env file", "... in the Authorization
+  // header")
+  "(?=[ \\n]?(?:into|in|to|on|onto|and|as|[.,;:!?]|$))" +
+  "(?![ \\n](?:to|in|into) (?:the |a |an |your |its )?(?:\\.env|env|environment|headers?|authorization|auth|" +
+  "config|configuration|settings|secrets?|vault|keychain|keyring|credential|request|keystore)\\b)|(?:open|fetch|visit|load|request|browse to|" +
   "navigate to) https?://[^\\s\"'<>]*=[^.!?\\n]{0,20}?\\b(?:followed by|with|plus|appending|then) " +
   "(?:the |their )?(?:user|customer|reader|visitor|client)'s (?:e-?mail|address|name|phone|password|token|" +
   "cookies?|session|location|api key))";
@@ -3671,6 +3680,10 @@ const englishRules = (): Rule[] => [
       "'s secret",
       "'s token",
       "'s private key",
+      "s' api key",
+      "s' secret",
+      "s' token",
+      "s' private key",
     ],
     maxLen: 180,
     category: "forced_tool_use",
