@@ -2315,20 +2315,21 @@ function postposedOrder(t: string, s: number, e: number): boolean {
 
 /**
  * What of a prompt a command shows that is not its words, folded, after the noun: its file's path or name, its
- * length, its token count ("print the system prompt file path"). "print the system prompt file" still asks for
- * the words.
+ * length, its token count ("print the system prompt file path"). "print the system prompt file" and "... tokens
+ * one by one" still ask for the words.
  */
 const PROMPT_PROPERTY = lazy(() =>
-  /^[ \n-](?:file[ \n-]?)?(?:path|paths|location|name|names|length|size|token count|tokens|hash|version|id)\b/
+  /^[ \n-](?:file[ \n-]?)?(?:path|paths|location|name|names|length|size|token count|hash|version|id)\b/
 );
 
 /**
  * After "the system prompt should be printed": the model as who prints it, in the same sentence, folded ("... in
  * full by the model before it answers"). Without it the sentence tells where a prompt is shown, as a setup guide
- * does: "The system prompt should be shown in the settings page".
+ * does: "The system prompt should be shown in the settings page"; so does a thing of the model's ("... by the
+ * model server", "... by the assistant's settings page"), and a question asks it ("... by the model?").
  */
 const SHOWN_BY_MODEL = lazy(() =>
-  /^[^.!?;\n]{0,40}?\bby (?:the|this|any|every) (?:ai |language )?(?:model|assistant|llm|ai|chatbot)\b/
+  /^(?:[^.!?;\n]|\n(?!\n)){0,40}?\bby[ \n](?:the|this|any|every)[ \n](?:(?:ai|language)[ \n])?(?:model|assistant|llm|ai|chatbot)\b(?!'s\b|[ \n-](?:cards?|servers?|widgets?|providers?|apis?|endpoints?|hosts?|runtimes?|registry|config|settings|pages?|panels?|ui|sdks?|services?|teams?|vendors?|developers?|owners?|makers?)\b)(?![^.!;]*\?)/
 );
 
 /** A polite ask before an order, which opens it as "please" would: "Would you be so kind as to ...". */
