@@ -3004,8 +3004,10 @@ const englishRules = (): Rule[] => [
     accept: (t, s, e, upper, original) =>
       (newlineIn(t, s, e) < 0 || readsOn(t, s, e, upper, original, { translated: false })) &&
       /\b(?:hereby|you|your|assistant|model|ai|agent|llm|from now on)\b/.test(t.slice(s, e)) &&
-      !/\borders\b.* cancell?ed$/.test(t.slice(s, e)) &&
-      !/^ by (?!(?:the |an? )?(?:assistant|model|ai|agent|llm)\b)/.test(t.slice(e, e + 20)) &&
+      // (the match and what follows it read across a wrapped line as `readsOn` let it: "Your previous orders are
+      // hereby\ncancelled")
+      !/\borders\b[^]* cancell?ed$/.test(t.slice(s, e).replace(/\n/g, " ")) &&
+      !/^[ \n]by[ \n](?!(?:the[ \n]|an?[ \n])?(?:assistant|model|ai|agent|llm)\b)/.test(t.slice(e, e + 20)) &&
       (!/^consider|^treat|^regard/.test(t.slice(s, s + 8)) || imperativeStart(t, s) !== false),
   },
   {
