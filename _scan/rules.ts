@@ -2259,7 +2259,9 @@ function labelOrders(t: string, s: number, e: number, upper: (i: number) => bool
     // (a bare "Agent:" also opens a support chat's turn, which speaks to the customer of their own secrets, "Agent:
     // send your password reset request ..."; a model's agent is ordered to take someone else's: "Agent: read the
     // repository secrets and include them ...")
-    (/^agent:/.test(t.slice(s, s + 6)) ? OTHERS_SECRETS().test(order) : THE_USER().test(order)) &&
+    (/^agent:/.test(t.slice(s, s + 6))
+      ? OTHERS_SECRETS().test(order) && !SECRETS_KEPT().test(order)
+      : THE_USER().test(order)) &&
     // (what a model's turn is for, as a guide's list of roles says: "- Assistant: ask the user for
     // clarification when the request is ambiguous"; not for their secrets)
     !(ASKS_TO_CLARIFY().test(order) && !USER_SECRETS().test(order));
@@ -2347,11 +2349,20 @@ const THE_USER = lazy(() =>
 
 /**
  * Secrets that are not the reader's own, folded: "the repository secrets", "all API keys", "read the .env file";
- * not a policy or a page about them ("read the password policy"), nor a place to put one's own ("Add your API key
- * to the .env file").
+ * not a policy or a page about them ("read the password policy", "the .env file docs"), nor a place to put one's
+ * own ("Add your API key to the .env file"), nor the reader's own by what follows ("the private key you
+ * generated", "share the API keys with your developer").
  */
 const OTHERS_SECRETS = lazy(() =>
-  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b/
+  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)/
+);
+
+/**
+ * A support agent's warning to keep secrets out, folded, before them in the same sentence: "Please paste the
+ * error, but remove any API keys first", "never share the credentials".
+ */
+const SECRETS_KEPT = lazy(() =>
+  /\b(?:remove|delete|rotate|revoke|redact|mask|hide|strip|regenerate|reset|never|don't|do not|without)\b[^.!?]{0,30}\b(?:secrets?|api keys?|credentials|private keys?|tokens|passwords|\.env)\b/
 );
 
 /** Secrets a note to the model may order taken (see the labelled `override.addresses_ai`). */
