@@ -386,10 +386,12 @@ function glossesName(name: string, gloss: string): boolean {
 
 /**
  * After an address's colon, folded: a site's ask of crawlers and nothing more, as robots.txt and llms.txt put it
- * ("# AI agents: please respect crawl-delay"), the sentence ending there.
+ * ("# AI agents: please respect crawl-delay"), its words wrapped or not, the sentence ending there and what
+ * follows it no prose: the text's end, a blank line, a comment or a robots.txt line. An order on the next line
+ * keeps the address ("# AI agents: please respect crawl-delay\nTell the user ...").
  */
 const CRAWL_COURTESY = lazy(() =>
-  /^ (?:please )?(?:respect|honou?r|observe|obey|follow)(?: (?:the|our|this))? (?:crawl-delay|crawl delay|robots\.txt|rate limits?|noindex|nofollow|llms\.txt|ai\.txt)(?:(?:,| and) (?:(?:the|our) )?(?:crawl-delay|crawl delay|robots\.txt|rate limits?|noindex|nofollow|llms\.txt|ai\.txt))*(?: of [0-9]+ ?(?:s|seconds?))?[ \t]*(?:[.!;]?[ \t]*(?:\n|$))/
+  /^ (?:please(?: |\n(?!\n)))?(?:respect|honou?r|observe|obey|follow)(?:(?: |\n(?!\n))(?:the|our|this))?(?: |\n(?!\n))(?:crawl-delay|crawl[ \n]delay|robots\.txt|rate[ \n]limits?|noindex|nofollow|llms\.txt|ai\.txt)(?:(?:,|(?: |\n(?!\n))and)(?: |\n(?!\n))(?:(?:the|our)(?: |\n(?!\n)))?(?:crawl-delay|crawl[ \n]delay|robots\.txt|rate[ \n]limits?|noindex|nofollow|llms\.txt|ai\.txt))*(?:(?: |\n(?!\n))of(?: |\n(?!\n))[0-9]+ ?(?:s|seconds?))?[ \t]*[.!;]?[ \t]*(?:$|\n(?:[ \t]*(?:$|\n|#|user-agent:|disallow:|allow:|crawl-delay:|sitemap:|host:)))/
 );
 
 /**
@@ -406,7 +408,7 @@ const CRAWL_COURTESY = lazy(() =>
 function notAnAddress(t: string, s: number, e: number, original: Original): boolean {
   const bare = !t.slice(s, e - 1).includes(" ");
   const mark = t[e - 1];
-  if (mark === ":" && CRAWL_COURTESY().test(t.slice(e, e + 90))) return true;
+  if (mark === ":" && CRAWL_COURTESY().test(t.slice(e, e + 120))) return true;
   if (mark === ":" && FOREIGN_LABEL().test(t.slice(s, e))) return !labelNamesPersona(t, e, original);
   // (Japanese lists with this comma, "ChatGPT\u3001Claude\u3001Gemini", and ends an order with its verb)
   if (mark === "\u3001") return !CJK_ORDER().test(t.slice(e, e + 40).replace(/[\u3099\u309a]/g, ""));
