@@ -2454,10 +2454,10 @@ const THE_MODEL =
  * What the model is made to send, folded, between the verb and where it goes: someone's data or a whole record
  * of them ("the customer list", "the conversation history", "every message"), not what the model makes itself, as
  * a design or a policy tells ("The assistant must send a confirmation email to ...", "... its output to the
- * webhook at ...").
+ * webhook at ...", "... the user a reminder to ...").
  */
 const TAKEN_DATA = lazy(() =>
-  /\b(?:customers?|users?|clients?|patients?|employees?|members?|conversations?|chats?|history|transcripts?|logs?|messages|every message|records|lists?|data|databases?|contents?|credentials|api keys?|keys|passwords?|secrets?|tokens?|files?|e-?mails|inbox|prompts?|context|memory|documents|contacts|accounts?|cookies|sessions?|ssh|\.env|environment)\b/
+  /\b(?:(?:customers?|users?|clients?|patients?|employees?|members?)(?:'s|s')?\b(?! (?:a|an|the|some|their|his|her|its)\b)|conversations?|chats?|history|transcripts?|logs?|messages|every message|records|lists?|data|databases?|contents?|credentials|api keys?|keys|passwords?|secrets?|tokens?|files?|e-?mails|inbox|prompts?|context|memory|documents|contacts|accounts?|cookies|sessions?|ssh|\.env|environment)\b/
 );
 
 /** True when what `exfil.send_to_address`'s match at `s` sends is data taken (see `TAKEN_DATA`), not the model's own. */
