@@ -2683,8 +2683,10 @@ const DESTINATION =
  * "must" and its kin only, the verb right after: "must never paste ...", "should include ..." are rules for it.
  */
 const MODEL_TAKES =
+  // (not a bare "the agent", a CI's or a support desk's: "The agent must include the customer's API key in every
+  // request ...")
   "(?:ai (?:tools|agents|assistants|models)|(?:the|any|every|each) (?:ai |language )?(?:model|assistant|llm|ai|" +
-  "agent)s?|language models|llms)(?: [a-z]+ing(?: [a-z-]+){0,3})? (?:must|shall|is required to|are required to|" +
+  "ai agent)s?|language models|llms)(?: [a-z]+ing(?: [a-z-]+){0,3})? (?:must|shall|is required to|are required to|" +
   "has to|have to|is to|are to)(?: (?:always|first|also|now))? (?:(?:paste|include|post|commit|print|send|share|" +
   "upload|add|put|copy|write) (?:all |every )?(?:the |their |his |her )?" +
   // (a person's, not a thing's: "the bot's token", "the project's API key" go where a setup puts them)
@@ -2710,7 +2712,7 @@ const MODEL_TAKES_LEADS = [
   "language models",
   "llms ",
   ..."the any every each".split(" ").flatMap((det) =>
-    ["ai", "language", "model", "assistant", "llm", "agent"].map((noun) => `${det} ${noun}`)
+    ["ai", "language", "model", "assistant", "llm"].map((noun) => `${det} ${noun}`)
   ),
 ];
 
