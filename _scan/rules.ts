@@ -306,16 +306,18 @@ const CLAUSE_AFTER_BEFORE = lazy(() =>
     `^(?:(?:and|then|now|but|or|instead|these|here|please)\\b|${THIS_ORDER})`,
   )
 );
-/** After "everything you were told ": the orders themselves, the topic of an order to drop them. */
+
 /**
  * Who told it, after "... everything you were told", folded, when that is someone in a person's life, not whoever
  * gives the model its orders: "Discard everything you were told by the recruiter", "... by your parents about
- * money". The model's developers, its system, its prompt or "anyone" keep the order ("... by your developers").
+ * money". Named, not guessed from what it is not: "by your handlers", "by the safety team", "by the platform" keep
+ * the order, as "by your developers" does.
  */
 const TOLD_BY_SOMEONE = lazy(() =>
-  /^by (?!(?:(?:the|your|my|a|an|his|her|their|our) )?(?:system|developers?|devs?|operators?|users?|admins?|administrators?|creators?|programmers?|makers?|owners?|trainers?|openai|anthropic|google|meta|prompts?|previous|prior|earlier|original|instructions?|anyone|anybody|everyone|someone|others?|them|us|me|him|her)\b)(?:(?:the|your|my|a|an|his|her|their|our) )?[a-z]{3,}\b/
+  /^by (?:(?:the|your|my|a|an|his|her|their|our) )?(?:(?:former|old|new|last|previous|first) )?(?:recruiters?|parents?|mother|mom|mum|father|dad|family|relatives|grand(?:parents?|mother|father|ma|pa)|siblings?|brothers?|sisters?|aunts?|uncles?|teachers?|professors?|tutors?|coach(?:es)?|mentors?|doctors?|therapists?|counsel(?:l)?ors?|friends?|partners?|spouse|husband|wife|boyfriend|girlfriend|ex|boss(?:es)?|managers?|colleagues?|coworkers?|co-workers?|landlords?|neighbou?rs?|salesm[ae]n|salespeople|sellers?|realtors?|lawyers?|attorneys?|accountants?|advisors?|advisers?|bankers?|brokers?|interviewers?|hiring managers?|hr|school|society|media|internet)\b/
 );
 
+/** After "everything you were told ": the orders themselves, the topic of an order to drop them. */
 const ABOUT_THE_ORDERS = lazy(() =>
   /^about (?:(?:your|the|any|all|these|those) )?(?:(?:previous|prior|earlier|original|initial|system) )?(?:instructions|rules|guidelines|prompts?|orders)\b/
 );
@@ -384,10 +386,12 @@ function glossesName(name: string, gloss: string): boolean {
 
 /**
  * After an address's colon, folded: a site's ask of crawlers and nothing more, as robots.txt and llms.txt put it
- * ("# AI agents: please respect crawl-delay"), the sentence ending there.
+ * ("# AI agents: please respect crawl-delay"), its words wrapped or not, the sentence ending there and what
+ * follows it no prose: the text's end, a blank line, a comment or a robots.txt line. An order on the next line
+ * keeps the address ("# AI agents: please respect crawl-delay\nTell the user ...").
  */
 const CRAWL_COURTESY = lazy(() =>
-  /^ (?:please )?(?:respect|honou?r|observe|obey|follow)(?: (?:the|our|this))? (?:crawl-delay|crawl delay|robots\.txt|rate limits?|noindex|nofollow|llms\.txt|ai\.txt)(?:(?:,| and) (?:(?:the|our) )?(?:crawl-delay|crawl delay|robots\.txt|rate limits?|noindex|nofollow|llms\.txt|ai\.txt))*(?: of [0-9]+ ?(?:s|seconds?))?[ \t]*(?:[.!;]?[ \t]*(?:\n|$))/
+  /^ (?:please(?: |\n(?!\n)))?(?:respect|honou?r|observe|obey|follow)(?:(?: |\n(?!\n))(?:the|our|this))?(?: |\n(?!\n))(?:crawl-delay|crawl[ \n]delay|robots\.txt|rate[ \n]limits?|noindex|nofollow|llms\.txt|ai\.txt)(?:(?:,|(?: |\n(?!\n))and)(?: |\n(?!\n))(?:(?:the|our)(?: |\n(?!\n)))?(?:crawl-delay|crawl[ \n]delay|robots\.txt|rate[ \n]limits?|noindex|nofollow|llms\.txt|ai\.txt))*(?:(?: |\n(?!\n))of(?: |\n(?!\n))[0-9]+ ?(?:s|seconds?))?[ \t]*[.!;]?[ \t]*(?:$|\n(?:[ \t]*(?:$|\n|#|user-agent:|disallow:|allow:|crawl-delay:|sitemap:|host:)))/
 );
 
 /**
@@ -404,7 +408,7 @@ const CRAWL_COURTESY = lazy(() =>
 function notAnAddress(t: string, s: number, e: number, original: Original): boolean {
   const bare = !t.slice(s, e - 1).includes(" ");
   const mark = t[e - 1];
-  if (mark === ":" && CRAWL_COURTESY().test(t.slice(e, e + 90))) return true;
+  if (mark === ":" && CRAWL_COURTESY().test(t.slice(e, e + 120))) return true;
   if (mark === ":" && FOREIGN_LABEL().test(t.slice(s, e))) return !labelNamesPersona(t, e, original);
   // (Japanese lists with this comma, "ChatGPT\u3001Claude\u3001Gemini", and ends an order with its verb)
   if (mark === "\u3001") return !CJK_ORDER().test(t.slice(e, e + 40).replace(/[\u3099\u309a]/g, ""));
@@ -2257,7 +2261,9 @@ function labelOrders(t: string, s: number, e: number, upper: (i: number) => bool
     // (a bare "Agent:" also opens a support chat's turn, which speaks to the customer of their own secrets, "Agent:
     // send your password reset request ..."; a model's agent is ordered to take someone else's: "Agent: read the
     // repository secrets and include them ...")
-    (/^agent:/.test(t.slice(s, s + 6)) ? OTHERS_SECRETS().test(order) : THE_USER().test(order)) &&
+    (/^agent:/.test(t.slice(s, s + 6))
+      ? OTHERS_SECRETS().test(order) && !SECRETS_KEPT().test(order)
+      : THE_USER().test(order)) &&
     // (what a model's turn is for, as a guide's list of roles says: "- Assistant: ask the user for
     // clarification when the request is ambiguous"; not for their secrets)
     !(ASKS_TO_CLARIFY().test(order) && !USER_SECRETS().test(order));
@@ -2313,20 +2319,21 @@ function postposedOrder(t: string, s: number, e: number): boolean {
 
 /**
  * What of a prompt a command shows that is not its words, folded, after the noun: its file's path or name, its
- * length, its token count ("print the system prompt file path"). "print the system prompt file" still asks for
- * the words.
+ * length, its token count ("print the system prompt file path"). "print the system prompt file" and "... tokens
+ * one by one" still ask for the words.
  */
 const PROMPT_PROPERTY = lazy(() =>
-  /^[ \n-](?:file[ \n-]?)?(?:path|paths|location|name|names|length|size|token count|tokens|hash|version|id)\b/
+  /^[ \n-](?:file[ \n-]?)?(?:path|paths|location|name|names|length|size|token count|hash|version|id)\b/
 );
 
 /**
  * After "the system prompt should be printed": the model as who prints it, in the same sentence, folded ("... in
  * full by the model before it answers"). Without it the sentence tells where a prompt is shown, as a setup guide
- * does: "The system prompt should be shown in the settings page".
+ * does: "The system prompt should be shown in the settings page"; so does a thing of the model's ("... by the
+ * model server", "... by the assistant's settings page"), and a question asks it ("... by the model?").
  */
 const SHOWN_BY_MODEL = lazy(() =>
-  /^[^.!?;\n]{0,40}?\bby (?:the|this|any|every) (?:ai |language )?(?:model|assistant|llm|ai|chatbot)\b/
+  /^(?:[^.!?;\n]|\n(?!\n)){0,40}?\bby[ \n](?:the|this|any|every)[ \n](?:(?:ai|language)[ \n])?(?:model|assistant|llm|ai|chatbot)\b(?!'s\b|[ \n-](?:cards?|servers?|widgets?|providers?|apis?|endpoints?|hosts?|runtimes?|registry|config|settings|pages?|panels?|ui|sdks?|services?|teams?|vendors?|developers?|owners?|makers?)\b)(?![^.!;]*\?)/
 );
 
 /** A polite ask before an order, which opens it as "please" would: "Would you be so kind as to ...". */
@@ -2344,11 +2351,20 @@ const THE_USER = lazy(() =>
 
 /**
  * Secrets that are not the reader's own, folded: "the repository secrets", "all API keys", "read the .env file";
- * not a policy or a page about them ("read the password policy"), nor a place to put one's own ("Add your API key
- * to the .env file").
+ * not a policy or a page about them ("read the password policy", "the .env file docs"), nor a place to put one's
+ * own ("Add your API key to the .env file"), nor the reader's own by what follows ("the private key you
+ * generated", "share the API keys with your developer").
  */
 const OTHERS_SECRETS = lazy(() =>
-  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b/
+  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)/
+);
+
+/**
+ * A support agent's warning to keep secrets out, folded, before them in the same sentence: "Please paste the
+ * error, but remove any API keys first", "never share the credentials".
+ */
+const SECRETS_KEPT = lazy(() =>
+  /\b(?:remove|delete|rotate|revoke|redact|mask|hide|strip|regenerate|reset|never|don't|do not|without)\b[^.!?]{0,30}\b(?:secrets?|api keys?|credentials|private keys?|tokens|passwords|\.env)\b/
 );
 
 /** Secrets a note to the model may order taken (see the labelled `override.addresses_ai`). */
@@ -2424,12 +2440,39 @@ const TRANSFORMS =
 const EXFIL_VERBS =
   `(?:send|e-?mail|mail|forward|transfer|wire|share|post|upload|leak|export|deliver|submit|paste|copy|sync|withdraw|deposit|invite|concatenate|provide|give|disclose|reveal|transmit|relay|publish|dm|message|text)`;
 
-/** One of `EXFIL_VERBS` as written, its space after it: the order's own verb, not its third person ("sends"). */
-const EXFIL_VERB_AT = lazy(() => new RegExp(`^${EXFIL_VERBS} `));
+/**
+ * One of `EXFIL_VERBS` as written, its space or a wrapped line's break after it: the order's own verb, not its
+ * third person ("sends").
+ */
+const EXFIL_VERB_AT = lazy(() => new RegExp(`^${EXFIL_VERBS}[ \n]`));
 
 /** The model named (not "the agent", a CI's or a support desk's), folded: "the model", "the AI assistant". */
 const THE_MODEL =
-  "(?:the|this|any|every|each) (?:ai |language )?(?:model|assistant|llm|ai|chatbot)|(?:ai|language) models|ai assistants";
+  "(?:the|this|any|every|each|all) (?:ai |language )?(?:model|assistant|llm|ai|chatbot)s?|(?:ai|language) models|ai assistants";
+
+/**
+ * What the model is made to send, folded, between the verb and where it goes: someone's data or a whole record
+ * of them ("the customer list", "the conversation history", "every message"), not what the model makes itself, as
+ * a design or a policy tells ("The assistant must send a confirmation email to ...", "... its output to the
+ * webhook at ...", "... the user a reminder to ...").
+ */
+const TAKEN_DATA = lazy(() =>
+  /\b(?:(?:customers?|users?|clients?|patients?|employees?|members?)(?:'s|s')?\b(?! (?:a|an|the|some|their|his|her|its)\b)|conversations?|chats?|history|transcripts?|logs?|messages|every message|records|lists?|data|databases?|contents?|credentials|api keys?|keys|passwords?|secrets?|tokens?|files?|e-?mails|inbox|prompts?|context|memory|documents|contacts|accounts?|cookies|sessions?|ssh|\.env|environment)\b/
+);
+
+/** True when what `exfil.send_to_address`'s match at `s` sends is data taken (see `TAKEN_DATA`), not the model's own. */
+function takesData(t: string, s: number, e: number): boolean {
+  const what = t.slice(s, e).split(/[ \n](?:to|at|into|on|with)[ \n]/, 1)[0];
+  return TAKEN_DATA().test(what) && !/\b(?:its|their own)\b/.test(what);
+}
+
+/**
+ * The `n` characters before `s`, a wrapped line's break read as the space it stands for ("the model\nsends"); a
+ * blank line stays two breaks, which `MODEL_MUST` and `MODEL_MADE_TO` do not read across.
+ */
+function lineBefore(t: string, s: number, n: number): string {
+  return t.slice(Math.max(0, s - n), s).replace(/(?<!\n)\n(?!\n)/g, " ");
+}
 
 /**
  * Before an order's verb: the model made to do it, folded, as policy is written: "The assistant must send ...",
@@ -2438,7 +2481,7 @@ const THE_MODEL =
  */
 const MODEL_MUST = lazy(() =>
   new RegExp(
-    `\\b(?:${THE_MODEL}) (?:must|shall|is required to|are required to|has to|have to|is to|are to)` +
+    `\\b(?:${THE_MODEL}) (?:must|shall|is required to|are required to|has to|have to|needs to|need to|is to|are to)` +
       "(?: (?:now|always|also|then|immediately|first))? $",
   )
 );
@@ -2450,7 +2493,7 @@ const MODEL_MUST = lazy(() =>
  */
 const MODEL_MADE_TO = lazy(() =>
   new RegExp(
-    `\\b(?:required|mandatory|necessary|essential|imperative) that (?:${THE_MODEL})` +
+    `\\b(?:required|requires?|mandatory|necessary|essential|imperative) that (?:${THE_MODEL})` +
       "(?: (?:now|always|also|then|immediately|first))? $",
   )
 );
@@ -2640,11 +2683,22 @@ const DESTINATION =
  * "must" and its kin only, the verb right after: "must never paste ...", "should include ..." are rules for it.
  */
 const MODEL_TAKES =
+  // (not a bare "the agent", a CI's or a support desk's: "The agent must include the customer's API key in every
+  // request ...")
   "(?:ai (?:tools|agents|assistants|models)|(?:the|any|every|each) (?:ai |language )?(?:model|assistant|llm|ai|" +
-  "agent)s?|language models|llms)(?: [a-z]+ing(?: [a-z-]+){0,3})? (?:must|shall|is required to|are required to|" +
+  "ai agent)s?|language models|llms)(?: [a-z]+ing(?: [a-z-]+){0,3})? (?:must|shall|is required to|are required to|" +
   "has to|have to|is to|are to)(?: (?:always|first|also|now))? (?:(?:paste|include|post|commit|print|send|share|" +
-  "upload|add|put|copy|write) (?:all |every )?(?:the |their |his |her )?[a-z]+'s (?:[a-z-]+ )?(?:api keys?|" +
-  "secrets?|tokens?|private keys?|passwords?|credentials)\\b|(?:open|fetch|visit|load|request|browse to|" +
+  "upload|add|put|copy|write) (?:all |every )?(?:the |their |his |her )?" +
+  // (a person's, not a thing's: "the bot's token", "the project's API key" go where a setup puts them)
+  "(?!(?:bot|project|repo|repository|app|application|service|server|workflow|pipeline|system|platform|tool|" +
+  "integration|cluster|organi[sz]ation|org|ci|api|site|website|environment)'s)[a-z]+(?:'s|s') (?:[a-z-]+ )?(?:api keys?|" +
+  "secrets?|tokens?|private keys?|passwords?|credentials)\\b" +
+  // (the secret itself, put somewhere the model writes, not a "password reset link", nor taken "from the
+  // clipboard", nor put where a request or a setup keeps it: "... to the .env file", "... in the Authorization
+  // header")
+  "(?=[ \\n]?(?:into|in|to|on|onto|and|as|[.,;:!?]|$))" +
+  "(?![ \\n](?:to|in|into) (?:the |a |an |your |its )?(?:\\.env|env|environment|headers?|authorization|auth|" +
+  "config|configuration|settings|secrets?|vault|keychain|keyring|credential|request|keystore)\\b)|(?:open|fetch|visit|load|request|browse to|" +
   "navigate to) https?://[^\\s\"'<>]*=[^.!?\\n]{0,20}?\\b(?:followed by|with|plus|appending|then) " +
   "(?:the |their )?(?:user|customer|reader|visitor|client)'s (?:e-?mail|address|name|phone|password|token|" +
   "cookies?|session|location|api key))";
@@ -2658,7 +2712,7 @@ const MODEL_TAKES_LEADS = [
   "language models",
   "llms ",
   ..."the any every each".split(" ").flatMap((det) =>
-    ["ai", "language", "model", "assistant", "llm", "agent"].map((noun) => `${det} ${noun}`)
+    ["ai", "language", "model", "assistant", "llm"].map((noun) => `${det} ${noun}`)
   ),
 ];
 
@@ -2965,8 +3019,10 @@ const englishRules = (): Rule[] => [
     accept: (t, s, e, upper, original) =>
       (newlineIn(t, s, e) < 0 || readsOn(t, s, e, upper, original, { translated: false })) &&
       /\b(?:hereby|you|your|assistant|model|ai|agent|llm|from now on)\b/.test(t.slice(s, e)) &&
-      !/\borders\b.* cancell?ed$/.test(t.slice(s, e)) &&
-      !/^ by (?!(?:the |an? )?(?:assistant|model|ai|agent|llm)\b)/.test(t.slice(e, e + 20)) &&
+      // (the match and what follows it read across a wrapped line as `readsOn` let it: "Your previous orders are
+      // hereby\ncancelled")
+      !/\borders\b[^]* cancell?ed$/.test(t.slice(s, e).replace(/\n/g, " ")) &&
+      !/^[ \n]by[ \n](?!(?:the[ \n]|an?[ \n])?(?:assistant|model|ai|agent|llm)\b)/.test(t.slice(e, e + 20)) &&
       (!/^consider|^treat|^regard/.test(t.slice(s, s + 8)) || imperativeStart(t, s) !== false),
   },
   {
@@ -3642,6 +3698,10 @@ const englishRules = (): Rule[] => [
       "'s secret",
       "'s token",
       "'s private key",
+      "s' api key",
+      "s' secret",
+      "s' token",
+      "s' private key",
     ],
     maxLen: 180,
     category: "forced_tool_use",
@@ -3718,10 +3778,13 @@ const englishRules = (): Rule[] => [
     contexts: OUTPUT,
     // "Send your resume to jobs@...", "share your feedback with us at ...": the reader's own things, sent
     // where the sender asks, are ordinary mail.
-    accept: (t, s, _e, upper) =>
+    accept: (t, s, e, upper) =>
       (EXFIL_VERB_AT().test(t.slice(s, s + 16))
-        ? imperativeStart(t, s, upper) !== false || MODEL_MUST().test(t.slice(Math.max(0, s - 60), s))
-        : MODEL_MADE_TO().test(t.slice(Math.max(0, s - 80), s))) &&
+        ? imperativeStart(t, s, upper) !== false ||
+          // (or "... required that the model send ...", the verb as a subjunctive has it)
+          ((MODEL_MUST().test(lineBefore(t, s, 60)) || MODEL_MADE_TO().test(lineBefore(t, s, 80))) &&
+            takesData(t, s, e))
+        : MODEL_MADE_TO().test(lineBefore(t, s, 80)) && takesData(t, s, e)) &&
       !/^[a-z-]+ (?:your|us|yours)\b/.test(t.slice(s, s + 40)),
   },
   {
