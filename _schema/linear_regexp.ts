@@ -4,11 +4,14 @@
  * side by side that can take the same character) run on a linear-time matcher instead: a Thompson NFA
  * simulated over the code points of the string (a Pike VM without captures), O(length x pattern). A hostile
  * tool schema (an MCP server's) could otherwise stall `validate()` on a short argument. Other patterns keep
- * the native engine. An exponential pattern that uses syntax this matcher lacks (back-references,
- * lookaround, `\b`) is refused when compiled: no bound on its time could be given; a polynomial one keeps
- * the native engine (bounded, and common in real schemas). A search may start anywhere: a repeat of a set at
- * an unanchored end is cut to its least count first (`\d+b` is searched as `\db`), and a repeat a search
- * reaches from many starts that no cut removes (`\d\d+b` on a run of digits, n^2) is polynomial too.
+ * the native engine. The matcher decides `^`, `$`, `\b`, `\B` and a lookaround of one character or class
+ * (`(?=\d)`, `(?<!x)`) from the characters beside a position, runs a wide counted repeat of one set
+ * (`\d{1,30001}`) on a count per thread, and reads the `s` and `m` flags (not `i`). An exponential pattern
+ * that uses syntax it lacks (back-references, a wider lookaround) is refused when compiled: no bound on its
+ * time could be given; a polynomial one keeps the native engine (bounded, and common in real schemas). A
+ * search may start anywhere: a repeat of a set at an unanchored end is cut to its least count first (`\d+b`
+ * is searched as `\db`), and a repeat a search reaches from many starts that no cut removes (`\d\d+b` on a
+ * run of digits, n^2; `(?=\d)\d+b`; `\d.\d{1,30001}b`, n x 30 001) is polynomial too.
  *
  * @module
  */
