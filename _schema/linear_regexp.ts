@@ -783,7 +783,7 @@ function codeUnits(s: string): number[] {
 
 /**
  * Whether this engine, with the `u` flag, tries a match between the halves of a pair: V8 does (`\B` is found
- * in "a😀b"), JavaScriptCore, as the standard says, does not.
+ * in "a\u{1F600}b"), JavaScriptCore, as the standard says, does not.
  */
 const SEARCHES_IN_PAIRS = /\B/u.test("a\u{1F600}b");
 
