@@ -4,11 +4,14 @@
  * side by side that can take the same character) run on a linear-time matcher instead: a Thompson NFA
  * simulated over the code points of the string (a Pike VM without captures), O(length x pattern). A hostile
  * tool schema (an MCP server's) could otherwise stall `validate()` on a short argument. Other patterns keep
- * the native engine. An exponential pattern that uses syntax this matcher lacks (back-references,
- * lookaround, `\b`) is refused when compiled: no bound on its time could be given; a polynomial one keeps
- * the native engine (bounded, and common in real schemas). A search may start anywhere: a repeat of a set at
- * an unanchored end is cut to its least count first (`\d+b` is searched as `\db`), and a repeat a search
- * reaches from many starts that no cut removes (`\d\d+b` on a run of digits, n^2) is polynomial too.
+ * the native engine. The matcher decides `^`, `$`, `\b`, `\B` and a lookaround of one character or class
+ * (`(?=\d)`, `(?<!x)`) from the characters beside a position, runs a wide counted repeat of one set
+ * (`\d{1,30001}`) on a count per thread, and reads the `s` and `m` flags (not `i`). An exponential pattern
+ * that uses syntax it lacks (back-references, a wider lookaround) is refused when compiled: no bound on its
+ * time could be given; a polynomial one keeps the native engine (bounded, and common in real schemas). A
+ * search may start anywhere: a repeat of a set at an unanchored end is cut to its least count first (`\d+b`
+ * is searched as `\db`), and a repeat a search reaches from many starts that no cut removes (`\d\d+b` on a
+ * run of digits, n^2; `(?=\d)\d+b`; `\d.\d{1,30001}b`, n x 30 001) is polynomial too.
  *
  * @module
  */
@@ -32,7 +35,20 @@ type Node =
   | { k: "alt"; alts: Node[] }
   | { k: "rep"; node: Node; min: number; max: number; span?: Span }
   | { k: "bol" }
-  | { k: "eol" };
+  | { k: "eol" }
+  | Look
+  | { k: "word"; neg: boolean };
+
+/**
+ * A lookahead (`(?=\d)`, `(?!x)`) or lookbehind (`(?<=\d)`, `(?<!x)`) whose body is one character or class:
+ * decided by the one character after (before) the position.
+ */
+interface Look {
+  k: "look";
+  behind: boolean;
+  neg: boolean;
+  set: CharSet;
+}
 
 /** Where a repeat was written, by index into what the reader reads: its atom from `from` to `atomEnd`, then its quantifier to `to`. */
 interface Span {
@@ -85,9 +101,16 @@ class Reader {
   /** Whether the pattern is read with the `u` flag: by code point, with `\p{...}` and `\u{...}`. */
   #unicode: boolean;
 
-  /** Prepares to read `source`, by code point (`unicode`) or, as the legacy syntax reads it, by code unit. */
-  constructor(source: string, { unicode }: { unicode: boolean }) {
+  /** Whether `.` takes every character (the `s` flag). */
+  #dotAll: boolean;
+
+  /**
+   * Prepares to read `source`, by code point (`unicode`) or, as the legacy syntax reads it, by code unit;
+   * `.` takes line ends too with `dotAll`.
+   */
+  constructor(source: string, { unicode, dotAll = false }: { unicode: boolean; dotAll?: boolean }) {
     this.#unicode = unicode;
+    this.#dotAll = dotAll;
     this.#cps = unicode ? Array.from(source, (c) => c.codePointAt(0)!) : codeUnits(source);
   }
 
@@ -175,7 +198,9 @@ class Reader {
     } else return atom;
     this.#i++;
     if (this.#peek() === 0x3f) this.#i++; // lazy: the same yes or no for a test
-    if (atom.k === "bol" || atom.k === "eol") throw new Unsupported("quantified anchor");
+    if (atom.k === "bol" || atom.k === "eol" || atom.k === "look" || atom.k === "word") {
+      throw new Unsupported("quantified assertion"); // (the legacy syntax takes `(?=a)*`)
+    }
     return { k: "rep", node: atom, min, max };
   }
 
@@ -208,7 +233,7 @@ class Reader {
       case 0x24:
         return { k: "eol" };
       case 0x2e:
-        return { k: "set", ranges: LINE_ENDS, neg: true };
+        return { k: "set", ranges: this.#dotAll ? [] : LINE_ENDS, neg: true };
       case 0x28: { // (
         if (this.#peek() === 0x3f) { // (?
           const next = this.#cps[this.#i + 1];
@@ -217,7 +242,7 @@ class Reader {
             const close = this.#cps.indexOf(0x3e, this.#i);
             if (close < 0) throw new Unsupported("group name");
             this.#i = close + 1; // a named group: its name does not change what matches
-          } else throw new Unsupported("lookaround");
+          } else return this.#look();
         }
         const inner = this.#alternation();
         if (this.#cps[this.#i++] !== 0x29) throw new Unsupported("unclosed (");
@@ -226,6 +251,11 @@ class Reader {
       case 0x5b:
         return this.#class();
       case 0x5c: {
+        const e = this.#peek();
+        if (e === 0x62 || e === 0x42) { // \b, \B
+          this.#i++;
+          return { k: "word", neg: e === 0x42 };
+        }
         const ranges = this.#escape(false);
         return { k: "set", ranges, neg: false, ...this.#takeProps() };
       }
@@ -244,6 +274,23 @@ class Reader {
       default:
         return { k: "set", ranges: [[c, c]], neg: false };
     }
+  }
+
+  /**
+   * A lookaround, from after its `(`: one whose body is a single character or class; any other (two
+   * characters, a repeat, a group, a `\b`) is syntax the matcher lacks.
+   */
+  #look(): Look {
+    const behind = this.#cps[this.#i + 1] === 0x3c;
+    this.#i += behind ? 2 : 1;
+    const kind = this.#cps[this.#i++];
+    if (kind !== 0x3d && kind !== 0x21) throw new Unsupported("group modifier"); // (?i: and the like
+    const neg = kind === 0x21;
+    const body = this.#alternation();
+    if (this.#cps[this.#i++] !== 0x29) throw new Unsupported("unclosed (");
+    const one = body.k === "cat" && body.items.length === 1 ? body.items[0] : body;
+    if (one.k !== "set") throw new Unsupported("lookaround of more than one character");
+    return { k: "look", behind, neg, set: one };
   }
 
   /** The code points an escape (after its backslash) stands for; `inClass` reads `\b` as backspace. */
@@ -616,10 +663,34 @@ type Op =
   | { op: "jmp"; x: number }
   | { op: "bol" }
   | { op: "eol" }
+  | { op: "look"; look: Look }
+  | { op: "word"; neg: boolean }
+  | CountOp
   | { op: "match" };
 
-/** Appends the instructions for `node` to `prog`. */
-function emit(node: Node, prog: Op[]): void {
+/**
+ * A counted repeat of one set (`\d{1,30001}`), run with a count instead of a copy of the set per count: the
+ * program stays small, and the positions its threads entered at are kept in order, oldest first (see
+ * {@linkcode run}).
+ */
+interface CountOp {
+  op: "count";
+  set: CharSet;
+  min: number;
+  max: number;
+}
+
+/**
+ * A count past which a repeat of one set runs as a {@linkcode CountOp} rather than as copies: a copy per
+ * count costs an instruction each, and a search from every start walks them all.
+ */
+const COUNTED = 64;
+
+/**
+ * Appends the instructions for `node` to `prog`; a wide repeat of one set as a {@linkcode CountOp} unless
+ * `counted` is false (each count a copy).
+ */
+function emit(node: Node, prog: Op[], counted: boolean): void {
   if (prog.length > MAX_PROGRAM) throw new Unsupported("too large");
   switch (node.k) {
     case "set":
@@ -629,8 +700,14 @@ function emit(node: Node, prog: Op[]): void {
     case "eol":
       prog.push({ op: node.k });
       return;
+    case "look":
+      prog.push({ op: "look", look: node });
+      return;
+    case "word":
+      prog.push({ op: "word", neg: node.neg });
+      return;
     case "cat":
-      for (const n of node.items) emit(n, prog);
+      for (const n of node.items) emit(n, prog, counted);
       return;
     case "alt": {
       const jumps: { op: "jmp"; x: number }[] = [];
@@ -638,28 +715,35 @@ function emit(node: Node, prog: Op[]): void {
         if (i < node.alts.length - 1) {
           const split: Op = { op: "split", x: prog.length + 1, y: 0 };
           prog.push(split);
-          emit(node.alts[i], prog);
+          emit(node.alts[i], prog, counted);
           const jmp = { op: "jmp" as const, x: 0 };
           prog.push(jmp);
           jumps.push(jmp);
           split.y = prog.length;
-        } else emit(node.alts[i], prog);
+        } else emit(node.alts[i], prog, counted);
       }
       for (const j of jumps) j.x = prog.length;
       return;
     }
     case "rep": {
+      if (
+        counted && node.node.k === "set" &&
+        (node.min > COUNTED || (node.max !== Infinity && node.max > COUNTED))
+      ) {
+        prog.push({ op: "count", set: node.node, min: node.min, max: node.max });
+        return;
+      }
       // Each copy adds at least one instruction or none at all: a count past the program's limit is refused
       // before copying (an empty part copied a hundred million times would never grow the program).
       if (node.min > MAX_PROGRAM || (node.max !== Infinity && node.max > MAX_PROGRAM)) {
         throw new Unsupported("too large");
       }
-      for (let i = 0; i < node.min; i++) emit(node.node, prog);
+      for (let i = 0; i < node.min; i++) emit(node.node, prog, counted);
       if (node.max === Infinity) {
         const split: Op = { op: "split", x: prog.length + 1, y: 0 };
         const start = prog.length;
         prog.push(split);
-        emit(node.node, prog);
+        emit(node.node, prog, counted);
         prog.push({ op: "jmp", x: start });
         split.y = prog.length;
         return;
@@ -669,7 +753,7 @@ function emit(node: Node, prog: Op[]): void {
         const split = { op: "split" as const, x: prog.length + 1, y: 0 };
         prog.push(split);
         splits.push(split);
-        emit(node.node, prog);
+        emit(node.node, prog, counted);
       }
       for (const s of splits) s.y = prog.length;
       return;
@@ -698,24 +782,96 @@ function codeUnits(s: string): number[] {
 }
 
 /**
- * Whether `prog` matches somewhere in `s`, read by code point (`unicode`) or by code unit as a pattern without
- * the `u` flag reads it (`.` takes half of an astral character there), in O(length x program) steps.
+ * Whether this engine, with the `u` flag, tries a match between the halves of a pair: V8 does (`\B` is found
+ * in "a\u{1F600}b"), JavaScriptCore, as the standard says, does not.
  */
-function run(prog: Op[], s: string, { unicode }: { unicode: boolean }): boolean {
+const SEARCHES_IN_PAIRS = /\B/u.test("a\u{1F600}b");
+
+/** The characters `^` and `$` meet before and after with the `m` flag. */
+function isLineEnd(c: number): boolean {
+  return c === 10 || c === 13 || c === 0x2028 || c === 0x2029;
+}
+
+/** Whether code unit `c` is one `\b` reads as part of a word (`\w` without the `i` flag). */
+function isWordChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || c === 95 || (c >= 97 && c <= 122);
+}
+
+/**
+ * Whether `prog` matches somewhere in `s`, read by code point (`unicode`) or by code unit as a pattern without
+ * the `u` flag reads it (`.` takes half of an astral character there), with `^` and `$` at line ends too
+ * (`multiline`), in O(length x program) steps. An assertion is decided by the characters beside the
+ * position; a {@linkcode CountOp} keeps the character counts its threads entered at, each entered and
+ * dropped once, so it costs no more than a set.
+ */
+function run(
+  prog: Op[],
+  s: string,
+  { unicode, multiline }: { unicode: boolean; multiline: boolean },
+): boolean {
   // read in place, by index into `s`: a list of its code points took 27 bytes a character (276 MB for 10 MB)
   const n = s.length;
   const mark = new Int32Array(prog.length).fill(-1);
+  const entered = new Int32Array(prog.length).fill(-1);
+  // per count: the number of characters read when each of its threads entered, oldest first from `heads`
+  const entries: number[][] = prog.map(() => []);
+  const heads = new Int32Array(prog.length);
   let current: number[] = [];
   let next: number[] = [];
   const stack: number[] = [];
-  // adds the thread at `pc` and those its jumps reach at position `i`; true when one reaches a match
-  const add = (list: number[], pc0: number, i: number): boolean => {
+  /** The character at `i` (-1 at the end). */
+  const at = (i: number) => i >= n ? -1 : unicode ? s.codePointAt(i)! : s.charCodeAt(i);
+  /** The character before `i` (-1 at the start), a pair read whole with `unicode`, as a lookbehind reads it. */
+  const before = (i: number) => {
+    if (i <= 0) return -1;
+    const low = s.charCodeAt(i - 1);
+    const high = i >= 2 ? s.charCodeAt(i - 2) : 0;
+    return unicode && low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff
+      ? 0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00)
+      : low;
+  };
+  /** Whether the assertion `op` holds at `i` (`inPair`: between the halves of a pair, read as neither). */
+  const holds = (op: Op, i: number, inPair = false): boolean => {
+    switch (op.op) {
+      case "bol":
+        return i === 0 || (multiline && isLineEnd(s.charCodeAt(i - 1)));
+      case "eol":
+        return i === n || (multiline && isLineEnd(s.charCodeAt(i)));
+      case "word":
+        return ((i > 0 && isWordChar(s.charCodeAt(i - 1))) !== (i < n && isWordChar(s.charCodeAt(i)))) !==
+          op.neg;
+      case "look": {
+        const c = inPair ? -1 : op.look.behind ? before(i) : at(i);
+        return (c >= 0 && inSet(op.look.set, c)) !== op.look.neg;
+      }
+      default:
+        return false;
+    }
+  };
+  // adds the thread at `pc` and those its jumps reach at position `i`, after `read` characters; true when one
+  // reaches a match
+  const add = (list: number[], pc0: number, i: number, read: number): boolean => {
     stack.push(pc0);
     while (stack.length > 0) {
       const pc = stack.pop()!;
+      const op = prog[pc];
+      if (op.op === "count") {
+        // a thread enters a count that is listed already: its count starts here (an older one, with no most,
+        // takes all a younger one would)
+        const queue = entries[pc];
+        if (entered[pc] !== i) {
+          entered[pc] = i;
+          if (op.max !== Infinity || queue.length === 0) queue.push(read);
+          if (op.min === 0) stack.push(pc + 1);
+        }
+        if (mark[pc] !== i) {
+          mark[pc] = i;
+          list.push(pc);
+        }
+        continue;
+      }
       if (mark[pc] === i) continue;
       mark[pc] = i;
-      const op = prog[pc];
       switch (op.op) {
         case "match":
           stack.length = 0;
@@ -727,10 +883,10 @@ function run(prog: Op[], s: string, { unicode }: { unicode: boolean }): boolean 
           stack.push(op.y, op.x);
           break;
         case "bol":
-          if (i === 0) stack.push(pc + 1);
-          break;
         case "eol":
-          if (i === n) stack.push(pc + 1);
+        case "word":
+        case "look":
+          if (holds(op, i)) stack.push(pc + 1);
           break;
         default:
           list.push(pc);
@@ -738,16 +894,61 @@ function run(prog: Op[], s: string, { unicode }: { unicode: boolean }): boolean 
     }
     return false;
   };
-  for (let i = 0; i <= n;) {
+  const inPair = new Int32Array(prog.length).fill(-1);
+  /**
+   * Whether a match that takes no character starts at `i`, between the halves of a pair: V8 (not
+   * JavaScriptCore) searches from there too, where no character is read whole (`\B`, `(?!x)` hold).
+   */
+  const emptyInPair = (i: number): boolean => {
+    stack.push(0);
+    while (stack.length > 0) {
+      const pc = stack.pop()!;
+      if (inPair[pc] === i) continue;
+      inPair[pc] = i;
+      const op = prog[pc];
+      if (op.op === "match") {
+        stack.length = 0;
+        return true;
+      }
+      if (op.op === "jmp") stack.push(op.x);
+      else if (op.op === "split") stack.push(op.y, op.x);
+      else if (op.op === "count" ? op.min === 0 : op.op !== "set" && holds(op, i, true)) stack.push(pc + 1);
+    }
+    return false;
+  };
+  for (let i = 0, read = 0; i <= n; read++) {
     // a match may start anywhere, as RegExp#test searches
-    if (add(current, 0, i)) return true;
+    if (add(current, 0, i, read)) return true;
     if (i === n) break;
-    const c = unicode ? s.codePointAt(i)! : s.charCodeAt(i);
+    const c = at(i);
     const after = i + (c > 0xffff ? 2 : 1);
+    if (c > 0xffff && SEARCHES_IN_PAIRS && emptyInPair(i + 1)) return true;
     next.length = 0;
+    // each count first takes the character (or ends), before a thread this step enters it anew
     for (const pc of current) {
-      const op = prog[pc] as { op: "set"; set: CharSet };
-      if (inSet(op.set, c) && add(next, pc + 1, after)) return true;
+      const op = prog[pc];
+      if (op.op !== "count") continue;
+      const queue = entries[pc];
+      let head = heads[pc];
+      if (inSet(op.set, c)) { while (head < queue.length && read + 1 - queue[head] > op.max) head++; }
+      else head = queue.length;
+      if (head === queue.length || (head > 1024 && 2 * head > queue.length)) {
+        queue.splice(0, head); // (dropped at most once each)
+        head = 0;
+      }
+      heads[pc] = head;
+    }
+    for (const pc of current) {
+      const op = prog[pc];
+      if (op.op === "count") {
+        const queue = entries[pc];
+        if (queue.length === 0) continue;
+        if (mark[pc] !== after) {
+          mark[pc] = after;
+          next.push(pc);
+        }
+        if (read + 1 - queue[heads[pc]] >= op.min && add(next, pc + 1, after, read + 1)) return true;
+      } else if (inSet((op as { set: CharSet }).set, c) && add(next, pc + 1, after, read + 1)) return true;
     }
     [current, next] = [next, current];
     i = after;
@@ -781,7 +982,7 @@ class LinearRegExp extends RegExp {
   override test(s: string): boolean {
     const text = String(s);
     if (this.#native !== null && text.length < this.#nativeBelow) return this.#native.test(text);
-    return run(this.#prog, text, { unicode: this.unicode });
+    return run(this.#prog, text, { unicode: this.unicode, multiline: this.multiline });
   }
 }
 
@@ -835,12 +1036,14 @@ const GROUP_REPEAT = /\)[*+{]/;
 const TWO_REPEATS = /(?:[*+]|,\})[^]*?(?:[*+]|,\})/;
 /** Two optional items, alternatives or counted repeats of a range: the least many {@linkcode choices} need. */
 const TWO_CHOICES = /[?|,][^]*?[?|,]/;
+/** A count of a thousand or more (see {@linkcode WIDE}): backtracking can run through it from each of many places. */
+const WIDE_COUNT = /\{(?:\d*,)?\d{4,}\}/;
 /** A repeat of a varying count (`*`, `+`, `{m,}`, `{m,n}`): what a search from every start can run through. */
 const ONE_REPEAT = /[*+]|\{\d+,/;
 /** Flags under which the ends of a pattern can be cut (see {@linkcode cutEnds}): no `g` or `y` (a match's end is read), no `v`. */
 const CUTTABLE_FLAGS = /^[dimsu]*$/;
-/** Flags the linear-time matcher reads as the native engine does. */
-const MATCHED_FLAGS = /^[du]*$/;
+/** Flags the linear-time matcher reads as the native engine does (not `i`: see {@linkcode boundedRegExp}). */
+const MATCHED_FLAGS = /^[dmsu]*$/;
 
 /**
  * The regular expression to test `source` with: `native` itself when backtracking cannot explode on it,
@@ -855,14 +1058,15 @@ export function boundedRegExp(
   native: RegExp,
   { shortNative = true }: { shortNative?: boolean } = {},
 ): RegExp {
-  const plain = !GROUP_REPEAT.test(source) && !TWO_REPEATS.test(source) && !TWO_CHOICES.test(source);
+  const plain = !GROUP_REPEAT.test(source) && !TWO_REPEATS.test(source) && !TWO_CHOICES.test(source) &&
+    !WIDE_COUNT.test(source);
   // nothing to backtrack on, nor a repeat a search from every start runs through
   if (plain && !(ONE_REPEAT.test(source) && unanchored(source))) return native;
   let tree: Node;
   let reader: Reader;
   try {
     // A pattern only the legacy syntax reads (`\-` outside a class) is read, and matched, as it reads it.
-    reader = new Reader(source, { unicode: native.unicode });
+    reader = new Reader(source, { unicode: native.unicode, dotAll: native.dotAll });
     tree = reader.pattern();
   } catch (e) {
     // Syntax the matcher lacks: harmless where nothing is repeated inside a repeat (`^((?!x).)*$`). Where
@@ -888,18 +1092,28 @@ export function boundedRegExp(
       // (a cut the engine reads otherwise: the pattern as written)
     }
   }
-  // (the matcher reads no `i` or `s`: schema patterns have neither, but a search costs no more than n^2)
+  // (the matcher reads no `i`: schema patterns never have it, and a search costs no more than n^2)
   const searched = MATCHED_FLAGS.test(native.flags) && searchPolynomial(tree);
   if (!risky(tree) && !searched) return runs === native ? native : new CutRegExp(source, runs);
-  const prog = program(tree);
+  let prog = native.ignoreCase ? null : program(tree);
+  // Counted repeats too wide to copy kept the native engine where its cost is bounded: still so where no two
+  // items that vary take the same character and no search runs through them from every start
+  // (`^[a-z]{1,10000}\.[a-z]{1,10000}$` is linear natively); counts take the others (`\d.\d{1,30001}b`,
+  // `^\d{1,30001}\d*$`: n x 30 001 steps natively).
+  if (prog !== null && !searched && !polynomial(tree, varies) && program(tree, { counted: false }) === null) {
+    prog = null;
+  }
   if (prog === null) {
     // a polynomial cost is bounded: kept, as where syntax is lacking; millions of choices are not
     if (!exponential(tree) && costlyChoices(tree) <= NATIVE_STEPS) {
       return runs === native ? native : new CutRegExp(source, runs);
     }
     throw new Error(
-      "it repeats a group, or chains counted repeats a backtracking engine can take millions of ways, and is " +
-        "too large for the linear-time matcher; simplify it",
+      native.ignoreCase
+        ? "it repeats a group, or chains counted repeats a backtracking engine can take millions of ways, and " +
+          "the linear-time matcher does not read the i flag; write both cases into the pattern ([Aa]) instead"
+        : "it repeats a group, or chains counted repeats a backtracking engine can take millions of ways, and " +
+          "is too large for the linear-time matcher; simplify it",
     );
   }
   // a polynomial cost is bounded on a short string: there the native engine, many times faster, answers
@@ -916,7 +1130,7 @@ export function boundedRegExp(
  */
 function cutLeading(source: string, native: RegExp): RegExp {
   if (!CUTTABLE_FLAGS.test(native.flags)) return native;
-  const reader = new Reader(source, { unicode: native.unicode });
+  const reader = new Reader(source, { unicode: native.unicode, dotAll: native.dotAll });
   const cut = cutEnds({ k: "cat", items: reader.leading() }, reader, native, { leadingOnly: true });
   if (cut === null) return native;
   try {
@@ -952,17 +1166,25 @@ const ANYWHERE: Node = { k: "rep", node: { k: "set", ranges: [], neg: true }, mi
 
 /**
  * True when a search that may start anywhere (an alternative not after `^`) backtracks through one of the
- * pattern's unbounded repeats from many of those starts: the search is then `[^]*?` before the pattern,
- * polynomial as {@linkcode polynomial} says (`\d\d+b` on a run of digits, `(?:ab)+c` on "abab...": each
- * start runs to the end of the run, n^2 in all). `ab\d+c` reaches its repeat from one start in a run.
+ * pattern's unbounded repeats, or counted repeats of more than {@linkcode WIDE}, from many of those starts:
+ * the search is then `[^]*?` before the pattern, polynomial as {@linkcode polynomial} says (`\d\d+b` on a run
+ * of digits, `(?:ab)+c` on "abab...": each start runs to the end of the run, n^2 in all; `\d.\d{1,30001}b`:
+ * n x 30 001). `ab\d+c` reaches its repeat from one start in a run.
  */
 function searchPolynomial(tree: Node): boolean {
   const alts = tree.k === "alt" ? tree.alts : [tree];
   return alts.some((alt) => {
     const items = alt.k === "cat" ? alt.items : [alt];
-    return items[0]?.k !== "bol" && polynomial({ k: "cat", items: [ANYWHERE, alt] });
+    return items[0]?.k !== "bol" && polynomial({ k: "cat", items: [ANYWHERE, alt] }, wide);
   });
 }
+
+/**
+ * The count past which a repeat a search runs through from every start costs the native engine more than
+ * the linear-time matcher does on a long string (about a thousand native steps a character).
+ */
+const WIDE = 1_000;
+const wide: Opens = (rep) => rep.max === Infinity || rep.max > WIDE;
 
 /** A repeat of one set whose count varies, written where {@linkcode cutEnds} can rewrite it. */
 type SetRepeat = { k: "rep"; node: CharSet; min: number; max: number; span: Span };
@@ -1097,11 +1319,14 @@ function riskyShape(source: string): boolean {
   }
 }
 
-/** The matcher's program for `tree`, or null when it would be too large. */
-function program(tree: Node): Op[] | null {
+/**
+ * The matcher's program for `tree`, or null when it would be too large; with `counted` false, each count of
+ * a repeat is a copy (see {@linkcode emit}).
+ */
+function program(tree: Node, { counted = true }: { counted?: boolean } = {}): Op[] | null {
   const prog: Op[] = [];
   try {
-    emit(tree, prog);
+    emit(tree, prog, counted);
   } catch {
     return null;
   }
@@ -1110,13 +1335,16 @@ function program(tree: Node): Op[] | null {
 }
 
 /**
- * `source` (with the `u` flag) on the linear-time matcher whatever its shape, or null where the matcher
- * lacks its syntax or it is too large: for comparing the matcher with the native engine.
+ * `source` with `flags` (`u` unless told; any of `u`, `s`, `m`, `d`) on the linear-time matcher whatever its
+ * shape, or null where the matcher lacks its syntax or flags or it is too large: for comparing the matcher
+ * with the native engine.
  */
-export function linearRegExp(source: string): RegExp | null {
+export function linearRegExp(source: string, { flags = "u" }: { flags?: string } = {}): RegExp | null {
+  if (!MATCHED_FLAGS.test(flags)) return null;
   try {
-    const prog = program(new Reader(source, { unicode: true }).pattern());
-    return prog === null ? null : new LinearRegExp(source, "u", prog);
+    const reader = new Reader(source, { unicode: flags.includes("u"), dotAll: flags.includes("s") });
+    const prog = program(reader.pattern());
+    return prog === null ? null : new LinearRegExp(source, flags, prog);
   } catch (e) {
     if (e instanceof Unsupported) return null;
     throw e;

@@ -264,3 +264,62 @@ test("a long value that failed its pattern with no report is not kept past the c
   assert.equal(caseStray({ name: "t", arguments: { [long]: {} } }, tools), undefined);
   assert.ok(runs("^1+$"), "kept past an MCP key test");
 });
+
+test("a pattern led by an assertion, or with a wide counted repeat, reads a long string once", async () => {
+  // Each was searched natively from every start: 100 000 digits took 3-8 s (`\d.\d{1,30001}b` 9 s). On the
+  // matcher the native engine is never handed the string, and each character is read a bounded number of times.
+  const digits = "1".repeat(100_000);
+  const cases = [
+    "(?=\\d)\\d+b",
+    "(?!x)\\d+b",
+    "\\B\\d+b",
+    "\\b\\d+b",
+    "(?<=\\d)\\d+b",
+    "(?<!x)\\d+b",
+    "\\d.\\d{1,30001}b",
+    "\\d\\w{1,30001}x",
+  ];
+  for (const pattern of cases) {
+    const v = validator(pattern);
+    const handed: string[] = [];
+    const [[call], read] = await countingWork(
+      String.prototype,
+      "codePointAt",
+      () =>
+        countingWork(
+          RegExp.prototype,
+          "exec",
+          () => v.validate([{ name: "t", arguments: { a: digits } }]).calls[0],
+          (self: RegExp, [t]: string[]) => t === digits ? handed.push(self.source) : 0,
+        ),
+    );
+    assert.equal(call.allowed, false, pattern);
+    assert.deepEqual(handed, [], `${pattern}: the native engine was handed the long string`);
+    assert.ok(read >= digits.length && read <= 3 * digits.length, `${pattern}: ${read} code points read`);
+    assert.equal(
+      v.validate([{ name: "t", arguments: { a: digits.slice(1) + "b" } }]).calls[0].allowed,
+      !pattern.endsWith("x"),
+    );
+  }
+});
+
+test("wide counted repeats side by side run on counts, not refused as too large to copy", async () => {
+  // `^a{0,9000}a{0,9000}a{0,9000}$` was refused (27 000 copies, billions of splits natively); `^\d{1,30001}\d*$`
+  // kept the native engine, n x 30 001 steps on digits ending in a letter.
+  const cases: [string, string, boolean][] = [
+    ["^a{0,9000}a{0,9000}a{0,9000}$", "a".repeat(27_000), true],
+    ["^a{0,9000}a{0,9000}a{0,9000}$", "a".repeat(27_001), false],
+    ["^\\d{1,30001}\\d*$", "1".repeat(100_000) + "x", false],
+    ["^\\d{1,30001}\\d*$", "1".repeat(100_000), true],
+  ];
+  for (const [pattern, text, allowed] of cases) {
+    const v = validator(pattern);
+    const [call, read] = await countingWork(
+      String.prototype,
+      "codePointAt",
+      () => v.validate([{ name: "t", arguments: { a: text } }]).calls[0],
+    );
+    assert.equal(call.allowed, allowed, pattern);
+    assert.ok(read >= text.length && read <= 2 * text.length, `${pattern}: ${read} code points read`);
+  }
+});

@@ -398,12 +398,25 @@ test("catastrophic patterns and patternProperties run in linear time; a risky on
       .validate([{ name: "t", arguments: '{"q":"a secret here"}' }]).allowed,
     false,
   );
-  // Still refused: a repeat inside a repeat around syntax the matcher lacks.
+  // Still refused: a repeat inside a repeat around syntax the matcher lacks (a lookahead of two characters).
   assert.throws(
     () =>
-      createValidator([{ name: "t", inputSchema: { properties: { q: { pattern: "^(\\w+\\b\\s?)+$" } } } }]),
+      createValidator([{
+        name: "t",
+        inputSchema: { properties: { q: { pattern: "^(\\w+(?!ab)\\s?)+$" } } },
+      }]),
     SchemaError,
   );
+  // `\b` it reads (from the characters beside it): run in linear time, not refused
+  const words = "^(\\w+\\b\\s?)+$";
+  const hostile = "a".repeat(5_000) + "!";
+  const w = await checked(
+    { properties: { q: { type: "string", pattern: words } } },
+    { q: hostile },
+    words,
+    hostile,
+  );
+  assert.deepEqual([w.call.allowed, w.native], [false, 0]);
   // Unicode property escapes it reads: a risky multilingual name pattern runs in linear time.
   const names = createValidator([{
     name: "t",
@@ -848,9 +861,10 @@ test("counted repeats of a range that no other varying item can take stay native
 });
 
 test("a counted repeat too large for the linear-time matcher is refused at once, even of an empty part", () => {
-  // (the third has no repeated group, but its three counted repeats split a run of "a" billions of ways)
+  // (a counted repeat of one set is no copies but a count: `^a{0,9000}a{0,9000}a{0,9000}$` runs on the
+  // matcher, see pattern_linear_test.ts)
   for (
-    const pattern of ["^((?:){99999999999})*$", "^((?:a{0}){100000000}b)*$", "^a{0,9000}a{0,9000}a{0,9000}$"]
+    const pattern of ["^((?:){99999999999})*$", "^((?:a{0}){100000000}b)*$", "^((?:ab){0,9000}){0,9000}$"]
   ) {
     // Copies of an empty part touch no built-in to count: refused only after copying, the first would not
     // end in hours, so a deadline far past any slow machine tells it (a guard against hanging).
