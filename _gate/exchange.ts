@@ -13,7 +13,6 @@
 import "../_common/pointer.ts";
 import "../_validate/providers.ts";
 import "./calls.ts";
-import "./dialects/readers.ts";
 import "./dialects/shared.ts";
 import "./sse.ts";
 import "./dialects/anthropic.ts";
@@ -29,6 +28,7 @@ import { isRecord } from "../_common/values.ts";
 import { parseJsonSafe } from "../_common/json.ts";
 import type { Verdict } from "../types.ts";
 import { callForValidation } from "./assemble.ts";
+import { candidatesOutOfPlace } from "./dialects/readers.ts";
 import type { StreamDialect } from "./calls.ts";
 import {
   ALLOWED_NONE,
@@ -380,10 +380,12 @@ async function gateJsonOnce(
   const sent = out.result?.changed ? out.result.response : out.parsed;
   // With drop-call, the valid calls of the turn went through: the turn is not asked again. Nor is one whose
   // calls were written into the text of one of several answers (`n`), or made by an answer but the first: a
-  // retry sends back the first answer (another's calls went back beside its words).
+  // retry sends back the first answer (another's calls went back beside its words); nor, as in a stream, one
+  // whose Gemini candidates stand away from their `index` (which is the first is in doubt).
   if (
     !out.result || out.result.verdict.allowed || dropsCalls(out.result.verdict, exchange.options) ||
-    (out.result.extracted !== undefined && severalAnswers(out.body)) || callsPastFirst(out.body)
+    (out.result.extracted !== undefined && severalAnswers(out.body)) || callsPastFirst(out.body) ||
+    candidatesOutOfPlace(out.body)
   ) {
     if (out.event && out.result && !out.result.verdict.allowed) exchange.report(out.event);
     return { out: out.response, sent, usage };

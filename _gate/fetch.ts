@@ -63,9 +63,10 @@ export interface GuardFetchOptions extends GateOptions {
    * attempt's own is in its `onVerdict` event. Every attempt is reported to `onVerdict`.
    * A turn is not sent back when `onRejected: "drop-call"` kept some of its calls (they reached the client),
    * nor when calls written into the text of a response of several answers (OpenAI Chat `n`, Gemini
-   * `candidateCount`) were rejected, or an answer but the first made native calls, since a retry sends back
-   * one answer's turn, the first's, and continues it (a stream whose written calls all came in its first
-   * answer is still retried): such a turn ends in the reason. Default 0 (off).
+   * `candidateCount`) were rejected, or an answer but the first made native calls, or Gemini listed a
+   * candidate away from its `index` (which is the first is then in doubt), since a retry sends back one
+   * answer's turn, the first's, and continues it (a stream whose written calls all came in its first answer
+   * is still retried): such a turn ends in the reason. Default 0 (off).
    */
   retry?: number;
   /**

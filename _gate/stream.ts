@@ -748,7 +748,9 @@ export class StreamGate {
     const point = ending?.point;
     const retry = this.#options.retry;
     const router = this.#router;
-    if (!retry || !router.resume || !this.#turn || this.#cancelled) return undefined;
+    if (!retry || !router.resume || !this.#turn || this.#turn.firstInDoubt?.() || this.#cancelled) {
+      return undefined;
+    }
     const flow = this.#flow;
     // (prose the client has not seen goes into its block: the block's start goes first, and counts)
     if (ending?.frames) router.sendOpenings?.(flow);

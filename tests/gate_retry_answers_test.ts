@@ -128,11 +128,10 @@ const geminiCandidateOneCalls = {
   },
 };
 
-test("guardFetch: a Gemini stream whose second candidate's call is rejected is not retried, and that candidate ends in the reason", async () => {
-  const { sse, text, call, request } = geminiCandidateOneCalls;
-  const first = sse([text("Sunny.", 0)]) + sse([{}, text("Let me look.", 1)]) +
-    sse([text("", 0, "STOP"), { content: { role: "model", parts: [call] }, index: 1, finishReason: "STOP" }]);
-  const { fetch, bodies } = upstream(first, () => sse([text(" Found it.", 0, "STOP")]));
+/** The Gemini stream `wire` gated with `retry: 1`: the chunks the client got and the bodies sent upstream. */
+async function geminiRetried(wire: string) {
+  const { sse, text, request } = geminiCandidateOneCalls;
+  const { fetch, bodies } = upstream(wire, () => sse([text(" Found it.", 0, "STOP")]));
   const response = await guardFetch(fetch, { retry: 1 })(
     "http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse",
     { method: "POST", body: JSON.stringify(request) },
@@ -143,32 +142,49 @@ test("guardFetch: a Gemini stream whose second candidate's call is rejected is n
   const said = (at: number) =>
     chunks.flatMap((c) => c.candidates?.[at]?.content?.parts ?? []).map((p: { text?: string }) =>
       p.text ?? ""
-    )
-      .join("");
+    ).join("");
+  return { bodies, said };
+}
+
+test("guardFetch: a Gemini stream whose second candidate's call is rejected is not retried, and that candidate ends in the reason", async () => {
+  const { sse, text, call } = geminiCandidateOneCalls;
+  const first = sse([text("Sunny.", 0)]) + sse([{}, text("Let me look.", 1)]) +
+    sse([text("", 0, "STOP"), { content: { role: "model", parts: [call] }, index: 1, finishReason: "STOP" }]);
+  const { bodies, said } = await geminiRetried(first);
   assert.equal(bodies.length, 1);
   assert.equal(said(0), "Sunny.");
   assert.match(said(1), /^Let me look\.\n\ntoolguard stopped/);
 });
 
-test("guardFetch: a Gemini body whose second candidate's call is rejected is not retried with the first candidate's words", async () => {
-  const { text, call, request } = geminiCandidateOneCalls;
-  const whole = {
-    candidates: [text("Sunny.", 0, "STOP"), {
-      content: { role: "model", parts: [{ text: "Let me look." }, call] },
-      index: 1,
-      finishReason: "STOP",
-    }],
-  };
+/**
+ * The Gemini body `whole` gated with `retry: 1` (a retry would get " Found it."): the body the client got and
+ * the bodies sent upstream.
+ */
+async function geminiBodyRetried(whole: Record<string, unknown>) {
+  const { text, request } = geminiCandidateOneCalls;
   const bodies: Record<string, unknown>[] = [];
   const fetch = (_url: unknown, init?: RequestInit) => {
     bodies.push(JSON.parse(String(init?.body)));
-    return Promise.resolve(Response.json(whole));
+    return Promise.resolve(
+      Response.json(bodies.length === 1 ? whole : { candidates: [text(" Found it.", 0, "STOP")] }),
+    );
   };
   const response = await guardFetch(fetch, { retry: 1 })("http://llm.test/v1beta/models/g:generateContent", {
     method: "POST",
     body: JSON.stringify(request),
   });
-  const out = await response.json();
+  return { out: await response.json(), bodies };
+}
+
+test("guardFetch: a Gemini body whose second candidate's call is rejected is not retried with the first candidate's words", async () => {
+  const { text, call } = geminiCandidateOneCalls;
+  const { out, bodies } = await geminiBodyRetried({
+    candidates: [text("Sunny.", 0, "STOP"), {
+      content: { role: "model", parts: [{ text: "Let me look." }, call] },
+      index: 1,
+      finishReason: "STOP",
+    }],
+  });
   assert.equal(bodies.length, 1);
   assert.deepEqual(out.candidates[0].content.parts, [{ text: "Sunny." }]);
   assert.match(JSON.stringify(out.candidates[1].content.parts), /toolguard stopped/);
@@ -219,20 +235,56 @@ test("guardFetch: a Chat body of n answers whose second answer's call is rejecte
   assert.match(out.choices[1].message.content ?? "", /^Let me look\.\n\ntoolguard stopped/);
 });
 
-// (the gate and the clients read a Gemini chunk's candidates by their place in it, not by `index`; the turn a
-// retry sends back was read by `index`, so where candidate 1 stood first its call went back with candidate
-// 0's words)
-test("guardFetch: a Gemini stream whose call came in a chunk's first candidate, named candidate 1, is retried with that candidate's words", async () => {
-  const { sse, text, call, request } = geminiCandidateOneCalls;
-  const first = sse([text("Let me look.", 1), text("Sunny.", 0)]) +
+// (the gate and the clients read a Gemini chunk's candidates by their place in it; a retry's dropped finish
+// went by `index`: where candidate 1 stood first, place 0 got a STOP just before the retry's text continued
+// it, and candidate 0 never got its own finish. Where any candidate stands away from its `index`, which is
+// the first is in doubt: the turn ends in the reason, as one whose call came in another answer does)
+test("guardFetch: a Gemini stream listing candidate 1 first in a chunk is not retried, and the call's candidate ends in the reason", async () => {
+  const { sse, text, call } = geminiCandidateOneCalls;
+  const wire = sse([text("Let me look.", 1), text("Sunny.", 0)]) +
     sse([{ content: { role: "model", parts: [call] }, index: 1, finishReason: "STOP" }, text("", 0, "STOP")]);
-  const { fetch, bodies } = upstream(first, () => sse([text(" Found it.", 0, "STOP")]));
-  const response = await guardFetch(fetch, { retry: 1 })(
-    "http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse",
-    { method: "POST", body: JSON.stringify(request) },
-  );
-  await response.text();
-  assert.equal(bodies.length, 2);
-  const sent = (bodies[1].contents as { role: string; parts: unknown[] }[])[1];
-  assert.deepEqual(sent, { role: "model", parts: [{ text: "Let me look." }, call] });
+  const { bodies, said } = await geminiRetried(wire);
+  assert.equal(bodies.length, 1);
+  assert.match(said(0), /^Let me look\.\n\ntoolguard stopped/);
+  assert.equal(said(1), "Sunny.");
+});
+
+test("guardFetch: a Gemini stream with candidate 1 out of place only in a chunk of text is not retried", async () => {
+  const { sse, text, call } = geminiCandidateOneCalls;
+  const wire = sse([text("Let me look.", 0)]) + sse([text("Sunny.", 1, "STOP")]) +
+    sse([{ content: { role: "model", parts: [call] }, index: 0, finishReason: "STOP" }]);
+  const { bodies, said } = await geminiRetried(wire);
+  assert.equal(bodies.length, 1);
+  assert.match(said(0), /toolguard stopped/);
+  assert.doesNotMatch(said(0), /Found it/);
+});
+
+test("guardFetch: a Gemini stream whose only candidate stands at its place is retried, with its index or without", async () => {
+  const { sse, call } = geminiCandidateOneCalls;
+  for (const index of [{ index: 0 }, {}]) {
+    const says = (parts: unknown[], finish?: string) => ({
+      content: { role: "model", parts },
+      ...index,
+      ...(finish ? { finishReason: finish } : {}),
+    });
+    const wire = sse([says([{ text: "Let me look." }])]) + sse([says([call], "STOP")]);
+    const { bodies, said } = await geminiRetried(wire);
+    assert.equal(bodies.length, 2, JSON.stringify(index));
+    const sent = (bodies[1].contents as { role: string; parts: unknown[] }[])[1];
+    assert.deepEqual(sent, { role: "model", parts: [{ text: "Let me look." }, call] });
+    assert.equal(said(0), "Let me look. Found it.");
+  }
+});
+
+test("guardFetch: a Gemini body listing candidate 1 first is not retried, as its stream is not", async () => {
+  const { text, call } = geminiCandidateOneCalls;
+  const { out, bodies } = await geminiBodyRetried({
+    candidates: [
+      { content: { role: "model", parts: [{ text: "Let me look." }, call] }, index: 1, finishReason: "STOP" },
+      text("Sunny.", 0, "STOP"),
+    ],
+  });
+  assert.equal(bodies.length, 1);
+  assert.match(JSON.stringify(out.candidates[0].content.parts), /toolguard stopped/);
+  assert.deepEqual(out.candidates[1].content.parts, [{ text: "Sunny." }]);
 });

@@ -1845,11 +1845,11 @@ const finished = (index: number, groundingMetadata: unknown) => ({
 
 /**
  * Two Gemini candidates ("Checking. ", "Hello."), a rejected call in the first, then the chunk of
- * `candidates` that finishes them, retried into a good call: the chunks the client reads (the attempts
- * checked).
+ * `candidates` that finishes them, with a retry into a good call to be had: the chunks the client reads and
+ * the attempts.
  */
-async function twoCandidatesRetried(candidates: unknown[]) {
-  const gemini = await geminiRetried([
+function twoCandidates(candidates: unknown[]) {
+  return geminiRetried([
     [
       geminiChunk([{ text: "Checking. " }]),
       { candidates: [{}, { index: 1, content: { role: "model", parts: [{ text: "Hello." }] } }] },
@@ -1858,8 +1858,6 @@ async function twoCandidatesRetried(candidates: unknown[]) {
     ],
     [geminiChunk([{ text: "Again." }]), geminiChunk([geminiCall(GOOD.args)], { finishReason: "STOP" })],
   ], { candidateCount: 2 });
-  assertAttempts(gemini.seen);
-  return gemini;
 }
 
 test("guardFetch retry: each Gemini candidate's grounding in the chunk that finished them both reaches the client at its own position", async () => {
@@ -1872,33 +1870,13 @@ test("guardFetch retry: each Gemini candidate's grounding in the chunk that fini
     groundingSupports: [{ segment: { startIndex: 0, endIndex: 5, text }, groundingChunkIndices: [0] }],
   });
   const [first, second] = [grounding("u0", "Check"), grounding("u1", "Hello")];
-  const gemini = await twoCandidatesRetried([finished(0, first), finished(1, second)]);
+  const gemini = await twoCandidates([finished(0, first), finished(1, second)]);
+  assertAttempts(gemini.seen);
   type Chunk = { candidates: { groundingMetadata?: unknown }[] };
   const told = (position: number) =>
     gemini.value.flatMap((e: Chunk) => e.candidates[position]?.groundingMetadata ?? []);
   assert.deepEqual(told(0), [first]);
   assert.deepEqual(told(1), [second]);
-});
-
-test("guardFetch retry: a Gemini candidate's grounding sent from a dropped chunk keeps the index it named there", async () => {
-  // The chunk that finished both candidates named candidate 1 first: sent ahead of the retry's stream at
-  // that position, its grounding was labelled index 0, and a client that reads candidates by their index
-  // put candidate 1's sources on candidate 0's words. It keeps its own index, where the chunk had it.
-  const grounding = (uri: string) => ({
-    groundingChunks: [{ web: { uri } }],
-    groundingSupports: [{ segment: { startIndex: 0, endIndex: 5 }, groundingChunkIndices: [0] }],
-  });
-  const gemini = await twoCandidatesRetried([finished(1, grounding("u1")), finished(0, grounding("u0"))]);
-  type Chunk = { candidates: { index?: number; groundingMetadata?: { groundingChunks: unknown[] } }[] };
-  const grounded = gemini.value.flatMap((e: Chunk) =>
-    e.candidates.flatMap((c, position) =>
-      c.groundingMetadata ? [{ position, index: c.index, sources: c.groundingMetadata.groundingChunks }] : []
-    )
-  );
-  assert.deepEqual(grounded, [
-    { position: 0, index: 1, sources: [{ web: { uri: "u1" } }] },
-    { position: 1, index: 0, sources: [{ web: { uri: "u0" } }] },
-  ]);
 });
 
 test("guardFetch retry: a Gemini candidate the retry does not continue gets the finish of the chunk dropped with the rejected call", async () => {
@@ -1956,39 +1934,46 @@ test("guardFetch retry: text the watch held until a native call came counts as t
   assert.equal(value, `${first.join("")}\n\nAgain.`);
 });
 
-test("guardFetch retry: a Gemini chunk that names its candidates out of order, dropped with a rejected call: each candidate's grounding is cut by its own words and its finish kept under its index", async () => {
+test("guardFetch retry: a Gemini turn whose finishing chunk names candidate 1 first is not retried: each candidate's finish and grounding reach the client as that chunk had them", async () => {
   // Candidate 0 said "Checking. " (10 bytes), candidate 1 "Hello." (6), each at the position of its index.
-  // The chunk that finished both named candidate 1 first: its supports were cut by what the client has at
-  // that position, candidate 0's words, and candidate 0's, at position 1, by candidate 1's ("Hello."): the
-  // source of all of "Checking. " was lost.
+  // The chunk that finished both named candidate 1 first. The gate reads candidates by their place, a
+  // retry's dropped finishes went by their index: place 0 got a STOP just before the retry's words continued
+  // it. Which candidate is the first is in doubt: the turn ends in the reason, as one whose call came in
+  // another answer does.
   const grounding = (uri: string, endIndex: number) => ({
     groundingChunks: [{ web: { uri } }],
     groundingSupports: [{ segment: { startIndex: 0, endIndex }, groundingChunkIndices: [0] }],
   });
-  const gemini = await twoCandidatesRetried([
+  const gemini = await twoCandidates([
     { ...finished(1, grounding("u1", 6)), finishReason: "MAX_TOKENS" },
     finished(0, grounding("u0", 10)),
   ]);
+  assert.deepEqual(gemini.seen.map((e) => [e.attempt, e.verdict.allowed, e.retried ?? false]), [[
+    0,
+    false,
+    false,
+  ]]);
   type Chunk = {
     candidates: {
       index?: number;
       finishReason?: string;
-      groundingMetadata?: { groundingSupports: unknown[] };
+      content?: { parts?: { text?: string }[] };
+      groundingMetadata?: { groundingChunks: unknown[]; groundingSupports: unknown[] };
     }[];
   };
   const ends = gemini.value.flatMap((e: Chunk) =>
-    e.candidates.flatMap((c) =>
+    e.candidates.flatMap((c, position) =>
       c.groundingMetadata || c.finishReason
-        ? [{
-          index: c.index,
-          finish: c.finishReason,
-          supports: c.groundingMetadata?.groundingSupports.length,
-        }]
+        ? [{ position, index: c.index, finish: c.finishReason, grounding: c.groundingMetadata }]
         : []
     )
   );
-  assert.deepEqual(ends.filter((e: { supports?: number }) => e.supports !== undefined), [
-    { index: 1, finish: "MAX_TOKENS", supports: 1 },
-    { index: 0, finish: undefined, supports: 1 },
+  assert.deepEqual(ends, [
+    { position: 0, index: 1, finish: "MAX_TOKENS", grounding: grounding("u1", 6) },
+    { position: 1, index: 0, finish: "STOP", grounding: grounding("u0", 10) },
   ]);
+  const said = gemini.value.flatMap((e: Chunk) => e.candidates[0]?.content?.parts ?? []).map((p) => p.text)
+    .join("");
+  assert.match(said, /^Checking\. \n\ntoolguard stopped/);
+  assert.doesNotMatch(said, /Again/);
 });

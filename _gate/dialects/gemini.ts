@@ -7,7 +7,7 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import { utf8Length } from "../../_common/bytes.ts";
-import { candidates, parts } from "./readers.ts";
+import { candidates, candidatesOutOfPlace, parts } from "./readers.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
@@ -620,8 +620,12 @@ const plainText = (part: Record<string, unknown>) =>
  */
 class GeminiTurn implements TurnRecorder {
   readonly #parts: Record<string, unknown>[] = [];
+  #inDoubt = false;
 
   read(event: Record<string, unknown>): void {
+    // (a dropped chunk's finish goes to its candidate's `index`: where that is not its place, a retry gave
+    // place 0 a finish just before continuing it)
+    this.#inDoubt ||= candidatesOutOfPlace(event);
     const first = Array.isArray(event.candidates) ? event.candidates[0] : undefined;
     for (const p of isRecord(first) ? parts(first) : []) {
       const last = this.#parts.at(-1);
@@ -635,6 +639,10 @@ class GeminiTurn implements TurnRecorder {
     return {
       candidates: [{ index: 0, content: { role: "model", parts: this.#parts.map((p) => ({ ...p })) } }],
     };
+  }
+
+  firstInDoubt(): boolean {
+    return this.#inDoubt;
   }
 }
 

@@ -442,6 +442,28 @@ export function candidates(body: Record<string, unknown>): Record<string, unknow
   return Array.isArray(body.candidates) ? body.candidates.filter(isRecord) : [];
 }
 
+/**
+ * Whether a Gemini body or chunk lists a candidate away from its own place: its `index` (absent: 0, as
+ * Gemini leaves out a zero) is not its position in `candidates`. The gate reads a chunk's candidates by
+ * place (as clients do), a retry's dropped finishes by `index`: where the two differ, which candidate is the
+ * first is in doubt.
+ *
+ * @example
+ * ```ts
+ * import { candidatesOutOfPlace } from "./readers.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(candidatesOutOfPlace({ candidates: [{ index: 1 }, { index: 0 }] }), true);
+ * assert.equal(candidatesOutOfPlace({ candidates: [{}, { index: 1 }] }), false);
+ * assert.equal(candidatesOutOfPlace({ candidates: [{ index: 0 }, {}, { index: 2 }] }), false);
+ * assert.equal(candidatesOutOfPlace({ candidates: [{}, { content: {} }] }), true); // (no index: 0)
+ * ```
+ */
+export function candidatesOutOfPlace(body: Record<string, unknown> | undefined): boolean {
+  const all = Array.isArray(body?.candidates) ? body.candidates : [];
+  // (an empty candidate holds a place for the one after it, as the gate's own chunks do: it names none)
+  return all.some((c, place) => isRecord(c) && Object.keys(c).length > 0 && (c.index ?? 0) !== place);
+}
+
 /** The parts of a candidate (records only). */
 export function parts(candidate: Record<string, unknown>): Record<string, unknown>[] {
   const content = isRecord(candidate.content) ? candidate.content : undefined;

@@ -37,6 +37,11 @@ export interface TurnRecorder {
   read(event: Record<string, unknown>): void;
   /** The message so far, as a whole (not streamed) response body of the dialect. */
   body(): Record<string, unknown>;
+  /**
+   * True when which answer is the first is in doubt (a Gemini chunk listing a candidate away from its
+   * `index`): the turn is not sent back, since a retry continues the first answer. Absent: never.
+   */
+  firstInDoubt?(): boolean;
 }
 
 /** How a whole (not streamed) response body of one dialect is read and rewritten. */
