@@ -795,7 +795,7 @@ function escapedChar(
     if (at.unicode || /[a-zA-Z]/.test(after) || !(at.inClass && /[0-9_]/.test(after))) return undefined;
     return { char: String.fromCharCode(after.charCodeAt(0) % 32), end: i + 3 };
   }
-  if (next === "k" && (at.unicode || source.includes("(?<"))) return undefined;
+  if (next === "k" && (at.unicode || namesGroups(source))) return undefined;
   if (at.unicode && /[a-zA-Z]/.test(next)) return undefined;
   if (isHigh(next.charCodeAt(0)) && /[\udc00-\udfff]/.test(after)) return { char: next + after, end: i + 3 };
   return one(next);
@@ -884,8 +884,25 @@ function syntaxEnd(source: string, i: number, unicode: boolean): number {
     ? /^\(\?(?:<(?![=!])[^>]*>|[a-zA-Z]*(?:-[a-zA-Z]*)?:)/.exec(rest)
     : (unicode && /^\\u\{[0-9a-fA-F]+\}/.exec(rest)) ||
       /^\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[0-9]+)/.exec(rest) ||
-      (source.includes("(?<") && /^\\k<[^>]*>/.exec(rest));
+      (namesGroups(source) && /^\\k<[^>]*>/.exec(rest));
   return i + (m ? m[0].length : rest[0] === "(" ? 1 : 2);
+}
+
+/**
+ * Whether `source` names a group (`(?<name>`), outside a class and not escaped, which makes `\k` a reference
+ * without the `u` flag. A lookbehind (`(?<=`, `(?<!`) names none: taken for one, `\k` was no letter, and
+ * `^(?<=)\k-$` was no rule at all, so `K-` passed beside `not` though a case-blind server reads it as `k-`.
+ */
+function namesGroups(source: string): boolean {
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (inClass) inClass = c !== "]";
+    else if (c === "[") inClass = true;
+    else if (c === "(" && /^\(\?<(?![=!])/.test(source.slice(i, i + 4))) return true;
+  }
+  return false;
 }
 
 /** Whether the validator compiles `source` with the `u` flag (see `makeRegExp`: without it, else). */

@@ -1120,3 +1120,21 @@ test("checkCall: a propertyNames pattern judges a key alike however it spells ea
   }
   assert.ok(compared > 1000 && differ === 0, `${compared} compared`);
 });
+
+test("checkCall: a propertyNames pattern's \\k without the u flag is the letter k unless a group is named; a lookbehind names none", () => {
+  // `(?<=` and `(?<!` open lookbehinds, and `\(?<` is an escaped parenthesis: no group is named. Read as
+  // one, `\k` was syntax, `^(?<=)\k-$` spelled no letter and was no rule, and `K-` passed `not ^(?<=)\k-$`,
+  // which a case-blind server reads as the `k-` it forbids.
+  const feedback = feedbackOf({
+    behind: not("^(?<=)\\k\\-$"),
+    notBehind: not("^(?<!x)\\k\\-$"),
+    named: not("^(?<n>\\-)\\k<n>x$"),
+    escaped: not("^\\(?<\\-\\k$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ behind: { "K-": 1 } }), stray);
+  assert.match(feedback({ notBehind: { "K-": 1 } }), stray);
+  assert.match(feedback({ named: { "--X": 1 } }), stray);
+  assert.match(feedback({ escaped: { "<-K": 1 } }), stray);
+  assert.equal(feedback({ behind: { "k-x": 1 } }), "");
+});
