@@ -663,6 +663,9 @@ function foldedPattern(source: string): { source: string; word: string } | undef
   // (in a class: the last single member's code point, and whether a raw `-` after it opens a range)
   let member: number | undefined;
   let dash = false;
+  // (without the `u` flag: where the class now open starts in `out`, and whether it holds a low half)
+  let classAt = 0;
+  let classLow = false;
   for (let i = 0; i < source.length; i++) {
     let c = source[i];
     let raw = c;
@@ -706,21 +709,26 @@ function foldedPattern(source: string): { source: string; word: string } | undef
       }
     }
     if (inClass) {
-      if (c === "]" && !literal) [inClass, word] = [false, word + "]"];
-      else if (c.toLowerCase() !== c.toUpperCase()) return undefined;
+      if (c === "]" && !literal) {
+        [inClass, word, out] = [false, word + "]", out + raw];
+        if (classLow) out = lowsHeld(out, classAt);
+        continue;
+      } else if (c.toLowerCase() !== c.toUpperCase()) return undefined;
       else if (c === "-" && !literal && member !== undefined && !dash && source[i + 1] !== "]") {
         [dash, word] = [true, word + "-"];
       } else {
+        const code = c.codePointAt(0)!;
         // (a range between two characters that are no letters may hold some: `[\x21-\x7e]` holds `[A-Za-z]`)
-        if (dash && casedBetween(member!, c.codePointAt(0)!)) return undefined;
-        [member, dash, word] = [dash ? undefined : c.codePointAt(0), false, word + spelled(c)];
+        if (dash && casedBetween(member!, code)) return undefined;
+        if (!unicode && (dash ? member! <= 0xdfff : code <= 0xdfff) && code >= 0xdc00) classLow = true;
+        [member, dash, word] = [dash ? undefined : code, false, word + spelled(c)];
       }
       out += raw;
       continue;
     }
     if (c === "[" && !literal) {
       inClass = true;
-      [member, dash] = [undefined, false];
+      [member, dash, classAt, classLow] = [undefined, false, out.length, false];
       const open = source[i + 1] === "^" ? "[^" : "[";
       [out, word, i] = [out + open, word + open, i + open.length - 1];
       continue;
@@ -733,17 +741,39 @@ function foldedPattern(source: string): { source: string; word: string } | undef
       continue;
     }
     if (c.toLowerCase() === c.toUpperCase()) {
-      out += raw;
+      out += !unicode && isLow(c.charCodeAt(0)) && c.length === 1 ? ANY_LOW : raw;
       word += literal || !"^$.*+?()[|".includes(c) ? spelled(c) : c;
       continue;
     }
     const folded = foldCase(c).replaceAll("\u03c2", "\u03c3");
     if (folded.length !== c.length) return undefined;
     spellsLetter = true;
-    out += folded;
+    // (without the `u` flag a count after an astral letter repeats its low half alone: `^\u{10400}+`
+    // matches `\u{10400}\udc00`, which a case-blind server reads as `\u{10428}\udc00`)
+    const repeated = !unicode && folded.length === 2 &&
+      /^(?:[*+?]|\{\d+(?:,\d*)?\})/.test(source.slice(i + 1));
+    out += repeated ? folded[0] + ANY_LOW : folded;
     word += folded;
   }
   return spellsLetter ? { source: out, word } : undefined;
+}
+
+/**
+ * Any low half of a surrogate pair, in a pattern read without the `u` flag. A low half such a pattern gives
+ * alone (`\udc00`, `[\udc00]`) matches one in a key after a high half, and the two are an astral letter a
+ * case-blind server folds (`\ud801\udc00` is `\u{10400}`, read as `\u{10428}`): kept as written, the folded
+ * pattern held the half before folding, and `\u{10428}x` passed `not ^\ud801[\udc00]x\-?$`. Folding changes no
+ * astral letter's high half, so any low half stands in for the one written.
+ */
+const ANY_LOW = "[\\udc00-\\udfff]";
+
+/**
+ * `out` (a folded pattern read without the `u` flag) with the class that opens at `at` and closes at its end
+ * matching every low half too (see {@linkcode ANY_LOW}): a negated one as an alternative to it.
+ */
+function lowsHeld(out: string, at: number): string {
+  if (out[at + 1] === "^") return `${out.slice(0, at)}(?:${out.slice(at)}|${ANY_LOW})`;
+  return `${out.slice(0, at + 1)}\\udc00-\\udfff${out.slice(at + 1)}`;
 }
 
 /**
@@ -942,6 +972,11 @@ function codedChar(source: string, i: number, unicode: boolean): { char: string;
     }
   }
   return { char: String.fromCodePoint(code), end };
+}
+
+/** Whether the UTF-16 unit `code` is the low half of a surrogate pair. */
+function isLow(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 /** Whether the UTF-16 unit `code` is the high half of a surrogate pair. */

@@ -1138,3 +1138,30 @@ test("checkCall: a propertyNames pattern's \\k without the u flag is the letter 
   assert.match(feedback({ escaped: { "<-K": 1 } }), stray);
   assert.equal(feedback({ behind: { "k-x": 1 } }), "");
 });
+
+test("checkCall: a propertyNames pattern read without the u flag that gives a low half alone, or repeats an astral letter, judges the letter a key's halves make", () => {
+  // Without the `u` flag a pattern matches a key unit by unit: `[\ud801][\udc00]` matches the letter
+  // `\u{10400}`, and `\u{10400}+` repeats its low half alone. Folded as written, the halves were no letter and
+  // the repeat one of the folded letter's halves, and `\u{10428}x` passed `not ^[\ud801][\udc00]x\-?$` (and
+  // `\u{10428}\udc00x` passed `not ^\u{10400}+x\-?$`), which a case-blind server reads as the key it forbids.
+  const feedback = feedbackOf({
+    classes: not("^[\\ud801][\\udc00]x\\-?$"),
+    group: not("^\\ud801(\\udc00)x\\-?$"),
+    negated: not("^\\ud801[^\\udc28]x\\-?$"),
+    any: not("^.\\udc00x\\-?$"),
+    repeated: not("^\u{10400}+x\\-?$"),
+    counted: not("^\\ud801\\udc00{2}x\\-?$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  for (const name of ["classes", "group", "negated", "any"]) {
+    assert.match(feedback({ [name]: { "\u{10428}x": 1 } }), stray, name);
+    assert.match(feedback({ [name]: { "\u{10400}X": 1 } }), stray, name);
+  }
+  for (const name of ["repeated", "counted"]) {
+    assert.match(feedback({ [name]: { "\u{10428}\udc00x": 1 } }), stray, name);
+  }
+  // The key it forbids as spelled is the schema's to refuse; keys it never names pass.
+  assert.doesNotMatch(feedback({ repeated: { "\u{10400}\udc00x": 1 } }), stray);
+  assert.equal(feedback({ repeated: { "\u{10400}\u{10400}x": 1 } }), "");
+  assert.equal(feedback({ classes: { yx: 1 } }), "");
+});
