@@ -31,6 +31,7 @@ import { pastMeasure } from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { forgetFailedTest, makeRegExp, safeTest } from "../_schema/values.ts";
+import { boundedRegExp } from "../_schema/linear_regexp.ts";
 import { DATA_KEYWORDS, relaxDefaults, SCHEMA_MAPS } from "../_validate/defaults.ts";
 
 /** One tool as the guard keeps it: its name and the schema its arguments must match. */
@@ -624,7 +625,10 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
       rules.push({
         source: s.pattern,
         asSpelled: makeRegExp(s.pattern, "", "pattern"),
-        folded: makeRegExp(folded.source, "", "pattern"),
+        // (read as the pattern is, with the `u` flag or without: `^\E..$` needs the legacy reading, where `.`
+        // is one UTF-16 unit; folded to `^e..$`, read with the flag, where it is an astral character, it let
+        // `e😀` by, which a case-blind server reads as the `E😀` it forbids)
+        folded: boundedRegExp(folded.source, new RegExp(folded.source, folded.unicode ? "u" : "")),
         word: plainWord(folded.word),
       });
     } catch {
@@ -650,9 +654,9 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
  * `\x46`, `\u{46}` with the flag the validator compiles it with): such an escape is a letter a case-blind
  * server reads in any case, as written. Any other escape is kept as written (`\D` is not `\d`), whole, as are
  * a group's name and the flags a group sets (see `syntaxEnd`): their letters are no letters the pattern
- * spells.
+ * spells. With them, whether the pattern is read with the `u` flag, as its folded source must be.
  */
-function foldedPattern(source: string): { source: string; word: string } | undefined {
+function foldedPattern(source: string): { source: string; word: string; unicode: boolean } | undefined {
   const unicode = compilesUnicode(source);
   let out = "";
   // (the same, each character it means as itself written one way, see `spelled`: `\x2d`, `\u002d`, `\-`
@@ -755,7 +759,7 @@ function foldedPattern(source: string): { source: string; word: string } | undef
     out += repeated ? folded[0] + ANY_LOW : folded;
     word += folded;
   }
-  return spellsLetter ? { source: out, word } : undefined;
+  return spellsLetter ? { source: out, word, unicode } : undefined;
 }
 
 /**

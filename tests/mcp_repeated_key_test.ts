@@ -1165,3 +1165,14 @@ test("checkCall: a propertyNames pattern read without the u flag that gives a lo
   assert.equal(feedback({ repeated: { "\u{10400}\u{10400}x": 1 } }), "");
   assert.equal(feedback({ classes: { yx: 1 } }), "");
 });
+
+test("checkCall: a propertyNames pattern read without the u flag is folded and read without it too, though its folded form would compile with it", () => {
+  // `^\E..$` needs the legacy reading (`\E` is no escape with the flag), and there `.` is one UTF-16 unit:
+  // it forbids `E😀`. Folded to `^e..$`, which compiles with the flag, it was read with it, where `.` is a
+  // whole astral character, and `e😀`, which a case-blind server reads as the `E😀` forbidden, passed.
+  const feedback = feedbackOf({ dots: not("^\\E..$"), sets: not("^\\E\\W\\W$") });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ dots: { "e\u{1f600}": 1 } }), stray);
+  assert.match(feedback({ sets: { "e\u{1f600}": 1 } }), stray);
+  assert.equal(feedback({ dots: { "e\u{1f600}\u{1f600}": 1 } }), "");
+});
