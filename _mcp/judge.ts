@@ -650,11 +650,11 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
  * than itself (the sharp s to `ss`, which a quantifier after it would read otherwise); or when it spells no
  * letter outside classes (`^\w+$`, `^.{6,}$` judge word characters or length, which folding the key alone
  * changes: `\u017f` becomes the word character "s", `\u00df` two letters). A letter is read whole where it is
- * astral (two UTF-16 units, with or without the `u` flag), and where an escape gives it by code (`\u0046`,
- * `\x46`, `\u{46}` with the flag the validator compiles it with): such an escape is a letter a case-blind
- * server reads in any case, as written. Any other escape is kept as written (`\D` is not `\d`), whole, as are
- * a group's name and the flags a group sets (see `syntaxEnd`): their letters are no letters the pattern
- * spells. With them, whether the pattern is read with the `u` flag, as its folded source must be.
+ * astral (two UTF-16 units, with the `u` flag or outside a class), and where an escape gives it by code
+ * (`\u0046`, `\x46`, `\u{46}` with the flag the validator compiles it with): such an escape is a letter a
+ * case-blind server reads in any case, as written. Any other escape is kept as written (`\D` is not `\d`),
+ * whole, as are a group's name and the flags a group sets (see `syntaxEnd`): their letters are no letters the
+ * pattern spells. With them, whether the pattern is read with the `u` flag, as its folded source must be.
  */
 function foldedPattern(source: string): { source: string; word: string; unicode: boolean } | undefined {
   const unicode = compilesUnicode(source);
@@ -689,7 +689,12 @@ function foldedPattern(source: string): { source: string; word: string; unicode:
         word += spelled("\\");
         continue;
       }
-      const coded = codedChar(source, i, unicode) ?? escapedChar(source, i, { unicode, inClass });
+      let coded = codedChar(source, i, unicode) ?? escapedChar(source, i, { unicode, inClass });
+      // (without the `u` flag a class holds each half of a pair on its own: read as one astral letter,
+      // `[\ud801\udc00]` was about case, no rule, and `\ud801X-` passed `not ^[\ud801\udc00]x\-$`)
+      if (coded !== undefined && coded.char.length === 2 && !unicode && inClass) {
+        coded = { char: coded.char[0], end: i + (source[i + 1] === "u" ? 6 : 2) };
+      }
       if (coded === undefined) {
         const end = syntaxEnd(source, i, unicode);
         out += source.slice(i, end);
@@ -700,10 +705,10 @@ function foldedPattern(source: string): { source: string; word: string; unicode:
       }
       [c, raw, literal] = [coded.char, source.slice(i, coded.end), true];
       i = coded.end - 1;
-    } else if (source.codePointAt(i)! > 0xffff) {
+    } else if (source.codePointAt(i)! > 0xffff && (unicode || !inClass)) {
       c = raw = source.slice(i, i + 2);
       i++;
-    } else if (!unicode && isHigh(source.charCodeAt(i))) {
+    } else if (!unicode && !inClass && isHigh(source.charCodeAt(i))) {
       // (a pair half written, half escaped: one letter where the pattern compiles without the `u` flag)
       const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(source.slice(i + 1, i + 7));
       if (low) {
@@ -766,8 +771,8 @@ function foldedPattern(source: string): { source: string; word: string; unicode:
  * Any low half of a surrogate pair, in a pattern read without the `u` flag. A low half such a pattern gives
  * alone (`\udc00`, `[\udc00]`) matches one in a key after a high half, and the two are an astral letter a
  * case-blind server folds (`\ud801\udc00` is `\u{10400}`, read as `\u{10428}`): kept as written, the folded
- * pattern held the half before folding, and `\u{10428}x` passed `not ^\ud801[\udc00]x\-?$`. Folding changes no
- * astral letter's high half, so any low half stands in for the one written.
+ * pattern held the half before folding, and `\u{10428}x` passed `not ^\ud801[\udc00]x\-?$`. Folding changes
+ * no astral letter's high half, so any low half stands in for the one written.
  */
 const ANY_LOW = "[\\udc00-\\udfff]";
 

@@ -1176,3 +1176,21 @@ test("checkCall: a propertyNames pattern read without the u flag is folded and r
   assert.match(feedback({ sets: { "e\u{1f600}": 1 } }), stray);
   assert.equal(feedback({ dots: { "e\u{1f600}\u{1f600}": 1 } }), "");
 });
+
+test("checkCall: a class in a propertyNames pattern read without the u flag holds each half of an astral letter on its own, no letter", () => {
+  // `[\ud801\udc00]` (or the letter written in it) without the flag holds two lone halves. Read as the
+  // letter `\u{10400}`, the class was about case, the pattern no rule, and `\ud801X-` passed
+  // `not ^[\ud801\udc00]x\-$`, which a case-blind server reads as the `\ud801x-` it forbids.
+  const feedback = feedbackOf({
+    coded: not("^[\\ud801\\udc00]x\\-$"),
+    written: not("^[\u{10400}]x\\-$"),
+    half: not("^[\ud801\\udc00]x\\-$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  for (const name of ["coded", "written", "half"]) {
+    assert.match(feedback({ [name]: { "\ud801X-": 1 } }), stray, name);
+    assert.match(feedback({ [name]: { "\udc00X-": 1 } }), stray, name);
+  }
+  // With the flag the class holds the letter: about case, no word.
+  assert.equal(feedbackOf({ a: not("^[\\ud801\\udc00]x-$") })({ a: { "\u{10428}X-": 1 } }), "");
+});
