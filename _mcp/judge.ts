@@ -31,6 +31,7 @@ import { pastMeasure } from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { forgetFailedTest, makeRegExp, safeTest } from "../_schema/values.ts";
+import { boundedRegExp } from "../_schema/linear_regexp.ts";
 import { DATA_KEYWORDS, relaxDefaults, SCHEMA_MAPS } from "../_validate/defaults.ts";
 
 /** One tool as the guard keeps it: its name and the schema its arguments must match. */
@@ -624,7 +625,10 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
       rules.push({
         source: s.pattern,
         asSpelled: makeRegExp(s.pattern, "", "pattern"),
-        folded: makeRegExp(folded.source, "", "pattern"),
+        // (read as the pattern is, with the `u` flag or without: `^\E..$` needs the legacy reading, where `.`
+        // is one UTF-16 unit; folded to `^e..$`, read with the flag, where it is an astral character, it let
+        // `e😀` by, which a case-blind server reads as the `E😀` it forbids)
+        folded: boundedRegExp(folded.source, new RegExp(folded.source, folded.unicode ? "u" : "")),
         word: plainWord(folded.word),
       });
     } catch {
@@ -646,13 +650,13 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
  * than itself (the sharp s to `ss`, which a quantifier after it would read otherwise); or when it spells no
  * letter outside classes (`^\w+$`, `^.{6,}$` judge word characters or length, which folding the key alone
  * changes: `\u017f` becomes the word character "s", `\u00df` two letters). A letter is read whole where it is
- * astral (two UTF-16 units, with or without the `u` flag), and where an escape gives it by code (`\u0046`,
- * `\x46`, `\u{46}` with the flag the validator compiles it with): such an escape is a letter a case-blind
- * server reads in any case, as written. Any other escape is kept as written (`\D` is not `\d`), whole, as are
- * a group's name and the flags a group sets (see `syntaxEnd`): their letters are no letters the pattern
- * spells.
+ * astral (two UTF-16 units, with the `u` flag or outside a class), and where an escape gives it by code
+ * (`\u0046`, `\x46`, `\u{46}` with the flag the validator compiles it with): such an escape is a letter a
+ * case-blind server reads in any case, as written. Any other escape is kept as written (`\D` is not `\d`),
+ * whole, as are a group's name and the flags a group sets (see `syntaxEnd`): their letters are no letters the
+ * pattern spells. With them, whether the pattern is read with the `u` flag, as its folded source must be.
  */
-function foldedPattern(source: string): { source: string; word: string } | undefined {
+function foldedPattern(source: string): { source: string; word: string; unicode: boolean } | undefined {
   const unicode = compilesUnicode(source);
   let out = "";
   // (the same, each character it means as itself written one way, see `spelled`: `\x2d`, `\u002d`, `\-`
@@ -663,6 +667,9 @@ function foldedPattern(source: string): { source: string; word: string } | undef
   // (in a class: the last single member's code point, and whether a raw `-` after it opens a range)
   let member: number | undefined;
   let dash = false;
+  // (without the `u` flag: where the class now open starts in `out`, and whether it holds a low half)
+  let classAt = 0;
+  let classLow = false;
   for (let i = 0; i < source.length; i++) {
     let c = source[i];
     let raw = c;
@@ -682,7 +689,12 @@ function foldedPattern(source: string): { source: string; word: string } | undef
         word += spelled("\\");
         continue;
       }
-      const coded = codedChar(source, i, unicode) ?? escapedChar(source, i, { unicode, inClass });
+      let coded = codedChar(source, i, unicode) ?? escapedChar(source, i, { unicode, inClass });
+      // (without the `u` flag a class holds each half of a pair on its own: read as one astral letter,
+      // `[\ud801\udc00]` was about case, no rule, and `\ud801X-` passed `not ^[\ud801\udc00]x\-$`)
+      if (coded !== undefined && coded.char.length === 2 && !unicode && inClass) {
+        coded = { char: coded.char[0], end: i + (source[i + 1] === "u" ? 6 : 2) };
+      }
       if (coded === undefined) {
         const end = syntaxEnd(source, i, unicode);
         out += source.slice(i, end);
@@ -693,10 +705,10 @@ function foldedPattern(source: string): { source: string; word: string } | undef
       }
       [c, raw, literal] = [coded.char, source.slice(i, coded.end), true];
       i = coded.end - 1;
-    } else if (source.codePointAt(i)! > 0xffff) {
+    } else if (source.codePointAt(i)! > 0xffff && (unicode || !inClass)) {
       c = raw = source.slice(i, i + 2);
       i++;
-    } else if (!unicode && isHigh(source.charCodeAt(i))) {
+    } else if (!unicode && !inClass && isHigh(source.charCodeAt(i))) {
       // (a pair half written, half escaped: one letter where the pattern compiles without the `u` flag)
       const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(source.slice(i + 1, i + 7));
       if (low) {
@@ -706,21 +718,26 @@ function foldedPattern(source: string): { source: string; word: string } | undef
       }
     }
     if (inClass) {
-      if (c === "]" && !literal) [inClass, word] = [false, word + "]"];
-      else if (c.toLowerCase() !== c.toUpperCase()) return undefined;
+      if (c === "]" && !literal) {
+        [inClass, word, out] = [false, word + "]", out + raw];
+        if (classLow) out = lowsHeld(out, classAt);
+        continue;
+      } else if (c.toLowerCase() !== c.toUpperCase()) return undefined;
       else if (c === "-" && !literal && member !== undefined && !dash && source[i + 1] !== "]") {
         [dash, word] = [true, word + "-"];
       } else {
+        const code = c.codePointAt(0)!;
         // (a range between two characters that are no letters may hold some: `[\x21-\x7e]` holds `[A-Za-z]`)
-        if (dash && casedBetween(member!, c.codePointAt(0)!)) return undefined;
-        [member, dash, word] = [dash ? undefined : c.codePointAt(0), false, word + spelled(c)];
+        if (dash && casedBetween(member!, code)) return undefined;
+        if (!unicode && (dash ? member! <= 0xdfff : code <= 0xdfff) && code >= 0xdc00) classLow = true;
+        [member, dash, word] = [dash ? undefined : code, false, word + spelled(c)];
       }
       out += raw;
       continue;
     }
     if (c === "[" && !literal) {
       inClass = true;
-      [member, dash] = [undefined, false];
+      [member, dash, classAt, classLow] = [undefined, false, out.length, false];
       const open = source[i + 1] === "^" ? "[^" : "[";
       [out, word, i] = [out + open, word + open, i + open.length - 1];
       continue;
@@ -733,17 +750,39 @@ function foldedPattern(source: string): { source: string; word: string } | undef
       continue;
     }
     if (c.toLowerCase() === c.toUpperCase()) {
-      out += raw;
+      out += !unicode && isLow(c.charCodeAt(0)) && c.length === 1 ? ANY_LOW : raw;
       word += literal || !"^$.*+?()[|".includes(c) ? spelled(c) : c;
       continue;
     }
     const folded = foldCase(c).replaceAll("\u03c2", "\u03c3");
     if (folded.length !== c.length) return undefined;
     spellsLetter = true;
-    out += folded;
+    // (without the `u` flag a count after an astral letter repeats its low half alone: `^\u{10400}+`
+    // matches `\u{10400}\udc00`, which a case-blind server reads as `\u{10428}\udc00`)
+    const repeated = !unicode && folded.length === 2 &&
+      /^(?:[*+?]|\{\d+(?:,\d*)?\})/.test(source.slice(i + 1));
+    out += repeated ? folded[0] + ANY_LOW : folded;
     word += folded;
   }
-  return spellsLetter ? { source: out, word } : undefined;
+  return spellsLetter ? { source: out, word, unicode } : undefined;
+}
+
+/**
+ * Any low half of a surrogate pair, in a pattern read without the `u` flag. A low half such a pattern gives
+ * alone (`\udc00`, `[\udc00]`) matches one in a key after a high half, and the two are an astral letter a
+ * case-blind server folds (`\ud801\udc00` is `\u{10400}`, read as `\u{10428}`): kept as written, the folded
+ * pattern held the half before folding, and `\u{10428}x` passed `not ^\ud801[\udc00]x\-?$`. Folding changes
+ * no astral letter's high half, so any low half stands in for the one written.
+ */
+const ANY_LOW = "[\\udc00-\\udfff]";
+
+/**
+ * `out` (a folded pattern read without the `u` flag) with the class that opens at `at` and closes at its end
+ * matching every low half too (see {@linkcode ANY_LOW}): a negated one as an alternative to it.
+ */
+function lowsHeld(out: string, at: number): string {
+  if (out[at + 1] === "^") return `${out.slice(0, at)}(?:${out.slice(at)}|${ANY_LOW})`;
+  return `${out.slice(0, at + 1)}\\udc00-\\udfff${out.slice(at + 1)}`;
 }
 
 /**
@@ -795,7 +834,7 @@ function escapedChar(
     if (at.unicode || /[a-zA-Z]/.test(after) || !(at.inClass && /[0-9_]/.test(after))) return undefined;
     return { char: String.fromCharCode(after.charCodeAt(0) % 32), end: i + 3 };
   }
-  if (next === "k" && (at.unicode || source.includes("(?<"))) return undefined;
+  if (next === "k" && (at.unicode || namesGroups(source))) return undefined;
   if (at.unicode && /[a-zA-Z]/.test(next)) return undefined;
   if (isHigh(next.charCodeAt(0)) && /[\udc00-\udfff]/.test(after)) return { char: next + after, end: i + 3 };
   return one(next);
@@ -884,8 +923,25 @@ function syntaxEnd(source: string, i: number, unicode: boolean): number {
     ? /^\(\?(?:<(?![=!])[^>]*>|[a-zA-Z]*(?:-[a-zA-Z]*)?:)/.exec(rest)
     : (unicode && /^\\u\{[0-9a-fA-F]+\}/.exec(rest)) ||
       /^\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[0-9]+)/.exec(rest) ||
-      (source.includes("(?<") && /^\\k<[^>]*>/.exec(rest));
+      (namesGroups(source) && /^\\k<[^>]*>/.exec(rest));
   return i + (m ? m[0].length : rest[0] === "(" ? 1 : 2);
+}
+
+/**
+ * Whether `source` names a group (`(?<name>`), outside a class and not escaped, which makes `\k` a reference
+ * without the `u` flag. A lookbehind (`(?<=`, `(?<!`) names none: taken for one, `\k` was no letter, and
+ * `^(?<=)\k-$` was no rule at all, so `K-` passed beside `not` though a case-blind server reads it as `k-`.
+ */
+function namesGroups(source: string): boolean {
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (inClass) inClass = c !== "]";
+    else if (c === "[") inClass = true;
+    else if (c === "(" && /^\(\?<(?![=!])/.test(source.slice(i, i + 4))) return true;
+  }
+  return false;
 }
 
 /** Whether the validator compiles `source` with the `u` flag (see `makeRegExp`: without it, else). */
@@ -925,6 +981,11 @@ function codedChar(source: string, i: number, unicode: boolean): { char: string;
     }
   }
   return { char: String.fromCodePoint(code), end };
+}
+
+/** Whether the UTF-16 unit `code` is the low half of a surrogate pair. */
+function isLow(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 /** Whether the UTF-16 unit `code` is the high half of a surrogate pair. */

@@ -1120,3 +1120,77 @@ test("checkCall: a propertyNames pattern judges a key alike however it spells ea
   }
   assert.ok(compared > 1000 && differ === 0, `${compared} compared`);
 });
+
+test("checkCall: a propertyNames pattern's \\k without the u flag is the letter k unless a group is named; a lookbehind names none", () => {
+  // `(?<=` and `(?<!` open lookbehinds, and `\(?<` is an escaped parenthesis: no group is named. Read as
+  // one, `\k` was syntax, `^(?<=)\k-$` spelled no letter and was no rule, and `K-` passed `not ^(?<=)\k-$`,
+  // which a case-blind server reads as the `k-` it forbids.
+  const feedback = feedbackOf({
+    behind: not("^(?<=)\\k\\-$"),
+    notBehind: not("^(?<!x)\\k\\-$"),
+    named: not("^(?<n>\\-)\\k<n>x$"),
+    escaped: not("^\\(?<\\-\\k$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ behind: { "K-": 1 } }), stray);
+  assert.match(feedback({ notBehind: { "K-": 1 } }), stray);
+  assert.match(feedback({ named: { "--X": 1 } }), stray);
+  assert.match(feedback({ escaped: { "<-K": 1 } }), stray);
+  assert.equal(feedback({ behind: { "k-x": 1 } }), "");
+});
+
+test("checkCall: a propertyNames pattern read without the u flag that gives a low half alone, or repeats an astral letter, judges the letter a key's halves make", () => {
+  // Without the `u` flag a pattern matches a key unit by unit: `[\ud801][\udc00]` matches the letter
+  // `\u{10400}`, and `\u{10400}+` repeats its low half alone. Folded as written, the halves were no letter and
+  // the repeat one of the folded letter's halves, and `\u{10428}x` passed `not ^[\ud801][\udc00]x\-?$` (and
+  // `\u{10428}\udc00x` passed `not ^\u{10400}+x\-?$`), which a case-blind server reads as the key it forbids.
+  const feedback = feedbackOf({
+    classes: not("^[\\ud801][\\udc00]x\\-?$"),
+    group: not("^\\ud801(\\udc00)x\\-?$"),
+    negated: not("^\\ud801[^\\udc28]x\\-?$"),
+    any: not("^.\\udc00x\\-?$"),
+    repeated: not("^\u{10400}+x\\-?$"),
+    counted: not("^\\ud801\\udc00{2}x\\-?$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  for (const name of ["classes", "group", "negated", "any"]) {
+    assert.match(feedback({ [name]: { "\u{10428}x": 1 } }), stray, name);
+    assert.match(feedback({ [name]: { "\u{10400}X": 1 } }), stray, name);
+  }
+  for (const name of ["repeated", "counted"]) {
+    assert.match(feedback({ [name]: { "\u{10428}\udc00x": 1 } }), stray, name);
+  }
+  // The key it forbids as spelled is the schema's to refuse; keys it never names pass.
+  assert.doesNotMatch(feedback({ repeated: { "\u{10400}\udc00x": 1 } }), stray);
+  assert.equal(feedback({ repeated: { "\u{10400}\u{10400}x": 1 } }), "");
+  assert.equal(feedback({ classes: { yx: 1 } }), "");
+});
+
+test("checkCall: a propertyNames pattern read without the u flag is folded and read without it too, though its folded form would compile with it", () => {
+  // `^\E..$` needs the legacy reading (`\E` is no escape with the flag), and there `.` is one UTF-16 unit:
+  // it forbids `E😀`. Folded to `^e..$`, which compiles with the flag, it was read with it, where `.` is a
+  // whole astral character, and `e😀`, which a case-blind server reads as the `E😀` forbidden, passed.
+  const feedback = feedbackOf({ dots: not("^\\E..$"), sets: not("^\\E\\W\\W$") });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ dots: { "e\u{1f600}": 1 } }), stray);
+  assert.match(feedback({ sets: { "e\u{1f600}": 1 } }), stray);
+  assert.equal(feedback({ dots: { "e\u{1f600}\u{1f600}": 1 } }), "");
+});
+
+test("checkCall: a class in a propertyNames pattern read without the u flag holds each half of an astral letter on its own, no letter", () => {
+  // `[\ud801\udc00]` (or the letter written in it) without the flag holds two lone halves. Read as the
+  // letter `\u{10400}`, the class was about case, the pattern no rule, and `\ud801X-` passed
+  // `not ^[\ud801\udc00]x\-$`, which a case-blind server reads as the `\ud801x-` it forbids.
+  const feedback = feedbackOf({
+    coded: not("^[\\ud801\\udc00]x\\-$"),
+    written: not("^[\u{10400}]x\\-$"),
+    half: not("^[\ud801\\udc00]x\\-$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  for (const name of ["coded", "written", "half"]) {
+    assert.match(feedback({ [name]: { "\ud801X-": 1 } }), stray, name);
+    assert.match(feedback({ [name]: { "\udc00X-": 1 } }), stray, name);
+  }
+  // With the flag the class holds the letter: about case, no word.
+  assert.equal(feedbackOf({ a: not("^[\\ud801\\udc00]x-$") })({ a: { "\u{10428}X-": 1 } }), "");
+});
