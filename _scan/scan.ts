@@ -1471,6 +1471,30 @@ function readersOf(text: string, w: Window): { upper: (i: number) => boolean; or
 }
 
 /**
+ * A rule's `accept` called on a match in window `w` of `text`, with the readers of `readersOf` made at the
+ * window's first call: most windows have none, and Bun made the two functions and their scope for each.
+ */
+class Accepting {
+  readonly #text: string;
+  readonly #w: Window;
+  #upper: ((i: number) => boolean) | null = null;
+  #original: Original | null = null;
+  constructor(text: string, w: Window) {
+    this.#text = text;
+    this.#w = w;
+  }
+  /** Whether the rule's `accept` (which it has) takes its match `s`-`e` in the window's folded text. */
+  accepts(rule: Rule, s: number, e: number): boolean {
+    if (this.#upper === null) {
+      const readers = readersOf(this.#text, this.#w);
+      this.#upper = readers.upper;
+      this.#original = readers.original;
+    }
+    return rule.accept!(this.#w.folded.text, s, e, this.#upper, this.#original!);
+  }
+}
+
+/**
  * Runs the rules (those in `only`) over a window's folded text; `offset` is the index in the whole folded text
  * of the window's first folded character; `held` the bits of the plan's `lists` the text holds (-1: not
  * read, each rule tests its own); `starts` the leads found in the same pass, if they were. False as for
@@ -1493,11 +1517,9 @@ function runFolded(
   const matching: MatchOptions = { windowed: ft.length >= WINDOWED_FROM, last: undefined };
   const limit = w.atEnd ? Infinity : ft.length - EDGE;
   // Case is folded away for matching; a rule may still ask whether the original letter was upper-case.
-  const { upper, original } = readersOf(text, w);
-  const toText: Add = (category, rule, start, end) => add(category, rule, start + w.origin, end + w.origin);
-  // A search resumes where the previous window left it, or at the core's start: that window searched up to
-  // there and found nothing it did not report.
-  const local = (at: number) => Math.max(at - offset, w.coreStart);
+  const accepting = new Accepting(text, w);
+  // (no closure where the window starts the text, as a text read whole does: Bun makes each, and its scope)
+  const toText = w.origin === 0 ? add : shiftedBy(add, w.origin);
   // Where each rule with leads could match (`starts`, where `runWindow` found it), found for all of them in one
   // pass when the first needs it.
   // Needles and anchors this window's folded text is known not to hold (see `holdsSome`).
@@ -1535,24 +1557,35 @@ function runFolded(
       // few, trying each costs less than that pass. (Where the screen chose `only`, it found the anchors.)
       const many = count * TRIES_PER_PASS > ft.length;
       if (many && held === -1 && only === ALL_RULES && !mayMatch(rule, ft, absent)) continue;
-      const from = tryAt(rule, list!, first, count, local(at[0]), folded, limit, upper, original, toText, {
-        bounded: many && rule.farTries === true && count >= BOUND_FROM,
-      });
+      const from = tryAt(
+        rule,
+        list!,
+        first,
+        count,
+        resumeAt(at[0], offset, w),
+        folded,
+        limit,
+        accepting,
+        toText,
+        {
+          bounded: many && rule.farTries === true && count >= BOUND_FROM,
+        },
+      );
       if (from === null) return false;
       if (keep) cursors.set(rule, [from + offset]);
       continue;
     }
     if (held === -1 && !mayMatch(rule, ft, absent)) continue;
     if (rule.find) {
-      const cursor = { from: at.map(local), until: w.coreEnd };
+      const cursor = { from: resumedAt(at, offset, w), until: w.coreEnd };
       for (const [ms, me] of rule.find(ft, cursor)) {
         if (me > limit) return false;
-        report(rule, ft, folded, ms, me, upper, original, toText);
+        report(rule, ft, folded, ms, me, accepting, toText);
       }
-      if (keep) cursors.set(rule, cursor.from.map((x) => x + offset));
+      if (keep) cursors.set(rule, movedBy(cursor.from, offset));
       continue;
     }
-    let from = local(at[0]);
+    let from = resumeAt(at[0], offset, w);
     for (;;) {
       const span = nextMatch(rule, ft, from, matching);
       if (span === null || span[0] >= w.coreEnd) break;
@@ -1563,11 +1596,36 @@ function runFolded(
         continue;
       }
       // A rejected match may hide an acceptable one that starts inside it: resume just after its start.
-      from = report(rule, ft, folded, ms, me, upper, original, toText) ? me : ms + 1;
+      from = report(rule, ft, folded, ms, me, accepting, toText) ? me : ms + 1;
     }
     if (keep) cursors.set(rule, [from + offset]);
   }
   return true;
+}
+
+/**
+ * Where a search in window `w` resumes from cursor `at` (in the whole folded text, `offset` before the
+ * window's): where the previous window left it, or at the core's start (that window searched up to there and
+ * found nothing it did not report). Module functions, not closures in `runFolded`: Bun made each closure and
+ * the scope it reads, per window.
+ */
+function resumeAt(at: number, offset: number, w: Window): number {
+  return Math.max(at - offset, w.coreStart);
+}
+
+/** `resumeAt` for each cursor of `at`. */
+function resumedAt(at: readonly number[], offset: number, w: Window): number[] {
+  return at.map((x) => resumeAt(x, offset, w));
+}
+
+/** `at` moved `d` on: a window's cursors in the whole folded text (see `resumedAt`). */
+function movedBy(at: readonly number[], d: number): number[] {
+  return at.map((x) => x + d);
+}
+
+/** `add` for positions `origin` before those of the text it reports in. */
+function shiftedBy(add: Add, origin: number): Add {
+  return (category, rule, start, end) => add(category, rule, start + origin, end + origin);
 }
 
 /** `mayMatch` for rule `folded[i]` of the plan, from the bits of its `lists` a text holds. */
@@ -1613,8 +1671,7 @@ function tryAt(
   from: number,
   folded: Folded,
   limit: number,
-  upper: (i: number) => boolean,
-  original: Original,
+  accepting: Accepting,
   add: Add,
   { bounded }: { bounded: boolean },
 ): number | null {
@@ -1654,7 +1711,7 @@ function tryAt(
       continue;
     }
     // A rejected match may hide an acceptable one that starts inside it: resume just after its start.
-    from = report(rule, ft, folded, p, me, upper, original, add) ? me : p + 1;
+    from = report(rule, ft, folded, p, me, accepting, add) ? me : p + 1;
   }
   return from;
 }
@@ -1734,8 +1791,7 @@ function report(
   folded: Folded,
   ms: number,
   me: number,
-  upper: (i: number) => boolean,
-  original: Original,
+  accepting: Accepting,
   add: Add,
 ): boolean {
   let s = ms;
@@ -1743,7 +1799,7 @@ function report(
   // Report the words, not the whitespace or newline that anchored the match.
   while (s < e && isBlank(ft.charCodeAt(s))) s++;
   while (e > s && isBlank(ft.charCodeAt(e - 1))) e--;
-  if (rule.accept && !rule.accept(ft, s, e, upper, original)) return false;
+  if (rule.accept && !accepting.accepts(rule, s, e)) return false;
   if (folded.identity && s < e) {
     // What `mapSpan` gives for the identity map, without a pair to make.
     add(rule.category, rule.name, s, e);
