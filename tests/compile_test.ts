@@ -208,6 +208,14 @@ test("toolguard run: the compiled executable classifies a tool run, with itself 
   assert.equal(hang.status, 1);
   assert.match(hang.stdout, /^Tool did not run successfully \(timeout, exit n\/a\)/);
   assert.ok(Date.now() - started < 60_000, "the timeout ended the run");
+  // --scan loads the scanner on first use, a chunk of its own; a scanner that fails to load is passed over
+  // without a word (the result stands without warnings), so only the warning shows it loaded.
+  const injected = tg(["run", "--scan", "--", exe, "__fake-tool", "inject"]);
+  assert.equal(injected.status, 0, injected.stderr);
+  assert.match(
+    injected.stdout,
+    /Warning: the output contains text that looks like instructions \(instruction_override/,
+  );
   const missing = tg(["run", "--", "rg", "x"]); // nothing is on PATH: the guard must say it could not start
   assert.equal(missing.status, 1);
   assert.match(missing.stdout, /^Tool did not run successfully \(spawn, exit n\/a\)/);
