@@ -1271,16 +1271,53 @@ export function copyAsSent<T>(value: T): T {
 }
 
 /**
- * What `JSON.stringify` writes for `v` read at `key`, for {@link copyAsSent}: `toJSON`'s result, `null` for a
- * number that is not finite, `undefined` for what it leaves out (a function, a symbol), else `v`.
+ * What `JSON.stringify` writes for `v` read at `key`, for {@link copyAsSent}: `toJSON`'s result, the value a
+ * `Number`, `String`, `Boolean` or `BigInt` object wraps and a raw JSON object's ({@link unwrapped}), `null`
+ * for a number that is not finite, `undefined` for what it leaves out (a function, a symbol), else `v`.
  */
 function asSent(v: unknown, key: string): unknown {
-  if (typeof v === "object" && v !== null && typeof (v as { toJSON?: unknown }).toJSON === "function") {
-    v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
+  if (typeof v === "object" && v !== null) {
+    if (typeof (v as { toJSON?: unknown }).toJSON === "function") {
+      v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
+    }
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) v = unwrapped(v);
   }
   if (typeof v === "number") return Number.isFinite(v) ? v : null;
   return typeof v === "function" || typeof v === "symbol" ? undefined : v;
 }
+
+/** `JSON.isRawJSON`, where the engine has it (V8 and JavaScriptCore do). */
+const isRawJSON = (JSON as { isRawJSON?: (v: unknown) => boolean }).isRawJSON;
+
+/**
+ * The primitive `JSON.stringify` writes for `node`: a `Number` or `String` object's as `Number()` and
+ * `String()` read it, a `Boolean` or `BigInt` object's own, a raw JSON object's text parsed; else `node`. A
+ * boxed `false` copied as `{}` made `additionalProperties: new Boolean(false)` allow every key while the
+ * model was sent `false`, and the tools caches, keyed by the JSON text, gave that validator to tools holding
+ * a plain `false`. Plain data is told by its prototype, one read; only other objects are tried.
+ */
+function unwrapped(node: object): unknown {
+  const proto = Object.getPrototypeOf(node);
+  if (proto === Object.prototype) return node;
+  if (proto === null) return isRawJSON?.(node) ? JSON.parse((node as { rawJSON: string }).rawJSON) : node;
+  for (const [brand, read] of BOXES) {
+    try {
+      brand.call(node); // throws unless `node` holds that primitive (a subclass or other prototype still does)
+    } catch {
+      continue;
+    }
+    return read(node);
+  }
+  return node;
+}
+
+/** Each box `JSON.stringify` opens: the method that throws on any other object, and how JSON reads it. */
+const BOXES: readonly [(this: unknown) => unknown, (node: object) => unknown][] = [
+  [Number.prototype.valueOf, Number],
+  [String.prototype.valueOf, String],
+  [Boolean.prototype.valueOf, (node) => Boolean.prototype.valueOf.call(node)],
+  [BigInt.prototype.valueOf, (node) => BigInt.prototype.valueOf.call(node)],
+];
 
 /** Each snapshot's objects by their place in it, made when a new object is first met in its place. */
 const places = new WeakMap<Snapshot, Map<object, number>>();

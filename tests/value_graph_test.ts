@@ -648,3 +648,54 @@ test("the MCP guard's pins refuse a tool built in code holding a 2^32-1 long spa
   guard.setTools([{ name: "t", inputSchema: { type: "object", properties: { q: { enum: ["a", "b"] } } } }]);
   assert.equal(guard.checkCall({ name: "t", arguments: { q: "b" } }).allowed, true);
 });
+
+test("a tool built in code holding a boxed value is read as the JSON it is sent as, and never shares a cache entry with another", async () => {
+  // JSON sends `new Boolean(false)` as false, but the copy the validator compiles read it as {}: every key was
+  // allowed, and the caches, keyed by the JSON text, gave that validator to a tool holding a plain false.
+  const tools = (closed: unknown, size: unknown) => [{
+    type: "function",
+    function: {
+      name: "t",
+      parameters: {
+        type: "object",
+        properties: { q: { type: "string", maxLength: size } },
+        additionalProperties: closed,
+      },
+    },
+  }];
+  const call = [{ name: "t", arguments: { q: "abcd", extra: 1 } }];
+  const messages = (v: { calls: { findings: { message: string }[] }[] }) =>
+    v.calls[0].findings.map((f) => f.message);
+  const expected = messages(createValidator(tools(false, 3)).validate(call));
+  assert.equal(expected.length, 2);
+  for (
+    const [closed, size] of [[new Boolean(false), new Number(3)], [false, Object(3)], [
+      JSON.parse("false"),
+      3,
+    ]]
+  ) {
+    assert.deepEqual(messages(createValidator(tools(closed, size)).validate(call)), expected);
+    assert.deepEqual(messages(await validateToolCalls(call, { tools: tools(closed, size) })), expected);
+    const request = { tools: tools(closed, size) };
+    const response = {
+      choices: [{
+        message: {
+          role: "assistant",
+          tool_calls: [{
+            id: "c1",
+            type: "function",
+            function: { name: "t", arguments: '{"q":"abcd","extra":1}' },
+          }],
+        },
+      }],
+    };
+    assert.deepEqual(messages((await gateCompletion(request, response)).verdict), expected);
+  }
+  const raw = (JSON as { rawJSON?: (text: string) => unknown }).rawJSON;
+  if (raw !== undefined) {
+    assert.deepEqual(
+      messages(await validateToolCalls(call, { tools: tools(raw("false"), raw("3")) })),
+      expected,
+    );
+  }
+});
