@@ -1209,7 +1209,10 @@ function hasToJSON(node: object): boolean {
  * a list, not the call stack; a BigInt is kept as it is. Throws what reading throws, and a `TypeError` past
  * {@link MOST_WRITTEN_OUT} objects for one that is new on each read (it would never end). The tools' readers
  * read this copy, so a keyword the model is not sent is not enforced, however the tools reach them, and tools
- * that write the same JSON text are read alike.
+ * that write the same JSON text are read alike. With `apart`, each place an object appears gets a copy of its
+ * own, as `JSON.parse(JSON.stringify(value))` gives (for a copy to be changed in place: coerce, converting one
+ * place, changed every place that shared it): for a value already found within measure, and a `TypeError`
+ * past {@link MOST_WRITTEN_OUT} objects copied, a loop among them.
  *
  * @example
  * ```ts
@@ -1226,29 +1229,35 @@ function hasToJSON(node: object): boolean {
  * });
  * ```
  */
-export function copyAsSent<T>(value: T): T {
+export function copyAsSent<T>(value: T, options: { apart?: boolean } = {}): T {
   const copies = new Map<object, unknown[] | Record<string, unknown>>();
   const pending: object[] = [];
-  const copyOf = (v: unknown, again?: () => unknown): unknown => {
+  const targets: (unknown[] | Record<string, unknown>)[] = [];
+  let again = 0; // (objects met anew in a copy `apart`)
+  const copyOf = (v: unknown, readAgain?: () => unknown): unknown => {
     if (typeof v !== "object" || v === null) return v;
     let copy = copies.get(v);
-    if (copy === undefined) {
-      // past measure, an object new on each read (a getter or Proxy making it anew) would be copied without end
-      if (copies.size > MOST_WRITTEN_OUT && again !== undefined && again() !== v) {
-        throw new TypeError(
-          "an object in it is a new one each time it is read (a getter or a Proxy that makes it anew), so " +
-            "reading it would never end; pass plain data",
-        );
+    if (copy !== undefined && !options.apart) return copy;
+    if (copy !== undefined) {
+      if (++again > MOST_WRITTEN_OUT) { // (a loop, or sharing that grew since it was measured)
+        throw new TypeError(`written out, they hold more than ${MOST_WRITTEN_OUT} objects`);
       }
-      copies.set(v, copy = Array.isArray(v) ? new Array(v.length) : {});
-      pending.push(v);
+    } else if (copies.size > MOST_WRITTEN_OUT && readAgain !== undefined && readAgain() !== v) {
+      // past measure, an object new on each read (a getter or Proxy making it anew) would be copied without end
+      throw new TypeError(
+        "an object in it is a new one each time it is read (a getter or a Proxy that makes it anew), so " +
+          "reading it would never end; pass plain data",
+      );
     }
+    copies.set(v, copy = Array.isArray(v) ? new Array(v.length) : {});
+    pending.push(v);
+    targets.push(copy);
     return copy;
   };
   const root = copyOf(asSent(value, "")) as T;
   for (let i = 0; i < pending.length; i++) { // (the list grows as it is read)
     const from = pending[i];
-    const to = copies.get(from)!;
+    const to = targets[i];
     if (Array.isArray(to)) {
       const list = from as unknown[];
       const read = (j: number) => asSent(list[j], String(j));

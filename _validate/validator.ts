@@ -748,7 +748,16 @@ function judge(
   let args = read.args;
   const schema = compiled ? compiled.tool.schema : undefined;
   if (options.coerce && compiled && schema !== undefined) {
-    if (call.raw === undefined) args = cloneJson(args) as Record<string, unknown>;
+    if (call.raw === undefined) {
+      // a copy to convert, the caller's left as it was: as JSON carries the arguments, a shared part apart
+      // (it was JSON.parse(JSON.stringify(...)): under Bun a 2^32-1 long sparse array was written slot by slot)
+      try {
+        args = copyAsSent(args, { apart: true });
+      } catch (error) {
+        findings.push(unreadable(error)); // a getter that throws now, or answers more than it did
+        return finish(verdict);
+      }
+    }
     const c = coerceValue(args, schema);
     if (c.coercions.length) verdict.coercions = c.coercions;
   }
@@ -1219,20 +1228,6 @@ function config(options: ValidateOptions): Config {
     maxDepth: limitOption(options.maxDepth, "maxDepth", DEFAULT_MAX_DEPTH),
     maxLength: limitOption(options.maxLength, "maxLength", 1_000_000),
   };
-}
-
-/**
- * A copy of arguments given as a value, for `coerce` to convert (the caller's stay as they were): what JSON
- * carries of them ({@link copyAsSent}), so a sparse array built in code costs what it holds. It was
- * `JSON.parse(JSON.stringify(v))`: under Bun that wrote each of 2^32-1 slots (minutes), V8 threw at once and
- * the caller's own value was converted in place.
- */
-function cloneJson(v: unknown): unknown {
-  try {
-    return copyAsSent(v);
-  } catch {
-    return v; // a getter that throws: the checks that follow read it and say so
-  }
 }
 
 function finish(v: CallVerdict): CallVerdict {

@@ -699,3 +699,42 @@ test("a tool built in code holding a boxed value is read as the JSON it is sent 
     );
   }
 });
+
+test("coerce over arguments built in code converts each place apart, as JSON carries them, and never the caller's value", async () => {
+  // The copy coerce converts kept an object shared by two places shared: converting /a/n to a number made
+  // /b/n a number too ("must be a string, not an integer"), where the JSON a provider carries holds two.
+  const props = (type: string) => ({ type: "object", properties: { n: { type } } });
+  const tools = [{
+    name: "t",
+    parameters: { type: "object", properties: { a: props("number"), b: props("string") } },
+  }];
+  const shared = { n: "5" };
+  const verdict = await validateToolCalls([{ name: "t", arguments: { a: shared, b: shared } }], {
+    tools,
+    coerce: true,
+  });
+  assert.deepEqual(verdict.calls[0].findings, []);
+  assert.deepEqual(verdict.calls[0].arguments, { a: { n: 5 }, b: { n: "5" } });
+  assert.deepEqual(shared, { n: "5" });
+  // a getter that reads twice, then throws: a finding, and the caller's value is not converted in place
+  let reads = 0;
+  const late = {
+    get n(): string {
+      if (++reads > 2) throw new Error("read twice"); // (the call's id and the walk read it first)
+      return "5";
+    },
+  };
+  const once = await validateToolCalls([{ name: "t", arguments: { a: late } }], { tools, coerce: true });
+  assert.deepEqual(once.calls[0].findings.map((f) => f.message), [
+    "The arguments could not be read (read twice); send plain JSON.",
+  ]);
+  // many objects, each in one place, are copied whatever their number
+  const rows = Array.from({ length: 100_001 }, () => ({ n: "5" }));
+  const schema = { type: "object", properties: { rows: { type: "array", items: props("number") } } };
+  const many = await validateToolCalls([{ name: "m", arguments: { rows } }], {
+    tools: [{ name: "m", parameters: schema }],
+    coerce: true,
+  });
+  assert.deepEqual(many.calls[0].findings, []);
+  assert.equal(rows[100_000].n, "5");
+});
