@@ -1155,20 +1155,35 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
   const known = Array.isArray(tools) ? byIdentity.get(tools, key, roots) : undefined;
   if (known !== undefined) return known;
   let json: string | undefined;
+  let snap: Snapshot | undefined;
   try {
     // a schema built in code that loops or shares its objects too often is refused by createValidator, whose
     // error names the tool; written out first, it would never end (each tool on its own: many within measure
     // hold more in all, and are compiled once)
-    json = listGraphProblem(tools) ? undefined : textAsSent(tools);
+    if (!listGraphProblem(tools)) {
+      // (read before the text and the compile: a getter that answers anew after it reads as changed next call)
+      if (Array.isArray(tools)) snap = takeSnapshot(roots);
+      json = textAsSent(tools);
+    }
   } catch {
-    json = undefined; // a BigInt: not JSON, so not cached (a hit could not be checked)
+    // a BigInt: not JSON, so not cached (a hit could not be checked); a getter that throws: the compile says so
+    [json, snap] = [undefined, undefined];
   }
-  // (read before compiling: a getter that answers anew in between reads as changed on the next call)
-  const snap = Array.isArray(tools) && json !== undefined ? snapshotOrNone(roots) : undefined;
-  const structural = json === undefined ? undefined : key + "\n" + json;
-  let validator = structural === undefined ? undefined : byStructure.get(structural);
-  if (validator === undefined) {
-    validator = createValidator(tools, options);
+  let validator = json === undefined ? undefined : byStructure.get(key + "\n" + json);
+  if (validator === undefined && json === undefined) validator = createValidator(tools, options);
+  else if (validator === undefined) {
+    // compiled from one copy and kept under its text, not the text above: a getter that answered anew in
+    // between left a validator allowing every key under the text of additionalProperties: false, for tools
+    // holding a plain false to be given
+    const sent = copyAsSent(tools);
+    let structural: string | undefined;
+    try {
+      structural = key + "\n" + textAsSent(sent);
+    } catch {
+      structural = undefined; // (a BigInt it did not hold before)
+    }
+    validator = (structural === undefined ? undefined : byStructure.get(structural)) ??
+      createValidator(sent, options);
     if (structural !== undefined) {
       if (byStructure.size >= MAX_STRUCTURAL) byStructure.delete(byStructure.keys().next().value!);
       byStructure.set(structural, validator);
@@ -1176,15 +1191,6 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
   }
   if (snap !== undefined) byIdentity.set(tools, key, roots, validator, snap);
   return validator;
-}
-
-/** {@link takeSnapshot} of `roots`; none where reading them throws (the compile says why). */
-function snapshotOrNone(roots: readonly unknown[]): Snapshot | undefined {
-  try {
-    return takeSnapshot(roots);
-  } catch {
-    return undefined;
-  }
 }
 
 /** {@link optionsKey} of no options, worked out once: most calls pass only their tools. */

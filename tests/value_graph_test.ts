@@ -738,3 +738,39 @@ test("coerce over arguments built in code converts each place apart, as JSON car
   assert.deepEqual(many.calls[0].findings, []);
   assert.equal(rows[100_000].n, "5");
 });
+
+test("a tool whose getter answers anew between the caches' key text and the compile never keys its validator under the old text", async () => {
+  // The tools caches wrote the key from one read and compiled from the next: a getter that said false, then
+  // true, left a validator allowing every key under the text of additionalProperties: false, which tools
+  // holding a plain false were then given. Now the key and the compile read one copy.
+  // (a description apart for each count: an entry made first, under the right text, would hide a later one)
+  const tools = (closed: () => unknown, description: string) => {
+    const parameters: Record<string, unknown> = { type: "object", properties: { q: { type: "string" } } };
+    Object.defineProperty(parameters, "additionalProperties", { enumerable: true, get: closed });
+    return [{ type: "function", function: { name: "t", description, parameters } }];
+  };
+  const call = [{ name: "t", arguments: { q: "a", extra: 1 } }];
+  const body = '{"q":"a","extra":1}';
+  const response = {
+    choices: [{
+      message: {
+        role: "assistant",
+        tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: body } }],
+      },
+    }],
+  };
+  for (let falseReads = 1; falseReads <= 8; falseReads++) {
+    let reads = 0;
+    const turning = () => ++reads > falseReads;
+    await validateToolCalls(call, { tools: tools(turning, `${falseReads}`) });
+    const plain = await validateToolCalls(call, { tools: tools(() => false, `${falseReads}`) });
+    assert.equal(plain.calls[0].allowed, false, `after a getter false ${falseReads} times`);
+    reads = 0;
+    await gateCompletion({ tools: tools(turning, `${falseReads}`) }, structuredClone(response));
+    const gated = await gateCompletion(
+      { tools: tools(() => false, `${falseReads}`) },
+      structuredClone(response),
+    );
+    assert.equal(gated.verdict.calls[0].allowed, false, `gate, after a getter false ${falseReads} times`);
+  }
+});
