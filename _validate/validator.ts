@@ -37,6 +37,7 @@ import {
   listGraphProblem,
   mayOverflow,
   MOST_WRITTEN_OUT,
+  nestsDeeper,
   nonFinitePaths,
   parseJson,
   rawSpan,
@@ -875,8 +876,36 @@ function readValue(value: unknown, verdict: CallVerdict, maxDepth: number): Read
     }
   }
   if (problem === null || problem === "toJSON") return { args, located: undefined };
-  verdict.findings.push(problem === "deep" ? nestedTooDeep(maxDepth) : sharedPastMeasure());
+  verdict.findings.push(stoppedWalk(args, problem, maxDepth));
   return null;
+}
+
+/**
+ * The finding for arguments given as a value that a walk stopped in, `stop` (past `maxDepth` or a loop;
+ * shared past measure): what reading them throws, where it does (a getter, a revoked proxy: the walks call
+ * it a depth, or sharing), else that stop's own. Only a stopped call reads them again.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { stoppedWalk } from "./validator.ts";
+ *
+ * const args = {
+ *   get q(): never {
+ *     throw new Error("gone");
+ *   },
+ * };
+ * assert.equal(stoppedWalk(args, "deep", 64).message, "The arguments could not be read (gone); send plain JSON.");
+ * assert.match(stoppedWalk([[1]], "deep", 1).message, /deeper than 1 level/);
+ * ```
+ */
+export function stoppedWalk(args: unknown, stop: "deep" | "shared", maxDepth: number): Finding {
+  try {
+    nestsDeeper(args, maxDepth); // (a stack overflow is a depth)
+  } catch (error) {
+    return unreadable(error);
+  }
+  return stop === "deep" ? nestedTooDeep(maxDepth) : sharedPastMeasure();
 }
 
 /**

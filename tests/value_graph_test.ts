@@ -774,3 +774,26 @@ test("a tool whose getter answers anew between the caches' key text and the comp
     assert.equal(gated.verdict.calls[0].allowed, false, `gate, after a getter false ${falseReads} times`);
   }
 });
+
+test("arguments built in code whose getter throws say they could not be read, in the gate and the MCP guard too", async () => {
+  // The gate said they nested deeper than 64 levels, the MCP guard that they shared their objects past measure
+  const schema = { type: "object", properties: { s: { type: "string" } } };
+  const args = () => ({
+    get s(): never {
+      throw new Error("gone");
+    },
+  });
+  const message = "The arguments could not be read (gone); send plain JSON.";
+  const input = { type: "tool_use", id: "toolu_1", name: "t", input: args() };
+  const response = { type: "message", role: "assistant", stop_reason: "tool_use", content: [input] };
+  const gated = await gateCompletion({ tools: [{ name: "t", input_schema: schema }] }, response);
+  assert.deepEqual(gated.verdict.calls[0].findings.map((f) => f.message), [message]);
+  const guard = createMcpGuard({ injection: "warn" });
+  guard.setTools([{ name: "t", inputSchema: schema }]);
+  const checked = guard.checkCall({ name: "t", arguments: args() });
+  assert.deepEqual(checked.verdict.findings.map((f) => f.message), [message]);
+  const verdict = await validateToolCalls([{ name: "t", id: "c1", arguments: args() }], {
+    tools: [{ name: "t", parameters: schema }],
+  });
+  assert.deepEqual(verdict.calls[0].findings.map((f) => f.message), [message]);
+});
