@@ -1209,7 +1209,10 @@ function hasToJSON(node: object): boolean {
  * a list, not the call stack; a BigInt is kept as it is. Throws what reading throws, and a `TypeError` past
  * {@link MOST_WRITTEN_OUT} objects for one that is new on each read (it would never end). The tools' readers
  * read this copy, so a keyword the model is not sent is not enforced, however the tools reach them, and tools
- * that write the same JSON text are read alike.
+ * that write the same JSON text are read alike. With `apart`, each place an object appears gets a copy of its
+ * own, as `JSON.parse(JSON.stringify(value))` gives (for a copy to be changed in place: coerce, converting one
+ * place, changed every place that shared it): for a value already found within measure, and a `TypeError`
+ * past {@link MOST_WRITTEN_OUT} objects copied, a loop among them.
  *
  * @example
  * ```ts
@@ -1226,29 +1229,35 @@ function hasToJSON(node: object): boolean {
  * });
  * ```
  */
-export function copyAsSent<T>(value: T): T {
+export function copyAsSent<T>(value: T, options: { apart?: boolean } = {}): T {
   const copies = new Map<object, unknown[] | Record<string, unknown>>();
   const pending: object[] = [];
-  const copyOf = (v: unknown, again?: () => unknown): unknown => {
+  const targets: (unknown[] | Record<string, unknown>)[] = [];
+  let again = 0; // (objects met anew in a copy `apart`)
+  const copyOf = (v: unknown, readAgain?: () => unknown): unknown => {
     if (typeof v !== "object" || v === null) return v;
     let copy = copies.get(v);
-    if (copy === undefined) {
-      // past measure, an object new on each read (a getter or Proxy making it anew) would be copied without end
-      if (copies.size > MOST_WRITTEN_OUT && again !== undefined && again() !== v) {
-        throw new TypeError(
-          "an object in it is a new one each time it is read (a getter or a Proxy that makes it anew), so " +
-            "reading it would never end; pass plain data",
-        );
+    if (copy !== undefined && !options.apart) return copy;
+    if (copy !== undefined) {
+      if (++again > MOST_WRITTEN_OUT) { // (a loop, or sharing that grew since it was measured)
+        throw new TypeError(`written out, they hold more than ${MOST_WRITTEN_OUT} objects`);
       }
-      copies.set(v, copy = Array.isArray(v) ? new Array(v.length) : {});
-      pending.push(v);
+    } else if (copies.size > MOST_WRITTEN_OUT && readAgain !== undefined && readAgain() !== v) {
+      // past measure, an object new on each read (a getter or Proxy making it anew) would be copied without end
+      throw new TypeError(
+        "an object in it is a new one each time it is read (a getter or a Proxy that makes it anew), so " +
+          "reading it would never end; pass plain data",
+      );
     }
+    copies.set(v, copy = Array.isArray(v) ? new Array(v.length) : {});
+    pending.push(v);
+    targets.push(copy);
     return copy;
   };
   const root = copyOf(asSent(value, "")) as T;
   for (let i = 0; i < pending.length; i++) { // (the list grows as it is read)
     const from = pending[i];
-    const to = copies.get(from)!;
+    const to = targets[i];
     if (Array.isArray(to)) {
       const list = from as unknown[];
       const read = (j: number) => asSent(list[j], String(j));
@@ -1271,16 +1280,53 @@ export function copyAsSent<T>(value: T): T {
 }
 
 /**
- * What `JSON.stringify` writes for `v` read at `key`, for {@link copyAsSent}: `toJSON`'s result, `null` for a
- * number that is not finite, `undefined` for what it leaves out (a function, a symbol), else `v`.
+ * What `JSON.stringify` writes for `v` read at `key`, for {@link copyAsSent}: `toJSON`'s result, the value a
+ * `Number`, `String`, `Boolean` or `BigInt` object wraps and a raw JSON object's ({@link unwrapped}), `null`
+ * for a number that is not finite, `undefined` for what it leaves out (a function, a symbol), else `v`.
  */
 function asSent(v: unknown, key: string): unknown {
-  if (typeof v === "object" && v !== null && typeof (v as { toJSON?: unknown }).toJSON === "function") {
-    v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
+  if (typeof v === "object" && v !== null) {
+    if (typeof (v as { toJSON?: unknown }).toJSON === "function") {
+      v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
+    }
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) v = unwrapped(v);
   }
   if (typeof v === "number") return Number.isFinite(v) ? v : null;
   return typeof v === "function" || typeof v === "symbol" ? undefined : v;
 }
+
+/** `JSON.isRawJSON`, where the engine has it (V8 and JavaScriptCore do). */
+const isRawJSON = (JSON as { isRawJSON?: (v: unknown) => boolean }).isRawJSON;
+
+/**
+ * The primitive `JSON.stringify` writes for `node`: a `Number` or `String` object's as `Number()` and
+ * `String()` read it, a `Boolean` or `BigInt` object's own, a raw JSON object's text parsed; else `node`. A
+ * boxed `false` copied as `{}` made `additionalProperties: new Boolean(false)` allow every key while the
+ * model was sent `false`, and the tools caches, keyed by the JSON text, gave that validator to tools holding
+ * a plain `false`. Plain data is told by its prototype, one read; only other objects are tried.
+ */
+function unwrapped(node: object): unknown {
+  const proto = Object.getPrototypeOf(node);
+  if (proto === Object.prototype) return node;
+  if (proto === null) return isRawJSON?.(node) ? JSON.parse((node as { rawJSON: string }).rawJSON) : node;
+  for (const [brand, read] of BOXES) {
+    try {
+      brand.call(node); // throws unless `node` holds that primitive (a subclass or other prototype still does)
+    } catch {
+      continue;
+    }
+    return read(node);
+  }
+  return node;
+}
+
+/** Each box `JSON.stringify` opens: the method that throws on any other object, and how JSON reads it. */
+const BOXES: readonly [(this: unknown) => unknown, (node: object) => unknown][] = [
+  [Number.prototype.valueOf, Number],
+  [String.prototype.valueOf, String],
+  [Boolean.prototype.valueOf, (node) => Boolean.prototype.valueOf.call(node)],
+  [BigInt.prototype.valueOf, (node) => BigInt.prototype.valueOf.call(node)],
+];
 
 /** Each snapshot's objects by their place in it, made when a new object is first met in its place. */
 const places = new WeakMap<Snapshot, Map<object, number>>();

@@ -4,7 +4,14 @@
  * @module
  */
 import { givenValue, isRecord, orList, plural } from "../_common/values.ts";
-import { listGraphProblem, type Snapshot, SnapshotCache, takeSnapshot, textAsSent } from "../_common/json.ts";
+import {
+  copyAsSent,
+  listGraphProblem,
+  type Snapshot,
+  SnapshotCache,
+  takeSnapshot,
+  textAsSent,
+} from "../_common/json.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";
@@ -175,12 +182,15 @@ function compiled(tools: readonly unknown[], opts: ValidateOptions, read: ToolsR
   // Keyed on exactly the options the validator receives, so a new option cannot be left out of the key.
   // (Tools read from text hold no array with holes; built in code, one 2^32-1 long costs what it holds.)
   const key = read === "code" ? textAsSent([tools, opts]) : JSON.stringify([tools, opts]);
-  let v = validatorCache.get(key);
-  if (!v) {
-    v = createValidator(tools, opts);
-    if (validatorCache.size >= 32) validatorCache.delete(validatorCache.keys().next().value as string);
-    validatorCache.set(key, v);
-  }
+  const known = validatorCache.get(key);
+  if (known !== undefined) return known;
+  // Built in code: compiled from one copy and kept under its text, not the key above (a getter that answered
+  // anew in between left a validator under the text of another answer, for other tools to be given).
+  const sent = read === "code" ? copyAsSent(tools) : tools;
+  const sentKey = read === "code" ? textAsSent([sent, opts]) : key;
+  const v = validatorCache.get(sentKey) ?? createValidator(sent, opts);
+  if (validatorCache.size >= 32) validatorCache.delete(validatorCache.keys().next().value as string);
+  validatorCache.set(sentKey, v);
   return v;
 }
 

@@ -12,8 +12,9 @@ import { scan } from "../_scan/scan.ts";
 import { isAscii, isInvisible } from "../_scan/fold.ts";
 import {
   createValidator as makeValidator,
+  DEFAULT_MAX_DEPTH,
   duplicateKeyFinding,
-  sharedPastMeasure,
+  stoppedWalk,
 } from "../_validate/validator.ts";
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
 import type {
@@ -1184,7 +1185,8 @@ export function judgeCall(params: unknown, compiled: CompiledTools, options: Jud
   }
   if (pastMeasure(args)) {
     // built in code, shared past measure: each walk below (the secrets, the scan) would never end
-    return refused(name, { index: 0, name, allowed: false, findings: [sharedPastMeasure()] }, tools);
+    const finding = stoppedWalk(args, "shared", DEFAULT_MAX_DEPTH); // (or a getter that throws)
+    return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
   }
   const secrets = options.allowSecrets ? [] : secretFindings(args);
   const error = compiled.unchecked.get(name);

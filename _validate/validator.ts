@@ -37,6 +37,7 @@ import {
   listGraphProblem,
   mayOverflow,
   MOST_WRITTEN_OUT,
+  nestsDeeper,
   nonFinitePaths,
   parseJson,
   rawSpan,
@@ -748,7 +749,16 @@ function judge(
   let args = read.args;
   const schema = compiled ? compiled.tool.schema : undefined;
   if (options.coerce && compiled && schema !== undefined) {
-    if (call.raw === undefined) args = cloneJson(args) as Record<string, unknown>;
+    if (call.raw === undefined) {
+      // a copy to convert, the caller's left as it was: as JSON carries the arguments, a shared part apart
+      // (it was JSON.parse(JSON.stringify(...)): under Bun a 2^32-1 long sparse array was written slot by slot)
+      try {
+        args = copyAsSent(args, { apart: true });
+      } catch (error) {
+        findings.push(unreadable(error)); // a getter that throws now, or answers more than it did
+        return finish(verdict);
+      }
+    }
     const c = coerceValue(args, schema);
     if (c.coercions.length) verdict.coercions = c.coercions;
   }
@@ -866,8 +876,36 @@ function readValue(value: unknown, verdict: CallVerdict, maxDepth: number): Read
     }
   }
   if (problem === null || problem === "toJSON") return { args, located: undefined };
-  verdict.findings.push(problem === "deep" ? nestedTooDeep(maxDepth) : sharedPastMeasure());
+  verdict.findings.push(stoppedWalk(args, problem, maxDepth));
   return null;
+}
+
+/**
+ * The finding for arguments given as a value that a walk stopped in, `stop` (past `maxDepth` or a loop;
+ * shared past measure): what reading them throws, where it does (a getter, a revoked proxy: the walks call
+ * it a depth, or sharing), else that stop's own. Only a stopped call reads them again.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { stoppedWalk } from "./validator.ts";
+ *
+ * const args = {
+ *   get q(): never {
+ *     throw new Error("gone");
+ *   },
+ * };
+ * assert.equal(stoppedWalk(args, "deep", 64).message, "The arguments could not be read (gone); send plain JSON.");
+ * assert.match(stoppedWalk([[1]], "deep", 1).message, /deeper than 1 level/);
+ * ```
+ */
+export function stoppedWalk(args: unknown, stop: "deep" | "shared", maxDepth: number): Finding {
+  try {
+    nestsDeeper(args, maxDepth); // (a stack overflow is a depth)
+  } catch (error) {
+    return unreadable(error);
+  }
+  return stop === "deep" ? nestedTooDeep(maxDepth) : sharedPastMeasure();
 }
 
 /**
@@ -1146,20 +1184,35 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
   const known = Array.isArray(tools) ? byIdentity.get(tools, key, roots) : undefined;
   if (known !== undefined) return known;
   let json: string | undefined;
+  let snap: Snapshot | undefined;
   try {
     // a schema built in code that loops or shares its objects too often is refused by createValidator, whose
     // error names the tool; written out first, it would never end (each tool on its own: many within measure
     // hold more in all, and are compiled once)
-    json = listGraphProblem(tools) ? undefined : textAsSent(tools);
+    if (!listGraphProblem(tools)) {
+      // (read before the text and the compile: a getter that answers anew after it reads as changed next call)
+      if (Array.isArray(tools)) snap = takeSnapshot(roots);
+      json = textAsSent(tools);
+    }
   } catch {
-    json = undefined; // a BigInt: not JSON, so not cached (a hit could not be checked)
+    // a BigInt: not JSON, so not cached (a hit could not be checked); a getter that throws: the compile says so
+    [json, snap] = [undefined, undefined];
   }
-  // (read before compiling: a getter that answers anew in between reads as changed on the next call)
-  const snap = Array.isArray(tools) && json !== undefined ? snapshotOrNone(roots) : undefined;
-  const structural = json === undefined ? undefined : key + "\n" + json;
-  let validator = structural === undefined ? undefined : byStructure.get(structural);
-  if (validator === undefined) {
-    validator = createValidator(tools, options);
+  let validator = json === undefined ? undefined : byStructure.get(key + "\n" + json);
+  if (validator === undefined && json === undefined) validator = createValidator(tools, options);
+  else if (validator === undefined) {
+    // compiled from one copy and kept under its text, not the text above: a getter that answered anew in
+    // between left a validator allowing every key under the text of additionalProperties: false, for tools
+    // holding a plain false to be given
+    const sent = copyAsSent(tools);
+    let structural: string | undefined;
+    try {
+      structural = key + "\n" + textAsSent(sent);
+    } catch {
+      structural = undefined; // (a BigInt it did not hold before)
+    }
+    validator = (structural === undefined ? undefined : byStructure.get(structural)) ??
+      createValidator(sent, options);
     if (structural !== undefined) {
       if (byStructure.size >= MAX_STRUCTURAL) byStructure.delete(byStructure.keys().next().value!);
       byStructure.set(structural, validator);
@@ -1167,15 +1220,6 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
   }
   if (snap !== undefined) byIdentity.set(tools, key, roots, validator, snap);
   return validator;
-}
-
-/** {@link takeSnapshot} of `roots`; none where reading them throws (the compile says why). */
-function snapshotOrNone(roots: readonly unknown[]): Snapshot | undefined {
-  try {
-    return takeSnapshot(roots);
-  } catch {
-    return undefined;
-  }
 }
 
 /** {@link optionsKey} of no options, worked out once: most calls pass only their tools. */
@@ -1219,20 +1263,6 @@ function config(options: ValidateOptions): Config {
     maxDepth: limitOption(options.maxDepth, "maxDepth", DEFAULT_MAX_DEPTH),
     maxLength: limitOption(options.maxLength, "maxLength", 1_000_000),
   };
-}
-
-/**
- * A copy of arguments given as a value, for `coerce` to convert (the caller's stay as they were): what JSON
- * carries of them ({@link copyAsSent}), so a sparse array built in code costs what it holds. It was
- * `JSON.parse(JSON.stringify(v))`: under Bun that wrote each of 2^32-1 slots (minutes), V8 threw at once and
- * the caller's own value was converted in place.
- */
-function cloneJson(v: unknown): unknown {
-  try {
-    return copyAsSent(v);
-  } catch {
-    return v; // a getter that throws: the checks that follow read it and say so
-  }
 }
 
 function finish(v: CallVerdict): CallVerdict {

@@ -648,3 +648,152 @@ test("the MCP guard's pins refuse a tool built in code holding a 2^32-1 long spa
   guard.setTools([{ name: "t", inputSchema: { type: "object", properties: { q: { enum: ["a", "b"] } } } }]);
   assert.equal(guard.checkCall({ name: "t", arguments: { q: "b" } }).allowed, true);
 });
+
+test("a tool built in code holding a boxed value is read as the JSON it is sent as, and never shares a cache entry with another", async () => {
+  // JSON sends `new Boolean(false)` as false, but the copy the validator compiles read it as {}: every key was
+  // allowed, and the caches, keyed by the JSON text, gave that validator to a tool holding a plain false.
+  const tools = (closed: unknown, size: unknown) => [{
+    type: "function",
+    function: {
+      name: "t",
+      parameters: {
+        type: "object",
+        properties: { q: { type: "string", maxLength: size } },
+        additionalProperties: closed,
+      },
+    },
+  }];
+  const call = [{ name: "t", arguments: { q: "abcd", extra: 1 } }];
+  const messages = (v: { calls: { findings: { message: string }[] }[] }) =>
+    v.calls[0].findings.map((f) => f.message);
+  const expected = messages(createValidator(tools(false, 3)).validate(call));
+  assert.equal(expected.length, 2);
+  for (
+    const [closed, size] of [[new Boolean(false), new Number(3)], [false, Object(3)], [
+      JSON.parse("false"),
+      3,
+    ]]
+  ) {
+    assert.deepEqual(messages(createValidator(tools(closed, size)).validate(call)), expected);
+    assert.deepEqual(messages(await validateToolCalls(call, { tools: tools(closed, size) })), expected);
+    const request = { tools: tools(closed, size) };
+    const response = {
+      choices: [{
+        message: {
+          role: "assistant",
+          tool_calls: [{
+            id: "c1",
+            type: "function",
+            function: { name: "t", arguments: '{"q":"abcd","extra":1}' },
+          }],
+        },
+      }],
+    };
+    assert.deepEqual(messages((await gateCompletion(request, response)).verdict), expected);
+  }
+  const raw = (JSON as { rawJSON?: (text: string) => unknown }).rawJSON;
+  if (raw !== undefined) {
+    assert.deepEqual(
+      messages(await validateToolCalls(call, { tools: tools(raw("false"), raw("3")) })),
+      expected,
+    );
+  }
+});
+
+test("coerce over arguments built in code converts each place apart, as JSON carries them, and never the caller's value", async () => {
+  // The copy coerce converts kept an object shared by two places shared: converting /a/n to a number made
+  // /b/n a number too ("must be a string, not an integer"), where the JSON a provider carries holds two.
+  const props = (type: string) => ({ type: "object", properties: { n: { type } } });
+  const tools = [{
+    name: "t",
+    parameters: { type: "object", properties: { a: props("number"), b: props("string") } },
+  }];
+  const shared = { n: "5" };
+  const verdict = await validateToolCalls([{ name: "t", arguments: { a: shared, b: shared } }], {
+    tools,
+    coerce: true,
+  });
+  assert.deepEqual(verdict.calls[0].findings, []);
+  assert.deepEqual(verdict.calls[0].arguments, { a: { n: 5 }, b: { n: "5" } });
+  assert.deepEqual(shared, { n: "5" });
+  // a getter that reads twice, then throws: a finding, and the caller's value is not converted in place
+  let reads = 0;
+  const late = {
+    get n(): string {
+      if (++reads > 2) throw new Error("read twice"); // (the call's id and the walk read it first)
+      return "5";
+    },
+  };
+  const once = await validateToolCalls([{ name: "t", arguments: { a: late } }], { tools, coerce: true });
+  assert.deepEqual(once.calls[0].findings.map((f) => f.message), [
+    "The arguments could not be read (read twice); send plain JSON.",
+  ]);
+  // many objects, each in one place, are copied whatever their number
+  const rows = Array.from({ length: 100_001 }, () => ({ n: "5" }));
+  const schema = { type: "object", properties: { rows: { type: "array", items: props("number") } } };
+  const many = await validateToolCalls([{ name: "m", arguments: { rows } }], {
+    tools: [{ name: "m", parameters: schema }],
+    coerce: true,
+  });
+  assert.deepEqual(many.calls[0].findings, []);
+  assert.equal(rows[100_000].n, "5");
+});
+
+test("a tool whose getter answers anew between the caches' key text and the compile never keys its validator under the old text", async () => {
+  // The tools caches wrote the key from one read and compiled from the next: a getter that said false, then
+  // true, left a validator allowing every key under the text of additionalProperties: false, which tools
+  // holding a plain false were then given. Now the key and the compile read one copy.
+  // (a description apart for each count: an entry made first, under the right text, would hide a later one)
+  const tools = (closed: () => unknown, description: string) => {
+    const parameters: Record<string, unknown> = { type: "object", properties: { q: { type: "string" } } };
+    Object.defineProperty(parameters, "additionalProperties", { enumerable: true, get: closed });
+    return [{ type: "function", function: { name: "t", description, parameters } }];
+  };
+  const call = [{ name: "t", arguments: { q: "a", extra: 1 } }];
+  const body = '{"q":"a","extra":1}';
+  const response = {
+    choices: [{
+      message: {
+        role: "assistant",
+        tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: body } }],
+      },
+    }],
+  };
+  for (let falseReads = 1; falseReads <= 8; falseReads++) {
+    let reads = 0;
+    const turning = () => ++reads > falseReads;
+    await validateToolCalls(call, { tools: tools(turning, `${falseReads}`) });
+    const plain = await validateToolCalls(call, { tools: tools(() => false, `${falseReads}`) });
+    assert.equal(plain.calls[0].allowed, false, `after a getter false ${falseReads} times`);
+    reads = 0;
+    await gateCompletion({ tools: tools(turning, `${falseReads}`) }, structuredClone(response));
+    const gated = await gateCompletion(
+      { tools: tools(() => false, `${falseReads}`) },
+      structuredClone(response),
+    );
+    assert.equal(gated.verdict.calls[0].allowed, false, `gate, after a getter false ${falseReads} times`);
+  }
+});
+
+test("arguments built in code whose getter throws say they could not be read, in the gate and the MCP guard too", async () => {
+  // The gate said they nested deeper than 64 levels, the MCP guard that they shared their objects past measure
+  const schema = { type: "object", properties: { s: { type: "string" } } };
+  const args = () => ({
+    get s(): never {
+      throw new Error("gone");
+    },
+  });
+  const message = "The arguments could not be read (gone); send plain JSON.";
+  const input = { type: "tool_use", id: "toolu_1", name: "t", input: args() };
+  const response = { type: "message", role: "assistant", stop_reason: "tool_use", content: [input] };
+  const gated = await gateCompletion({ tools: [{ name: "t", input_schema: schema }] }, response);
+  assert.deepEqual(gated.verdict.calls[0].findings.map((f) => f.message), [message]);
+  const guard = createMcpGuard({ injection: "warn" });
+  guard.setTools([{ name: "t", inputSchema: schema }]);
+  const checked = guard.checkCall({ name: "t", arguments: args() });
+  assert.deepEqual(checked.verdict.findings.map((f) => f.message), [message]);
+  const verdict = await validateToolCalls([{ name: "t", id: "c1", arguments: args() }], {
+    tools: [{ name: "t", parameters: schema }],
+  });
+  assert.deepEqual(verdict.calls[0].findings.map((f) => f.message), [message]);
+});
