@@ -59,6 +59,29 @@ const MIXED_SCHEMA = {
   required: ["mode"],
 };
 
+/** The same parts under a root that reads every key, and a map of strict records: each read member by member. */
+const STRICT_MIXED_SCHEMA = { ...MIXED_SCHEMA, additionalProperties: false };
+const RECORDS_SCHEMA = {
+  type: "object",
+  properties: { list: { type: "array", items: { $ref: "#/$defs/entry" }, uniqueItems: true } },
+  additionalProperties: {
+    type: "object",
+    properties: {
+      note: { type: "string" },
+      tags: { type: "array", items: { type: "string", maxLength: 20 } },
+    },
+    additionalProperties: { type: ["string", "integer"] },
+  },
+  $defs: {
+    entry: {
+      type: "object",
+      properties: { name: { type: "string", minLength: 2 }, more: { $ref: "#/$defs/entry" }, any: true },
+      required: ["name"],
+      additionalProperties: false,
+    },
+  },
+};
+
 const SCHEMAS: Record<string, Record<string, unknown>> = {
   weather: TOOLS.weather.schema,
   search: TOOLS.search.schema,
@@ -67,6 +90,8 @@ const SCHEMAS: Record<string, Record<string, unknown>> = {
   booking_schema: BOOKING_SCHEMA,
   property: PROPERTY_SCHEMA,
   mixed: MIXED_SCHEMA,
+  strict_mixed: STRICT_MIXED_SCHEMA,
+  records: RECORDS_SCHEMA,
 };
 
 /** Random arguments for `root`, mostly of its shape, often not. */
@@ -231,7 +256,7 @@ for (const maxDepth of [8, 64]) {
     }
     // the draws reach every kind of case
     assert.ok(
-      injected > 300 && deep > 20 && valid > 100 && cases > 3000,
+      injected > 300 && deep > 20 && valid > 100 && cases > 4000,
       `${injected} ${deep} ${valid} ${cases}`,
     );
   });
