@@ -628,7 +628,7 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
         asSpelled: makeRegExp(s.pattern, "", "pattern"),
         // (read as the pattern is, with the `u` flag or without: `^\E..$` needs the legacy reading, where `.`
         // is one UTF-16 unit; folded to `^e..$`, read with the flag, where it is an astral character, it let
-        // `e😀` by, which a case-blind server reads as the `E😀` it forbids)
+        // `e\u{1F600}` by, which a case-blind server reads as the `E\u{1F600}` it forbids)
         folded: boundedRegExp(folded.source, new RegExp(folded.source, folded.unicode ? "u" : "")),
         word: plainWord(folded.word),
       });
