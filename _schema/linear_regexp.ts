@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { lazy } from "../_common/values.ts";
 import { DIGIT, WORD } from "./pattern.ts";
 
 /**
@@ -783,9 +784,10 @@ function codeUnits(s: string): number[] {
 
 /**
  * Whether this engine, with the `u` flag, tries a match between the halves of a pair: V8 does (`\B` is found
- * in "a\u{1F600}b"), JavaScriptCore, as the standard says, does not.
+ * in "a\u{1F600}b"), JavaScriptCore, as the standard says, does not. Asked on first use: importing runs no
+ * expression.
  */
-const SEARCHES_IN_PAIRS = /\B/u.test("a\u{1F600}b");
+const searchesInPairs = lazy(() => /\B/u.test("a\u{1F600}b"));
 
 /** The characters `^` and `$` meet before and after with the `m` flag. */
 function isLineEnd(c: number): boolean {
@@ -922,7 +924,7 @@ function run(
     if (i === n) break;
     const c = at(i);
     const after = i + (c > 0xffff ? 2 : 1);
-    if (c > 0xffff && SEARCHES_IN_PAIRS && emptyInPair(i + 1)) return true;
+    if (c > 0xffff && searchesInPairs() && emptyInPair(i + 1)) return true;
     next.length = 0;
     // each count first takes the character (or ends), before a thread this step enters it anew
     for (const pc of current) {
