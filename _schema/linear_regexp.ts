@@ -1016,13 +1016,32 @@ function unboundedRepeats(node: Node): number {
 }
 
 /**
+ * The largest least count of a counted repeat in `node` (1 for none): characters a start reads with no
+ * choice made, which {@linkcode choices} does not count (`\d{1001}` is one way, read from every start).
+ */
+function leastCount(node: Node): number {
+  switch (node.k) {
+    case "rep":
+      return Math.max(node.max === Infinity ? 1 : node.min, leastCount(node.node));
+    case "cat":
+      return node.items.reduce((most, n) => Math.max(most, leastCount(n)), 1);
+    case "alt":
+      return node.alts.reduce((most, n) => Math.max(most, leastCount(n)), 1);
+    default:
+      return 1;
+  }
+}
+
+/**
  * The length below which backtracking on a polynomial (not exponential) `tree` stays within
- * {@link NATIVE_STEPS}: with k unbounded repeats, c {@linkcode choices} and a search from every start, at most
- * c n^(k+1) steps. The largest n within them, so that a string shorter than it is native.
+ * {@link NATIVE_STEPS}: with k unbounded repeats, c {@linkcode choices}, a least count of w
+ * ({@linkcode leastCount}) and a search from every start, at most c n^(k+1) min(n, w) steps. The largest n
+ * within them, so that a string shorter than it is native.
  */
 function nativeBelowOf(tree: Node): number {
   const k = unboundedRepeats(tree);
-  const steps = (n: number) => choices(tree, n) * n ** (k + 1);
+  const w = leastCount(tree);
+  const steps = (n: number) => choices(tree, n) * n ** (k + 1) * Math.min(n, w);
   let [within, past] = [0, NATIVE_STEPS + 1];
   while (past - within > 1) {
     const mid = Math.floor((within + past) / 2);
