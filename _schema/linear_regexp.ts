@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { lazy } from "../_common/values.ts";
 import { DIGIT, WORD } from "./pattern.ts";
 
 /**
@@ -783,9 +784,10 @@ function codeUnits(s: string): number[] {
 
 /**
  * Whether this engine, with the `u` flag, tries a match between the halves of a pair: V8 does (`\B` is found
- * in "a\u{1F600}b"), JavaScriptCore, as the standard says, does not.
+ * in "a\u{1F600}b"), JavaScriptCore, as the standard says, does not. Asked on first use: importing runs no
+ * expression.
  */
-const SEARCHES_IN_PAIRS = /\B/u.test("a\u{1F600}b");
+const searchesInPairs = lazy(() => /\B/u.test("a\u{1F600}b"));
 
 /** The characters `^` and `$` meet before and after with the `m` flag. */
 function isLineEnd(c: number): boolean {
@@ -922,7 +924,7 @@ function run(
     if (i === n) break;
     const c = at(i);
     const after = i + (c > 0xffff ? 2 : 1);
-    if (c > 0xffff && SEARCHES_IN_PAIRS && emptyInPair(i + 1)) return true;
+    if (c > 0xffff && searchesInPairs() && emptyInPair(i + 1)) return true;
     next.length = 0;
     // each count first takes the character (or ends), before a thread this step enters it anew
     for (const pc of current) {
@@ -1014,13 +1016,32 @@ function unboundedRepeats(node: Node): number {
 }
 
 /**
+ * The largest least count of a counted repeat in `node` (1 for none): characters a start reads with no
+ * choice made, which {@linkcode choices} does not count (`\d{1001}` is one way, read from every start).
+ */
+function leastCount(node: Node): number {
+  switch (node.k) {
+    case "rep":
+      return Math.max(node.max === Infinity ? 1 : node.min, leastCount(node.node));
+    case "cat":
+      return node.items.reduce((most, n) => Math.max(most, leastCount(n)), 1);
+    case "alt":
+      return node.alts.reduce((most, n) => Math.max(most, leastCount(n)), 1);
+    default:
+      return 1;
+  }
+}
+
+/**
  * The length below which backtracking on a polynomial (not exponential) `tree` stays within
- * {@link NATIVE_STEPS}: with k unbounded repeats, c {@linkcode choices} and a search from every start, at most
- * c n^(k+1) steps. The largest n within them, so that a string shorter than it is native.
+ * {@link NATIVE_STEPS}: with k unbounded repeats, c {@linkcode choices}, a least count of w
+ * ({@linkcode leastCount}) and a search from every start, at most c n^(k+1) min(n, w) steps. The largest n
+ * within them, so that a string shorter than it is native.
  */
 function nativeBelowOf(tree: Node): number {
   const k = unboundedRepeats(tree);
-  const steps = (n: number) => choices(tree, n) * n ** (k + 1);
+  const w = leastCount(tree);
+  const steps = (n: number) => choices(tree, n) * n ** (k + 1) * Math.min(n, w);
   let [within, past] = [0, NATIVE_STEPS + 1];
   while (past - within > 1) {
     const mid = Math.floor((within + past) / 2);

@@ -6,8 +6,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { boundedRegExp, linearRegExp } from "../_schema/linear_regexp.ts";
 import { seededRandom } from "./_random.ts";
+import { evalCommand } from "./_runtime.ts";
 
 const rnd = seededRandom(69);
 const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
@@ -158,4 +160,17 @@ test("with the s or m flag the matcher answers as the native engine; with i a ri
   // a polynomial one keeps the native engine (cut at its ends), bounded
   const polynomial = /a*a*b/i;
   assert.equal(boundedRegExp("a*a*b", polynomial).test("aAB"), true);
+});
+
+test("importing validate.ts runs no regular expression: the matcher asks the engine about pairs on first use", () => {
+  // the matcher's question (does this engine search between the halves of a pair?) ran at import, against
+  // the issue's rule that a module does no work at load
+  const url = new URL("../validate.ts", import.meta.url).href;
+  const { command, args } = evalCommand(
+    "let runs = 0; const exec = RegExp.prototype.exec; RegExp.prototype.exec = function (...a) { runs++; " +
+      `return exec.apply(this, a); }; await import(${JSON.stringify(url)}); console.log(runs);`,
+  );
+  const r = spawnSync(command, args, { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), "0");
 });

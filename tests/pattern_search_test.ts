@@ -278,6 +278,10 @@ test("a pattern led by an assertion, or with a wide counted repeat, reads a long
     "(?<!x)\\d+b",
     "\\d.\\d{1,30001}b",
     "\\d\\w{1,30001}x",
+    // a count of one way is read from every start too (1 001 and 5 000 steps a start: 0.3-2 s natively),
+    // and `{5000,5001}` is cut to one way
+    "\\d{1001}x",
+    "\\d{5000,5001}x",
   ];
   for (const pattern of cases) {
     const v = validator(pattern);
