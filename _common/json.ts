@@ -396,7 +396,7 @@ export function textAsSent(value: unknown): string {
 function holdsLongList(value: unknown, depth: number, count: { left: number }): boolean {
   if (typeof value !== "object" || value === null) return false;
   if (--count.left < 0 || depth > RECURSED_MOST) return true;
-  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return true;
+  if (hasToJSON(value)) return true;
   if (Array.isArray(value)) {
     if (value.length > MOST_WRITTEN_OUT) return true;
     for (let i = 0; i < value.length; i++) if (holdsLongList(value[i], depth + 1, count)) return true;
@@ -1078,7 +1078,7 @@ export function takeSnapshot(roots: readonly unknown[]): Snapshot {
   // a list that grows as it is read, not recursion: a 100 000-level chain is as safe as a wide tree
   for (let i = 0; i < objects.length; i++) {
     const node = objects[i];
-    if (typeof (node as { toJSON?: unknown }).toJSON === "function") {
+    if (hasToJSON(node)) {
       // what JSON writes in its place: a Date changed in place keeps its identity and holds no own key
       const result = (node as { toJSON: (key: string) => unknown }).toJSON(keys[i]);
       sent.push({ at: i, key: keys[i], result, time: dateTime(node) });
@@ -1286,7 +1286,7 @@ export function copyAsSent<T>(value: T, options: { apart?: boolean } = {}): T {
  */
 function asSent(v: unknown, key: string): unknown {
   if (typeof v === "object" && v !== null) {
-    if (typeof (v as { toJSON?: unknown }).toJSON === "function") {
+    if (hasToJSON(v)) {
       v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
     }
     if (typeof v === "object" && v !== null && !Array.isArray(v)) v = unwrapped(v);
@@ -1340,7 +1340,7 @@ const places = new WeakMap<Snapshot, Map<object, number>>();
 function sameAnew(now: unknown, then: unknown, snap: Snapshot, budget: { left: number }): boolean {
   if (now === then || bothNaN(now, then)) return true;
   if (typeof now !== "object" || now === null || typeof then !== "object" || then === null) return false;
-  if (--budget.left < 0 || typeof (now as { toJSON?: unknown }).toJSON === "function") return false;
+  if (--budget.left < 0 || hasToJSON(now)) return false;
   let at = places.get(snap);
   if (at === undefined) places.set(snap, at = new Map(snap.objects.map((o, i) => [o, i])));
   const i = at.get(then);
