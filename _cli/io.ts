@@ -33,7 +33,17 @@ import type * as NodeFsPromises from "node:fs/promises";
 import type NodeProcess from "node:process";
 import type * as NodeUtil from "node:util";
 import type { JSONScanner, Node as JsonNode, ParseError } from "jsonc-parser";
-import { editDistance, errorText, givenValue, lazy, nodeBuiltin, orList, plural } from "../_common/values.ts";
+import {
+  editDistance,
+  errorText,
+  givenValue,
+  isHighSurrogate,
+  isLowSurrogate,
+  lazy,
+  nodeBuiltin,
+  orList,
+  plural,
+} from "../_common/values.ts";
 import { concatBytes } from "../_common/bytes.ts";
 export { MAX_TIMER_MS } from "../_common/values.ts";
 import {
@@ -529,16 +539,12 @@ export function lineLocator(text: string): (offset: number) => { line: number; c
       if (c === 10 || (c === 13 && text.charCodeAt(at + 1) !== 10)) {
         line++;
         column = 1;
-      } else if (!(c >= 0xdc00 && c <= 0xdfff && at > 0 && isHighSurrogate(text.charCodeAt(at - 1)))) {
+      } else if (!(isLowSurrogate(c) && at > 0 && isHighSurrogate(text.charCodeAt(at - 1)))) {
         column++; // the second half of a surrogate pair is not a character of its own
       }
     }
     return { line, column };
   };
-}
-
-function isHighSurrogate(c: number): boolean {
-  return c >= 0xd800 && c <= 0xdbff;
 }
 
 /** Builds a value from a parse tree with own properties only: a `__proto__` key stays a plain key. */

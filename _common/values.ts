@@ -500,11 +500,35 @@ function wholeCut(text: string, i: number, step: -1 | 1): number {
   return isLowSurrogate(text.charCodeAt(i)) && isHighSurrogate(text.charCodeAt(i - 1)) ? i + step : i;
 }
 
-function isHighSurrogate(code: number): boolean {
+/**
+ * Whether the UTF-16 unit `code` is the high (first) half of a surrogate pair.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isHighSurrogate } from "./values.ts";
+ *
+ * assert.equal(isHighSurrogate("\u{1F600}".charCodeAt(0)), true);
+ * assert.equal(isHighSurrogate("\u{1F600}".charCodeAt(1)), false);
+ * ```
+ */
+export function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }
 
-function isLowSurrogate(code: number): boolean {
+/**
+ * Whether the UTF-16 unit `code` is the low (second) half of a surrogate pair.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isLowSurrogate } from "./values.ts";
+ *
+ * assert.equal(isLowSurrogate("\u{1F600}".charCodeAt(1)), true);
+ * assert.equal(isLowSurrogate("a".charCodeAt(0)), false);
+ * ```
+ */
+export function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 

@@ -6,7 +6,15 @@
  *
  * @module
  */
-import { eachHeld, errorText, foldCase, isPlainName, isRecord } from "../_common/values.ts";
+import {
+  eachHeld,
+  errorText,
+  foldCase,
+  isHighSurrogate,
+  isLowSurrogate,
+  isPlainName,
+  isRecord,
+} from "../_common/values.ts";
 import { describeVerdict, feedbackName, oneLine, show } from "../_describe/verdict.ts";
 import { scan } from "../_scan/scan.ts";
 import { isAscii, isInvisible } from "../_scan/fold.ts";
@@ -709,7 +717,7 @@ function foldedPattern(source: string): { source: string; word: string; unicode:
     } else if (source.codePointAt(i)! > 0xffff && (unicode || !inClass)) {
       c = raw = source.slice(i, i + 2);
       i++;
-    } else if (!unicode && !inClass && isHigh(source.charCodeAt(i))) {
+    } else if (!unicode && !inClass && isHighSurrogate(source.charCodeAt(i))) {
       // (a pair half written, half escaped: one letter where the pattern compiles without the `u` flag)
       const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(source.slice(i + 1, i + 7));
       if (low) {
@@ -751,7 +759,7 @@ function foldedPattern(source: string): { source: string; word: string; unicode:
       continue;
     }
     if (c.toLowerCase() === c.toUpperCase()) {
-      out += !unicode && isLow(c.charCodeAt(0)) && c.length === 1 ? ANY_LOW : raw;
+      out += !unicode && isLowSurrogate(c.charCodeAt(0)) && c.length === 1 ? ANY_LOW : raw;
       word += literal || !"^$.*+?()[|".includes(c) ? spelled(c) : c;
       continue;
     }
@@ -837,7 +845,9 @@ function escapedChar(
   }
   if (next === "k" && (at.unicode || namesGroups(source))) return undefined;
   if (at.unicode && /[a-zA-Z]/.test(next)) return undefined;
-  if (isHigh(next.charCodeAt(0)) && /[\udc00-\udfff]/.test(after)) return { char: next + after, end: i + 3 };
+  if (isHighSurrogate(next.charCodeAt(0)) && /[\udc00-\udfff]/.test(after)) {
+    return { char: next + after, end: i + 3 };
+  }
   return one(next);
 }
 
@@ -973,25 +983,15 @@ function codedChar(source: string, i: number, unicode: boolean): { char: string;
   let code = parseInt(m[1], 16);
   let end = i + m[0].length;
   if (code > 0x10ffff) return undefined;
-  if (isHigh(code) && !m[0].includes("{")) {
+  if (isHighSurrogate(code) && !m[0].includes("{")) {
     const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(source.slice(end, end + 6));
     const written = unicode ? NaN : source.charCodeAt(end);
-    if (low || (written >= 0xdc00 && written <= 0xdfff)) {
+    if (low || isLowSurrogate(written)) {
       code = 0x10000 + ((code - 0xd800) << 10) + ((low ? parseInt(low[1], 16) : written) - 0xdc00);
       end += low ? 6 : 1;
     }
   }
   return { char: String.fromCodePoint(code), end };
-}
-
-/** Whether the UTF-16 unit `code` is the low half of a surrogate pair. */
-function isLow(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
-}
-
-/** Whether the UTF-16 unit `code` is the high half of a surrogate pair. */
-function isHigh(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /** What `pick` finds in each of `schemas`. */
