@@ -283,10 +283,16 @@ export function makeJudge(
       }
     }
     const kept = verdict.calls.length - verdict.rejectedIndices.length;
+    // (what the description that follows does not say: it counts the rejected calls and says they did not
+    // run, so the lead counts none of them again; a withheld turn's accepted calls did not run either)
     const lead = partial
       ? `toolguard removed the rejected tool ${plural(verdict.rejectedIndices.length, "call")} below; the ` +
         `other ${kept === 1 ? "call of this turn was" : "calls of this turn were"} kept.\n`
-      : "toolguard stopped this turn's tool calls; none of them ran.\n";
+      : kept === 0
+      ? `toolguard stopped this turn's tool ${plural(verdict.calls.length, "call")}.\n`
+      : `toolguard stopped this turn's tool calls; the accepted ${
+        kept === 1 ? "one" : `${kept}`
+      } did not run either.\n`;
     return lead + describeVerdict(verdict, { tools });
   };
   return {

@@ -42,11 +42,15 @@ export interface RejectedTurn {
 
 /** The feedback each call of a rejected turn gets as its tool result. */
 export function callFeedback(verdict: Verdict, tools: readonly unknown[] | undefined): string[] {
+  const rejected = verdict.calls.filter((c) => !c.allowed).length;
+  const others = rejected === 1
+    ? "another call in the same turn was"
+    : `${rejected} other calls in the same turn were`;
+  // (a rejected call's description says itself that it was rejected and did not run)
   return verdict.calls.map((c: CallVerdict) =>
     c.allowed
-      ? `toolguard did not run ${c.name}: another call in the same turn was rejected. ` +
-        "Call it again if it is still needed."
-      : `toolguard rejected this call; it did not run.\n${describeVerdict(c, { tools })}`
+      ? `toolguard did not run ${c.name}: ${others} rejected. Call it again if it is still needed.`
+      : describeVerdict(c, { tools })
   );
 }
 

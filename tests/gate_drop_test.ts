@@ -154,6 +154,37 @@ test("guardFetch drop-call: a Gemini stream of two candidates drops the rejected
   ]);
 });
 
+test("guardFetch drop-call: a Gemini chunk holding a candidate's place with null keeps candidate 1 at its place, and its rejected call is dropped", async () => {
+  // The chunk that brought candidate 1's words and call, after a `null` at place 0, was split into its text
+  // and its call without the `null`: candidate 1's words and rejected call moved to place 0, where a client
+  // reads candidate 0, and drop-call, dropping by place, let the rejected call through there.
+  const candidate = (index: number, parts: unknown[]) => ({
+    index,
+    content: { role: "model", parts },
+    finishReason: "STOP",
+  });
+  reply({
+    sse: [
+      { candidates: [candidate(0, [{ text: "A." }, geminiCall(GOOD)])] },
+      { candidates: [null, candidate(1, [{ text: "B." }, geminiCall(BAD)])] },
+    ],
+  });
+  const res = await geminiPost({ ...GEMINI_REQUEST, generationConfig: { candidateCount: 2 } });
+  const seenAt: string[][] = [[], []];
+  for (const e of sseData(await res.text())) {
+    for (const [i, c] of (e.candidates as (Record<string, unknown> | null)[]).entries()) {
+      const parts = ((c?.content as { parts?: Record<string, unknown>[] } | undefined)?.parts) ?? [];
+      for (const p of parts) {
+        const name = (p.functionCall as { name?: string } | undefined)?.name;
+        if (name || p.text) {
+          seenAt[i].push(name ? `call ${name}` : String(p.text).trim().split(" ").slice(0, 2).join(" "));
+        }
+      }
+    }
+  }
+  assert.deepEqual(seenAt, [["A.", `call ${GOOD.name}`], ["B.", "toolguard removed"]]);
+});
+
 test("guardFetch drop-call: a Gemini stream puts the reason after the text the watch held, where the body puts it", async () => {
   // The answer opens with JSON (`{ }`), so the watch holds it to its end, and the extractor reads no call in
   // it; the reason sent ahead of that text made it open with words, and the object there read as a call no

@@ -108,7 +108,10 @@ test("gateCompletion: drop-call withholds the turn when every call is rejected",
   });
   const choice = (gated.response as { choices: Record<string, unknown>[] }).choices[0];
   assert.equal(choice.finish_reason, "stop");
-  assert.match(String((choice.message as Record<string, unknown>).content), /none of them ran/);
+  assert.match(
+    String((choice.message as Record<string, unknown>).content),
+    /^toolguard stopped this turn's tool calls\.\n2 of 2 calls were rejected; none of the rejected calls ran\./,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------------

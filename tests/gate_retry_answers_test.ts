@@ -143,7 +143,8 @@ async function geminiRetried(wire: string) {
     chunks.flatMap((c) => c.candidates?.[at]?.content?.parts ?? []).map((p: { text?: string }) =>
       p.text ?? ""
     ).join("");
-  return { bodies, said };
+  const finishes = (at: number) => chunks.flatMap((c) => c.candidates?.[at]?.finishReason ?? []);
+  return { bodies, said, finishes };
 }
 
 test("guardFetch: a Gemini stream whose second candidate's call is rejected is not retried, and that candidate ends in the reason", async () => {
@@ -287,4 +288,19 @@ test("guardFetch: a Gemini body listing candidate 1 first is not retried, as its
   assert.equal(bodies.length, 1);
   assert.match(JSON.stringify(out.candidates[0].content.parts), /toolguard stopped/);
   assert.deepEqual(out.candidates[1].content.parts, [{ text: "Sunny." }]);
+});
+
+test("guardFetch: a Gemini stream holding candidate 0's place with null is retried, and candidate 1's words and finish stay at its place", async () => {
+  // The chunk of candidate 1's last words and finish came after candidate 0's call, behind a `null` at place
+  // 0: split into its words and its finish without the `null`, it sent " Bye." and MAX_TOKENS to place 0,
+  // where the retry then continued candidate 0.
+  const { sse, text, call } = geminiCandidateOneCalls;
+  const wire = sse([text("Checking.", 0)]) + sse([null, text("Hello.", 1)]) +
+    sse([{ content: { role: "model", parts: [call] }, index: 0 }]) +
+    sse([null, text(" Bye.", 1, "MAX_TOKENS")]) +
+    sse([text("", 0, "STOP")]);
+  const { bodies, said, finishes } = await geminiRetried(wire);
+  assert.equal(bodies.length, 2);
+  assert.deepEqual([said(0), finishes(0)], ["Checking. Found it.", ["STOP"]]);
+  assert.deepEqual([said(1), finishes(1)], ["Hello. Bye.", ["MAX_TOKENS"]]);
 });

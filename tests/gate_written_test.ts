@@ -1472,7 +1472,11 @@ test("gateCompletion: a cut call leaves no call made of the text around it, in O
       const got = shape.text(gated.response as Record<string, unknown>);
       assert.doesNotMatch(got, UNREAD, label);
       assert.doesNotMatch(got, /<tool_call>/, label); // drop-call: the turn is withheld whole
-      assert.match(got, /toolguard stopped this turn's tool calls/, label);
+      // (drop-call: the good call, withheld with the bad one, did not run either)
+      const lead = onRejected === "drop-call"
+        ? /toolguard stopped this turn's tool calls; the accepted one did not run either\.\n/
+        : /toolguard stopped this turn's tool call\.\n/;
+      assert.match(got, lead, label);
     }
   }
   // A cut that leaves only the calls kept still keeps them.
@@ -1492,7 +1496,7 @@ test("guardFetch Chat: a whole answer's cut call leaves no call made of the text
   const text = String(got.choices[0].message.content);
   assert.equal(provider.events[0].verdict.allowed, false);
   assert.doesNotMatch(text, UNREAD);
-  assert.match(text, /^toolguard stopped this turn's tool calls/);
+  assert.match(text, /^toolguard stopped this turn's tool call\.\n/);
 });
 
 test("guardFetch Responses stream withheld: text kept after a refusal item stays after it, as in the body", async () => {

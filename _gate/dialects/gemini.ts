@@ -383,9 +383,12 @@ class GeminiStream implements FrameRouter {
   #split(event: Record<string, unknown>, flow: StreamFlow, tool: boolean): void {
     spoke(event, flow);
     const { usageMetadata: _usage, ...rest } = event;
+    // (each piece keeps every candidate at its place, one that is no object too: the calls were read by
+    // place, and a client reads by place; left out, a `null` ahead moved candidate 1's words to place 0, and
+    // drop-call, dropping by place, let candidate 1's rejected call through there)
     const text = {
       ...rest,
-      candidates: candidates(event).map((c) => {
+      candidates: eachCandidate(event, (c) => {
         const { finishReason: _finish, ...open } = c;
         return withParts(open, (ps) => ps.filter((p) => !isCall(p)));
       }),
@@ -393,7 +396,7 @@ class GeminiStream implements FrameRouter {
     flow.send(formatSse(JSON.stringify(text)));
     const held = {
       ...event,
-      candidates: candidates(event).map((c) => withParts(c, (ps) => ps.filter(isCall))),
+      candidates: eachCandidate(event, (c) => withParts(c, (ps) => ps.filter(isCall))),
     };
     flow.hold({ raw: formatSse(JSON.stringify(held)), event: held, tool });
   }
@@ -444,19 +447,17 @@ class GeminiStream implements FrameRouter {
       return all.flatMap((c, position) => {
         if (!isRecord(c)) return [];
         const { content: _content, groundingMetadata: meta, ...ends } = c;
-        // (its own index, as the chunk dropped gave it: a candidate need not sit at the position it names)
-        const index = typeof c.index === "number" ? c.index : position;
-        // (the retry continues candidate 0; every other candidate ends here, with the finish it was dropped with)
-        const own = index === 0 || ends.finishReason == null ? {} : ends;
+        // By place, as the calls and words were read: a turn retried lists every candidate at the place of its
+        // `index` (see `firstInDoubt`). The retry continues the first; every other candidate ends here, with the
+        // finish it was dropped with, its supports cut by its own words.
+        const own = position === 0 || ends.finishReason == null ? {} : ends;
         if (!isRecord(meta) && Object.keys(own).length === 0) return [];
-        // (its supports cut by the words of the candidate it names: the chunk that finished them may list
-        // candidate 1 first, where candidate 0's words, longer or shorter, were told)
         const grounding = !isRecord(meta) ? {} : {
           groundingMetadata: Array.isArray(meta.groundingSupports)
-            ? { ...meta, groundingSupports: citingWithin(meta.groundingSupports, told[index]?.bytes ?? 0) }
+            ? { ...meta, groundingSupports: citingWithin(meta.groundingSupports, told[position]?.bytes ?? 0) }
             : meta,
         };
-        const candidate = { ...own, content: { role: "model", parts: [{ text: "" }] }, index };
+        const candidate = { ...own, content: { role: "model", parts: [{ text: "" }] }, index: position };
         return [formatSse(JSON.stringify({
           candidates: atPosition({ ...candidate, ...grounding }, position),
           ...this.#template,
@@ -623,8 +624,8 @@ class GeminiTurn implements TurnRecorder {
   #inDoubt = false;
 
   read(event: Record<string, unknown>): void {
-    // (a dropped chunk's finish goes to its candidate's `index`: where that is not its place, a retry gave
-    // place 0 a finish just before continuing it)
+    // (the clients read a chunk's candidates by place, Gemini numbers them by `index`: where the two differ,
+    // which answer a retry continues is in doubt)
     this.#inDoubt ||= candidatesOutOfPlace(event);
     const first = Array.isArray(event.candidates) ? event.candidates[0] : undefined;
     for (const p of isRecord(first) ? parts(first) : []) {

@@ -1,0 +1,90 @@
+// What the model reads of a turn whose calls were rejected: the reason the client gets in place of the calls,
+// and the tool result each call gets when the gate retries. Each counts the calls as they were, and says once
+// that a call did not run.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { gateCompletion, guardFetch } from "../gate.ts";
+
+const TOOLS = [{
+  type: "function",
+  function: {
+    name: "weather",
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string" } },
+      required: ["city"],
+      additionalProperties: false,
+    },
+  },
+}];
+const REQUEST = { model: "m", messages: [{ role: "user", content: "Weather?" }], tools: TOOLS };
+const UNKNOWN = { id: "a", type: "function", function: { name: "drop_db", arguments: "{}" } };
+const WRONG = { id: "b", type: "function", function: { name: "weather", arguments: '{"town": "Oslo"}' } };
+const GOOD = { id: "c", type: "function", function: { name: "weather", arguments: '{"city": "Oslo"}' } };
+
+/** A Chat completion whose one choice makes `calls`. */
+const completion = (calls: unknown[], content: string | null = null) => ({
+  id: "c1",
+  object: "chat.completion",
+  created: 1,
+  model: "m",
+  choices: [{
+    index: 0,
+    message: { role: "assistant", content, ...(calls.length > 0 ? { tool_calls: calls } : {}) },
+    finish_reason: calls.length > 0 ? "tool_calls" : "stop",
+  }],
+});
+
+/** The first two lines of the text the client gets in place of `calls`, gated with `onRejected`. */
+async function opening(calls: unknown[], onRejected: "withhold-turn" | "drop-call" = "withhold-turn") {
+  const gated = await gateCompletion(REQUEST, completion(calls), { onRejected });
+  const content =
+    (gated.response as { choices: { message: { content: string } }[] }).choices[0].message.content;
+  return content.split("\n").slice(0, 2);
+}
+
+test("gateCompletion: the reason for one rejected call speaks of one call, and says once that it did not run", async () => {
+  assert.deepEqual(await opening([UNKNOWN]), [
+    "toolguard stopped this turn's tool call.",
+    "Your call to drop_db was rejected and did not run.",
+  ]);
+});
+
+test("gateCompletion: the reason for several rejected calls counts them once, and says an accepted call withheld with them did not run", async () => {
+  assert.deepEqual(await opening([UNKNOWN, WRONG]), [
+    "toolguard stopped this turn's tool calls.",
+    "2 of 2 calls were rejected; none of the rejected calls ran.",
+  ]);
+  assert.deepEqual(await opening([UNKNOWN, WRONG, GOOD]), [
+    "toolguard stopped this turn's tool calls; the accepted one did not run either.",
+    "2 of 3 calls were rejected; none of the rejected calls ran.",
+  ]);
+  assert.deepEqual(await opening([UNKNOWN, WRONG, GOOD], "drop-call"), [
+    "toolguard removed the rejected tool calls below; the other call of this turn was kept.",
+    "2 of 3 calls were rejected; none of the rejected calls ran.",
+  ]);
+});
+
+test("guardFetch retry: each call's tool result says once that it did not run, and an accepted call's counts the calls rejected beside it", async () => {
+  const bodies: { messages: { role: string; tool_call_id?: string; content?: string }[] }[] = [];
+  const fetch = (_url: unknown, init?: RequestInit) => {
+    bodies.push(JSON.parse(String(init?.body)));
+    return Promise.resolve(Response.json(completion(bodies.length === 1 ? [UNKNOWN, WRONG, GOOD] : [GOOD])));
+  };
+  const response = await guardFetch(fetch, { retry: 1 })("http://llm.test/v1/chat/completions", {
+    method: "POST",
+    body: JSON.stringify(REQUEST),
+  });
+  await response.json();
+  assert.equal(bodies.length, 2);
+  const results = bodies[1].messages.filter((m) => m.role === "tool");
+  assert.deepEqual(results.map((m) => m.tool_call_id), ["a", "b", "c"]);
+  for (const m of results.slice(0, 2)) {
+    assert.equal(String(m.content).match(/did not run|\bran\b/g)?.length, 1, String(m.content));
+  }
+  assert.match(String(results[0].content), /^Your call to drop_db was rejected and did not run\.\n/);
+  assert.equal(
+    results[2].content,
+    "toolguard did not run weather: 2 other calls in the same turn were rejected. Call it again if it is still needed.",
+  );
+});
