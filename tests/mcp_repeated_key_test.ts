@@ -14,7 +14,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMcpGuard, type McpEvent, type McpFrame, relayMcp, relayMcpHttp } from "../mcp.ts";
 import { duplicateKey } from "../_common/json.ts";
-import { caseStray } from "../_mcp/judge.ts";
+import { caseStray, caseTwin } from "../_mcp/judge.ts";
+import { foldCase } from "../_common/values.ts";
 import { answer, POISON, prettyAnswer } from "./_mcp_raw_server.ts";
 import { runtimeCommand } from "./_runtime.ts";
 import { countingWork } from "./_counting.ts";
@@ -1193,4 +1194,19 @@ test("checkCall: a class in a propertyNames pattern read without the u flag hold
   }
   // With the flag the class holds the letter: about case, no word.
   assert.equal(feedbackOf({ a: not("^[\\ud801\\udc00]x-$") })({ a: { "\u{10428}X-": 1 } }), "");
+});
+
+test("caseTwin, caseStray: the capital sharp s folds as the small one does, to ss", () => {
+  // Folded once, the capital sharp s became the small one, which folds to "ss": `STRA\u1e9eE` was another
+  // name than `stra\u00dfe`, which Go's encoding/json reads it as (Unicode simple folding pairs them).
+  assert.equal(foldCase("\u1e9e"), foldCase("\u00df"));
+  assert.deepEqual(caseTwin({ arguments: { "stra\u00dfe": 1, "STRA\u1e9eE": 2 } }, "/params")?.spellings, [
+    "stra\u00dfe",
+    "STRA\u1e9eE",
+  ]);
+  const tools = [{
+    name: "t",
+    inputSchema: { type: "object", properties: { "stra\u00dfe": { type: "string" } } },
+  }];
+  assert.equal(caseStray({ name: "t", arguments: { "STRA\u1e9eE": "x" } }, tools)?.declared, "stra\u00dfe");
 });
