@@ -660,7 +660,8 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
  * letter outside classes (`^\w+$`, `^.{6,}$` judge word characters or length, which folding the key alone
  * changes: `\u017f` becomes the word character "s", `\u00df` two letters). A letter is read whole where it is
  * astral (two UTF-16 units, with the `u` flag or outside a class), and where an escape gives it by code
- * (`\u0046`, `\x46`, `\u{46}` with the flag the validator compiles it with): such an escape is a letter a
+ * (`\u0046`, `\x46`, `\u{46}` with the flag the validator compiles it with, an octal `\106` without it, see
+ * `octalChar`): such an escape is a letter a
  * case-blind server reads in any case, as written. Any other escape is kept as written (`\D` is not `\d`),
  * whole, as are a group's name and the flags a group sets (see `syntaxEnd`): their letters are no letters the
  * pattern spells. With them, whether the pattern is read with the `u` flag, as its folded source must be.
@@ -698,7 +699,8 @@ function foldedPattern(source: string): { source: string; word: string; unicode:
         word += spelled("\\");
         continue;
       }
-      let coded = codedChar(source, i, unicode) ?? escapedChar(source, i, { unicode, inClass });
+      let coded = codedChar(source, i, unicode) ?? (unicode ? undefined : octalChar(source, i, inClass)) ??
+        escapedChar(source, i, { unicode, inClass });
       // (without the `u` flag a class holds each half of a pair on its own: read as one astral letter,
       // `[\ud801\udc00]` was about case, no rule, and `\ud801X-` passed `not ^[\ud801\udc00]x\-$`)
       if (coded !== undefined && coded.char.length === 2 && !unicode && inClass) {
@@ -843,7 +845,7 @@ function escapedChar(
     if (at.unicode || /[a-zA-Z]/.test(after) || !(at.inClass && /[0-9_]/.test(after))) return undefined;
     return { char: String.fromCharCode(after.charCodeAt(0) % 32), end: i + 3 };
   }
-  if (next === "k" && (at.unicode || namesGroups(source))) return undefined;
+  if (next === "k" && (at.unicode || groupsOf(source).named)) return undefined;
   if (at.unicode && /[a-zA-Z]/.test(next)) return undefined;
   if (isHighSurrogate(next.charCodeAt(0)) && /[\udc00-\udfff]/.test(after)) {
     return { char: next + after, end: i + 3 };
@@ -934,25 +936,45 @@ function syntaxEnd(source: string, i: number, unicode: boolean): number {
     ? /^\(\?(?:<(?![=!])[^>]*>|[a-zA-Z]*(?:-[a-zA-Z]*)?:)/.exec(rest)
     : (unicode && /^\\u\{[0-9a-fA-F]+\}/.exec(rest)) ||
       /^\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[0-9]+)/.exec(rest) ||
-      (namesGroups(source) && /^\\k<[^>]*>/.exec(rest));
+      (groupsOf(source).named && /^\\k<[^>]*>/.exec(rest));
   return i + (m ? m[0].length : rest[0] === "(" ? 1 : 2);
 }
 
 /**
- * Whether `source` names a group (`(?<name>`), outside a class and not escaped, which makes `\k` a reference
- * without the `u` flag. A lookbehind (`(?<=`, `(?<!`) names none: taken for one, `\k` was no letter, and
- * `^(?<=)\k-$` was no rule at all, so `K-` passed beside `not` though a case-blind server reads it as `k-`.
+ * The capturing groups `source` opens, outside classes and not escaped: how many (a backreference without the
+ * `u` flag is one only up to that number, see {@linkcode octalChar}), and whether one is named (`(?<name>`),
+ * which makes `\k` a reference without the flag. A lookbehind (`(?<=`, `(?<!`) names none: taken for one,
+ * `\k` was no letter, and `^(?<=)\k-$` was no rule at all, so `K-` passed beside `not` though a case-blind
+ * server reads it as `k-`.
  */
-function namesGroups(source: string): boolean {
+function groupsOf(source: string): { count: number; named: boolean } {
   let inClass = false;
+  let [count, named] = [0, false];
   for (let i = 0; i < source.length; i++) {
     const c = source[i];
     if (c === "\\") i++;
     else if (inClass) inClass = c !== "]";
     else if (c === "[") inClass = true;
-    else if (c === "(" && /^\(\?<(?![=!])/.test(source.slice(i, i + 4))) return true;
+    else if (c === "(" && source[i + 1] !== "?") count++;
+    else if (c === "(" && /^\(\?<(?![=!])/.test(source.slice(i, i + 4))) [count, named] = [count + 1, true];
   }
-  return false;
+  return { count, named };
+}
+
+/**
+ * The character a legacy escape of digits at `i` of `source` (a pattern read without the `u` flag) gives, and
+ * where it ends, where it is no backreference: in a class, or past the number of groups the pattern opens, it
+ * is an octal code of up to three digits (`\101` is `A`, `\1011` an `A` before a `1`, `\0` the null
+ * character), and `\8` and `\9` are the digits themselves. Kept as written, `\106` was no letter the pattern
+ * spells, and `force` passed `not ^\106orce$`, which a case-blind server reads as the `Force` it forbids.
+ */
+function octalChar(source: string, i: number, inClass: boolean): { char: string; end: number } | undefined {
+  const digits = /^\\([0-9]+)/.exec(source.slice(i, i + 12))?.[1];
+  if (digits === undefined) return undefined;
+  if (!inClass && digits[0] !== "0" && Number(digits) <= groupsOf(source).count) return undefined;
+  if (digits[0] === "8" || digits[0] === "9") return { char: digits[0], end: i + 2 };
+  const octal = /^(?:[0-3][0-7]{0,2}|[4-7][0-7]?)/.exec(digits)![0];
+  return { char: String.fromCharCode(parseInt(octal, 8)), end: i + 1 + octal.length };
 }
 
 /** Whether the validator compiles `source` with the `u` flag (see `makeRegExp`: without it, else). */

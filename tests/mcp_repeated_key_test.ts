@@ -1210,3 +1210,24 @@ test("caseTwin, caseStray: the capital sharp s folds as the small one does, to s
   }];
   assert.equal(caseStray({ name: "t", arguments: { "STRA\u1e9eE": "x" } }, tools)?.declared, "stra\u00dfe");
 });
+
+test("checkCall: a propertyNames pattern's octal escape without the u flag is the letter it codes, where it is no backreference", () => {
+  // Without the `u` flag `\106` is `F` (an octal code, Annex B) unless the pattern opens 106 groups: kept as
+  // written, it was no letter, `^\106orce$` a rule that `force` passed, and `^\101$` no rule at all, though a
+  // case-blind server reads `force` as the `Force` it forbids, and `a` as the `A`.
+  const feedback = feedbackOf({
+    octal: not("^\\106orce$"),
+    alone: not("^\\101$"),
+    inClass: not("^x[\\101]$"),
+    reference: not("^(x)\\1$"),
+    past: not("^(x)\\101$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ octal: { force: 1 } }), stray);
+  assert.match(feedback({ alone: { a: 1 } }), stray);
+  assert.match(feedback({ past: { Xa: 1 } }), stray);
+  // A backreference stays one, and a class holding a letter by its code is about case.
+  assert.equal(feedback({ reference: { x1: 1 } }), "");
+  assert.equal(feedback({ inClass: { Xa: 1 } }), "");
+  assert.equal(feedback({ octal: { forces: 1 } }), "");
+});
