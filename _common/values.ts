@@ -590,7 +590,9 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
  * `key` as a parser that matches names ignoring case reads it: upper case, then lower case. That folds ASCII
  * case and the pairs Go's `encoding/json` folds besides (the long s to "s", the Kelvin sign to "k"); the MCP
- * guard refuses a name that folds to another it judged (`PATH` beside `path`, `Method` for `method`).
+ * guard refuses a name that folds to another it judged (`PATH` beside `path`, `Method` for `method`). The
+ * capital sharp s, which upper case keeps and lower case makes the small one, is folded on to "ss" as the
+ * small one is: folded once, `STRA\u1e9eE` was another name than `stra\u00dfe`, which Go reads it as.
  *
  * @example
  * ```ts
@@ -600,10 +602,13 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
  * assert.equal(foldCase("PATH"), "path");
  * assert.equal(foldCase("param\u017f"), "params"); // the long s
  * assert.equal(foldCase("\u212a"), "k"); // the Kelvin sign
+ * assert.equal(foldCase("STRA\u1e9eE"), foldCase("stra\u00dfe")); // the capital sharp s: "strasse"
  * ```
  */
 export function foldCase(key: string): string {
-  return key.toUpperCase().toLowerCase();
+  const once = key.toUpperCase().toLowerCase();
+  // (a small sharp s left after folding came from the capital: the one letter folding twice changes)
+  return once.includes("\u00df") ? once.replaceAll("\u00df", "ss") : once;
 }
 
 /**

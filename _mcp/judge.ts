@@ -589,8 +589,12 @@ function patternStray(
     const folded = foldCase(key);
     // (a word's last sigma folds to the final form, which a pattern's letters, folded one by one, never do)
     const sigma = folded.replaceAll("\u03c2", "\u03c3");
-    for (const { source, asSpelled, folded: rule, word } of rules) {
-      if (safeTest(asSpelled, key) || !safeTest(rule, sigma)) continue;
+    for (const { source, asSpelled, folded: rule, word, variants } of rules) {
+      if (safeTest(asSpelled, key)) continue;
+      // (an ASCII key folds to letters alone, read as the variants are: only others need them tried)
+      if (!safeTest(rule, sigma) && !(variants !== undefined && !isAscii(key) && safeTest(variants, key))) {
+        continue;
+      }
       // (the schema may spell the word in the key's case too, in another pattern: `^x-` and `^X-`)
       if (rules.some((other) => other.word === word && safeTest(other.asSpelled, key))) continue;
       return { pointer: `${pointer}/${escapePointer(key)}`, spelled: key, declared: folded, pattern: source };
@@ -613,6 +617,13 @@ interface NameRule {
    * each spells.
    */
   word: string;
+  /**
+   * It with each letter it spells read in any case (see `caseVariants`), for the key as spelled: where the key
+   * folded reads otherwise than it (the long s folds to the word character `s`, which `\W` and `\b` read
+   * otherwise; the sharp s to two letters, which `.` reads otherwise), the key is judged as it is. Undefined
+   * where it does not compile.
+   */
+  variants?: RegExp;
 }
 
 /** Each schema's name rules by {@linkcode nameRules}, gathered once. */
@@ -639,6 +650,7 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
         // `e\u{1F600}` by, which a case-blind server reads as the `E\u{1F600}` it forbids)
         folded: boundedRegExp(folded.source, new RegExp(folded.source, folded.unicode ? "u" : "")),
         word: plainWord(folded.word),
+        variants: folded.variants === undefined ? undefined : variantsRegExp(folded.variants, folded.unicode),
       });
     } catch {
       // a pattern the validator refuses too: the tool is unchecked, nothing to fold
@@ -648,6 +660,18 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
   return rules;
 }
 
+/** The longest pattern whose variants (see `NameRule.variants`) are tried: real name rules are short. */
+const MAX_VARIANTS_SOURCE = 4096;
+
+/** `source` (see `NameRule.variants`) compiled as the validator compiles patterns, or undefined. */
+function variantsRegExp(source: string, unicode: boolean): RegExp | undefined {
+  try {
+    return boundedRegExp(source, new RegExp(source, unicode ? "u" : ""));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * `source` with each letter it spells outside a character class folded (as `foldCase` folds it, and the final
  * sigma as the sigma), and its word: the same with each other character it means as itself written one way
@@ -655,19 +679,29 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
  * (compared as written, `FORCE-X` was refused beside `^FORCE-X$` as a case variant of the other three); or
  * undefined when the pattern is no rule about words but about case: a class holding a letter (`[A-Z]`,
  * `[a-z_]`), a Unicode property (`\p{Lu}`; without the `u` flag `\p` is the letter p), a class spelling its
- * members by code (`[\x61-\x7a]` is `[a-z]`; `[\u002d]` is `[-]`, no letter), or a letter that folds to more
- * than itself (the sharp s to `ss`, which a quantifier after it would read otherwise); or when it spells no
- * letter outside classes (`^\w+$`, `^.{6,}$` judge word characters or length, which folding the key alone
- * changes: `\u017f` becomes the word character "s", `\u00df` two letters). A letter is read whole where it is
- * astral (two UTF-16 units, with the `u` flag or outside a class), and where an escape gives it by code
- * (`\u0046`, `\x46`, `\u{46}` with the flag the validator compiles it with): such an escape is a letter a
- * case-blind server reads in any case, as written. Any other escape is kept as written (`\D` is not `\d`),
- * whole, as are a group's name and the flags a group sets (see `syntaxEnd`): their letters are no letters the
- * pattern spells. With them, whether the pattern is read with the `u` flag, as its folded source must be.
+ * members by code (`[\x61-\x7a]` is `[a-z]`; `[\u002d]` is `[-]`, no letter); or when it spells no letter
+ * outside classes (`^\w+$`, `^.{6,}$` judge word characters or length, which folding the key alone changes:
+ * `\u017f` becomes the word character "s", `\u00df` two letters). A letter that folds to more than itself (the
+ * sharp s to `ss`) is folded in a group, which a count after it repeats whole. A letter is read whole where it
+ * is astral (two UTF-16 units, with the `u` flag or outside a class), and where an escape gives it by code
+ * (`\u0046`, `\x46`, `\u{46}` with the flag the validator compiles it with, an octal `\106` without it, see
+ * `octalChar`): such an escape is a letter a case-blind server reads in any case, as written. Any other escape
+ * is kept as written (`\D` is not `\d`), whole, as are a group's name and the flags a group sets (see
+ * `syntaxEnd`): their letters are no letters the pattern spells. With them, whether the pattern is read with
+ * the `u` flag, as its folded source must be, and its variants (see `NameRule.variants`): the source as
+ * written with each letter a class of its case variants, and `\w`, `\b` and `\B` holding the forms that fold
+ * to a word character (see `LONE_WORD_SETS`).
  */
-function foldedPattern(source: string): { source: string; word: string; unicode: boolean } | undefined {
+function foldedPattern(
+  source: string,
+): { source: string; word: string; unicode: boolean; variants?: string } | undefined {
   const unicode = compilesUnicode(source);
   let out = "";
+  // (what `variants` writes otherwise than `source`: each letter, as its case variants; a pattern a hostile
+  // server makes long is read folded alone: a class for each of 180 000 letters took seconds to compile)
+  const edits: [from: number, to: number, text: string][] | undefined = source.length <= MAX_VARIANTS_SOURCE
+    ? []
+    : undefined;
   // (the same, each character it means as itself written one way, see `spelled`: `\x2d`, `\u002d`, `\-`
   // and `-` are one word)
   let word = "";
@@ -680,6 +714,7 @@ function foldedPattern(source: string): { source: string; word: string; unicode:
   let classAt = 0;
   let classLow = false;
   for (let i = 0; i < source.length; i++) {
+    const start = i;
     let c = source[i];
     let raw = c;
     // (a character given by its code, or by an escape that means only itself, is never syntax)
@@ -696,9 +731,11 @@ function foldedPattern(source: string): { source: string; word: string; unicode:
       ) {
         out += "\\\\";
         word += spelled("\\");
+        edits?.push([i, i + 1, "\\\\"]);
         continue;
       }
-      let coded = codedChar(source, i, unicode) ?? escapedChar(source, i, { unicode, inClass });
+      let coded = codedChar(source, i, unicode) ?? (unicode ? undefined : octalChar(source, i, inClass)) ??
+        escapedChar(source, i, { unicode, inClass });
       // (without the `u` flag a class holds each half of a pair on its own: read as one astral letter,
       // `[\ud801\udc00]` was about case, no rule, and `\ud801X-` passed `not ^[\ud801\udc00]x\-$`)
       if (coded !== undefined && coded.char.length === 2 && !unicode && inClass) {
@@ -706,6 +743,8 @@ function foldedPattern(source: string): { source: string; word: string; unicode:
       }
       if (coded === undefined) {
         const end = syntaxEnd(source, i, unicode);
+        const wider = LONE_WORD_SETS[source.slice(i, end) + (inClass ? "]" : "")];
+        if (wider !== undefined) edits?.push([i, end, wider]);
         out += source.slice(i, end);
         word += source.slice(i, end);
         i = end - 1;
@@ -763,9 +802,12 @@ function foldedPattern(source: string): { source: string; word: string; unicode:
       word += literal || !"^$.*+?()[|".includes(c) ? spelled(c) : c;
       continue;
     }
-    const folded = foldCase(c).replaceAll("\u03c2", "\u03c3");
-    if (folded.length !== c.length) return undefined;
+    let folded = foldCase(c).replaceAll("\u03c2", "\u03c3");
+    // (a letter that folds to more than itself, the sharp s to `ss`, is read whole: a count after it repeats
+    // it all)
+    if (folded.length !== c.length) folded = `(?:${folded})`;
     spellsLetter = true;
+    edits?.push([start, i + 1, caseVariants(c, unicode)]);
     // (without the `u` flag a count after an astral letter repeats its low half alone: `^\u{10400}+`
     // matches `\u{10400}\udc00`, which a case-blind server reads as `\u{10428}\udc00`)
     const repeated = !unicode && folded.length === 2 &&
@@ -773,8 +815,78 @@ function foldedPattern(source: string): { source: string; word: string; unicode:
     out += repeated ? folded[0] + ANY_LOW : folded;
     word += folded;
   }
-  return spellsLetter ? { source: out, word, unicode } : undefined;
+  if (!spellsLetter) return undefined;
+  if (edits === undefined) return { source: out, word, unicode };
+  let variants = "";
+  let at = 0;
+  for (const [from, to, text] of edits) [variants, at] = [variants + source.slice(at, from) + text, to];
+  return { source: out, word, unicode, variants: variants + source.slice(at) };
 }
+
+/**
+ * The forms that are no word character but fold to one (the long s, the Kelvin sign, the dotless i), which a
+ * case-blind reader may take for that letter: in `NameRule.variants`, `\w` holds them too (in a class as out
+ * of one, keyed with a `]`), and `\b` and `\B` hold beside them too, either way.
+ */
+const LONE_WORD_SETS: Readonly<Record<string, string>> = {
+  "\\w": "(?:\\w|[\\u017f\\u212a\\u0131])",
+  "\\w]": "\\w\\u017f\\u212a\\u0131",
+  "\\b": "(?:\\b|(?<=[\\u017f\\u212a\\u0131])|(?=[\\u017f\\u212a\\u0131]))",
+  "\\B": "(?:\\B|(?<=[\\u017f\\u212a\\u0131])|(?=[\\u017f\\u212a\\u0131]))",
+};
+
+/**
+ * The letters whose case variants no `toUpperCase` or `toLowerCase` of another leads to (the long s, whose
+ * capital is `S`; the Kelvin sign, whose small letter is `k`; the dotless i; the capital sharp s; Greek
+ * symbol forms; ...): {@linkcode caseVariants} finds them here. A test holds the list to the engine's
+ * Unicode tables.
+ */
+export const LONE_CASE_FORMS: string =
+  "\u00b5\u0131\u017f\u01c5\u01c8\u01cb\u01f2\u0345\u0390\u03b0\u03c2\u03d0" +
+  "\u03d1\u03d5\u03d6\u03f0\u03f1\u03f4\u03f5\u1c80\u1c81\u1c82\u1c83\u1c84\u1c85\u1c86\u1c87\u1c88" +
+  "\u1e9b\u1e9e\u1f88\u1f89\u1f8a\u1f8b\u1f8c\u1f8d\u1f8e\u1f8f\u1f98\u1f99\u1f9a\u1f9b\u1f9c\u1f9d" +
+  "\u1f9e\u1f9f\u1fa8\u1fa9\u1faa\u1fab\u1fac\u1fad\u1fae\u1faf\u1fbc\u1fbe\u1fcc\u1fd3\u1fe3\u1ffc" +
+  "\u2126\u212a\u212b\ufb05\ufb06";
+
+/**
+ * The characters a case-blind reader takes for the letter `c` (those that fold, twice, as it does: `s`, `S`
+ * and the long s; the sharp s and its capital), as a pattern read with the `u` flag or without it (`unicode`)
+ * writes the choice of one of them: a class, or without the flag for an astral letter, its high half (all
+ * its variants share it) before a class of low halves.
+ */
+function caseVariants(c: string, unicode: boolean): string {
+  // (a pattern a hostile server sends may spell a million letters, of few kinds)
+  const known = VARIANTS.get(unicode ? `u${c}` : c);
+  if (known !== undefined) return known;
+  const fold = foldCase;
+  const key = fold(c);
+  const found = new Set([c]);
+  const todo = [c];
+  while (todo.length > 0) {
+    const x = todo.pop()!;
+    for (const y of [x.toLowerCase(), x.toUpperCase()]) {
+      if ([...y].length !== 1 || found.has(y) || fold(y) !== key) continue;
+      found.add(y);
+      todo.push(y);
+    }
+  }
+  for (const y of LONE_CASE_FORMS) if (fold(y) === key) found.add(y);
+  const code = (x: string) => {
+    const n = x.codePointAt(0)!;
+    return n > 0xffff ? `\\u{${n.toString(16)}}` : `\\u${n.toString(16).padStart(4, "0")}`;
+  };
+  const all = [...found];
+  const written = unicode || c.length === 1
+    ? `[${all.map(code).join("")}]`
+    : all.every((x) => x[0] === c[0])
+    ? `${code(c[0])}[${all.map((x) => code(x[1])).join("")}]`
+    : `(?:${all.map((x) => code(x[0]) + code(x[1])).join("|")})`;
+  VARIANTS.set(unicode ? `u${c}` : c, written);
+  return written;
+}
+
+/** {@linkcode caseVariants}' answers, by letter (after a `u` where the pattern is read with the flag). */
+const VARIANTS = new Map<string, string>();
 
 /**
  * Any low half of a surrogate pair, in a pattern read without the `u` flag. A low half such a pattern gives
@@ -843,7 +955,7 @@ function escapedChar(
     if (at.unicode || /[a-zA-Z]/.test(after) || !(at.inClass && /[0-9_]/.test(after))) return undefined;
     return { char: String.fromCharCode(after.charCodeAt(0) % 32), end: i + 3 };
   }
-  if (next === "k" && (at.unicode || namesGroups(source))) return undefined;
+  if (next === "k" && (at.unicode || groupsOf(source).named)) return undefined;
   if (at.unicode && /[a-zA-Z]/.test(next)) return undefined;
   if (isHighSurrogate(next.charCodeAt(0)) && /[\udc00-\udfff]/.test(after)) {
     return { char: next + after, end: i + 3 };
@@ -934,25 +1046,45 @@ function syntaxEnd(source: string, i: number, unicode: boolean): number {
     ? /^\(\?(?:<(?![=!])[^>]*>|[a-zA-Z]*(?:-[a-zA-Z]*)?:)/.exec(rest)
     : (unicode && /^\\u\{[0-9a-fA-F]+\}/.exec(rest)) ||
       /^\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[0-9]+)/.exec(rest) ||
-      (namesGroups(source) && /^\\k<[^>]*>/.exec(rest));
+      (groupsOf(source).named && /^\\k<[^>]*>/.exec(rest));
   return i + (m ? m[0].length : rest[0] === "(" ? 1 : 2);
 }
 
 /**
- * Whether `source` names a group (`(?<name>`), outside a class and not escaped, which makes `\k` a reference
- * without the `u` flag. A lookbehind (`(?<=`, `(?<!`) names none: taken for one, `\k` was no letter, and
- * `^(?<=)\k-$` was no rule at all, so `K-` passed beside `not` though a case-blind server reads it as `k-`.
+ * The capturing groups `source` opens, outside classes and not escaped: how many (a backreference without the
+ * `u` flag is one only up to that number, see {@linkcode octalChar}), and whether one is named (`(?<name>`),
+ * which makes `\k` a reference without the flag. A lookbehind (`(?<=`, `(?<!`) names none: taken for one,
+ * `\k` was no letter, and `^(?<=)\k-$` was no rule at all, so `K-` passed beside `not` though a case-blind
+ * server reads it as `k-`.
  */
-function namesGroups(source: string): boolean {
+function groupsOf(source: string): { count: number; named: boolean } {
   let inClass = false;
+  let [count, named] = [0, false];
   for (let i = 0; i < source.length; i++) {
     const c = source[i];
     if (c === "\\") i++;
     else if (inClass) inClass = c !== "]";
     else if (c === "[") inClass = true;
-    else if (c === "(" && /^\(\?<(?![=!])/.test(source.slice(i, i + 4))) return true;
+    else if (c === "(" && source[i + 1] !== "?") count++;
+    else if (c === "(" && /^\(\?<(?![=!])/.test(source.slice(i, i + 4))) [count, named] = [count + 1, true];
   }
-  return false;
+  return { count, named };
+}
+
+/**
+ * The character a legacy escape of digits at `i` of `source` (a pattern read without the `u` flag) gives, and
+ * where it ends, where it is no backreference: in a class, or past the number of groups the pattern opens, it
+ * is an octal code of up to three digits (`\101` is `A`, `\1011` an `A` before a `1`, `\0` the null
+ * character), and `\8` and `\9` are the digits themselves. Kept as written, `\106` was no letter the pattern
+ * spells, and `force` passed `not ^\106orce$`, which a case-blind server reads as the `Force` it forbids.
+ */
+function octalChar(source: string, i: number, inClass: boolean): { char: string; end: number } | undefined {
+  const digits = /^\\([0-9]+)/.exec(source.slice(i, i + 12))?.[1];
+  if (digits === undefined) return undefined;
+  if (!inClass && digits[0] !== "0" && Number(digits) <= groupsOf(source).count) return undefined;
+  if (digits[0] === "8" || digits[0] === "9") return { char: digits[0], end: i + 2 };
+  const octal = /^(?:[0-3][0-7]{0,2}|[4-7][0-7]?)/.exec(digits)![0];
+  return { char: String.fromCharCode(parseInt(octal, 8)), end: i + 1 + octal.length };
 }
 
 /** Whether the validator compiles `source` with the `u` flag (see `makeRegExp`: without it, else). */
