@@ -214,7 +214,8 @@ export function orList(words: readonly string[]): string {
 }
 
 /**
- * The message of a thrown value, whatever was thrown.
+ * The message of a thrown value, whatever was thrown; never throws itself (a tool's parser or a hook may
+ * throw an object with no text, and the failure must still be told).
  *
  * @example An Error's message, or the value as text
  * ```ts
@@ -223,10 +224,15 @@ export function orList(words: readonly string[]): string {
  *
  * assert.equal(errorText(new TypeError("bad input")), "bad input");
  * assert.equal(errorText("plain"), "plain");
+ * assert.equal(errorText(Object.create(null)), "a thrown object with no text");
  * ```
  */
 export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return `a thrown ${givenValue(error)} with no text`;
+  }
 }
 
 /**

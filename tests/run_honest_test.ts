@@ -1,6 +1,6 @@
 // runTool tells what failed (SPEC section 1). With scanOutput, empty `warnings` means the items were scanned
 // and nothing was found, never that they were not scanned: output that cannot be scanned is withheld as a
-// failure.
+// failure. What a protocol function throws is `protocol`, whatever it threw.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { runTool } from "../guard.ts";
@@ -94,5 +94,32 @@ test(
     assert.equal(clean.kind, "results", clean.detail);
     assert.deepEqual(clean.items, ["hello"]);
     assert.deepEqual(clean.warnings, []);
+  },
+);
+
+test(
+  "runTool: a protocol function that throws a value with no text is still a protocol failure",
+  T,
+  async () => {
+    const thrown = [
+      Object.create(null),
+      { toString: () => ({}) },
+      new Proxy({}, {
+        getPrototypeOf: () => {
+          throw 1;
+        },
+      }),
+    ];
+    for (const value of thrown) {
+      const r = await runTool(tool.command, tool.args, {
+        protocol: () => {
+          throw value;
+        },
+        timeoutMs: 20_000,
+      });
+      assert.equal(r.kind, "protocol", `${r.kind}: ${r.detail}`);
+      assert.equal(r.detail, "the protocol function rejected stdout: a thrown object with no text");
+      assert.equal(r.exitCode, 0);
+    }
   },
 );
