@@ -645,7 +645,7 @@ export async function runTool(
   }
   // Zero items hold nothing the model reads: nothing to scan.
   if (options?.scanOutput && result.ok && result.items.length > 0) {
-    result = await scanned(result, options.maxDetail, bounds.loadScanner ?? loadScanner);
+    result = await scanned(result, options, bounds.loadScanner ?? loadScanner);
   }
   if (options?.onResult) {
     const record: ToolCallRecord = {
@@ -679,7 +679,7 @@ function loadScanner(): Promise<Pick<typeof import("../_scan/scan.ts"), "scan">>
  */
 async function scanned(
   result: ToolSuccess,
-  maxDetail: number | undefined,
+  { maxDetail, protocol }: RunOptions,
   load: () => Promise<Pick<typeof import("../_scan/scan.ts"), "scan">>,
 ): Promise<ToolResult> {
   let scan;
@@ -694,8 +694,10 @@ async function scanned(
   }
   try {
     // Every string as the tool wrote it, line breaks and all (JSON text would turn them into `\n`); keys
-    // written in words too, since the model reads them as much as the values.
-    const text = stringsIn(result.items, { keys: "worded" }).join("\n");
+    // written in words too, since the model reads them as much as the values. Items a protocol function
+    // built may share parts or hold cycles (JSON never does): each part is then walked once.
+    const once = typeof protocol === "function";
+    const text = stringsIn(result.items, { keys: "worded", once }).join("\n");
     result.warnings = scan(text, { context: "tool_output" }).findings;
     return result;
   } catch (error) {
