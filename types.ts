@@ -183,7 +183,10 @@ export interface RunOptions {
   protocol?: Protocol;
   /** Extra exit codes that mean "ran, found nothing", e.g. `{ 1: "empty" }` for grep and ripgrep. */
   exitCodes?: Record<number, "empty">;
-  /** Scan the items for injected instructions; findings go to `warnings`. */
+  /**
+   * Scan the items for injected instructions; findings go to `warnings`. Output that cannot be scanned is
+   * withheld as a failure, so empty `warnings` on a success means scanned and clean.
+   */
   scanOutput?: boolean;
   /** Called once with every result, for logs. Errors it throws are swallowed. */
   onResult?: (result: ToolResult, call: ToolCallRecord) => void | Promise<void>;

@@ -214,7 +214,8 @@ export function orList(words: readonly string[]): string {
 }
 
 /**
- * The message of a thrown value, whatever was thrown.
+ * The message of a thrown value, whatever was thrown; never throws itself (a tool's parser or a hook may
+ * throw an object with no text, and the failure must still be told).
  *
  * @example An Error's message, or the value as text
  * ```ts
@@ -223,10 +224,15 @@ export function orList(words: readonly string[]): string {
  *
  * assert.equal(errorText(new TypeError("bad input")), "bad input");
  * assert.equal(errorText("plain"), "plain");
+ * assert.equal(errorText(Object.create(null)), "a thrown object with no text");
  * ```
  */
 export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return `a thrown ${givenValue(error)} with no text`;
+  }
 }
 
 /**
@@ -673,7 +679,10 @@ NAME_UNITS[0x24] =
 /**
  * Every string in a JSON value, in document order, with the object keys before their values when `keys` is
  * `"worded"` (keys that are not a plain name, see {@link isPlainName}): the text a model reads from it, for
- * the scanner. Iterative, so depth never matters, and no paths are built.
+ * the scanner. Iterative, so depth never matters, and no paths are built. With `once`, an object or array
+ * met again is walked once: for values built in code (a protocol function's tree with parent links), which
+ * may hold one twice or hold themselves, where a cycle would walk on until memory ran out; JSON never does,
+ * and keeping the set costs more than the scan of what is found.
  *
  * @example
  * ```ts
@@ -685,16 +694,22 @@ NAME_UNITS[0x24] =
  * assert.deepEqual(stringsIn(value, { keys: "worded" }), ["hi", "Ignore the rules", "x"]);
  * ```
  */
-export function stringsIn(value: unknown, options: { keys?: "worded" | "none" } = {}): string[] {
+export function stringsIn(
+  value: unknown,
+  options: { keys?: "worded" | "none"; once?: boolean } = {},
+): string[] {
   const withKeys = options.keys === "worded";
+  const walked = options.once === true ? new Set<object>() : undefined;
   const out: string[] = [];
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v === "string") out.push(v);
     else if (Array.isArray(v)) {
+      if (walked !== undefined && seenAgain(walked, v)) continue;
       for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
     } else if (typeof v === "object" && v !== null) {
+      if (walked !== undefined && seenAgain(walked, v)) continue;
       const keys = Object.keys(v);
       for (let i = keys.length - 1; i >= 0; i--) {
         stack.push((v as Record<string, unknown>)[keys[i]]);
@@ -703,6 +718,13 @@ export function stringsIn(value: unknown, options: { keys?: "worded" | "none" } 
     }
   }
   return out;
+}
+
+/** Whether `walked` held `value` already; it does from now on. */
+function seenAgain(walked: Set<object>, value: object): boolean {
+  if (walked.has(value)) return true;
+  walked.add(value);
+  return false;
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   DEFAULT_MAX_DETAIL,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TIMEOUT_MS,
+  failure,
   guardFailure,
   type KilledBy,
   PROTOCOL_NAMES,
@@ -36,7 +37,7 @@ import {
   orList,
   stringsIn,
 } from "../_common/values.ts";
-import type { RunOptions, ScanFinding, ToolCallRecord, ToolResult } from "../types.ts";
+import type { RunOptions, ToolCallRecord, ToolResult, ToolSuccess } from "../types.ts";
 
 /** Milliseconds between SIGTERM and SIGKILL when the guard ends a process tree. */
 export const KILL_GRACE_MS = 200;
@@ -96,6 +97,11 @@ export function recheckAfter(
 export interface EngineBounds {
   /** The drain's longest wait, {@linkcode DRAIN_MAX_MS} unless a test needs one that no load outlasts. */
   drainMaxMs?: number;
+  /**
+   * How `scanOutput` loads the scanner: the scanner module itself unless a test gives a loader that fails, as
+   * an installation missing the module would (the public `runTool` never passes bounds).
+   */
+  loadScanner?: () => Promise<Pick<typeof import("../_scan/scan.ts"), "scan">>;
 }
 /** After SIGKILL, how long the guard waits for the exit status before it settles anyway. */
 const SETTLE_SLACK_MS = 60;
@@ -637,18 +643,9 @@ export async function runTool(
     // A bug in the guard must still not look like an answer.
     result = guardFailure("internal error in the guard", error, options?.maxDetail);
   }
-  if (options?.scanOutput && result.ok) {
-    try {
-      // Loaded here, so importing the guard does not load the scanner for callers who never scan.
-      const { scan } = await import("../_scan/scan.ts");
-      // Every string as the tool wrote it, line breaks and all (JSON text would turn them into `\n`); keys
-      // written in words too, since the model reads them as much as the values.
-      const text = stringsIn(result.items, { keys: "worded" }).join("\n");
-      const warnings: ScanFinding[] = scan(text, { context: "tool_output" }).findings;
-      result.warnings = warnings;
-    } catch {
-      // The scanner never throws on text; if it ever did, the result stands without warnings.
-    }
+  // Zero items hold nothing the model reads: nothing to scan.
+  if (options?.scanOutput && result.ok && result.items.length > 0) {
+    result = await scanned(result, options, bounds.loadScanner ?? loadScanner);
   }
   if (options?.onResult) {
     const record: ToolCallRecord = {
@@ -666,6 +663,57 @@ export async function runTool(
     }
   }
   return result;
+}
+
+/** The scanner, loaded on the first scan so that importing the guard does not load it for callers who never scan. */
+function loadScanner(): Promise<Pick<typeof import("../_scan/scan.ts"), "scan">> {
+  return import("../_scan/scan.ts");
+}
+
+/**
+ * A success with the scanner's findings on its items in `warnings`. Output the caller asked to have scanned
+ * and that could not be is withheld as a failure: empty `warnings` must mean "scanned, nothing found", never
+ * "not scanned". A scanner that will not load is the guard's fault (kind `spawn`, as for a runner that will
+ * not load); items that cannot be read as text (only a `protocol` function can return such, e.g. an object
+ * whose getter throws) are the output's (kind `protocol`), with the tool's exit code and stderr kept.
+ */
+async function scanned(
+  result: ToolSuccess,
+  { maxDetail, protocol }: RunOptions,
+  load: () => Promise<Pick<typeof import("../_scan/scan.ts"), "scan">>,
+): Promise<ToolResult> {
+  let scan;
+  try {
+    ({ scan } = await load());
+  } catch (error) {
+    return guardFailure(
+      "the guard could not load its scanner, so the output was not checked",
+      error,
+      maxDetail,
+    );
+  }
+  try {
+    // Every string as the tool wrote it, line breaks and all (JSON text would turn them into `\n`); keys
+    // written in words too, since the model reads them as much as the values. Items a protocol function
+    // built may share parts or hold cycles (JSON never does): each part is then walked once.
+    const once = typeof protocol === "function";
+    const text = stringsIn(result.items, { keys: "worded", once }).join("\n");
+    result.warnings = scan(text, { context: "tool_output" }).findings;
+    return result;
+  } catch (error) {
+    const why = errorText(error);
+    return failure(
+      "protocol",
+      `its output could not be scanned for injected instructions, so it is withheld: ${why}`,
+      {
+        exitCode: result.exitCode,
+        signal: result.signal,
+        durationMs: result.durationMs,
+        stderr: result.stderr,
+        maxDetail: maxDetail ?? DEFAULT_MAX_DETAIL,
+      },
+    );
+  }
 }
 
 /*
