@@ -105,13 +105,25 @@ class Reader {
   /** Whether `.` takes every character (the `s` flag). */
   #dotAll: boolean;
 
+  /** Whether the sets read are the characters they take (no `i` flag): see {@linkcode Reader.#oneOf}. */
+  #caseSensitive: boolean;
+
   /**
    * Prepares to read `source`, by code point (`unicode`) or, as the legacy syntax reads it, by code unit;
-   * `.` takes line ends too with `dotAll`.
+   * `.` takes line ends too with `dotAll`; with `caseSensitive` false (the `i` flag, or unknown) no
+   * alternatives are read as one set.
    */
-  constructor(source: string, { unicode, dotAll = false }: { unicode: boolean; dotAll?: boolean }) {
+  constructor(
+    source: string,
+    { unicode, dotAll = false, caseSensitive = false }: {
+      unicode: boolean;
+      dotAll?: boolean;
+      caseSensitive?: boolean;
+    },
+  ) {
     this.#unicode = unicode;
     this.#dotAll = dotAll;
+    this.#caseSensitive = caseSensitive;
     this.#cps = unicode ? Array.from(source, (c) => c.codePointAt(0)!) : codeUnits(source);
   }
 
@@ -146,7 +158,25 @@ class Reader {
       this.#i++;
       alts.push(this.#sequence());
     }
-    return alts.length === 1 ? alts[0] : { k: "alt", alts };
+    return alts.length === 1 ? alts[0] : this.#oneOf(alts) ?? { k: "alt", alts };
+  }
+
+  /**
+   * Alternatives of one set each that share no character (`(?:a|b)`, `(?:\d|[a-f])`) as the one set they
+   * make, or null: a backtracking engine tries each at most once a character, as it reads a class, so a
+   * repeat of them is no repeat of alternatives (`(?:a|b){2,5000}c` was refused as too large to copy). Not
+   * with the `i` flag, which makes `a` and `A` one; nor with a property escape, whose characters are unknown.
+   */
+  #oneOf(alts: Node[]): CharSet | null {
+    if (!this.#caseSensitive) return null;
+    const sets: [number, number][][] = [];
+    for (const alt of alts) {
+      const item = alt.k === "cat" && alt.items.length === 1 ? alt.items[0] : alt;
+      const chars = item.k === "set" ? charsOf(item) : null;
+      if (chars === null || sets.some((seen) => meet(seen, chars))) return null;
+      sets.push(chars);
+    }
+    return { k: "set", ranges: sets.flat(), neg: false };
   }
 
   /**
@@ -1087,7 +1117,11 @@ export function boundedRegExp(
   let reader: Reader;
   try {
     // A pattern only the legacy syntax reads (`\-` outside a class) is read, and matched, as it reads it.
-    reader = new Reader(source, { unicode: native.unicode, dotAll: native.dotAll });
+    reader = new Reader(source, {
+      unicode: native.unicode,
+      dotAll: native.dotAll,
+      caseSensitive: !native.ignoreCase,
+    });
     tree = reader.pattern();
   } catch (e) {
     // Syntax the matcher lacks: harmless where nothing is repeated inside a repeat (`^((?!x).)*$`). Where
@@ -1365,7 +1399,11 @@ function program(tree: Node, { counted = true }: { counted?: boolean } = {}): Op
 export function linearRegExp(source: string, { flags = "u" }: { flags?: string } = {}): RegExp | null {
   if (!MATCHED_FLAGS.test(flags)) return null;
   try {
-    const reader = new Reader(source, { unicode: flags.includes("u"), dotAll: flags.includes("s") });
+    const reader = new Reader(source, {
+      unicode: flags.includes("u"),
+      dotAll: flags.includes("s"),
+      caseSensitive: true,
+    });
     const prog = program(reader.pattern());
     return prog === null ? null : new LinearRegExp(source, flags, prog);
   } catch (e) {
