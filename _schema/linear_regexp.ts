@@ -452,6 +452,7 @@ class Reader {
 function exponential(node: Node, inRepeat = false): boolean {
   switch (node.k) {
     case "rep":
+      if (fixed(node)) return false;
       if (!inRepeat && node.max > 1 && splitsOneWay(node.node)) return false;
       if (inRepeat && node.max > 1) return true;
       if (!inRepeat && node.max > 1 && polynomial({ k: "cat", items: [node.node, node.node] }, varies)) {
@@ -484,6 +485,25 @@ function splitsOneWay(body: Node): boolean {
   });
   return plain && stops && !polynomial(body, varies) &&
     !polynomial({ k: "cat", items: [body, body] }, varies);
+}
+
+/**
+ * True when `node` reads one way only: sets, assertions and counts of one way each round of which takes a
+ * character (`(?:[a-z]{2}){150}`, a run of 300 letters), no alternatives or counts that vary. Repeated, it is
+ * a longer such run, no choice made.
+ */
+function fixed(node: Node): boolean {
+  switch (node.k) {
+    case "rep":
+      // (each round takes a character: a count of an empty part, `(?:){99999999999}`, is that many steps)
+      return node.min === node.max && fixed(node.node) && (node.max <= 1 || !nullable(node.node));
+    case "cat":
+      return node.items.every(fixed);
+    case "alt":
+      return false;
+    default:
+      return true;
+  }
 }
 
 /** True when `node` can match the empty string. */
@@ -542,7 +562,7 @@ function meet(a: [number, number][] | null, b: [number, number][] | null): boole
 }
 
 /** Which repeats split a run more than one way: the unbounded ones (`*`, `+`, `{n,}`), or all that vary. */
-type Opens = (rep: { min: number; max: number }) => boolean;
+type Opens = (rep: { min: number; max: number; node?: Node }) => boolean;
 const unbounded: Opens = (rep) => rep.max === Infinity;
 const varies: Opens = (rep) => rep.min < rep.max;
 
@@ -1241,7 +1261,11 @@ function searchPolynomial(tree: Node): boolean {
  * breaks even nearer 500). At a thousand, `\B.{1000}x` took 1.5 s natively on 50 000 emoji.
  */
 const WIDE = 100;
-const wide: Opens = (rep) => rep.max === Infinity || rep.max > WIDE;
+/**
+ * The unbounded repeats, and counts past {@linkcode WIDE} of one set: the matcher copies a group once a
+ * count, and a search through `(?:ab){1001}` costs it more than the native engine.
+ */
+const wide: Opens = (rep) => rep.max === Infinity || (rep.max > WIDE && rep.node?.k === "set");
 
 /** A repeat of one set whose count varies, written where {@linkcode cutEnds} can rewrite it. */
 type SetRepeat = { k: "rep"; node: CharSet; min: number; max: number; span: Span };
