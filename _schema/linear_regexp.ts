@@ -105,13 +105,25 @@ class Reader {
   /** Whether `.` takes every character (the `s` flag). */
   #dotAll: boolean;
 
+  /** Whether the sets read are the characters they take (no `i` flag): see {@linkcode Reader.#oneOf}. */
+  #caseSensitive: boolean;
+
   /**
    * Prepares to read `source`, by code point (`unicode`) or, as the legacy syntax reads it, by code unit;
-   * `.` takes line ends too with `dotAll`.
+   * `.` takes line ends too with `dotAll`; with `caseSensitive` false (the `i` flag, or unknown) no
+   * alternatives are read as one set.
    */
-  constructor(source: string, { unicode, dotAll = false }: { unicode: boolean; dotAll?: boolean }) {
+  constructor(
+    source: string,
+    { unicode, dotAll = false, caseSensitive = false }: {
+      unicode: boolean;
+      dotAll?: boolean;
+      caseSensitive?: boolean;
+    },
+  ) {
     this.#unicode = unicode;
     this.#dotAll = dotAll;
+    this.#caseSensitive = caseSensitive;
     this.#cps = unicode ? Array.from(source, (c) => c.codePointAt(0)!) : codeUnits(source);
   }
 
@@ -146,7 +158,25 @@ class Reader {
       this.#i++;
       alts.push(this.#sequence());
     }
-    return alts.length === 1 ? alts[0] : { k: "alt", alts };
+    return alts.length === 1 ? alts[0] : this.#oneOf(alts) ?? { k: "alt", alts };
+  }
+
+  /**
+   * Alternatives of one set each that share no character (`(?:a|b)`, `(?:\d|[a-f])`) as the one set they
+   * make, or null: a backtracking engine tries each at most once a character, as it reads a class, so a
+   * repeat of them is no repeat of alternatives (`(?:a|b){2,5000}c` was refused as too large to copy). Not
+   * with the `i` flag, which makes `a` and `A` one; nor with a property escape, whose characters are unknown.
+   */
+  #oneOf(alts: Node[]): CharSet | null {
+    if (!this.#caseSensitive) return null;
+    const sets: [number, number][][] = [];
+    for (const alt of alts) {
+      const item = alt.k === "cat" && alt.items.length === 1 ? alt.items[0] : alt;
+      const chars = item.k === "set" ? charsOf(item) : null;
+      if (chars === null || sets.some((seen) => meet(seen, chars))) return null;
+      sets.push(chars);
+    }
+    return { k: "set", ranges: sets.flat(), neg: false };
   }
 
   /**
@@ -422,6 +452,7 @@ class Reader {
 function exponential(node: Node, inRepeat = false): boolean {
   switch (node.k) {
     case "rep":
+      if (fixed(node)) return false;
       if (!inRepeat && node.max > 1 && splitsOneWay(node.node)) return false;
       if (inRepeat && node.max > 1) return true;
       if (!inRepeat && node.max > 1 && polynomial({ k: "cat", items: [node.node, node.node] }, varies)) {
@@ -454,6 +485,25 @@ function splitsOneWay(body: Node): boolean {
   });
   return plain && stops && !polynomial(body, varies) &&
     !polynomial({ k: "cat", items: [body, body] }, varies);
+}
+
+/**
+ * True when `node` reads one way only: sets, assertions and counts of one way each round of which takes a
+ * character (`(?:[a-z]{2}){150}`, a run of 300 letters), no alternatives or counts that vary. Repeated, it is
+ * a longer such run, no choice made.
+ */
+function fixed(node: Node): boolean {
+  switch (node.k) {
+    case "rep":
+      // (each round takes a character: a count of an empty part, `(?:){99999999999}`, is that many steps)
+      return node.min === node.max && fixed(node.node) && (node.max <= 1 || !nullable(node.node));
+    case "cat":
+      return node.items.every(fixed);
+    case "alt":
+      return false;
+    default:
+      return true;
+  }
 }
 
 /** True when `node` can match the empty string. */
@@ -512,7 +562,7 @@ function meet(a: [number, number][] | null, b: [number, number][] | null): boole
 }
 
 /** Which repeats split a run more than one way: the unbounded ones (`*`, `+`, `{n,}`), or all that vary. */
-type Opens = (rep: { min: number; max: number }) => boolean;
+type Opens = (rep: { min: number; max: number; node?: Node }) => boolean;
 const unbounded: Opens = (rep) => rep.max === Infinity;
 const varies: Opens = (rep) => rep.min < rep.max;
 
@@ -1057,8 +1107,8 @@ const GROUP_REPEAT = /\)[*+{]/;
 const TWO_REPEATS = /(?:[*+]|,\})[^]*?(?:[*+]|,\})/;
 /** Two optional items, alternatives or counted repeats of a range: the least many {@linkcode choices} need. */
 const TWO_CHOICES = /[?|,][^]*?[?|,]/;
-/** A count of a thousand or more (see {@linkcode WIDE}): backtracking can run through it from each of many places. */
-const WIDE_COUNT = /\{(?:\d*,)?\d{4,}\}/;
+/** A count of a hundred or more (see {@linkcode WIDE}): backtracking can run through it from each of many places. */
+const WIDE_COUNT = /\{(?:\d*,)?\d{3,}\}/;
 /** A repeat of a varying count (`*`, `+`, `{m,}`, `{m,n}`): what a search from every start can run through. */
 const ONE_REPEAT = /[*+]|\{\d+,/;
 /** Flags under which the ends of a pattern can be cut (see {@linkcode cutEnds}): no `g` or `y` (a match's end is read), no `v`. */
@@ -1087,7 +1137,11 @@ export function boundedRegExp(
   let reader: Reader;
   try {
     // A pattern only the legacy syntax reads (`\-` outside a class) is read, and matched, as it reads it.
-    reader = new Reader(source, { unicode: native.unicode, dotAll: native.dotAll });
+    reader = new Reader(source, {
+      unicode: native.unicode,
+      dotAll: native.dotAll,
+      caseSensitive: !native.ignoreCase,
+    });
     tree = reader.pattern();
   } catch (e) {
     // Syntax the matcher lacks: harmless where nothing is repeated inside a repeat (`^((?!x).)*$`). Where
@@ -1202,10 +1256,16 @@ function searchPolynomial(tree: Node): boolean {
 
 /**
  * The count past which a repeat a search runs through from every start costs the native engine more than
- * the linear-time matcher does on a long string (about a thousand native steps a character).
+ * the linear-time matcher does on a long string: about a hundred native steps a character on V8 (6 ns a step
+ * on ASCII, 30 with `u` on astral characters, against about 0.7 us a character on the matcher; JavaScriptCore
+ * breaks even nearer 500). At a thousand, `\B.{1000}x` took 1.5 s natively on 50 000 emoji.
  */
-const WIDE = 1_000;
-const wide: Opens = (rep) => rep.max === Infinity || rep.max > WIDE;
+const WIDE = 100;
+/**
+ * The unbounded repeats, and counts past {@linkcode WIDE} of one set: the matcher copies a group once a
+ * count, and a search through `(?:ab){1001}` costs it more than the native engine.
+ */
+const wide: Opens = (rep) => rep.max === Infinity || (rep.max > WIDE && rep.node?.k === "set");
 
 /** A repeat of one set whose count varies, written where {@linkcode cutEnds} can rewrite it. */
 type SetRepeat = { k: "rep"; node: CharSet; min: number; max: number; span: Span };
@@ -1363,7 +1423,11 @@ function program(tree: Node, { counted = true }: { counted?: boolean } = {}): Op
 export function linearRegExp(source: string, { flags = "u" }: { flags?: string } = {}): RegExp | null {
   if (!MATCHED_FLAGS.test(flags)) return null;
   try {
-    const reader = new Reader(source, { unicode: flags.includes("u"), dotAll: flags.includes("s") });
+    const reader = new Reader(source, {
+      unicode: flags.includes("u"),
+      dotAll: flags.includes("s"),
+      caseSensitive: true,
+    });
     const prog = program(reader.pattern());
     return prog === null ? null : new LinearRegExp(source, flags, prog);
   } catch (e) {
