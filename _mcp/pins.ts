@@ -23,7 +23,7 @@ import {
   nodeBuiltin,
   urlWithoutSecrets,
 } from "../_common/values.ts";
-import { MOST_WRITTEN_OUT } from "../_common/json.ts";
+import { copyAsSent, MOST_WRITTEN_OUT } from "../_common/json.ts";
 
 // The Node built-ins, loaded on use: importing them would load them with every import of the library.
 const crypto = () => nodeBuiltin<typeof NodeCrypto>("node:crypto");
@@ -154,8 +154,14 @@ export function canonicalJson(value: unknown): string {
 /** What {@link canonicalJson} throws at an array JSON cannot write; the pin review names the tool. */
 class Unpinnable extends Error {}
 
-/** The pinned parts of a `tools/list` entry; null when it has no string name. */
+/**
+ * The pinned parts of a `tools/list` entry, read as JSON sends it ({@linkcode copyAsSent}); null when it has
+ * no string name. A tool built in code is pinned as the server would send it: a boxed `false` or a Date hashed
+ * as `{}` (two different tools, one pin), a `toJSON` or a hole not as written out. Throws what reading throws
+ * (a getter or `toJSON`); a definition read from JSON comes out equal, so its hash is the one pinned before.
+ */
 export function definitionOf(tool: unknown): ToolDefinition | null {
+  tool = copyAsSent(tool);
   if (!isRecord(tool) || typeof tool.name !== "string") return null;
   const out: ToolDefinition = { name: tool.name };
   if (typeof tool.description === "string") out.description = tool.description;
@@ -401,22 +407,18 @@ export class PinStore {
     }
     let dirty = moved;
     this.#refused.clear();
-    for (const tool of tools) {
-      const definition = definitionOf(tool);
-      if (definition === null) continue;
+    for (const [i, tool] of tools.entries()) {
+      let read: { definition: ToolDefinition; hash: string } | null;
       try {
-        dirty = this.#reviewOne(definition, review) || dirty;
+        const definition = definitionOf(tool);
+        read = definition === null ? null : { definition, hash: hashDefinition(definition) };
       } catch (error) {
-        if (error instanceof Unpinnable) {
-          throw new Error(`tool ${givenValue(definition.name)}: ${error.message}`);
-        }
-        // (the hash and the diff read the definition recursively, as JSON.stringify does)
-        if (!(error instanceof RangeError)) throw error;
+        const name = toolName(tool);
         throw new Error(
-          `tool ${givenValue(definition.name)}: its definition nests too deeply to pin (the runtime's call ` +
-            "stack ran out, a thousand levels or more down); flatten its schema",
+          `${name === undefined ? `tools[${i}]` : `tool ${givenValue(name)}`}: ${unpinnableText(error)}`,
         );
       }
+      if (read !== null) dirty = this.#reviewOne(read.definition, read.hash, review) || dirty;
     }
     if (file !== null && path !== null && dirty) {
       file.servers[this.#key] = this.#pins;
@@ -429,10 +431,9 @@ export class PinStore {
     return review;
   }
 
-  /** Review one definition; returns true when the pins changed. */
-  #reviewOne(definition: ToolDefinition, review: PinReview): boolean {
+  /** Review one definition (as sent) of hash `hash`; returns true when the pins changed. */
+  #reviewOne(definition: ToolDefinition, hash: string, review: PinReview): boolean {
     const name = definition.name;
-    const hash = hashDefinition(definition);
     const pin: PinnedTool = { hash, scheme: PIN_SCHEME, definition, at: new Date().toISOString() };
     const old = pinOf(this.#pins.tools, name);
     if (old === undefined) {
@@ -472,4 +473,28 @@ export class PinStore {
     this.#pins.pending = { ...this.#pins.pending, [name]: pin };
     return true;
   }
+}
+
+/** A tool's name, when it has a string one that reads without throwing (a getter may throw). */
+export function toolName(tool: unknown): string | undefined {
+  try {
+    return isRecord(tool) && typeof tool.name === "string" ? tool.name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a definition could not be pinned, for the error `review` throws (which names the tool). */
+function unpinnableText(error: unknown): string {
+  if (error instanceof Unpinnable) return error.message;
+  // (the hash and the diff read the definition recursively, as JSON.stringify does)
+  if (error instanceof RangeError) {
+    return "its definition nests too deeply to pin (the runtime's call stack ran out, a thousand levels or " +
+      "more down); flatten its schema";
+  }
+  // a getter or toJSON that throws, a BigInt: no server could send it either
+  return `its definition could not be read as JSON to pin it (${
+    errorText(error)
+  }); pass the tools as plain ` +
+    "JSON, as a server sends them";
 }
