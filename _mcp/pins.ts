@@ -23,7 +23,7 @@ import {
   nodeBuiltin,
   urlWithoutSecrets,
 } from "../_common/values.ts";
-import { copyAsSent, MOST_WRITTEN_OUT } from "../_common/json.ts";
+import { asSent, MOST_WRITTEN_OUT } from "../_common/json.ts";
 
 // The Node built-ins, loaded on use: importing them would load them with every import of the library.
 const crypto = () => nodeBuiltin<typeof NodeCrypto>("node:crypto");
@@ -129,12 +129,19 @@ export function defaultPinsPath(env: Record<string, string | undefined> = proces
 }
 
 /**
- * JSON with object keys sorted, so equal definitions hash equally whatever their key order. Throws
- * {@link Unpinnable} at an array longer than {@link MOST_WRITTEN_OUT} with a hole (built in code: 2^32-1
- * slots, a few held), which no server sends and no pin file holds: written out, V8 read each slot (minutes),
- * then threw.
+ * JSON with object keys sorted, so equal definitions hash equally whatever their key order; each value read
+ * as JSON sends it ({@linkcode asSent}: a boxed value as what it holds, a Date as its text, a hole as `null`),
+ * so a definition built in code hashes as its wire form, and one read from JSON as pins always hashed it.
+ * Throws what reading throws (a getter, a `toJSON`; `JSON.stringify` at a BigInt), and {@link Unpinnable} at
+ * an array longer than {@link MOST_WRITTEN_OUT} with a hole (built in code: 2^32-1 slots, a few held), which
+ * no server sends and no pin file holds: written out, V8 read each slot (minutes), then threw.
  */
 export function canonicalJson(value: unknown): string {
+  return written(asSent(value, ""));
+}
+
+/** {@linkcode canonicalJson} of `value` as read ({@linkcode asSent}): its members are read here, once each. */
+function written(value: unknown): string {
   if (Array.isArray(value)) {
     if (value.length > MOST_WRITTEN_OUT && firstHole(value) >= 0) {
       throw new Unpinnable(
@@ -142,11 +149,17 @@ export function canonicalJson(value: unknown): string {
           "JSON to pin it (no server could send it either); pass the tools as a server sends them",
       );
     }
-    return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
+    const items: string[] = [];
+    for (let i = 0; i < value.length; i++) items.push(written(asSent(value[i], String(i))));
+    return `[${items.join(",")}]`;
   }
   if (isRecord(value)) {
-    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
+    const members: string[] = [];
+    for (const k of Object.keys(value).sort()) {
+      const v = asSent(value[k], k); // (read once: a getter may answer anew)
+      if (v !== undefined) members.push(`${JSON.stringify(k)}:${written(v)}`);
+    }
+    return `{${members.join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";
 }
@@ -155,18 +168,23 @@ export function canonicalJson(value: unknown): string {
 class Unpinnable extends Error {}
 
 /**
- * The pinned parts of a `tools/list` entry, read as JSON sends it ({@linkcode copyAsSent}); null when it has
- * no string name. A tool built in code is pinned as the server would send it: a boxed `false` or a Date hashed
- * as `{}` (two different tools, one pin), a `toJSON` or a hole not as written out. Throws what reading throws
- * (a getter or `toJSON`); a definition read from JSON comes out equal, so its hash is the one pinned before.
+ * The pinned parts of a `tools/list` entry, the tool and its name, description and title read as JSON sends
+ * them ({@linkcode asSent}: a tool's `toJSON`, a boxed string); null when it has no string name. The schemas
+ * and annotations are kept as given, for {@linkcode canonicalJson} and the pin file to read as sent. Throws
+ * what reading throws (a getter or `toJSON`).
  */
 export function definitionOf(tool: unknown): ToolDefinition | null {
-  tool = copyAsSent(tool);
-  if (!isRecord(tool) || typeof tool.name !== "string") return null;
-  const out: ToolDefinition = { name: tool.name };
-  if (typeof tool.description === "string") out.description = tool.description;
+  tool = asSent(tool, "");
+  if (!isRecord(tool)) return null;
+  const name = asSent(tool.name, "name");
+  if (typeof name !== "string") return null;
+  const out: ToolDefinition = { name };
+  const description = asSent(tool.description, "description");
+  if (typeof description === "string") out.description = description;
+  const title = asSent(tool.title, "title");
+  if (typeof title === "string") out.title = title;
+  // (the rest as given: the hash and the pin file read them as sent, each object once)
   if (tool.inputSchema !== undefined) out.inputSchema = tool.inputSchema;
-  if (typeof tool.title === "string") out.title = tool.title;
   if (tool.annotations !== undefined) out.annotations = tool.annotations;
   if (tool.outputSchema !== undefined) out.outputSchema = tool.outputSchema;
   return out;

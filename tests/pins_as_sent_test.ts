@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMcpGuard } from "../mcp.ts";
 import type { McpEvent } from "../mcp.ts";
+import { definitionOf, hashDefinition } from "../_mcp/pins.ts";
 
 /** A guard pinning in memory that collects its events' names in `events`. */
 function pinningGuard(events: string[] = []) {
@@ -136,6 +137,59 @@ test("a tool whose definition cannot be written as JSON is refused with an error
     assert.throws(() => guard.setTools([bad]), message);
     // (the guard keeps the list it had)
     assert.equal(guard.checkCall({ name: "t", arguments: {} }).allowed, true);
+  }
+});
+
+/** A seeded random number in [0, 1). */
+function seeded(seed: number): () => number {
+  return () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+}
+
+/** A random value built in code, of what JSON writes in its own way, `depth` levels down at most. */
+function builtInCode(random: () => number, depth: number): unknown {
+  const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)];
+  const r = random();
+  if (depth === 0 || r < 0.45) {
+    return pick<() => unknown>([
+      () => pick([0, -0, 1.5, 1e21, NaN, Infinity, -Infinity, null, true, false, "", "a", "\ud800"]),
+      () => pick([new Boolean(false), new Boolean(true), new Number(-0), new Number(NaN), new String("s")]),
+      () => new Date(Math.floor(random() * 1e12)),
+      () => pick([undefined, () => 1, Symbol("s")]),
+      () => ({ toJSON: (key: string) => ({ key, boxed: new Number(2) }) }),
+    ])();
+  }
+  if (r < 0.7) {
+    const list: unknown[] = [];
+    list.length = Math.floor(random() * 4);
+    for (let i = 0; i < list.length; i++) if (random() < 0.7) list[i] = builtInCode(random, depth - 1);
+    return list;
+  }
+  const object: Record<string, unknown> = {};
+  for (let i = Math.floor(random() * 4); i > 0; i--) {
+    const key = pick(["a", "b", "toJSON", "__proto__", "10", "\u00e9"]);
+    const value = builtInCode(random, depth - 1);
+    if (random() < 0.2) {
+      Object.defineProperty(object, key, { get: () => value, enumerable: true, configurable: true });
+    } else {Object.defineProperty(object, key, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });}
+  }
+  return object;
+}
+
+test("a definition built in code hashes as the same definition read from JSON: 3000 seeded definitions", () => {
+  // Differential: the hash of a tool built in code against that of its JSON text read back (the plain path).
+  const random = seeded(59);
+  for (let i = 0; i < 3000; i++) {
+    const tool: Record<string, unknown> = { name: "t", inputSchema: builtInCode(random, 4) };
+    if (random() < 0.5) tool.annotations = builtInCode(random, 2);
+    if (random() < 0.3) tool.description = random() < 0.5 ? "d" : new String("d");
+    const text = JSON.stringify(tool);
+    const sent = hashDefinition(definitionOf(JSON.parse(text))!);
+    assert.equal(hashDefinition(definitionOf(tool)!), sent, `#${i}: ${text}`);
   }
 });
 
