@@ -1280,11 +1280,23 @@ export function copyAsSent<T>(value: T, options: { apart?: boolean } = {}): T {
 }
 
 /**
- * What `JSON.stringify` writes for `v` read at `key`, for {@link copyAsSent}: `toJSON`'s result, the value a
- * `Number`, `String`, `Boolean` or `BigInt` object wraps and a raw JSON object's ({@link unwrapped}), `null`
- * for a number that is not finite, `undefined` for what it leaves out (a function, a symbol), else `v`.
+ * What `JSON.stringify` writes for `v` read at `key`, for {@link copyAsSent} and the MCP pins' hash: `toJSON`'s
+ * result, the value a `Number`, `String`, `Boolean` or `BigInt` object wraps and a raw JSON object's
+ * ({@link unwrapped}), `null` for a number that is not finite, `undefined` for what it leaves out (a function,
+ * a symbol), else `v` (an object's members unread). Throws what a `toJSON` throws.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { asSent } from "./json.ts";
+ *
+ * assert.equal(asSent(new Boolean(false), "a"), false);
+ * assert.equal(asSent(new Date(0), "a"), "1970-01-01T00:00:00.000Z");
+ * assert.equal(asSent(-Infinity, "a"), null);
+ * assert.equal(asSent(() => 1, "a"), undefined);
+ * ```
  */
-function asSent(v: unknown, key: string): unknown {
+export function asSent(v: unknown, key: string): unknown {
   if (typeof v === "object" && v !== null) {
     if (hasToJSON(v)) {
       v = (v as { toJSON: (key: string) => unknown }).toJSON(key);

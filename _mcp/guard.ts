@@ -22,7 +22,7 @@ import {
   summarise,
 } from "./judge.ts";
 import { GuardedSession } from "./session.ts";
-import { type PinReview, PinStore } from "./pins.ts";
+import { type PinReview, PinStore, toolName } from "./pins.ts";
 import { cleanListing } from "./poisoning.ts";
 import type {
   InjectionPolicy,
@@ -32,7 +32,15 @@ import type {
   McpGuardOptions,
   UncheckedToolPolicy,
 } from "./types.ts";
-import { checkSwitches, givenValue, idText, isRecord, objectArg, orList } from "../_common/values.ts";
+import {
+  checkSwitches,
+  errorText,
+  givenValue,
+  idText,
+  isRecord,
+  objectArg,
+  orList,
+} from "../_common/values.ts";
 import { pastMeasure, schemaGraphProblem, walkProblem, whileMeasured } from "../_common/json.ts";
 import { DEFAULT_MAX_DEPTH } from "../_validate/validator.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
@@ -230,8 +238,9 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
 
 /**
  * Throws a TypeError for a tool of `list` that contains itself or shares its objects past measure: every
- * walk `setTools` makes reads a tool as a tree (a listing read from JSON always is), and would never end.
- * Reads each tool once: its `inputSchema`, then the rest.
+ * walk `setTools` makes reads a tool as a tree (a listing read from JSON always is), and would never end;
+ * and for one that cannot be read (a getter that throws), naming it. Reads each tool once: its
+ * `inputSchema`, then the rest.
  *
  * @example
  * ```ts
@@ -245,16 +254,29 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
  * ```
  */
 export function refuseUnwalkable(list: readonly unknown[]): void {
+  const named = (tool: unknown) => {
+    const name = toolName(tool);
+    return name === undefined ? "" : ` (${givenValue(name)})`;
+  };
   if (!Array.isArray(list)) return;
   list.forEach((tool, i) => {
     // the schema on its own first, so that the pointers (and a "$ref" suggested) are the schema's own; then
     // the rest of the tool, without reading the schema a second time
-    const inSchema = isRecord(tool) ? schemaGraphProblem(tool.inputSchema) : null;
-    const problem = inSchema ?? schemaGraphProblem(isRecord(tool) ? { ...tool, inputSchema: null } : tool);
+    let inSchema: ReturnType<typeof schemaGraphProblem>;
+    let problem: ReturnType<typeof schemaGraphProblem>;
+    try {
+      inSchema = isRecord(tool) ? schemaGraphProblem(tool.inputSchema) : null;
+      problem = inSchema ?? schemaGraphProblem(isRecord(tool) ? { ...tool, inputSchema: null } : tool);
+    } catch (error) {
+      // a getter that throws: its own error alone did not say which tool, nor what to do
+      throw new TypeError(
+        `setTools(): tools[${i}]${named(tool)} could not be read (${errorText(error)}); pass the tools as ` +
+          "plain JSON, as a server sends them",
+      );
+    }
     if (problem === null) return;
-    const name = isRecord(tool) && typeof tool.name === "string" ? ` (${givenValue(tool.name)})` : "";
     throw new TypeError(
-      `setTools(): tools[${i}]${name}${inSchema ? " inputSchema" : ""}: ${problem.message}`,
+      `setTools(): tools[${i}]${named(tool)}${inSchema ? " inputSchema" : ""}: ${problem.message}`,
     );
   });
 }

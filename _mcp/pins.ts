@@ -23,7 +23,7 @@ import {
   nodeBuiltin,
   urlWithoutSecrets,
 } from "../_common/values.ts";
-import { MOST_WRITTEN_OUT } from "../_common/json.ts";
+import { asSent, MOST_WRITTEN_OUT } from "../_common/json.ts";
 
 // The Node built-ins, loaded on use: importing them would load them with every import of the library.
 const crypto = () => nodeBuiltin<typeof NodeCrypto>("node:crypto");
@@ -129,12 +129,19 @@ export function defaultPinsPath(env: Record<string, string | undefined> = proces
 }
 
 /**
- * JSON with object keys sorted, so equal definitions hash equally whatever their key order. Throws
- * {@link Unpinnable} at an array longer than {@link MOST_WRITTEN_OUT} with a hole (built in code: 2^32-1
- * slots, a few held), which no server sends and no pin file holds: written out, V8 read each slot (minutes),
- * then threw.
+ * JSON with object keys sorted, so equal definitions hash equally whatever their key order; each value read
+ * as JSON sends it ({@linkcode asSent}: a boxed value as what it holds, a Date as its text, a hole as `null`),
+ * so a definition built in code hashes as its wire form, and one read from JSON as pins always hashed it.
+ * Throws what reading throws (a getter, a `toJSON`; `JSON.stringify` at a BigInt), and {@link Unpinnable} at
+ * an array longer than {@link MOST_WRITTEN_OUT} with a hole (built in code: 2^32-1 slots, a few held), which
+ * no server sends and no pin file holds: written out, V8 read each slot (minutes), then threw.
  */
 export function canonicalJson(value: unknown): string {
+  return written(asSent(value, ""));
+}
+
+/** {@linkcode canonicalJson} of `value` as read ({@linkcode asSent}): its members are read here, once each. */
+function written(value: unknown): string {
   if (Array.isArray(value)) {
     if (value.length > MOST_WRITTEN_OUT && firstHole(value) >= 0) {
       throw new Unpinnable(
@@ -142,11 +149,17 @@ export function canonicalJson(value: unknown): string {
           "JSON to pin it (no server could send it either); pass the tools as a server sends them",
       );
     }
-    return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
+    const items: string[] = [];
+    for (let i = 0; i < value.length; i++) items.push(written(asSent(value[i], String(i))));
+    return `[${items.join(",")}]`;
   }
   if (isRecord(value)) {
-    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
+    const members: string[] = [];
+    for (const k of Object.keys(value).sort()) {
+      const v = asSent(value[k], k); // (read once: a getter may answer anew)
+      if (v !== undefined) members.push(`${JSON.stringify(k)}:${written(v)}`);
+    }
+    return `{${members.join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";
 }
@@ -154,13 +167,24 @@ export function canonicalJson(value: unknown): string {
 /** What {@link canonicalJson} throws at an array JSON cannot write; the pin review names the tool. */
 class Unpinnable extends Error {}
 
-/** The pinned parts of a `tools/list` entry; null when it has no string name. */
+/**
+ * The pinned parts of a `tools/list` entry, the tool and its name, description and title read as JSON sends
+ * them ({@linkcode asSent}: a tool's `toJSON`, a boxed string); null when it has no string name. The schemas
+ * and annotations are kept as given, for {@linkcode canonicalJson} and the pin file to read as sent. Throws
+ * what reading throws (a getter or `toJSON`).
+ */
 export function definitionOf(tool: unknown): ToolDefinition | null {
-  if (!isRecord(tool) || typeof tool.name !== "string") return null;
-  const out: ToolDefinition = { name: tool.name };
-  if (typeof tool.description === "string") out.description = tool.description;
+  tool = asSent(tool, "");
+  if (!isRecord(tool)) return null;
+  const name = asSent(tool.name, "name");
+  if (typeof name !== "string") return null;
+  const out: ToolDefinition = { name };
+  const description = asSent(tool.description, "description");
+  if (typeof description === "string") out.description = description;
+  const title = asSent(tool.title, "title");
+  if (typeof title === "string") out.title = title;
+  // (the rest as given: the hash and the pin file read them as sent, each object once)
   if (tool.inputSchema !== undefined) out.inputSchema = tool.inputSchema;
-  if (typeof tool.title === "string") out.title = tool.title;
   if (tool.annotations !== undefined) out.annotations = tool.annotations;
   if (tool.outputSchema !== undefined) out.outputSchema = tool.outputSchema;
   return out;
@@ -401,22 +425,18 @@ export class PinStore {
     }
     let dirty = moved;
     this.#refused.clear();
-    for (const tool of tools) {
-      const definition = definitionOf(tool);
-      if (definition === null) continue;
+    for (const [i, tool] of tools.entries()) {
+      let read: { definition: ToolDefinition; hash: string } | null;
       try {
-        dirty = this.#reviewOne(definition, review) || dirty;
+        const definition = definitionOf(tool);
+        read = definition === null ? null : { definition, hash: hashDefinition(definition) };
       } catch (error) {
-        if (error instanceof Unpinnable) {
-          throw new Error(`tool ${givenValue(definition.name)}: ${error.message}`);
-        }
-        // (the hash and the diff read the definition recursively, as JSON.stringify does)
-        if (!(error instanceof RangeError)) throw error;
+        const name = toolName(tool);
         throw new Error(
-          `tool ${givenValue(definition.name)}: its definition nests too deeply to pin (the runtime's call ` +
-            "stack ran out, a thousand levels or more down); flatten its schema",
+          `${name === undefined ? `tools[${i}]` : `tool ${givenValue(name)}`}: ${unpinnableText(error)}`,
         );
       }
+      if (read !== null) dirty = this.#reviewOne(read.definition, read.hash, review) || dirty;
     }
     if (file !== null && path !== null && dirty) {
       file.servers[this.#key] = this.#pins;
@@ -429,10 +449,9 @@ export class PinStore {
     return review;
   }
 
-  /** Review one definition; returns true when the pins changed. */
-  #reviewOne(definition: ToolDefinition, review: PinReview): boolean {
+  /** Review one definition (as sent) of hash `hash`; returns true when the pins changed. */
+  #reviewOne(definition: ToolDefinition, hash: string, review: PinReview): boolean {
     const name = definition.name;
-    const hash = hashDefinition(definition);
     const pin: PinnedTool = { hash, scheme: PIN_SCHEME, definition, at: new Date().toISOString() };
     const old = pinOf(this.#pins.tools, name);
     if (old === undefined) {
@@ -472,4 +491,28 @@ export class PinStore {
     this.#pins.pending = { ...this.#pins.pending, [name]: pin };
     return true;
   }
+}
+
+/** A tool's name, when it has a string one that reads without throwing (a getter may throw). */
+export function toolName(tool: unknown): string | undefined {
+  try {
+    return isRecord(tool) && typeof tool.name === "string" ? tool.name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a definition could not be pinned, for the error `review` throws (which names the tool). */
+function unpinnableText(error: unknown): string {
+  if (error instanceof Unpinnable) return error.message;
+  // (the hash and the diff read the definition recursively, as JSON.stringify does)
+  if (error instanceof RangeError) {
+    return "its definition nests too deeply to pin (the runtime's call stack ran out, a thousand levels or " +
+      "more down); flatten its schema";
+  }
+  // a getter or toJSON that throws, a BigInt: no server could send it either
+  return `its definition could not be read as JSON to pin it (${
+    errorText(error)
+  }); pass the tools as plain ` +
+    "JSON, as a server sends them";
 }
