@@ -2214,7 +2214,7 @@ const LABEL_ORDER =
   "[^,:.\\n]{1,30}, )?(?:(?:please|just|now|always|silently|quietly|instead|first) ){0,2}" +
   "(?:tell|ask|stop|send|forward|read|include|reply|respond|recommend|say|inform|ignore|disregard|close|" +
   "archive|delete|run|paste|append|output|print|call|open|write|share|give|e-?mail|post|upload|collect|request|" +
-  "convince|warn|advise|suggest|insert|add|put|leak|reveal|label|mark|lock|(?:don't|do not|never) " +
+  "convince|warn|advise|suggest|insert|add|put|leak|reveal|dump|label|mark|lock|(?:don't|do not|never) " +
   "(?:show|mention|tell|reveal))(?![a-z])";
 
 /** A match of `LABEL_ORDER`, whole, a line break read as a space as the rule reads it (see `acrossLines`). */
@@ -2350,13 +2350,14 @@ const THE_USER = lazy(() =>
 );
 
 /**
- * Secrets that are not the reader's own, folded: "the repository secrets", "all API keys", "read the .env file";
+ * Secrets that are not the reader's own, folded: "the repository secrets", "all API keys", "read the .env file",
+ * "dump the environment variables" (a process's, which hold its keys);
  * not a policy or a page about them ("read the password policy", "the .env file docs"), nor a place to put one's
  * own ("Add your API key to the .env file"), nor the reader's own by what follows ("the private key you
  * generated", "share the API keys with your developer").
  */
 const OTHERS_SECRETS = lazy(() =>
-  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)/
+  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)|\b(?:send|copy|print|paste|include|upload|post|dump|leak|share|reveal) (?:the |all |all the |every )?(?:(?:process|system|current|server's|server) )?(?:environment variables|env(?:ironment)? vars|env variables)\b(?! (?:docs|documentation|guide|page|section|reference|you (?:need|set|want))\b)/
 );
 
 /**
