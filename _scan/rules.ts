@@ -2214,7 +2214,7 @@ const LABEL_ORDER =
   "[^,:.\\n]{1,30}, )?(?:(?:please|just|now|always|silently|quietly|instead|first) ){0,2}" +
   "(?:tell|ask|stop|send|forward|read|include|reply|respond|recommend|say|inform|ignore|disregard|close|" +
   "archive|delete|run|paste|append|output|print|call|open|write|share|give|e-?mail|post|upload|collect|request|" +
-  "convince|warn|advise|suggest|insert|add|put|leak|reveal|label|mark|lock|(?:don't|do not|never) " +
+  "convince|warn|advise|suggest|insert|add|put|leak|reveal|dump|label|mark|lock|(?:don't|do not|never) " +
   "(?:show|mention|tell|reveal))(?![a-z])";
 
 /** A match of `LABEL_ORDER`, whole, a line break read as a space as the rule reads it (see `acrossLines`). */
@@ -2350,13 +2350,14 @@ const THE_USER = lazy(() =>
 );
 
 /**
- * Secrets that are not the reader's own, folded: "the repository secrets", "all API keys", "read the .env file";
+ * Secrets that are not the reader's own, folded: "the repository secrets", "all API keys", "read the .env file",
+ * "dump the environment variables" (a process's, which hold its keys);
  * not a policy or a page about them ("read the password policy", "the .env file docs"), nor a place to put one's
  * own ("Add your API key to the .env file"), nor the reader's own by what follows ("the private key you
  * generated", "share the API keys with your developer").
  */
 const OTHERS_SECRETS = lazy(() =>
-  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)/
+  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)|\b(?:send|copy|print|paste|include|upload|post|dump|leak|share|reveal) (?:the |all |all the |every )?(?:(?:process|system|current|server's|server) )?(?:environment variables|env(?:ironment)? vars|env variables)\b(?! (?:docs|documentation|guide|page|section|reference|you (?:need|set|want))\b)/
 );
 
 /**
@@ -2467,6 +2468,25 @@ function takesData(t: string, s: number, e: number): boolean {
 }
 
 /**
+ * True when what `exfil.send_to_address`'s match at `s` to `e` sends is a secret (see `SECRETS`), not the model's
+ * own ("The agent should send its API token to ... to log in"), to an address or a web address, not a named place
+ * ("The model should send the session token to the server with every request", as a design says).
+ */
+function takesSecret(t: string, s: number, e: number): boolean {
+  const m = t.slice(s, e);
+  const what = m.split(/[ \n](?:to|at|into|on|with)[ \n]/, 1)[0];
+  return SECRET_NAMED().test(what) && !/\b(?:its|their|his|her)\b/.test(what) && toAnAddress(t, e);
+}
+
+/** True when the `exfil.send_to_address` match that ends at `e` ends in an address or a web address. */
+function toAnAddress(t: string, e: number): boolean {
+  return /@|https?:\/\/|www\.|\.[a-z]{2,}$/.test(t.slice(Math.max(0, e - 40), e));
+}
+
+/** One of `EXFIL_PARTICIPLES` as written, a space after it: a passive's verb. */
+const PASSIVE_AT = lazy(() => new RegExp(`^${EXFIL_PARTICIPLES} `));
+
+/**
  * The `n` characters before `s`, a wrapped line's break read as the space it stands for ("the model\nsends"); a
  * blank line stays two breaks, which `MODEL_MUST` and `MODEL_MADE_TO` do not read across.
  */
@@ -2485,6 +2505,50 @@ const MODEL_MUST = lazy(() =>
       "(?: (?:now|always|also|then|immediately|first))? $",
   )
 );
+
+/**
+ * Secrets, folded: what no design or policy has the model or an agent send to an address, so that "should" or
+ * an agent's "must" before the order reads as one ("The model should send the API key to ..."), where "The
+ * agent must send a status update to ..." tells what a CI's agent does.
+ */
+const SECRETS =
+  "(?:credentials|api[ -]?keys?|access keys?|private keys?|secret keys?|passwords?|passphrases?|secrets|" +
+  "(?:access|session|auth|bearer|api) tokens?|tokens|ssh keys?|id_rsa|\\.env|env(?:ironment)? var(?:iable)?s|" +
+  "system prompt|cookies)";
+
+/**
+ * Before an order's verb: the model or an agent ought to or made to do it, folded ("The model should send
+ * ...", "The agent must send ..."): an order when what it sends is a secret (see `SECRETS`).
+ */
+const MODEL_SHOULD = lazy(() =>
+  new RegExp(
+    `\\b(?:${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents) ` +
+      "(?:must|shall|should|ought to|is required to|are required to|has to|have to|needs to|need to|is to|are to)" +
+      "(?: (?:now|always|also|then|immediately|first))? $",
+  )
+);
+
+/** A secret (see `SECRETS`) as a word, folded. */
+const SECRET_NAMED = lazy(() => new RegExp(`(?<![a-z])${SECRETS}(?![a-z])`));
+
+/**
+ * Before a participle such as "sent by the model": a secret made to be sent, folded ("The API key must be sent
+ * by the model to ..."), the subject within the sentence.
+ */
+const SECRET_MUST_BE = lazy(() =>
+  new RegExp(
+    `(?<![a-z])${SECRETS}(?![a-z])[^.!?;\\n]{0,60} (?:must|shall|should|has to|have to|needs to|need to|is to|` +
+      "are to)(?: (?:now|always|also|then|immediately|first))? be $",
+  )
+);
+
+/** Participles of `EXFIL_VERBS` an order in the passive uses ("... must be sent by the model to ..."). */
+const EXFIL_PARTICIPLES =
+  "(?:sent|e-?mailed|mailed|forwarded|transferred|shared|posted|uploaded|leaked|exported|delivered|submitted|" +
+  "pasted|copied|disclosed|revealed|transmitted|relayed|published)";
+
+/** The model or an agent as the doer of a passive, folded: "by the model", "by the AI agent". */
+const BY_THE_MODEL = `by (?:${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents)`;
 
 /**
  * Before an order's verb in the third person ("sends"): the model made to do it by a clause of its own, folded:
@@ -3726,7 +3790,7 @@ const englishRules = (): Rule[] => [
   {
     name: "exfil.send_to_address",
     farTries: true,
-    leads: leadsOf(EXFIL_VERBS),
+    leads: [...leadsOf(EXFIL_VERBS), ...leadsOf(EXFIL_PARTICIPLES)],
     // Every match ends in a destination (DESTINATION): an address, an account number, a web address, a domain
     // or a named place.
     anchors: [
@@ -3770,7 +3834,8 @@ const englishRules = (): Rule[] => [
     category: "exfiltration",
     re: new RegExp(
       // (the verb in the third person too, after the model made to: "It is now required that the model sends ...")
-      `(?<![a-z])${EXFIL_VERBS}(?:s|es)? ${
+      // (and in the passive, the model or an agent its doer: "The API key must be sent by the model to ...")
+      `(?<![a-z])(?:${EXFIL_VERBS}(?:s|es)?|${EXFIL_PARTICIPLES} ${BY_THE_MODEL}) ${
         gapThen(120, `\\b(?:to|at|into|on|with)(?: me at)? ['"]{0,2}${DESTINATION}`)
       }`,
       "g",
@@ -3783,7 +3848,10 @@ const englishRules = (): Rule[] => [
         ? imperativeStart(t, s, upper) !== false ||
           // (or "... required that the model send ...", the verb as a subjunctive has it)
           ((MODEL_MUST().test(lineBefore(t, s, 60)) || MODEL_MADE_TO().test(lineBefore(t, s, 80))) &&
-            takesData(t, s, e))
+            takesData(t, s, e)) ||
+          (MODEL_SHOULD().test(lineBefore(t, s, 60)) && takesSecret(t, s, e))
+        : PASSIVE_AT().test(t.slice(s, s + 16))
+        ? SECRET_MUST_BE().test(lineBefore(t, s, 100)) && toAnAddress(t, e)
         : MODEL_MADE_TO().test(lineBefore(t, s, 80)) && takesData(t, s, e)) &&
       !/^[a-z-]+ (?:your|us|yours)\b/.test(t.slice(s, s + 40)),
   },
