@@ -29,7 +29,7 @@ import { parseJsonSafe } from "../_common/json.ts";
 import type { Verdict } from "../types.ts";
 import { callForValidation } from "./assemble.ts";
 import { candidatesOutOfPlace } from "./dialects/readers.ts";
-import type { StreamDialect } from "./calls.ts";
+import type { AssembledToolCall, StreamDialect } from "./calls.ts";
 import {
   ALLOWED_NONE,
   type CompletionDialect,
@@ -250,6 +250,21 @@ function answersAsked(request: Record<string, unknown>): number {
   return typeof n === "number" && Number.isInteger(n) && n >= 1 ? n : 1;
 }
 
+/**
+ * `verdict` on `calls` as the turn made them: a call whose arguments clients read two ways is judged once
+ * per version (see `StreamGate`), each a copy of the call (its answer, slot and id), and one version
+ * rejected rejects the call, so its accepted versions are left out; counted, they were calls accepted
+ * beside it, which the reason said did not run either. The verdict itself when no version goes.
+ */
+function asMade(verdict: Verdict, calls: readonly AssembledToolCall[]): Verdict {
+  if (verdict.rejectedIndices.length === 0) return verdict; // (every judgement asks)
+  const callOf = (i: number) => `${calls[i].choice} ${calls[i].slot} ${calls[i].id}`;
+  const rejected = new Set(verdict.rejectedIndices.map(callOf));
+  const kept = verdict.calls.flatMap((c, i) => (c.allowed && rejected.has(callOf(i)) ? [] : [c]));
+  if (kept.length === verdict.calls.length) return verdict;
+  return { ...verdict, calls: kept, rejectedIndices: kept.flatMap((c, i) => (c.allowed ? [] : [i])) };
+}
+
 /** A streamed response passed through a {@linkcode StreamGate}. */
 function gateStreamed(
   response: Response,
@@ -266,11 +281,12 @@ function gateStreamed(
     answers: answersAsked(exchange.request),
     judge: async (calls) => {
       const verdict = await judge.judge(calls.map(callForValidation));
+      const made = asMade(verdict, calls);
       const partial = dropsCalls(verdict, exchange.options);
       return {
         verdict,
-        reason: judge.reason(verdict),
-        partialReason: partial ? judge.reason(verdict, { partial }) : undefined,
+        reason: judge.reason(made),
+        partialReason: partial ? judge.reason(made, { partial }) : undefined,
       };
     },
     onReport: (r) =>

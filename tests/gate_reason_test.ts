@@ -88,3 +88,67 @@ test("guardFetch retry: each call's tool result says once that it did not run, a
     "toolguard did not run weather: 2 other calls in the same turn were rejected. Call it again if it is still needed.",
   );
 });
+
+/**
+ * One Anthropic tool call whose block starts with one input and streams another, gated with `onRejected`:
+ * the gate judges both versions (the verdict lists the call once per version) and rejects `{"town"}`. What
+ * the client read (its text and its stop reason) and how many calls the verdict listed.
+ */
+async function twoVersions(onRejected: "withhold-turn" | "drop-call") {
+  const sse = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+  const wire = [
+    {
+      type: "message_start",
+      message: { id: "m1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null },
+    },
+    {
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "tool_use", id: "tu_1", name: "weather", input: { town: "Oslo" } },
+    },
+    {
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "input_json_delta", partial_json: '{"city": "Oslo"}' },
+    },
+    { type: "content_block_stop", index: 0 },
+    { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } },
+    { type: "message_stop" },
+  ].map(sse).join("");
+  const versions: number[] = [];
+  const fetch = () =>
+    Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } }));
+  const response = await guardFetch(fetch, {
+    onRejected,
+    onVerdict: (e) => versions.push(e.verdict.calls.length),
+  })("http://llm.test/v1/messages", {
+    method: "POST",
+    body: JSON.stringify({
+      model: "m",
+      max_tokens: 10,
+      stream: true,
+      messages: [{ role: "user", content: "Weather?" }],
+      tools: [{ name: "weather", input_schema: TOOLS[0].function.parameters }],
+    }),
+  });
+  const events = (await response.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  return {
+    versions,
+    said: events.map((e) => e.delta?.text ?? "").join("").split("\n").slice(0, 2),
+    stop: events.flatMap((e) => e.delta?.stop_reason ?? []),
+    blocks: events.flatMap((e) => e.content_block?.type ?? []),
+  };
+}
+
+test("guardFetch: the reason for one streamed call whose arguments clients read two ways speaks of one call, none accepted", async () => {
+  // Read as two calls, the lead said "the accepted one did not run either" of a turn of one call, which was
+  // rejected.
+  const { versions, said } = await twoVersions("withhold-turn");
+  assert.deepEqual(versions, [2]);
+  assert.deepEqual(said, [
+    "toolguard stopped this turn's tool call.",
+    "Your call to weather was rejected and did not run.",
+  ]);
+});
