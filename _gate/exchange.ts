@@ -254,7 +254,8 @@ function answersAsked(request: Record<string, unknown>): number {
  * `verdict` on `calls` as the turn made them: a call whose arguments clients read two ways is judged once
  * per version (see `StreamGate`), each a copy of the call (its answer, slot and id), and one version
  * rejected rejects the call, so its accepted versions are left out; counted, they were calls accepted
- * beside it, which the reason said did not run either. The verdict itself when no version goes.
+ * beside it, which drop-call would keep (of none) and the reason would say did not run. The verdict itself
+ * when no version goes.
  */
 function asMade(verdict: Verdict, calls: readonly AssembledToolCall[]): Verdict {
   if (verdict.rejectedIndices.length === 0) return verdict; // (every judgement asks)
@@ -282,7 +283,7 @@ function gateStreamed(
     judge: async (calls) => {
       const verdict = await judge.judge(calls.map(callForValidation));
       const made = asMade(verdict, calls);
-      const partial = dropsCalls(verdict, exchange.options);
+      const partial = dropsCalls(made, exchange.options);
       return {
         verdict,
         reason: judge.reason(made),

@@ -152,3 +152,52 @@ test("guardFetch: the reason for one streamed call whose arguments clients read 
     "Your call to weather was rejected and did not run.",
   ]);
 });
+
+test("guardFetch drop-call: one streamed call whose arguments clients read two ways, one version rejected, is withheld as the turn's one call", async () => {
+  // Counted as two calls, one accepted, drop-call took the turn for one to keep: it dropped the block (the
+  // rejected version's), told the model "the other call of this turn was kept" of none, and the stream
+  // ended in `tool_use` with no tool block left.
+  const withheld = await twoVersions("withhold-turn");
+  const dropped = await twoVersions("drop-call");
+  assert.deepEqual(dropped.said, withheld.said);
+  assert.deepEqual([dropped.stop, dropped.blocks], [withheld.stop, withheld.blocks]);
+  assert.notDeepEqual(dropped.stop, ["tool_use"]);
+});
+
+test("guardFetch drop-call: two streamed calls that share an id are two calls, and the accepted one is kept", async () => {
+  // (versions of one call are told apart from calls by their place in the stream, not by the id alone, which
+  // some servers give every call alike)
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${
+      JSON.stringify({
+        id: "c1",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      })
+    }\n\n`;
+  const call = (index: number, args: string) =>
+    chunk({
+      tool_calls: [{ index, id: "call_0", type: "function", function: { name: "weather", arguments: args } }],
+    });
+  const wire = chunk({ role: "assistant", content: "" }) + call(0, '{"city": "Oslo"}') +
+    call(1, '{"town": "Oslo"}') +
+    chunk({}, "tool_calls") + "data: [DONE]\n\n";
+  const fetch = () =>
+    Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } }));
+  const response = await guardFetch(fetch, { onRejected: "drop-call" })(
+    "http://llm.test/v1/chat/completions",
+    {
+      method: "POST",
+      body: JSON.stringify({ ...REQUEST, stream: true }),
+    },
+  );
+  const text = await response.text();
+  assert.match(
+    text,
+    /toolguard removed the rejected tool call below; the other call of this turn was kept\./,
+  );
+  assert.match(text, /"arguments":"\{\\"city\\": \\"Oslo\\"\}"/);
+  assert.doesNotMatch(text, /"arguments":"\{\\"town/);
+});
