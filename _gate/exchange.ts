@@ -200,14 +200,17 @@ async function retryStream(
   dialect: StreamDialect,
   turn: StreamRetry,
 ): Promise<RetryAnswer | undefined> {
-  if (dropsCalls(turn.verdict, exchange.options)) return undefined; // the valid calls went through
-  const calls = turn.calls.map((c) => ({
+  // (a call judged in two versions goes back once, with the tool result of its rejected version: each version
+  // went back as a call of its own, one told "another call in the same turn was rejected", under one id)
+  const made = madeCalls(turn.verdict, turn.calls);
+  if (dropsCalls(made.verdict, exchange.options)) return undefined; // the valid calls went through
+  const calls = made.calls.map((c) => ({
     id: c.id,
     name: c.name,
     arguments: c.arguments,
     freeText: c.freeText,
   }));
-  const rejected: RejectedTurn = { calls, verdict: turn.verdict, body: turn.body };
+  const rejected: RejectedTurn = { calls, verdict: made.verdict, body: turn.body };
   if (turn.fromText) rejected.fromText = true;
   const request = oneAnswer(followUpOf(exchange, rejected));
   const response = await exchange.send(request);
@@ -258,12 +261,24 @@ function answersAsked(request: Record<string, unknown>): number {
  * when no version goes.
  */
 function asMade(verdict: Verdict, calls: readonly AssembledToolCall[]): Verdict {
-  if (verdict.rejectedIndices.length === 0) return verdict; // (every judgement asks)
+  return madeCalls(verdict, calls).verdict;
+}
+
+/** {@linkcode asMade}, with the calls it keeps (a retry sends each back with its tool result). */
+function madeCalls(
+  verdict: Verdict,
+  calls: readonly AssembledToolCall[],
+): { verdict: Verdict; calls: readonly AssembledToolCall[] } {
+  if (verdict.rejectedIndices.length === 0) return { verdict, calls }; // (every judgement asks)
   const callOf = (i: number) => `${calls[i].choice} ${calls[i].slot} ${calls[i].id}`;
   const rejected = new Set(verdict.rejectedIndices.map(callOf));
-  const kept = verdict.calls.flatMap((c, i) => (c.allowed && rejected.has(callOf(i)) ? [] : [c]));
-  if (kept.length === verdict.calls.length) return verdict;
-  return { ...verdict, calls: kept, rejectedIndices: kept.flatMap((c, i) => (c.allowed ? [] : [i])) };
+  const keep = verdict.calls.flatMap((c, i) => (c.allowed && rejected.has(callOf(i)) ? [] : [i]));
+  if (keep.length === verdict.calls.length) return { verdict, calls };
+  const kept = keep.map((i) => verdict.calls[i]);
+  return {
+    verdict: { ...verdict, calls: kept, rejectedIndices: kept.flatMap((c, i) => (c.allowed ? [] : [i])) },
+    calls: keep.map((i) => calls[i]),
+  };
 }
 
 /** A streamed response passed through a {@linkcode StreamGate}. */

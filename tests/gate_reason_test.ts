@@ -90,36 +90,46 @@ test("guardFetch retry: each call's tool result says once that it did not run, a
 });
 
 /**
- * One Anthropic tool call whose block starts with one input and streams another, gated with `onRejected`:
- * the gate judges both versions (the verdict lists the call once per version) and rejects `{"town"}`. What
- * the client read (its text and its stop reason) and how many calls the verdict listed.
+ * An Anthropic stream of one tool call whose block starts with one input and streams another: the gate
+ * judges both versions (the verdict lists the call once per version) and rejects `{"town"}`.
  */
-async function twoVersions(onRejected: "withhold-turn" | "drop-call") {
-  const sse = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
-  const wire = [
-    {
-      type: "message_start",
-      message: { id: "m1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null },
-    },
-    {
-      type: "content_block_start",
-      index: 0,
-      content_block: { type: "tool_use", id: "tu_1", name: "weather", input: { town: "Oslo" } },
-    },
-    {
-      type: "content_block_delta",
-      index: 0,
-      delta: { type: "input_json_delta", partial_json: '{"city": "Oslo"}' },
-    },
-    { type: "content_block_stop", index: 0 },
-    { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } },
-    { type: "message_stop" },
-  ].map(sse).join("");
+const sse = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+const VERSIONS_WIRE = [
+  {
+    type: "message_start",
+    message: { id: "m1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null },
+  },
+  {
+    type: "content_block_start",
+    index: 0,
+    content_block: { type: "tool_use", id: "tu_1", name: "weather", input: { town: "Oslo" } },
+  },
+  {
+    type: "content_block_delta",
+    index: 0,
+    delta: { type: "input_json_delta", partial_json: '{"city": "Oslo"}' },
+  },
+  { type: "content_block_stop", index: 0 },
+  { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } },
+  { type: "message_stop" },
+].map(sse).join("");
+
+/**
+ * {@linkcode VERSIONS_WIRE} gated with `onRejected` (and `retry` times, each answered with it): what the
+ * client read (its text, stop reason and blocks), how many calls each verdict listed, and the requests sent.
+ */
+async function twoVersions(onRejected: "withhold-turn" | "drop-call", retry = 0) {
   const versions: number[] = [];
-  const fetch = () =>
-    Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } }));
+  const sent: { messages: { content: unknown }[] }[] = [];
+  const fetch = (_url: unknown, init?: RequestInit) => {
+    sent.push(JSON.parse(String(init?.body)));
+    return Promise.resolve(
+      new Response(VERSIONS_WIRE, { headers: { "content-type": "text/event-stream" } }),
+    );
+  };
   const response = await guardFetch(fetch, {
     onRejected,
+    retry,
     onVerdict: (e) => versions.push(e.verdict.calls.length),
   })("http://llm.test/v1/messages", {
     method: "POST",
@@ -136,6 +146,7 @@ async function twoVersions(onRejected: "withhold-turn" | "drop-call") {
   );
   return {
     versions,
+    sent,
     said: events.map((e) => e.delta?.text ?? "").join("").split("\n").slice(0, 2),
     stop: events.flatMap((e) => e.delta?.stop_reason ?? []),
     blocks: events.flatMap((e) => e.content_block?.type ?? []),
@@ -200,4 +211,17 @@ test("guardFetch drop-call: two streamed calls that share an id are two calls, a
   );
   assert.match(text, /"arguments":"\{\\"city\\": \\"Oslo\\"\}"/);
   assert.doesNotMatch(text, /"arguments":"\{\\"town/);
+});
+
+test("guardFetch retry: one streamed call whose arguments clients read two ways goes back once, with its rejected version's result, in either mode", async () => {
+  // Each version went back as a call of its own under the one id: two tool results for `tu_1`, the first
+  // "toolguard did not run weather: another call in the same turn was rejected" of none; and drop-call, which
+  // withholds the turn whole, did not retry it, where it retries a turn whose calls were all rejected.
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const { sent } = await twoVersions(onRejected, 1);
+    assert.equal(sent.length, 2, onRejected);
+    const results = sent[1].messages.at(-1)!.content as { tool_use_id: string; content: string }[];
+    assert.deepEqual(results.map((r) => r.tool_use_id), ["tu_1"], onRejected);
+    assert.match(results[0].content, /^Your call to weather was rejected and did not run\.\n/, onRejected);
+  }
 });
