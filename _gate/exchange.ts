@@ -203,7 +203,7 @@ async function retryStream(
   // (a call judged in two versions goes back once, with the tool result of its rejected version: each version
   // went back as a call of its own, one told "another call in the same turn was rejected", under one id)
   const made = madeCalls(turn.verdict, turn.calls);
-  if (dropsCalls(made.verdict, exchange.options)) return undefined; // the valid calls went through
+  if (keepsCalls(made, exchange.options)) return undefined; // the valid calls went through
   const calls = made.calls.map((c) => ({
     id: c.id,
     name: c.name,
@@ -254,17 +254,28 @@ function answersAsked(request: Record<string, unknown>): number {
 }
 
 /**
- * `verdict` on `calls` as the turn made them: a call whose arguments clients read two ways is judged once
- * per version (see `StreamGate`), each a copy of the call (its answer, slot and id), and one version
- * rejected rejects the call, so its accepted versions are left out; counted, they were calls accepted
- * beside it, which drop-call would keep (of none) and the reason would say did not run. The verdict itself
- * when no version goes.
+ * Whether drop-call keeps a call of a streamed turn (`made`, see {@linkcode madeCalls}): one accepted whose
+ * place (its answer and slot) holds no rejected call. The gate drops a place whole, as a client reads one
+ * call there: an accepted call at the index a rejected one reused went with it, and the turn, counted as
+ * one with a call to keep, was told "the other call of this turn was kept" of none and not retried.
  */
-function asMade(verdict: Verdict, calls: readonly AssembledToolCall[]): Verdict {
-  return madeCalls(verdict, calls).verdict;
+function keepsCalls(
+  made: { verdict: Verdict; calls: readonly AssembledToolCall[] },
+  options: GuardFetchOptions,
+): boolean {
+  if (!dropsCalls(made.verdict, options)) return false;
+  const placeOf = (c: AssembledToolCall) => `${c.choice} ${c.slot}`;
+  const dropped = new Set(made.verdict.rejectedIndices.map((i) => placeOf(made.calls[i])));
+  return made.verdict.calls.some((c, i) => c.allowed && !dropped.has(placeOf(made.calls[i])));
 }
 
-/** {@linkcode asMade}, with the calls it keeps (a retry sends each back with its tool result). */
+/**
+ * `verdict` on `calls` as the turn made them, with the calls it keeps (a retry sends each back with its
+ * tool result): a call whose arguments clients read two ways is judged once per version (see
+ * `StreamGate`), each a copy of the call (its answer, slot and id), and one version rejected rejects the
+ * call, so its accepted versions are left out; counted, they were calls accepted beside it, which drop-call
+ * would keep (of none) and the reason would say did not run. The verdict itself when no version goes.
+ */
 function madeCalls(
   verdict: Verdict,
   calls: readonly AssembledToolCall[],
@@ -297,12 +308,12 @@ function gateStreamed(
     answers: answersAsked(exchange.request),
     judge: async (calls) => {
       const verdict = await judge.judge(calls.map(callForValidation));
-      const made = asMade(verdict, calls);
-      const partial = dropsCalls(made, exchange.options);
+      const made = madeCalls(verdict, calls);
+      const partial = keepsCalls(made, exchange.options);
       return {
         verdict,
-        reason: judge.reason(made),
-        partialReason: partial ? judge.reason(made, { partial }) : undefined,
+        reason: judge.reason(made.verdict),
+        partialReason: partial ? judge.reason(made.verdict, { partial }) : undefined,
       };
     },
     onReport: (r) =>

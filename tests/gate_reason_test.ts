@@ -225,3 +225,48 @@ test("guardFetch retry: one streamed call whose arguments clients read two ways 
     assert.match(results[0].content, /^Your call to weather was rejected and did not run\.\n/, onRejected);
   }
 });
+
+test("guardFetch drop-call: an accepted call at the index a rejected one reused goes with it, and the turn is withheld and retried as one with no call kept", async () => {
+  // A client reads one call at an index (the openai SDK merges the two): the gate dropped the index whole,
+  // the accepted call with the rejected one, but counted the turn as one with a call to keep: "the other
+  // call of this turn was kept" of none, the stream ended in `tool_calls` with no call, and no retry.
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${
+      JSON.stringify({
+        id: "c1",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      })
+    }\n\n`;
+  const call = (id: string, name: string, args: string) =>
+    chunk({ tool_calls: [{ index: 0, id, type: "function", function: { name, arguments: args } }] });
+  const wire = chunk({ role: "assistant", content: "" }) + call("a", "weather", '{"city": "Oslo"}') +
+    call("b", "drop_db", "{}") + chunk({}, "tool_calls") + "data: [DONE]\n\n";
+  for (const retry of [0, 1]) {
+    let sent = 0;
+    const fetch = () => {
+      const body = sent++ === 0
+        ? wire
+        : chunk({ role: "assistant", content: "Done." }, "stop") + "data: [DONE]\n\n";
+      return Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } }));
+    };
+    const response = await guardFetch(fetch, { onRejected: "drop-call", retry })(
+      "http://llm.test/v1/chat/completions",
+      { method: "POST", body: JSON.stringify({ ...REQUEST, stream: true }) },
+    );
+    const choices = (await response.text()).split("\n").filter((l) => l.startsWith("data: {")).map((l) =>
+      JSON.parse(l.slice(6)).choices[0]
+    );
+    const said = choices.map((c) => c.delta.content ?? "").join("");
+    assert.equal(sent, 1 + retry, `retry ${retry}`);
+    if (retry === 0) {
+      assert.match(
+        said,
+        /^toolguard stopped this turn's tool calls; the accepted one did not run either\.\n/,
+      );
+    }
+    assert.equal(choices.at(-1).finish_reason, "stop", `retry ${retry}`);
+  }
+});
