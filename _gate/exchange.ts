@@ -29,7 +29,7 @@ import { parseJsonSafe } from "../_common/json.ts";
 import type { Verdict } from "../types.ts";
 import { callForValidation } from "./assemble.ts";
 import { candidatesOutOfPlace } from "./dialects/readers.ts";
-import type { StreamDialect } from "./calls.ts";
+import type { AssembledToolCall, StreamDialect } from "./calls.ts";
 import {
   ALLOWED_NONE,
   type CompletionDialect,
@@ -200,14 +200,17 @@ async function retryStream(
   dialect: StreamDialect,
   turn: StreamRetry,
 ): Promise<RetryAnswer | undefined> {
-  if (dropsCalls(turn.verdict, exchange.options)) return undefined; // the valid calls went through
-  const calls = turn.calls.map((c) => ({
+  // (a call judged in two versions goes back once, with the tool result of its rejected version: each version
+  // went back as a call of its own, one told "another call in the same turn was rejected", under one id)
+  const made = madeCalls(turn.verdict, turn.calls);
+  if (keepsCalls(made, exchange.options)) return undefined; // the valid calls went through
+  const calls = made.calls.map((c) => ({
     id: c.id,
     name: c.name,
     arguments: c.arguments,
     freeText: c.freeText,
   }));
-  const rejected: RejectedTurn = { calls, verdict: turn.verdict, body: turn.body };
+  const rejected: RejectedTurn = { calls, verdict: made.verdict, body: turn.body };
   if (turn.fromText) rejected.fromText = true;
   const request = oneAnswer(followUpOf(exchange, rejected));
   const response = await exchange.send(request);
@@ -250,6 +253,45 @@ function answersAsked(request: Record<string, unknown>): number {
   return typeof n === "number" && Number.isInteger(n) && n >= 1 ? n : 1;
 }
 
+/**
+ * Whether drop-call keeps a call of a streamed turn (`made`, see {@linkcode madeCalls}): one accepted whose
+ * place (its answer and slot) holds no rejected call. The gate drops a place whole, as a client reads one
+ * call there: an accepted call at the index a rejected one reused went with it, and the turn, counted as
+ * one with a call to keep, was told "the other call of this turn was kept" of none and not retried.
+ */
+function keepsCalls(
+  made: { verdict: Verdict; calls: readonly AssembledToolCall[] },
+  options: GuardFetchOptions,
+): boolean {
+  if (!dropsCalls(made.verdict, options)) return false;
+  const placeOf = (c: AssembledToolCall) => `${c.choice} ${c.slot}`;
+  const dropped = new Set(made.verdict.rejectedIndices.map((i) => placeOf(made.calls[i])));
+  return made.verdict.calls.some((c, i) => c.allowed && !dropped.has(placeOf(made.calls[i])));
+}
+
+/**
+ * `verdict` on `calls` as the turn made them, with the calls it keeps (a retry sends each back with its
+ * tool result): a call whose arguments clients read two ways is judged once per version (see
+ * `StreamGate`), each a copy of the call (its answer, slot and id), and one version rejected rejects the
+ * call, so its accepted versions are left out; counted, they were calls accepted beside it, which drop-call
+ * would keep (of none) and the reason would say did not run. The verdict itself when no version goes.
+ */
+function madeCalls(
+  verdict: Verdict,
+  calls: readonly AssembledToolCall[],
+): { verdict: Verdict; calls: readonly AssembledToolCall[] } {
+  if (verdict.rejectedIndices.length === 0) return { verdict, calls }; // (every judgement asks)
+  const callOf = (i: number) => `${calls[i].choice} ${calls[i].slot} ${calls[i].id}`;
+  const rejected = new Set(verdict.rejectedIndices.map(callOf));
+  const keep = verdict.calls.flatMap((c, i) => (c.allowed && rejected.has(callOf(i)) ? [] : [i]));
+  if (keep.length === verdict.calls.length) return { verdict, calls };
+  const kept = keep.map((i) => verdict.calls[i]);
+  return {
+    verdict: { ...verdict, calls: kept, rejectedIndices: kept.flatMap((c, i) => (c.allowed ? [] : [i])) },
+    calls: keep.map((i) => calls[i]),
+  };
+}
+
 /** A streamed response passed through a {@linkcode StreamGate}. */
 function gateStreamed(
   response: Response,
@@ -266,11 +308,12 @@ function gateStreamed(
     answers: answersAsked(exchange.request),
     judge: async (calls) => {
       const verdict = await judge.judge(calls.map(callForValidation));
-      const partial = dropsCalls(verdict, exchange.options);
+      const made = madeCalls(verdict, calls);
+      const partial = keepsCalls(made, exchange.options);
       return {
         verdict,
-        reason: judge.reason(verdict),
-        partialReason: partial ? judge.reason(verdict, { partial }) : undefined,
+        reason: judge.reason(made.verdict),
+        partialReason: partial ? judge.reason(made.verdict, { partial }) : undefined,
       };
     },
     onReport: (r) =>

@@ -72,6 +72,22 @@ interface Turn {
   model: string;
   answers: Answer[];
   usage: { input: number; output: number };
+  /** How a Gemini turn numbers and places its candidates (see `oddPlaces`); absent: as Gemini does. */
+  places?: Places;
+}
+
+/**
+ * The `index` each Gemini candidate names, in the body and in every chunk: `keep` its place, `omit-zero`
+ * none for the first (as Gemini leaves out a zero), `shift` its place plus one, `swap` candidates 0 and 1
+ * traded (one more than its place, of one candidate). The last two put a candidate out of place, which the
+ * gate does not retry, whole or streamed. With `nulls`, a chunk holds the places before a candidate with
+ * `null` where it would with `{}`.
+ */
+interface Places {
+  label: "keep" | "omit-zero" | "shift" | "swap";
+  nulls: boolean;
+  /** A call comes in the chunk of the candidate's part before it. */
+  joined: boolean;
 }
 
 const TOOLS = [
@@ -763,6 +779,20 @@ const geminiUsage = (t: Turn) => ({
   totalTokenCount: t.usage.input + t.usage.output,
 });
 
+/** The `index` field the candidate at `place` of `count` names, as `places` numbers them. */
+function geminiIndex(places: Places | undefined, place: number, count: number): { index?: number } {
+  switch (places?.label) {
+    case "omit-zero":
+      return place === 0 ? {} : { index: place };
+    case "shift":
+      return { index: place + 1 };
+    case "swap":
+      return { index: count < 2 ? place + 1 : place < 2 ? 1 - place : place };
+    default:
+      return { index: place };
+  }
+}
+
 const gemini: Writer = {
   path: "/v1beta/models/m:streamGenerateContent",
   request: (tools) => ({
@@ -774,7 +804,7 @@ const gemini: Writer = {
     candidates: t.answers.map((a, index) => ({
       content: { role: "model", parts: geminiParts(a) },
       finishReason: "STOP",
-      index,
+      ...geminiIndex(t.places, index, t.answers.length),
     })),
     usageMetadata: geminiUsage(t),
     modelVersion: t.model,
@@ -797,8 +827,12 @@ const gemini: Writer = {
     const lists = t.answers.map((a, index) => {
       const out: Json[] = [];
       for (const part of geminiParts(a)) {
-        if (typeof part.text !== "string") out.push({ content: { role: "model", parts: [part] }, index });
-        else {
+        const last = out.at(-1)?.content as { parts: Json[] } | undefined;
+        // (a call in the chunk of the words before it, as Gemini sends it at times)
+        if (part.functionCall && t.places?.joined && last) last.parts.push(part);
+        else if (typeof part.text !== "string") {
+          out.push({ content: { role: "model", parts: [part] }, index });
+        } else {
           // (an empty delta as a part of plain text: one with the signature of a thought would be another part)
           for (const s of cutText(r, part.text, part.thought === true ? undefined : empties)) {
             const piece = s === "" && s !== part.text ? { text: s } : { ...part, text: s };
@@ -817,8 +851,15 @@ const gemini: Writer = {
       const row: Json[] = [all.shift()!];
       while (all.length && r() < 0.3 && !row.some((c) => c.index === all[0].index)) row.push(all.shift()!);
       const at: Json[] = [];
-      for (const c of row) at[c.index as number] = c;
-      out.push(chunk(Array.from(at, (c) => c ?? {}), !all.length));
+      for (const c of row) {
+        const { index: place, ...rest } = c;
+        // (as drawn by default: a seed's frames stay as they were)
+        at[place as number] = t.places
+          ? { ...rest, ...geminiIndex(t.places, place as number, t.answers.length) }
+          : c;
+      }
+      const hole = t.places?.nulls ? null : {};
+      out.push(chunk(Array.from(at, (c) => c ?? hole) as Json[], !all.length));
     }
     return out;
   },
@@ -1333,8 +1374,8 @@ function readGemini(chunks: Json[]): Read {
     out.id ??= c.responseId;
     out.model ??= c.modelVersion;
     if (c.usageMetadata) out.usage = c.usageMetadata;
-    for (const [at, cand] of ((c.candidates ?? []) as Json[]).entries()) {
-      if (!Object.keys(cand).length) continue;
+    for (const [at, cand] of ((c.candidates ?? []) as (Json | null)[]).entries()) {
+      if (cand === null || !Object.keys(cand).length) continue;
       const a = out.answers[at] ??= { ...blank(), other: [] };
       for (const p of ((cand.content as Json | undefined)?.parts ?? []) as Json[]) {
         if (p.functionCall) {
@@ -1560,17 +1601,30 @@ function provider(dialect: FuzzDialect, turns: Turn[], streamed: boolean, r: Ran
 export function fuzzCase(
   dialect: FuzzDialect,
   seed: number,
-  { emptyDeltas = false }: SeedOptions = {},
+  { emptyDeltas = false, oddCandidates = false }: SeedOptions = {},
 ): { request: Json; turns: Turn[]; path: string } {
   const r = seeded(seed * 7919 + FUZZ_DIALECTS.indexOf(dialect));
-  const turns = [turnOf(r, dialect, "a"), turnOf(r, dialect, "b"), turnOf(r, dialect, "c")];
+  const drawn = [turnOf(r, dialect, "a"), turnOf(r, dialect, "b"), turnOf(r, dialect, "c")];
   const writer = WRITERS[dialect];
   const request = writer.request(r() < 0.95);
+  const turns = emptyDeltas ? blankStarts(drawn, seeded(seed * 7901 + 7)) : drawn;
   return {
     request,
-    turns: emptyDeltas ? blankStarts(turns, seeded(seed * 7901 + 7)) : turns,
+    turns: oddCandidates ? oddPlaces(turns, seeded(seed * 7883 + 11)) : turns,
     path: writer.path,
   };
+}
+
+/**
+ * `turns` each numbering and placing its candidates one of the ways of `Places` (drawn from `r`, a stream
+ * of its own: a seed's answers and frames stay). Only the Gemini writer reads them.
+ */
+function oddPlaces(turns: Turn[], r: Rand): Turn[] {
+  const labels = ["keep", "omit-zero", "shift", "swap"] as const;
+  return turns.map((t) => ({
+    ...t,
+    places: { label: pick(r, labels), nulls: r() < 0.5, joined: r() < 0.5 },
+  }));
 }
 
 /** Options of a seed's run. */
@@ -1580,6 +1634,11 @@ export interface SeedOptions {
    * and some written calls open a part of their own after a blank (see `blankStarts`).
    */
   emptyDeltas?: boolean;
+  /**
+   * Gemini candidates name an `index` other than their place at times, chunks hold the places before a
+   * candidate with `null`, and a call comes in the chunk of the words before it (see `Places`).
+   */
+  oddCandidates?: boolean;
 }
 
 /**
@@ -1607,11 +1666,11 @@ function through(
   mode: FuzzMode,
   seed: number,
   streamed: boolean,
-  { emptyDeltas = false }: SeedOptions = {},
+  options: SeedOptions = {},
 ): Promise<{ text: string; events: GateEvent[] }> {
-  const empties = emptyDeltas && streamed ? seeded(seed * 7907 + 104729) : undefined;
+  const empties = options.emptyDeltas && streamed ? seeded(seed * 7907 + 104729) : undefined;
   return sent(
-    fuzzCase(dialect, seed, { emptyDeltas }),
+    fuzzCase(dialect, seed, options),
     { dialect, mode, streamed, empties },
     seeded(seed + (streamed ? 1 : 2)),
   );

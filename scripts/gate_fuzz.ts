@@ -7,6 +7,7 @@
  * deno run -A scripts/gate_fuzz.ts --dialects chat,gemini --modes withhold --from 1 --count 500
  * deno run -A scripts/gate_fuzz.ts --dialects cohere --modes retry --seed 1234 --all   # replay one seed
  * deno run -A scripts/gate_fuzz.ts --from 46001 --count 2000 --exact --empty-deltas
+ * deno run -A scripts/gate_fuzz.ts --dialects gemini --from 70001 --count 500 --odd-candidates
  * ```
  *
  * @module
@@ -24,7 +25,7 @@ import {
 } from "./_gate_fuzz.ts";
 
 const USAGE =
-  `usage: gate_fuzz.ts [--dialects a,b] [--modes m,n] [--from N] [--count N] [--seed N] [--all] [--exact] [--empty-deltas] [--show] [--dump]
+  `usage: gate_fuzz.ts [--dialects a,b] [--modes m,n] [--from N] [--count N] [--seed N] [--all] [--exact] [--empty-deltas] [--odd-candidates] [--show] [--dump]
   --dialects  ${FUZZ_DIALECTS.join(",")} (default all)
   --modes     ${FUZZ_MODES.join(",")} (default all)
   --from, --count  the seed range (default 1, 200); --seed N runs that one seed
@@ -32,6 +33,9 @@ const USAGE =
   --exact     count differences in white space alone as failures too
   --empty-deltas  put empty text deltas among a stream's text, and part some written calls from the words
               before them (drawn apart: a seed's other frames stay)
+  --odd-candidates  Gemini candidates name an index other than their place at times, chunks hold the
+              places before a candidate with null, and a call comes in the chunk of the words before it
+              (drawn apart likewise)
   --show      print the seed's generated turns
   --dump      print what the client read streamed and whole, and the gate's events`;
 
@@ -46,6 +50,7 @@ if (import.meta.main) {
       all: { type: "boolean", default: false },
       exact: { type: "boolean", default: false },
       "empty-deltas": { type: "boolean", default: false },
+      "odd-candidates": { type: "boolean", default: false },
       show: { type: "boolean", default: false },
       dump: { type: "boolean", default: false },
     },
@@ -68,7 +73,7 @@ if (import.meta.main) {
       const bad: number[] = [], ws: number[] = [];
       let skipped = 0, rejected = 0;
       for (let seed = from; seed < from + count; seed++) {
-        const options = { emptyDeltas: values["empty-deltas"] };
+        const options = { emptyDeltas: values["empty-deltas"], oddCandidates: values["odd-candidates"] };
         if (values.show) console.log(JSON.stringify(fuzzCase(dialect, seed, options), null, 1));
         if (values.dump) console.log(JSON.stringify(await debugSeed(dialect, mode, seed, options), null, 1));
         const result = await fuzzSeed(dialect, mode, seed, options);

@@ -266,3 +266,14 @@ test("guardFetch: a Responses retry's text is set apart from the client's words 
   const { differences } = await fuzzSeed("responses", "retry", 19614);
   assert.deepEqual(differences, []);
 });
+
+test("guardFetch drop-call: Gemini chunks that hold a candidate's place with null keep every candidate's calls at its place", async () => {
+  // (the fuzz's seeds with `oddCandidates`: a chunk of candidate 1's words and calls behind a `null`, split
+  // into its words and its calls without the `null`, moved them to place 0, and drop-call, dropping by place,
+  // let candidate 1's rejected `delete_everything` through there (1060); its words and finish went to
+  // candidate 0 (1, 46))
+  for (const [seed, mode] of [[1060, "drop-call"], [1, "retry"], [46, "withhold"]] as const) {
+    const { differences } = await fuzzSeed("gemini", mode, seed, { oddCandidates: true });
+    assert.deepEqual(differences, [], `seed ${seed}`);
+  }
+});

@@ -42,6 +42,27 @@ for (const dialect of FUZZ_DIALECTS) {
   });
 }
 
+test("gate fuzz gemini: candidates out of place and places held with null read as their bodies", async () => {
+  // (`--odd-candidates`: a candidate 1 behind a `null` moved to place 0 when the gate split its chunk, its
+  // words and its rejected call with it; seed 1 found it)
+  const held = new Set<string>();
+  for (const mode of FUZZ_MODES) {
+    for (const seed of SEEDS) {
+      const case_ = fuzzCase("gemini", seed, { oddCandidates: true });
+      for (const t of case_.turns) held.add(`${t.places?.label} ${t.places?.nulls}`);
+      const { differences } = await fuzzSeed("gemini", mode, seed, { oddCandidates: true });
+      assert.deepEqual(
+        differences,
+        [],
+        `${mode} seed ${seed}, replay: deno run -A scripts/gate_fuzz.ts --dialects gemini --modes ${mode} ` +
+          `--seed ${seed} --odd-candidates --all`,
+      );
+    }
+  }
+  // (every way of numbering, with null and with empty places: the seeds reach each)
+  assert.equal(held.size, 8, [...held].join(", "));
+});
+
 test("gate fuzz: seeds a wider hunt found read alike streamed and whole, to the space", async () => {
   // Responses 1642: a fence of JSON that is no call held the text from the first message on, and the stream
   // trimmed the end of the text before the call in a later message, which the body keeps as it came.

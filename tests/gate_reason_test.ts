@@ -88,3 +88,185 @@ test("guardFetch retry: each call's tool result says once that it did not run, a
     "toolguard did not run weather: 2 other calls in the same turn were rejected. Call it again if it is still needed.",
   );
 });
+
+/**
+ * An Anthropic stream of one tool call whose block starts with one input and streams another: the gate
+ * judges both versions (the verdict lists the call once per version) and rejects `{"town"}`.
+ */
+const sse = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+const VERSIONS_WIRE = [
+  {
+    type: "message_start",
+    message: { id: "m1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null },
+  },
+  {
+    type: "content_block_start",
+    index: 0,
+    content_block: { type: "tool_use", id: "tu_1", name: "weather", input: { town: "Oslo" } },
+  },
+  {
+    type: "content_block_delta",
+    index: 0,
+    delta: { type: "input_json_delta", partial_json: '{"city": "Oslo"}' },
+  },
+  { type: "content_block_stop", index: 0 },
+  { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } },
+  { type: "message_stop" },
+].map(sse).join("");
+
+/**
+ * {@linkcode VERSIONS_WIRE} gated with `onRejected` (and `retry` times, each answered with it): what the
+ * client read (its text, stop reason and blocks), how many calls each verdict listed, and the requests sent.
+ */
+async function twoVersions(onRejected: "withhold-turn" | "drop-call", retry = 0) {
+  const versions: number[] = [];
+  const sent: { messages: { content: unknown }[] }[] = [];
+  const fetch = (_url: unknown, init?: RequestInit) => {
+    sent.push(JSON.parse(String(init?.body)));
+    return Promise.resolve(
+      new Response(VERSIONS_WIRE, { headers: { "content-type": "text/event-stream" } }),
+    );
+  };
+  const response = await guardFetch(fetch, {
+    onRejected,
+    retry,
+    onVerdict: (e) => versions.push(e.verdict.calls.length),
+  })("http://llm.test/v1/messages", {
+    method: "POST",
+    body: JSON.stringify({
+      model: "m",
+      max_tokens: 10,
+      stream: true,
+      messages: [{ role: "user", content: "Weather?" }],
+      tools: [{ name: "weather", input_schema: TOOLS[0].function.parameters }],
+    }),
+  });
+  const events = (await response.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  return {
+    versions,
+    sent,
+    said: events.map((e) => e.delta?.text ?? "").join("").split("\n").slice(0, 2),
+    stop: events.flatMap((e) => e.delta?.stop_reason ?? []),
+    blocks: events.flatMap((e) => e.content_block?.type ?? []),
+  };
+}
+
+test("guardFetch: the reason for one streamed call whose arguments clients read two ways speaks of one call, none accepted", async () => {
+  // Read as two calls, the lead said "the accepted one did not run either" of a turn of one call, which was
+  // rejected.
+  const { versions, said } = await twoVersions("withhold-turn");
+  assert.deepEqual(versions, [2]);
+  assert.deepEqual(said, [
+    "toolguard stopped this turn's tool call.",
+    "Your call to weather was rejected and did not run.",
+  ]);
+});
+
+test("guardFetch drop-call: one streamed call whose arguments clients read two ways, one version rejected, is withheld as the turn's one call", async () => {
+  // Counted as two calls, one accepted, drop-call took the turn for one to keep: it dropped the block (the
+  // rejected version's), told the model "the other call of this turn was kept" of none, and the stream
+  // ended in `tool_use` with no tool block left.
+  const withheld = await twoVersions("withhold-turn");
+  const dropped = await twoVersions("drop-call");
+  assert.deepEqual(dropped.said, withheld.said);
+  assert.deepEqual([dropped.stop, dropped.blocks], [withheld.stop, withheld.blocks]);
+  assert.notDeepEqual(dropped.stop, ["tool_use"]);
+});
+
+test("guardFetch drop-call: two streamed calls that share an id are two calls, and the accepted one is kept", async () => {
+  // (versions of one call are told apart from calls by their place in the stream, not by the id alone, which
+  // some servers give every call alike)
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${
+      JSON.stringify({
+        id: "c1",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      })
+    }\n\n`;
+  const call = (index: number, args: string) =>
+    chunk({
+      tool_calls: [{ index, id: "call_0", type: "function", function: { name: "weather", arguments: args } }],
+    });
+  const wire = chunk({ role: "assistant", content: "" }) + call(0, '{"city": "Oslo"}') +
+    call(1, '{"town": "Oslo"}') +
+    chunk({}, "tool_calls") + "data: [DONE]\n\n";
+  const fetch = () =>
+    Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } }));
+  const response = await guardFetch(fetch, { onRejected: "drop-call" })(
+    "http://llm.test/v1/chat/completions",
+    {
+      method: "POST",
+      body: JSON.stringify({ ...REQUEST, stream: true }),
+    },
+  );
+  const text = await response.text();
+  assert.match(
+    text,
+    /toolguard removed the rejected tool call below; the other call of this turn was kept\./,
+  );
+  assert.match(text, /"arguments":"\{\\"city\\": \\"Oslo\\"\}"/);
+  assert.doesNotMatch(text, /"arguments":"\{\\"town/);
+});
+
+test("guardFetch retry: one streamed call whose arguments clients read two ways goes back once, with its rejected version's result, in either mode", async () => {
+  // Each version went back as a call of its own under the one id: two tool results for `tu_1`, the first
+  // "toolguard did not run weather: another call in the same turn was rejected" of none; and drop-call, which
+  // withholds the turn whole, did not retry it, where it retries a turn whose calls were all rejected.
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const { sent } = await twoVersions(onRejected, 1);
+    assert.equal(sent.length, 2, onRejected);
+    const results = sent[1].messages.at(-1)!.content as { tool_use_id: string; content: string }[];
+    assert.deepEqual(results.map((r) => r.tool_use_id), ["tu_1"], onRejected);
+    assert.match(results[0].content, /^Your call to weather was rejected and did not run\.\n/, onRejected);
+  }
+});
+
+test("guardFetch drop-call: an accepted call at the index a rejected one reused goes with it, and the turn is withheld and retried as one with no call kept", async () => {
+  // A client reads one call at an index (the openai SDK merges the two): the gate dropped the index whole,
+  // the accepted call with the rejected one, but counted the turn as one with a call to keep: "the other
+  // call of this turn was kept" of none, the stream ended in `tool_calls` with no call, and no retry.
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${
+      JSON.stringify({
+        id: "c1",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      })
+    }\n\n`;
+  const call = (id: string, name: string, args: string) =>
+    chunk({ tool_calls: [{ index: 0, id, type: "function", function: { name, arguments: args } }] });
+  const wire = chunk({ role: "assistant", content: "" }) + call("a", "weather", '{"city": "Oslo"}') +
+    call("b", "drop_db", "{}") + chunk({}, "tool_calls") + "data: [DONE]\n\n";
+  for (const retry of [0, 1]) {
+    let sent = 0;
+    const fetch = () => {
+      const body = sent++ === 0
+        ? wire
+        : chunk({ role: "assistant", content: "Done." }, "stop") + "data: [DONE]\n\n";
+      return Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } }));
+    };
+    const response = await guardFetch(fetch, { onRejected: "drop-call", retry })(
+      "http://llm.test/v1/chat/completions",
+      { method: "POST", body: JSON.stringify({ ...REQUEST, stream: true }) },
+    );
+    const choices = (await response.text()).split("\n").filter((l) => l.startsWith("data: {")).map((l) =>
+      JSON.parse(l.slice(6)).choices[0]
+    );
+    const said = choices.map((c) => c.delta.content ?? "").join("");
+    assert.equal(sent, 1 + retry, `retry ${retry}`);
+    if (retry === 0) {
+      assert.match(
+        said,
+        /^toolguard stopped this turn's tool calls; the accepted one did not run either\.\n/,
+      );
+    }
+    assert.equal(choices.at(-1).finish_reason, "stop", `retry ${retry}`);
+  }
+});

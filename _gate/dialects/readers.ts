@@ -445,8 +445,8 @@ export function candidates(body: Record<string, unknown>): Record<string, unknow
 /**
  * Whether a Gemini body or chunk lists a candidate away from its own place: its `index` (absent: 0, as
  * Gemini leaves out a zero) is not its position in `candidates`. The gate reads a chunk's candidates by
- * place (as clients do), a retry's dropped finishes by `index`: where the two differ, which candidate is the
- * first is in doubt.
+ * place (as clients do), Gemini numbers them by `index`: where the two differ, which answer a retry would
+ * continue is in doubt, and the turn is not retried.
  *
  * @example
  * ```ts
