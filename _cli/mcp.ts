@@ -350,6 +350,7 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
       request_and_answer: `sent a message${id} that is both a request and an answer`,
       too_deep: `sent a message${id} nested too deeply to be written out again (a request among ` +
         "such messages is answered with an error)",
+      not_judged: `sent a message${id} the guard could not judge (${event.text}; an error takes its place)`,
     };
     notice(
       `toolguard mcp: the server ${

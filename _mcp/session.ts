@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { errorText, foldCase, isRecord } from "../_common/values.ts";
+import { clipMiddle, errorText, foldCase, isRecord } from "../_common/values.ts";
 import { repeatedKeys } from "../_common/json.ts";
 import { isUtf8 } from "../_common/bytes.ts";
 import { type DeferredCheck, type PayloadPlace, refuseNotUtf8, rejection, scanPayload } from "./judge.ts";
@@ -819,11 +819,11 @@ export class GuardedSession implements McpSession {
     const m = frame.message;
     if (m === undefined) return this.#notJsonAnswer(frame);
     if (Array.isArray(m)) return this.#fromServerBatch(frame, m);
-    let r: ServerOutcome = "same";
+    let r: ServerOutcome;
     try {
       r = this.#judgeServer(m, frame.bytes?.length ?? 0);
-    } catch {
-      // A judging bug must not stop the server's messages: pass this one on unchanged.
+    } catch (error) {
+      r = this.#notJudged(m, error);
     }
     const out = r === "same" ? m : r;
     if (out !== null && this.#inBatch(out)) this.#reply(out, frame.extra);
@@ -1365,8 +1365,8 @@ export class GuardedSession implements McpSession {
       let r: ServerOutcome = "same";
       try {
         if (isRecord(x)) r = this.#judgeServer(x);
-      } catch {
-        // As for single messages: pass it on unchanged.
+      } catch (error) {
+        r = this.#notJudged(x, error);
       }
       const m = r === "same" ? x : r;
       if (m !== null && this.#inBatch(m)) {
@@ -1475,10 +1475,22 @@ export class GuardedSession implements McpSession {
     return found.of === "waiting" ? { key, req: pending.get(key) } : { key };
   }
 
-  /** The server's answer `m` to the client's request `req` (waiting under `key`): judged as its method's. */
+  /**
+   * The server's answer `m` to the client's request `req` (waiting under `key`): judged as its method's; one
+   * whose judging throws (a getter, a proxy or a `toJSON` of a transport's object) is replaced by an error.
+   */
   #answerOf(key: string, req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
     this.#unpend(key);
     this.#noteAnswered(key, m);
+    try {
+      return this.#judgedAnswer(req, m);
+    } catch (error) {
+      return this.#notJudgedAnswer(req, error);
+    }
+  }
+
+  /** The server's answer `m` to the client's request `req`, judged as its method's (see #answerOf). */
+  #judgedAnswer(req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
       try {
         this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
@@ -1490,6 +1502,57 @@ export class GuardedSession implements McpSession {
     if (describesThings(req.method)) return this.#cleaned(req.method, m);
     if (req.method === "tools/call") return this.#callResult(req, m);
     return this.#scanned(m, req.method, "result", req.id);
+  }
+
+  /**
+   * The server's message `m`, whose judging threw (`error`): never passed on unjudged, since output scanning
+   * or a listing's cleaning would not have looked at it. An answer to a request still waiting is replaced by
+   * an error to the client; a request of the server's is answered with an error, as the client never sees
+   * it; anything else is dropped. Each is reported as a stray of kind `not_judged`.
+   */
+  #notJudged(m: JsonRpcMessage, error: unknown): JsonRpcMessage | null {
+    let id: unknown;
+    let method: unknown;
+    try {
+      ({ id, method } = m);
+    } catch {
+      // (an id that cannot be read answers nothing: the message is dropped)
+    }
+    if (!isId(id)) {
+      const text = clipMiddle(errorText(error));
+      this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", text });
+      return null;
+    }
+    const key = idKey(id);
+    const req = this.#pending.get(key);
+    if (method === undefined && req !== undefined) {
+      this.#unpend(key);
+      const answer = this.#notJudgedAnswer(req, error);
+      this.#noteAnswered(key, answer);
+      return answer;
+    }
+    const why = clipMiddle(errorText(error));
+    this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", id, text: why });
+    if (typeof method === "string") {
+      const text = `toolguard: could not check this ${method} request (${why}), so it was not ` +
+        "passed on to the MCP client";
+      this.#answerServer(errorResponse(id, -32603, text));
+    }
+    return null;
+  }
+
+  /**
+   * The error put in place of the server's answer to `req` whose judging threw (`error`); reported. It quotes
+   * the error, whose text the server's value may have chosen, so it is scanned as the server's errors are.
+   */
+  #notJudgedAnswer(req: PendingRequest, error: unknown): JsonRpcMessage {
+    const why = clipMiddle(errorText(error));
+    this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", id: req.id, text: why });
+    const text = `toolguard: could not check the MCP server's answer to ${req.method} (${why}), so it was ` +
+      "not passed on; the server or its transport sent a value that cannot be read as JSON";
+    const answer = errorResponse(req.id, -32603, text);
+    const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
+    return scanned === "same" || scanned === null ? answer : scanned;
   }
 
   /**

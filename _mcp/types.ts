@@ -174,14 +174,17 @@ export type McpEvent =
    * could take for the real answer while the guard had not looked into it, a message with both a method and
    * an answer's result or error (`request_and_answer`), which a client could take for either, or a message
    * nested too deeply for the runtime's `JSON.stringify` to write it out again (`too_deep`; a relay answers
-   * such a request of the server's with an error, and puts an error in place of such an answer).
-   * `from: "client"`: an answer of the client's that no request of the server's waits for (`no_request`: a
-   * second answer, or one to an id the server never used), not passed on to the server.
+   * such a request of the server's with an error, and puts an error in place of such an answer), or a message
+   * the guard could not judge (`not_judged`, `text`: why: reading it threw, as a getter or proxy of a
+   * transport's object may; an answer to a waiting request is replaced by an error, a request of the
+   * server's is answered with one). `from: "client"`: an answer of the client's that no request of the
+   * server's waits for (`no_request`: a second answer, or one to an id the server never used), not passed on
+   * to the server.
    */
   | {
     event: "stray_message";
     from: "server" | "client";
-    kind: "not_json" | "no_request" | "request_and_answer" | "too_deep";
+    kind: "not_json" | "no_request" | "request_and_answer" | "too_deep" | "not_judged";
     id?: JsonRpcId;
     text?: string;
   }

@@ -220,15 +220,16 @@ function spawnErrorText(error: unknown): string {
 
 /**
  * A fresh copy of the host's environment, as a dictionary (null prototype): ours to extend, and `__proto__` is
- * a name like any other there.
+ * a name like any other there; null where it cannot be read (Deno without `env` permission, where only
+ * Deno's own spawn, which merges `env` over it, reads it: see {@linkcode spawnDeno}).
  */
-function hostEnv(): Record<string, string> {
+function hostEnv(): Record<string, string> | null {
   const out: Record<string, string> = Object.create(null);
-  let env: Record<string, string | undefined> = {};
+  let env: Record<string, string | undefined>;
   try {
     env = denoApi ? denoApi.env.toObject() : nodeProcess()?.env ?? {};
   } catch {
-    // Deno without `env` permission: start from nothing.
+    return null;
   }
   for (const k of Object.keys(env)) {
     const v = env[k];
@@ -239,7 +240,8 @@ function hostEnv(): Record<string, string> {
 
 /** The whole environment the child gets: the host's (unless `clearEnv`), the caller's over it, then `marker`. */
 function effectiveEnv(spec: SpawnSpec, marker: TreeMarker | null = null): Record<string, string> {
-  const env = spec.clearEnv ? { ...spec.env } : hostEnv();
+  // (never null on Bun and Node, whose spawns take it; on Deno, it only plans a Windows launch: see hostEnv)
+  const env = spec.clearEnv ? { ...spec.env } : hostEnv() ?? Object.create(null);
   const given = spec.env;
   if (!spec.clearEnv && given !== undefined) {
     if (isWindows) {
@@ -292,14 +294,22 @@ function pathKind(path: string): "file" | "directory" | "other" | "missing" | nu
 
 /**
  * Where the spawn looks for `spec.command` (POSIX): a name with a slash is a path (from the cwd when
- * relative), one without is looked for in each folder of PATH, in order.
+ * relative), one without is looked for in each folder of PATH, in order; null when the host's PATH it would
+ * search cannot be read (Deno without `env` permission: an empty one would name the cwd's file instead).
  */
-function commandCandidates(spec: SpawnSpec): string[] {
+function commandCandidates(spec: SpawnSpec): string[] | null {
   const command = spec.command;
   if (command.includes("/")) {
     return [command.startsWith("/") || spec.cwd === undefined ? command : `${spec.cwd}/${command}`];
   }
-  return (effectiveEnv(spec).PATH ?? "").split(":").map((dir) => `${dir || "."}/${command}`);
+  let path: string | undefined;
+  if (spec.env !== undefined && Object.hasOwn(spec.env, "PATH")) path = spec.env.PATH;
+  else if (!spec.clearEnv) {
+    const host = hostEnv();
+    if (host === null) return null;
+    path = host.PATH;
+  }
+  return (path ?? "").split(":").map((dir) => `${dir || "."}/${command}`);
 }
 
 /**
@@ -309,7 +319,7 @@ function commandCandidates(spec: SpawnSpec): string[] {
  */
 function scriptPath(spec: SpawnSpec): string | undefined {
   if (spec.command.includes("/")) return spec.command;
-  return commandCandidates(spec).find((path) => path.startsWith("/") && isFileSync(path));
+  return commandCandidates(spec)?.find((path) => path.startsWith("/") && isFileSync(path));
 }
 
 /** The error codes {@linkcode startFailureText} words itself. */
@@ -337,8 +347,9 @@ function startFailureText(spec: SpawnSpec, error: unknown): string {
   }
   const command = spec.command;
   const named = command.includes("/");
-  const kinds = commandCandidates(spec).map(pathKind);
-  const kind = kinds.find((k) => k !== "missing") ?? "missing";
+  const candidates = commandCandidates(spec);
+  if (candidates === null) return own;
+  const kind = candidates.map(pathKind).find((k) => k !== "missing") ?? "missing";
   if (kind === null) return own;
   if (kind === "directory") return `it is a directory, not a program (${code})`;
   if (code === "EACCES") {

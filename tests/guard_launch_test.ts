@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import {
   chmodSync,
   closeSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -199,6 +200,45 @@ test(
         out.trim(),
         `could not start "${orphan}": the interpreter that its #! line names was not found (ENOENT)`,
       );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "runTool: under Deno without env permission, a child given env still has the host's, and no PATH is guessed",
+  { ...posixOnly, skip: posixOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-launch-"));
+    try {
+      mkdirSync(join(dir, "tooldir"));
+      const guard = new URL("../guard.ts", import.meta.url).href;
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      // Deno merges `env` over the host's environment it cannot show us; the failure of a name whose PATH
+      // search cannot be repeated here keeps Deno's words instead of judging the cwd's "tooldir".
+      const script = join(dir, "probe.ts");
+      writeFileSync(
+        script,
+        `const { runTool } = await import(${JSON.stringify(guard)});\n` +
+          `const seen = await runTool("/bin/sh", ["-c", "echo $FOO:$HOME:$PATH >&2"], { env: { FOO: "1" } });\n` +
+          `console.log(seen.stderr.trim());\n` +
+          `console.log((await runTool("tooldir", [], { env: { FOO: "1" } })).detail);\n`,
+      );
+      // (`deno eval` grants every permission: a script run with `deno run` gets only those named)
+      const out = execFileSync(
+        deno.execPath(),
+        ["run", "--no-config", "--allow-run", "--allow-read", script],
+        {
+          encoding: "utf8",
+          cwd: dir,
+          env: { ...process.env, HOME: dir },
+        },
+      );
+      const [seen, detail] = out.trim().split("\n");
+      assert.equal(seen, `1:${dir}:${process.env.PATH}`);
+      assert.match(detail, /^could not start "tooldir": /);
+      assert.doesNotMatch(detail, /directory/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
