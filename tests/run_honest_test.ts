@@ -109,6 +109,8 @@ test(
           throw 1;
         },
       }),
+      // An Error whose message was set to an object with no text: the message was used as text as it was.
+      Object.assign(new Error(), { message: Object.create(null) }),
     ];
     for (const value of thrown) {
       const r = await runTool(tool.command, tool.args, {
@@ -141,5 +143,26 @@ test(
     const r = await runTool(tool.command, tool.args, { protocol, scanOutput: true, timeoutMs: 20_000 });
     assert.equal(r.kind, "results", r.detail);
     assert.deepEqual(r.warnings.map((w) => w.category), ["instruction_override"]);
+  },
+);
+
+test(
+  "runTool scanOutput: an item whose getter throws an Error with no text is withheld, and runTool resolves",
+  T,
+  async () => {
+    const noText = Object.assign(new Error(), { message: { toString: () => ({}) } });
+    const protocol = () => [{
+      get line(): string {
+        throw noText;
+      },
+    }];
+    // runTool never rejects: here it did, with "Cannot convert object to primitive value".
+    const r = await runTool(tool.command, tool.args, { protocol, scanOutput: true, timeoutMs: 20_000 });
+    assert.equal(r.kind, "protocol", `${r.kind}: ${r.detail}`);
+    assert.equal(
+      r.detail,
+      "its output could not be scanned for injected instructions, so it is withheld: a thrown object with no text",
+    );
+    assert.equal(r.exitCode, 0);
   },
 );
