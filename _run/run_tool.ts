@@ -675,16 +675,21 @@ function loadScanner(): Promise<Pick<typeof import("../_scan/scan.ts"), "scan">>
  * and that could not be is withheld as a failure: empty `warnings` must mean "scanned, nothing found", never
  * "not scanned". A scanner that will not load is the guard's fault (kind `spawn`, as for a runner that will
  * not load); items that cannot be read as text (only a `protocol` function can return such, e.g. an object
- * whose getter throws) are the output's (kind `protocol`), with the tool's exit code and stderr kept.
+ * whose getter throws) are the output's (kind `protocol`), with the tool's exit code and stderr kept. A
+ * protocol function's items are scanned as JSON writes them, the text the model is shown.
  */
 async function scanned(
   result: ToolSuccess,
   { maxDetail, protocol }: RunOptions,
   load: () => Promise<Pick<typeof import("../_scan/scan.ts"), "scan">>,
 ): Promise<ToolResult> {
-  let scan;
+  // Items a protocol function built may be other than the JSON the model is shown (a toJSON, a boxed string):
+  // those are scanned as JSON writes them. JSON items are that already.
+  const built = typeof protocol === "function";
+  let scan, copyAsSent;
   try {
     ({ scan } = await load());
+    if (built) ({ copyAsSent } = await import("../_common/json.ts"));
   } catch (error) {
     return guardFailure(
       "the guard could not load its scanner, so the output was not checked",
@@ -695,9 +700,10 @@ async function scanned(
   try {
     // Every string as the tool wrote it, line breaks and all (JSON text would turn them into `\n`); keys
     // written in words too, since the model reads them as much as the values. Items a protocol function
-    // built may share parts or hold cycles (JSON never does): each part is then walked once.
-    const once = typeof protocol === "function";
-    const text = stringsIn(result.items, { keys: "worded", once }).join("\n");
+    // built may share parts or hold cycles (JSON never does, and a copy as sent keeps them): each part is then
+    // walked once.
+    const items = copyAsSent === undefined ? result.items : copyAsSent(result.items);
+    const text = stringsIn(items, { keys: "worded", once: built }).join("\n");
     result.warnings = scan(text, { context: "tool_output" }).findings;
     return result;
   } catch (error) {
