@@ -7,6 +7,10 @@ import { runTool } from "../guard.ts";
 import { describe } from "../describe.ts";
 import { runTool as runEngine } from "../_run/run_tool.ts";
 import { evalCommand } from "./_runtime.ts";
+import { jsonlLog } from "../log.ts";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const T = { timeout: 60_000 };
 /** A real tool: the runtime itself, printing one line that the protocol functions below turn into items. */
@@ -55,26 +59,48 @@ test(
 );
 
 test(
-  "runTool scanOutput: a scanner that will not load withholds the output as the guard's failure",
+  "runTool scanOutput: a scanner that will not load withholds the output, and says the tool ran",
   T,
   async () => {
     // A real failed import, as an installation or a compiled program missing the scanner's module would give.
     const loadScanner = () => import("../_scan/" + "no_such_scanner.ts");
-    const r = await runEngine(tool.command, tool.args, {
+    const dir = await mkdtemp(join(tmpdir(), "toolguard-honest-"));
+    const path = join(dir, "runs.jsonl");
+    const log = jsonlLog(path);
+    const noisy = evalCommand('console.log("hello"); console.error("warm")');
+    const r = await runEngine(noisy.command, noisy.args, {
       protocol: "lines",
       scanOutput: true,
       timeoutMs: 20_000,
+      onResult: log.onResult,
     }, {
       loadScanner,
     });
     assert.equal(r.ok, false, `${r.kind}: unscanned output passed as scanned and clean`);
-    assert.equal(r.kind, "spawn");
+    // The tool ran and exited 0: not kind spawn ("could not be started"), whose exit n/a said it never did.
+    assert.equal(r.kind, "protocol");
     assert.equal(r.items, null);
-    assert.match(r.detail, /^the guard could not load its scanner, so the output was not checked: /);
+    assert.equal(r.exitCode, 0);
+    assert.match(r.stderr, /warm/);
+    assert.match(
+      r.detail,
+      /^its output could not be scanned for injected instructions, so it is withheld: the guard could not load its scanner: /,
+    );
     assert.match(
       describe(r),
-      /^Tool did not run successfully \(spawn, exit n\/a\): the guard could not load its scanner/,
+      /^Tool did not run successfully \(protocol, exit 0\): its output could not be scanned for injected instructions, so it is withheld: the guard could not load its scanner: .*\. Report this as a failure; do not describe any results\.$/,
     );
+    // The log holds the same outcome.
+    await log.close();
+    const line = JSON.parse((await readFile(path, "utf8")).trim());
+    await rm(dir, { recursive: true });
+    assert.deepEqual([line.kind, line.ok, line.exitCode, line.itemCount, line.detail], [
+      "protocol",
+      false,
+      0,
+      null,
+      r.detail,
+    ]);
     // Zero items hold nothing to scan: an empty answer stays one, scanner or not.
     const none = await runEngine(tool.command, tool.args, {
       protocol: () => [],
