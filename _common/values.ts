@@ -686,7 +686,8 @@ NAME_UNITS[0x24] =
  * the scanner. Iterative, so depth never matters, and no paths are built. With `once`, an object or array
  * met again is walked once: for values built in code (a protocol function's tree with parent links), which
  * may hold one twice or hold themselves, where a cycle would walk on until memory ran out; JSON never does,
- * and keeping the set costs more than the scan of what is found.
+ * and keeping the set costs more than the scan of what is found. With `once`, too, an array's holes are not
+ * walked: one built in code may be 2^32-1 long and hold one element.
  *
  * @example
  * ```ts
@@ -710,8 +711,14 @@ export function stringsIn(
     const v = stack.pop();
     if (typeof v === "string") out.push(v);
     else if (Array.isArray(v)) {
-      if (walked !== undefined && seenAgain(walked, v)) continue;
-      for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+      if (walked === undefined) {
+        for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+      } else if (!seenAgain(walked, v)) {
+        // built in code, an array may have holes (length 2^32-1 and one element): it costs what it holds
+        const held: unknown[] = [];
+        eachHeld(v, (item) => held.push(item));
+        for (let i = held.length - 1; i >= 0; i--) stack.push(held[i]);
+      }
     } else if (typeof v === "object" && v !== null) {
       if (walked !== undefined && seenAgain(walked, v)) continue;
       const keys = Object.keys(v);
