@@ -643,8 +643,9 @@ export async function runTool(
     // A bug in the guard must still not look like an answer.
     result = guardFailure("internal error in the guard", error, options?.maxDetail);
   }
-  // Zero items hold nothing the model reads: nothing to scan.
-  if (options?.scanOutput && result.ok && result.items.length > 0) {
+  // Zero items (kind empty) hold nothing the model reads: nothing to scan. (The kind, not the items' length
+  // read again: a protocol function's array may be a Proxy whose read throws, and runTool never rejects.)
+  if (options?.scanOutput && result.kind === "results") {
     result = await scanned(result, options, bounds.loadScanner ?? loadScanner);
   }
   if (options?.onResult) {

@@ -242,3 +242,25 @@ test(
     assert.deepEqual(r.warnings.map((w) => w.category), ["instruction_override"]);
   },
 );
+
+test(
+  "runTool scanOutput: items whose length cannot be read again are withheld, and runTool resolves",
+  T,
+  async () => {
+    let reads = 0;
+    const protocol = () =>
+      new Proxy(["hello"], {
+        get(target, key) {
+          if (key === "length" && ++reads > 1) throw new Error("read once only");
+          return Reflect.get(target, key);
+        },
+      });
+    // runTool never rejects: here it did, with "read once only", reading the length again to skip a scan.
+    const r = await runTool(tool.command, tool.args, { protocol, scanOutput: true, timeoutMs: 20_000 });
+    assert.equal(r.kind, "protocol", `${r.kind}: ${r.detail}`);
+    assert.equal(
+      r.detail,
+      "its output could not be scanned for injected instructions, so it is withheld: read once only",
+    );
+  },
+);
