@@ -244,23 +244,54 @@ test(
 );
 
 test(
-  "runTool scanOutput: items whose length cannot be read again are withheld, and runTool resolves",
+  "runTool scanOutput: items whose length cannot be read once more are withheld, and runTool resolves",
   T,
   async () => {
     let reads = 0;
     const protocol = () =>
       new Proxy(["hello"], {
         get(target, key) {
-          if (key === "length" && ++reads > 1) throw new Error("read once only");
+          // (classifying the output reads it twice; reading it to skip an empty scan was once more)
+          if (key === "length" && ++reads > 2) throw new Error("read twice only");
           return Reflect.get(target, key);
         },
       });
-    // runTool never rejects: here it did, with "read once only", reading the length again to skip a scan.
+    // runTool never rejects: here it did, with "read twice only", reading the length again to skip a scan.
     const r = await runTool(tool.command, tool.args, { protocol, scanOutput: true, timeoutMs: 20_000 });
     assert.equal(r.kind, "protocol", `${r.kind}: ${r.detail}`);
     assert.equal(
       r.detail,
-      "its output could not be scanned for injected instructions, so it is withheld: read once only",
+      "its output could not be scanned for injected instructions, so it is withheld: read twice only",
     );
+  },
+);
+
+test(
+  "runTool: a list a protocol function returned that cannot be read is a protocol failure",
+  T,
+  async () => {
+    const { proxy: revoked, revoke } = Proxy.revocable(["hello"], {});
+    revoke();
+    const lists = [
+      new Proxy(["hello"], {
+        get() {
+          throw new Error("not today");
+        },
+      }),
+      revoked,
+    ];
+    for (const list of lists) {
+      for (const scanOutput of [false, true]) {
+        const r = await runTool(tool.command, tool.args, {
+          protocol: () => list,
+          scanOutput,
+          timeoutMs: 20_000,
+        });
+        // It was "internal error in the guard", kind spawn, exit n/a: as if the tool had not started.
+        assert.equal(r.kind, "protocol", `${r.kind}: ${r.detail}`);
+        assert.match(r.detail, /^the protocol function returned a list that cannot be read: /);
+        assert.equal(r.exitCode, 0);
+      }
+    }
   },
 );
