@@ -711,10 +711,11 @@ export function stringsIn(
     const v = stack.pop();
     if (typeof v === "string") out.push(v);
     else if (Array.isArray(v)) {
-      if (walked === undefined) {
+      if (walked !== undefined && seenAgain(walked, v)) continue;
+      if (walked === undefined || v.length <= 65_536) {
         for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
-      } else if (!seenAgain(walked, v)) {
-        // built in code, an array may have holes (length 2^32-1 and one element): it costs what it holds
+      } else {
+        // built in code, a long array may have holes (length 2^32-1 and one element): it costs what it holds
         const held: unknown[] = [];
         eachHeld(v, (item) => held.push(item));
         for (let i = held.length - 1; i >= 0; i--) stack.push(held[i]);
