@@ -184,8 +184,10 @@ export interface RunOptions {
   /** Extra exit codes that mean "ran, found nothing", e.g. `{ 1: "empty" }` for grep and ripgrep. */
   exitCodes?: Record<number, "empty">;
   /**
-   * Scan the items for injected instructions; findings go to `warnings`. Output that cannot be scanned is
-   * withheld as a failure, so empty `warnings` on a success means scanned and clean.
+   * Scan the items for injected instructions; findings go to `warnings`. A protocol function's items are
+   * scanned as JSON writes them (a `toJSON`'s result), the text the model is shown. Output that cannot be
+   * scanned is withheld as a failure (kind `protocol`: the tool ran), so empty `warnings` on a success means
+   * scanned and clean.
    */
   scanOutput?: boolean;
   /** Called once with every result, for logs. Errors it throws are swallowed. */

@@ -214,8 +214,9 @@ export function orList(words: readonly string[]): string {
 }
 
 /**
- * The message of a thrown value, whatever was thrown; never throws itself (a tool's parser or a hook may
- * throw an object with no text, and the failure must still be told).
+ * The message of a thrown value, whatever was thrown, always as text (an Error's message may have been set to
+ * any value); never throws itself (a tool's parser or a hook may throw an object with no text, and the
+ * failure must still be told).
  *
  * @example An Error's message, or the value as text
  * ```ts
@@ -225,11 +226,14 @@ export function orList(words: readonly string[]): string {
  * assert.equal(errorText(new TypeError("bad input")), "bad input");
  * assert.equal(errorText("plain"), "plain");
  * assert.equal(errorText(Object.create(null)), "a thrown object with no text");
+ * assert.equal(errorText(Object.assign(new Error(), { message: Object.create(null) })), "a thrown object with no text");
  * ```
  */
 export function errorText(error: unknown): string {
   try {
-    return error instanceof Error ? error.message : String(error);
+    // An Error's message may have been set to anything, and the caller builds text with what comes back.
+    const text = error instanceof Error ? error.message : error;
+    return typeof text === "string" ? text : String(text);
   } catch {
     return `a thrown ${givenValue(error)} with no text`;
   }
@@ -682,7 +686,8 @@ NAME_UNITS[0x24] =
  * the scanner. Iterative, so depth never matters, and no paths are built. With `once`, an object or array
  * met again is walked once: for values built in code (a protocol function's tree with parent links), which
  * may hold one twice or hold themselves, where a cycle would walk on until memory ran out; JSON never does,
- * and keeping the set costs more than the scan of what is found.
+ * and keeping the set costs more than the scan of what is found. With `once`, too, an array's holes are not
+ * walked: one built in code may be 2^32-1 long and hold one element.
  *
  * @example
  * ```ts
@@ -707,7 +712,14 @@ export function stringsIn(
     if (typeof v === "string") out.push(v);
     else if (Array.isArray(v)) {
       if (walked !== undefined && seenAgain(walked, v)) continue;
-      for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+      if (walked === undefined || v.length <= 65_536) {
+        for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+      } else {
+        // built in code, a long array may have holes (length 2^32-1 and one element): it costs what it holds
+        const held: unknown[] = [];
+        eachHeld(v, (item) => held.push(item));
+        for (let i = held.length - 1; i >= 0; i--) stack.push(held[i]);
+      }
     } else if (typeof v === "object" && v !== null) {
       if (walked !== undefined && seenAgain(walked, v)) continue;
       const keys = Object.keys(v);

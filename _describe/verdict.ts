@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { depthOver, pastMeasure } from "../_common/json.ts";
+import { nestsDeeper, pastMeasure } from "../_common/json.ts";
 import { unescapePointer } from "../_common/pointer.ts";
 import { clip, isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
 import type { CallVerdict, Finding, Verdict } from "../types.ts";
@@ -61,6 +61,9 @@ export function oneLine(value: unknown, max: number): string {
  */
 const MAX_ITEM_DEPTH = 64;
 
+/** What {@linkcode itemJson} shows for an item it cannot write out. */
+const UNPRINTABLE = '"[unprintable item]"';
+
 /** What {@linkcode itemJson} had to show in a way plain JSON would not. */
 export interface Oddities {
   /** A value JSON cannot hold (Infinity, NaN, undefined, a BigInt, a function) was shown as bracketed text. */
@@ -72,16 +75,23 @@ export interface Oddities {
 /**
  * JSON text of one item; never throws. Values JSON cannot hold are shown as bracketed text (`"[Infinity]"`,
  * `"[undefined]"`) rather than as the `null` JSON would print or dropped, and noted in `odd`; an item nested
- * deeper than {@linkcode MAX_ITEM_DEPTH} levels, or a cycle, is named rather than quoted. An item whose plain
- * JSON is already longer than `room` will not be shown, so that JSON is returned as it is (the careful
- * rendering, never shorter, costs about three times as much on a large item).
+ * deeper than {@linkcode MAX_ITEM_DEPTH} levels, or a cycle, is named rather than quoted, and so is one that
+ * cannot be read (a getter that throws). An item whose plain JSON is already longer than `room` will not be
+ * shown, so that JSON is returned as it is (the careful rendering, never shorter, costs about three times as
+ * much on a large item).
  */
 export function itemJson(
   item: unknown,
   odd: Oddities = { bracketed: false, rounded: false },
   room = Infinity,
 ): string {
-  if (depthOver(item, MAX_ITEM_DEPTH) >= 0) return `"[an item nested deeper than ${MAX_ITEM_DEPTH} levels]"`;
+  let deep: boolean;
+  try {
+    deep = nestsDeeper(item, MAX_ITEM_DEPTH);
+  } catch {
+    return UNPRINTABLE; // a getter that throws, a revoked proxy: not a depth
+  }
+  if (deep) return `"[an item nested deeper than ${MAX_ITEM_DEPTH} levels]"`;
   // (a value built in code, such as a schema's const, may share its objects past any text's length)
   if (pastMeasure(item)) return `"[an item too large to write out]"`;
   if (room !== Infinity) {
@@ -113,9 +123,9 @@ export function itemJson(
     return `[${value}]`; // Infinity, -Infinity, NaN
   };
   try {
-    return JSON.stringify(item, (_key, value) => shown(value)) ?? '"[unprintable item]"';
+    return JSON.stringify(item, (_key, value) => shown(value)) ?? UNPRINTABLE;
   } catch {
-    return '"[unprintable item]"';
+    return UNPRINTABLE;
   }
 }
 

@@ -253,8 +253,14 @@ function parseDocument(
 
 function parseStdout(text: string, protocol: Protocol): Parsed {
   if (typeof protocol === "function") {
+    let items: unknown;
     try {
-      const items = protocol(text);
+      items = protocol(text);
+    } catch (error) {
+      const message = errorText(error);
+      return { ok: false, kind: "protocol", detail: `the protocol function rejected stdout: ${message}` };
+    }
+    try {
       if (!Array.isArray(items)) {
         return {
           ok: false,
@@ -262,10 +268,16 @@ function parseStdout(text: string, protocol: Protocol): Parsed {
           detail: `the protocol function returned ${describeJsonType(items)}`,
         };
       }
-      return { ok: true, items };
+      // Its length read here, where a throw is the output's (a Proxy's trap), not a fault of the guard.
+      if (typeof items.length === "number") return { ok: true, items };
+      throw new TypeError("its length is not a number");
     } catch (error) {
       const message = errorText(error);
-      return { ok: false, kind: "protocol", detail: `the protocol function rejected stdout: ${message}` };
+      return {
+        ok: false,
+        kind: "protocol",
+        detail: `the protocol function returned a list that cannot be read: ${message}`,
+      };
     }
   }
   const trimmed = text.trim();

@@ -643,8 +643,9 @@ export async function runTool(
     // A bug in the guard must still not look like an answer.
     result = guardFailure("internal error in the guard", error, options?.maxDetail);
   }
-  // Zero items hold nothing the model reads: nothing to scan.
-  if (options?.scanOutput && result.ok && result.items.length > 0) {
+  // Zero items (kind empty) hold nothing the model reads: nothing to scan. (The kind, not the items' length
+  // read again: a protocol function's array may be a Proxy whose read throws, and runTool never rejects.)
+  if (options?.scanOutput && result.kind === "results") {
     result = await scanned(result, options, bounds.loadScanner ?? loadScanner);
   }
   if (options?.onResult) {
@@ -673,47 +674,48 @@ function loadScanner(): Promise<Pick<typeof import("../_scan/scan.ts"), "scan">>
 /**
  * A success with the scanner's findings on its items in `warnings`. Output the caller asked to have scanned
  * and that could not be is withheld as a failure: empty `warnings` must mean "scanned, nothing found", never
- * "not scanned". A scanner that will not load is the guard's fault (kind `spawn`, as for a runner that will
- * not load); items that cannot be read as text (only a `protocol` function can return such, e.g. an object
- * whose getter throws) are the output's (kind `protocol`), with the tool's exit code and stderr kept.
+ * "not scanned". It is kind `protocol` with the tool's exit code, duration and stderr kept, since the tool did
+ * run: whether its items cannot be read as text (only a `protocol` function can return such, e.g. an object
+ * whose getter throws) or the scanner will not load (the detail says it is the guard's), never `spawn`, which
+ * would tell the model and the log that the tool never started. A protocol function's items are scanned as
+ * JSON writes them, the text the model is shown.
  */
 async function scanned(
   result: ToolSuccess,
   { maxDetail, protocol }: RunOptions,
   load: () => Promise<Pick<typeof import("../_scan/scan.ts"), "scan">>,
 ): Promise<ToolResult> {
-  let scan;
+  // Items a protocol function built may be other than the JSON the model is shown (a toJSON, a boxed string):
+  // those are scanned as JSON writes them. JSON items are that already.
+  const built = typeof protocol === "function";
+  let loaded = false;
+  let why: string;
   try {
-    ({ scan } = await load());
-  } catch (error) {
-    return guardFailure(
-      "the guard could not load its scanner, so the output was not checked",
-      error,
-      maxDetail,
-    );
-  }
-  try {
+    const { scan } = await load();
+    const copyAsSent = built ? (await import("../_common/json.ts")).copyAsSent : undefined;
+    loaded = true;
     // Every string as the tool wrote it, line breaks and all (JSON text would turn them into `\n`); keys
     // written in words too, since the model reads them as much as the values. Items a protocol function
-    // built may share parts or hold cycles (JSON never does): each part is then walked once.
-    const once = typeof protocol === "function";
-    const text = stringsIn(result.items, { keys: "worded", once }).join("\n");
+    // built may share parts or hold cycles (JSON never does, and a copy as sent keeps them): each part is then
+    // walked once.
+    const items = copyAsSent === undefined ? result.items : copyAsSent(result.items);
+    const text = stringsIn(items, { keys: "worded", once: built }).join("\n");
     result.warnings = scan(text, { context: "tool_output" }).findings;
     return result;
   } catch (error) {
-    const why = errorText(error);
-    return failure(
-      "protocol",
-      `its output could not be scanned for injected instructions, so it is withheld: ${why}`,
-      {
-        exitCode: result.exitCode,
-        signal: result.signal,
-        durationMs: result.durationMs,
-        stderr: result.stderr,
-        maxDetail: maxDetail ?? DEFAULT_MAX_DETAIL,
-      },
-    );
+    why = loaded ? errorText(error) : `the guard could not load its scanner: ${errorText(error)}`;
   }
+  return failure(
+    "protocol",
+    `its output could not be scanned for injected instructions, so it is withheld: ${why}`,
+    {
+      exitCode: result.exitCode,
+      signal: result.signal,
+      durationMs: result.durationMs,
+      stderr: result.stderr,
+      maxDetail: maxDetail ?? DEFAULT_MAX_DETAIL,
+    },
+  );
 }
 
 /*

@@ -459,3 +459,27 @@ test("describe: a failure detail carrying instructions gets the treat-as-data wa
   const plain = describe({ ...base, ok: false, kind: "exit", items: null, exitCode: 1, detail: "disk full" });
   assert.doesNotMatch(plain, /Warning/);
 });
+
+test("describe: an item that cannot be read is named so, not as an item nested too deep", () => {
+  const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+  revoke();
+  const unreadable = [
+    {
+      line: "a",
+      get more(): string {
+        throw new Error("boom");
+      },
+    },
+    [revoked],
+  ];
+  for (const item of unreadable) {
+    assert.equal(describe(results([item, 1])), 'Tool returned 2 item(s): ["[unprintable item]",1]');
+  }
+  // A cycle still nests without end.
+  const loop: Record<string, unknown> = {};
+  loop.self = loop;
+  assert.equal(
+    describe(results([loop])),
+    'Tool returned 1 item(s): ["[an item nested deeper than 64 levels]"]',
+  );
+});
