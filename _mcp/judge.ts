@@ -713,6 +713,9 @@ function foldedPattern(
   // (without the `u` flag: where the class now open starts in `out`, and whether it holds a low half)
   let classAt = 0;
   let classLow = false;
+  // (whether the class now open is negated: `[^\w]` widened to `[^\w\u017f...]` let the long s by, which it
+  // holds as spelled)
+  let classNegated = false;
   for (let i = 0; i < source.length; i++) {
     const start = i;
     let c = source[i];
@@ -744,7 +747,7 @@ function foldedPattern(
       if (coded === undefined) {
         const end = syntaxEnd(source, i, unicode);
         const wider = LONE_WORD_SETS[source.slice(i, end) + (inClass ? "]" : "")];
-        if (wider !== undefined) edits?.push([i, end, wider]);
+        if (wider !== undefined && !(inClass && classNegated)) edits?.push([i, end, wider]);
         out += source.slice(i, end);
         word += source.slice(i, end);
         i = end - 1;
@@ -787,6 +790,7 @@ function foldedPattern(
       inClass = true;
       [member, dash, classAt, classLow] = [undefined, false, out.length, false];
       const open = source[i + 1] === "^" ? "[^" : "[";
+      classNegated = open === "[^";
       [out, word, i] = [out + open, word + open, i + open.length - 1];
       continue;
     }
@@ -826,7 +830,8 @@ function foldedPattern(
 /**
  * The forms that are no word character but fold to one (the long s, the Kelvin sign, the dotless i), which a
  * case-blind reader may take for that letter: in `NameRule.variants`, `\w` holds them too (in a class as out
- * of one, keyed with a `]`), and `\b` and `\B` hold beside them too, either way.
+ * of one, keyed with a `]`, but a negated one, which holds them as spelled), and `\b` and `\B` hold beside
+ * them too, either way.
  */
 const LONE_WORD_SETS: Readonly<Record<string, string>> = {
   "\\w": "(?:\\w|[\\u017f\\u212a\\u0131])",

@@ -1244,7 +1244,23 @@ test("checkCall: a propertyNames pattern's verdict on a key agrees with the patt
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
   const LETTERS = [..."xXsSkKiI\u00df\u0130\u00e9"];
   const ALPHABET = [..."xXsS\u017fkK\u212aiI\u0131\u0130\u00df\u1e9e\u00e9\u00c9-_ 1"];
-  const SETS = [".", "\\w", "\\W", "\\b", "\\B", "\\s", "\\S", "\\d", "[^-]", "[-_]", "-", "_", " "];
+  const SETS = [
+    ".",
+    "\\w",
+    "\\W",
+    "\\b",
+    "\\B",
+    "\\s",
+    "\\S",
+    "\\d",
+    "[^-]",
+    "[-_]",
+    "[^\\w]",
+    "[^\\W]",
+    "-",
+    "_",
+    " ",
+  ];
   const fold = (c: string) => c.toUpperCase().toLowerCase().toUpperCase().toLowerCase();
   // (a form no other form of the alphabet cases to, the long s or the Kelvin sign, is read for a key's
   // letter only where the key spells it: no one names a member with one)
@@ -1375,4 +1391,17 @@ test("LONE_CASE_FORMS holds every letter no other form of its case cases to, as 
     }
   }
   assert.deepEqual([...new Set(unlisted)], []);
+});
+
+test("checkCall: a propertyNames pattern's negated class of word characters holds the long s, the Kelvin sign and the dotless i as spelled", () => {
+  // The variants widened `\\w` in every class to hold them, in `[^\\w]` too, which then held them no more:
+  // `X\u017f` passed `not ^x[^\\w]$`, though the pattern matches `x\u017f`, which a case-blind server reads
+  // it as.
+  const feedback = feedbackOf({ negated: not("^x[^\\w]$"), plain: not("^x[\\w]$") });
+  const stray = /which the tool's name rule .* judges in another case/;
+  for (const key of ["X\u017f", "X\u212a", "X\u0131"]) {
+    assert.match(feedback({ negated: { [key]: 1 } }), stray, key);
+    assert.match(feedback({ plain: { [key]: 1 } }), stray, key);
+  }
+  assert.equal(feedback({ negated: { Xs: 1 } }), "");
 });
