@@ -1232,114 +1232,118 @@ test("checkCall: a propertyNames pattern's octal escape without the u flag is th
   assert.equal(feedback({ octal: { forces: 1 } }), "");
 });
 
-test("checkCall: a propertyNames pattern's verdict on a key agrees with the pattern itself on the key's case variants, for letters whose folding is special (random patterns with \\w, \\W, \\b, dots and octal escapes)", () => {
-  // The oracle is the pattern itself, compiled as the validator compiles it, tried on every case variant a
-  // case-blind reader (Unicode simple folding, as `/iu` and Go's encoding/json fold) may take the key for:
-  // where one matches and the key as spelled does not, the key is a stray; where none does, it passes (or,
-  // for the judge's wider folding, where the dotless i is an i and the sharp s two letters, may be one).
-  // Before, the key folded (the long s to `s`, the Kelvin sign to `k`, the sharp s to `ss`) read otherwise
-  // under `\W`, `\b` or `.` than the key (`X\u017f` passed `not ^x\W$`), and a pattern spelling a sharp s was
-  // no rule. Letters are spelled by code too, octal escapes among them.
-  const random = seededRandom(75);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
-  const LETTERS = [..."xXsSkKiI\u00df\u0130\u00e9"];
-  const ALPHABET = [..."xXsS\u017fkK\u212aiI\u0131\u0130\u00df\u1e9e\u00e9\u00c9-_ 1"];
-  const SETS = [
-    ".",
-    "\\w",
-    "\\W",
-    "\\b",
-    "\\B",
-    "\\s",
-    "\\S",
-    "\\d",
-    "[^-]",
-    "[-_]",
-    "[^\\w]",
-    "[^\\W]",
-    "-",
-    "_",
-    " ",
-  ];
-  const fold = (c: string) => c.toUpperCase().toLowerCase().toUpperCase().toLowerCase();
-  // (a form no other form of the alphabet cases to, the long s or the Kelvin sign, is read for a key's
-  // letter only where the key spells it: no one names a member with one)
-  const lone = (d: string) =>
-    !ALPHABET.some((e) => e !== d && (e.toLowerCase() === d || e.toUpperCase() === d));
-  const simple = (c: string) =>
-    ALPHABET.filter((d) =>
-      d === c || (!lone(d) && new RegExp(`^\\u{${c.codePointAt(0)!.toString(16)}}$`, "iu").test(d))
-    );
-  const wide = (c: string) => ALPHABET.filter((d) => fold(d) === fold(c));
-  const some = (key: string, variants: (c: string) => string[], re: RegExp) => {
-    const each = (at: number, w: string): boolean =>
-      at === key.length ? re.test(w) : variants(key[at]).some((d) => each(at + 1, w + d));
-    return each(0, "");
-  };
-  const spell = (c: string, u: boolean) => {
-    const code = c.charCodeAt(0);
-    const ways = [c, `\\u${code.toString(16).padStart(4, "0")}`];
-    if (!u && code <= 0o377 && code >= 0o100) ways.push(`\\${code.toString(8)}`);
-    if (code <= 0xff) ways.push(`\\x${code.toString(16).padStart(2, "0")}`);
-    return pick(ways);
-  };
-  const guard = createMcpGuard({});
-  const verdict = (pattern: string, key: string) => {
-    guard.setTools([{
-      name: "act",
-      inputSchema: {
-        type: "object",
-        properties: { p: { type: "object", propertyNames: { not: { pattern } } } },
-      },
-    }]);
-    const check = guard.checkCall({ name: "act", arguments: { p: { [key]: 1 } } });
-    return check.allowed ? "allowed" : /name rule/.test(check.feedback) ? "stray" : "refused";
-  };
-  let [strays, passed] = [0, 0];
-  const wrong: string[] = [];
-  for (let n = 0; n < 400; n++) {
-    const u = random() < 0.5;
-    const parts = Array.from({ length: 1 + Math.floor(random() * 3) }, () => {
-      const letter = random() < 0.5;
-      const c = letter ? pick(LETTERS) : pick(SETS);
-      const quantifier = !/^\\[bB]$/.test(c) && random() < 0.2 ? pick(["?", "+", "{2}"]) : "";
-      return { c, letter, quantifier };
-    });
-    const pattern = (u ? "-?^" : "\\-?^") +
-      parts.map((p) => (p.letter ? spell(p.c, u) : p.c) + p.quantifier).join("") +
-      (random() < 0.8 ? "$" : "");
-    const re = new RegExp(pattern, u ? "u" : "");
-    const sample = parts.map((p) =>
-      p.letter ? p.c.repeat(p.quantifier === "{2}" ? 2 : 1) : p.c === "\\w" ? "s" : p.c === "\\W" ? "-" : ""
-    ).join("");
-    const keys = new Set([sample]);
-    for (let k = 0; k < 5; k++) {
-      keys.add(
-        [...sample].map((c) => random() < 0.6 ? pick(wide(c).length > 0 ? wide(c) : [c]) : c).join(""),
+test(
+  "checkCall: a propertyNames pattern's verdict on a key agrees with the pattern itself on the key's case variants, for letters whose folding is special (random patterns with \\w, \\W, \\b, dots and octal escapes)",
+  { timeout: 60_000 },
+  () => {
+    // The oracle is the pattern itself, compiled as the validator compiles it, tried on every case variant a
+    // case-blind reader (Unicode simple folding, as `/iu` and Go's encoding/json fold) may take the key for:
+    // where one matches and the key as spelled does not, the key is a stray; where none does, it passes (or,
+    // for the judge's wider folding, where the dotless i is an i and the sharp s two letters, may be one).
+    // Before, the key folded (the long s to `s`, the Kelvin sign to `k`, the sharp s to `ss`) read otherwise
+    // under `\W`, `\b` or `.` than the key (`X\u017f` passed `not ^x\W$`), and a pattern spelling a sharp s was
+    // no rule. Letters are spelled by code too, octal escapes among them.
+    const random = seededRandom(75);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
+    const LETTERS = [..."xXsSkKiI\u00df\u0130\u00e9"];
+    const ALPHABET = [..."xXsS\u017fkK\u212aiI\u0131\u0130\u00df\u1e9e\u00e9\u00c9-_ 1"];
+    const SETS = [
+      ".",
+      "\\w",
+      "\\W",
+      "\\b",
+      "\\B",
+      "\\s",
+      "\\S",
+      "\\d",
+      "[^-]",
+      "[-_]",
+      "[^\\w]",
+      "[^\\W]",
+      "-",
+      "_",
+      " ",
+    ];
+    const fold = (c: string) => c.toUpperCase().toLowerCase().toUpperCase().toLowerCase();
+    // (a form no other form of the alphabet cases to, the long s or the Kelvin sign, is read for a key's
+    // letter only where the key spells it: no one names a member with one)
+    const lone = (d: string) =>
+      !ALPHABET.some((e) => e !== d && (e.toLowerCase() === d || e.toUpperCase() === d));
+    const simple = (c: string) =>
+      ALPHABET.filter((d) =>
+        d === c || (!lone(d) && new RegExp(`^\\u{${c.codePointAt(0)!.toString(16)}}$`, "iu").test(d))
       );
-      keys.add(Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(ALPHABET)).join(""));
-    }
-    const rule = parts.some((p) => p.letter);
-    const special = /[\u00df\u1e9e\u0130]/.test(pattern + [...keys].join("")) ||
-      /\\u00df|\\337|\\xdf/.test(pattern);
-    for (const key of keys) {
-      if (key === "") continue;
-      const got = verdict(pattern, key);
-      const expected = re.test(key) ? "refused" : rule && some(key, simple, re) ? "stray" : "allowed";
-      if (got === "stray") strays++;
-      else passed++;
-      // (the judge's wider folding may take a key for one the pattern matches where a simple one does not)
-      // (and beside \b a form no word character that folds to one reads either way)
-      const wider = got === "stray" && expected === "allowed" &&
-        (special || some(key, wide, re) || (/[\u017f\u212a\u0131]/.test(key) && /\\[bB]/.test(pattern)));
-      if (got !== expected && !wider) {
-        wrong.push(`${JSON.stringify(pattern)} on ${JSON.stringify(key)}: ${got}`);
+    const wide = (c: string) => ALPHABET.filter((d) => fold(d) === fold(c));
+    const some = (key: string, variants: (c: string) => string[], re: RegExp) => {
+      const each = (at: number, w: string): boolean =>
+        at === key.length ? re.test(w) : variants(key[at]).some((d) => each(at + 1, w + d));
+      return each(0, "");
+    };
+    const spell = (c: string, u: boolean) => {
+      const code = c.charCodeAt(0);
+      const ways = [c, `\\u${code.toString(16).padStart(4, "0")}`];
+      if (!u && code <= 0o377 && code >= 0o100) ways.push(`\\${code.toString(8)}`);
+      if (code <= 0xff) ways.push(`\\x${code.toString(16).padStart(2, "0")}`);
+      return pick(ways);
+    };
+    const guard = createMcpGuard({});
+    const verdict = (pattern: string, key: string) => {
+      guard.setTools([{
+        name: "act",
+        inputSchema: {
+          type: "object",
+          properties: { p: { type: "object", propertyNames: { not: { pattern } } } },
+        },
+      }]);
+      const check = guard.checkCall({ name: "act", arguments: { p: { [key]: 1 } } });
+      return check.allowed ? "allowed" : /name rule/.test(check.feedback) ? "stray" : "refused";
+    };
+    let [strays, passed] = [0, 0];
+    const wrong: string[] = [];
+    for (let n = 0; n < 400; n++) {
+      const u = random() < 0.5;
+      const parts = Array.from({ length: 1 + Math.floor(random() * 3) }, () => {
+        const letter = random() < 0.5;
+        const c = letter ? pick(LETTERS) : pick(SETS);
+        const quantifier = !/^\\[bB]$/.test(c) && random() < 0.2 ? pick(["?", "+", "{2}"]) : "";
+        return { c, letter, quantifier };
+      });
+      const pattern = (u ? "-?^" : "\\-?^") +
+        parts.map((p) => (p.letter ? spell(p.c, u) : p.c) + p.quantifier).join("") +
+        (random() < 0.8 ? "$" : "");
+      const re = new RegExp(pattern, u ? "u" : "");
+      const sample = parts.map((p) =>
+        p.letter ? p.c.repeat(p.quantifier === "{2}" ? 2 : 1) : p.c === "\\w" ? "s" : p.c === "\\W" ? "-" : ""
+      ).join("");
+      const keys = new Set([sample]);
+      for (let k = 0; k < 5; k++) {
+        keys.add(
+          [...sample].map((c) => random() < 0.6 ? pick(wide(c).length > 0 ? wide(c) : [c]) : c).join(""),
+        );
+        keys.add(Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(ALPHABET)).join(""));
+      }
+      const rule = parts.some((p) => p.letter);
+      const special = /[\u00df\u1e9e\u0130]/.test(pattern + [...keys].join("")) ||
+        /\\u00df|\\337|\\xdf/.test(pattern);
+      for (const key of keys) {
+        if (key === "") continue;
+        const got = verdict(pattern, key);
+        const expected = re.test(key) ? "refused" : rule && some(key, simple, re) ? "stray" : "allowed";
+        if (got === "stray") strays++;
+        else passed++;
+        // (the judge's wider folding may take a key for one the pattern matches where a simple one does not)
+        // (and beside \b a form no word character that folds to one reads either way)
+        const wider = got === "stray" && expected === "allowed" &&
+          (special || some(key, wide, re) || (/[\u017f\u212a\u0131]/.test(key) && /\\[bB]/.test(pattern)));
+        if (got !== expected && !wider) {
+          wrong.push(`${JSON.stringify(pattern)} on ${JSON.stringify(key)}: ${got}`);
+        }
       }
     }
-  }
-  assert.deepEqual(wrong.slice(0, 10), []);
-  assert.ok(strays > 200 && passed > 1000, `${strays} strays, ${passed} passed`);
-});
+    assert.deepEqual(wrong.slice(0, 10), []);
+    assert.ok(strays > 200 && passed > 1000, `${strays} strays, ${passed} passed`);
+  },
+);
 
 test("checkCall: a propertyNames pattern judges a key whose letters fold otherwise (the long s, the Kelvin sign, the dotless i, the sharp s) by what the pattern itself matches", () => {
   // The key folded read otherwise than a case variant of it: `X\u017f` folds to `xs`, a word character where
