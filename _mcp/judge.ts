@@ -831,10 +831,12 @@ function foldedPattern(
  * The forms that are no word character but fold to one (the long s, the Kelvin sign, the dotless i), which a
  * case-blind reader may take for that letter: in `NameRule.variants`, `\w` holds them too (in a class as out
  * of one, keyed with a `]`, but a negated one, which holds them as spelled), and `\b` and `\B` hold beside
- * them too, either way.
+ * them too, either way. `\w` is widened to a class, not a group: repeated (`\w*`), a group is what the
+ * validator's guard against backtracking refuses beside syntax its matcher lacks (`(?!`), and the variants of
+ * `^x(?!ab$)\w*\W$` did not compile, so `X\u017f` passed it, which a case-blind server reads as `x\u017f`.
  */
 const LONE_WORD_SETS: Readonly<Record<string, string>> = {
-  "\\w": "(?:\\w|[\\u017f\\u212a\\u0131])",
+  "\\w": "[\\w\\u017f\\u212a\\u0131]",
   "\\w]": "\\w\\u017f\\u212a\\u0131",
   "\\b": "(?:\\b|(?<=[\\u017f\\u212a\\u0131])|(?=[\\u017f\\u212a\\u0131]))",
   "\\B": "(?:\\B|(?<=[\\u017f\\u212a\\u0131])|(?=[\\u017f\\u212a\\u0131]))",

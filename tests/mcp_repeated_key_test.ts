@@ -1409,3 +1409,14 @@ test("checkCall: a propertyNames pattern's negated class of word characters hold
   }
   assert.equal(feedback({ negated: { Xs: 1 } }), "");
 });
+
+test("checkCall: a propertyNames pattern repeating \\w beside a lookaround judges the long s as the pattern itself does", () => {
+  // The variants wrote `\\w` as a group, `(?:\\w|[\\u017f...])`: repeated beside a lookahead, the validator's
+  // guard against backtracking refused it, the variants did not compile, and `X\u017f` passed
+  // `not ^x(?!ab$)\\w*\\W$`, though the pattern matches `x\u017f`, which a case-blind server reads it as.
+  const feedback = feedbackOf({ a: not("^x(?!ab$)\\w*\\W$"), b: not("^(?!ab$)x\\w+\\W$") });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ a: { "X\u017f": 1 } }), stray);
+  assert.match(feedback({ b: { "Xy\u212a": 1 } }), stray);
+  assert.equal(feedback({ a: { "Xs": 1 } }), "");
+});
