@@ -589,10 +589,14 @@ function patternStray(
     const folded = foldCase(key);
     // (a word's last sigma folds to the final form, which a pattern's letters, folded one by one, never do)
     const sigma = folded.replaceAll("\u03c2", "\u03c3");
-    for (const { source, asSpelled, folded: rule, word, variants } of rules) {
+    for (const { source, asSpelled, folded: rule, word, variants, negates } of rules) {
       if (safeTest(asSpelled, key)) continue;
-      // (an ASCII key folds to letters alone, read as the variants are: only others need them tried)
-      if (!safeTest(rule, sigma) && !(variants !== undefined && !isAscii(key) && safeTest(variants, key))) {
+      // (an ASCII key folds to letters alone, read as the variants are, but in a negative lookaround: only
+      // others need them tried)
+      if (
+        !safeTest(rule, sigma) &&
+        !(variants !== undefined && (negates || !isAscii(key)) && safeTest(variants, key))
+      ) {
         continue;
       }
       // (the schema may spell the word in the key's case too, in another pattern: `^x-` and `^X-`)
@@ -624,6 +628,11 @@ interface NameRule {
    * where it does not compile.
    */
   variants?: RegExp;
+  /**
+   * Whether it holds a negative lookaround (`(?!`, `(?<!`), which the variants read as written: there they
+   * judge an ASCII key otherwise than the folded pattern does the key folded.
+   */
+  negates: boolean;
 }
 
 /** Each schema's name rules by {@linkcode nameRules}, gathered once. */
@@ -651,6 +660,7 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
         folded: boundedRegExp(folded.source, new RegExp(folded.source, folded.unicode ? "u" : "")),
         word: plainWord(folded.word),
         variants: folded.variants === undefined ? undefined : variantsRegExp(folded.variants, folded.unicode),
+        negates: folded.negates,
       });
     } catch {
       // a pattern the validator refuses too: the tool is unchecked, nothing to fold
@@ -694,7 +704,7 @@ function variantsRegExp(source: string, unicode: boolean): RegExp | undefined {
  */
 function foldedPattern(
   source: string,
-): { source: string; word: string; unicode: boolean; variants?: string } | undefined {
+): { source: string; word: string; unicode: boolean; negates: boolean; variants?: string } | undefined {
   const unicode = compilesUnicode(source);
   let out = "";
   // (what `variants` writes otherwise than `source`: each letter, as its case variants; a pattern a hostile
@@ -716,6 +726,12 @@ function foldedPattern(
   // (whether the class now open is negated: `[^\w]` widened to `[^\w\u017f...]` let the long s by, which it
   // holds as spelled)
   let classNegated = false;
+  // (for each group open, whether it is a negative lookaround, and how many such are open: inside one the
+  // variants keep letters and \w as written, since widened they made it refuse more, and the pattern match
+  // less: `X\u017f` passed `not ^x(?!s)\W`, and `Id` `not ^(?!ID$)\w*id$`, though each matches a variant)
+  const groups: boolean[] = [];
+  let negative = 0;
+  let negates = false;
   for (let i = 0; i < source.length; i++) {
     const start = i;
     let c = source[i];
@@ -747,7 +763,7 @@ function foldedPattern(
       if (coded === undefined) {
         const end = syntaxEnd(source, i, unicode);
         const wider = LONE_WORD_SETS[source.slice(i, end) + (inClass ? "]" : "")];
-        if (wider !== undefined && !(inClass && classNegated)) edits?.push([i, end, wider]);
+        if (wider !== undefined && negative === 0 && !(inClass && classNegated)) edits?.push([i, end, wider]);
         out += source.slice(i, end);
         word += source.slice(i, end);
         i = end - 1;
@@ -798,9 +814,15 @@ function foldedPattern(
     const count = c === "{" && !literal ? /^\{\d+(?:,\d*)?\}/.exec(source.slice(i))?.[0] : undefined;
     if ((c === "(" || count !== undefined) && !literal) {
       const end = count === undefined ? syntaxEnd(source, i, unicode) : i + count.length;
+      if (c === "(") {
+        const lookaround = /^\(\?<?!/.test(source.slice(i, i + 4));
+        groups.push(lookaround);
+        if (lookaround) [negative, negates] = [negative + 1, true];
+      }
       [out, word, i] = [out + source.slice(i, end), word + source.slice(i, end), end - 1];
       continue;
     }
+    if (c === ")" && !literal && groups.pop()) negative--;
     if (c.toLowerCase() === c.toUpperCase()) {
       out += !unicode && isLowSurrogate(c.charCodeAt(0)) && c.length === 1 ? ANY_LOW : raw;
       word += literal || !"^$.*+?()[|".includes(c) ? spelled(c) : c;
@@ -811,7 +833,7 @@ function foldedPattern(
     // it all)
     if (folded.length !== c.length) folded = `(?:${folded})`;
     spellsLetter = true;
-    edits?.push([start, i + 1, caseVariants(c, unicode)]);
+    if (negative === 0) edits?.push([start, i + 1, caseVariants(c, unicode)]);
     // (without the `u` flag a count after an astral letter repeats its low half alone: `^\u{10400}+`
     // matches `\u{10400}\udc00`, which a case-blind server reads as `\u{10428}\udc00`)
     const repeated = !unicode && folded.length === 2 &&
@@ -820,11 +842,11 @@ function foldedPattern(
     word += folded;
   }
   if (!spellsLetter) return undefined;
-  if (edits === undefined) return { source: out, word, unicode };
+  if (edits === undefined) return { source: out, word, unicode, negates };
   let variants = "";
   let at = 0;
   for (const [from, to, text] of edits) [variants, at] = [variants + source.slice(at, from) + text, to];
-  return { source: out, word, unicode, variants: variants + source.slice(at) };
+  return { source: out, word, unicode, negates, variants: variants + source.slice(at) };
 }
 
 /**

@@ -1420,3 +1420,26 @@ test("checkCall: a propertyNames pattern repeating \\w beside a lookaround judge
   assert.match(feedback({ b: { "Xy\u212a": 1 } }), stray);
   assert.equal(feedback({ a: { "Xs": 1 } }), "");
 });
+
+test("checkCall: a propertyNames pattern's negative lookaround reads the key as spelled, where the rest reads it in any case", () => {
+  // Widened to every case form, a letter or `\w` in `(?!...)` refused more keys, so the pattern matched less
+  // than any variant of the key: `X\u017f` passed `not ^x(?!s)\W` (the pattern matches `x\u017f`), and an
+  // ASCII key, judged folded alone, read the lookaround folded too: `Id` passed `not ^(?!ID$)\w*id$`, which
+  // matches `id`, as a case-blind server reads it.
+  const feedback = feedbackOf({
+    ahead: not("^x(?!s)\\W"),
+    word: not("^x(?!\\w)"),
+    behind: not("^.(?<!s)x$"),
+    except: not("^(?!ID$)\\w*id$"),
+    prefix: not("^(?!x_)\\w+$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ ahead: { "X\u017f": 1 } }), stray);
+  assert.match(feedback({ word: { "X\u017f": 1 } }), stray);
+  assert.match(feedback({ behind: { "\u017fX": 1 } }), stray);
+  assert.match(feedback({ except: { Id: 1 } }), stray);
+  // What the lookaround excepts as spelled passes, as it did: the exception `ID`, a key that spells `x_`.
+  assert.equal(feedback({ except: { ID: 1 } }), "");
+  assert.equal(feedback({ prefix: { x_FOO: 1 } }), "");
+  assert.equal(feedback({ ahead: { XS: 1 } }), "");
+});
