@@ -593,11 +593,9 @@ function patternStray(
       if (safeTest(asSpelled, key)) continue;
       // (an ASCII key folds to letters alone, read as the variants are, but in a negative lookaround: only
       // others need them tried)
-      if (
-        !safeTest(rule, sigma) &&
-        !(variants !== undefined && (negates || !isAscii(key)) && safeTest(variants, key))
-      ) {
-        continue;
+      if (!safeTest(rule, sigma)) {
+        const each = negates || !isAscii(key) ? variants() : undefined;
+        if (each === undefined || !safeTest(each, key)) continue;
       }
       // (the schema may spell the word in the key's case too, in another pattern: `^x-` and `^X-`)
       if (rules.some((other) => other.word === word && safeTest(other.asSpelled, key))) continue;
@@ -625,9 +623,10 @@ interface NameRule {
    * It with each letter it spells read in any case (see `caseVariants`), for the key as spelled: where the key
    * folded reads otherwise than it (the long s folds to the word character `s`, which `\W` and `\b` read
    * otherwise; the sharp s to two letters, which `.` reads otherwise), the key is judged as it is. Undefined
-   * where it does not compile.
+   * where it does not compile. Compiled when a key first asks (most keys are ASCII, which need it not): a
+   * pattern a hostile server makes long costs its variants only then.
    */
-  variants?: RegExp;
+  variants: () => RegExp | undefined;
   /**
    * Whether it holds a negative lookaround (`(?!`, `(?<!`), which the variants read as written: there they
    * judge an ASCII key otherwise than the folded pattern does the key folded.
@@ -659,7 +658,7 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
         // `e\u{1F600}` by, which a case-blind server reads as the `E\u{1F600}` it forbids)
         folded: boundedRegExp(folded.source, new RegExp(folded.source, folded.unicode ? "u" : "")),
         word: plainWord(folded.word),
-        variants: folded.variants === undefined ? undefined : variantsRegExp(folded.variants, folded.unicode),
+        variants: variantsOnce(s.pattern, folded.unicode),
         negates: folded.negates,
       });
     } catch {
@@ -670,16 +669,22 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
   return rules;
 }
 
-/** The longest pattern whose variants (see `NameRule.variants`) are tried: real name rules are short. */
-const MAX_VARIANTS_SOURCE = 4096;
-
-/** `source` (see `NameRule.variants`) compiled as the validator compiles patterns, or undefined. */
-function variantsRegExp(source: string, unicode: boolean): RegExp | undefined {
-  try {
-    return boundedRegExp(source, new RegExp(source, unicode ? "u" : ""));
-  } catch {
-    return undefined;
-  }
+/**
+ * The variants of the pattern `source` (see `NameRule.variants`), written and compiled as the validator
+ * compiles patterns when first asked, or undefined.
+ */
+function variantsOnce(source: string, unicode: boolean): () => RegExp | undefined {
+  let compiled: RegExp | undefined | null = null;
+  return () => {
+    if (compiled !== null) return compiled;
+    try {
+      const variants = foldedPattern(source, { variants: true })!.variants!;
+      compiled = boundedRegExp(variants, new RegExp(variants, unicode ? "u" : ""));
+    } catch {
+      compiled = undefined;
+    }
+    return compiled;
+  };
 }
 
 /**
@@ -698,20 +703,19 @@ function variantsRegExp(source: string, unicode: boolean): RegExp | undefined {
  * `octalChar`): such an escape is a letter a case-blind server reads in any case, as written. Any other escape
  * is kept as written (`\D` is not `\d`), whole, as are a group's name and the flags a group sets (see
  * `syntaxEnd`): their letters are no letters the pattern spells. With them, whether the pattern is read with
- * the `u` flag, as its folded source must be, and its variants (see `NameRule.variants`): the source as
- * written with each letter a class of its case variants, and `\w`, `\b` and `\B` holding the forms that fold
- * to a word character (see `LONE_WORD_SETS`).
+ * the `u` flag, as its folded source must be, whether it has a negative lookaround, and where `variants` is
+ * asked, its variants (see `NameRule.variants`): the source as written with each letter outside a negative
+ * lookaround a class of its case variants, and `\w`, `\b` and `\B` holding the forms that fold to a word
+ * character (see `LONE_WORD_SETS`).
  */
 function foldedPattern(
   source: string,
+  { variants: wanted = false }: { variants?: boolean } = {},
 ): { source: string; word: string; unicode: boolean; negates: boolean; variants?: string } | undefined {
   const unicode = compilesUnicode(source);
   let out = "";
-  // (what `variants` writes otherwise than `source`: each letter, as its case variants; a pattern a hostile
-  // server makes long is read folded alone: a class for each of 180 000 letters took seconds to compile)
-  const edits: [from: number, to: number, text: string][] | undefined = source.length <= MAX_VARIANTS_SOURCE
-    ? []
-    : undefined;
+  // (what `variants` writes otherwise than `source`, where wanted: each letter, as its case variants)
+  const edits: [from: number, to: number, text: string][] | undefined = wanted ? [] : undefined;
   // (the same, each character it means as itself written one way, see `spelled`: `\x2d`, `\u002d`, `\-`
   // and `-` are one word)
   let word = "";
@@ -1412,7 +1416,7 @@ function outputFindings(): { visit: Visit; findings: McpOutputFinding[]; redactA
       }
       pointerChars += at.length;
     }
-    edits.push({ apply, text, found });
+    edits?.push({ apply, text, found });
     return true;
   };
   // Last first: a member's value is visited after its key, and must be replaced before the key's rename

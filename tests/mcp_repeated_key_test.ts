@@ -1443,3 +1443,20 @@ test("checkCall: a propertyNames pattern's negative lookaround reads the key as 
   assert.equal(feedback({ prefix: { x_FOO: 1 } }), "");
   assert.equal(feedback({ ahead: { XS: 1 } }), "");
 });
+
+test("checkCall: a long propertyNames pattern judges the long s, the Kelvin sign and the sharp s as a short one does", () => {
+  // A pattern past 4096 characters was judged folded alone, so what its variants close stayed open there:
+  // `X\u017f` passed `not ^x\W$|...` (a long list of words), which a short one refuses.
+  const words = Array.from({ length: 600 }, (_, i) => `word${i}`).join("|");
+  const feedback = feedbackOf({
+    nonWord: not(`^x\\W$|^(?:${words})$`),
+    dots: not(`^str..e$|^(?:${words})$`),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.ok(words.length > 4096);
+  assert.match(feedback({ nonWord: { "X\u017f": 1 } }), stray);
+  assert.match(feedback({ nonWord: { "X\u212a": 1 } }), stray);
+  assert.match(feedback({ dots: { "STRA\u00dfE": 1 } }), stray);
+  assert.match(feedback({ nonWord: { WORD7: 1 } }), stray);
+  assert.equal(feedback({ nonWord: { Xs: 1 } }), "");
+});
