@@ -1472,3 +1472,24 @@ test("checkCall: a long propertyNames pattern judges the long s, the Kelvin sign
   assert.match(feedback({ nonWord: { WORD7: 1 } }), stray);
   assert.equal(feedback({ nonWord: { Xs: 1 } }), "");
 });
+
+test("checkCall: a propertyNames pattern of many escapes and groups is read in time linear in its length", async () => {
+  // The groups a pattern opens were counted anew at each escape (`\1`, `\d`, `\k`): a hostile server's
+  // pattern of 40 000 `\1` took 11 s to read. The regular expressions run while reading it are counted.
+  const work = async (n: number) => {
+    const guard = createMcpGuard({});
+    guard.setTools([{
+      name: "act",
+      inputSchema: { type: "object", propertyNames: { not: { pattern: "^x" + "(?:\\d)\\1".repeat(n) } } },
+    }]);
+    const [check, tests] = await countingWork(
+      RegExp.prototype,
+      "test",
+      () => guard.checkCall({ name: "act", arguments: { Xs: 1 } }),
+    );
+    assert.equal(check.allowed, true);
+    return tests;
+  };
+  const [small, large] = [await work(200), await work(800)];
+  assert.ok(large < small * 6, `${small} -> ${large}`);
+});
