@@ -589,13 +589,21 @@ function patternStray(
     const folded = foldCase(key);
     // (a word's last sigma folds to the final form, which a pattern's letters, folded one by one, never do)
     const sigma = folded.replaceAll("\u03c2", "\u03c3");
+    // (where its letters that fold otherwise, the long s, stay as spelled: see `partlyFolded`)
+    let partly: string | undefined;
     for (const { source, asSpelled, folded: rule, word, variants, negates } of rules) {
       if (safeTest(asSpelled, key)) continue;
       // (an ASCII key folds to letters alone, read as the variants are, but in a negative lookaround: only
       // others need them tried)
       if (!safeTest(rule, sigma)) {
         const each = negates || !isAscii(key) ? variants() : undefined;
-        if (each === undefined || !safeTest(each, key)) continue;
+        // (only a key that spells such a letter has another: ASCII is the only fold of these three)
+        partly ??= folded.length === key.length && !/[\u017f\u212a\u0131]/.test(key)
+          ? sigma
+          : partlyFolded(key);
+        if ((each === undefined || !safeTest(each, key)) && (partly === sigma || !safeTest(rule, partly))) {
+          continue;
+        }
       }
       // (the schema may spell the word in the key's case too, in another pattern: `^x-` and `^X-`)
       if (rules.some((other) => other.word === word && safeTest(other.asSpelled, key))) continue;
@@ -603,6 +611,22 @@ function patternStray(
     }
   }
   return undefined;
+}
+
+/**
+ * `key` with each letter folded (see `foldCase`, and the final sigma as the sigma) but those that fold to
+ * what reads otherwise (the long s, the Kelvin sign and the dotless i to word characters, the sharp s to two
+ * letters): a case variant of it, which the folded pattern judges as the pattern itself does where a
+ * backreference repeats such a letter. The variants, a class of each letter, read `\1` as spelled:
+ * `X\u017fx\u017f` passed `not ^(x\W)\1$`, which matches `x\u017fx\u017f`.
+ */
+function partlyFolded(key: string): string {
+  let out = "";
+  for (const c of key) {
+    const folded = foldCase(c);
+    out += folded.length !== c.length || (c > "\x7f" && folded < "\x80") ? c : folded;
+  }
+  return out.replaceAll("\u03c2", "\u03c3");
 }
 
 /** A `propertyNames` pattern that names words: as written, and with its letters folded (see `foldCase`). */

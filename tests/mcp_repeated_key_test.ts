@@ -1493,3 +1493,21 @@ test("checkCall: a propertyNames pattern of many escapes and groups is read in t
   const [small, large] = [await work(200), await work(800)];
   assert.ok(large < small * 6, `${small} -> ${large}`);
 });
+
+test("checkCall: a propertyNames pattern's backreference to a letter that folds otherwise reads the key as the pattern itself does", () => {
+  // The variants read `\1` as spelled, and the key folded reads the long s as the word character `s`:
+  // `X\u017fx\u017f` passed `not ^(x\W)\1$`, which matches `x\u017fx\u017f`, as a case-blind server reads it.
+  const feedback = feedbackOf({
+    numbered: not("^(x\\W)\\1$"),
+    named: not("^(?<a>x\\W)\\k<a>$"),
+    dots: not("^(s.)\\1$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ numbered: { "X\u017fx\u017f": 1 } }), stray);
+  assert.match(feedback({ numbered: { "X\u212aX\u212a": 1 } }), stray);
+  assert.match(feedback({ named: { "X\u017fx\u017f": 1 } }), stray);
+  assert.match(feedback({ dots: { "S\u00dfs\u00df": 1 } }), stray);
+  // No case variant of these matches: the letter after differs, or `\W` reads a word character.
+  assert.equal(feedback({ numbered: { "X\u017fy\u017f": 1 } }), "");
+  assert.equal(feedback({ numbered: { "XSxS": 1 } }), "");
+});
