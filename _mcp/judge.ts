@@ -589,11 +589,21 @@ function patternStray(
     const folded = foldCase(key);
     // (a word's last sigma folds to the final form, which a pattern's letters, folded one by one, never do)
     const sigma = folded.replaceAll("\u03c2", "\u03c3");
-    for (const { source, asSpelled, folded: rule, word, variants } of rules) {
+    // (where its letters that fold otherwise, the long s, stay as spelled: see `partlyFolded`)
+    let partly: string | undefined;
+    for (const { source, asSpelled, folded: rule, word, variants, negates } of rules) {
       if (safeTest(asSpelled, key)) continue;
-      // (an ASCII key folds to letters alone, read as the variants are: only others need them tried)
-      if (!safeTest(rule, sigma) && !(variants !== undefined && !isAscii(key) && safeTest(variants, key))) {
-        continue;
+      // (an ASCII key folds to letters alone, read as the variants are, but in a negative lookaround: only
+      // others need them tried)
+      if (!safeTest(rule, sigma)) {
+        const each = negates || !isAscii(key) ? variants() : undefined;
+        // (only a key that spells such a letter has another: ASCII is the only fold of these three)
+        partly ??= folded.length === key.length && !/[\u017f\u212a\u0131]/.test(key)
+          ? sigma
+          : partlyFolded(key);
+        if ((each === undefined || !safeTest(each, key)) && (partly === sigma || !safeTest(rule, partly))) {
+          continue;
+        }
       }
       // (the schema may spell the word in the key's case too, in another pattern: `^x-` and `^X-`)
       if (rules.some((other) => other.word === word && safeTest(other.asSpelled, key))) continue;
@@ -601,6 +611,22 @@ function patternStray(
     }
   }
   return undefined;
+}
+
+/**
+ * `key` with each letter folded (see `foldCase`, and the final sigma as the sigma) but those that fold to
+ * what reads otherwise (the long s, the Kelvin sign and the dotless i to word characters, the sharp s to two
+ * letters): a case variant of it, which the folded pattern judges as the pattern itself does where a
+ * backreference repeats such a letter. The variants, a class of each letter, read `\1` as spelled:
+ * `X\u017fx\u017f` passed `not ^(x\W)\1$`, which matches `x\u017fx\u017f`.
+ */
+function partlyFolded(key: string): string {
+  let out = "";
+  for (const c of key) {
+    const folded = foldCase(c);
+    out += folded.length !== c.length || (c > "\x7f" && folded < "\x80") ? c : folded;
+  }
+  return out.replaceAll("\u03c2", "\u03c3");
 }
 
 /** A `propertyNames` pattern that names words: as written, and with its letters folded (see `foldCase`). */
@@ -621,9 +647,15 @@ interface NameRule {
    * It with each letter it spells read in any case (see `caseVariants`), for the key as spelled: where the key
    * folded reads otherwise than it (the long s folds to the word character `s`, which `\W` and `\b` read
    * otherwise; the sharp s to two letters, which `.` reads otherwise), the key is judged as it is. Undefined
-   * where it does not compile.
+   * where it does not compile. Compiled when a key first asks (most keys are ASCII, which need it not): a
+   * pattern a hostile server makes long costs its variants only then.
    */
-  variants?: RegExp;
+  variants: () => RegExp | undefined;
+  /**
+   * Whether it holds a negative lookaround (`(?!`, `(?<!`), which the variants read as written: there they
+   * judge an ASCII key otherwise than the folded pattern does the key folded.
+   */
+  negates: boolean;
 }
 
 /** Each schema's name rules by {@linkcode nameRules}, gathered once. */
@@ -650,7 +682,8 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
         // `e\u{1F600}` by, which a case-blind server reads as the `E\u{1F600}` it forbids)
         folded: boundedRegExp(folded.source, new RegExp(folded.source, folded.unicode ? "u" : "")),
         word: plainWord(folded.word),
-        variants: folded.variants === undefined ? undefined : variantsRegExp(folded.variants, folded.unicode),
+        variants: variantsOnce(s.pattern, folded.unicode),
+        negates: folded.negates,
       });
     } catch {
       // a pattern the validator refuses too: the tool is unchecked, nothing to fold
@@ -660,16 +693,22 @@ function nameRules(root: Record<string, unknown>, schema: Record<string, unknown
   return rules;
 }
 
-/** The longest pattern whose variants (see `NameRule.variants`) are tried: real name rules are short. */
-const MAX_VARIANTS_SOURCE = 4096;
-
-/** `source` (see `NameRule.variants`) compiled as the validator compiles patterns, or undefined. */
-function variantsRegExp(source: string, unicode: boolean): RegExp | undefined {
-  try {
-    return boundedRegExp(source, new RegExp(source, unicode ? "u" : ""));
-  } catch {
-    return undefined;
-  }
+/**
+ * The variants of the pattern `source` (see `NameRule.variants`), written and compiled as the validator
+ * compiles patterns when first asked, or undefined.
+ */
+function variantsOnce(source: string, unicode: boolean): () => RegExp | undefined {
+  let compiled: RegExp | undefined | null = null;
+  return () => {
+    if (compiled !== null) return compiled;
+    try {
+      const variants = foldedPattern(source, { variants: true })!.variants!;
+      compiled = boundedRegExp(variants, new RegExp(variants, unicode ? "u" : ""));
+    } catch {
+      compiled = undefined;
+    }
+    return compiled;
+  };
 }
 
 /**
@@ -688,20 +727,19 @@ function variantsRegExp(source: string, unicode: boolean): RegExp | undefined {
  * `octalChar`): such an escape is a letter a case-blind server reads in any case, as written. Any other escape
  * is kept as written (`\D` is not `\d`), whole, as are a group's name and the flags a group sets (see
  * `syntaxEnd`): their letters are no letters the pattern spells. With them, whether the pattern is read with
- * the `u` flag, as its folded source must be, and its variants (see `NameRule.variants`): the source as
- * written with each letter a class of its case variants, and `\w`, `\b` and `\B` holding the forms that fold
- * to a word character (see `LONE_WORD_SETS`).
+ * the `u` flag, as its folded source must be, whether it has a negative lookaround, and where `variants` is
+ * asked, its variants (see `NameRule.variants`): the source as written with each letter outside a negative
+ * lookaround a class of its case variants, and `\w`, `\b` and `\B` holding the forms that fold to a word
+ * character (see `LONE_WORD_SETS`).
  */
 function foldedPattern(
   source: string,
-): { source: string; word: string; unicode: boolean; variants?: string } | undefined {
+  { variants: wanted = false }: { variants?: boolean } = {},
+): { source: string; word: string; unicode: boolean; negates: boolean; variants?: string } | undefined {
   const unicode = compilesUnicode(source);
   let out = "";
-  // (what `variants` writes otherwise than `source`: each letter, as its case variants; a pattern a hostile
-  // server makes long is read folded alone: a class for each of 180 000 letters took seconds to compile)
-  const edits: [from: number, to: number, text: string][] | undefined = source.length <= MAX_VARIANTS_SOURCE
-    ? []
-    : undefined;
+  // (what `variants` writes otherwise than `source`, where wanted: each letter, as its case variants)
+  const edits: [from: number, to: number, text: string][] | undefined = wanted ? [] : undefined;
   // (the same, each character it means as itself written one way, see `spelled`: `\x2d`, `\u002d`, `\-`
   // and `-` are one word)
   let word = "";
@@ -713,6 +751,15 @@ function foldedPattern(
   // (without the `u` flag: where the class now open starts in `out`, and whether it holds a low half)
   let classAt = 0;
   let classLow = false;
+  // (whether the class now open is negated: `[^\w]` widened to `[^\w\u017f...]` let the long s by, which it
+  // holds as spelled)
+  let classNegated = false;
+  // (for each group open, whether it is a negative lookaround, and how many such are open: inside one the
+  // variants keep letters and \w as written, since widened they made it refuse more, and the pattern match
+  // less: `X\u017f` passed `not ^x(?!s)\W`, and `Id` `not ^(?!ID$)\w*id$`, though each matches a variant)
+  const groups: boolean[] = [];
+  let negative = 0;
+  let negates = false;
   for (let i = 0; i < source.length; i++) {
     const start = i;
     let c = source[i];
@@ -744,7 +791,7 @@ function foldedPattern(
       if (coded === undefined) {
         const end = syntaxEnd(source, i, unicode);
         const wider = LONE_WORD_SETS[source.slice(i, end) + (inClass ? "]" : "")];
-        if (wider !== undefined) edits?.push([i, end, wider]);
+        if (wider !== undefined && negative === 0 && !(inClass && classNegated)) edits?.push([i, end, wider]);
         out += source.slice(i, end);
         word += source.slice(i, end);
         i = end - 1;
@@ -787,6 +834,7 @@ function foldedPattern(
       inClass = true;
       [member, dash, classAt, classLow] = [undefined, false, out.length, false];
       const open = source[i + 1] === "^" ? "[^" : "[";
+      classNegated = open === "[^";
       [out, word, i] = [out + open, word + open, i + open.length - 1];
       continue;
     }
@@ -794,9 +842,15 @@ function foldedPattern(
     const count = c === "{" && !literal ? /^\{\d+(?:,\d*)?\}/.exec(source.slice(i))?.[0] : undefined;
     if ((c === "(" || count !== undefined) && !literal) {
       const end = count === undefined ? syntaxEnd(source, i, unicode) : i + count.length;
+      if (c === "(") {
+        const lookaround = /^\(\?<?!/.test(source.slice(i, i + 4));
+        groups.push(lookaround);
+        if (lookaround) [negative, negates] = [negative + 1, true];
+      }
       [out, word, i] = [out + source.slice(i, end), word + source.slice(i, end), end - 1];
       continue;
     }
+    if (c === ")" && !literal && groups.pop()) negative--;
     if (c.toLowerCase() === c.toUpperCase()) {
       out += !unicode && isLowSurrogate(c.charCodeAt(0)) && c.length === 1 ? ANY_LOW : raw;
       word += literal || !"^$.*+?()[|".includes(c) ? spelled(c) : c;
@@ -807,7 +861,7 @@ function foldedPattern(
     // it all)
     if (folded.length !== c.length) folded = `(?:${folded})`;
     spellsLetter = true;
-    edits?.push([start, i + 1, caseVariants(c, unicode)]);
+    if (negative === 0) edits?.push([start, i + 1, caseVariants(c, unicode)]);
     // (without the `u` flag a count after an astral letter repeats its low half alone: `^\u{10400}+`
     // matches `\u{10400}\udc00`, which a case-blind server reads as `\u{10428}\udc00`)
     const repeated = !unicode && folded.length === 2 &&
@@ -816,20 +870,23 @@ function foldedPattern(
     word += folded;
   }
   if (!spellsLetter) return undefined;
-  if (edits === undefined) return { source: out, word, unicode };
+  if (edits === undefined) return { source: out, word, unicode, negates };
   let variants = "";
   let at = 0;
   for (const [from, to, text] of edits) [variants, at] = [variants + source.slice(at, from) + text, to];
-  return { source: out, word, unicode, variants: variants + source.slice(at) };
+  return { source: out, word, unicode, negates, variants: variants + source.slice(at) };
 }
 
 /**
  * The forms that are no word character but fold to one (the long s, the Kelvin sign, the dotless i), which a
  * case-blind reader may take for that letter: in `NameRule.variants`, `\w` holds them too (in a class as out
- * of one, keyed with a `]`), and `\b` and `\B` hold beside them too, either way.
+ * of one, keyed with a `]`, but a negated one, which holds them as spelled), and `\b` and `\B` hold beside
+ * them too, either way. `\w` is widened to a class, not a group: repeated (`\w*`), a group is what the
+ * validator's guard against backtracking refuses beside syntax its matcher lacks (`(?!`), and the variants of
+ * `^x(?!ab$)\w*\W$` did not compile, so `X\u017f` passed it, which a case-blind server reads as `x\u017f`.
  */
 const LONE_WORD_SETS: Readonly<Record<string, string>> = {
-  "\\w": "(?:\\w|[\\u017f\\u212a\\u0131])",
+  "\\w": "[\\w\\u017f\\u212a\\u0131]",
   "\\w]": "\\w\\u017f\\u212a\\u0131",
   "\\b": "(?:\\b|(?<=[\\u017f\\u212a\\u0131])|(?=[\\u017f\\u212a\\u0131]))",
   "\\B": "(?:\\B|(?<=[\\u017f\\u212a\\u0131])|(?=[\\u017f\\u212a\\u0131]))",
@@ -1050,6 +1107,9 @@ function syntaxEnd(source: string, i: number, unicode: boolean): number {
   return i + (m ? m[0].length : rest[0] === "(" ? 1 : 2);
 }
 
+/** The pattern {@linkcode groupsOf} last read, and its answer. */
+let lastGroups: { source: string; groups: { count: number; named: boolean } } | undefined;
+
 /**
  * The capturing groups `source` opens, outside classes and not escaped: how many (a backreference without the
  * `u` flag is one only up to that number, see {@linkcode octalChar}), and whether one is named (`(?<name>`),
@@ -1058,6 +1118,8 @@ function syntaxEnd(source: string, i: number, unicode: boolean): number {
  * server reads it as `k-`.
  */
 function groupsOf(source: string): { count: number; named: boolean } {
+  // (asked at each escape of the pattern being read: counted anew each time, 40 000 `\1` took 11 s)
+  if (lastGroups?.source === source) return lastGroups.groups;
   let inClass = false;
   let [count, named] = [0, false];
   for (let i = 0; i < source.length; i++) {
@@ -1068,7 +1130,8 @@ function groupsOf(source: string): { count: number; named: boolean } {
     else if (c === "(" && source[i + 1] !== "?") count++;
     else if (c === "(" && /^\(\?<(?![=!])/.test(source.slice(i, i + 4))) [count, named] = [count + 1, true];
   }
-  return { count, named };
+  lastGroups = { source, groups: { count, named } };
+  return lastGroups.groups;
 }
 
 /**
@@ -1383,7 +1446,7 @@ function outputFindings(): { visit: Visit; findings: McpOutputFinding[]; redactA
       }
       pointerChars += at.length;
     }
-    edits.push({ apply, text, found });
+    edits?.push({ apply, text, found });
     return true;
   };
   // Last first: a member's value is visited after its key, and must be replaced before the key's rename

@@ -1028,99 +1028,111 @@ test("checkCall: a propertyNames pattern's escaped letter without the u flag is 
   assert.equal(feedbackOf({ a: not("^\\p{Lu}-$") })({ a: { "a-": 1 } }), "");
 });
 
-test("checkCall: a propertyNames pattern judges a key alike however it spells each character, by code, by escape or as itself (random patterns, with and without the u flag)", () => {
-  // Two spellings of one pattern, each character written out, by `\xHH`, `\uHHHH`, `\u{H}` (u flag),
-  // `\cX` or an escape of itself: alone under `not`, and beside a case variant in an `anyOf`, every key is
-  // judged alike. Before, ~2% of such verdicts differed (`\x2d` and `-` two words, `[\cA-~]` no range).
-  const random = seededRandom(74);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
-  const LETTERS = [..."abefkpuxcEFKPUXCs\u00e9\u03a3"];
-  const OTHERS = [..."-_.:/@14{}]()|^$*+?\\ \n\t\x01~,#"];
-  const SYNTAX = "^$\\.*+?()[]{}|/";
-  const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
-  type Part = { chars: string[]; range?: boolean; quantifier: string };
-  const spell = (c: string, u: boolean, inClass: boolean): string => {
-    const code = c.charCodeAt(0);
-    const ways = [`\\u${hex(code, 4)}`];
-    if (inClass ? !"\\]^-[".includes(c) : !SYNTAX.includes(c) && !(u && "]{}".includes(c))) ways.push(c, c);
-    const escapable = u ? SYNTAX.includes(c) || (inClass && c === "-") : !/[bBdDwWsSfnrtvcuxkpP0-9]/.test(c);
-    if (escapable) ways.push(`\\${c}`);
-    if (code <= 0xff) ways.push(`\\x${hex(code, 2)}`);
-    if (u) ways.push(`\\u{${hex(code, 1)}}`);
-    if (code >= 1 && code <= 26) {
-      ways.push(`\\c${String.fromCharCode(64 + code)}`, `\\c${String.fromCharCode(96 + code)}`);
-    }
-    return pick(ways);
-  };
-  const render = (parts: Part[], u: boolean) =>
-    (u ? "-?^" : "\\-?^") + parts.map(({ chars, range, quantifier }) =>
-      (chars.length === 1 && !range
-        ? spell(chars[0], u, false)
-        : `[${
-          chars.map((c) => spell(c, u, true)).join(range ? "-" : "")
-        }]`) + quantifier
-    ).join("") + "$";
-  const recase = (s: string) =>
-    [...s].map((c) => random() < 0.5 ? c.toUpperCase() : c.toLowerCase()).join("");
-  const guard = createMcpGuard({});
-  const verdict = (propertyNames: unknown, key: string) => {
-    guard.setTools([{
-      name: "act",
-      inputSchema: { type: "object", properties: { p: { type: "object", propertyNames } } },
-    }]);
-    const check = guard.checkCall({ name: "act", arguments: { p: { [key]: 1 } } });
-    return check.allowed
-      ? "allowed"
-      : /not supported/.test(check.feedback)
-      ? undefined
-      : /name rule/.test(check.feedback)
-      ? "stray"
-      : "refused";
-  };
-  let [compared, differ] = [0, 0];
-  for (let n = 0; n < 250; n++) {
-    const parts: Part[] = Array.from({ length: 1 + Math.floor(random() * 4) }, () => {
-      const quantifier = random() < 0.15 ? pick(["?", "*", "{2}"]) : "";
-      if (random() < 0.8) return { chars: [random() < 0.6 ? pick(LETTERS) : pick(OTHERS)], quantifier };
-      const chars = [pick(OTHERS), pick(OTHERS)].sort();
-      return { chars, range: random() < 0.4 && chars[0] !== chars[1], quantifier };
-    });
-    const variant = parts.map((p) => ({
-      ...p,
-      chars: p.chars.map((c) => random() < 0.5 ? c.toUpperCase() : c),
-    }));
-    const u = random() < 0.5;
-    const [p1, p2, q1, q2] = [render(parts, u), render(parts, u), render(variant, u), render(variant, u)];
-    const compiles = (p: string, flags: string) => {
-      try {
-        return new RegExp(p, flags) !== undefined;
-      } catch {
-        return false;
+test(
+  "checkCall: a propertyNames pattern judges a key alike however it spells each character, by code, by escape or as itself (random patterns, with and without the u flag)",
+  { timeout: 60_000 },
+  () => {
+    // Two spellings of one pattern, each character written out, by `\xHH`, `\uHHHH`, `\u{H}` (u flag),
+    // `\cX` or an escape of itself: alone under `not`, and beside a case variant in an `anyOf`, every key is
+    // judged alike. Before, ~2% of such verdicts differed (`\x2d` and `-` two words, `[\cA-~]` no range).
+    const random = seededRandom(74);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
+    const LETTERS = [..."abefkpuxcEFKPUXCs\u00e9\u03a3"];
+    const OTHERS = [..."-_.:/@14{}]()|^$*+?\\ \n\t\x01~,#"];
+    const SYNTAX = "^$\\.*+?()[]{}|/";
+    const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
+    type Part = { chars: string[]; range?: boolean; quantifier: string };
+    const spell = (c: string, u: boolean, inClass: boolean): string => {
+      const code = c.charCodeAt(0);
+      const ways = [`\\u${hex(code, 4)}`];
+      if (inClass ? !"\\]^-[".includes(c) : !SYNTAX.includes(c) && !(u && "]{}".includes(c))) ways.push(c, c);
+      const escapable = u
+        ? SYNTAX.includes(c) || (inClass && c === "-")
+        : !/[bBdDwWsSfnrtvcuxkpP0-9]/.test(c);
+      if (escapable) ways.push(`\\${c}`);
+      if (code <= 0xff) ways.push(`\\x${hex(code, 2)}`);
+      if (u) ways.push(`\\u{${hex(code, 1)}}`);
+      if (code >= 1 && code <= 26) {
+        ways.push(`\\c${String.fromCharCode(64 + code)}`, `\\c${String.fromCharCode(96 + code)}`);
       }
+      return pick(ways);
     };
-    if (![p1, p2, q1, q2].every((p) => u ? compiles(p, "u") : !compiles(p, "u") && compiles(p, ""))) continue;
-    const text = (ps: Part[]) =>
-      ps.map((p) =>
-        p.quantifier === "?" || p.quantifier === "*" ? "" : p.chars[0].repeat(p.quantifier === "{2}" ? 2 : 1)
-      ).join("");
-    for (const key of [text(parts), recase(text(parts)), recase(text(variant)), text(parts).toUpperCase()]) {
-      const either = (a: string, b: string) => ({ anyOf: [{ not: { pattern: a } }, { pattern: b }] });
+    const render = (parts: Part[], u: boolean) =>
+      (u ? "-?^" : "\\-?^") + parts.map(({ chars, range, quantifier }) =>
+        (chars.length === 1 && !range
+          ? spell(chars[0], u, false)
+          : `[${
+            chars.map((c) => spell(c, u, true)).join(range ? "-" : "")
+          }]`) + quantifier
+      ).join("") + "$";
+    const recase = (s: string) =>
+      [...s].map((c) => random() < 0.5 ? c.toUpperCase() : c.toLowerCase()).join("");
+    const guard = createMcpGuard({});
+    const verdict = (propertyNames: unknown, key: string) => {
+      guard.setTools([{
+        name: "act",
+        inputSchema: { type: "object", properties: { p: { type: "object", propertyNames } } },
+      }]);
+      const check = guard.checkCall({ name: "act", arguments: { p: { [key]: 1 } } });
+      return check.allowed
+        ? "allowed"
+        : /not supported/.test(check.feedback)
+        ? undefined
+        : /name rule/.test(check.feedback)
+        ? "stray"
+        : "refused";
+    };
+    let [compared, differ] = [0, 0];
+    for (let n = 0; n < 250; n++) {
+      const parts: Part[] = Array.from({ length: 1 + Math.floor(random() * 4) }, () => {
+        const quantifier = random() < 0.15 ? pick(["?", "*", "{2}"]) : "";
+        if (random() < 0.8) return { chars: [random() < 0.6 ? pick(LETTERS) : pick(OTHERS)], quantifier };
+        const chars = [pick(OTHERS), pick(OTHERS)].sort();
+        return { chars, range: random() < 0.4 && chars[0] !== chars[1], quantifier };
+      });
+      const variant = parts.map((p) => ({
+        ...p,
+        chars: p.chars.map((c) => random() < 0.5 ? c.toUpperCase() : c),
+      }));
+      const u = random() < 0.5;
+      const [p1, p2, q1, q2] = [render(parts, u), render(parts, u), render(variant, u), render(variant, u)];
+      const compiles = (p: string, flags: string) => {
+        try {
+          return new RegExp(p, flags) !== undefined;
+        } catch {
+          return false;
+        }
+      };
+      if (![p1, p2, q1, q2].every((p) => u ? compiles(p, "u") : !compiles(p, "u") && compiles(p, ""))) {
+        continue;
+      }
+      const text = (ps: Part[]) =>
+        ps.map((p) =>
+          p.quantifier === "?" || p.quantifier === "*"
+            ? ""
+            : p.chars[0].repeat(p.quantifier === "{2}" ? 2 : 1)
+        ).join("");
       for (
-        const [a, b] of [[{ not: { pattern: p1 } }, { not: { pattern: p2 } }], [
-          either(p1, q1),
-          either(p2, q2),
-        ]]
+        const key of [text(parts), recase(text(parts)), recase(text(variant)), text(parts).toUpperCase()]
       ) {
-        const [va, vb] = [verdict(a, key), verdict(b, key)];
-        if (va === undefined || vb === undefined) continue;
-        compared++;
-        if (va !== vb) differ++;
-        assert.equal(va, vb, `${JSON.stringify(a)} and ${JSON.stringify(b)} on ${JSON.stringify(key)}`);
+        const either = (a: string, b: string) => ({ anyOf: [{ not: { pattern: a } }, { pattern: b }] });
+        for (
+          const [a, b] of [[{ not: { pattern: p1 } }, { not: { pattern: p2 } }], [
+            either(p1, q1),
+            either(p2, q2),
+          ]]
+        ) {
+          const [va, vb] = [verdict(a, key), verdict(b, key)];
+          if (va === undefined || vb === undefined) continue;
+          compared++;
+          if (va !== vb) differ++;
+          assert.equal(va, vb, `${JSON.stringify(a)} and ${JSON.stringify(b)} on ${JSON.stringify(key)}`);
+        }
       }
     }
-  }
-  assert.ok(compared > 1000 && differ === 0, `${compared} compared`);
-});
+    assert.ok(compared > 1000 && differ === 0, `${compared} compared`);
+  },
+);
 
 test("checkCall: a propertyNames pattern's \\k without the u flag is the letter k unless a group is named; a lookbehind names none", () => {
   // `(?<=` and `(?<!` open lookbehinds, and `\(?<` is an escaped parenthesis: no group is named. Read as
@@ -1232,98 +1244,118 @@ test("checkCall: a propertyNames pattern's octal escape without the u flag is th
   assert.equal(feedback({ octal: { forces: 1 } }), "");
 });
 
-test("checkCall: a propertyNames pattern's verdict on a key agrees with the pattern itself on the key's case variants, for letters whose folding is special (random patterns with \\w, \\W, \\b, dots and octal escapes)", () => {
-  // The oracle is the pattern itself, compiled as the validator compiles it, tried on every case variant a
-  // case-blind reader (Unicode simple folding, as `/iu` and Go's encoding/json fold) may take the key for:
-  // where one matches and the key as spelled does not, the key is a stray; where none does, it passes (or,
-  // for the judge's wider folding, where the dotless i is an i and the sharp s two letters, may be one).
-  // Before, the key folded (the long s to `s`, the Kelvin sign to `k`, the sharp s to `ss`) read otherwise
-  // under `\W`, `\b` or `.` than the key (`X\u017f` passed `not ^x\W$`), and a pattern spelling a sharp s was
-  // no rule. Letters are spelled by code too, octal escapes among them.
-  const random = seededRandom(75);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
-  const LETTERS = [..."xXsSkKiI\u00df\u0130\u00e9"];
-  const ALPHABET = [..."xXsS\u017fkK\u212aiI\u0131\u0130\u00df\u1e9e\u00e9\u00c9-_ 1"];
-  const SETS = [".", "\\w", "\\W", "\\b", "\\B", "\\s", "\\S", "\\d", "[^-]", "[-_]", "-", "_", " "];
-  const fold = (c: string) => c.toUpperCase().toLowerCase().toUpperCase().toLowerCase();
-  // (a form no other form of the alphabet cases to, the long s or the Kelvin sign, is read for a key's
-  // letter only where the key spells it: no one names a member with one)
-  const lone = (d: string) =>
-    !ALPHABET.some((e) => e !== d && (e.toLowerCase() === d || e.toUpperCase() === d));
-  const simple = (c: string) =>
-    ALPHABET.filter((d) =>
-      d === c || (!lone(d) && new RegExp(`^\\u{${c.codePointAt(0)!.toString(16)}}$`, "iu").test(d))
-    );
-  const wide = (c: string) => ALPHABET.filter((d) => fold(d) === fold(c));
-  const some = (key: string, variants: (c: string) => string[], re: RegExp) => {
-    const each = (at: number, w: string): boolean =>
-      at === key.length ? re.test(w) : variants(key[at]).some((d) => each(at + 1, w + d));
-    return each(0, "");
-  };
-  const spell = (c: string, u: boolean) => {
-    const code = c.charCodeAt(0);
-    const ways = [c, `\\u${code.toString(16).padStart(4, "0")}`];
-    if (!u && code <= 0o377 && code >= 0o100) ways.push(`\\${code.toString(8)}`);
-    if (code <= 0xff) ways.push(`\\x${code.toString(16).padStart(2, "0")}`);
-    return pick(ways);
-  };
-  const guard = createMcpGuard({});
-  const verdict = (pattern: string, key: string) => {
-    guard.setTools([{
-      name: "act",
-      inputSchema: {
-        type: "object",
-        properties: { p: { type: "object", propertyNames: { not: { pattern } } } },
-      },
-    }]);
-    const check = guard.checkCall({ name: "act", arguments: { p: { [key]: 1 } } });
-    return check.allowed ? "allowed" : /name rule/.test(check.feedback) ? "stray" : "refused";
-  };
-  let [strays, passed] = [0, 0];
-  const wrong: string[] = [];
-  for (let n = 0; n < 400; n++) {
-    const u = random() < 0.5;
-    const parts = Array.from({ length: 1 + Math.floor(random() * 3) }, () => {
-      const letter = random() < 0.5;
-      const c = letter ? pick(LETTERS) : pick(SETS);
-      const quantifier = !/^\\[bB]$/.test(c) && random() < 0.2 ? pick(["?", "+", "{2}"]) : "";
-      return { c, letter, quantifier };
-    });
-    const pattern = (u ? "-?^" : "\\-?^") +
-      parts.map((p) => (p.letter ? spell(p.c, u) : p.c) + p.quantifier).join("") +
-      (random() < 0.8 ? "$" : "");
-    const re = new RegExp(pattern, u ? "u" : "");
-    const sample = parts.map((p) =>
-      p.letter ? p.c.repeat(p.quantifier === "{2}" ? 2 : 1) : p.c === "\\w" ? "s" : p.c === "\\W" ? "-" : ""
-    ).join("");
-    const keys = new Set([sample]);
-    for (let k = 0; k < 5; k++) {
-      keys.add(
-        [...sample].map((c) => random() < 0.6 ? pick(wide(c).length > 0 ? wide(c) : [c]) : c).join(""),
+test(
+  "checkCall: a propertyNames pattern's verdict on a key agrees with the pattern itself on the key's case variants, for letters whose folding is special (random patterns with \\w, \\W, \\b, dots and octal escapes)",
+  { timeout: 60_000 },
+  () => {
+    // The oracle is the pattern itself, compiled as the validator compiles it, tried on every case variant a
+    // case-blind reader (Unicode simple folding, as `/iu` and Go's encoding/json fold) may take the key for:
+    // where one matches and the key as spelled does not, the key is a stray; where none does, it passes (or,
+    // for the judge's wider folding, where the dotless i is an i and the sharp s two letters, may be one).
+    // Before, the key folded (the long s to `s`, the Kelvin sign to `k`, the sharp s to `ss`) read otherwise
+    // under `\W`, `\b` or `.` than the key (`X\u017f` passed `not ^x\W$`), and a pattern spelling a sharp s was
+    // no rule. Letters are spelled by code too, octal escapes among them.
+    const random = seededRandom(75);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
+    const LETTERS = [..."xXsSkKiI\u00df\u0130\u00e9"];
+    const ALPHABET = [..."xXsS\u017fkK\u212aiI\u0131\u0130\u00df\u1e9e\u00e9\u00c9-_ 1"];
+    const SETS = [
+      ".",
+      "\\w",
+      "\\W",
+      "\\b",
+      "\\B",
+      "\\s",
+      "\\S",
+      "\\d",
+      "[^-]",
+      "[-_]",
+      "[^\\w]",
+      "[^\\W]",
+      "-",
+      "_",
+      " ",
+    ];
+    const fold = (c: string) => c.toUpperCase().toLowerCase().toUpperCase().toLowerCase();
+    // (a form no other form of the alphabet cases to, the long s or the Kelvin sign, is read for a key's
+    // letter only where the key spells it: no one names a member with one)
+    const lone = (d: string) =>
+      !ALPHABET.some((e) => e !== d && (e.toLowerCase() === d || e.toUpperCase() === d));
+    const simple = (c: string) =>
+      ALPHABET.filter((d) =>
+        d === c || (!lone(d) && new RegExp(`^\\u{${c.codePointAt(0)!.toString(16)}}$`, "iu").test(d))
       );
-      keys.add(Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(ALPHABET)).join(""));
-    }
-    const rule = parts.some((p) => p.letter);
-    const special = /[\u00df\u1e9e\u0130]/.test(pattern + [...keys].join("")) ||
-      /\\u00df|\\337|\\xdf/.test(pattern);
-    for (const key of keys) {
-      if (key === "") continue;
-      const got = verdict(pattern, key);
-      const expected = re.test(key) ? "refused" : rule && some(key, simple, re) ? "stray" : "allowed";
-      if (got === "stray") strays++;
-      else passed++;
-      // (the judge's wider folding may take a key for one the pattern matches where a simple one does not)
-      // (and beside \b a form no word character that folds to one reads either way)
-      const wider = got === "stray" && expected === "allowed" &&
-        (special || some(key, wide, re) || (/[\u017f\u212a\u0131]/.test(key) && /\\[bB]/.test(pattern)));
-      if (got !== expected && !wider) {
-        wrong.push(`${JSON.stringify(pattern)} on ${JSON.stringify(key)}: ${got}`);
+    const wide = (c: string) => ALPHABET.filter((d) => fold(d) === fold(c));
+    const some = (key: string, variants: (c: string) => string[], re: RegExp) => {
+      const each = (at: number, w: string): boolean =>
+        at === key.length ? re.test(w) : variants(key[at]).some((d) => each(at + 1, w + d));
+      return each(0, "");
+    };
+    const spell = (c: string, u: boolean) => {
+      const code = c.charCodeAt(0);
+      const ways = [c, `\\u${code.toString(16).padStart(4, "0")}`];
+      if (!u && code <= 0o377 && code >= 0o100) ways.push(`\\${code.toString(8)}`);
+      if (code <= 0xff) ways.push(`\\x${code.toString(16).padStart(2, "0")}`);
+      return pick(ways);
+    };
+    const guard = createMcpGuard({});
+    const verdict = (pattern: string, key: string) => {
+      guard.setTools([{
+        name: "act",
+        inputSchema: {
+          type: "object",
+          properties: { p: { type: "object", propertyNames: { not: { pattern } } } },
+        },
+      }]);
+      const check = guard.checkCall({ name: "act", arguments: { p: { [key]: 1 } } });
+      return check.allowed ? "allowed" : /name rule/.test(check.feedback) ? "stray" : "refused";
+    };
+    let [strays, passed] = [0, 0];
+    const wrong: string[] = [];
+    for (let n = 0; n < 400; n++) {
+      const u = random() < 0.5;
+      const parts = Array.from({ length: 1 + Math.floor(random() * 3) }, () => {
+        const letter = random() < 0.5;
+        const c = letter ? pick(LETTERS) : pick(SETS);
+        const quantifier = !/^\\[bB]$/.test(c) && random() < 0.2 ? pick(["?", "+", "{2}"]) : "";
+        return { c, letter, quantifier };
+      });
+      const pattern = (u ? "-?^" : "\\-?^") +
+        parts.map((p) => (p.letter ? spell(p.c, u) : p.c) + p.quantifier).join("") +
+        (random() < 0.8 ? "$" : "");
+      const re = new RegExp(pattern, u ? "u" : "");
+      const sample = parts.map((p) =>
+        p.letter ? p.c.repeat(p.quantifier === "{2}" ? 2 : 1) : p.c === "\\w" ? "s" : p.c === "\\W" ? "-" : ""
+      ).join("");
+      const keys = new Set([sample]);
+      for (let k = 0; k < 5; k++) {
+        keys.add(
+          [...sample].map((c) => random() < 0.6 ? pick(wide(c).length > 0 ? wide(c) : [c]) : c).join(""),
+        );
+        keys.add(Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(ALPHABET)).join(""));
+      }
+      const rule = parts.some((p) => p.letter);
+      const special = /[\u00df\u1e9e\u0130]/.test(pattern + [...keys].join("")) ||
+        /\\u00df|\\337|\\xdf/.test(pattern);
+      for (const key of keys) {
+        if (key === "") continue;
+        const got = verdict(pattern, key);
+        const expected = re.test(key) ? "refused" : rule && some(key, simple, re) ? "stray" : "allowed";
+        if (got === "stray") strays++;
+        else passed++;
+        // (the judge's wider folding may take a key for one the pattern matches where a simple one does not)
+        // (and beside \b a form no word character that folds to one reads either way)
+        const wider = got === "stray" && expected === "allowed" &&
+          (special || some(key, wide, re) || (/[\u017f\u212a\u0131]/.test(key) && /\\[bB]/.test(pattern)));
+        if (got !== expected && !wider) {
+          wrong.push(`${JSON.stringify(pattern)} on ${JSON.stringify(key)}: ${got}`);
+        }
       }
     }
-  }
-  assert.deepEqual(wrong.slice(0, 10), []);
-  assert.ok(strays > 200 && passed > 1000, `${strays} strays, ${passed} passed`);
-});
+    assert.deepEqual(wrong.slice(0, 10), []);
+    assert.ok(strays > 200 && passed > 1000, `${strays} strays, ${passed} passed`);
+  },
+);
 
 test("checkCall: a propertyNames pattern judges a key whose letters fold otherwise (the long s, the Kelvin sign, the dotless i, the sharp s) by what the pattern itself matches", () => {
   // The key folded read otherwise than a case variant of it: `X\u017f` folds to `xs`, a word character where
@@ -1375,4 +1407,107 @@ test("LONE_CASE_FORMS holds every letter no other form of its case cases to, as 
     }
   }
   assert.deepEqual([...new Set(unlisted)], []);
+});
+
+test("checkCall: a propertyNames pattern's negated class of word characters holds the long s, the Kelvin sign and the dotless i as spelled", () => {
+  // The variants widened `\\w` in every class to hold them, in `[^\\w]` too, which then held them no more:
+  // `X\u017f` passed `not ^x[^\\w]$`, though the pattern matches `x\u017f`, which a case-blind server reads
+  // it as.
+  const feedback = feedbackOf({ negated: not("^x[^\\w]$"), plain: not("^x[\\w]$") });
+  const stray = /which the tool's name rule .* judges in another case/;
+  for (const key of ["X\u017f", "X\u212a", "X\u0131"]) {
+    assert.match(feedback({ negated: { [key]: 1 } }), stray, key);
+    assert.match(feedback({ plain: { [key]: 1 } }), stray, key);
+  }
+  assert.equal(feedback({ negated: { Xs: 1 } }), "");
+});
+
+test("checkCall: a propertyNames pattern repeating \\w beside a lookaround judges the long s as the pattern itself does", () => {
+  // The variants wrote `\\w` as a group, `(?:\\w|[\\u017f...])`: repeated beside a lookahead, the validator's
+  // guard against backtracking refused it, the variants did not compile, and `X\u017f` passed
+  // `not ^x(?!ab$)\\w*\\W$`, though the pattern matches `x\u017f`, which a case-blind server reads it as.
+  const feedback = feedbackOf({ a: not("^x(?!ab$)\\w*\\W$"), b: not("^(?!ab$)x\\w+\\W$") });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ a: { "X\u017f": 1 } }), stray);
+  assert.match(feedback({ b: { "Xy\u212a": 1 } }), stray);
+  assert.equal(feedback({ a: { "Xs": 1 } }), "");
+});
+
+test("checkCall: a propertyNames pattern's negative lookaround reads the key as spelled, where the rest reads it in any case", () => {
+  // Widened to every case form, a letter or `\w` in `(?!...)` refused more keys, so the pattern matched less
+  // than any variant of the key: `X\u017f` passed `not ^x(?!s)\W` (the pattern matches `x\u017f`), and an
+  // ASCII key, judged folded alone, read the lookaround folded too: `Id` passed `not ^(?!ID$)\w*id$`, which
+  // matches `id`, as a case-blind server reads it.
+  const feedback = feedbackOf({
+    ahead: not("^x(?!s)\\W"),
+    word: not("^x(?!\\w)"),
+    behind: not("^.(?<!s)x$"),
+    except: not("^(?!ID$)\\w*id$"),
+    prefix: not("^(?!x_)\\w+$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ ahead: { "X\u017f": 1 } }), stray);
+  assert.match(feedback({ word: { "X\u017f": 1 } }), stray);
+  assert.match(feedback({ behind: { "\u017fX": 1 } }), stray);
+  assert.match(feedback({ except: { Id: 1 } }), stray);
+  // What the lookaround excepts as spelled passes, as it did: the exception `ID`, a key that spells `x_`.
+  assert.equal(feedback({ except: { ID: 1 } }), "");
+  assert.equal(feedback({ prefix: { x_FOO: 1 } }), "");
+  assert.equal(feedback({ ahead: { XS: 1 } }), "");
+});
+
+test("checkCall: a long propertyNames pattern judges the long s, the Kelvin sign and the sharp s as a short one does", () => {
+  // A pattern past 4096 characters was judged folded alone, so what its variants close stayed open there:
+  // `X\u017f` passed `not ^x\W$|...` (a long list of words), which a short one refuses.
+  const words = Array.from({ length: 600 }, (_, i) => `word${i}`).join("|");
+  const feedback = feedbackOf({
+    nonWord: not(`^x\\W$|^(?:${words})$`),
+    dots: not(`^str..e$|^(?:${words})$`),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.ok(words.length > 4096);
+  assert.match(feedback({ nonWord: { "X\u017f": 1 } }), stray);
+  assert.match(feedback({ nonWord: { "X\u212a": 1 } }), stray);
+  assert.match(feedback({ dots: { "STRA\u00dfE": 1 } }), stray);
+  assert.match(feedback({ nonWord: { WORD7: 1 } }), stray);
+  assert.equal(feedback({ nonWord: { Xs: 1 } }), "");
+});
+
+test("checkCall: a propertyNames pattern of many escapes and groups is read in time linear in its length", async () => {
+  // The groups a pattern opens were counted anew at each escape (`\1`, `\d`, `\k`): a hostile server's
+  // pattern of 40 000 `\1` took 11 s to read. The regular expressions run while reading it are counted.
+  const work = async (n: number) => {
+    const guard = createMcpGuard({});
+    guard.setTools([{
+      name: "act",
+      inputSchema: { type: "object", propertyNames: { not: { pattern: "^x" + "(?:\\d)\\1".repeat(n) } } },
+    }]);
+    const [check, tests] = await countingWork(
+      RegExp.prototype,
+      "test",
+      () => guard.checkCall({ name: "act", arguments: { Xs: 1 } }),
+    );
+    assert.equal(check.allowed, true);
+    return tests;
+  };
+  const [small, large] = [await work(200), await work(800)];
+  assert.ok(large < small * 6, `${small} -> ${large}`);
+});
+
+test("checkCall: a propertyNames pattern's backreference to a letter that folds otherwise reads the key as the pattern itself does", () => {
+  // The variants read `\1` as spelled, and the key folded reads the long s as the word character `s`:
+  // `X\u017fx\u017f` passed `not ^(x\W)\1$`, which matches `x\u017fx\u017f`, as a case-blind server reads it.
+  const feedback = feedbackOf({
+    numbered: not("^(x\\W)\\1$"),
+    named: not("^(?<a>x\\W)\\k<a>$"),
+    dots: not("^(s.)\\1$"),
+  });
+  const stray = /which the tool's name rule .* judges in another case/;
+  assert.match(feedback({ numbered: { "X\u017fx\u017f": 1 } }), stray);
+  assert.match(feedback({ numbered: { "X\u212aX\u212a": 1 } }), stray);
+  assert.match(feedback({ named: { "X\u017fx\u017f": 1 } }), stray);
+  assert.match(feedback({ dots: { "S\u00dfs\u00df": 1 } }), stray);
+  // No case variant of these matches: the letter after differs, or `\W` reads a word character.
+  assert.equal(feedback({ numbered: { "X\u017fy\u017f": 1 } }), "");
+  assert.equal(feedback({ numbered: { "XSxS": 1 } }), "");
 });
