@@ -267,10 +267,13 @@ function gateStreamed(
     judge: async (calls) => {
       const verdict = await judge.judge(calls.map(callForValidation));
       const partial = dropsCalls(verdict, exchange.options);
+      const answers = calls.map((c) => c.choice);
       return {
         verdict,
         reason: judge.reason(verdict),
         partialReason: partial ? judge.reason(verdict, { partial }) : undefined,
+        told: judge.answerReason(verdict, answers),
+        partialTold: partial ? judge.answerReason(verdict, answers, { partial }) : undefined,
       };
     },
     onReport: (r) =>
