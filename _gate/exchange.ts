@@ -310,10 +310,13 @@ function gateStreamed(
       const verdict = await judge.judge(calls.map(callForValidation));
       const made = madeCalls(verdict, calls);
       const partial = keepsCalls(made, exchange.options);
+      const answers = made.calls.map((c) => c.choice);
       return {
         verdict,
         reason: judge.reason(made.verdict),
         partialReason: partial ? judge.reason(made.verdict, { partial }) : undefined,
+        told: judge.answerReason(made.verdict, answers),
+        partialTold: partial ? judge.answerReason(made.verdict, answers, { partial }) : undefined,
       };
     },
     onReport: (r) =>

@@ -31,6 +31,7 @@ import {
 } from "./engines.ts";
 import { callForValidation } from "./assemble.ts";
 import type { StreamDialect } from "./calls.ts";
+import type { AnswerReason } from "./dialects/shared.ts";
 
 /** The response shapes the gate reads. */
 export type CompletionDialect = StreamDialect;
@@ -254,6 +255,12 @@ export interface Judge {
   judge(calls: readonly unknown[]): Promise<Verdict>;
   /** The text that replaces rejected calls; with `partial`, the other calls of the turn were kept. */
   reason(verdict: Verdict, options?: { partial?: boolean }): string;
+  /**
+   * The text each answer reads in place of the calls it lost, of the calls whose answers are `answers` (one
+   * per call of the verdict, in order): each speaks of its own calls, counted within it (with the `message`
+   * option, every answer reads what it words of the turn).
+   */
+  answerReason(verdict: Verdict, answers: readonly number[], options?: { partial?: boolean }): AnswerReason;
 }
 
 /** Where a request came from: parsed from a body's text (a tree), or an object built in code. */
@@ -285,7 +292,9 @@ export function makeJudge(
     const kept = verdict.calls.length - verdict.rejectedIndices.length;
     // (what the description that follows does not say: it counts the rejected calls and says they did not
     // run, so the lead counts none of them again; a withheld turn's accepted calls did not run either)
-    const lead = partial
+    const lead = partial && kept === 0 // (an answer that lost every call, where another answer's stay)
+      ? `toolguard removed the rejected tool ${plural(verdict.rejectedIndices.length, "call")} below.\n`
+      : partial
       ? `toolguard removed the rejected tool ${plural(verdict.rejectedIndices.length, "call")} below; the ` +
         `other ${kept === 1 ? "call of this turn was" : "calls of this turn were"} kept.\n`
       : kept === 0
@@ -295,15 +304,59 @@ export function makeJudge(
       } did not run either.\n`;
     return lead + describeVerdict(verdict, { tools });
   };
+  const answerReason = (
+    verdict: Verdict,
+    answers: readonly number[],
+    turn?: { partial?: boolean },
+  ): AnswerReason => {
+    const whole = reason(verdict, turn);
+    // (the caller's own `message` is asked of the turn, as it always was: it words what it is given)
+    if (options.message || new Set(answers).size < 2) return () => whole;
+    const told = new Map<number, string>();
+    return (answer) => {
+      let text = told.get(answer);
+      if (text === undefined) {
+        text = ownReason(verdict, answers, answer, turn, reason);
+        told.set(answer, text);
+      }
+      return text;
+    };
+  };
   return {
     tools,
     reason,
+    answerReason,
     judge(calls: readonly unknown[]): Promise<Verdict> {
       if (calls.length === 0) return Promise.resolve(ALLOWED_NONE);
       if (sync) return Promise.resolve(sync.validate(calls));
       return validateToolCalls(calls, { ...validateOptions(options), tools, classifier: options.classifier });
     },
   };
+}
+
+/**
+ * The reason one answer of several reads: `reason` of that answer's calls alone (a verdict of them, counted
+ * within it); an answer none of whose calls was rejected, withheld with the turn, is told why its calls did
+ * not run.
+ */
+function ownReason(
+  verdict: Verdict,
+  answers: readonly number[],
+  answer: number,
+  options: { partial?: boolean } | undefined,
+  reason: (verdict: Verdict, options?: { partial?: boolean }) => string,
+): string {
+  const calls = verdict.calls.filter((_, i) => answers[i] === answer);
+  const rejectedIndices = calls.flatMap((c, i) => c.allowed ? [] : [i]);
+  if (rejectedIndices.length === 0) {
+    const other = "a tool call in another answer of this turn was rejected";
+    if (calls.length === 0) return `toolguard stopped this answer: ${other}.`;
+    const one = calls.length === 1;
+    return `toolguard stopped this answer's tool ${plural(calls.length, "call")}: ${
+      one ? "it was" : "they were"
+    } accepted, but ${other}, so ${one ? "it did not run" : "none of them ran"}.`;
+  }
+  return reason({ allowed: false, blocked: true, rejectedIndices, calls }, options);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -357,8 +410,10 @@ export async function gateWith(
 ): Promise<GateResult> {
   const shape = dialectOf(dialect).body;
   let native: unknown[] = [];
+  let places: { calls: number[]; texts: number[] } | undefined;
   try {
     native = shape.calls(body);
+    places = shape.answers?.(body);
   } catch {
     native = [];
   }
@@ -378,13 +433,15 @@ export async function gateWith(
   if (native.length > 0 && extracted.length === 0) {
     const verdict = await judge.judge(native);
     if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source: "native" };
+    const answers = places?.calls ?? [];
     if (dropsCalls(verdict, options)) {
       const reason = judge.reason(verdict, { partial: true });
-      const response = shape.dropCalls(body, new Set(verdict.rejectedIndices), reason);
+      const told = judge.answerReason(verdict, answers, { partial: true });
+      const response = shape.dropCalls(body, new Set(verdict.rejectedIndices), told);
       return { verdict, response, changed: true, dialect, source: "native", reason };
     }
     const reason = judge.reason(verdict);
-    const response = shape.rewrite(body, reason, { fromText: false });
+    const response = shape.rewrite(body, judge.answerReason(verdict, answers), { fromText: false });
     return { verdict, response, changed: true, dialect, source: "native", reason };
   }
   if (extracted.length === 0) {
@@ -401,11 +458,16 @@ export async function gateWith(
     ? partialCut(answers, perAnswer, verdict, judge.tools)
     : undefined;
   const reason = judge.reason(verdict, partial ? { partial: true } : undefined);
+  const owners = [
+    ...(places?.calls ?? []),
+    ...perAnswer.flatMap((calls, a) => calls.map(() => places?.texts[a] ?? 0)),
+  ];
+  const told = judge.answerReason(verdict, owners, partial ? { partial: true } : undefined);
   const cut = partial ?? withheldCut(answers, perAnswer, judge.tools);
   // (a kept call's text too: a stream holds the text from the first call on, kept or not)
   const all = partial && withheldCut(answers, perAnswer, judge.tools);
   const held = all && ((text: string) => all(text) !== text);
-  const response = shape.rewrite(body, reason, { fromText: true, cut, ...(held ? { held } : {}) });
+  const response = shape.rewrite(body, told, { fromText: true, cut, ...(held ? { held } : {}) });
   return { verdict, response, changed: true, dialect, source, extracted, reason };
 }
 
