@@ -312,11 +312,19 @@ export function makeJudge(
     const whole = reason(verdict, turn);
     // (the caller's own `message` is asked of the turn, as it always was: it words what it is given)
     if (options.message || new Set(answers).size < 2) return () => whole;
+    // Each answer's calls, found in one pass: a body may hold 10 000s of choices, each asked for its reason.
+    const own = new Map<number, Verdict["calls"][number][]>();
+    verdict.calls.forEach((call, i) => {
+      if (answers[i] === undefined) return;
+      const calls = own.get(answers[i]);
+      if (calls) calls.push(call);
+      else own.set(answers[i], [call]);
+    });
     const told = new Map<number, string>();
     return (answer) => {
       let text = told.get(answer);
       if (text === undefined) {
-        text = ownReason(verdict, answers, answer, turn, reason);
+        text = ownReason(own.get(answer) ?? [], turn, reason);
         told.set(answer, text);
       }
       return text;
@@ -335,18 +343,15 @@ export function makeJudge(
 }
 
 /**
- * The reason one answer of several reads: `reason` of that answer's calls alone (a verdict of them, counted
- * within it); an answer none of whose calls was rejected, withheld with the turn, is told why its calls did
- * not run.
+ * The reason one answer of several reads: `reason` of that answer's `calls` alone (a verdict of them,
+ * counted within it); an answer none of whose calls was rejected, withheld with the turn, is told why its
+ * calls did not run.
  */
 function ownReason(
-  verdict: Verdict,
-  answers: readonly number[],
-  answer: number,
+  calls: Verdict["calls"],
   options: { partial?: boolean } | undefined,
   reason: (verdict: Verdict, options?: { partial?: boolean }) => string,
 ): string {
-  const calls = verdict.calls.filter((_, i) => answers[i] === answer);
   const rejectedIndices = calls.flatMap((c, i) => c.allowed ? [] : [i]);
   if (rejectedIndices.length === 0) {
     const other = "a tool call in another answer of this turn was rejected";

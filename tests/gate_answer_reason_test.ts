@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { choiceChunk, sseData, withGuardedServer } from "./_fake_llm_server.ts";
 import { gateCompletion, type GuardFetchOptions } from "../gate.ts";
+import { createValidator, type Validator } from "../validate.ts";
 
 const TOOLS = [{
   type: "function",
@@ -205,4 +206,32 @@ test("gateCompletion and guardFetch, Chat n=2: calls written into each choice's 
       assert.deepEqual(chatStreamTexts(sse), whole, what);
     }
   }
+});
+
+test("gateCompletion, Chat with many choices: each choice's reason reads the verdict's calls once in all, not once per choice", async () => {
+  const answers = Array.from({ length: 2000 }, (_, i) => [i % 2 === 0 ? "drop_db" : "weather"]);
+  const validator = createValidator(TOOLS);
+  let reads = 0;
+  const counted: Validator = {
+    ...validator,
+    validate(calls) {
+      const verdict = validator.validate(calls);
+      // (each read of a call of the verdict counted: a choice's reason asks only of its own)
+      const seen = new Proxy(verdict.calls, {
+        get(target, key, receiver) {
+          if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+          return Reflect.get(target, key, receiver);
+        },
+      });
+      return { ...verdict, calls: seen };
+    },
+  };
+  const request = { model: "m", messages: [{ role: "user", content: "Hi" }], tools: TOOLS };
+  const gated = await gateCompletion(request, chatBody(answers), { validator: counted });
+  const texts = (gated.response as { choices: { message: { content: string } }[] }).choices
+    .map((c) => c.message.content);
+  assert.match(texts[0], /drop_db/);
+  assert.match(texts[1], /accepted, but a tool call in another answer/);
+  // (a few reads per call, whatever the number of choices: once per choice read 2000 x 2000)
+  assert.ok(reads < 20 * answers.length, `${reads} reads of ${answers.length} calls`);
 });
