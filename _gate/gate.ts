@@ -54,7 +54,11 @@ export interface GateOptions extends ValidateOptions {
    * OpenAI Chat `n` or Gemini `candidateCount`: in each answer without native calls). Default true.
    */
   extract?: boolean;
-  /** The text that replaces rejected calls. Default: `describeVerdict` of the verdict, with the tools. */
+  /**
+   * The text that replaces rejected calls. Default: `describeVerdict` of the verdict, with the tools (with
+   * several answers, OpenAI Chat `n` or Gemini `candidateCount`, each answer's of its own calls). Asked once,
+   * of the whole turn's verdict: with several answers, each answer that lost a call reads that text.
+   */
   message?: (verdict: Verdict, tools: readonly unknown[] | undefined) => string;
   /**
    * What a rejected call does to the other calls of its turn.
@@ -93,7 +97,10 @@ export interface GateResult {
    * text (the verdict then lists the native calls first, then these).
    */
   extracted?: ExtractedToolCall[];
-  /** The text that replaced the calls, when `changed`. */
+  /**
+   * The text that replaced the calls, when `changed`: the whole turn's (with several answers, OpenAI Chat `n`
+   * or Gemini `candidateCount`, each answer read the reason for its own calls in the response).
+   */
   reason?: string;
 }
 
