@@ -311,12 +311,16 @@ function gateStreamed(
       const made = madeCalls(verdict, calls);
       const partial = keepsCalls(made, exchange.options);
       const answers = made.calls.map((c) => c.choice);
+      const reason = judge.reason(made.verdict);
+      const partialReason = partial ? judge.reason(made.verdict, { partial }) : undefined;
       return {
         verdict,
-        reason: judge.reason(made.verdict),
-        partialReason: partial ? judge.reason(made.verdict, { partial }) : undefined,
-        told: judge.answerReason(made.verdict, answers),
-        partialTold: partial ? judge.answerReason(made.verdict, answers, { partial }) : undefined,
+        reason,
+        partialReason,
+        told: judge.answerReason(made.verdict, answers, reason),
+        partialTold: partialReason === undefined
+          ? undefined
+          : judge.answerReason(made.verdict, answers, partialReason, { partial }),
       };
     },
     onReport: (r) =>

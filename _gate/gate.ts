@@ -264,10 +264,16 @@ export interface Judge {
   reason(verdict: Verdict, options?: { partial?: boolean }): string;
   /**
    * The text each answer reads in place of the calls it lost, of the calls whose answers are `answers` (one
-   * per call of the verdict, in order): each speaks of its own calls, counted within it (with the `message`
-   * option, every answer reads what it words of the turn).
+   * per call of the verdict, in order): each speaks of its own calls, counted within it. `whole` is the
+   * turn's `reason` (with the same `options`), which every answer reads where the turn has one answer, or
+   * with the `message` option (asked once a turn: the answers read the text the result reports).
    */
-  answerReason(verdict: Verdict, answers: readonly number[], options?: { partial?: boolean }): AnswerReason;
+  answerReason(
+    verdict: Verdict,
+    answers: readonly number[],
+    whole: string,
+    options?: { partial?: boolean },
+  ): AnswerReason;
 }
 
 /** Where a request came from: parsed from a body's text (a tree), or an object built in code. */
@@ -314,9 +320,9 @@ export function makeJudge(
   const answerReason = (
     verdict: Verdict,
     answers: readonly number[],
+    whole: string,
     turn?: { partial?: boolean },
   ): AnswerReason => {
-    const whole = reason(verdict, turn);
     // (the caller's own `message` is asked of the turn, as it always was: it words what it is given)
     if (options.message || new Set(answers).size < 2) return () => whole;
     // Each answer's calls, found in one pass: a body may hold 10 000s of choices, each asked for its reason.
@@ -448,12 +454,12 @@ export async function gateWith(
     const answers = places?.calls ?? [];
     if (dropsCalls(verdict, options)) {
       const reason = judge.reason(verdict, { partial: true });
-      const told = judge.answerReason(verdict, answers, { partial: true });
+      const told = judge.answerReason(verdict, answers, reason, { partial: true });
       const response = shape.dropCalls(body, new Set(verdict.rejectedIndices), told);
       return { verdict, response, changed: true, dialect, source: "native", reason };
     }
     const reason = judge.reason(verdict);
-    const response = shape.rewrite(body, judge.answerReason(verdict, answers), { fromText: false });
+    const response = shape.rewrite(body, judge.answerReason(verdict, answers, reason), { fromText: false });
     return { verdict, response, changed: true, dialect, source: "native", reason };
   }
   if (extracted.length === 0) {
@@ -474,7 +480,7 @@ export async function gateWith(
     ...(places?.calls ?? []),
     ...perAnswer.flatMap((calls, a) => calls.map(() => places?.texts[a] ?? 0)),
   ];
-  const told = judge.answerReason(verdict, owners, partial ? { partial: true } : undefined);
+  const told = judge.answerReason(verdict, owners, reason, partial ? { partial: true } : undefined);
   const cut = partial ?? withheldCut(answers, perAnswer, judge.tools);
   // (a kept call's text too: a stream holds the text from the first call on, kept or not)
   const all = partial && withheldCut(answers, perAnswer, judge.tools);

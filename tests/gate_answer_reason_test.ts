@@ -239,3 +239,26 @@ test("gateCompletion, Chat with many choices: each choice's reason reads the ver
   // (a few reads per call, whatever the number of choices: once per choice read 2000 x 2000)
   assert.ok(reads < 20 * answers.length, `${reads} reads of ${answers.length} calls`);
 });
+
+test("gateCompletion and guardFetch: a caller's message is asked once a turn, so the answer reads what the result and onVerdict report", async () => {
+  for (const onRejected of MODES) {
+    for (const answers of [[["drop_db", "weather"]], [["drop_db"], ["weather"]]]) {
+      const what = `${onRejected} ${answers.length} answers`;
+      let asked = 0;
+      const message = () => `blocked (${++asked})`;
+      const n = answers.length;
+      const request = { model: "m", messages: [{ role: "user", content: "Hi" }], n, tools: TOOLS };
+      const gated = await gateCompletion(request, chatBody(answers), { onRejected, message });
+      const whole = (gated.response as { choices: { message: { content: string | null } }[] }).choices
+        .map((c) => c.message.content ?? "");
+      assert.equal(whole[0], gated.reason, `${what} whole`);
+      const reasons: (string | undefined)[] = [];
+      const sse = await streamed("/v1/chat/completions", { ...request, stream: true }, chatFrames(answers), {
+        onRejected,
+        message,
+        onVerdict: (event) => reasons.push(event.reason),
+      });
+      assert.equal(chatStreamTexts(sse)[0], reasons[0], `${what} streamed`);
+    }
+  }
+});
