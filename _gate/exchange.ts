@@ -310,10 +310,17 @@ function gateStreamed(
       const verdict = await judge.judge(calls.map(callForValidation));
       const made = madeCalls(verdict, calls);
       const partial = keepsCalls(made, exchange.options);
+      const answers = made.calls.map((c) => c.choice);
+      const reason = judge.reason(made.verdict);
+      const partialReason = partial ? judge.reason(made.verdict, { partial }) : undefined;
       return {
         verdict,
-        reason: judge.reason(made.verdict),
-        partialReason: partial ? judge.reason(made.verdict, { partial }) : undefined,
+        reason,
+        partialReason,
+        told: judge.answerReason(made.verdict, answers, reason),
+        partialTold: partialReason === undefined
+          ? undefined
+          : judge.answerReason(made.verdict, answers, partialReason, { partial }),
       };
     },
     onReport: (r) =>

@@ -25,7 +25,10 @@ export interface GateEvent {
   verdict: Verdict;
   /** True when the body the client saw was rewritten (calls replaced by the reason). */
   changed: boolean;
-  /** The text that replaced the calls, when `changed`. */
+  /**
+   * The text that replaced the calls, when `changed`: the whole turn's (with several answers, OpenAI Chat `n`
+   * or Gemini `candidateCount`, each answer read the reason for its own calls).
+   */
   reason?: string;
   /** For streams, problems with individual events (malformed ones were dropped). */
   findings: StreamFinding[];

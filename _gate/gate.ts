@@ -31,6 +31,7 @@ import {
 } from "./engines.ts";
 import { callForValidation } from "./assemble.ts";
 import type { StreamDialect } from "./calls.ts";
+import type { AnswerReason } from "./dialects/shared.ts";
 
 /** The response shapes the gate reads. */
 export type CompletionDialect = StreamDialect;
@@ -53,7 +54,11 @@ export interface GateOptions extends ValidateOptions {
    * OpenAI Chat `n` or Gemini `candidateCount`: in each answer without native calls). Default true.
    */
   extract?: boolean;
-  /** The text that replaces rejected calls. Default: `describeVerdict` of the verdict, with the tools. */
+  /**
+   * The text that replaces rejected calls. Default: `describeVerdict` of the verdict, with the tools (with
+   * several answers, OpenAI Chat `n` or Gemini `candidateCount`, each answer's of its own calls). Asked once,
+   * of the whole turn's verdict: with several answers, each answer that lost a call reads that text.
+   */
   message?: (verdict: Verdict, tools: readonly unknown[] | undefined) => string;
   /**
    * What a rejected call does to the other calls of its turn.
@@ -92,7 +97,10 @@ export interface GateResult {
    * text (the verdict then lists the native calls first, then these).
    */
   extracted?: ExtractedToolCall[];
-  /** The text that replaced the calls, when `changed`. */
+  /**
+   * The text that replaced the calls, when `changed`: the whole turn's (with several answers, OpenAI Chat `n`
+   * or Gemini `candidateCount`, each answer read the reason for its own calls in the response).
+   */
   reason?: string;
 }
 
@@ -254,6 +262,18 @@ export interface Judge {
   judge(calls: readonly unknown[]): Promise<Verdict>;
   /** The text that replaces rejected calls; with `partial`, the other calls of the turn were kept. */
   reason(verdict: Verdict, options?: { partial?: boolean }): string;
+  /**
+   * The text each answer reads in place of the calls it lost, of the calls whose answers are `answers` (one
+   * per call of the verdict, in order): each speaks of its own calls, counted within it. `whole` is the
+   * turn's `reason` (with the same `options`), which every answer reads where the turn has one answer, or
+   * with the `message` option (asked once a turn: the answers read the text the result reports).
+   */
+  answerReason(
+    verdict: Verdict,
+    answers: readonly number[],
+    whole: string,
+    options?: { partial?: boolean },
+  ): AnswerReason;
 }
 
 /** Where a request came from: parsed from a body's text (a tree), or an object built in code. */
@@ -285,7 +305,9 @@ export function makeJudge(
     const kept = verdict.calls.length - verdict.rejectedIndices.length;
     // (what the description that follows does not say: it counts the rejected calls and says they did not
     // run, so the lead counts none of them again; a withheld turn's accepted calls did not run either)
-    const lead = partial
+    const lead = partial && kept === 0 // (an answer that lost every call, where another answer's stay)
+      ? `toolguard removed the rejected tool ${plural(verdict.rejectedIndices.length, "call")} below.\n`
+      : partial
       ? `toolguard removed the rejected tool ${plural(verdict.rejectedIndices.length, "call")} below; the ` +
         `other ${kept === 1 ? "call of this turn was" : "calls of this turn were"} kept.\n`
       : kept === 0
@@ -295,15 +317,64 @@ export function makeJudge(
       } did not run either.\n`;
     return lead + describeVerdict(verdict, { tools });
   };
+  const answerReason = (
+    verdict: Verdict,
+    answers: readonly number[],
+    whole: string,
+    turn?: { partial?: boolean },
+  ): AnswerReason => {
+    // (the caller's own `message` is asked of the turn, as it always was: it words what it is given)
+    if (options.message || new Set(answers).size < 2) return () => whole;
+    // Each answer's calls, found in one pass: a body may hold 10 000s of choices, each asked for its reason.
+    const own = new Map<number, Verdict["calls"][number][]>();
+    verdict.calls.forEach((call, i) => {
+      if (answers[i] === undefined) return;
+      const calls = own.get(answers[i]);
+      if (calls) calls.push(call);
+      else own.set(answers[i], [call]);
+    });
+    const told = new Map<number, string>();
+    return (answer) => {
+      let text = told.get(answer);
+      if (text === undefined) {
+        text = ownReason(own.get(answer) ?? [], turn, reason);
+        told.set(answer, text);
+      }
+      return text;
+    };
+  };
   return {
     tools,
     reason,
+    answerReason,
     judge(calls: readonly unknown[]): Promise<Verdict> {
       if (calls.length === 0) return Promise.resolve(ALLOWED_NONE);
       if (sync) return Promise.resolve(sync.validate(calls));
       return validateToolCalls(calls, { ...validateOptions(options), tools, classifier: options.classifier });
     },
   };
+}
+
+/**
+ * The reason one answer of several reads: `reason` of that answer's `calls` alone (a verdict of them,
+ * counted within it); an answer none of whose calls was rejected, withheld with the turn, is told why its
+ * calls did not run.
+ */
+function ownReason(
+  calls: Verdict["calls"],
+  options: { partial?: boolean } | undefined,
+  reason: (verdict: Verdict, options?: { partial?: boolean }) => string,
+): string {
+  const rejectedIndices = calls.flatMap((c, i) => c.allowed ? [] : [i]);
+  if (rejectedIndices.length === 0) {
+    const other = "a tool call in another answer of this turn was rejected";
+    if (calls.length === 0) return `toolguard stopped this answer: ${other}.`;
+    const one = calls.length === 1;
+    return `toolguard stopped this answer's tool ${plural(calls.length, "call")}: ${
+      one ? "it was" : "they were"
+    } accepted, but ${other}, so ${one ? "it did not run" : "none of them ran"}.`;
+  }
+  return reason({ allowed: false, blocked: true, rejectedIndices, calls }, options);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -357,8 +428,10 @@ export async function gateWith(
 ): Promise<GateResult> {
   const shape = dialectOf(dialect).body;
   let native: unknown[] = [];
+  let places: { calls: number[]; texts: number[] } | undefined;
   try {
     native = shape.calls(body);
+    places = shape.answers?.(body);
   } catch {
     native = [];
   }
@@ -378,13 +451,15 @@ export async function gateWith(
   if (native.length > 0 && extracted.length === 0) {
     const verdict = await judge.judge(native);
     if (verdict.allowed) return { verdict, response: body, changed: false, dialect, source: "native" };
+    const answers = places?.calls ?? [];
     if (dropsCalls(verdict, options)) {
       const reason = judge.reason(verdict, { partial: true });
-      const response = shape.dropCalls(body, new Set(verdict.rejectedIndices), reason);
+      const told = judge.answerReason(verdict, answers, reason, { partial: true });
+      const response = shape.dropCalls(body, new Set(verdict.rejectedIndices), told);
       return { verdict, response, changed: true, dialect, source: "native", reason };
     }
     const reason = judge.reason(verdict);
-    const response = shape.rewrite(body, reason, { fromText: false });
+    const response = shape.rewrite(body, judge.answerReason(verdict, answers, reason), { fromText: false });
     return { verdict, response, changed: true, dialect, source: "native", reason };
   }
   if (extracted.length === 0) {
@@ -401,11 +476,16 @@ export async function gateWith(
     ? partialCut(answers, perAnswer, verdict, judge.tools)
     : undefined;
   const reason = judge.reason(verdict, partial ? { partial: true } : undefined);
+  const owners = [
+    ...(places?.calls ?? []),
+    ...perAnswer.flatMap((calls, a) => calls.map(() => places?.texts[a] ?? 0)),
+  ];
+  const told = judge.answerReason(verdict, owners, reason, partial ? { partial: true } : undefined);
   const cut = partial ?? withheldCut(answers, perAnswer, judge.tools);
   // (a kept call's text too: a stream holds the text from the first call on, kept or not)
   const all = partial && withheldCut(answers, perAnswer, judge.tools);
   const held = all && ((text: string) => all(text) !== text);
-  const response = shape.rewrite(body, reason, { fromText: true, cut, ...(held ? { held } : {}) });
+  const response = shape.rewrite(body, told, { fromText: true, cut, ...(held ? { held } : {}) });
   return { verdict, response, changed: true, dialect, source, extracted, reason };
 }
 

@@ -11,6 +11,7 @@ import { CallAssembler } from "./assemble.ts";
 import { type AssembledToolCall, FindingList, type StreamDialect, type StreamFinding } from "./calls.ts";
 import { DIALECTS } from "./dialects/mod.ts";
 import {
+  type AnswerReason,
   type FrameRouter,
   joinsEarlierWords,
   PARAGRAPH,
@@ -34,6 +35,17 @@ export interface StreamJudgement {
   reason: string;
   /** Set when only the rejected calls are to be removed (the others kept): the text saying so. */
   partialReason?: string;
+  /** What each answer reads in place of the calls it lost (see `Judge.answerReason`); absent: `reason`. */
+  told?: AnswerReason;
+  /** As `told`, for `partialReason`. */
+  partialTold?: AnswerReason;
+}
+
+/** What each answer reads of a `judgement` (partial or not): its own reason, else the turn's. */
+function toldOf(judgement: StreamJudgement, partial: boolean): AnswerReason {
+  const told = partial ? judgement.partialTold : judgement.told;
+  const reason = partial ? judgement.partialReason! : judgement.reason;
+  return told ?? (() => reason);
 }
 
 /** What the stream gate reports when the stream ends. */
@@ -589,10 +601,10 @@ export class StreamGate {
         const kept = calls.filter((_, i) => !rejected.has(i));
         if (judgement.partialReason !== undefined && this.#router.dropCalls) {
           reason = judgement.partialReason;
-          this.#router.dropCalls(reason, { kept, dropped }, flow);
+          this.#router.dropCalls(toldOf(judgement, true), { kept, dropped }, flow);
         } else {
           reason = judgement.reason;
-          this.#router.replace(reason, calls, flow);
+          this.#router.replace(toldOf(judgement, false), calls, flow);
         }
       }
     } else flow.release();
@@ -628,7 +640,7 @@ export class StreamGate {
     );
     this.#router.sendOpenings?.(flow);
     text.withhold(reason, flow);
-    if (native.length > 0) this.#router.replace(reason, native, flow);
+    if (native.length > 0) this.#router.replace(() => reason, native, flow);
     flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     this.#report({ dialect: this.#dialect, calls, verdict, findings, replaced: true, reason });
@@ -684,8 +696,8 @@ export class StreamGate {
       if (!judgement.verdict.allowed) {
         // (no `sendOpenings`: the dialects that hold openings carry one answer, and it carries no written
         // call beside native ones: `settle` reads none in an answer that used call fields)
-        text.conclude({ allowed: false, reason: judgement.reason }, flow);
-        this.#router.replace(judgement.reason, first.calls, flow);
+        text.conclude({ allowed: false, reason: toldOf(judgement, false) }, flow);
+        this.#router.replace(toldOf(judgement, false), first.calls, flow);
       } else flow.release();
     } else {
       judgement = await this.#judge(calls);
@@ -712,8 +724,8 @@ export class StreamGate {
       if (partial) told = judgement.partialReason;
       text.conclude(
         partial
-          ? { allowed: false, reason: judgement.partialReason!, drop }
-          : { allowed: judgement.verdict.allowed, reason: judgement.reason },
+          ? { allowed: false, reason: toldOf(judgement, true), drop }
+          : { allowed: judgement.verdict.allowed, reason: toldOf(judgement, false) },
         flow,
       );
       flow.release();

@@ -44,6 +44,7 @@ import { ReleasedText } from "../_extract/released.ts";
 import { PAIRS } from "../_extract/reasoning.ts";
 import type { AssembledToolCall, StreamDialect } from "./calls.ts";
 import {
+  type AnswerReason,
   hasWords,
   type Held,
   opensWithCall,
@@ -899,11 +900,12 @@ export class TextCalls {
    * what is kept past a frame of another kind goes in its own place after that frame, `reason` after it.
    */
   conclude(
-    judgement: { allowed: boolean; reason: string; drop?: ReadonlySet<number> },
+    judgement: { allowed: boolean; reason: AnswerReason; drop?: ReadonlySet<number> },
     flow: StreamFlow,
   ): void {
     if (judgement.allowed) return;
     const drop = judgement.drop;
+    const reason = judgement.reason(this.#answer);
     const cut = drop ? (i: number) => drop.has(i) : () => true;
     let stretches = this.#frames.placed ? this.#keptStretches(cut, flow) : [];
     let rest = stretches.length > 0 ? stretches.map((k) => k.kept).join("") : this.#heldWithout(cut);
@@ -919,7 +921,7 @@ export class TextCalls {
       // `placeReason`; after it, a doubled blank line or a trailing space)
       const alone = rest === "" && this.#prose.trim() === "" && this.#frames.opens?.(this.#heldFrom) === true;
       const kept = (alone ? "" : this.#prose) + rest;
-      const tail = kept + flow.lead(this.#answer, kept) + judgement.reason;
+      const tail = kept + flow.lead(this.#answer, kept) + reason;
       flow.sawText(tail, this.#answer);
       return this.#rewrite([{ at: this.#heldFrom, tail }], flow);
     }
@@ -945,8 +947,8 @@ export class TextCalls {
     const tail = stretches[target].tail;
     const kept = stretches.slice(0, target).filter((k) => hasWords(k.tail) || blank.has(k));
     stretches[target].tail = hasWords(tail)
-      ? tail + paragraphLead(tail) + judgement.reason
-      : flow.lead(this.#answer, kept.map((k) => k.tail).join("")) + judgement.reason;
+      ? tail + paragraphLead(tail) + reason
+      : flow.lead(this.#answer, kept.map((k) => k.tail).join("")) + reason;
     flow.sawText(stretches[target].tail, this.#answer);
     this.#rewrite(
       [stretches[0], ...stretches.slice(1).filter((k) => k.tail.trim() !== "" || blank.has(k))],
@@ -1378,7 +1380,7 @@ export class TextWatches {
    * lose a call are rewritten (the others keep their text as it came).
    */
   conclude(
-    judgement: { allowed: boolean; reason: string; drop?: ReadonlySet<number> },
+    judgement: { allowed: boolean; reason: AnswerReason; drop?: ReadonlySet<number> },
     flow: StreamFlow,
   ): void {
     if (judgement.allowed) return;

@@ -166,7 +166,9 @@ test("guardFetch n=2: a stream whose choice 0 calls by its call fields and choic
   const { text, calls, finish } = await streamedChoices();
   assert.deepEqual(calls, [[], []]);
   assert.doesNotMatch(text[1], /<tool_call>/);
-  assert.match(text[0], /delete_everything/);
+  // (choice 0's call was accepted: its reason says so, and names no call of choice 1)
+  assert.match(text[0], /accepted, but a tool call in another answer of this turn was rejected/);
+  assert.doesNotMatch(text[0], /delete_everything/);
   assert.match(text[1], /delete_everything/);
   assert.deepEqual(finish, ["stop", "stop"]);
   const [event] = provider.events;
@@ -262,10 +264,8 @@ test("gateCompletion: a call written across two text parts of a Gemini candidate
   const [kept, cut] = texts(dropped.response);
   assert.ok(kept.startsWith(`Note ${WRITTEN_GOOD}`), kept);
   assert.doesNotMatch(cut, /<tool_call>|"arguments"/);
-  assert.match(
-    cut,
-    /toolguard removed the rejected tool call below; the other call of this turn was kept\.\n/, // (not "call(s)")
-  );
+  // (the kept call is another candidate's: this one's reason speaks of its own call alone)
+  assert.match(cut, /toolguard removed the rejected tool call below\.\n/);
 });
 
 test("n=2, a call written into choice 1 rejected: choice 0 gets the reason only if it lost a call, in a body as in a stream", async () => {
@@ -1095,5 +1095,13 @@ test("guardFetch n=2: a stream whose choice 1 calls first tells the reason in ch
   const body = await gateCompletion({ model: "m", n: 2, messages, tools: TOOLS_OPENAI }, whole);
   assert.ok(body.reason!.indexOf("delete_everything") < body.reason!.indexOf("drop_table"));
   assert.equal(seen[0].reason, body.reason);
-  assert.ok(JSON.stringify(sseData(text)).includes(JSON.stringify(body.reason).slice(1, -1)));
+  // (each choice reads the reason for its own call, in the stream as in the body)
+  const streamed = ["", ""];
+  for (const chunk of sseData(text)) {
+    for (const c of chunk.choices) streamed[c.index] += c.delta?.content ?? "";
+  }
+  const told = (body.response as { choices: { message: { content: string } }[] }).choices;
+  assert.deepEqual(streamed, told.map((c) => c.message.content));
+  assert.match(streamed[0], /delete_everything/);
+  assert.doesNotMatch(streamed[0], /drop_table/);
 });

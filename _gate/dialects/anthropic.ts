@@ -9,6 +9,7 @@ import { parseJsonSafe } from "../../_common/json.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  type AnswerReason,
   blockEnds,
   callCounter,
   type CompletionBody,
@@ -79,7 +80,8 @@ const body: CompletionBody = {
     for (const block of body.content as unknown[]) if (isText(block)) out.push(block.text);
     return out;
   },
-  rewrite(body, reason, { fromText, cut = cutCalls }) {
+  rewrite(body, answerReason, { fromText, cut = cutCalls }) {
+    const reason = answerReason(0); // (one answer)
     const blocks = (body.content as unknown[]).filter((block) => !isToolUse(block));
     const texts = fromText ? blocks.filter(isText) : [];
     const cutTexts = texts.map((block) => cut(block.text));
@@ -108,7 +110,8 @@ const body: CompletionBody = {
     if (body.stop_reason === "tool_use" || fromText) copy.stop_reason = "end_turn";
     return copy;
   },
-  dropCalls(body, drop, reason) {
+  dropCalls(body, drop, answerReason) {
+    const reason = answerReason(0); // (one answer)
     const keep = callCounter(drop);
     const content = (body.content as unknown[]).filter((b) =>
       !(isRecord(b) && b.type === "tool_use") || keep()
@@ -377,7 +380,8 @@ class AnthropicStream implements FrameRouter {
     this.#openings.send(flow);
   }
 
-  replace(reason: string, _calls: unknown, flow: StreamFlow): void {
+  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow): void {
+    const reason = answerReason(0); // (one answer)
     const text = flow.lead(0, heldText(flow, blockText)) + reason;
     const emit = (event: Record<string, unknown>) =>
       flow.send(formatSse(JSON.stringify(event), event.type as string));
@@ -415,7 +419,8 @@ class AnthropicStream implements FrameRouter {
    * The held blocks without the dropped calls' (the rest renumbered to close the gaps), then a text block
    * with the reason; the stop stays `tool_use`, since calls remain.
    */
-  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(answerReason: AnswerReason, split: SplitCalls, flow: StreamFlow): void {
+    const reason = answerReason(0); // (one answer)
     const text = flow.lead(0, heldText(flow, blockText)) + reason;
     const emit = (event: Record<string, unknown>) =>
       flow.send(formatSse(JSON.stringify(event), event.type as string));

@@ -9,6 +9,7 @@ import { arrayIndex, deltaMessage } from "./readers.ts";
 import { reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  type AnswerReason,
   blockEnds,
   callCounter,
   citedOn,
@@ -113,7 +114,8 @@ const body: CompletionBody = {
     const m = isRecord(body.message) ? body.message : {};
     return Array.isArray(m.content) ? m.content.filter(isText).map((p) => p.text) : [];
   },
-  rewrite(body, reason, { fromText, cut = cutCalls }) {
+  rewrite(body, answerReason, { fromText, cut = cutCalls }) {
+    const reason = answerReason(0); // (one answer)
     const m = isRecord(body.message) ? body.message : {};
     const message: Record<string, unknown> = { ...m };
     delete message.tool_calls;
@@ -158,7 +160,8 @@ const body: CompletionBody = {
     if (body.finish_reason === "TOOL_CALL") copy.finish_reason = "COMPLETE";
     return copy;
   },
-  dropCalls(body, drop, reason) {
+  dropCalls(body, drop, answerReason) {
+    const reason = answerReason(0); // (one answer)
     const m = isRecord(body.message) ? body.message : {};
     const keep = callCounter(drop);
     const tool_calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()) : [];
@@ -641,7 +644,8 @@ class CohereStream implements FrameRouter {
    * came before that block's text. A call event goes with the call the reader filed it under (`flow.filed`),
    * whatever its index (`"0"`, none): kept as it came, a rejected call's event reached the client.
    */
-  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(answerReason: AnswerReason, split: SplitCalls, flow: StreamFlow): void {
+    const reason = answerReason(0); // (one answer)
     const text = reasonLead(flow) + reason;
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;
@@ -675,7 +679,8 @@ class CohereStream implements FrameRouter {
     if (!told) tell();
   }
 
-  replace(reason: string, _calls: unknown, flow: StreamFlow): void {
+  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow): void {
+    const reason = answerReason(0); // (one answer)
     const text = reasonLead(flow) + reason;
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;

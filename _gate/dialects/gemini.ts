@@ -12,6 +12,7 @@ import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   allCitedOn,
+  type AnswerReason,
   citingWithin,
   type CompletionBody,
   type Dialect,
@@ -47,9 +48,9 @@ function withParts(
  */
 function eachCandidate(
   body: Record<string, unknown>,
-  change: (candidate: Record<string, unknown>) => unknown,
+  change: (candidate: Record<string, unknown>, place: number) => unknown,
 ): unknown[] {
-  return Array.isArray(body.candidates) ? body.candidates.map((c) => isRecord(c) ? change(c) : c) : [];
+  return Array.isArray(body.candidates) ? body.candidates.map((c, i) => isRecord(c) ? change(c, i) : c) : [];
 }
 
 /**
@@ -132,10 +133,21 @@ const body: CompletionBody = {
       return ps.some(isCall) ? [] : [ps.filter(isAnswerText).map((p) => p.text as string)];
     });
   },
-  rewrite(body, reason, { fromText, cut = cutCalls }) {
+  answers(body) {
+    const out = { calls: [] as number[], texts: [] as number[] };
+    const all = Array.isArray(body.candidates) ? body.candidates : [];
+    for (const [at, c] of all.entries()) {
+      if (!isRecord(c)) continue;
+      const calls = parts(c).filter(isCall).length;
+      for (let i = 0; i < calls; i++) out.calls.push(at);
+      if (calls === 0) out.texts.push(at);
+    }
+    return out;
+  },
+  rewrite(body, answerReason, { fromText, cut = cutCalls }) {
     return {
       ...body,
-      candidates: eachCandidate(body, (c) => {
+      candidates: eachCandidate(body, (c, at) => {
         const ps = parts(c);
         // Only the text read for calls is cut (see `looseTexts`): the text beside a candidate's native calls
         // goes as it came, as in a stream, and as in a body of one candidate. (Every candidate's text is cut,
@@ -151,18 +163,21 @@ const body: CompletionBody = {
         // A client joins the parts as they come: the reason follows the answer's text after a blank line,
         // as in a stream, not glued to it.
         // (the text stays as it came, its white space too: a stream sent it, see `joinText`)
-        const told = withParts(c, () => [...kept, { text: reasonBlock([answerText(kept)], reason) }]);
+        const told = withParts(
+          c,
+          () => [...kept, { text: reasonBlock([answerText(kept)], answerReason(at)) }],
+        );
         return grounded(told, ps, kept);
       }),
     };
   },
   // The reason stands in each candidate that lost a call (as OpenAI Chat's choices): in the first that had
   // calls, it told a candidate that lost none, and left the one that did without a word.
-  dropCalls(body, drop, reason) {
+  dropCalls(body, drop, answerReason) {
     let position = 0; // (the calls of every candidate, in order, as `drop` counts them)
     return {
       ...body,
-      candidates: eachCandidate(body, (c) => {
+      candidates: eachCandidate(body, (c, place) => {
         const ps = parts(c);
         // A dropped call's signature moves to the candidate's next kept call, as in a stream.
         const keep: { position: number; signature: unknown } = { position, signature: undefined };
@@ -173,7 +188,7 @@ const body: CompletionBody = {
         // while the calls wait, the reason comes before the kept calls) and as a withheld body puts it: a
         // part ahead of the text read "reason, then text" where the stream read "text, then reason".
         const at = kept.findLastIndex((p) => !isCall(p)) + 1;
-        kept.splice(at, 0, { text: reasonBlock([answerText(kept.slice(0, at))], reason) });
+        kept.splice(at, 0, { text: reasonBlock([answerText(kept.slice(0, at))], answerReason(place)) });
         // (a grounding support names its part by index: one after a dropped call moves up with it)
         return grounded(withParts(c, () => kept), ps, kept);
       }),
@@ -478,7 +493,7 @@ class GeminiStream implements FrameRouter {
    * `thoughtSignature` on a dropped call moves to the next kept one, where Gemini looks for it). A chunk
    * left with nothing is dropped.
    */
-  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(reason: AnswerReason, split: SplitCalls, flow: StreamFlow): void {
     const hit = new Set(split.dropped.map((c) => c.choice));
     // A candidate's reason follows the last of its parts held (text the watch held: an answer that opens
     // with JSON is held to its end), as a body sets it after the candidate's text: sent ahead of that text,
@@ -502,7 +517,7 @@ class GeminiStream implements FrameRouter {
           { length: Math.max(...at) + 1 },
           (_, i) =>
             to.has(i)
-              ? { content: { role: "model", parts: [{ text: flow.lead(i) + reason }] }, index: i }
+              ? { content: { role: "model", parts: [{ text: flow.lead(i) + reason(i) }] }, index: i }
               : {},
         ),
         ...this.#template,
@@ -558,7 +573,7 @@ class GeminiStream implements FrameRouter {
    * as in a whole body: a candidate whose call was held after another's (candidate 1 first) lost its calls
    * without a word.
    */
-  replace(reason: string, _calls: unknown, flow: StreamFlow): void {
+  replace(reason: AnswerReason, _calls: unknown, flow: StreamFlow): void {
     const held = flow.held;
     const place = new Map<number, number>(); // candidate -> the held chunk its reason goes in
     held.forEach((h, k) => {
@@ -584,7 +599,7 @@ class GeminiStream implements FrameRouter {
         candidates: all.map((c, i) =>
           !isRecord(c) ? c : withParts(c, (ps) => {
             const kept = ps.filter((p) => !isCall(p));
-            if (place.get(i) === k) kept.push({ text: flow.lead(i, answerText(kept)) + reason });
+            if (place.get(i) === k) kept.push({ text: flow.lead(i, answerText(kept)) + reason(i) });
             return kept;
           })
         ),
@@ -597,7 +612,7 @@ class GeminiStream implements FrameRouter {
     if (place.size === 0) {
       flow.send(formatSse(JSON.stringify({
         candidates: [{
-          content: { role: "model", parts: [{ text: flow.lead(0) + reason }] },
+          content: { role: "model", parts: [{ text: flow.lead(0) + reason(0) }] },
           finishReason: "STOP",
           index: 0,
         }],

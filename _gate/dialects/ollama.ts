@@ -7,6 +7,7 @@
 import { isRecord } from "../../_common/values.ts";
 import { cutCalls } from "../engines.ts";
 import {
+  type AnswerReason,
   callCounter,
   type CompletionBody,
   type Dialect,
@@ -35,7 +36,8 @@ const body: CompletionBody = {
   texts(body) {
     return isRecord(body.message) && typeof body.message.content === "string" ? [body.message.content] : [];
   },
-  rewrite(body, reason, { fromText, cut = cutCalls }) {
+  rewrite(body, answerReason, { fromText, cut = cutCalls }) {
+    const reason = answerReason(0); // (one answer)
     const m = isRecord(body.message) ? body.message : {};
     const message: Record<string, unknown> = { ...m };
     delete message.tool_calls;
@@ -45,7 +47,8 @@ const body: CompletionBody = {
     if (body.done_reason !== undefined) copy.done_reason = "stop";
     return copy;
   },
-  dropCalls(body, drop, reason) {
+  dropCalls(body, drop, answerReason) {
+    const reason = answerReason(0); // (one answer)
     const m = isRecord(body.message) ? body.message : {};
     const keep = callCounter(drop);
     const calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()).map(renumbered) : [];
@@ -127,7 +130,8 @@ class OllamaStream implements FrameRouter {
     flow.hold({ raw: line(toolPart), event: toolPart, tool: true });
   }
 
-  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(answerReason: AnswerReason, split: SplitCalls, flow: StreamFlow): void {
+    const reason = answerReason(0); // (one answer)
     const text = flow.lead(0, heldText(flow, chunkText)) + reason;
     dropOllamaCalls(text, split, flow, this.#template ?? { model: "" });
   }
@@ -137,7 +141,8 @@ class OllamaStream implements FrameRouter {
    * (text held as a call written beside the native ones, which is not judged, the text a chunk brought with
    * its calls), then `text` (the reason), then the final chunk, where the client stops reading.
    */
-  replace(reason: string, _calls: unknown, flow: StreamFlow): void {
+  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow): void {
+    const reason = answerReason(0); // (one answer)
     const text = flow.lead(0, heldText(flow, chunkText)) + reason;
     const base = this.#template ?? { model: "" };
     for (const h of flow.held) {

@@ -11,6 +11,7 @@ import { cutCalls } from "../engines.ts";
 import { arrayIndex } from "./readers.ts";
 import {
   allCitedOn,
+  type AnswerReason,
   callCounter,
   citingKept,
   citingWithin,
@@ -50,10 +51,21 @@ const body: CompletionBody = {
   },
   texts: (body) => choiceTexts(body, false),
   looseTexts: (body) => choiceTexts(body, true).map((text) => [text]),
-  rewrite(body, reason, { fromText, cut = cutCalls }) {
+  answers(body) {
+    const out = { calls: [] as number[], texts: [] as number[] };
+    for (const [at, c] of (body.choices as unknown[]).entries()) {
+      if (!isRecord(c) || !isRecord(c.message)) continue;
+      const m = c.message;
+      for (const _ of Array.isArray(m.tool_calls) ? m.tool_calls : []) out.calls.push(at);
+      if (isRecord(m.function_call)) out.calls.push(at);
+      if (contentText(m) !== undefined && !nativeCalls(m)) out.texts.push(at);
+    }
+    return out;
+  },
+  rewrite(body, answerReason, { fromText, cut = cutCalls }) {
     return {
       ...body,
-      choices: (body.choices as unknown[]).map((c) => {
+      choices: (body.choices as unknown[]).map((c, at) => {
         if (!isRecord(c) || !isRecord(c.message)) return c;
         const m = c.message;
         const text = contentText(m) ?? "";
@@ -68,7 +80,7 @@ const body: CompletionBody = {
         const message: Record<string, unknown> = { ...m };
         delete message.tool_calls;
         delete message.function_call;
-        const told = joinText(content, reason);
+        const told = joinText(content, answerReason(at));
         message.content = withText(m.content, told);
         // (an annotation of the cut call would cite the reason: see `citingKept`)
         if (Array.isArray(m.annotations)) message.annotations = citingKept(m.annotations, text, told);
@@ -76,11 +88,11 @@ const body: CompletionBody = {
       }),
     };
   },
-  dropCalls(body, drop, reason) {
+  dropCalls(body, drop, answerReason) {
     const keep = callCounter(drop);
     return {
       ...body,
-      choices: (body.choices as unknown[]).map((c) => {
+      choices: (body.choices as unknown[]).map((c, at) => {
         if (!isRecord(c) || !isRecord(c.message)) return c;
         const m = c.message;
         const calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(() => keep()) : undefined;
@@ -91,7 +103,7 @@ const body: CompletionBody = {
         const message: Record<string, unknown> = { ...m };
         if (calls) message.tool_calls = calls;
         if (legacy === false) delete message.function_call;
-        message.content = withText(m.content, joinText(contentText(m) ?? "", reason));
+        message.content = withText(m.content, joinText(contentText(m) ?? "", answerReason(at)));
         // A choice that lost every call ends as a stream ends it: no calls left to run, a normal stop (an
         // empty `tool_calls` sent back is refused by the API).
         if (!nativeCalls(message)) {
@@ -419,7 +431,7 @@ class ChatStream implements FrameRouter {
    * a call and anything else (usage, `x_groq`, the finish) keeps the rest, with `finish_reason: "stop"`; a
    * chunk that carried nothing but the call is dropped; the others go out as they came.
    */
-  replace(reason: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void {
+  replace(reason: AnswerReason, calls: readonly AssembledToolCall[], flow: StreamFlow): void {
     const base = {
       ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk", model: "" }),
     };
@@ -430,7 +442,7 @@ class ChatStream implements FrameRouter {
       ...base,
       choices: replaced.map((index) => ({
         index,
-        delta: { role: "assistant", content: flow.lead(index) + reason },
+        delta: { role: "assistant", content: flow.lead(index) + reason(index) },
         finish_reason: null,
       })),
     })));
@@ -456,7 +468,7 @@ class ChatStream implements FrameRouter {
    * The held text of the choices that lose a call (`sendHeldText`), the reason as text, then the other held
    * chunks without the dropped calls' deltas (the kept ones renumbered).
    */
-  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(reason: AnswerReason, split: SplitCalls, flow: StreamFlow): void {
     const base = { ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk" }) };
     const hit = [...new Set(split.dropped.map((c) => c.choice))];
     this.sendHeldText(new Set(hit), flow);
@@ -464,7 +476,7 @@ class ChatStream implements FrameRouter {
       ...base,
       choices: hit.map((index) => ({
         index,
-        delta: { role: "assistant", content: flow.lead(index) + reason },
+        delta: { role: "assistant", content: flow.lead(index) + reason(index) },
         finish_reason: null,
       })),
     })));

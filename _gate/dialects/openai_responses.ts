@@ -10,6 +10,7 @@ import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
 import {
   allCitedOn,
+  type AnswerReason,
   blockOpensWithCall,
   callCounter,
   citedOn,
@@ -102,7 +103,8 @@ const body: CompletionBody = {
     }
     return out;
   },
-  rewrite(body, reason, { fromText, cut = cutCalls, held }) {
+  rewrite(body, answerReason, { fromText, cut = cutCalls, held }) {
+    const reason = answerReason(0); // (one answer)
     let output: unknown[] = [];
     /** The `output_text` parts a call was cut from. */
     const changed = new Set<unknown>();
@@ -142,7 +144,8 @@ const body: CompletionBody = {
     if (typeof body.output_text === "string") copy.output_text = outputText(output);
     return copy;
   },
-  dropCalls(body, drop, reason) {
+  dropCalls(body, drop, answerReason) {
+    const reason = answerReason(0); // (one answer)
     const keep = callCounter(drop);
     const output = (body.output as unknown[]).filter((item) => !isClientCall(item) || keep());
     output.push(reasonAfter(output, reason));
@@ -1390,7 +1393,8 @@ class ResponsesStream implements FrameRouter {
     return flow.lead(0, heldText(flow, (event) => this.#said(event)));
   }
 
-  replace(reason: string, _calls: unknown, flow: StreamFlow): void {
+  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow): void {
+    const reason = answerReason(0); // (one answer)
     const text = this.#lead(flow) + reason;
     const emit = this.#emitter(flow);
     const { next, terminal } = this.#replay(flow, emit);
@@ -1409,7 +1413,8 @@ class ResponsesStream implements FrameRouter {
    * The held events without the dropped calls' (the rest renumbered), a message item with the reason,
    * and a final snapshot listing the kept calls: the client still runs them.
    */
-  dropCalls(reason: string, split: SplitCalls, flow: StreamFlow): void {
+  dropCalls(answerReason: AnswerReason, split: SplitCalls, flow: StreamFlow): void {
+    const reason = answerReason(0); // (one answer)
     const text = this.#lead(flow) + reason;
     const emit = this.#emitter(flow);
     const gone = new ToolPositions();

@@ -76,7 +76,7 @@ export interface CompletionBody {
    */
   rewrite(
     body: Record<string, unknown>,
-    reason: string,
+    reason: AnswerReason,
     options: { fromText: boolean; cut?: (text: string) => string; held?: (text: string) => boolean },
   ): Record<string, unknown>;
   /**
@@ -86,9 +86,20 @@ export interface CompletionBody {
   dropCalls(
     body: Record<string, unknown>,
     drop: ReadonlySet<number>,
-    reason: string,
+    reason: AnswerReason,
   ): Record<string, unknown>;
+  /**
+   * Where one body holds several answers: the answer (its place) of each native call, in the order of
+   * `calls`, and of each answer `looseTexts` lists. Absent: every call is answer 0's.
+   */
+  answers?(body: Record<string, unknown>): { calls: number[]; texts: number[] };
 }
+
+/**
+ * The reason each answer of a turn reads in place of the calls it lost, by the answer's place (OpenAI Chat
+ * choice, Gemini candidate; 0 where a response has one answer): it speaks of that answer's calls alone.
+ */
+export type AnswerReason = (answer: number) => string;
 
 /** A filter that keeps the calls not in `drop`, counting every call it is asked about, in order. */
 export function callCounter(drop: ReadonlySet<number>): () => boolean {
@@ -269,13 +280,13 @@ export interface FrameRouter {
    * Ends a stream whose calls were rejected: `reason` in place of the calls, after the answer's lead
    * (`flow.lead`, once the router sent what goes before it), then a normal stop.
    */
-  replace(reason: string, calls: readonly AssembledToolCall[], flow: StreamFlow): void;
+  replace(reason: AnswerReason, calls: readonly AssembledToolCall[], flow: StreamFlow): void;
   /**
    * Ends a stream of which only the `dropped` calls were rejected: those are removed, `reason` (after the
    * answer's `flow.lead`) says why, and the other calls go out as they came. Absent where a dialect
    * withholds the whole turn.
    */
-  dropCalls?(reason: string, calls: SplitCalls, flow: StreamFlow): void;
+  dropCalls?(reason: AnswerReason, calls: SplitCalls, flow: StreamFlow): void;
   /**
    * Fits a frame of a retry's stream after what the client already has (`point`): the frame
    * to route, or undefined to drop it. Absent where a stream cannot be continued (OpenAI Responses): a
