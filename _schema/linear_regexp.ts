@@ -266,6 +266,7 @@ class Reader {
       case 0x2e:
         return { k: "set", ranges: this.#dotAll ? [] : LINE_ENDS, neg: true };
       case 0x28: { // (
+        const captures = this.#peek() !== 0x3f || this.#cps[this.#i + 1] !== 0x3a;
         if (this.#peek() === 0x3f) { // (?
           const next = this.#cps[this.#i + 1];
           if (next === 0x3a) this.#i += 2; // (?:
@@ -279,10 +280,12 @@ class Reader {
         if (this.#cps[this.#i++] !== 0x29) throw new Unsupported("unclosed (");
         // a group of one set is that set, as its alternatives of one set each are (see Reader.#oneOf): a
         // count of it runs on a counter and is cut as one (`(?:\d){1,30001}b` stayed native, 9-12 s on
-        // 100 000 digits, where `\d{1,30001}b` is cut to `\db`)
-        return inner.k === "cat" && inner.items.length === 1 && inner.items[0].k === "set"
-          ? inner.items[0]
-          : inner;
+        // 100 000 digits, where `\d{1,30001}b` is cut to `\db`). Not a group that captures: a cut would drop
+        // or move what a back-reference the reader lacks reads (`(a)*\1b` cut to `\1b` is, without `u`, an
+        // octal escape: "b" was refused)
+        const one = inner.k === "cat" && inner.items.length === 1 ? inner.items[0] : inner;
+        if (one.k !== "set") return inner;
+        return captures ? { k: "cat", items: [one] } : one;
       }
       case 0x5b:
         return this.#class();

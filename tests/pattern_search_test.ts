@@ -121,6 +121,10 @@ test("what a cut keeps is not read together with the escape beside it", () => {
     ["\\0+1]", "\u00001]"],
     ["\\0+1]", "\u0001]"],
     ["\\0\\0*1\\-", "\u00001-"],
+    // nor a group that captures cut away from its back-reference: `(a)*\1b` cut to `\1b` is an octal escape
+    ["(a)*\\1b\\-", "b-"],
+    ["(a)*\\1b\\-", "\u0001b-"],
+    ["(\\d)+\\1\\-", "12-"],
   ];
   for (const [pattern, text] of cases) judgesAsNative(pattern, text);
 });
