@@ -266,6 +266,7 @@ class Reader {
       case 0x2e:
         return { k: "set", ranges: this.#dotAll ? [] : LINE_ENDS, neg: true };
       case 0x28: { // (
+        const captures = this.#peek() !== 0x3f || this.#cps[this.#i + 1] !== 0x3a;
         if (this.#peek() === 0x3f) { // (?
           const next = this.#cps[this.#i + 1];
           if (next === 0x3a) this.#i += 2; // (?:
@@ -277,7 +278,14 @@ class Reader {
         }
         const inner = this.#alternation();
         if (this.#cps[this.#i++] !== 0x29) throw new Unsupported("unclosed (");
-        return inner;
+        // a group of one set is that set, as its alternatives of one set each are (see Reader.#oneOf): a
+        // count of it runs on a counter and is cut as one (`(?:\d){1,30001}b` stayed native, 9-12 s on
+        // 100 000 digits, where `\d{1,30001}b` is cut to `\db`). Not a group that captures: a cut would drop
+        // or move what a back-reference the reader lacks reads (`(a)*\1b` cut to `\1b` is, without `u`, an
+        // octal escape: "b" was refused)
+        const one = inner.k === "cat" && inner.items.length === 1 ? inner.items[0] : inner;
+        if (one.k !== "set") return inner;
+        return captures ? { k: "cat", items: [one] } : one;
       }
       case 0x5b:
         return this.#class();
@@ -1256,16 +1264,19 @@ function searchPolynomial(tree: Node): boolean {
 
 /**
  * The count past which a repeat a search runs through from every start costs the native engine more than
- * the linear-time matcher does on a long string: about a hundred native steps a character on V8 (6 ns a step
- * on ASCII, 30 with `u` on astral characters, against about 0.7 us a character on the matcher; JavaScriptCore
- * breaks even nearer 500). At a thousand, `\B.{1000}x` took 1.5 s natively on 50 000 emoji.
+ * the linear-time matcher does on a long string: about a hundred native steps a character on V8, the engine
+ * that {@linkcode searchesInPairs} (6 ns a step on ASCII, 30 with `u` on astral characters, against about
+ * 0.7 us a character on the matcher). JavaScriptCore's steps cost about a fifth: it breaks even past 500 on
+ * ASCII (`.{150}.{0,9}\d` on 100 000 characters: 44 ms, the matcher 200), near 100 with `u` on emoji; at 200
+ * it takes there at most about twice the matcher's time (`\B.{200}x` on 100 000 emoji: 172 ms, the matcher
+ * 87). At a thousand, `\B.{1000}x` took V8 1.5 s on 50 000 emoji.
  */
-const WIDE = 100;
+const WIDE = lazy(() => searchesInPairs() ? 100 : 200);
 /**
  * The unbounded repeats, and counts past {@linkcode WIDE} of one set: the matcher copies a group once a
  * count, and a search through `(?:ab){1001}` costs it more than the native engine.
  */
-const wide: Opens = (rep) => rep.max === Infinity || (rep.max > WIDE && rep.node?.k === "set");
+const wide: Opens = (rep) => rep.max === Infinity || (rep.max > WIDE() && rep.node?.k === "set");
 
 /** A repeat of one set whose count varies, written where {@linkcode cutEnds} can rewrite it. */
 type SetRepeat = { k: "rep"; node: CharSet; min: number; max: number; span: Span };
