@@ -214,8 +214,9 @@ export function orList(words: readonly string[]): string {
 }
 
 /**
- * The message of a thrown value, whatever was thrown; never throws itself (a tool's parser or a hook may
- * throw an object with no text, and the failure must still be told).
+ * The message of a thrown value, whatever was thrown, always a string; never throws itself (a tool's parser
+ * or a hook may throw an object with no text, or an Error whose message is no string, and the failure must
+ * still be told).
  *
  * @example An Error's message, or the value as text
  * ```ts
@@ -225,11 +226,12 @@ export function orList(words: readonly string[]): string {
  * assert.equal(errorText(new TypeError("bad input")), "bad input");
  * assert.equal(errorText("plain"), "plain");
  * assert.equal(errorText(Object.create(null)), "a thrown object with no text");
+ * assert.equal(errorText(Object.assign(new Error(), { message: 42 })), "42");
  * ```
  */
 export function errorText(error: unknown): string {
   try {
-    return error instanceof Error ? error.message : String(error);
+    return String(error instanceof Error ? error.message : error);
   } catch {
     return `a thrown ${givenValue(error)} with no text`;
   }

@@ -133,3 +133,22 @@ test("MCP session: a server request or notification whose scan throws is not pas
   const kinds = events.map((e) => e.event === "stray_message" ? e.kind : e.event);
   assert.deepEqual(kinds, ["not_judged", "not_judged"]);
 });
+
+test("MCP session: an answer whose scan throws an Error with a message that is no string is still answered", () => {
+  const { guarded, toClient } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } } });
+  // (the thrower chooses its message: a number made the error's own text throw, and the call went unanswered)
+  const error = Object.defineProperty(new Error("unused"), "message", { value: 42 });
+  const item = {
+    type: "text",
+    get text(): string {
+      throw error;
+    },
+  };
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 2, result: { content: [item] } } });
+  assert.equal(toClient.length, 1);
+  const answer = toClient[0] as JsonRpcMessage;
+  assert.equal(answer.id, 2);
+  assert.match((answer.error as { message: string }).message, /could not check .* tools\/call \(42\)/);
+  assert.equal(guarded.pending, 0);
+});
