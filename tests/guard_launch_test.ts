@@ -187,14 +187,24 @@ test(
       chmodSync(orphan, 0o755);
       const guard = new URL("../guard.ts", import.meta.url).href;
       const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      const script = join(dir, "probe.ts");
+      writeFileSync(
+        script,
+        `const { runTool } = await import(${JSON.stringify(guard)});\n` +
+          `if (Deno.permissions.querySync({ name: "read", path: "/proc" }).state === "granted") {\n` +
+          `  throw new Error("/proc is readable: the test would not test what it says");\n` +
+          `}\n` +
+          `console.log((await runTool(${JSON.stringify(orphan)}, [])).detail);\n`,
+      );
       // /proc cannot be read, setsid can: the guard starts the tool through setsid, which reports the failure.
+      // (`deno run`, not `deno eval`, which grants every permission whatever flags it is given)
       const out = execFileSync(deno.execPath(), [
-        "eval",
+        "run",
+        "--no-config",
         "--allow-run",
         "--allow-env",
         `--allow-read=${dir},/usr/bin,/bin`,
-        `const { runTool } = await import(${JSON.stringify(guard)});` +
-        `console.log((await runTool(${JSON.stringify(orphan)}, [])).detail);`,
+        script,
       ], { encoding: "utf8" });
       assert.equal(
         out.trim(),
