@@ -152,3 +152,32 @@ test("MCP session: an answer whose scan throws an Error with a message that is n
   assert.match((answer.error as { message: string }).message, /could not check .* tools\/call \(42\)/);
   assert.equal(guarded.pending, 0);
 });
+
+test("MCP session: a server request whose method cannot be read is answered, under its id, not taken for an answer", () => {
+  const { guarded, toClient, toServer, events } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo" } } });
+  toServer.length = 0;
+  events.length = 0;
+  // (a getter of a transport's object that throws on every read: the guard never learned it was a request)
+  const request = (id: number) => ({
+    jsonrpc: "2.0",
+    id,
+    get method(): string {
+      throw new Error("the transport's getter failed");
+    },
+    params: {},
+  });
+  guarded.fromServer({ message: request(1) as unknown as JsonRpcMessage });
+  // Under the id of the client's waiting tools/call: that one still waits for its own answer.
+  guarded.fromServer({ message: request(7) as unknown as JsonRpcMessage });
+  assert.deepEqual(toClient, []);
+  assert.deepEqual(toServer.map((m) => (m as JsonRpcMessage).id), [1, 7]);
+  for (const m of toServer) {
+    assert.match(
+      ((m as JsonRpcMessage).error as { message: string }).message,
+      /could not check this request/,
+    );
+  }
+  assert.equal(guarded.pending, 1);
+  assert.deepEqual(events.map((e) => e.event === "stray_message" && e.kind), ["not_judged", "not_judged"]);
+});
