@@ -1379,7 +1379,18 @@ export class GuardedSession implements McpSession {
     let changed = false;
     const out: JsonRpcMessage[] = [];
     const replies: JsonRpcMessage[] = [];
-    for (const x of batch) {
+    for (let i = 0; i < batch.length; i++) {
+      let x: JsonRpcMessage;
+      try {
+        x = batch[i];
+      } catch (error) {
+        // An element that cannot be read (a getter of a transport's array): dropped, the rest go on (a throw
+        // would lose the answers judged before it, their requests no longer waiting).
+        changed = true;
+        const text = clipMiddle(errorText(error));
+        this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", text });
+        continue;
+      }
       let r: ServerOutcome = "same";
       try {
         if (isRecord(x)) r = this.#judgeServer(x);

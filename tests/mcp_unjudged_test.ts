@@ -181,3 +181,21 @@ test("MCP session: a server request whose method cannot be read is answered, und
   assert.equal(guarded.pending, 1);
   assert.deepEqual(events.map((e) => e.event === "stray_message" && e.kind), ["not_judged", "not_judged"]);
 });
+
+test("MCP session: a server batch with an element that cannot be read still hands on the answers beside it", () => {
+  const { guarded, toClient, events } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } } });
+  events.length = 0;
+  const good = { jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "fine" }] } };
+  const batch: unknown[] = [good, null];
+  Object.defineProperty(batch, 1, {
+    get() {
+      throw new Error("the transport's getter failed");
+    },
+  });
+  // (it threw out of fromServer, and the answer to call 2, taken already, reached the client never)
+  guarded.fromServer({ message: batch as JsonRpcMessage[] });
+  assert.deepEqual(toClient, [[good]]);
+  assert.equal(guarded.pending, 0);
+  assert.deepEqual(events.map((e) => e.event === "stray_message" && e.kind), ["not_judged"]);
+});
