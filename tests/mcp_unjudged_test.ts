@@ -199,3 +199,21 @@ test("MCP session: a server batch with an element that cannot be read still hand
   assert.equal(guarded.pending, 0);
   assert.deepEqual(events.map((e) => e.event === "stray_message" && e.kind), ["not_judged"]);
 });
+
+test("MCP session: the thrower's own words in the error that replaces an answer are scanned as the server's", () => {
+  const { guarded, toClient, events } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } } });
+  events.length = 0;
+  // (a hostile getter chooses the message the error quotes)
+  const item = {
+    type: "text",
+    get text(): string {
+      throw new Error(INJECTED);
+    },
+  };
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 2, result: { content: [item] } } });
+  const message = ((toClient[0] as JsonRpcMessage).error as { message: string }).message;
+  assert.match(message, /^toolguard: this error message contains text that looks like injected instructions/);
+  assert.match(message, /could not check the MCP server's answer to tools\/call/);
+  assert.deepEqual(events.map((e) => e.event), ["stray_message", "output_flagged"]);
+});
