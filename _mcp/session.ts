@@ -307,11 +307,13 @@ function messagesOf(frame: McpFrame): unknown[] {
 }
 
 /**
- * The `method` of a server message whose judging threw, read again without throwing: undefined when it has
- * none (an answer), "" when it has one that cannot be read (a getter or proxy that throws) or is no string.
+ * The `method` of a server message whose judging threw, read again without throwing: undefined when it is an
+ * answer (no `method`, or a `result` or `error` too, as a request_and_answer's answers the client's request),
+ * "" when it has one that cannot be read (a getter or proxy that throws) or is no string.
  */
 function requestMethod(m: JsonRpcMessage): string | undefined {
   try {
+    if (Object.hasOwn(m, "result") || Object.hasOwn(m, "error")) return undefined;
     const method = m.method;
     if (method !== undefined) return typeof method === "string" ? method : "";
   } catch {

@@ -217,3 +217,22 @@ test("MCP session: the thrower's own words in the error that replaces an answer 
   assert.match(message, /could not check the MCP server's answer to tools\/call/);
   assert.deepEqual(events.map((e) => e.event), ["stray_message", "output_flagged"]);
 });
+
+test("MCP session: an answer with a method member that cannot be read still answers the client's request", () => {
+  const { guarded, toClient, toServer } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo" } } });
+  toServer.length = 0;
+  const answer = {
+    jsonrpc: "2.0",
+    id: 7,
+    get method(): string {
+      throw new Error("the transport's getter failed");
+    },
+    result: { content: [] },
+  };
+  guarded.fromServer({ message: answer as unknown as JsonRpcMessage });
+  // (its result makes it an answer, as a request_and_answer's does: the waiting call gets the error)
+  assert.deepEqual(toClient.map((m) => (m as JsonRpcMessage).id), [7]);
+  assert.equal(guarded.pending, 0);
+  assert.deepEqual(toServer, []);
+});
