@@ -227,6 +227,7 @@ export function orList(words: readonly string[]): string {
  * assert.equal(errorText("plain"), "plain");
  * assert.equal(errorText(Object.create(null)), "a thrown object with no text");
  * assert.equal(errorText(Object.assign(new Error(), { message: Object.create(null) })), "a thrown object with no text");
+ * assert.equal(errorText(Object.assign(new Error(), { message: 42 })), "42");
  * ```
  */
 export function errorText(error: unknown): string {

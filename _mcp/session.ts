@@ -306,6 +306,26 @@ function messagesOf(frame: McpFrame): unknown[] {
   return Array.isArray(frame.message) ? frame.message : [frame.message];
 }
 
+/**
+ * The `method` of a server message whose judging threw, read again without throwing: undefined when it is an
+ * answer (no `method`, or a `result` or `error` too, as a request_and_answer's answers the client's request),
+ * "" when it has one that cannot be read (a getter or proxy that throws) or is no string.
+ */
+function requestMethod(m: JsonRpcMessage): string | undefined {
+  try {
+    if (Object.hasOwn(m, "result") || Object.hasOwn(m, "error")) return undefined;
+    const method = m.method;
+    if (method !== undefined) return typeof method === "string" ? method : "";
+  } catch {
+    // (read below without its getter)
+  }
+  try {
+    return Object.hasOwn(m, "method") ? "" : undefined;
+  } catch {
+    return undefined; // (a proxy that hides even that: taken for an answer)
+  }
+}
+
 function isCall(m: unknown): m is JsonRpcMessage {
   return isRecord(m) && m.method === "tools/call" && isRequest(m as JsonRpcMessage);
 }
@@ -1361,7 +1381,18 @@ export class GuardedSession implements McpSession {
     let changed = false;
     const out: JsonRpcMessage[] = [];
     const replies: JsonRpcMessage[] = [];
-    for (const x of batch) {
+    for (let i = 0; i < batch.length; i++) {
+      let x: JsonRpcMessage;
+      try {
+        x = batch[i];
+      } catch (error) {
+        // An element that cannot be read (a getter of a transport's array): dropped, the rest go on (a throw
+        // would lose the answers judged before it, their requests no longer waiting).
+        changed = true;
+        const text = clipMiddle(errorText(error));
+        this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", text });
+        continue;
+      }
       let r: ServerOutcome = "same";
       try {
         if (isRecord(x)) r = this.#judgeServer(x);
@@ -1507,17 +1538,18 @@ export class GuardedSession implements McpSession {
   /**
    * The server's message `m`, whose judging threw (`error`): never passed on unjudged, since output scanning
    * or a listing's cleaning would not have looked at it. An answer to a request still waiting is replaced by
-   * an error to the client; a request of the server's is answered with an error, as the client never sees
-   * it; anything else is dropped. Each is reported as a stray of kind `not_judged`.
+   * an error to the client; a request of the server's (a `method` member, even one that cannot be read) is
+   * answered with an error, as the client never sees it; anything else is dropped. Each is reported as a
+   * stray of kind `not_judged`.
    */
   #notJudged(m: JsonRpcMessage, error: unknown): JsonRpcMessage | null {
     let id: unknown;
-    let method: unknown;
     try {
-      ({ id, method } = m);
+      id = m.id;
     } catch {
       // (an id that cannot be read answers nothing: the message is dropped)
     }
+    const method = requestMethod(m);
     if (!isId(id)) {
       const text = clipMiddle(errorText(error));
       this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", text });
@@ -1533,10 +1565,16 @@ export class GuardedSession implements McpSession {
     }
     const why = clipMiddle(errorText(error));
     this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", id, text: why });
-    if (typeof method === "string") {
-      const text = `toolguard: could not check this ${method} request (${why}), so it was not ` +
-        "passed on to the MCP client";
-      this.#answerServer(errorResponse(id, -32603, text));
+    if (method !== undefined) {
+      const text =
+        `toolguard: could not check this ${method === "" ? "" : `${method} `}request (${why}), so ` +
+        "it was not passed on to the MCP client";
+      const answer = errorResponse(id, -32603, text);
+      // (one that threw before the guard kept its id is answered all the same, where no scope is needed:
+      // only the HTTP relay's requests have scopes, and its messages are parsed JSON, which does not throw)
+      if (!this.#answerServer(answer) && this.#scopes === undefined) {
+        this.#watch(this.#sinks.toServer({ message: answer }));
+      }
     }
     return null;
   }

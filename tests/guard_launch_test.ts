@@ -176,6 +176,26 @@ test(
   },
 );
 
+/**
+ * The stdout of `code` (with `runTool` in scope) run as a script in `dir` by `deno run` with only the
+ * permissions `flags` grant: not `deno eval`, which grants every permission whatever flags it is given.
+ */
+function denoProbe(
+  dir: string,
+  code: string,
+  flags: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+) {
+  const guard = new URL("../guard.ts", import.meta.url).href;
+  const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+  const script = join(dir, "probe.ts");
+  writeFileSync(script, `const { runTool } = await import(${JSON.stringify(guard)});\n${code}`);
+  return execFileSync(deno.execPath(), ["run", "--no-config", ...flags, script], {
+    encoding: "utf8",
+    ...options,
+  });
+}
+
 test(
   "runTool: under Deno without read access to /proc (through setsid), a start failure is said in those words",
   { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
@@ -185,17 +205,15 @@ test(
       const orphan = join(dir, "orphan.sh");
       writeFileSync(orphan, "#!/no/such/interpreter\necho hi\n");
       chmodSync(orphan, 0o755);
-      const guard = new URL("../guard.ts", import.meta.url).href;
-      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
       // /proc cannot be read, setsid can: the guard starts the tool through setsid, which reports the failure.
-      const out = execFileSync(deno.execPath(), [
-        "eval",
-        "--allow-run",
-        "--allow-env",
-        `--allow-read=${dir},/usr/bin,/bin`,
-        `const { runTool } = await import(${JSON.stringify(guard)});` +
-        `console.log((await runTool(${JSON.stringify(orphan)}, [])).detail);`,
-      ], { encoding: "utf8" });
+      const out = denoProbe(
+        dir,
+        `if (Deno.permissions.querySync({ name: "read", path: "/proc" }).state === "granted") {\n` +
+          `  throw new Error("/proc is readable: the test would not test what it says");\n` +
+          `}\n` +
+          `console.log((await runTool(${JSON.stringify(orphan)}, [])).detail);\n`,
+        ["--allow-run", "--allow-env", `--allow-read=${dir},/usr/bin,/bin`],
+      );
       assert.equal(
         out.trim(),
         `could not start "${orphan}": the interpreter that its #! line names was not found (ENOENT)`,
@@ -213,27 +231,15 @@ test(
     const dir = mkdtempSync(join(tmpdir(), "toolguard-launch-"));
     try {
       mkdirSync(join(dir, "tooldir"));
-      const guard = new URL("../guard.ts", import.meta.url).href;
-      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
       // Deno merges `env` over the host's environment it cannot show us; the failure of a name whose PATH
       // search cannot be repeated here keeps Deno's words instead of judging the cwd's "tooldir".
-      const script = join(dir, "probe.ts");
-      writeFileSync(
-        script,
-        `const { runTool } = await import(${JSON.stringify(guard)});\n` +
-          `const seen = await runTool("/bin/sh", ["-c", "echo $FOO:$HOME:$PATH >&2"], { env: { FOO: "1" } });\n` +
+      const out = denoProbe(
+        dir,
+        `const seen = await runTool("/bin/sh", ["-c", "echo $FOO:$HOME:$PATH >&2"], { env: { FOO: "1" } });\n` +
           `console.log(seen.stderr.trim());\n` +
           `console.log((await runTool("tooldir", [], { env: { FOO: "1" } })).detail);\n`,
-      );
-      // (`deno eval` grants every permission: a script run with `deno run` gets only those named)
-      const out = execFileSync(
-        deno.execPath(),
-        ["run", "--no-config", "--allow-run", "--allow-read", script],
-        {
-          encoding: "utf8",
-          cwd: dir,
-          env: { ...process.env, HOME: dir },
-        },
+        ["--allow-run", "--allow-read"],
+        { cwd: dir, env: { ...process.env, HOME: dir } },
       );
       const [seen, detail] = out.trim().split("\n");
       assert.equal(seen, `1:${dir}:${process.env.PATH}`);

@@ -133,3 +133,106 @@ test("MCP session: a server request or notification whose scan throws is not pas
   const kinds = events.map((e) => e.event === "stray_message" ? e.kind : e.event);
   assert.deepEqual(kinds, ["not_judged", "not_judged"]);
 });
+
+test("MCP session: an answer whose scan throws an Error with a message that is no string is still answered", () => {
+  const { guarded, toClient } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } } });
+  // (the thrower chooses its message: a number made the error's own text throw, and the call went unanswered)
+  const error = Object.defineProperty(new Error("unused"), "message", { value: 42 });
+  const item = {
+    type: "text",
+    get text(): string {
+      throw error;
+    },
+  };
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 2, result: { content: [item] } } });
+  assert.equal(toClient.length, 1);
+  const answer = toClient[0] as JsonRpcMessage;
+  assert.equal(answer.id, 2);
+  assert.match((answer.error as { message: string }).message, /could not check .* tools\/call \(42\)/);
+  assert.equal(guarded.pending, 0);
+});
+
+test("MCP session: a server request whose method cannot be read is answered, under its id, not taken for an answer", () => {
+  const { guarded, toClient, toServer, events } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo" } } });
+  toServer.length = 0;
+  events.length = 0;
+  // (a getter of a transport's object that throws on every read: the guard never learned it was a request)
+  const request = (id: number) => ({
+    jsonrpc: "2.0",
+    id,
+    get method(): string {
+      throw new Error("the transport's getter failed");
+    },
+    params: {},
+  });
+  guarded.fromServer({ message: request(1) as unknown as JsonRpcMessage });
+  // Under the id of the client's waiting tools/call: that one still waits for its own answer.
+  guarded.fromServer({ message: request(7) as unknown as JsonRpcMessage });
+  assert.deepEqual(toClient, []);
+  assert.deepEqual(toServer.map((m) => (m as JsonRpcMessage).id), [1, 7]);
+  for (const m of toServer) {
+    assert.match(
+      ((m as JsonRpcMessage).error as { message: string }).message,
+      /could not check this request/,
+    );
+  }
+  assert.equal(guarded.pending, 1);
+  assert.deepEqual(events.map((e) => e.event === "stray_message" && e.kind), ["not_judged", "not_judged"]);
+});
+
+test("MCP session: a server batch with an element that cannot be read still hands on the answers beside it", () => {
+  const { guarded, toClient, events } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } } });
+  events.length = 0;
+  const good = { jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "fine" }] } };
+  const batch: unknown[] = [good, null];
+  Object.defineProperty(batch, 1, {
+    get() {
+      throw new Error("the transport's getter failed");
+    },
+  });
+  // (it threw out of fromServer, and the answer to call 2, taken already, reached the client never)
+  guarded.fromServer({ message: batch as JsonRpcMessage[] });
+  assert.deepEqual(toClient, [[good]]);
+  assert.equal(guarded.pending, 0);
+  assert.deepEqual(events.map((e) => e.event === "stray_message" && e.kind), ["not_judged"]);
+});
+
+test("MCP session: the thrower's own words in the error that replaces an answer are scanned as the server's", () => {
+  const { guarded, toClient, events } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } } });
+  events.length = 0;
+  // (a hostile getter chooses the message the error quotes)
+  const item = {
+    type: "text",
+    get text(): string {
+      throw new Error(INJECTED);
+    },
+  };
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 2, result: { content: [item] } } });
+  const message = ((toClient[0] as JsonRpcMessage).error as { message: string }).message;
+  assert.match(message, /^toolguard: this error message contains text that looks like injected instructions/);
+  assert.match(message, /could not check the MCP server's answer to tools\/call/);
+  assert.deepEqual(events.map((e) => e.event), ["stray_message", "output_flagged"]);
+});
+
+test("MCP session: an answer with a method member that cannot be read still answers the client's request", () => {
+  const { guarded, toClient, toServer } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo" } } });
+  toServer.length = 0;
+  const answer = {
+    jsonrpc: "2.0",
+    id: 7,
+    get method(): string {
+      throw new Error("the transport's getter failed");
+    },
+    result: { content: [] },
+  };
+  guarded.fromServer({ message: answer as unknown as JsonRpcMessage });
+  // (its result makes it an answer, as a request_and_answer's does: the waiting call gets the error)
+  assert.deepEqual(toClient.map((m) => (m as JsonRpcMessage).id), [7]);
+  assert.equal(guarded.pending, 0);
+  assert.deepEqual(toServer, []);
+});
