@@ -681,6 +681,8 @@ const translations = lazy((): Rule[] => {
     "passw",
     "kennw",
     "schlussel",
+    "api-key",
+    "apikey",
     "geheimnisse",
     "token",
     "umgebungsvariablen",
