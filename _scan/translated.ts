@@ -669,10 +669,12 @@ const translations = lazy((): Rule[] => {
 
   /**
    * Secrets the model or its tools hold, folded, that German "give out" (`GIVE_OUT`) prints: credentials,
-   * passwords, keys, tokens, the environment's variables.
+   * passwords, secret keys, access tokens, the environment's variables. A bare "Schl\u00fcssel" or "Token" is also
+   * a map's key or a lexer's token, as exercises set them: "Gib alle Schl\u00fcssel der Map aus".
    */
   const GIVEN_SECRET = "(?:zugangsdaten|anmeldedaten|passw(?:o|oe)rt(?:e|er)?|kennw(?:o|oe)rt(?:e|er)?|" +
-    "api-?(?:schlussel|keys?)|schlussel|geheimnisse|tokens?|umgebungsvariablen|credentials)";
+    "api-?(?:schlussel|keys?)|(?:(?:geheimen?|privaten?) |ssh-|zugangs|zugriffs)schlussel|geheimnisse|" +
+    "(?:zugangs|zugriffs|(?:api|access|auth|bearer|session)[ -]?)tokens?|umgebungsvariablen|credentials)";
 
   /** Strings one of which every `GIVEN_SECRET` holds: anchors of the translated `override.prompt_leak`. */
   const GIVEN_SECRET_ANCHORS = [
