@@ -2528,8 +2528,18 @@ const MODEL_SHOULD = lazy(() =>
   )
 );
 
-/** A secret (see `SECRETS`) as a word, folded. */
-const SECRET_NAMED = lazy(() => new RegExp(`(?<![a-z])${SECRETS}(?![a-z])`));
+/**
+ * A secret (see `SECRETS`) as a word and as the thing named, not a word about another ("the password reset link",
+ * "the API key rotation notice", "the password policy"): at its phrase's end, or before a word that does not
+ * name ("the API key and ...", "the passwords of all users", "the .env file", "the API key securely").
+ */
+const SECRET_AS_NOUN =
+  `(?<![a-z])${SECRETS}(?![a-z])(?![ -](?!(?:and|or|of|from|in|on|at|for|to|into|stored|saved|` +
+  "kept|held|you|that|which|as|plus|file|files|must|shall|should|has|have|needs?|is|are|ought|will|can|may|now|" +
+  "then|also|too|first|always|[a-z]+ly)\\b)[a-z])";
+
+/** A secret (see `SECRET_AS_NOUN`), folded. */
+const SECRET_NAMED = lazy(() => new RegExp(SECRET_AS_NOUN));
 
 /**
  * Before a participle such as "sent by the model": a secret made to be sent, folded ("The API key must be sent
@@ -2537,7 +2547,7 @@ const SECRET_NAMED = lazy(() => new RegExp(`(?<![a-z])${SECRETS}(?![a-z])`));
  */
 const SECRET_MUST_BE = lazy(() =>
   new RegExp(
-    `(?<![a-z])${SECRETS}(?![a-z])[^.!?;\\n]{0,60} (?:must|shall|should|has to|have to|needs to|need to|is to|` +
+    `${SECRET_AS_NOUN}[^.!?;\\n]{0,60} (?:must|shall|should|has to|have to|needs to|need to|is to|` +
       "are to)(?: (?:now|always|also|then|immediately|first))? be $",
   )
 );
