@@ -2475,13 +2475,30 @@ function takesData(t: string, s: number, e: number): boolean {
 function takesSecret(t: string, s: number, e: number): boolean {
   const m = t.slice(s, e);
   const what = m.split(/[ \n](?:to|at|into|on|with)[ \n]/, 1)[0];
-  return SECRET_NAMED().test(what) && !/\b(?:its|their|his|her)\b/.test(what) && toAnAddress(t, e);
+  return SECRET_NAMED().test(what) && !/\b(?:its|their|his|her)\b/.test(what) && toAnAddress(t, s, e);
 }
 
-/** True when the `exfil.send_to_address` match that ends at `e` ends in an address or a web address. */
-function toAnAddress(t: string, e: number): boolean {
-  return /@|https?:\/\/|www\.|\.[a-z]{2,}$/.test(t.slice(Math.max(0, e - 40), e));
+/**
+ * True when the `exfil.send_to_address` match at `s` to `e` ends in an address, or in a web address that is not
+ * the reader's ("to your gateway at https://...") nor one an API's protocol sends it to, as its doc goes on to
+ * tell how or when ("... to https://api.acme.com/v1 in a header", "... with every request", "... to obtain a
+ * session token"): no protocol sends a secret to an e-mail address.
+ */
+function toAnAddress(t: string, s: number, e: number): boolean {
+  const end = t.slice(Math.max(0, e - 40), e);
+  if (end.includes("@")) return true;
+  return /https?:\/\/|www\.|\.[a-z]{2,}$/.test(end) && !SENT_BY_PROTOCOL().test(t.slice(e, e + 60)) &&
+    !/[ \n](?:to|at|into|on|with)[ \n](?:your|our)\b/.test(t.slice(s, e));
 }
+
+/**
+ * After a web address a secret is sent to, the rest of the address, then how or when an API's protocol sends it,
+ * folded: "in the Authorization header", "with every request", "over TLS", "to obtain a session token", "for
+ * validation".
+ */
+const SENT_BY_PROTOCOL = lazy(() =>
+  /^\S*[ \n]+(?:with|in|on|over|via|using|through|inside|within|as|when|whenever|before|after|during|only|each|every|once|upon|per|at (?:start|startup|login|boot|runtime)|to (?:obtain|get|receive|authenticate|log in|sign in|validate|verify|refresh|exchange|request|fetch|register|create|call|access|use)|for (?:validation|verification|authentication|authori[sz]ation|introspection|each|every|all|the (?:handshake|exchange|session)|a (?:session|token))|and (?:receive|get|use|wait|store|read))\b/
+);
 
 /** One of `EXFIL_PARTICIPLES` as written, a space after it: a passive's verb. */
 const PASSIVE_AT = lazy(() => new RegExp(`^${EXFIL_PARTICIPLES} `));
@@ -3861,7 +3878,7 @@ const englishRules = (): Rule[] => [
             takesData(t, s, e)) ||
           (MODEL_SHOULD().test(lineBefore(t, s, 60)) && takesSecret(t, s, e))
         : PASSIVE_AT().test(t.slice(s, s + 16))
-        ? SECRET_MUST_BE().test(lineBefore(t, s, 100)) && toAnAddress(t, e)
+        ? SECRET_MUST_BE().test(lineBefore(t, s, 100)) && toAnAddress(t, s, e)
         : MODEL_MADE_TO().test(lineBefore(t, s, 80)) && takesData(t, s, e)) &&
       !/^[a-z-]+ (?:your|us|yours)\b/.test(t.slice(s, s + 40)),
   },
