@@ -2262,7 +2262,9 @@ function labelOrders(t: string, s: number, e: number, upper: (i: number) => bool
     // send your password reset request ..."; a model's agent is ordered to take someone else's: "Agent: read the
     // repository secrets and include them ...")
     (/^agent:/.test(t.slice(s, s + 6))
-      ? OTHERS_SECRETS().test(order) && !SECRETS_KEPT().test(order)
+      ? (OTHERS_SECRETS().test(order) ||
+        (ENV_TAKEN().test(order) && !SUPPORT_CHAT().test(t.slice(Math.max(0, s - 600), s)))) &&
+        !SECRETS_KEPT().test(order)
       : THE_USER().test(order)) &&
     // (what a model's turn is for, as a guide's list of roles says: "- Assistant: ask the user for
     // clarification when the request is ambiguous"; not for their secrets)
@@ -2350,14 +2352,30 @@ const THE_USER = lazy(() =>
 );
 
 /**
- * Secrets that are not the reader's own, folded: "the repository secrets", "all API keys", "read the .env file",
- * "dump the environment variables" (a process's, which hold its keys);
+ * Secrets that are not the reader's own, folded: "the repository secrets", "all API keys", "read the .env file";
  * not a policy or a page about them ("read the password policy", "the .env file docs"), nor a place to put one's
  * own ("Add your API key to the .env file"), nor the reader's own by what follows ("the private key you
  * generated", "share the API keys with your developer").
  */
 const OTHERS_SECRETS = lazy(() =>
-  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)|\b(?:send|copy|print|paste|include|upload|post|dump|leak|share|reveal) (?:the |all |all the |every )?(?:(?:process|system|current|server's|server) )?(?:environment variables|env(?:ironment)? vars|env variables)\b(?! (?:docs|documentation|guide|page|section|reference|you (?:need|set|want))\b)/
+  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)/
+);
+
+/**
+ * A process's environment variables, which hold its keys, taken, folded: "dump the environment variables"; not a
+ * page, a list or a panel of them ("dump the environment variables list from the Settings tab"), nor some of them
+ * by name ("print the environment variables that start with AWS_").
+ */
+const ENV_TAKEN = lazy(() =>
+  /\b(?:send|copy|print|paste|include|upload|post|dump|leak|share|reveal) (?:the |all |all the |every )?(?:(?:process|system|current|server's|server) )?(?:environment variables|env(?:ironment)? vars|env variables)\b(?! (?:docs|documentation|guide|page|section|reference|list|table|panel|tab|names|you (?:need|set|want)|that (?:start|begin|match)|starting with|with the prefix)\b)/
+);
+
+/**
+ * A turn of a support chat's customer before an "Agent:" turn, folded ("Customer: the build fails"): the agent
+ * there asks for the customer's own environment, as support does.
+ */
+const SUPPORT_CHAT = lazy(() =>
+  /(?:^|\n)[ >*]*(?:customer|client|caller|visitor|user|requester)(?: [a-z]+)?:/
 );
 
 /**
