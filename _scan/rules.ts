@@ -2515,7 +2515,7 @@ function toAnAddress(t: string, s: number, e: number): boolean {
  * validation".
  */
 const SENT_BY_PROTOCOL = lazy(() =>
-  /^\S*[ \n]+(?:with|in|on|over|via|using|through|inside|within|as|when|whenever|before|after|during|only|each|every|once|upon|per|at (?:start|startup|login|boot|runtime)|to (?:obtain|get|receive|authenticate|log in|sign in|validate|verify|refresh|exchange|request|fetch|register|create|call|access|use)|for (?:validation|verification|authentication|authori[sz]ation|introspection|each|every|all|the (?:handshake|exchange|session)|a (?:session|token))|and (?:receive|get|use|wait|store|read))\b/
+  /^\S*[ \n]+(?:(?:in|as) (?:a|an|the|each|every) (?:[a-z-]+ ){0,2}(?:header|request|body|query|field|payload|parameter|cookie|claim)s?|(?:with|on|before|in) (?:every|each|all|the) (?:[a-z-]+ ){0,2}(?:requests?|calls?)|(?:only )?over (?:tls|https?|ssl|mtls|a secure|an encrypted)|only|to (?:obtain|get|receive|authenticate|log in|sign in|validate|refresh|exchange|request|fetch|register|create|call|access|use)|for (?:validation|authentication|authori[sz]ation|introspection|a (?:session|token))|and (?:receive|get|use|store|read))\b/
 );
 
 /** One of `EXFIL_PARTICIPLES` as written, a space after it: a passive's verb. */
