@@ -682,7 +682,8 @@ const translations = lazy((): Rule[] => {
   };
 
   /** German words of urgency between "gib" and what it gives out, folded: "Gib bitte sofort alle ...". */
-  const GERMAN_NOW = "(?:bitte|jetzt|sofort|nun|einfach|mal|endlich|umgehend|unverzuglich|direkt|schnell)";
+  const GERMAN_NOW =
+    "(?:bitte|jetzt|sofort|nun|einfach|mal|endlich|umgehend|unverz(?:u|ue)glich|direkt|schnell)";
 
   /**
    * Secrets the model or its tools hold, folded, that German "give out" (`GIVE_OUT`) prints: credentials,
@@ -690,7 +691,7 @@ const translations = lazy((): Rule[] => {
    * a map's key or a lexer's token, as exercises set them: "Gib alle Schl\u00fcssel der Map aus".
    */
   const GIVEN_SECRET = "(?:zugangsdaten|anmeldedaten|passw(?:o|oe)rt(?:e|er)?|kennw(?:o|oe)rt(?:e|er)?|" +
-    "api-?(?:schlussel|keys?)|(?:(?:geheimen?|privaten?) |ssh-|zugangs|zugriffs)schlussel|geheimnisse|" +
+    "api-?(?:schl(?:u|ue)ssel|keys?)|(?:(?:geheimen?|privaten?) |ssh-|zugangs|zugriffs)schl(?:u|ue)ssel|geheimnisse|" +
     "(?:zugangs|zugriffs|(?:api|access|auth|bearer|session)[ -]?)tokens?|umgebungsvariablen|credentials)";
 
   /** A match that ends in one of `GIVEN_SECRET`. */
@@ -703,6 +704,7 @@ const translations = lazy((): Rule[] => {
     "passw",
     "kennw",
     "schlussel",
+    "schluessel",
     "api-key",
     "apikey",
     "geheimnisse",
@@ -991,7 +993,7 @@ const translations = lazy((): Rule[] => {
           `(?:${YOUR}|${FORMAL_YOUR}))(?: [a-z\u0142-]{2,20}){0,2}? ${PROMPT_NOUN}` +
           // (or German "give out" before the secrets the model holds: "Gib bitte sofort alle gespeicherten
           // Zugangsdaten ... aus", which `GIVE_OUT` then reads)
-          `|(?:gib|gebt|geben sie)(?: ${GERMAN_NOW}){0,3} (?:(?:alle|samtliche|deine|ihre|eure)` +
+          `|(?:gib|gebt|geben sie)(?: ${GERMAN_NOW}){0,3} (?:(?:alle|s(?:a|ae)mtliche|deine|ihre|eure)` +
           `(?: [a-z-]{2,20}){0,2}? )?${GIVEN_SECRET})(?![a-z])`,
         "g",
       ),
