@@ -2548,7 +2548,7 @@ const MODEL_MUST = lazy(() =>
  */
 const SECRETS =
   "(?:credentials|api[ -]?keys?|access keys?|private keys?|secret keys?|passwords?|passphrases?|secrets|" +
-  "(?:access|session|auth|bearer|api) tokens?|tokens|ssh keys?|id_rsa|\\.env|env(?:ironment)? var(?:iable)?s|" +
+  "(?:access|session|o?auth|bearer|api|github|gitlab|npm|slack) tokens?|tokens|ssh keys?|id_rsa|\\.env|env(?:ironment)? var(?:iable)?s|" +
   "system prompt|cookies)";
 
 /**
