@@ -2553,13 +2553,14 @@ const SECRETS =
 
 /**
  * Before an order's verb: the model or an agent ought to or made to do it, folded ("The model should send
- * ...", "The agent must send ..."): an order when what it sends is a secret (see `SECRETS`).
+ * ...", "The agent must send ...", "... should quietly send ...", not "should only send", a limit): an order
+ * when what it sends is a secret (see `SECRETS`).
  */
 const MODEL_SHOULD = lazy(() =>
   new RegExp(
     `\\b(?:${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents) ` +
       "(?:must|shall|should|ought to|is required to|are required to|has to|have to|needs to|need to|is to|are to)" +
-      "(?: (?:now|always|also|then|immediately|first))? $",
+      "(?: (?:now|always|also|then|immediately|first|(?!only )[a-z]{2,12}ly))? $",
   )
 );
 
