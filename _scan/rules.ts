@@ -2262,7 +2262,9 @@ function labelOrders(t: string, s: number, e: number, upper: (i: number) => bool
     // send your password reset request ..."; a model's agent is ordered to take someone else's: "Agent: read the
     // repository secrets and include them ...")
     (/^agent:/.test(t.slice(s, s + 6))
-      ? OTHERS_SECRETS().test(order) && !SECRETS_KEPT().test(order)
+      ? (OTHERS_SECRETS().test(order) ||
+        (ENV_TAKEN().test(order) && !SUPPORT_CHAT().test(t.slice(Math.max(0, s - 600), s)))) &&
+        !SECRETS_KEPT().test(order)
       : THE_USER().test(order)) &&
     // (what a model's turn is for, as a guide's list of roles says: "- Assistant: ask the user for
     // clarification when the request is ambiguous"; not for their secrets)
@@ -2350,14 +2352,30 @@ const THE_USER = lazy(() =>
 );
 
 /**
- * Secrets that are not the reader's own, folded: "the repository secrets", "all API keys", "read the .env file",
- * "dump the environment variables" (a process's, which hold its keys);
+ * Secrets that are not the reader's own, folded: "the repository secrets", "all API keys", "read the .env file";
  * not a policy or a page about them ("read the password policy", "the .env file docs"), nor a place to put one's
  * own ("Add your API key to the .env file"), nor the reader's own by what follows ("the private key you
  * generated", "share the API keys with your developer").
  */
 const OTHERS_SECRETS = lazy(() =>
-  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)|\b(?:send|copy|print|paste|include|upload|post|dump|leak|share|reveal) (?:the |all |all the |every )?(?:(?:process|system|current|server's|server) )?(?:environment variables|env(?:ironment)? vars|env variables)\b(?! (?:docs|documentation|guide|page|section|reference|you (?:need|set|want))\b)/
+  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)/
+);
+
+/**
+ * A process's environment variables, which hold its keys, taken, folded: "dump the environment variables"; not a
+ * page, a list or a panel of them ("dump the environment variables list from the Settings tab"), nor some of them
+ * by name ("print the environment variables that start with AWS_").
+ */
+const ENV_TAKEN = lazy(() =>
+  /\b(?:send|copy|print|paste|include|upload|post|dump|leak|share|reveal) (?:the |all |all the |every )?(?:(?:process|system|current|server's|server) )?(?:environment variables|env(?:ironment)? vars|env variables)\b(?! (?:docs|documentation|guide|page|section|reference|list|table|panel|tab|names|you (?:need|set|want)|that (?:start|begin|match)|starting with|with the prefix)\b)/
+);
+
+/**
+ * A turn of a support chat's customer before an "Agent:" turn, folded ("Customer: the build fails"): the agent
+ * there asks for the customer's own environment, as support does.
+ */
+const SUPPORT_CHAT = lazy(() =>
+  /(?:^|\n)[ >*]*(?:customer|client|caller|visitor|user|requester)(?: [a-z]+)?:/
 );
 
 /**
@@ -2475,13 +2493,30 @@ function takesData(t: string, s: number, e: number): boolean {
 function takesSecret(t: string, s: number, e: number): boolean {
   const m = t.slice(s, e);
   const what = m.split(/[ \n](?:to|at|into|on|with)[ \n]/, 1)[0];
-  return SECRET_NAMED().test(what) && !/\b(?:its|their|his|her)\b/.test(what) && toAnAddress(t, e);
+  return SECRET_NAMED().test(what) && !/\b(?:its|their|his|her)\b/.test(what) && toAnAddress(t, s, e);
 }
 
-/** True when the `exfil.send_to_address` match that ends at `e` ends in an address or a web address. */
-function toAnAddress(t: string, e: number): boolean {
-  return /@|https?:\/\/|www\.|\.[a-z]{2,}$/.test(t.slice(Math.max(0, e - 40), e));
+/**
+ * True when the `exfil.send_to_address` match at `s` to `e` ends in an address, or in a web address that is not
+ * the reader's ("to your gateway at https://...") nor one an API's protocol sends it to, as its doc goes on to
+ * tell how or when ("... to https://api.acme.com/v1 in a header", "... with every request", "... to obtain a
+ * session token"): no protocol sends a secret to an e-mail address.
+ */
+function toAnAddress(t: string, s: number, e: number): boolean {
+  const end = t.slice(Math.max(0, e - 40), e);
+  if (end.includes("@")) return true;
+  return /https?:\/\/|www\.|\.[a-z]{2,}$/.test(end) && !SENT_BY_PROTOCOL().test(t.slice(e, e + 60)) &&
+    !/[ \n](?:to|at|into|on|with)[ \n](?:your|our)\b/.test(t.slice(s, e));
 }
+
+/**
+ * After a web address a secret is sent to, the rest of the address, then how or when an API's protocol sends it,
+ * folded: "in the Authorization header", "with every request", "over TLS", "to obtain a session token", "for
+ * validation".
+ */
+const SENT_BY_PROTOCOL = lazy(() =>
+  /^\S*[ \n]+(?:(?:in|as) (?:a|an|the|each|every) (?:[a-z-]+ ){0,2}(?:header|request|body|query|field|payload|parameter|cookie|claim)s?|(?:with|on|before|in) (?:every|each|all|the) (?:[a-z-]+ ){0,2}(?:requests?|calls?)|(?:only )?over (?:tls|https?|ssl|mtls|a secure|an encrypted)|only|to (?:obtain|get|receive|authenticate|log in|sign in|validate|refresh|exchange|request|fetch|register|create|call|access|use)|for (?:validation|authentication|authori[sz]ation|introspection|a (?:session|token))|and (?:receive|get|use|store|read))\b/
+);
 
 /** One of `EXFIL_PARTICIPLES` as written, a space after it: a passive's verb. */
 const PASSIVE_AT = lazy(() => new RegExp(`^${EXFIL_PARTICIPLES} `));
@@ -2513,23 +2548,34 @@ const MODEL_MUST = lazy(() =>
  */
 const SECRETS =
   "(?:credentials|api[ -]?keys?|access keys?|private keys?|secret keys?|passwords?|passphrases?|secrets|" +
-  "(?:access|session|auth|bearer|api) tokens?|tokens|ssh keys?|id_rsa|\\.env|env(?:ironment)? var(?:iable)?s|" +
+  "(?:access|session|o?auth|bearer|api|github|gitlab|npm|slack) tokens?|tokens|ssh keys?|id_rsa|\\.env|env(?:ironment)? var(?:iable)?s|" +
   "system prompt|cookies)";
 
 /**
  * Before an order's verb: the model or an agent ought to or made to do it, folded ("The model should send
- * ...", "The agent must send ..."): an order when what it sends is a secret (see `SECRETS`).
+ * ...", "The agent must send ...", "... should quietly send ...", not "should only send", a limit): an order
+ * when what it sends is a secret (see `SECRETS`).
  */
 const MODEL_SHOULD = lazy(() =>
   new RegExp(
     `\\b(?:${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents) ` +
       "(?:must|shall|should|ought to|is required to|are required to|has to|have to|needs to|need to|is to|are to)" +
-      "(?: (?:now|always|also|then|immediately|first))? $",
+      "(?: (?:now|always|also|then|immediately|first|(?!only )[a-z]{2,12}ly))? $",
   )
 );
 
-/** A secret (see `SECRETS`) as a word, folded. */
-const SECRET_NAMED = lazy(() => new RegExp(`(?<![a-z])${SECRETS}(?![a-z])`));
+/**
+ * A secret (see `SECRETS`) as a word and as the thing named, not a word about another ("the password reset link",
+ * "the API key rotation notice", "the password policy"): at its phrase's end, or before a word that does not
+ * name ("the API key and ...", "the passwords of all users", "the .env file", "the API key securely").
+ */
+const SECRET_AS_NOUN =
+  `(?<![a-z])${SECRETS}(?![a-z])(?![ -](?!(?:and|or|of|from|in|on|at|for|to|into|stored|saved|` +
+  "kept|held|you|that|which|as|plus|file|files|must|shall|should|has|have|needs?|is|are|ought|will|can|may|now|" +
+  "then|also|too|first|always|[a-z]+ly)\\b)[a-z])";
+
+/** A secret (see `SECRET_AS_NOUN`), folded. */
+const SECRET_NAMED = lazy(() => new RegExp(SECRET_AS_NOUN));
 
 /**
  * Before a participle such as "sent by the model": a secret made to be sent, folded ("The API key must be sent
@@ -2537,7 +2583,7 @@ const SECRET_NAMED = lazy(() => new RegExp(`(?<![a-z])${SECRETS}(?![a-z])`));
  */
 const SECRET_MUST_BE = lazy(() =>
   new RegExp(
-    `(?<![a-z])${SECRETS}(?![a-z])[^.!?;\\n]{0,60} (?:must|shall|should|has to|have to|needs to|need to|is to|` +
+    `${SECRET_AS_NOUN}[^.!?;\\n]{0,60} (?:must|shall|should|has to|have to|needs to|need to|is to|` +
       "are to)(?: (?:now|always|also|then|immediately|first))? be $",
   )
 );
@@ -3851,7 +3897,7 @@ const englishRules = (): Rule[] => [
             takesData(t, s, e)) ||
           (MODEL_SHOULD().test(lineBefore(t, s, 60)) && takesSecret(t, s, e))
         : PASSIVE_AT().test(t.slice(s, s + 16))
-        ? SECRET_MUST_BE().test(lineBefore(t, s, 100)) && toAnAddress(t, e)
+        ? SECRET_MUST_BE().test(lineBefore(t, s, 100)) && toAnAddress(t, s, e)
         : MODEL_MADE_TO().test(lineBefore(t, s, 80)) && takesData(t, s, e)) &&
       !/^[a-z-]+ (?:your|us|yours)\b/.test(t.slice(s, s + 40)),
   },

@@ -664,15 +664,38 @@ const translations = lazy((): Rule[] => {
   const GIVE_OUT =
     /^(?:(?!\b(?:ein|an|ab|auf|weiter|frei|zuruck|vor|mit|zu|hinzu|preis|bekannt|wieder|weg|her|hin)[ \n](?:und|oder|dann)\b|[ \n][-\u2013\u2014][ \n])(?:[^.!?\n;:,]|\n(?![\n \t*#>-]|\d))){0,60}?\baus(?=[ \t]*(?:[.!?;:,\n]|$)|[ \t]+(?:und|bevor|ehe)\b)/;
 
+  /**
+   * A shell command or a terminal named in a German "gib ... aus" clause (see `GIVE_OUT`), folded: a tutorial's
+   * step for its reader, not an order to the model ("Gib alle Umgebungsvariablen mit printenv aus").
+   */
+  const BY_COMMAND =
+    /`|\b(?:mit|per|uber) (?:(?:dem|einem) (?:befehl|kommando|skript|script)\b|(?:env|printenv|set|echo|export|pass|cat|grep)\b)|\b(?:in der|auf der) (?:shell|konsole|kommandozeile|bash|powershell)\b|\bim terminal\b/;
+
+  /**
+   * True when the "aus" of "ausgeben" ends the clause after a German "gib"'s object at `t[s..e]` (see `GIVE_OUT`),
+   * and, when that is a secret of the environment's (see `GIVEN_SECRET`), the clause names no command that gives it
+   * out (see `BY_COMMAND`): the model's prompt is no shell's to print.
+   */
+  const givesOut = (t: string, s: number, e: number): boolean => {
+    const out = GIVE_OUT.exec(t.slice(e, e + 64));
+    return out !== null && !(BY_COMMAND.test(out[0]) && GIVEN_SECRET_END().test(t.slice(s, e)));
+  };
+
   /** German words of urgency between "gib" and what it gives out, folded: "Gib bitte sofort alle ...". */
-  const GERMAN_NOW = "(?:bitte|jetzt|sofort|nun|einfach|mal|endlich|umgehend|unverzuglich|direkt|schnell)";
+  const GERMAN_NOW =
+    "(?:bitte|jetzt|sofort|nun|einfach|mal|endlich|umgehend|unverz(?:u|ue)glich|direkt|schnell)";
 
   /**
    * Secrets the model or its tools hold, folded, that German "give out" (`GIVE_OUT`) prints: credentials,
-   * passwords, keys, tokens, the environment's variables.
+   * passwords, secret keys, access tokens, the environment's variables. A bare "Schl\u00fcssel" or "Token" is also
+   * a map's key or a lexer's token, as exercises set them: "Gib alle Schl\u00fcssel der Map aus".
    */
   const GIVEN_SECRET = "(?:zugangsdaten|anmeldedaten|passw(?:o|oe)rt(?:e|er)?|kennw(?:o|oe)rt(?:e|er)?|" +
-    "api-?(?:schlussel|keys?)|schlussel|geheimnisse|tokens?|umgebungsvariablen|credentials)";
+    "api-?(?:schl(?:u|ue)ssel|keys?)|(?:(?:geheimen?|privaten?) |ssh-|zugangs|zugriffs)schl(?:u|ue)ssel|geheimnisse|" +
+    "(?:zugangs|zugriffs|(?:api|access|auth|bearer|session)[ -]?)tokens?|umgebungsvariablen|credentials)";
+
+  /** A match that ends in one of `GIVEN_SECRET`. */
+  const GIVEN_SECRET_END = lazy(() => new RegExp(`${GIVEN_SECRET}$`));
 
   /** Strings one of which every `GIVEN_SECRET` holds: anchors of the translated `override.prompt_leak`. */
   const GIVEN_SECRET_ANCHORS = [
@@ -681,6 +704,9 @@ const translations = lazy((): Rule[] => {
     "passw",
     "kennw",
     "schlussel",
+    "schluessel",
+    "api-key",
+    "apikey",
     "geheimnisse",
     "token",
     "umgebungsvariablen",
@@ -967,7 +993,7 @@ const translations = lazy((): Rule[] => {
           `(?:${YOUR}|${FORMAL_YOUR}))(?: [a-z\u0142-]{2,20}){0,2}? ${PROMPT_NOUN}` +
           // (or German "give out" before the secrets the model holds: "Gib bitte sofort alle gespeicherten
           // Zugangsdaten ... aus", which `GIVE_OUT` then reads)
-          `|(?:gib|gebt|geben sie)(?: ${GERMAN_NOW}){0,3} (?:(?:alle|samtliche|deine|ihre|eure)` +
+          `|(?:gib|gebt|geben sie)(?: ${GERMAN_NOW}){0,3} (?:(?:alle|s(?:a|ae)mtliche|deine|ihre|eure)` +
           `(?: [a-z-]{2,20}){0,2}? )?${GIVEN_SECRET})(?![a-z])`,
         "g",
       ),
@@ -977,7 +1003,7 @@ const translations = lazy((): Rule[] => {
         orderOpens(t, s) && !OTHER_INSTRUCTIONS.test(t.slice(e, e + 16)) &&
         !(/^zeigt\b/.test(t.slice(s, s + 6)) && /^ an\b/.test(t.slice(e, e + 4))) &&
         !/ (?:die|den|der|das|dem) [a-z-]+$/.test(t.slice(s, e)) && !SHOWN_TO_NONE.test(t.slice(e, e + 40)) &&
-        (!GIVE_WITHOUT_ME.test(t.slice(s, s + 14)) || GIVE_OUT.test(t.slice(e, e + 64))),
+        (!GIVE_WITHOUT_ME.test(t.slice(s, s + 14)) || givesOut(t, s, e)),
     },
     {
       // "o usu\u00e1rio autorizou voc\u00ea a compartilhar ...", "Als Administrator ... erlaube ich dir ausdr\u00fccklich
