@@ -20,6 +20,7 @@ import {
   refuseStray,
   scanResult,
   summarise,
+  unreadableTool,
 } from "./judge.ts";
 import { GuardedSession } from "./session.ts";
 import { type PinReview, PinStore, toolName } from "./pins.ts";
@@ -32,15 +33,7 @@ import type {
   McpGuardOptions,
   UncheckedToolPolicy,
 } from "./types.ts";
-import {
-  checkSwitches,
-  errorText,
-  givenValue,
-  idText,
-  isRecord,
-  objectArg,
-  orList,
-} from "../_common/values.ts";
+import { checkSwitches, givenValue, idText, isRecord, objectArg, orList } from "../_common/values.ts";
 import { pastMeasure, schemaGraphProblem, walkProblem, whileMeasured } from "../_common/json.ts";
 import { DEFAULT_MAX_DEPTH } from "../_validate/validator.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
@@ -268,11 +261,7 @@ export function refuseUnwalkable(list: readonly unknown[]): void {
       inSchema = isRecord(tool) ? schemaGraphProblem(tool.inputSchema) : null;
       problem = inSchema ?? schemaGraphProblem(isRecord(tool) ? { ...tool, inputSchema: null } : tool);
     } catch (error) {
-      // a getter that throws: its own error alone did not say which tool, nor what to do
-      throw new TypeError(
-        `setTools(): tools[${i}]${named(tool)} could not be read (${errorText(error)}); pass the tools as ` +
-          "plain JSON, as a server sends them",
-      );
+      throw unreadableTool(i, tool, error); // (a getter that throws)
     }
     if (problem === null) return;
     throw new TypeError(

@@ -10,6 +10,7 @@ import {
   eachHeld,
   errorText,
   foldCase,
+  givenValue,
   isHighSurrogate,
   isLowSurrogate,
   isPlainName,
@@ -34,9 +35,9 @@ import type {
   McpToolsSummary,
   UncheckedToolPolicy,
 } from "./types.ts";
-import type { PinChange } from "./pins.ts";
+import { type PinChange, toolName } from "./pins.ts";
 import { eachLeaf, escapePointer } from "../_common/pointer.ts";
-import { pastMeasure } from "../_common/json.ts";
+import { asSent, pastMeasure } from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { forgetFailedTest, makeRegExp, safeTest } from "../_schema/values.ts";
@@ -1293,8 +1294,10 @@ export function refuseStray(
 }
 
 /**
- * Compile the tools of a `tools/list` answer (entries without a string `name` are skipped). A schema the
- * validator cannot enforce leaves its tool unchecked; the other tools stay guarded.
+ * Compile the tools of a `tools/list` answer, each read as JSON sends it (a tool's `toJSON`, a boxed name), as
+ * the pins and `validateToolCalls` read it (entries without a string `name` are skipped). A schema the
+ * validator cannot enforce leaves its tool unchecked; the other tools stay guarded. Throws
+ * {@linkcode unreadableTool}'s error for a tool whose `toJSON` or `name` getter throws.
  */
 export function compileTools(
   list: readonly unknown[],
@@ -1302,10 +1305,20 @@ export function compileTools(
 ): CompiledTools {
   const tools: McpTool[] = [];
   const relaxed: CompiledTools["relaxed"] = [];
-  for (const t of list) {
-    if (!isRecord(t) || typeof t.name !== "string") continue;
-    for (const n of schemaNotes(t.inputSchema)) relaxed.push({ name: t.name, ...n });
-    tools.push({ name: t.name, inputSchema: t.inputSchema });
+  for (let i = 0; i < list.length; i++) {
+    // each tool as JSON sends it (its toJSON, read at its index; a boxed name), as the pins and
+    // validateToolCalls read it: its own keys were enforced while the pins held what its toJSON sends
+    let t: unknown;
+    let name: unknown;
+    try {
+      t = asSent(list[i], String(i));
+      name = isRecord(t) ? asSent(t.name, "name") : undefined;
+    } catch (error) {
+      throw unreadableTool(i, list[i], error);
+    }
+    if (!isRecord(t) || typeof name !== "string") continue;
+    for (const n of schemaNotes(t.inputSchema)) relaxed.push({ name, ...n });
+    tools.push({ name, inputSchema: t.inputSchema });
   }
   const unchecked = new Map<string, string>();
   // A defaulted required property may be left out: the server fills it in (Playwright's schemas).
@@ -1332,6 +1345,19 @@ export function compileTools(
       return { tools, validator: createValidator([]), unchecked, relaxed };
     }
   }
+}
+
+/**
+ * The error `setTools` throws for `tool`, `tools[i]`, that could not be read (`error`: a getter or a `toJSON`
+ * that throws): its own error alone said neither which tool nor what to do.
+ */
+export function unreadableTool(i: number, tool: unknown, error: unknown): TypeError {
+  const name = toolName(tool);
+  return new TypeError(
+    `setTools(): tools[${i}]${name === undefined ? "" : ` (${givenValue(name)})`} could not be read (${
+      errorText(error)
+    }); pass the tools as plain JSON, as a server sends them`,
+  );
 }
 
 /** What {@linkcode compileTools} found, as `setTools` reports it. */

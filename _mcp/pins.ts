@@ -170,11 +170,12 @@ class Unpinnable extends Error {}
 /**
  * The pinned parts of a `tools/list` entry, the tool and its name, description and title read as JSON sends
  * them ({@linkcode asSent}: a tool's `toJSON`, a boxed string); null when it has no string name. The schemas
- * and annotations are kept as given, for {@linkcode canonicalJson} and the pin file to read as sent. Throws
- * what reading throws (a getter or `toJSON`).
+ * and annotations are kept as given, for {@linkcode canonicalJson} and the pin file to read as sent. `key` is
+ * the one a `toJSON` of the tool is called with: its index in the list, as JSON reads a list. Throws what
+ * reading throws (a getter or `toJSON`).
  */
-export function definitionOf(tool: unknown): ToolDefinition | null {
-  tool = asSent(tool, "");
+export function definitionOf(tool: unknown, key = ""): ToolDefinition | null {
+  tool = asSent(tool, key);
   if (!isRecord(tool)) return null;
   const name = asSent(tool.name, "name");
   if (typeof name !== "string") return null;
@@ -428,7 +429,7 @@ export class PinStore {
     for (const [i, tool] of tools.entries()) {
       let read: { definition: ToolDefinition; hash: string } | null;
       try {
-        const definition = definitionOf(tool);
+        const definition = definitionOf(tool, String(i));
         read = definition === null ? null : { definition, hash: hashDefinition(definition) };
       } catch (error) {
         const name = toolName(tool);

@@ -34,6 +34,7 @@ import { forgetFailedTest, membersAsSent } from "../_schema/values.ts";
 import {
   copyAsSent,
   depthOver,
+  holdsBoxed,
   listGraphProblem,
   mayOverflow,
   MOST_WRITTEN_OUT,
@@ -766,7 +767,17 @@ function judge(
 
   // ---- schema
   const check = compiled ? compiled.check : emptySchemaCheck();
-  const valid = check(args, "", null);
+  let valid = check(args, "", null);
+  if (!valid && call.raw === undefined) {
+    // a boxed value (new Number(1), sent as 1) fails as an object: asked only of refused arguments (valid
+    // ones pay nothing), which are then checked as JSON sends them
+    try {
+      if (holdsBoxed(args)) valid = check(verdict.arguments = args = copyAsSent(args), "", null);
+    } catch (error) {
+      findings.push(unreadable(error)); // a getter that throws now
+      return finish(verdict);
+    }
+  }
   if (!valid) check(args, "", findings);
   if (
     (compiled === undefined || uncheckedOf(compiled)) && (call.raw === undefined || mayOverflow(call.raw))

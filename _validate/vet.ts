@@ -8,7 +8,7 @@ import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile } from "../_schema/compile.ts";
-import { copyAsSent, holdsToJSON, nestsDeeper, parseJson, pastMeasure } from "../_common/json.ts";
+import { copyAsSent, holdsBoxed, holdsToJSON, nestsDeeper, parseJson, pastMeasure } from "../_common/json.ts";
 import { SchemaError } from "../_schema/keywords.ts";
 import { forgetFailedTest } from "../_schema/values.ts";
 import { isShape, shapeToSchema } from "./shape.ts";
@@ -351,6 +351,11 @@ async function judgeArgs(
       args = sent;
     }
     checked = await checkArgs(schema, args);
+    if (checked.findings.length > 0 && raw === undefined && isCompiled(schema) && holdsBoxed(args)) {
+      // a boxed value (new Number(1), sent as 1) refused as an object: checked again as JSON sends it, as the
+      // validator does (only refused arguments are asked; unboxed, they nest no deeper)
+      checked = await checkArgs(schema, args = copyAsSent(args));
+    }
     if (options.scan) pushInjectionFindings(args, raw, checked.findings);
   } catch (e) {
     if (e instanceof SchemaError) throw e; // the developer's schema, not the model's arguments

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { createMcpGuard } from "../mcp.ts";
 import type { McpEvent } from "../mcp.ts";
 import { definitionOf, hashDefinition } from "../_mcp/pins.ts";
+import { validateToolCalls } from "../validate.ts";
 
 /** A guard pinning in memory that collects its events' names in `events`. */
 function pinningGuard(events: string[] = []) {
@@ -139,6 +140,68 @@ test("a tool whose definition cannot be written as JSON is refused with an error
     assert.equal(guard.checkCall({ name: "t", arguments: {} }).allowed, true);
   }
 });
+
+test("the guard enforces each tool as it pins it and as validateToolCalls reads it: as JSON sends it", async () => {
+  // The guard compiled a tool's own keys while its pins (and validateToolCalls) read the tool as sent: a tool
+  // whose toJSON sends a strict schema was pinned strict and enforced lax (x: 5 allowed), one with a boxed name
+  // was pinned and then refused as unknown, and a toJSON reading its key was pinned as read at "" (JSON reads a
+  // list's tools at "0", "1", ...), so the same tool from JSON was refused as changed.
+  const strict = { type: "object", properties: { x: { type: "string" } }, additionalProperties: false };
+  const lax = { type: "object" };
+  const cases: [string, unknown, Record<string, unknown>][] = [
+    ["a tool's own toJSON", {
+      name: "t",
+      inputSchema: lax,
+      toJSON: () => ({ name: "t", inputSchema: strict }),
+    }, {
+      x: 5,
+    }],
+    ["a boxed name", { name: new String("t"), inputSchema: strict }, { x: "a" }],
+    ["a toJSON that reads its key", {
+      name: "t",
+      inputSchema: lax,
+      toJSON: (key: string) => ({ name: "t", inputSchema: key === "0" ? strict : lax }),
+    }, { x: 5 }],
+  ];
+  for (const [what, built, args] of cases) {
+    const sent = await validateToolCalls([{ name: "t", arguments: args }], { tools: [built] as never });
+    assert.equal(
+      JSON.stringify(sent.calls[0].findings),
+      JSON.stringify(validateAgainstJson(built, args)),
+      what,
+    );
+    const events: string[] = [];
+    const guard = pinningGuard(events);
+    guard.setTools([built]);
+    assert.equal(guard.checkCall({ name: "t", arguments: args }).allowed, sent.allowed, what);
+    guard.setTools(JSON.parse(JSON.stringify([built])));
+    assert.deepEqual(events.filter((e) => e.startsWith("tool_")), [], what);
+    assert.equal(guard.checkCall({ name: "t", arguments: args }).allowed, sent.allowed, what);
+  }
+  // a tool whose toJSON throws cannot be read as sent: an error naming it, the guard keeping its list
+  const guard = pinningGuard();
+  guard.setTools([{ name: "t", inputSchema: strict }]);
+  const broken = {
+    name: "t",
+    inputSchema: lax,
+    toJSON: (): never => {
+      throw new Error("not now");
+    },
+  };
+  assert.throws(
+    () => guard.setTools([broken]),
+    /^TypeError: setTools\(\): tools\[0\] \("t"\) could not be read \(not now\)/,
+  );
+  assert.equal(guard.checkCall({ name: "t", arguments: { x: 5 } }).allowed, false);
+});
+
+/** The findings the sent form of `tool` (its JSON read back) gives `args`, by the guard of a fresh list. */
+function validateAgainstJson(tool: unknown, args: Record<string, unknown>): unknown {
+  const guard = createMcpGuard({});
+  guard.setTools(JSON.parse(JSON.stringify([tool])));
+  const check = guard.checkCall({ name: "t", arguments: args });
+  return check.verdict.findings;
+}
 
 /** A seeded random number in [0, 1). */
 function seeded(seed: number): () => number {

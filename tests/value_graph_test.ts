@@ -8,7 +8,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { compileSchema, createValidator, validate, validateToolCalls } from "../validate.ts";
+import { compileSchema, createValidator, validate, validateToolCalls, vet } from "../validate.ts";
 import { gateCompletion } from "../gate.ts";
 import { extractToolCalls } from "../extract.ts";
 import { describeVerdict } from "../describe.ts";
@@ -599,6 +599,65 @@ test("arguments built in code with a toJSON are checked as the JSON they are sen
   // past the counting pass's bound too (the walk that reads each distinct object once sees it)
   const many = Array.from({ length: 100_001 }, () => ({}));
   assert.deepEqual(await entries.validateToolCalls({ many, when: new Date(0) }), []);
+});
+
+test("arguments built in code holding boxed values are checked as the JSON they are sent as, in every entry point", async () => {
+  // JSON sends new Number(1) as 1, but every entry point but coerce read it as an object: "must be a number,
+  // not an object" for arguments the tool would have been sent as valid. Differential: each entry point's
+  // findings for the value built in code against validateToolCalls' for its JSON text read back.
+  const schema = {
+    type: "object",
+    properties: {
+      n: { type: "number", maximum: 5 },
+      s: { type: "string", maxLength: 3 },
+      b: { const: false },
+      z: { type: "object", additionalProperties: { type: "integer" } },
+      l: { type: "array", items: { type: "string" } },
+    },
+    additionalProperties: false,
+  };
+  const tools = [{ name: "t", parameters: schema }];
+  const messages = (v: { findings?: { message: string }[] } | undefined) =>
+    (v?.findings ?? []).map((f) => f.message);
+  const entries: Record<string, (args: Record<string, unknown>) => Promise<string[]>> = {
+    validateToolCalls: async (args) =>
+      messages((await validateToolCalls([{ name: "t", arguments: args }], { tools })).calls[0]),
+    validate: async (args) => {
+      const v = await validate("t", schema, args);
+      return v.valid ? [] : messages(v.error);
+    },
+    vet: async (args) => {
+      const run = vet({ name: "t", schema, fn: () => [], onError: (error) => messages(error) });
+      return await run(args) as string[];
+    },
+    gateCompletion: async (args) => {
+      const input = { type: "tool_use", id: "toolu_1", name: "t", input: args };
+      const response = { type: "message", role: "assistant", stop_reason: "tool_use", content: [input] };
+      const request = { tools: [{ name: "t", input_schema: schema }] };
+      return messages((await gateCompletion(request, response)).verdict.calls[0]);
+    },
+    "the MCP guard": (args) => {
+      const guard = createMcpGuard({ injection: "warn" });
+      guard.setTools([{ name: "t", inputSchema: schema }]);
+      return Promise.resolve(messages(guard.checkCall({ name: "t", arguments: args }).verdict));
+    },
+  };
+  const cases: Record<string, () => Record<string, unknown>> = {
+    "a boxed number": () => ({ n: new Number(1) }),
+    "a boxed number too large": () => ({ n: new Number(9) }),
+    "a boxed string": () => ({ s: new String("ab") }),
+    "a boxed string too long": () => ({ s: new String("abcd") }),
+    "a boxed false": () => ({ b: new Boolean(false) }),
+    "a boxed true": () => ({ b: new Boolean(true) }),
+    "a boxed value under a key": () => ({ z: { a: new Number(2), b: new Number(2.5) } }),
+    "boxed values in a list": () => ({ l: [new String("x"), new Number(1)] }),
+  };
+  for (const [what, make] of Object.entries(cases)) {
+    const sent = await entries.validateToolCalls(JSON.parse(JSON.stringify(make())));
+    for (const [name, entry] of Object.entries(entries)) {
+      assert.deepEqual(await entry(make()), sent, `${name}: ${what}`);
+    }
+  }
 });
 
 test("a tool whose getter answers anew once, whenever in the call, is judged by its new answer on the next calls", async () => {
