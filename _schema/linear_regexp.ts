@@ -1038,12 +1038,22 @@ class LinearRegExp extends RegExp {
     this.#nativeBelow = nativeBelow;
   }
 
+  /** Whether a string of `length` units is answered by the linear-time matcher (not the native engine). */
+  linearAt(length: number): boolean {
+    return this.#native === null || length >= this.#nativeBelow;
+  }
+
   /** Whether the pattern matches somewhere in `s`, in time linear in its length. */
   override test(s: string): boolean {
     const text = String(s);
     if (this.#native !== null && text.length < this.#nativeBelow) return this.#native.test(text);
     return run(this.#prog, text, { unicode: this.unicode, multiline: this.multiline });
   }
+}
+
+/** Whether `re` answers a string of `length` units on the linear-time matcher: its "no" needs no second asking. */
+export function answersLinearly(re: RegExp, length: number): boolean {
+  return re instanceof LinearRegExp && re.linearAt(length);
 }
 
 /** Where a polynomial pattern's native engine may still be used: strings shorter than `nativeBelow`. */

@@ -6,7 +6,7 @@
  * @module
  */
 import { firstHole, heldIndices } from "../_common/values.ts";
-import { boundedRegExp } from "./linear_regexp.ts";
+import { answersLinearly, boundedRegExp, linearRegExp } from "./linear_regexp.ts";
 import { SchemaError } from "./keywords.ts";
 
 /**
@@ -248,10 +248,35 @@ export function makeRegExp(source: string, pointer: string, keyword: string): Re
 let remembered: { source: string; flags: string; text: string } | null = null;
 /** Below this length a second test costs less than comparing the string with the one remembered. */
 const REMEMBERED_FROM = 256;
+/**
+ * From this length a native "no" is asked again of the linear-time matcher where it reads the pattern:
+ * JavaScriptCore's engine answers "no" where its stack runs out (about 2 M characters of `^(?:a|b)*$`)
+ * instead of throwing as V8's does; this stays well below that, and a "no" costs then about 40 ms more.
+ */
+const CONFIRMED_FROM = 100_000;
 
 /**
- * Tests `s` against `re`; an engine error counts as no match. A long string that failed, asked again of the
- * same pattern (source and flags: the reporting function's copy of the one that decided), fails unrun.
+ * Thrown where the native engine failed on a value (V8 exhausts its stack on about 8 M characters of
+ * `^(?:a|b)*$`) and the linear-time matcher cannot read the pattern: neither "matches" nor "does not match"
+ * is known, and either, under `not`, would let a value by. Callers turn it into a finding.
+ */
+export class PatternUnchecked extends Error {
+  /** Creates the error for the pattern `source` and the engine's `cause`. */
+  constructor(source: string, cause: unknown) {
+    super(
+      `a value could not be checked against the pattern ${source} (the regular expression engine ` +
+        `failed: ${cause instanceof Error ? cause.message : String(cause)}); send a shorter value`,
+    );
+    this.name = "PatternUnchecked";
+  }
+}
+
+/**
+ * Tests `s` against `re`. Where the native engine throws (stack exhaustion on a long value), the linear-time
+ * matcher answers, as the engine would; where it cannot read the pattern, {@linkcode PatternUnchecked} is
+ * thrown: never a guess. A "no" on a string of {@linkcode CONFIRMED_FROM} units or more is asked of it too. A
+ * long string that failed, asked again of the same pattern (source and flags: the reporting function's copy of
+ * the one that decided), fails unrun.
  *
  * @example
  * ```ts
@@ -276,12 +301,35 @@ export function safeTest(re: RegExp, s: string): boolean {
   try {
     re.lastIndex = 0;
     answer = re.test(s);
-  } catch {
-    // an engine error (e.g. stack exhaustion on a pathological input) counts as no match, never a crash
-    answer = false;
+    // (JavaScriptCore answers "no" where V8 throws: from 2 M characters of `^(?:a|b)*$`)
+    if (!answer && s.length >= CONFIRMED_FROM && !answersLinearly(re, s.length)) {
+      answer = linearTest(re, s) ?? false;
+    }
+  } catch (e) {
+    answer = linearTest(re, s) ?? unchecked(re, e);
   }
   if (long && !answer) remembered = { source: re.source, flags: re.flags, text: s };
   return answer;
+}
+
+/**
+ * Whether `s` matches `re` on the linear-time matcher, for a value the native engine failed on; null where the
+ * matcher cannot read the pattern. (Read anew from the source: rare, and `re` may be a cut of the pattern or
+ * answer short strings natively.)
+ */
+function linearTest(re: RegExp, s: string): boolean | null {
+  let linear: RegExp | null = null;
+  try {
+    linear = linearRegExp(re.source, { flags: re.flags });
+  } catch {
+    // (syntax or flags the matcher lacks: no answer)
+  }
+  return linear === null ? null : linear.test(s);
+}
+
+/** Throws {@linkcode PatternUnchecked} for `re`, which the native engine threw `cause` on. */
+function unchecked(re: RegExp, cause: unknown): never {
+  throw new PatternUnchecked(re.source, cause);
 }
 
 /**

@@ -30,7 +30,7 @@ import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { CheckTooCostly } from "../_schema/refs.ts";
 import { show, typeOf, where } from "../_schema/report.ts";
-import { forgetFailedTest, membersAsSent } from "../_schema/values.ts";
+import { forgetFailedTest, membersAsSent, PatternUnchecked } from "../_schema/values.ts";
 import {
   copyAsSent,
   depthOver,
@@ -950,10 +950,11 @@ export function nestedTooDeep(maxDepth: number): Finding {
 
 /**
  * The finding for arguments whose reading threw (a throwing getter, a revoked proxy: no model sends them), or
- * whose check ran out of its budget (a hostile schema, see `_schema/refs.ts`).
+ * whose check ran out of its budget (a hostile schema, see `_schema/refs.ts`) or met a value the pattern
+ * engines could not test (see `safeTest`).
  */
 export function unreadable(error: unknown): Finding {
-  if (error instanceof CheckTooCostly) {
+  if (error instanceof CheckTooCostly || error instanceof PatternUnchecked) {
     return {
       code: "malformed_arguments",
       path: "",

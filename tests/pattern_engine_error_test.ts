@@ -1,0 +1,53 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { compileSchema } from "../validate.ts";
+import { PatternUnchecked, safeTest } from "../_schema/values.ts";
+
+// Values long enough that V8's backtracking engine throws "Maximum call stack size exceeded" testing them
+// (from about 8.4 M characters of the first pattern, 10 M of the second, both left native); JavaScriptCore
+// may answer instead: either way the answer must be the pattern's, never the throw read as "no match".
+const AB = "^(?:a|b)*$";
+const MATCHING = "ab".repeat(4_500_000);
+const FAILING = MATCHING + "c";
+/** The linear matcher takes seconds on these values: past Bun's default of 5 s on a busy machine. */
+const SLOW = { timeout: 120_000 };
+
+for (const codegen of [true, false]) {
+  test(`a value the engine cannot test is judged by the pattern (codegen ${codegen})`, SLOW, () => {
+    const check = compileSchema({ type: "string", pattern: AB }, { codegen });
+    assert.deepEqual(check(MATCHING), []);
+    const [finding] = check(FAILING);
+    assert.equal(finding.code, "argument_constraint");
+  });
+
+  test(`under not, a value the engine cannot test is refused (codegen ${codegen})`, SLOW, () => {
+    const check = compileSchema({ type: "string", not: { pattern: AB } }, { codegen });
+    assert.equal(check(MATCHING).length, 1);
+  });
+}
+
+test("propertyNames and patternProperties judge a key the engine cannot test", SLOW, () => {
+  const names = compileSchema({ type: "object", propertyNames: { not: { pattern: AB } } });
+  assert.equal(names({ [MATCHING]: 1 }).length, 1);
+  const props = compileSchema({ type: "object", patternProperties: { [AB]: { type: "integer" } } });
+  assert.equal(props({ [MATCHING]: "x" }).length, 1);
+});
+
+test("a pattern left native is judged by itself past the engine's stack", SLOW, () => {
+  const check = compileSchema({ type: "string", pattern: "^(?:-[a-z]+)*$" });
+  assert.deepEqual(check("-ab".repeat(3_500_000)), []);
+});
+
+/** A pattern whose engine fails on every value, as V8's does on a long enough one. */
+class Failing extends RegExp {
+  override test(): boolean {
+    throw new RangeError("Maximum call stack size exceeded");
+  }
+}
+
+test("where the engine fails, the linear matcher answers, or the value is unchecked, never unmatched", () => {
+  assert.equal(safeTest(new Failing("^(?:a|b)*$", "u"), "abba"), true);
+  assert.equal(safeTest(new Failing("^(?:a|b)*$", "u"), "abc"), false);
+  // (the i flag: the linear matcher does not read it)
+  assert.throws(() => safeTest(new Failing("^(?:a|b)*$", "iu"), "abba"), PatternUnchecked);
+});
