@@ -983,6 +983,9 @@ const translations = lazy((): Rule[] => {
       name: "override.prompt_leak",
       leads: LEAK_LEADS,
       anchors: [...PROMPT_ANCHORS, ...GIVEN_SECRET_ANCHORS],
+      // (a secret given out needs the "aus" `givesOut` reads after it, in the same window: text of "gib" and
+      // passwords with no "aus" is not read at each "gib", as "Gib bitte sofort alle Passwoerter " repeated was)
+      needles: [...PROMPT_ANCHORS, "aus"],
       maxLen: 120,
       category: "instruction_override",
       re: new RegExp(
@@ -1093,7 +1096,8 @@ function joined(en: Rule, tr: Rule): Rule {
     // starts, "you", "send", it gives up after a letter or two, not after each of its hundreds of words)
     re: new RegExp(`(?:${en.re.source})|(?=${trieOf(tr.leads!)})(?:${tr.re.source})`, "g"),
     leads: en.leads && tr.leads ? [...new Set([...en.leads, ...tr.leads])] : undefined,
-    needles: both(en.needles, evidence),
+    // (the translation's needles where it has them: a pre-check its anchors alone would not make)
+    needles: both(en.needles, tr.needles ?? evidence),
     anchors: both(en.anchors, evidence),
     maxLen: en.maxLen !== undefined && tr.maxLen !== undefined ? Math.max(en.maxLen, tr.maxLen) : undefined,
     farTries: en.farTries || tr.farTries ? true : undefined,
