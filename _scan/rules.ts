@@ -3880,8 +3880,9 @@ const englishRules = (): Rule[] => [
     category: "exfiltration",
     re: new RegExp(
       // (the verb in the third person too, after the model made to: "It is now required that the model sends ...")
-      // (and in the passive, the model or an agent its doer: "The API key must be sent by the model to ...")
-      `(?<![a-z])(?:${EXFIL_VERBS}(?:s|es)?|${EXFIL_PARTICIPLES} ${BY_THE_MODEL}) ${
+      // (and in the passive, the model or an agent its doer: "The API key must be sent by the model to ...";
+      // after the "be" `SECRET_MUST_BE` reads, so that a bare "sent by the agent" does not scan its gap)
+      `(?<![a-z])(?:${EXFIL_VERBS}(?:s|es)?|(?<= be )${EXFIL_PARTICIPLES} ${BY_THE_MODEL}) ${
         gapThen(120, `\\b(?:to|at|into|on|with)(?: me at)? ['"]{0,2}${DESTINATION}`)
       }`,
       "g",
