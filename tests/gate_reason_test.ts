@@ -93,6 +93,17 @@ test("guardFetch retry: each call's tool result says once that it did not run, a
  * An Anthropic stream of one tool call whose block starts with one input and streams another: the gate
  * judges both versions (the verdict lists the call once per version) and rejects `{"town"}`.
  */
+/** One OpenAI Chat stream chunk of choice 0, as SSE. */
+const chunk = (delta: unknown, finish: string | null = null) =>
+  `data: ${
+    JSON.stringify({
+      id: "c1",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "m",
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    })
+  }\n\n`;
 const sse = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
 const VERSIONS_WIRE = [
   {
@@ -178,16 +189,6 @@ test("guardFetch drop-call: one streamed call whose arguments clients read two w
 test("guardFetch drop-call: two streamed calls that share an id are two calls, and the accepted one is kept", async () => {
   // (versions of one call are told apart from calls by their place in the stream, not by the id alone, which
   // some servers give every call alike)
-  const chunk = (delta: unknown, finish: string | null = null) =>
-    `data: ${
-      JSON.stringify({
-        id: "c1",
-        object: "chat.completion.chunk",
-        created: 1,
-        model: "m",
-        choices: [{ index: 0, delta, finish_reason: finish }],
-      })
-    }\n\n`;
   const call = (index: number, args: string) =>
     chunk({
       tool_calls: [{ index, id: "call_0", type: "function", function: { name: "weather", arguments: args } }],
@@ -230,16 +231,6 @@ test("guardFetch drop-call: an accepted call at the index a rejected one reused 
   // A client reads one call at an index (the openai SDK merges the two): the gate dropped the index whole,
   // the accepted call with the rejected one, but counted the turn as one with a call to keep: "the other
   // call of this turn was kept" of none, the stream ended in `tool_calls` with no call, and no retry.
-  const chunk = (delta: unknown, finish: string | null = null) =>
-    `data: ${
-      JSON.stringify({
-        id: "c1",
-        object: "chat.completion.chunk",
-        created: 1,
-        model: "m",
-        choices: [{ index: 0, delta, finish_reason: finish }],
-      })
-    }\n\n`;
   const call = (id: string, name: string, args: string) =>
     chunk({ tool_calls: [{ index: 0, id, type: "function", function: { name, arguments: args } }] });
   const wire = chunk({ role: "assistant", content: "" }) + call("a", "weather", '{"city": "Oslo"}') +
