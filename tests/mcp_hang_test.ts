@@ -49,8 +49,8 @@ class WaitFor {
 
 /**
  * Relay `lines` from a client that stays until it has `expect` answers (a count, or a test of what came so
- * far) or 15 s have passed; returns what came back. `limits` go to the relay as they are. A line is written
- * as JSON, or as it is when it is a {@linkcode RawLine}; a {@linkcode WaitFor} holds the next ones back.
+ * far) or `waitMs` (15 s) have passed; returns what came back. `limits` go to the relay as they are. A line is
+ * written as JSON, or as it is when it is a {@linkcode RawLine}; a {@linkcode WaitFor} holds the next ones back.
  */
 async function exchange(
   command: string,
@@ -58,11 +58,12 @@ async function exchange(
   lines: unknown[],
   expect: number | ((received: unknown[]) => boolean),
   limits: Pick<McpRelayOptions, "maxMessageBytes" | "toolsTimeoutMs"> = {},
+  waitMs = 15_000,
 ): Promise<unknown[]> {
   const received: unknown[] = [];
   let done = () => {};
   const enough = new Promise<void>((resolve) => (done = resolve));
-  const timer = setTimeout(done, 15_000);
+  const timer = setTimeout(done, waitMs);
   let waitFor: { ready: (received: unknown[]) => boolean; go: () => void } | undefined;
   async function* client() {
     for (const line of lines) {
@@ -658,7 +659,8 @@ test("relayMcp: a flood of server requests over maxMessageBytes is answered, eve
   });
   const write = (i) => i < 6 && fs.write(1, batch(), () => (i === 2 && read(), write(i + 1)));
   write(0);`;
-  const received = await exchange("node", ["-e", server], [], 1, { maxMessageBytes: 100_000 });
+  // (60 000 answers take seconds on a loaded machine: the client waits for the server's count up to 110 s)
+  const received = await exchange("node", ["-e", server], [], 1, { maxMessageBytes: 100_000 }, 110_000);
   assert.deepEqual(received, [
     { jsonrpc: "2.0", method: "notifications/message", params: { got: 60000, inOrder: true } },
   ]);
