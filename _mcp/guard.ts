@@ -20,10 +20,11 @@ import {
   refuseStray,
   scanResult,
   summarise,
+  toolPlace,
   unreadableTool,
 } from "./judge.ts";
 import { GuardedSession } from "./session.ts";
-import { type PinReview, PinStore, toolName } from "./pins.ts";
+import { type PinReview, PinStore } from "./pins.ts";
 import { cleanListing } from "./poisoning.ts";
 import type {
   InjectionPolicy,
@@ -247,10 +248,6 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
  * ```
  */
 export function refuseUnwalkable(list: readonly unknown[]): void {
-  const named = (tool: unknown) => {
-    const name = toolName(tool);
-    return name === undefined ? "" : ` (${givenValue(name)})`;
-  };
   if (!Array.isArray(list)) return;
   list.forEach((tool, i) => {
     // the schema on its own first, so that the pointers (and a "$ref" suggested) are the schema's own; then
@@ -265,7 +262,7 @@ export function refuseUnwalkable(list: readonly unknown[]): void {
     }
     if (problem === null) return;
     throw new TypeError(
-      `setTools(): tools[${i}]${named(tool)}${inSchema ? " inputSchema" : ""}: ${problem.message}`,
+      `setTools(): ${toolPlace(i, tool)}${inSchema ? " inputSchema" : ""}: ${problem.message}`,
     );
   });
 }

@@ -1352,12 +1352,29 @@ export function compileTools(
  * that throws): its own error alone said neither which tool nor what to do.
  */
 export function unreadableTool(i: number, tool: unknown, error: unknown): TypeError {
-  const name = toolName(tool);
   return new TypeError(
-    `setTools(): tools[${i}]${name === undefined ? "" : ` (${givenValue(name)})`} could not be read (${
+    `setTools(): ${toolPlace(i, tool)} could not be read (${
       errorText(error)
     }); pass the tools as plain JSON, as a server sends them`,
   );
+}
+
+/**
+ * `tools[i]`, with the tool's name beside it where it has a string one that reads: how `setTools` errors name
+ * the tool they are about.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { toolPlace } from "./judge.ts";
+ *
+ * assert.equal(toolPlace(2, { name: "t" }), 'tools[2] ("t")');
+ * assert.equal(toolPlace(0, 42), "tools[0]");
+ * ```
+ */
+export function toolPlace(i: number, tool: unknown): string {
+  const name = toolName(tool);
+  return `tools[${i}]${name === undefined ? "" : ` (${givenValue(name)})`}`;
 }
 
 /** What {@linkcode compileTools} found, as `setTools` reports it. */
