@@ -1389,8 +1389,7 @@ export class GuardedSession implements McpSession {
         // An element that cannot be read (a getter of a transport's array): dropped, the rest go on (a throw
         // would lose the answers judged before it, their requests no longer waiting).
         changed = true;
-        const text = clipMiddle(errorText(error));
-        this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", text });
+        this.#reportNotJudged(error);
         continue;
       }
       let r: ServerOutcome = "same";
@@ -1551,8 +1550,7 @@ export class GuardedSession implements McpSession {
     }
     const method = requestMethod(m);
     if (!isId(id)) {
-      const text = clipMiddle(errorText(error));
-      this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", text });
+      this.#reportNotJudged(error);
       return null;
     }
     const key = idKey(id);
@@ -1563,8 +1561,7 @@ export class GuardedSession implements McpSession {
       this.#noteAnswered(key, answer);
       return answer;
     }
-    const why = clipMiddle(errorText(error));
-    this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", id, text: why });
+    const why = this.#reportNotJudged(error, id);
     if (method !== undefined) {
       const text =
         `toolguard: could not check this ${method === "" ? "" : `${method} `}request (${why}), so ` +
@@ -1584,13 +1581,29 @@ export class GuardedSession implements McpSession {
    * the error, whose text the server's value may have chosen, so it is scanned as the server's errors are.
    */
   #notJudgedAnswer(req: PendingRequest, error: unknown): JsonRpcMessage {
-    const why = clipMiddle(errorText(error));
-    this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", id: req.id, text: why });
+    const why = this.#reportNotJudged(error, req.id);
     const text = `toolguard: could not check the MCP server's answer to ${req.method} (${why}), so it was ` +
       "not passed on; the server or its transport sent a value that cannot be read as JSON";
     const answer = errorResponse(req.id, -32603, text);
     const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
     return scanned === "same" || scanned === null ? answer : scanned;
+  }
+
+  /**
+   * Report a server message whose judging threw `error` (under its `id`, when it has one that can be read)
+   * as a `not_judged` stray; returns the error's text as the event carries it (shortened: the thrower chose
+   * it), for an error answer to quote.
+   */
+  #reportNotJudged(error: unknown, id?: JsonRpcId): string {
+    const text = clipMiddle(errorText(error));
+    this.#hooks.emit({
+      event: "stray_message",
+      from: "server",
+      kind: "not_judged",
+      ...(id === undefined ? {} : { id }),
+      text,
+    });
+    return text;
   }
 
   /**
