@@ -831,7 +831,16 @@ export class GuardedSession implements McpSession {
 
   /** A message from the server. */
   readonly fromServer = (input: McpFrame): void => {
-    const split = this.#hooks.splitBatches && Array.isArray(input.message);
+    let batch: boolean;
+    try {
+      batch = Array.isArray(input.message);
+    } catch (error) {
+      // A revoked proxy (a transport's value built in code): nothing in it can be read, not even an id; a
+      // throw would reach the transport's reader.
+      this.#reportNotJudged(error);
+      return;
+    }
+    const split = this.#hooks.splitBatches && batch;
     // (a split batch is written anew, element by element: only bytes that are not UTF-8 are reported)
     if (split && notUtf8Line(input)) this.#hooks.emit({ event: "invalid_utf8", from: "server" });
     const frame = split ? input : this.#judgedText(input, "server");

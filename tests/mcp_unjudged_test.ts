@@ -236,3 +236,65 @@ test("MCP session: an answer with a method member that cannot be read still answ
   assert.equal(guarded.pending, 0);
   assert.deepEqual(toServer, []);
 });
+
+/**
+ * A transport over `inner` that hands on a revoked proxy before each message, and keeps what the reader it
+ * hands them to throws (a relay must never throw into its transport).
+ */
+function revokedFirst(inner: McpTransport, thrown: unknown[]): McpTransport {
+  const outer: McpTransport = {
+    start() {
+      inner.onmessage = (message, extra) => {
+        const revocable = Proxy.revocable({}, {});
+        revocable.revoke();
+        try {
+          outer.onmessage?.(revocable.proxy as JsonRpcMessage, extra);
+        } catch (error) {
+          thrown.push(error);
+        }
+        outer.onmessage?.(message, extra);
+      };
+      inner.onerror = (error) => outer.onerror?.(error);
+      inner.onclose = () => outer.onclose?.();
+      return inner.start();
+    },
+    send: (message, options) => inner.send(message, options),
+    close: () => inner.close(),
+  };
+  return outer;
+}
+
+test(
+  "guardMcpTransport: a server message that is a revoked proxy is reported, not thrown into the transport",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const events: McpEvent[] = [];
+    const thrown: unknown[] = [];
+    const inner = new StdioClientTransport({
+      command: "node",
+      args: [EVERYTHING, "stdio"],
+      stderr: "ignore",
+    });
+    const transport = guardMcpTransport(revokedFirst(inner as unknown as McpTransport, thrown), {
+      scanOutput: true,
+      onEvent: (event) => void events.push(event),
+    });
+    const client = new Client({ name: "toolguard-test", version: "1.0.0" });
+    try {
+      await client.connect(transport as unknown as StdioClientTransport);
+      const result = await client.callTool({ name: "echo", arguments: { message: "hi" } });
+      assert.match(JSON.stringify(result.content), /hi/);
+      assert.deepEqual(thrown, []);
+      const strays = events.filter((e) => e.event === "stray_message");
+      assert.ok(strays.length >= 2);
+      for (const e of strays) {
+        assert.equal(e.event === "stray_message" && e.kind, "not_judged");
+        assert.match(e.event === "stray_message" && e.text || "", /revoked/);
+      }
+    } finally {
+      await client.close();
+    }
+  },
+);
