@@ -1479,10 +1479,7 @@ export class GuardedSession implements McpSession {
     const alike = this.#roundedAlike(m);
     if (alike === undefined) return this.#stray(m);
     if (alike.req === undefined) return this.#lateAnswer(alike.key, m);
-    // (to the client under the id it wrote)
-    const written = { ...m, id: alike.req.id };
-    const out = this.#answerOf(alike.key, alike.req, written);
-    return out === "same" ? written : out;
+    return this.#answerOf(alike.key, alike.req, m, true);
   }
 
   /**
@@ -1517,14 +1514,20 @@ export class GuardedSession implements McpSession {
   /**
    * The server's answer `m` to the client's request `req` (waiting under `key`): judged as its method's; one
    * whose judging throws (a getter, a proxy or a `toJSON` of a transport's object) is replaced by an error.
+   * With `rounded` (found by its id past 2^53 rounded: see #roundedAlike), it goes to the client under the id
+   * the client wrote: a copy, which reads every member and may throw too.
    */
-  #answerOf(key: string, req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
+  #answerOf(key: string, req: PendingRequest, m: JsonRpcMessage, rounded = false): ServerOutcome {
     this.#unpend(key);
-    this.#noteAnswered(key, m);
     try {
-      return this.#judgedAnswer(req, m);
+      const written = rounded ? { ...m, id: req.id } : m;
+      this.#noteAnswered(key, written);
+      const out = this.#judgedAnswer(req, written);
+      return out === "same" && rounded ? written : out;
     } catch (error) {
-      return this.#notJudgedAnswer(req, error);
+      const answer = this.#notJudgedAnswer(req, error);
+      this.#noteAnswered(key, answer); // (when the copy threw: none was noted)
+      return answer;
     }
   }
 

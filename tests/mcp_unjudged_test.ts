@@ -18,6 +18,7 @@ import {
   type McpEvent,
   type McpTransport,
 } from "../mcp.ts";
+import { parseLine } from "../_mcp/framing.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -298,3 +299,30 @@ test(
     }
   },
 );
+
+test("MCP session: an answer under an id past 2^53, rounded, whose copy throws still answers the client's request", () => {
+  const { guarded, toClient } = session();
+  // (the SDKs cannot send such an id: the client's line, as the relays' framer reads it)
+  const line = '{"jsonrpc":"2.0","id":12345678901234567891,"method":"tools/call","params":{"name":"echo"}}';
+  const bytes = new TextEncoder().encode(line);
+  guarded.fromClient({ bytes, message: parseLine(bytes) });
+  assert.equal(guarded.pending, 1);
+  // A server whose reader is JSON.parse answers under the double it read; a getter of the transport's throws
+  // when the answer is copied to carry the id the client wrote (the request waited until the session closed).
+  const answer = {
+    jsonrpc: "2.0",
+    id: 12345678901234567891,
+    get result(): unknown {
+      throw new Error("the transport's getter failed");
+    },
+  };
+  guarded.fromServer({ message: answer as unknown as JsonRpcMessage });
+  assert.equal(guarded.pending, 0);
+  assert.equal(toClient.length, 1);
+  const error = (toClient[0] as JsonRpcMessage).error as { message: string };
+  assert.match(
+    error.message,
+    /could not check the MCP server's answer to tools\/call \(the transport's getter failed\)/,
+  );
+  assert.equal(JSON.stringify((toClient[0] as JsonRpcMessage).id), "12345678901234567891");
+});
