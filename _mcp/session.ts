@@ -104,6 +104,11 @@ class ScopedIds {
     this.#forget(oldest.scope, oldest.key);
   }
 
+  /** Whether the request `id` of `scope` is kept. */
+  has(scope: object | undefined, id: JsonRpcId): boolean {
+    return this.#kept.has(this.#keyOf(scope, idKey(id)));
+  }
+
   /** Forget the request `id` of `scope`; true when it was kept. */
   delete(scope: object | undefined, id: JsonRpcId): boolean {
     return this.#forget(scope, idKey(id));
@@ -1458,8 +1463,10 @@ export class GuardedSession implements McpSession {
       return "same";
     }
     if (typeof m.method === "string") {
+      // (kept once judged: one whose judging throws is answered by the guard, see #notJudged)
+      const out = this.#scanned(m, m.method, "params");
       this.#serverMessage(m);
-      return this.#scanned(m, m.method, "params");
+      return out;
     }
     if (!isResponse(m)) {
       return Object.hasOwn(m, "result") || Object.hasOwn(m, "error") ? this.#noId(m) : "same";
@@ -1550,7 +1557,8 @@ export class GuardedSession implements McpSession {
    * The server's message `m`, whose judging threw (`error`): never passed on unjudged, since output scanning
    * or a listing's cleaning would not have looked at it. An answer to a request still waiting is replaced by
    * an error to the client; a request of the server's (a `method` member, even one that cannot be read) is
-   * answered with an error, as the client never sees it; anything else is dropped. Each is reported as a
+   * answered with an error, as the client never sees it (but not under the id of an earlier request of the
+   * server's still waiting: the error would answer that one); anything else is dropped. Each is reported as a
    * stray of kind `not_judged`.
    */
   #notJudged(m: JsonRpcMessage, error: unknown): JsonRpcMessage | null {
@@ -1574,17 +1582,16 @@ export class GuardedSession implements McpSession {
       return answer;
     }
     const why = this.#reportNotJudged(error, id);
-    if (method !== undefined) {
-      const text =
-        `toolguard: could not check this ${method === "" ? "" : `${method} `}request (${why}), so ` +
-        "it was not passed on to the MCP client";
-      const answer = errorResponse(id, -32603, text);
-      // (one that threw before the guard kept its id is answered all the same, where no scope is needed:
-      // only the HTTP relay's requests have scopes, and its messages are parsed JSON, which does not throw)
-      if (!this.#answerServer(answer) && this.#scopes === undefined) {
-        this.#watch(this.#sinks.toServer({ message: answer }));
-      }
-    }
+    if (method === undefined) return null;
+    const scope = this.#scopes?.asked(m);
+    // (its id is not kept, as the guard keeps a request's only once judged: one kept is an earlier request's
+    // still waiting for the client's answer, which an error under that id would answer in its place)
+    if (this.#serverRequests.has(scope, id)) return null;
+    const text = `toolguard: could not check this ${method === "" ? "" : `${method} `}request (${why}), so ` +
+      "it was not passed on to the MCP client";
+    const answer = errorResponse(id, -32603, text);
+    if (scope !== undefined) this.#scopes?.answers(answer, scope);
+    this.#watch(this.#sinks.toServer({ message: answer }));
     return null;
   }
 

@@ -326,3 +326,28 @@ test("MCP session: an answer under an id past 2^53, rounded, whose copy throws s
   );
   assert.equal(JSON.stringify((toClient[0] as JsonRpcMessage).id), "12345678901234567891");
 });
+
+test("MCP session: a server request reusing the id of one still waiting, whose scan throws, does not answer that one", () => {
+  const { guarded, toClient, toServer, events } = session();
+  const params = (content: unknown) => ({ messages: [{ role: "user", content }], maxTokens: 10 });
+  const request = (content: unknown) => ({
+    jsonrpc: "2.0",
+    id: "s1",
+    method: "sampling/createMessage",
+    params: params(content),
+  });
+  guarded.fromServer({ message: request({ type: "text", text: "hi" }) });
+  assert.equal(toClient.length, 1);
+  // (an error under "s1" would be the server's answer to the first, which the client has yet to give)
+  guarded.fromServer({ message: request(throwsOnce()) });
+  assert.deepEqual(toServer, []);
+  assert.deepEqual(events.map((e) => e.event === "stray_message" && e.kind), ["not_judged"]);
+  const answer = {
+    jsonrpc: "2.0",
+    id: "s1",
+    result: { role: "assistant", content: { type: "text", text: "ok" } },
+  };
+  guarded.fromClient({ message: answer });
+  assert.deepEqual(toServer, [answer]);
+  assert.equal(toClient.length, 1);
+});
