@@ -19,6 +19,7 @@ import {
   type McpTransport,
 } from "../mcp.ts";
 import { parseLine } from "../_mcp/framing.ts";
+import { strayNotice } from "../_cli/mcp.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -350,4 +351,19 @@ test("MCP session: a server request reusing the id of one still waiting, whose s
   guarded.fromClient({ message: answer });
   assert.deepEqual(toServer, [answer]);
   assert.equal(toClient.length, 1);
+});
+
+test("toolguard mcp: the not_judged notice quotes the thrower's text as JSON and says what becomes of each message", () => {
+  const text = 'bad\x1b[2J "quoted"\nsecond line';
+  const answer = strayNotice({ event: "stray_message", from: "server", kind: "not_judged", id: 7, text });
+  assert.ok(answer.includes(`(id 7) the guard could not judge: ${JSON.stringify(text)} (`), answer);
+  assert.match(
+    answer,
+    /an answer to a waiting request gets an error in its place, a request is answered with one/,
+  );
+  // (a notification, or a message whose id could not be read: only dropped, no error takes its place)
+  const dropped = strayNotice({ event: "stray_message", from: "server", kind: "not_judged", text });
+  assert.ok(dropped.includes(`could not judge: ${JSON.stringify(text)}; not passed on`), dropped);
+  assert.doesNotMatch(dropped, /error/);
+  assert.equal(dropped.split("\n").length, 2); // (one line)
 });
