@@ -1543,8 +1543,12 @@ export class GuardedSession implements McpSession {
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
       try {
         this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
-      } catch {
+      } catch (error) {
         // The guard keeps the list it had (a later call fetches one); the listing is still cleaned below.
+        const detail =
+          `the tool list in the server's answer to the client's tools/list could not be taken: ` +
+          `${clipMiddle(errorText(error))}; the guard keeps the one it had`;
+        this.#hooks.emit({ event: "tools_fetch_failed", detail });
       }
     }
     if (m.result === undefined) return this.#scanned(m, req.method, "error", req.id, req.name);

@@ -367,3 +367,22 @@ test("toolguard mcp: the not_judged notice quotes the thrower's text as JSON and
   assert.doesNotMatch(dropped, /error/);
   assert.equal(dropped.split("\n").length, 2); // (one line)
 });
+
+test("MCP session: a tool list in the answer to the client's tools/list that setTools refuses is reported", () => {
+  const { guarded, toClient, events } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/list" } });
+  // (a transport's getter that fails once: setTools reads the schema first, the listing's cleaning after)
+  let reads = 0;
+  const tool = {
+    name: "echo",
+    get inputSchema(): unknown {
+      if (reads++ === 0) throw new Error("the transport's getter failed");
+      return { type: "object" };
+    },
+  };
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 2, result: { tools: [tool] } } });
+  assert.equal(toClient.length, 1);
+  const failed = events.find((e) => e.event === "tools_fetch_failed");
+  assert.ok(failed?.event === "tools_fetch_failed", JSON.stringify(events));
+  assert.match(failed.detail, /client's tools\/list.*the transport's getter failed/);
+});
