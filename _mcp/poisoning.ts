@@ -15,7 +15,7 @@
 import { scan } from "../_scan/scan.ts";
 import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
-import { asSent } from "../_common/json.ts";
+import { asSent, refuseSparse } from "../_common/json.ts";
 import { cutUnits, foldCase, isRecord, lazy } from "../_common/values.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
 import type { ScanFinding } from "../types.ts";
@@ -515,6 +515,7 @@ function cleanTree(
     }
     const place = item.place;
     const v = place.value;
+    if (Array.isArray(v)) refuseSparse(v, `an array in ${pointer}`);
     const entries: [string | number, unknown][] = Array.isArray(v) ? [...v.entries()] : Object.entries(v);
     // In `properties` (and the like) keys are names: a property named `default` is a schema, not data.
     const names = !Array.isArray(v) && typeof place.key === "string" && SCHEMA_MAPS.has(place.key);
@@ -627,6 +628,7 @@ export function cleanListing(
   const listing = LISTINGS[method];
   const entries = listing ? result[listing.key] : undefined;
   if (!listing || !Array.isArray(entries)) return { result, flagged, hidden };
+  refuseSparse(entries, `the result's ${listing.key}`);
   if (method === "tools/list" && options.declared !== null) {
     options = { ...options, declared: new Set([...options.declared, ...titlesOf(entries)]) };
   }

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { clipMiddle, errorText, foldCase, isRecord } from "../_common/values.ts";
-import { repeatedKeys } from "../_common/json.ts";
+import { clipMiddle, errorText, firstHole, foldCase, heldIndices, isRecord } from "../_common/values.ts";
+import { MOST_WRITTEN_OUT, refuseSparse, repeatedKeys } from "../_common/json.ts";
 import { isUtf8 } from "../_common/bytes.ts";
 import { type DeferredCheck, type PayloadPlace, refuseNotUtf8, rejection, scanPayload } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
@@ -304,6 +304,19 @@ function caseVariant(m: JsonRpcMessage): string | undefined {
 /** A batch element that is no message, for its event (an array is not written out: it may nest deeply). */
 function textOf(value: unknown): string {
   return Array.isArray(value) ? "[an array]" : String(value).slice(0, STRAY_TEXT);
+}
+
+/**
+ * The indices a server batch holds when it is an array longer than {@linkcode MOST_WRITTEN_OUT} with holes
+ * (built in code: it may be 2^32-1 slots long, which a walk by index would ask each of, for minutes);
+ * undefined for any other, which is walked by index.
+ */
+function heldSlots(batch: readonly unknown[]): number[] | undefined {
+  try {
+    return batch.length > MOST_WRITTEN_OUT && firstHole(batch) >= 0 ? heldIndices(batch, 0) : undefined;
+  } catch {
+    return undefined; // (an element that cannot be read: the walk by index reports it)
+  }
 }
 
 /** Messages of a frame, a batch or a single one, as a list. */
@@ -1395,7 +1408,11 @@ export class GuardedSession implements McpSession {
     let changed = false;
     const out: JsonRpcMessage[] = [];
     const replies: JsonRpcMessage[] = [];
-    for (let i = 0; i < batch.length; i++) {
+    // (a long sparse batch, built in code: only the slots it holds, as a hole holds no message)
+    const slots = heldSlots(batch);
+    if (slots !== undefined) changed = true;
+    for (let n = 0, count = slots?.length ?? batch.length; n < count; n++) {
+      const i = slots === undefined ? n : slots[n];
       let x: JsonRpcMessage;
       try {
         x = batch[i];
@@ -1541,6 +1558,7 @@ export class GuardedSession implements McpSession {
   /** The server's answer `m` to the client's request `req`, judged as its method's (see #answerOf). */
   #judgedAnswer(req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
+      refuseSparse(m.result.tools, "the result's tools"); // (before a copy of it: see #clientListAnswer)
       try {
         this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
       } catch (error) {
@@ -1606,7 +1624,7 @@ export class GuardedSession implements McpSession {
   #notJudgedAnswer(req: PendingRequest, error: unknown): JsonRpcMessage {
     const why = this.#reportNotJudged(error, req.id);
     const text = `toolguard: could not check the MCP server's answer to ${req.method} (${why}), so it was ` +
-      "not passed on; the server or its transport sent a value that cannot be read as JSON";
+      "not passed on; the server or its transport sent a value that JSON text cannot hold";
     const answer = errorResponse(req.id, -32603, text);
     const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
     return scanned === "same" || scanned === null ? answer : scanned;

@@ -440,3 +440,85 @@ test(
     }
   },
 );
+
+/**
+ * An array of 2^17 slots (past the 100 000 the guard walks by index) that holds `items` at its start: only
+ * a value built in code has holes, and one may have 2^32-1 slots, whose walk by index did not end.
+ */
+function sparse(...items: unknown[]): unknown[] {
+  const list = [...items];
+  list.length = 2 ** 17;
+  return list;
+}
+
+/** A transport over `inner` that swaps each tool result's content for a sparse array holding `INJECTED`. */
+function sparseContent(inner: McpTransport): McpTransport {
+  const outer: McpTransport = {
+    start() {
+      inner.onmessage = (message, extra) => {
+        const result = message.result as Record<string, unknown> | undefined;
+        if (result !== undefined && Array.isArray(result.content)) {
+          result.content = sparse({ type: "text", text: INJECTED });
+        }
+        outer.onmessage?.(message, extra);
+      };
+      inner.onerror = (error) => outer.onerror?.(error);
+      inner.onclose = () => outer.onclose?.();
+      return inner.start();
+    },
+    send: (message, options) => inner.send(message, options),
+    close: () => inner.close(),
+  };
+  return outer;
+}
+
+test(
+  "guardMcpTransport: a tool result whose content is a long sparse array is refused with an error that says why",
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const inner = new StdioClientTransport({
+      command: "node",
+      args: [EVERYTHING, "stdio"],
+      stderr: "ignore",
+    });
+    const transport = guardMcpTransport(sparseContent(inner as unknown as McpTransport), {
+      scanOutput: true,
+    });
+    const client = new Client({ name: "toolguard-test", version: "1.0.0" });
+    try {
+      await client.connect(transport as unknown as StdioClientTransport);
+      await assert.rejects(
+        client.callTool({ name: "echo", arguments: { message: "hi" } }),
+        /could not check the MCP server's answer to tools\/call \(the result's content has 131072 slots with holes/,
+      );
+    } finally {
+      await client.close();
+    }
+  },
+);
+
+test("MCP session: a long sparse array in a server request, a listing or a batch is not walked slot by slot", () => {
+  const { guarded, toClient, toServer } = session();
+  // a request's params (scanned): answered with an error to the server
+  const params = { messages: sparse({ role: "user", content: { type: "text", text: "hi" } }), maxTokens: 9 };
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: "s1", method: "sampling/createMessage", params } });
+  assert.deepEqual(toClient, []);
+  const refused = (m: unknown) => ((m as JsonRpcMessage).error as { message: string }).message;
+  assert.match(refused(toServer[0]), /the array at \/messages has 131072 slots with holes/);
+  // a listing's entries, and an array inside one: the client's request gets an error
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "prompts/list" } });
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 2, result: { prompts: sparse({ name: "p" }) } } });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 3, method: "tools/list" } });
+  const tool = { name: "echo", inputSchema: { type: "object", anyOf: sparse({ type: "object" }) } };
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 3, result: { tools: [tool] } } });
+  assert.match(refused(toClient[0]), /the result's prompts has 131072 slots with holes/);
+  assert.match(refused(toClient[1]), /an array in \/tools\/0 has 131072 slots with holes/);
+  // a batch: the answer it holds goes on, its holes hold no message
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 4, method: "ping" } });
+  const answer = { jsonrpc: "2.0", id: 4, result: {} };
+  guarded.fromServer({ message: sparse(answer) as JsonRpcMessage[] });
+  assert.deepEqual(toClient[2], [answer]);
+  assert.equal(guarded.pending, 0);
+});
