@@ -291,6 +291,44 @@ function notice(text: string): void {
   writeErr(safeText(text, { keepLines: true }));
 }
 
+/**
+ * The stderr notice for a message of the client's or the server's that was not passed on (the first of its
+ * kind: later ones go to --log only). Text the event quotes from the server is written as JSON, one line.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { strayNotice } from "./mcp.ts";
+ *
+ * const notice = strayNotice({ event: "stray_message", from: "server", kind: "not_judged", text: "a\nb" });
+ * assert.match(notice, /could not judge: "a\\nb"; not passed on/);
+ * ```
+ */
+export function strayNotice(event: Extract<McpEvent, { event: "stray_message" }>): string {
+  // (a notification has no id: none is named then)
+  const id = event.id === undefined ? "" : ` (id ${JSON.stringify(event.id)})`;
+  if (event.from === "client") {
+    return `toolguard mcp: the client sent an answer${id} that no request of the server's waits for; ` +
+      "not passed on (nor are later ones; --log records each)\n";
+  }
+  // (without an id it is a notification, or its id could not be read: only dropped; with one, the event
+  // does not say whether it was an answer or a request, so the notice says what becomes of each)
+  const notJudged = event.id === undefined
+    ? ""
+    : " (an answer to a waiting request gets an error in its place, a request is answered with one)";
+  const what: Record<typeof event.kind, string> = {
+    not_json: `wrote a line that is not JSON to its output: ${JSON.stringify(event.text)}`,
+    no_request: `sent an answer${id} that no request waits for`,
+    request_and_answer: `sent a message${id} that is both a request and an answer`,
+    too_deep: `sent a message${id} nested too deeply to be written out again (a request among ` +
+      "such messages is answered with an error)",
+    not_judged: `sent a message${id} the guard could not judge: ${JSON.stringify(event.text)}${notJudged}`,
+  };
+  return `toolguard mcp: the server ${
+    what[event.kind]
+  }; not passed on (nor are later ones; --log records each)\n`;
+}
+
 /** What the user must see on stderr (MCP clients keep it as the server's log), once per tool. */
 function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>): void {
   if (event.event === "tools") {
@@ -336,27 +374,7 @@ function stderrNotice(event: McpEvent, values: OptionValues, warned: Set<string>
     );
   } else if (event.event === "stray_message" && !warned.has(`stray:${event.from}:${event.kind}`)) {
     warned.add(`stray:${event.from}:${event.kind}`);
-    // (a notification has no id: none is named then)
-    const id = event.id === undefined ? "" : ` (id ${JSON.stringify(event.id)})`;
-    if (event.from === "client") {
-      return notice(
-        `toolguard mcp: the client sent an answer${id} that no request of the server's waits for; ` +
-          "not passed on (nor are later ones; --log records each)\n",
-      );
-    }
-    const what: Record<typeof event.kind, string> = {
-      not_json: `wrote a line that is not JSON to its output: ${JSON.stringify(event.text)}`,
-      no_request: `sent an answer${id} that no request waits for`,
-      request_and_answer: `sent a message${id} that is both a request and an answer`,
-      too_deep: `sent a message${id} nested too deeply to be written out again (a request among ` +
-        "such messages is answered with an error)",
-      not_judged: `sent a message${id} the guard could not judge (${event.text}; an error takes its place)`,
-    };
-    notice(
-      `toolguard mcp: the server ${
-        what[event.kind]
-      }; not passed on (nor are later ones; --log records each)\n`,
-    );
+    notice(strayNotice(event));
   } else if (event.event === "client_message_refused" && !warned.has(`client:${event.kind}`)) {
     warned.add(`client:${event.kind}`);
     const what: Record<typeof event.kind, string> = {

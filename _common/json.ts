@@ -250,6 +250,32 @@ function everyHeldObject(list: unknown[], from: number, ok: (item: object) => bo
 export const MOST_WRITTEN_OUT = 100_000;
 
 /**
+ * Throws a `RangeError` for an array longer than {@link MOST_WRITTEN_OUT} with a hole, naming it `what`: only
+ * one built in code has holes (JSON text has none, so no peer sends one), and it may be 2^32-1 slots long
+ * and hold one element, where a walk by index (`map`, `forEach`, a spread, a copy) asks for every slot and
+ * blocks the event loop for minutes. A message whose judging throws so is not passed on; the check costs
+ * what the array holds before its first hole.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { refuseSparse } from "./json.ts";
+ *
+ * const sparse: unknown[] = ["a"];
+ * sparse.length = 2 ** 32 - 1;
+ * assert.throws(() => refuseSparse(sparse, "the content"), /the content has 4294967295 slots/);
+ * refuseSparse(new Array(200_000).fill(0), "the content");
+ * ```
+ */
+export function refuseSparse(list: readonly unknown[], what: string): void {
+  if (list.length <= MOST_WRITTEN_OUT || firstHole(list) < 0) return;
+  throw new RangeError(
+    `${what} has ${list.length} slots with holes, which only a value built in code has (JSON text ` +
+      "has none), and toolguard does not walk them",
+  );
+}
+
+/**
  * Why `schema`, built in code, cannot be read as a JSON document, with the JSON Pointer (`at`) of the place:
  * an object or array that holds itself (a walk over it as a tree would never end), or objects shared so much
  * that written out it would hold more than {@link MOST_WRITTEN_OUT} of them (a walk would take as many steps:

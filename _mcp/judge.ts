@@ -37,7 +37,7 @@ import type {
 } from "./types.ts";
 import { type PinChange, toolName } from "./pins.ts";
 import { eachLeaf, escapePointer } from "../_common/pointer.ts";
-import { asSent, pastMeasure } from "../_common/json.ts";
+import { asSent, pastMeasure, refuseSparse } from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { forgetFailedTest, makeRegExp, safeTest } from "../_schema/values.ts";
@@ -1538,6 +1538,7 @@ export function scanResult(result: unknown, { redact }: { redact: boolean }): Mc
 
 /** Copy a result's `content` blocks, visiting the text of text blocks and of embedded resources. */
 function visitContent(content: unknown[], visit: Visit): unknown[] {
+  refuseSparse(content, "the result's content");
   const copy = content.map((c) => (isRecord(c) ? { ...c } : c));
   copy.forEach((block, i) => {
     if (!isRecord(block)) return;
@@ -1787,6 +1788,7 @@ export function walkStrings(
   ) => {
     if (typeof v === "string") visit(v, () => at, (t) => (parent[slot] = t));
     else if (Array.isArray(v)) {
+      refuseSparse(v, `the array at ${at === "" ? "/" : at}`);
       const out: unknown[] = v.slice();
       parent[slot] = out;
       const slots = out as unknown as Record<number, unknown>;

@@ -15,6 +15,7 @@
 import { scan } from "../_scan/scan.ts";
 import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
+import { asSent, refuseSparse } from "../_common/json.ts";
 import { cutUnits, foldCase, isRecord, lazy } from "../_common/values.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
 import type { ScanFinding } from "../types.ts";
@@ -514,6 +515,7 @@ function cleanTree(
     }
     const place = item.place;
     const v = place.value;
+    if (Array.isArray(v)) refuseSparse(v, `an array in ${pointer}`);
     const entries: [string | number, unknown][] = Array.isArray(v) ? [...v.entries()] : Object.entries(v);
     // In `properties` (and the like) keys are names: a property named `default` is a schema, not data.
     const names = !Array.isArray(v) && typeof place.key === "string" && SCHEMA_MAPS.has(place.key);
@@ -626,6 +628,7 @@ export function cleanListing(
   const listing = LISTINGS[method];
   const entries = listing ? result[listing.key] : undefined;
   if (!listing || !Array.isArray(entries)) return { result, flagged, hidden };
+  refuseSparse(entries, `the result's ${listing.key}`);
   if (method === "tools/list" && options.declared !== null) {
     options = { ...options, declared: new Set([...options.declared, ...titlesOf(entries)]) };
   }
@@ -634,7 +637,17 @@ export function cleanListing(
   entries.forEach((entry, i) => {
     const name = isRecord(entry) && typeof entry.name === "string" ? entry.name : String(i);
     const before = found;
-    const cleaned = cleanTree(entry, `/${listing.key}/${i}`, checker(listing.kind, name));
+    const check = checker(listing.kind, name);
+    // Its own members, as a client in the same process reads them; and, where it has a toJSON (an entry built
+    // in code), the entry as JSON sends it, as the judge reads a tool (see compileTools): its own
+    // description may be clean while its toJSON sends a poisoned one. Cleaned in that form, it is one entry
+    // whichever way it is read.
+    let cleaned = cleanTree(entry, `/${listing.key}/${i}`, check);
+    const sent = asSent(entry, String(i));
+    if (sent !== entry) {
+      const cleanedSent = cleanTree(sent, `/${listing.key}/${i}`, check);
+      if (cleanedSent !== sent) cleaned = cleanedSent;
+    }
     if (found > before && options.strict) {
       hidden.push(name);
       changed = true;

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { clipMiddle, errorText, foldCase, isRecord } from "../_common/values.ts";
-import { repeatedKeys } from "../_common/json.ts";
+import { clipMiddle, errorText, firstHole, foldCase, heldIndices, isRecord } from "../_common/values.ts";
+import { MOST_WRITTEN_OUT, refuseSparse, repeatedKeys } from "../_common/json.ts";
 import { isUtf8 } from "../_common/bytes.ts";
 import { type DeferredCheck, type PayloadPlace, refuseNotUtf8, rejection, scanPayload } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
@@ -102,6 +102,11 @@ class ScopedIds {
     if (this.#kept.size <= this.#max) return;
     const oldest = this.#kept.values().next().value!;
     this.#forget(oldest.scope, oldest.key);
+  }
+
+  /** Whether the request `id` of `scope` is kept. */
+  has(scope: object | undefined, id: JsonRpcId): boolean {
+    return this.#kept.has(this.#keyOf(scope, idKey(id)));
   }
 
   /** Forget the request `id` of `scope`; true when it was kept. */
@@ -299,6 +304,19 @@ function caseVariant(m: JsonRpcMessage): string | undefined {
 /** A batch element that is no message, for its event (an array is not written out: it may nest deeply). */
 function textOf(value: unknown): string {
   return Array.isArray(value) ? "[an array]" : String(value).slice(0, STRAY_TEXT);
+}
+
+/**
+ * The indices a server batch holds when it is an array longer than {@linkcode MOST_WRITTEN_OUT} with holes
+ * (built in code: it may be 2^32-1 slots long, which a walk by index would ask each of, for minutes);
+ * undefined for any other, which is walked by index.
+ */
+function heldSlots(batch: readonly unknown[]): number[] | undefined {
+  try {
+    return batch.length > MOST_WRITTEN_OUT && firstHole(batch) >= 0 ? heldIndices(batch, 0) : undefined;
+  } catch {
+    return undefined; // (an element that cannot be read: the walk by index reports it)
+  }
 }
 
 /** Messages of a frame, a batch or a single one, as a list. */
@@ -831,7 +849,16 @@ export class GuardedSession implements McpSession {
 
   /** A message from the server. */
   readonly fromServer = (input: McpFrame): void => {
-    const split = this.#hooks.splitBatches && Array.isArray(input.message);
+    let batch: boolean;
+    try {
+      batch = Array.isArray(input.message);
+    } catch (error) {
+      // A revoked proxy (a transport's value built in code): nothing in it can be read, not even an id; a
+      // throw would reach the transport's reader.
+      this.#reportNotJudged(error);
+      return;
+    }
+    const split = this.#hooks.splitBatches && batch;
     // (a split batch is written anew, element by element: only bytes that are not UTF-8 are reported)
     if (split && notUtf8Line(input)) this.#hooks.emit({ event: "invalid_utf8", from: "server" });
     const frame = split ? input : this.#judgedText(input, "server");
@@ -1381,7 +1408,11 @@ export class GuardedSession implements McpSession {
     let changed = false;
     const out: JsonRpcMessage[] = [];
     const replies: JsonRpcMessage[] = [];
-    for (let i = 0; i < batch.length; i++) {
+    // (a long sparse batch, built in code: only the slots it holds, as a hole holds no message)
+    const slots = heldSlots(batch);
+    if (slots !== undefined) changed = true;
+    for (let n = 0, count = slots?.length ?? batch.length; n < count; n++) {
+      const i = slots === undefined ? n : slots[n];
       let x: JsonRpcMessage;
       try {
         x = batch[i];
@@ -1389,8 +1420,7 @@ export class GuardedSession implements McpSession {
         // An element that cannot be read (a getter of a transport's array): dropped, the rest go on (a throw
         // would lose the answers judged before it, their requests no longer waiting).
         changed = true;
-        const text = clipMiddle(errorText(error));
-        this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", text });
+        this.#reportNotJudged(error);
         continue;
       }
       let r: ServerOutcome = "same";
@@ -1450,8 +1480,10 @@ export class GuardedSession implements McpSession {
       return "same";
     }
     if (typeof m.method === "string") {
+      // (kept once judged: one whose judging throws is answered by the guard, see #notJudged)
+      const out = this.#scanned(m, m.method, "params");
       this.#serverMessage(m);
-      return this.#scanned(m, m.method, "params");
+      return out;
     }
     if (!isResponse(m)) {
       return Object.hasOwn(m, "result") || Object.hasOwn(m, "error") ? this.#noId(m) : "same";
@@ -1471,10 +1503,7 @@ export class GuardedSession implements McpSession {
     const alike = this.#roundedAlike(m);
     if (alike === undefined) return this.#stray(m);
     if (alike.req === undefined) return this.#lateAnswer(alike.key, m);
-    // (to the client under the id it wrote)
-    const written = { ...m, id: alike.req.id };
-    const out = this.#answerOf(alike.key, alike.req, written);
-    return out === "same" ? written : out;
+    return this.#answerOf(alike.key, alike.req, m, true);
   }
 
   /**
@@ -1509,24 +1538,35 @@ export class GuardedSession implements McpSession {
   /**
    * The server's answer `m` to the client's request `req` (waiting under `key`): judged as its method's; one
    * whose judging throws (a getter, a proxy or a `toJSON` of a transport's object) is replaced by an error.
+   * With `rounded` (found by its id past 2^53 rounded: see #roundedAlike), it goes to the client under the id
+   * the client wrote: a copy, which reads every member and may throw too.
    */
-  #answerOf(key: string, req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
+  #answerOf(key: string, req: PendingRequest, m: JsonRpcMessage, rounded = false): ServerOutcome {
     this.#unpend(key);
-    this.#noteAnswered(key, m);
     try {
-      return this.#judgedAnswer(req, m);
+      const written = rounded ? { ...m, id: req.id } : m;
+      this.#noteAnswered(key, written);
+      const out = this.#judgedAnswer(req, written);
+      return out === "same" && rounded ? written : out;
     } catch (error) {
-      return this.#notJudgedAnswer(req, error);
+      const answer = this.#notJudgedAnswer(req, error);
+      this.#noteAnswered(key, answer); // (when the copy threw: none was noted)
+      return answer;
     }
   }
 
   /** The server's answer `m` to the client's request `req`, judged as its method's (see #answerOf). */
   #judgedAnswer(req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
+      refuseSparse(m.result.tools, "the result's tools"); // (before a copy of it: see #clientListAnswer)
       try {
         this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
-      } catch {
+      } catch (error) {
         // The guard keeps the list it had (a later call fetches one); the listing is still cleaned below.
+        const detail =
+          `the tool list in the server's answer to the client's tools/list could not be taken: ` +
+          `${clipMiddle(errorText(error))}; the guard keeps the one it had`;
+        this.#hooks.emit({ event: "tools_fetch_failed", detail });
       }
     }
     if (m.result === undefined) return this.#scanned(m, req.method, "error", req.id, req.name);
@@ -1539,7 +1579,8 @@ export class GuardedSession implements McpSession {
    * The server's message `m`, whose judging threw (`error`): never passed on unjudged, since output scanning
    * or a listing's cleaning would not have looked at it. An answer to a request still waiting is replaced by
    * an error to the client; a request of the server's (a `method` member, even one that cannot be read) is
-   * answered with an error, as the client never sees it; anything else is dropped. Each is reported as a
+   * answered with an error, as the client never sees it (but not under the id of an earlier request of the
+   * server's still waiting: the error would answer that one); anything else is dropped. Each is reported as a
    * stray of kind `not_judged`.
    */
   #notJudged(m: JsonRpcMessage, error: unknown): JsonRpcMessage | null {
@@ -1551,8 +1592,7 @@ export class GuardedSession implements McpSession {
     }
     const method = requestMethod(m);
     if (!isId(id)) {
-      const text = clipMiddle(errorText(error));
-      this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", text });
+      this.#reportNotJudged(error);
       return null;
     }
     const key = idKey(id);
@@ -1563,19 +1603,17 @@ export class GuardedSession implements McpSession {
       this.#noteAnswered(key, answer);
       return answer;
     }
-    const why = clipMiddle(errorText(error));
-    this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", id, text: why });
-    if (method !== undefined) {
-      const text =
-        `toolguard: could not check this ${method === "" ? "" : `${method} `}request (${why}), so ` +
-        "it was not passed on to the MCP client";
-      const answer = errorResponse(id, -32603, text);
-      // (one that threw before the guard kept its id is answered all the same, where no scope is needed:
-      // only the HTTP relay's requests have scopes, and its messages are parsed JSON, which does not throw)
-      if (!this.#answerServer(answer) && this.#scopes === undefined) {
-        this.#watch(this.#sinks.toServer({ message: answer }));
-      }
-    }
+    const why = this.#reportNotJudged(error, id);
+    if (method === undefined) return null;
+    const scope = this.#scopes?.asked(m);
+    // (its id is not kept, as the guard keeps a request's only once judged: one kept is an earlier request's
+    // still waiting for the client's answer, which an error under that id would answer in its place)
+    if (this.#serverRequests.has(scope, id)) return null;
+    const text = `toolguard: could not check this ${method === "" ? "" : `${method} `}request (${why}), so ` +
+      "it was not passed on to the MCP client";
+    const answer = errorResponse(id, -32603, text);
+    if (scope !== undefined) this.#scopes?.answers(answer, scope);
+    this.#watch(this.#sinks.toServer({ message: answer }));
     return null;
   }
 
@@ -1584,13 +1622,29 @@ export class GuardedSession implements McpSession {
    * the error, whose text the server's value may have chosen, so it is scanned as the server's errors are.
    */
   #notJudgedAnswer(req: PendingRequest, error: unknown): JsonRpcMessage {
-    const why = clipMiddle(errorText(error));
-    this.#hooks.emit({ event: "stray_message", from: "server", kind: "not_judged", id: req.id, text: why });
+    const why = this.#reportNotJudged(error, req.id);
     const text = `toolguard: could not check the MCP server's answer to ${req.method} (${why}), so it was ` +
-      "not passed on; the server or its transport sent a value that cannot be read as JSON";
+      "not passed on; the server or its transport sent a value that JSON text cannot hold";
     const answer = errorResponse(req.id, -32603, text);
     const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
     return scanned === "same" || scanned === null ? answer : scanned;
+  }
+
+  /**
+   * Report a server message whose judging threw `error` (under its `id`, when it has one that can be read)
+   * as a `not_judged` stray; returns the error's text as the event carries it (shortened: the thrower chose
+   * it), for an error answer to quote.
+   */
+  #reportNotJudged(error: unknown, id?: JsonRpcId): string {
+    const text = clipMiddle(errorText(error));
+    this.#hooks.emit({
+      event: "stray_message",
+      from: "server",
+      kind: "not_judged",
+      ...(id === undefined ? {} : { id }),
+      text,
+    });
+    return text;
   }
 
   /**

@@ -128,6 +128,11 @@ export type McpEvent =
     redacted: boolean;
     findings: McpOutputFinding[];
   }
+  /**
+   * The tool list could not be taken (`detail`: why): the guard's own `tools/list` failed (calls held for it
+   * are answered with an error), or `setTools` refused the list in the server's answer to the client's own
+   * `tools/list` (the guard keeps the list it had).
+   */
   | { event: "tools_fetch_failed"; detail: string }
   | { event: "server_closed"; reason: string; answered: number }
   | { event: "spawn"; pid: number; command: string; args: string[] }
