@@ -254,10 +254,12 @@ function answersAsked(request: Record<string, unknown>): number {
 }
 
 /**
- * Whether drop-call keeps a call of a streamed turn (`made`, see {@linkcode madeCalls}): one accepted whose
- * place (its answer and slot) holds no rejected call. The gate drops a place whole, as a client reads one
- * call there: an accepted call at the index a rejected one reused went with it, and the turn, counted as
- * one with a call to keep, was told "the other call of this turn was kept" of none and not retried.
+ * Whether drop-call keeps the accepted calls of a streamed turn (`made`, see {@linkcode madeCalls}): none
+ * sits at the place (its answer and slot) of a rejected call. The gate drops a place whole, as a client
+ * reads one call there, so an accepted call at the index a rejected one reused (OpenAI Chat) cannot be
+ * parted from it: the turn is withheld whole. Kept in part, that call went with the rejected one while the
+ * model read "1 of 3 calls was rejected; the other calls were kept", and an answer that lost its only
+ * calls that way still ended `tool_calls` with none.
  */
 function keepsCalls(
   made: { verdict: Verdict; calls: readonly AssembledToolCall[] },
@@ -266,7 +268,7 @@ function keepsCalls(
   if (!dropsCalls(made.verdict, options)) return false;
   const placeOf = (c: AssembledToolCall) => `${c.choice} ${c.slot}`;
   const dropped = new Set(made.verdict.rejectedIndices.map((i) => placeOf(made.calls[i])));
-  return made.verdict.calls.some((c, i) => c.allowed && !dropped.has(placeOf(made.calls[i])));
+  return !made.verdict.calls.some((c, i) => c.allowed && dropped.has(placeOf(made.calls[i])));
 }
 
 /**

@@ -74,7 +74,8 @@ export interface GateOptions extends ValidateOptions {
    *   written into one block together (a JSON array of calls) cannot be parted without rewriting what the
    *   model wrote, so that turn is withheld whole (and, like any drop-call turn, not retried). So is a
    *   response of several answers (OpenAI Chat `n`, Gemini `candidateCount`) in which one used call fields
-   *   and another wrote its calls into text.
+   *   and another wrote its calls into text, and a stream that gave a rejected call and an accepted one the
+   *   same place (an OpenAI Chat `index` reused under a new id: a client reads one call there).
    */
   onRejected?: "withhold-turn" | "drop-call";
 }

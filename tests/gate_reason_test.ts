@@ -261,3 +261,82 @@ test("guardFetch drop-call: an accepted call at the index a rejected one reused 
     assert.equal(choices.at(-1).finish_reason, "stop", `retry ${retry}`);
   }
 });
+
+/**
+ * A Chat stream under drop-call whose choice 0 makes `a` (accepted) and then `b` (rejected) at index 0, and
+ * `c` (accepted) at index 1 (`n: 1`) or in choice 1 (`n: 2`), answered `retry` times with words: each
+ * choice's text, call ids and finish reason as the client reads them, and the requests sent.
+ */
+async function reusedBesideKept(n: 1 | 2, retry: 0 | 1) {
+  const raw = (index: number, delta: unknown, finish: string | null = null) =>
+    `data: ${
+      JSON.stringify({
+        id: "c1",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index, delta, finish_reason: finish }],
+      })
+    }\n\n`;
+  const call = (choice: number, index: number, id: string, name: string, args: string) =>
+    raw(choice, { tool_calls: [{ index, id, type: "function", function: { name, arguments: args } }] });
+  const wire = raw(0, { role: "assistant", content: "" }) + call(0, 0, "a", "weather", '{"city": "Oslo"}') +
+    call(0, 0, "b", "drop_db", "{}") +
+    (n === 1
+      ? call(0, 1, "c", "weather", '{"city": "Rome"}')
+      : call(1, 0, "c", "weather", '{"city": "Rome"}')) +
+    raw(0, {}, "tool_calls") + (n === 2 ? raw(1, {}, "tool_calls") : "") + "data: [DONE]\n\n";
+  const sent: { messages: { role: string; tool_call_id?: string; content: unknown }[] }[] = [];
+  const fetch = (_url: unknown, init?: RequestInit) => {
+    const body = sent.length === 0 ? wire : raw(0, { role: "assistant", content: "Done." }, "stop") +
+      "data: [DONE]\n\n";
+    sent.push(JSON.parse(String(init?.body)));
+    return Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } }));
+  };
+  const response = await guardFetch(fetch, { onRejected: "drop-call", retry })(
+    "http://llm.test/v1/chat/completions",
+    { method: "POST", body: JSON.stringify({ ...REQUEST, n, stream: true }) },
+  );
+  const said = ["", ""], ids: string[][] = [[], []], finish: unknown[] = [null, null];
+  for (const line of (await response.text()).split("\n")) {
+    if (!line.startsWith("data: {")) continue;
+    for (const c of JSON.parse(line.slice(6)).choices) {
+      said[c.index] += c.delta?.content ?? "";
+      for (const t of c.delta?.tool_calls ?? []) ids[c.index].push(t.id);
+      if (c.finish_reason) finish[c.index] = c.finish_reason;
+    }
+  }
+  return { said: said.map((s) => s.split("\n").slice(0, 2)), ids, finish, sent };
+}
+
+test("guardFetch drop-call: an accepted call at the index a rejected one reused, beside another kept call, withholds the turn as one", async () => {
+  // The index went whole (the accepted call with the rejected one) while the other call was kept: the model
+  // read "the other calls of this turn were kept" and "1 of 3" while the client got one call; with `n: 2`
+  // choice 0 lost both its calls and still ended `tool_calls`, with no call.
+  const one = await reusedBesideKept(1, 0);
+  assert.deepEqual(one.said[0], [
+    "toolguard stopped this turn's tool calls; the accepted 2 did not run either.",
+    "1 of 3 calls was rejected; none of the rejected calls ran.",
+  ]);
+  assert.deepEqual([one.ids[0], one.finish[0]], [[], "stop"]);
+  const two = await reusedBesideKept(2, 0);
+  assert.deepEqual(two.said, [
+    [
+      "toolguard stopped this turn's tool calls; the accepted one did not run either.",
+      "1 of 2 calls was rejected; none of the rejected calls ran.",
+    ],
+    [
+      "toolguard stopped this answer's tool call: it was accepted, but a tool call in another answer of this " +
+      "turn was rejected, so it did not run.",
+    ],
+  ]);
+  assert.deepEqual([two.ids, two.finish], [[[], []], ["stop", "stop"]]);
+  // Retried as a turn withheld whole: each call goes back, the accepted ones told they did not run.
+  const retried = await reusedBesideKept(1, 1);
+  assert.equal(retried.sent.length, 2);
+  const results = retried.sent[1].messages.filter((m) => m.role === "tool");
+  assert.deepEqual(results.map((r) => r.tool_call_id), ["a", "b", "c"]);
+  assert.match(String(results[0].content), /did not run/);
+  assert.match(String(results[1].content), /^Your call to drop_db was rejected and did not run\./);
+  assert.deepEqual([retried.ids[0], retried.finish[0], retried.said[0]], [[], "stop", ["Done."]]);
+});
