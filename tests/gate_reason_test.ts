@@ -227,6 +227,19 @@ test("guardFetch retry: one streamed call whose arguments clients read two ways 
   }
 });
 
+test("guardFetch retry: one streamed call whose arguments clients read two ways goes back as the version its tool result describes", async () => {
+  // The assistant turn held the input of the deltas (`city`, accepted) while the tool result told of the
+  // start's (`town`, rejected): the model read a call it had not made rejected for problems it did not have.
+  const { sent } = await twoVersions("withhold-turn", 1);
+  const [assistant, user] = sent[1].messages.slice(-2) as {
+    content: { type: string; input?: unknown; content?: string }[];
+  }[];
+  assert.deepEqual(assistant.content.filter((b) => b.type === "tool_use").map((b) => b.input), [{
+    town: "Oslo",
+  }]);
+  assert.match(user.content[0].content!, /unexpected_argument at "town"/);
+});
+
 test("guardFetch drop-call: an accepted call at the index a rejected one reused goes with it, and the turn is withheld and retried as one with no call kept", async () => {
   // A client reads one call at an index (the openai SDK merges the two): the gate dropped the index whole,
   // the accepted call with the rejected one, but counted the turn as one with a call to keep: "the other
