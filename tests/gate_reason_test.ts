@@ -277,10 +277,12 @@ test("guardFetch drop-call: an accepted call at the index a rejected one reused 
 
 /**
  * A Chat stream under drop-call whose choice 0 makes `a` (accepted) and then `b` (rejected) at index 0, and
- * `c` (accepted) at index 1 (`n: 1`) or in choice 1 (`n: 2`), answered `retry` times with words: each
- * choice's text, call ids and finish reason as the client reads them, and the requests sent.
+ * `c` (accepted) at index 1 (`n: 1`) or in choice 1 (`n: 2`), answered `retry` times with words (`calls`:
+ * other calls instead, as `[choice, index, id, name, arguments]`): each choice's text, call ids and finish
+ * reason as the client reads them, and the requests sent.
  */
-async function reusedBesideKept(n: 1 | 2, retry: 0 | 1) {
+type ChatCall = [choice: number, index: number, id: string, name: string, args: string];
+async function reusedBesideKept(n: 1 | 2, retry: 0 | 1, calls?: ChatCall[]) {
   const raw = (index: number, delta: unknown, finish: string | null = null) =>
     `data: ${
       JSON.stringify({
@@ -293,11 +295,12 @@ async function reusedBesideKept(n: 1 | 2, retry: 0 | 1) {
     }\n\n`;
   const call = (choice: number, index: number, id: string, name: string, args: string) =>
     raw(choice, { tool_calls: [{ index, id, type: "function", function: { name, arguments: args } }] });
-  const wire = raw(0, { role: "assistant", content: "" }) + call(0, 0, "a", "weather", '{"city": "Oslo"}') +
-    call(0, 0, "b", "drop_db", "{}") +
-    (n === 1
-      ? call(0, 1, "c", "weather", '{"city": "Rome"}')
-      : call(1, 0, "c", "weather", '{"city": "Rome"}')) +
+  const made: ChatCall[] = calls ?? [
+    [0, 0, "a", "weather", '{"city": "Oslo"}'],
+    [0, 0, "b", "drop_db", "{}"],
+    n === 1 ? [0, 1, "c", "weather", '{"city": "Rome"}'] : [1, 0, "c", "weather", '{"city": "Rome"}'],
+  ];
+  const wire = raw(0, { role: "assistant", content: "" }) + made.map((c) => call(...c)).join("") +
     raw(0, {}, "tool_calls") + (n === 2 ? raw(1, {}, "tool_calls") : "") + "data: [DONE]\n\n";
   const sent: { messages: { role: string; tool_call_id?: string; content: unknown }[] }[] = [];
   const fetch = (_url: unknown, init?: RequestInit) => {
@@ -352,4 +355,83 @@ test("guardFetch drop-call: an accepted call at the index a rejected one reused,
   assert.match(String(results[0].content), /did not run/);
   assert.match(String(results[1].content), /^Your call to drop_db was rejected and did not run\./);
   assert.deepEqual([retried.ids[0], retried.finish[0], retried.said[0]], [[], "stop", ["Done."]]);
+});
+
+test("guardFetch drop-call: two accepted calls at one index, beside a rejected call, withhold the turn as one", async () => {
+  // Kept, they reached the client as one call (the openai SDK merges an index: the arguments run together,
+  // no JSON) while the model read "1 of 3 calls was rejected; the other calls of this turn were kept".
+  const { said, ids, finish } = await reusedBesideKept(1, 0, [
+    [0, 0, "a", "weather", '{"city": "Oslo"}'],
+    [0, 0, "b", "weather", '{"city": "Rome"}'],
+    [0, 1, "c", "drop_db", "{}"],
+  ]);
+  assert.deepEqual(said[0], [
+    "toolguard stopped this turn's tool calls; the accepted 2 did not run either.",
+    "1 of 3 calls was rejected; none of the rejected calls ran.",
+  ]);
+  assert.deepEqual([ids[0], finish[0]], [[], "stop"]);
+});
+
+test("guardFetch: a streamed call accepted in two versions beside one rejected in a version counts once and goes back once", async () => {
+  // (each block starts with one input and streams another; `tu_2` is rejected for its start's) Each version
+  // of `tu_1` counted as a call: "the accepted 2 did not run either", "1 of 3 calls" of two, and a retry sent
+  // two tool results for `tu_1`.
+  const wire = [
+    {
+      type: "message_start",
+      message: { id: "m1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null },
+    },
+    {
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "tool_use", id: "tu_1", name: "weather", input: { city: "Rome" } },
+    },
+    {
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "input_json_delta", partial_json: '{"city": "Oslo"}' },
+    },
+    { type: "content_block_stop", index: 0 },
+    {
+      type: "content_block_start",
+      index: 1,
+      content_block: { type: "tool_use", id: "tu_2", name: "weather", input: { town: "Paris" } },
+    },
+    {
+      type: "content_block_delta",
+      index: 1,
+      delta: { type: "input_json_delta", partial_json: '{"city": "Paris"}' },
+    },
+    { type: "content_block_stop", index: 1 },
+    { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } },
+    { type: "message_stop" },
+  ].map(sse).join("");
+  for (const retry of [0, 1]) {
+    const sent: { messages: { content: { tool_use_id?: string }[] }[] }[] = [];
+    const fetch = (_url: unknown, init?: RequestInit) => {
+      sent.push(JSON.parse(String(init?.body)));
+      return Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } }));
+    };
+    const response = await guardFetch(fetch, { retry })("http://llm.test/v1/messages", {
+      method: "POST",
+      body: JSON.stringify({
+        model: "m",
+        max_tokens: 10,
+        stream: true,
+        messages: [{ role: "user", content: "Weather?" }],
+        tools: [{ name: "weather", input_schema: TOOLS[0].function.parameters }],
+      }),
+    });
+    const said = (await response.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+      JSON.parse(l.slice(6)).delta?.text ?? ""
+    ).join("");
+    if (retry === 0) {
+      assert.deepEqual(said.split("\n").slice(0, 2), [
+        "toolguard stopped this turn's tool calls; the accepted one did not run either.",
+        "1 of 2 calls was rejected; none of the rejected calls ran.",
+      ]);
+    } else {
+      assert.deepEqual(sent[1].messages.at(-1)!.content.map((r) => r.tool_use_id), ["tu_1", "tu_2"]);
+    }
+  }
 });
