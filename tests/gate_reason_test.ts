@@ -89,53 +89,54 @@ test("guardFetch retry: each call's tool result says once that it did not run, a
   );
 });
 
-/**
- * An Anthropic stream of one tool call whose block starts with one input and streams another: the gate
- * judges both versions (the verdict lists the call once per version) and rejects `{"town"}`.
- */
-/** One OpenAI Chat stream chunk of choice 0, as SSE. */
-const chunk = (delta: unknown, finish: string | null = null) =>
+/** One OpenAI Chat stream chunk of choice `index` (0), as SSE. */
+const chunk = (delta: unknown, finish: string | null = null, index = 0) =>
   `data: ${
     JSON.stringify({
       id: "c1",
       object: "chat.completion.chunk",
       created: 1,
       model: "m",
-      choices: [{ index: 0, delta, finish_reason: finish }],
+      choices: [{ index, delta, finish_reason: finish }],
     })
   }\n\n`;
 const sse = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
-const VERSIONS_WIRE = [
-  {
-    type: "message_start",
-    message: { id: "m1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null },
-  },
-  {
-    type: "content_block_start",
-    index: 0,
-    content_block: { type: "tool_use", id: "tu_1", name: "weather", input: { town: "Oslo" } },
-  },
-  {
-    type: "content_block_delta",
-    index: 0,
-    delta: { type: "input_json_delta", partial_json: '{"city": "Oslo"}' },
-  },
-  { type: "content_block_stop", index: 0 },
-  { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } },
-  { type: "message_stop" },
-].map(sse).join("");
+/**
+ * An Anthropic stream of `weather` calls, each `[id, input, json]`: a block that starts with `input` and then
+ * streams `json` (clients read the one or the other: the gate judges both).
+ */
+const twoWayWire = (blocks: [string, Record<string, unknown>, string][]) =>
+  [
+    {
+      type: "message_start",
+      message: { id: "m1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null },
+    },
+    ...blocks.flatMap(([id, input, json], index) => [
+      { type: "content_block_start", index, content_block: { type: "tool_use", id, name: "weather", input } },
+      { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json } },
+      { type: "content_block_stop", index },
+    ]),
+    { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } },
+    { type: "message_stop" },
+  ].map(sse).join("");
+/**
+ * An Anthropic stream of one tool call whose block starts with one input and streams another: the gate
+ * judges both versions (the verdict lists the call once per version) and rejects `{"town"}`.
+ */
+const VERSIONS_WIRE = twoWayWire([["tu_1", { town: "Oslo" }, '{"city": "Oslo"}']]);
 
 /**
- * {@linkcode VERSIONS_WIRE} gated with `onRejected` (and `retry` times, each answered with it): what the
- * client read (its text, stop reason and blocks), how many calls each verdict listed, and the requests sent.
+ * `wire` ({@linkcode VERSIONS_WIRE}) gated with `onRejected` (and `retry` times, each answered with it): what
+ * the client read (its text, stop reason and blocks), how many calls each verdict listed, and the requests
+ * sent.
  */
-async function twoVersions(onRejected: "withhold-turn" | "drop-call", retry = 0) {
+async function twoVersions(onRejected: "withhold-turn" | "drop-call", retry = 0, wire = VERSIONS_WIRE) {
   const versions: number[] = [];
   const sent: { messages: { content: unknown }[] }[] = [];
   const fetch = (_url: unknown, init?: RequestInit) => {
     sent.push(JSON.parse(String(init?.body)));
     return Promise.resolve(
-      new Response(VERSIONS_WIRE, { headers: { "content-type": "text/event-stream" } }),
+      new Response(wire, { headers: { "content-type": "text/event-stream" } }),
     );
   };
   const response = await guardFetch(fetch, {
@@ -283,16 +284,7 @@ test("guardFetch drop-call: an accepted call at the index a rejected one reused 
  */
 type ChatCall = [choice: number, index: number, id: string, name: string, args: string];
 async function reusedBesideKept(n: 1 | 2, retry: 0 | 1, calls?: ChatCall[]) {
-  const raw = (index: number, delta: unknown, finish: string | null = null) =>
-    `data: ${
-      JSON.stringify({
-        id: "c1",
-        object: "chat.completion.chunk",
-        created: 1,
-        model: "m",
-        choices: [{ index, delta, finish_reason: finish }],
-      })
-    }\n\n`;
+  const raw = (choice: number, delta: unknown, finish: string | null = null) => chunk(delta, finish, choice);
   const call = (choice: number, index: number, id: string, name: string, args: string) =>
     raw(choice, { tool_calls: [{ index, id, type: "function", function: { name, arguments: args } }] });
   const made: ChatCall[] = calls ?? [
@@ -373,65 +365,17 @@ test("guardFetch drop-call: two accepted calls at one index, beside a rejected c
 });
 
 test("guardFetch: a streamed call accepted in two versions beside one rejected in a version counts once and goes back once", async () => {
-  // (each block starts with one input and streams another; `tu_2` is rejected for its start's) Each version
-  // of `tu_1` counted as a call: "the accepted 2 did not run either", "1 of 3 calls" of two, and a retry sent
-  // two tool results for `tu_1`.
-  const wire = [
-    {
-      type: "message_start",
-      message: { id: "m1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null },
-    },
-    {
-      type: "content_block_start",
-      index: 0,
-      content_block: { type: "tool_use", id: "tu_1", name: "weather", input: { city: "Rome" } },
-    },
-    {
-      type: "content_block_delta",
-      index: 0,
-      delta: { type: "input_json_delta", partial_json: '{"city": "Oslo"}' },
-    },
-    { type: "content_block_stop", index: 0 },
-    {
-      type: "content_block_start",
-      index: 1,
-      content_block: { type: "tool_use", id: "tu_2", name: "weather", input: { town: "Paris" } },
-    },
-    {
-      type: "content_block_delta",
-      index: 1,
-      delta: { type: "input_json_delta", partial_json: '{"city": "Paris"}' },
-    },
-    { type: "content_block_stop", index: 1 },
-    { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } },
-    { type: "message_stop" },
-  ].map(sse).join("");
-  for (const retry of [0, 1]) {
-    const sent: { messages: { content: { tool_use_id?: string }[] }[] }[] = [];
-    const fetch = (_url: unknown, init?: RequestInit) => {
-      sent.push(JSON.parse(String(init?.body)));
-      return Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } }));
-    };
-    const response = await guardFetch(fetch, { retry })("http://llm.test/v1/messages", {
-      method: "POST",
-      body: JSON.stringify({
-        model: "m",
-        max_tokens: 10,
-        stream: true,
-        messages: [{ role: "user", content: "Weather?" }],
-        tools: [{ name: "weather", input_schema: TOOLS[0].function.parameters }],
-      }),
-    });
-    const said = (await response.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
-      JSON.parse(l.slice(6)).delta?.text ?? ""
-    ).join("");
-    if (retry === 0) {
-      assert.deepEqual(said.split("\n").slice(0, 2), [
-        "toolguard stopped this turn's tool calls; the accepted one did not run either.",
-        "1 of 2 calls was rejected; none of the rejected calls ran.",
-      ]);
-    } else {
-      assert.deepEqual(sent[1].messages.at(-1)!.content.map((r) => r.tool_use_id), ["tu_1", "tu_2"]);
-    }
-  }
+  // (`tu_2` is rejected for its start's input) Each version of `tu_1` counted as a call: "the accepted 2 did
+  // not run either", "1 of 3 calls" of two, and a retry sent two tool results for `tu_1`.
+  const wire = twoWayWire([
+    ["tu_1", { city: "Rome" }, '{"city": "Oslo"}'],
+    ["tu_2", { town: "Paris" }, '{"city": "Paris"}'],
+  ]);
+  assert.deepEqual((await twoVersions("withhold-turn", 0, wire)).said, [
+    "toolguard stopped this turn's tool calls; the accepted one did not run either.",
+    "1 of 2 calls was rejected; none of the rejected calls ran.",
+  ]);
+  const { sent } = await twoVersions("withhold-turn", 1, wire);
+  const results = sent[1].messages.at(-1)!.content as { tool_use_id: string }[];
+  assert.deepEqual(results.map((r) => r.tool_use_id), ["tu_1", "tu_2"]);
 });
