@@ -254,10 +254,14 @@ function answersAsked(request: Record<string, unknown>): number {
 }
 
 /**
- * Whether drop-call keeps a call of a streamed turn (`made`, see {@linkcode madeCalls}): one accepted whose
- * place (its answer and slot) holds no rejected call. The gate drops a place whole, as a client reads one
- * call there: an accepted call at the index a rejected one reused went with it, and the turn, counted as
- * one with a call to keep, was told "the other call of this turn was kept" of none and not retried.
+ * Whether drop-call keeps the accepted calls of a streamed turn (`made`, see {@linkcode madeCalls}): each
+ * has a place (its answer and slot) of its own, no rejected call and no other call there. A client reads
+ * one call at a place (the openai SDK merges the calls at an index: the last name and id, the arguments run
+ * together), so calls that share one (an OpenAI Chat `index` reused under a new id) cannot be parted: the
+ * turn is withheld whole. Kept in part, an accepted call at a rejected one's place went with it, and two
+ * accepted calls at one place reached the client as one call whose arguments were no JSON, while the model
+ * read "1 of 3 calls was rejected; the other calls were kept"; an answer that lost its only calls that way
+ * still ended `tool_calls` with none.
  */
 function keepsCalls(
   made: { verdict: Verdict; calls: readonly AssembledToolCall[] },
@@ -266,15 +270,24 @@ function keepsCalls(
   if (!dropsCalls(made.verdict, options)) return false;
   const placeOf = (c: AssembledToolCall) => `${c.choice} ${c.slot}`;
   const dropped = new Set(made.verdict.rejectedIndices.map((i) => placeOf(made.calls[i])));
-  return made.verdict.calls.some((c, i) => c.allowed && !dropped.has(placeOf(made.calls[i])));
+  const kept = new Map<string, string>(); // place -> the id of the call kept there (its versions share it)
+  return made.verdict.calls.every((c, i) => {
+    if (!c.allowed) return true;
+    const { id } = made.calls[i], place = placeOf(made.calls[i]);
+    if (dropped.has(place) || (kept.get(place) ?? id) !== id) return false;
+    kept.set(place, id);
+    return true;
+  });
 }
 
 /**
  * `verdict` on `calls` as the turn made them, with the calls it keeps (a retry sends each back with its
  * tool result): a call whose arguments clients read two ways is judged once per version (see
- * `StreamGate`), each a copy of the call (its answer, slot and id), and one version rejected rejects the
- * call, so its accepted versions are left out; counted, they were calls accepted beside it, which drop-call
- * would keep (of none) and the reason would say did not run. The verdict itself when no version goes.
+ * `StreamGate`), each a copy of the call (its answer, slot and id), and goes back once: as its first
+ * rejected version where one was rejected (that rejects the call), else as its first. Counted once per
+ * version, an accepted version beside a rejected one was a call drop-call would keep (of none) and the
+ * reason said did not run, and a call accepted in two versions beside another rejected went back twice, two
+ * tool results for one id, the model told "1 of 4 calls" of three. The verdict itself when no call goes.
  */
 function madeCalls(
   verdict: Verdict,
@@ -283,7 +296,13 @@ function madeCalls(
   if (verdict.rejectedIndices.length === 0) return { verdict, calls }; // (every judgement asks)
   const callOf = (i: number) => `${calls[i].choice} ${calls[i].slot} ${calls[i].id}`;
   const rejected = new Set(verdict.rejectedIndices.map(callOf));
-  const keep = verdict.calls.flatMap((c, i) => (c.allowed && rejected.has(callOf(i)) ? [] : [i]));
+  const taken = new Set<string>();
+  const keep = verdict.calls.flatMap((c, i) => {
+    const call = callOf(i);
+    if (taken.has(call) || (c.allowed && rejected.has(call))) return [];
+    taken.add(call);
+    return [i];
+  });
   if (keep.length === verdict.calls.length) return { verdict, calls };
   const kept = keep.map((i) => verdict.calls[i]);
   return {

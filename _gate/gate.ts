@@ -74,7 +74,8 @@ export interface GateOptions extends ValidateOptions {
    *   written into one block together (a JSON array of calls) cannot be parted without rewriting what the
    *   model wrote, so that turn is withheld whole (and, like any drop-call turn, not retried). So is a
    *   response of several answers (OpenAI Chat `n`, Gemini `candidateCount`) in which one used call fields
-   *   and another wrote its calls into text.
+   *   and another wrote its calls into text, and a stream that gave a rejected call and an accepted one the
+   *   same place (an OpenAI Chat `index` reused under a new id: a client reads one call there).
    */
   onRejected?: "withhold-turn" | "drop-call";
 }
@@ -337,7 +338,10 @@ export function makeJudge(
     return (answer) => {
       let text = told.get(answer);
       if (text === undefined) {
-        text = ownReason(own.get(answer) ?? [], turn, reason);
+        // (every router and rewrite asks only of an answer that owns a call here: the choice or candidate of
+        // a call it replaces or drops, or whose text lost one; one that did not would read the turn's text)
+        const calls = own.get(answer);
+        text = calls === undefined ? whole : ownReason(calls, turn, reason);
         told.set(answer, text);
       }
       return text;
@@ -356,9 +360,9 @@ export function makeJudge(
 }
 
 /**
- * The reason one answer of several reads: `reason` of that answer's `calls` alone (a verdict of them,
- * counted within it); an answer none of whose calls was rejected, withheld with the turn, is told why its
- * calls did not run.
+ * The reason one answer of several reads: `reason` of that answer's `calls` (one or more) alone (a verdict
+ * of them, counted within it); an answer none of whose calls was rejected, withheld with the turn, is told
+ * why its calls did not run.
  */
 function ownReason(
   calls: Verdict["calls"],
@@ -368,7 +372,6 @@ function ownReason(
   const rejectedIndices = calls.flatMap((c, i) => c.allowed ? [] : [i]);
   if (rejectedIndices.length === 0) {
     const other = "a tool call in another answer of this turn was rejected";
-    if (calls.length === 0) return `toolguard stopped this answer: ${other}.`;
     const one = calls.length === 1;
     return `toolguard stopped this answer's tool ${plural(calls.length, "call")}: ${
       one ? "it was" : "they were"

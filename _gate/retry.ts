@@ -236,7 +236,7 @@ const anthropic: Builder = (request, turn, feedback) => {
   // (a text block of white space alone goes, the model's own too: the API refuses one sent back)
   const said = spokenParts(turn.body && Array.isArray(turn.body.content) ? turn.body.content : [], turn)
     .filter((b) => !(isRecord(b) && b.type === "text" && typeof b.text === "string" && b.text.trim() === ""));
-  const content = said.some((b) => isRecord(b) && b.type === "tool_use") ? said : [
+  const content = said.some((b) => isRecord(b) && b.type === "tool_use") ? withJudgedInputs(said, turn) : [
     ...said,
     ...turn.calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: argObject(c.arguments) })),
   ];
@@ -254,6 +254,28 @@ const anthropic: Builder = (request, turn, feedback) => {
     }],
   };
 };
+
+/**
+ * The `tool_use` blocks of what a stream said, each with the input of its call as judged (matched by id, in
+ * order): a block streamed with one input at its start and another in its deltas went back with the input
+ * the stream kept (its deltas') while its tool result described the rejected one (its start's).
+ */
+function withJudgedInputs(blocks: readonly unknown[], turn: RejectedTurn): unknown[] {
+  const byId = new Map<string, { calls: TurnCall[]; next: number }>();
+  for (const c of turn.calls) {
+    const known = byId.get(c.id);
+    if (known) known.calls.push(c);
+    else byId.set(c.id, { calls: [c], next: 0 });
+  }
+  return blocks.map((b) => {
+    if (!isRecord(b) || b.type !== "tool_use" || typeof b.id !== "string") return b;
+    const known = byId.get(b.id);
+    const call = known?.calls[known.next++];
+    if (call === undefined) return b;
+    const input = argObject(call.arguments);
+    return JSON.stringify(input) === JSON.stringify(b.input) ? b : { ...b, input };
+  });
+}
 
 const ollama: Builder = (request, turn, feedback) => {
   const m = turn.body?.message;

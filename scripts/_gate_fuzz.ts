@@ -10,6 +10,7 @@ import { isDeepStrictEqual } from "node:util";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { type GateEvent, guardFetch, type GuardFetchOptions } from "../gate.ts";
+import { validateToolCalls } from "../validate.ts";
 import { extractToolCalls } from "../extract.ts";
 import { seeded } from "./_seeded.ts";
 
@@ -55,6 +56,10 @@ interface Call {
   args: string;
   /** The call's id goes on the wire where it is optional (Gemini's `functionCall.id`). */
   idShown?: boolean;
+  /** Chat: the stream gives the call the `index` of the call before it, under its own id (`placesShared`). */
+  reuse?: true;
+  /** Anthropic: the input its block starts with, another version than `args` (`placesShared`). */
+  start?: string;
 }
 /**
  * A piece of an answer. `opaque`: a part the gate must pass as it came (Anthropic `redacted_thinking` or a
@@ -379,7 +384,7 @@ const chat: Writer = {
       let ci = 0;
       for (const p of a.pieces) {
         if (p.kind === "call") {
-          const i = ci++;
+          const i = p.call.reuse && ci > 0 ? ci - 1 : ci++;
           out.push(chunk(index, {
             tool_calls: [{
               index: i,
@@ -608,13 +613,23 @@ function anthropicOpaque(n: number, at: number): Json[] {
   return [[redacted], [use, result], [redacted, use, result], [redacted, redacted]][n];
 }
 
+/** The input a `tool_use` block of `anthropicBlocks` starts with in a stream, where it is not `{}`. */
+const STARTS = new WeakMap<Json, Json>();
+
+/** A `tool_use` block of `call`, noting the input its stream starts with (see `STARTS`). */
+function toolUse(call: Call): Json {
+  const block = { type: "tool_use", id: call.id, name: call.name, input: argsObject(call) };
+  if (call.start !== undefined) STARTS.set(block, JSON.parse(call.start));
+  return block;
+}
+
 /** An Anthropic turn as content blocks. */
 function anthropicBlocks(t: Turn): Json[] {
   return t.answers[0].pieces.flatMap((p, i): Json[] =>
     p.kind === "opaque"
       ? anthropicOpaque(p.n, i)
       : p.kind === "call"
-      ? [{ type: "tool_use", id: p.call.id, name: p.call.name, input: argsObject(p.call) }]
+      ? [toolUse(p.call)]
       : p.kind === "thinking"
       ? [{ type: "thinking", thinking: p.text, signature: `sig${i}` }]
       : [{ type: "text", text: p.text }]
@@ -680,7 +695,8 @@ const anthropic: Writer = {
       } else if (block.type !== "tool_use" && block.type !== "server_tool_use") {
         ev({ type: "content_block_start", index, content_block: block });
       } else {
-        ev({ type: "content_block_start", index, content_block: { ...block, input: {} } });
+        const start = STARTS.get(block);
+        ev({ type: "content_block_start", index, content_block: { ...block, input: start ?? {} } });
         for (const s of cut(r, JSON.stringify(block.input))) {
           ev({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: s } });
         }
@@ -1096,7 +1112,8 @@ function readChatStream(events: Json[], wire: Difference[]): Read {
         const f = (tc.function ?? {}) as Json;
         const call = (a.calls[i] ??= { name: "", args: "", index: i });
         if (tc.id) call.id = tc.id as string;
-        call.name += str(f.name);
+        // (the openai SDK keeps the last name sent at an index: a call that reused it renames the call)
+        if (str(f.name)) call.name = str(f.name);
         call.args += str(f.arguments);
       }
     }
@@ -1551,11 +1568,18 @@ function transport(r: Rand, text: string): Uint8Array[] {
  * The fake provider: answers the n-th request with `turns[n]` (the last one again past the end); its streams
  * have empty text deltas drawn from `empties` when given.
  */
-function provider(dialect: FuzzDialect, turns: Turn[], streamed: boolean, r: Rand, empties?: Rand) {
+function provider(
+  dialect: FuzzDialect,
+  turns: Turn[],
+  streamed: boolean,
+  r: Rand,
+  { empties, requests }: { empties?: Rand; requests?: Json[] } = {},
+) {
   let n = 0;
   const writer = WRITERS[dialect];
   return (_input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const request = JSON.parse(String(init?.body ?? "{}"));
+    requests?.push(request);
     // (as many answers as asked: a stream's retry asks for one)
     const asked = request.n ?? request.generationConfig?.candidateCount ?? 1;
     const turn = turns[Math.min(n++, turns.length - 1)];
@@ -1601,18 +1625,43 @@ function provider(dialect: FuzzDialect, turns: Turn[], streamed: boolean, r: Ran
 export function fuzzCase(
   dialect: FuzzDialect,
   seed: number,
-  { emptyDeltas = false, oddCandidates = false }: SeedOptions = {},
+  { emptyDeltas = false, oddCandidates = false, sharedPlaces = false }: SeedOptions = {},
 ): { request: Json; turns: Turn[]; path: string } {
   const r = seeded(seed * 7919 + FUZZ_DIALECTS.indexOf(dialect));
   const drawn = [turnOf(r, dialect, "a"), turnOf(r, dialect, "b"), turnOf(r, dialect, "c")];
   const writer = WRITERS[dialect];
   const request = writer.request(r() < 0.95);
-  const turns = emptyDeltas ? blankStarts(drawn, seeded(seed * 7901 + 7)) : drawn;
+  const blanked = emptyDeltas ? blankStarts(drawn, seeded(seed * 7901 + 7)) : drawn;
+  const turns = sharedPlaces ? placesShared(blanked, seeded(seed * 7877 + 13)) : blanked;
   return {
     request,
     turns: oddCandidates ? oddPlaces(turns, seeded(seed * 7883 + 11)) : turns,
     path: writer.path,
   };
+}
+
+/**
+ * `turns` with some native calls given a place or an input twice (drawn from `r`, a stream of its own):
+ * a call after the first of its answer reuses the `index` of the one before it under its own id (Chat), and
+ * a block starts with another call's input before its deltas stream its own (Anthropic). Only those two
+ * writers read them. A body has no such call: see `placeChecks`.
+ */
+function placesShared(turns: Turn[], r: Rand): Turn[] {
+  return turns.map((t) => ({
+    ...t,
+    answers: t.answers.map((a) => {
+      let n = 0;
+      return {
+        pieces: a.pieces.map((p): Piece => {
+          if (p.kind !== "call") return p;
+          const reuse = n++ > 0 && r() < 0.5 ? { reuse: true as const } : {};
+          const other = callOf(r, "").args;
+          const start = r() < 0.5 && other !== p.call.args ? { start: other } : {};
+          return { kind: "call", call: { ...p.call, ...reuse, ...start } };
+        }),
+      };
+    }),
+  }));
 }
 
 /**
@@ -1639,6 +1688,11 @@ export interface SeedOptions {
    * candidate with `null`, and a call comes in the chunk of the words before it (see `Places`).
    */
   oddCandidates?: boolean;
+  /**
+   * Chat calls reuse the `index` of the call before them, Anthropic blocks start with another input than
+   * their deltas stream (see `placesShared`); the stream is then checked against itself (`placeChecks`).
+   */
+  sharedPlaces?: boolean;
 }
 
 /**
@@ -1667,7 +1721,7 @@ function through(
   seed: number,
   streamed: boolean,
   options: SeedOptions = {},
-): Promise<{ text: string; events: GateEvent[] }> {
+): Promise<{ text: string; events: GateEvent[]; requests: Json[] }> {
   const empties = options.emptyDeltas && streamed ? seeded(seed * 7907 + 104729) : undefined;
   return sent(
     fuzzCase(dialect, seed, options),
@@ -1686,14 +1740,14 @@ async function sent(
     empties?: Rand;
   },
   r: Rand,
-): Promise<{ text: string; events: GateEvent[] }> {
-  const events: GateEvent[] = [];
+): Promise<{ text: string; events: GateEvent[]; requests: Json[] }> {
+  const events: GateEvent[] = [], requests: Json[] = [];
   const options: GuardFetchOptions = {
     onVerdict: (e) => events.push(e),
     ...(mode === "drop-call" ? { onRejected: "drop-call" } : {}),
     ...(mode === "retry" ? { retry: 2 } : {}),
   };
-  const gfetch = guardFetch(provider(dialect, turns, streamed, r, empties), options);
+  const gfetch = guardFetch(provider(dialect, turns, streamed, r, { empties, requests }), options);
   let url = `http://fuzz.test${path}`;
   if (dialect === "gemini" && streamed) url += "?alt=sse";
   if (dialect === "gemini" && !streamed) url = url.replace(":streamGenerateContent", ":generateContent");
@@ -1704,7 +1758,7 @@ async function sent(
     body: JSON.stringify(body),
     headers: { "content-type": "application/json" },
   });
-  return { text: await response.text(), events };
+  return { text: await response.text(), events, requests };
 }
 
 /**
@@ -1825,6 +1879,107 @@ export async function givenBothWays(
   return { stream: await read(true), body: await read(false) };
 }
 
+/** The stop reason of an answer that leaves calls to run, in the dialects that name one. */
+const TOOL_STOP: Partial<Record<FuzzDialect, string>> = { chat: "tool_calls", anthropic: "tool_use" };
+
+/**
+ * The checks of a stream that gives calls a place or an input twice (`placesShared`), which no body can
+ * hold, so it is read against itself (`out` gets `stream`: what it read, `body`: what it should have): an
+ * answer stops for its calls only where it has some; a reason saying the other calls were kept leaves the
+ * calls it does not count as rejected (M - R of its "R of M calls"), and any other reason leaves none
+ * (checked in answers of native calls: `last`, the turn the stream's client read last); each follow-up the
+ * gate sent holds the calls its tool results describe (a result saying a call was rejected, of a call the
+ * judge rejects; one saying it did not run, of one it accepts).
+ */
+async function placeChecks(
+  dialect: FuzzDialect,
+  read: Read,
+  last: Turn | undefined,
+  requests: readonly Json[],
+  out: Difference[],
+): Promise<void> {
+  read.answers.forEach((a, i) => {
+    const stop = TOOL_STOP[dialect];
+    if (stop !== undefined && (a.stop === stop) !== (a.calls.length > 0)) {
+      out.push({ where: `answer ${i} stop against its calls`, stream: a.stop, body: a.calls.length });
+    }
+    const at = Math.max(
+      a.text.lastIndexOf("toolguard removed the rejected"),
+      a.text.lastIndexOf("toolguard stopped"),
+    );
+    if (at < 0 || !last?.answers[i] || calls(last.answers[i]).length === 0) return;
+    const reason = a.text.slice(at);
+    const kept =
+      /^toolguard removed the rejected tool calls? below; the other calls? of this turn (?:was|were) kept\./
+        .test(reason);
+    const counted = /(\d+) of (\d+) calls (?:was|were) rejected/.exec(reason);
+    const left = kept ? (counted ? Number(counted[2]) - Number(counted[1]) : NaN) : 0;
+    if (a.calls.length !== left) {
+      const said = reason.split("\n").slice(0, 2).join(" / ");
+      out.push({
+        where: `answer ${i} calls against its reason`,
+        stream: a.calls.length,
+        body: `${left}: ${said}`,
+      });
+    }
+  });
+  for (const request of requests.slice(1)) {
+    const turn = followUpTurn(request);
+    if (!turn) continue;
+    const verdict = await validateToolCalls(turn.calls, {
+      tools: Array.isArray(request.tools) ? request.tools : undefined,
+    });
+    turn.results.forEach((text, k) => {
+      const said = /^Your call to /.test(text)
+        ? "rejected"
+        : /^toolguard did not run /.test(text)
+        ? "accepted"
+        : text;
+      const judged = verdict.calls[k] === undefined
+        ? "no call"
+        : verdict.calls[k].allowed
+        ? "accepted"
+        : "rejected";
+      if (said !== judged) {
+        out.push({ where: `follow-up call ${k} against its tool result`, stream: turn.calls[k], body: text });
+      }
+    });
+  }
+}
+
+/**
+ * The last assistant turn of a follow-up request (Chat, Anthropic) and its tool results, each result paired
+ * with the call of its id (the n-th of an id with the n-th result of it); undefined for another dialect.
+ */
+function followUpTurn(request: Json): { calls: unknown[]; results: string[] } | undefined {
+  const messages = Array.isArray(request.messages) ? request.messages as Json[] : [];
+  const at = messages.findLastIndex((m) => m.role === "assistant");
+  if (at < 0) return undefined;
+  const assistant = messages[at];
+  const made: { id: unknown; call: unknown }[] = Array.isArray(assistant.tool_calls)
+    ? (assistant.tool_calls as Json[]).map((c) => ({ id: c.id, call: c }))
+    : Array.isArray(assistant.content)
+    ? (assistant.content as Json[]).filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, call: b }))
+    : [];
+  const answered: { id: unknown; text: string }[] = messages.slice(at + 1).flatMap((m) =>
+    m.role === "tool"
+      ? [{ id: m.tool_call_id, text: str(m.content) }]
+      : Array.isArray(m.content)
+      ? (m.content as Json[]).filter((b) => b.type === "tool_result").map((b) => ({
+        id: b.tool_use_id,
+        text: str(b.content),
+      }))
+      : []
+  );
+  const used = new Map<unknown, number>();
+  const calls = answered.map(({ id }) => {
+    const nth = used.get(id) ?? 0;
+    used.set(id, nth + 1);
+    return made.filter((c) => c.id === id)[nth]?.call;
+  });
+  return { calls, results: answered.map((r) => r.text) };
+}
+
 /** Notes a difference at `where` unless `a` (the stream's) and `b` (the body's) are deeply equal. */
 function compare(a: unknown, b: unknown, where: string, out: Difference[]) {
   if (!isDeepStrictEqual(a, b)) out.push({ where, stream: a, body: b });
@@ -1853,7 +2008,7 @@ export async function fuzzSeed(
   options: SeedOptions = {},
 ): Promise<FuzzResult> {
   const differences: Difference[] = [], whitespace: Difference[] = [];
-  let s: { text: string; events: GateEvent[] }, b: { text: string; events: GateEvent[] };
+  let s: Awaited<ReturnType<typeof through>>, b: Awaited<ReturnType<typeof through>>;
   try {
     [s, b] = [
       await through(dialect, mode, seed, true, options),
@@ -1911,6 +2066,17 @@ export async function fuzzSeed(
     differences.push({ where: "sdk threw on the stream", stream: String(error), body: "" });
   }
   if (byDesign) return { differences, whitespace: [], skipped: true };
+  if (options.sharedPlaces) {
+    // (checked against itself; against its body too where no call the stream sent has a place or an input
+    // twice: the other dialects' writers, and a seed that drew none)
+    const turns = fuzzCase(dialect, seed, options).turns;
+    const last = turns[Math.min(s.requests.length, turns.length) - 1];
+    await placeChecks(dialect, sr, last, s.requests, differences);
+    const twice = (c: Call) => (dialect === "chat" && c.reuse) || (dialect === "anthropic" && c.start);
+    if (turns.some((t) => t.answers.some((a) => calls(a).some(twice)))) {
+      return { differences, whitespace, rejected: s.events.some((e) => !e.verdict.allowed) };
+    }
+  }
   const reasons = [...s.events, ...b.events].flatMap((e) => (e.reason ? [e.reason] : []));
   const sReasons = s.events.flatMap((e) => (e.reason ? [e.reason] : []));
   const bReasons = b.events.flatMap((e) => (e.reason ? [e.reason] : []));

@@ -8,6 +8,7 @@
  * deno run -A scripts/gate_fuzz.ts --dialects cohere --modes retry --seed 1234 --all   # replay one seed
  * deno run -A scripts/gate_fuzz.ts --from 46001 --count 2000 --exact --empty-deltas
  * deno run -A scripts/gate_fuzz.ts --dialects gemini --from 70001 --count 500 --odd-candidates
+ * deno run -A scripts/gate_fuzz.ts --dialects chat,anthropic --from 1 --count 500 --shared-places
  * ```
  *
  * @module
@@ -25,7 +26,7 @@ import {
 } from "./_gate_fuzz.ts";
 
 const USAGE =
-  `usage: gate_fuzz.ts [--dialects a,b] [--modes m,n] [--from N] [--count N] [--seed N] [--all] [--exact] [--empty-deltas] [--odd-candidates] [--show] [--dump]
+  `usage: gate_fuzz.ts [--dialects a,b] [--modes m,n] [--from N] [--count N] [--seed N] [--all] [--exact] [--empty-deltas] [--odd-candidates] [--shared-places] [--show] [--dump]
   --dialects  ${FUZZ_DIALECTS.join(",")} (default all)
   --modes     ${FUZZ_MODES.join(",")} (default all)
   --from, --count  the seed range (default 1, 200); --seed N runs that one seed
@@ -36,6 +37,10 @@ const USAGE =
   --odd-candidates  Gemini candidates name an index other than their place at times, chunks hold the
               places before a candidate with null, and a call comes in the chunk of the words before it
               (drawn apart likewise)
+  --shared-places  Chat calls reuse the index of the call before them under their own id, Anthropic blocks
+              start with another input than their deltas stream (drawn apart likewise); no body holds such
+              calls, so the stream is checked against itself: stops, the calls a reason leaves, and the
+              follow-ups' calls against their tool results
   --show      print the seed's generated turns
   --dump      print what the client read streamed and whole, and the gate's events`;
 
@@ -51,6 +56,7 @@ if (import.meta.main) {
       exact: { type: "boolean", default: false },
       "empty-deltas": { type: "boolean", default: false },
       "odd-candidates": { type: "boolean", default: false },
+      "shared-places": { type: "boolean", default: false },
       show: { type: "boolean", default: false },
       dump: { type: "boolean", default: false },
     },
@@ -73,7 +79,11 @@ if (import.meta.main) {
       const bad: number[] = [], ws: number[] = [];
       let skipped = 0, rejected = 0;
       for (let seed = from; seed < from + count; seed++) {
-        const options = { emptyDeltas: values["empty-deltas"], oddCandidates: values["odd-candidates"] };
+        const options = {
+          emptyDeltas: values["empty-deltas"],
+          oddCandidates: values["odd-candidates"],
+          sharedPlaces: values["shared-places"],
+        };
         if (values.show) console.log(JSON.stringify(fuzzCase(dialect, seed, options), null, 1));
         if (values.dump) console.log(JSON.stringify(await debugSeed(dialect, mode, seed, options), null, 1));
         const result = await fuzzSeed(dialect, mode, seed, options);

@@ -151,3 +151,39 @@ test("gate fuzz: streams with empty text deltas among their text read as their b
     }
   }
 });
+
+test("gate fuzz chat, anthropic: calls given a place or an input twice leave what their reasons and follow-ups say", async () => {
+  // (`--shared-places`: no body holds such calls, so the stream is read against itself) Chat drop-call 81:
+  // two accepted calls at one index beside a rejected one were kept as one merged call, the model told "1 of
+  // 3 calls was rejected; the other calls of this turn were kept". Anthropic retry 17 and 32: a call accepted
+  // in two versions beside one rejected in a version went back twice, two tool results for one id.
+  const found: [FuzzDialect, FuzzMode, number][] = [["chat", "drop-call", 81], ["anthropic", "retry", 17], [
+    "anthropic",
+    "retry",
+    32,
+  ]];
+  const seeds = SEEDS.slice(0, 2).flatMap((seed) =>
+    (["chat", "anthropic"] as const).flatMap((dialect) =>
+      FUZZ_MODES.map((mode) => [dialect, mode, seed] as const)
+    )
+  );
+  let twice = 0;
+  for (const [dialect, mode, seed] of [...found, ...seeds]) {
+    const { turns } = fuzzCase(dialect, seed, { sharedPlaces: true });
+    const calls = turns.flatMap((t) =>
+      t.answers.flatMap((a) => a.pieces.flatMap((p) => p.kind === "call" ? [p] : []))
+    );
+    if (calls.some((p) => (dialect === "chat" ? p.call.reuse : p.call.start))) twice++;
+    const { differences } = await fuzzSeed(dialect, mode, seed, { sharedPlaces: true });
+    assert.deepEqual(
+      differences,
+      [],
+      `${dialect} ${mode} seed ${seed}, replay: deno run -A scripts/gate_fuzz.ts --dialects ${dialect} ` +
+        `--modes ${mode} --seed ${seed} --shared-places --all`,
+    );
+  }
+  assert.ok(
+    twice >= 10,
+    `calls given a place or an input twice in ${twice} of ${found.length + seeds.length} seeds`,
+  );
+});

@@ -89,53 +89,54 @@ test("guardFetch retry: each call's tool result says once that it did not run, a
   );
 });
 
-/**
- * An Anthropic stream of one tool call whose block starts with one input and streams another: the gate
- * judges both versions (the verdict lists the call once per version) and rejects `{"town"}`.
- */
-/** One OpenAI Chat stream chunk of choice 0, as SSE. */
-const chunk = (delta: unknown, finish: string | null = null) =>
+/** One OpenAI Chat stream chunk of choice `index` (0), as SSE. */
+const chunk = (delta: unknown, finish: string | null = null, index = 0) =>
   `data: ${
     JSON.stringify({
       id: "c1",
       object: "chat.completion.chunk",
       created: 1,
       model: "m",
-      choices: [{ index: 0, delta, finish_reason: finish }],
+      choices: [{ index, delta, finish_reason: finish }],
     })
   }\n\n`;
 const sse = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
-const VERSIONS_WIRE = [
-  {
-    type: "message_start",
-    message: { id: "m1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null },
-  },
-  {
-    type: "content_block_start",
-    index: 0,
-    content_block: { type: "tool_use", id: "tu_1", name: "weather", input: { town: "Oslo" } },
-  },
-  {
-    type: "content_block_delta",
-    index: 0,
-    delta: { type: "input_json_delta", partial_json: '{"city": "Oslo"}' },
-  },
-  { type: "content_block_stop", index: 0 },
-  { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } },
-  { type: "message_stop" },
-].map(sse).join("");
+/**
+ * An Anthropic stream of `weather` calls, each `[id, input, json]`: a block that starts with `input` and then
+ * streams `json` (clients read the one or the other: the gate judges both).
+ */
+const twoWayWire = (blocks: [string, Record<string, unknown>, string][]) =>
+  [
+    {
+      type: "message_start",
+      message: { id: "m1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null },
+    },
+    ...blocks.flatMap(([id, input, json], index) => [
+      { type: "content_block_start", index, content_block: { type: "tool_use", id, name: "weather", input } },
+      { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json } },
+      { type: "content_block_stop", index },
+    ]),
+    { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 5 } },
+    { type: "message_stop" },
+  ].map(sse).join("");
+/**
+ * An Anthropic stream of one tool call whose block starts with one input and streams another: the gate
+ * judges both versions (the verdict lists the call once per version) and rejects `{"town"}`.
+ */
+const VERSIONS_WIRE = twoWayWire([["tu_1", { town: "Oslo" }, '{"city": "Oslo"}']]);
 
 /**
- * {@linkcode VERSIONS_WIRE} gated with `onRejected` (and `retry` times, each answered with it): what the
- * client read (its text, stop reason and blocks), how many calls each verdict listed, and the requests sent.
+ * `wire` ({@linkcode VERSIONS_WIRE}) gated with `onRejected` (and `retry` times, each answered with it): what
+ * the client read (its text, stop reason and blocks), how many calls each verdict listed, and the requests
+ * sent.
  */
-async function twoVersions(onRejected: "withhold-turn" | "drop-call", retry = 0) {
+async function twoVersions(onRejected: "withhold-turn" | "drop-call", retry = 0, wire = VERSIONS_WIRE) {
   const versions: number[] = [];
   const sent: { messages: { content: unknown }[] }[] = [];
   const fetch = (_url: unknown, init?: RequestInit) => {
     sent.push(JSON.parse(String(init?.body)));
     return Promise.resolve(
-      new Response(VERSIONS_WIRE, { headers: { "content-type": "text/event-stream" } }),
+      new Response(wire, { headers: { "content-type": "text/event-stream" } }),
     );
   };
   const response = await guardFetch(fetch, {
@@ -227,6 +228,19 @@ test("guardFetch retry: one streamed call whose arguments clients read two ways 
   }
 });
 
+test("guardFetch retry: one streamed call whose arguments clients read two ways goes back as the version its tool result describes", async () => {
+  // The assistant turn held the input of the deltas (`city`, accepted) while the tool result told of the
+  // start's (`town`, rejected): the model read a call it had not made rejected for problems it did not have.
+  const { sent } = await twoVersions("withhold-turn", 1);
+  const [assistant, user] = sent[1].messages.slice(-2) as {
+    content: { type: string; input?: unknown; content?: string }[];
+  }[];
+  assert.deepEqual(assistant.content.filter((b) => b.type === "tool_use").map((b) => b.input), [{
+    town: "Oslo",
+  }]);
+  assert.match(user.content[0].content!, /unexpected_argument at "town"/);
+});
+
 test("guardFetch drop-call: an accepted call at the index a rejected one reused goes with it, and the turn is withheld and retried as one with no call kept", async () => {
   // A client reads one call at an index (the openai SDK merges the two): the gate dropped the index whole,
   // the accepted call with the rejected one, but counted the turn as one with a call to keep: "the other
@@ -260,4 +274,108 @@ test("guardFetch drop-call: an accepted call at the index a rejected one reused 
     }
     assert.equal(choices.at(-1).finish_reason, "stop", `retry ${retry}`);
   }
+});
+
+/**
+ * A Chat stream under drop-call whose choice 0 makes `a` (accepted) and then `b` (rejected) at index 0, and
+ * `c` (accepted) at index 1 (`n: 1`) or in choice 1 (`n: 2`), answered `retry` times with words (`calls`:
+ * other calls instead, as `[choice, index, id, name, arguments]`): each choice's text, call ids and finish
+ * reason as the client reads them, and the requests sent.
+ */
+type ChatCall = [choice: number, index: number, id: string, name: string, args: string];
+async function reusedBesideKept(n: 1 | 2, retry: 0 | 1, calls?: ChatCall[]) {
+  const raw = (choice: number, delta: unknown, finish: string | null = null) => chunk(delta, finish, choice);
+  const call = (choice: number, index: number, id: string, name: string, args: string) =>
+    raw(choice, { tool_calls: [{ index, id, type: "function", function: { name, arguments: args } }] });
+  const made: ChatCall[] = calls ?? [
+    [0, 0, "a", "weather", '{"city": "Oslo"}'],
+    [0, 0, "b", "drop_db", "{}"],
+    n === 1 ? [0, 1, "c", "weather", '{"city": "Rome"}'] : [1, 0, "c", "weather", '{"city": "Rome"}'],
+  ];
+  const wire = raw(0, { role: "assistant", content: "" }) + made.map((c) => call(...c)).join("") +
+    raw(0, {}, "tool_calls") + (n === 2 ? raw(1, {}, "tool_calls") : "") + "data: [DONE]\n\n";
+  const sent: { messages: { role: string; tool_call_id?: string; content: unknown }[] }[] = [];
+  const fetch = (_url: unknown, init?: RequestInit) => {
+    const body = sent.length === 0 ? wire : raw(0, { role: "assistant", content: "Done." }, "stop") +
+      "data: [DONE]\n\n";
+    sent.push(JSON.parse(String(init?.body)));
+    return Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } }));
+  };
+  const response = await guardFetch(fetch, { onRejected: "drop-call", retry })(
+    "http://llm.test/v1/chat/completions",
+    { method: "POST", body: JSON.stringify({ ...REQUEST, n, stream: true }) },
+  );
+  const said = ["", ""], ids: string[][] = [[], []], finish: unknown[] = [null, null];
+  for (const line of (await response.text()).split("\n")) {
+    if (!line.startsWith("data: {")) continue;
+    for (const c of JSON.parse(line.slice(6)).choices) {
+      said[c.index] += c.delta?.content ?? "";
+      for (const t of c.delta?.tool_calls ?? []) ids[c.index].push(t.id);
+      if (c.finish_reason) finish[c.index] = c.finish_reason;
+    }
+  }
+  return { said: said.map((s) => s.split("\n").slice(0, 2)), ids, finish, sent };
+}
+
+test("guardFetch drop-call: an accepted call at the index a rejected one reused, beside another kept call, withholds the turn as one", async () => {
+  // The index went whole (the accepted call with the rejected one) while the other call was kept: the model
+  // read "the other calls of this turn were kept" and "1 of 3" while the client got one call; with `n: 2`
+  // choice 0 lost both its calls and still ended `tool_calls`, with no call.
+  const one = await reusedBesideKept(1, 0);
+  assert.deepEqual(one.said[0], [
+    "toolguard stopped this turn's tool calls; the accepted 2 did not run either.",
+    "1 of 3 calls was rejected; none of the rejected calls ran.",
+  ]);
+  assert.deepEqual([one.ids[0], one.finish[0]], [[], "stop"]);
+  const two = await reusedBesideKept(2, 0);
+  assert.deepEqual(two.said, [
+    [
+      "toolguard stopped this turn's tool calls; the accepted one did not run either.",
+      "1 of 2 calls was rejected; none of the rejected calls ran.",
+    ],
+    [
+      "toolguard stopped this answer's tool call: it was accepted, but a tool call in another answer of this " +
+      "turn was rejected, so it did not run.",
+    ],
+  ]);
+  assert.deepEqual([two.ids, two.finish], [[[], []], ["stop", "stop"]]);
+  // Retried as a turn withheld whole: each call goes back, the accepted ones told they did not run.
+  const retried = await reusedBesideKept(1, 1);
+  assert.equal(retried.sent.length, 2);
+  const results = retried.sent[1].messages.filter((m) => m.role === "tool");
+  assert.deepEqual(results.map((r) => r.tool_call_id), ["a", "b", "c"]);
+  assert.match(String(results[0].content), /did not run/);
+  assert.match(String(results[1].content), /^Your call to drop_db was rejected and did not run\./);
+  assert.deepEqual([retried.ids[0], retried.finish[0], retried.said[0]], [[], "stop", ["Done."]]);
+});
+
+test("guardFetch drop-call: two accepted calls at one index, beside a rejected call, withhold the turn as one", async () => {
+  // Kept, they reached the client as one call (the openai SDK merges an index: the arguments run together,
+  // no JSON) while the model read "1 of 3 calls was rejected; the other calls of this turn were kept".
+  const { said, ids, finish } = await reusedBesideKept(1, 0, [
+    [0, 0, "a", "weather", '{"city": "Oslo"}'],
+    [0, 0, "b", "weather", '{"city": "Rome"}'],
+    [0, 1, "c", "drop_db", "{}"],
+  ]);
+  assert.deepEqual(said[0], [
+    "toolguard stopped this turn's tool calls; the accepted 2 did not run either.",
+    "1 of 3 calls was rejected; none of the rejected calls ran.",
+  ]);
+  assert.deepEqual([ids[0], finish[0]], [[], "stop"]);
+});
+
+test("guardFetch: a streamed call accepted in two versions beside one rejected in a version counts once and goes back once", async () => {
+  // (`tu_2` is rejected for its start's input) Each version of `tu_1` counted as a call: "the accepted 2 did
+  // not run either", "1 of 3 calls" of two, and a retry sent two tool results for `tu_1`.
+  const wire = twoWayWire([
+    ["tu_1", { city: "Rome" }, '{"city": "Oslo"}'],
+    ["tu_2", { town: "Paris" }, '{"city": "Paris"}'],
+  ]);
+  assert.deepEqual((await twoVersions("withhold-turn", 0, wire)).said, [
+    "toolguard stopped this turn's tool calls; the accepted one did not run either.",
+    "1 of 2 calls was rejected; none of the rejected calls ran.",
+  ]);
+  const { sent } = await twoVersions("withhold-turn", 1, wire);
+  const results = sent[1].messages.at(-1)!.content as { tool_use_id: string }[];
+  assert.deepEqual(results.map((r) => r.tool_use_id), ["tu_1", "tu_2"]);
 });
