@@ -6,7 +6,7 @@
  * @module
  */
 import { firstHole, heldIndices } from "../_common/values.ts";
-import { answersLinearly, boundedRegExp, linearRegExp } from "./linear_regexp.ts";
+import { answersLinearly, boundedRegExp, linearRegExp, MatchTooCostly } from "./linear_regexp.ts";
 import { SchemaError } from "./keywords.ts";
 
 /**
@@ -257,7 +257,8 @@ const CONFIRMED_FROM = 100_000;
 
 /**
  * Thrown where the native engine failed on a value (V8 exhausts its stack on about 8 M characters of
- * `^(?:a|b)*$`) and the linear-time matcher cannot read the pattern: neither "matches" nor "does not match"
+ * `^(?:a|b)*$`) and the linear-time matcher cannot read the pattern, or where the matcher ran out of its steps
+ * (a program of thousands of instructions, `(?:a?){5000}x`, on a long value): neither "matches" nor "does not match"
  * is known, and either, under `not`, would let a value by. Callers turn it into a finding.
  */
 export class PatternUnchecked extends Error {
@@ -274,7 +275,7 @@ export class PatternUnchecked extends Error {
 /**
  * Tests `s` against `re`. Where the native engine throws (stack exhaustion on a long value), the linear-time
  * matcher answers, as the engine would; where it cannot read the pattern, {@linkcode PatternUnchecked} is
- * thrown: never a guess. A "no" on a string of {@linkcode CONFIRMED_FROM} units or more is asked of it too. A
+ * thrown: never a guess, nor where the matcher runs out of its steps. A "no" on a string of {@linkcode CONFIRMED_FROM} units or more is asked of it too. A
  * long string that failed, asked again of the same pattern (source and flags: the reporting function's copy of
  * the one that decided), fails unrun.
  *
@@ -306,7 +307,8 @@ export function safeTest(re: RegExp, s: string): boolean {
       answer = linearTest(re, s) ?? false;
     }
   } catch (e) {
-    answer = linearTest(re, s) ?? unchecked(re, e);
+    // (the matcher ran out of steps: asked again, it would again)
+    answer = (e instanceof MatchTooCostly ? null : linearTest(re, s)) ?? unchecked(re, e);
   }
   if (long && !answer) remembered = { source: re.source, flags: re.flags, text: s };
   return answer;
@@ -324,7 +326,13 @@ function linearTest(re: RegExp, s: string): boolean | null {
   } catch {
     // (syntax or flags the matcher lacks: no answer)
   }
-  return linear === null ? null : linear.test(s);
+  if (linear === null) return null;
+  try {
+    return linear.test(s);
+  } catch (e) {
+    if (e instanceof MatchTooCostly) unchecked(re, e);
+    throw e;
+  }
 }
 
 /** Throws {@linkcode PatternUnchecked} for `re`, which the native engine threw `cause` on. */
