@@ -905,6 +905,13 @@ function codeUnits(s: string): number[] {
  */
 const searchesInPairs = lazy(() => /\B/u.test("a\u{1F600}b"));
 
+/**
+ * Whether the native engine may answer "no" where it fails rather than throw: JavaScriptCore's does (false on
+ * 2 M characters of `^(?:a|b)*$`, which match), V8's throws ("Maximum call stack size exceeded"). Told apart
+ * by the one other difference between them this module reads (see {@linkcode searchesInPairs}).
+ */
+export const failsQuietly: () => boolean = lazy(() => !searchesInPairs());
+
 /** The characters `^` and `$` meet before and after with the `m` flag. */
 function isLineEnd(c: number): boolean {
   return c === 10 || c === 13 || c === 0x2028 || c === 0x2029;

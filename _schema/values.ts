@@ -6,7 +6,13 @@
  * @module
  */
 import { firstHole, heldIndices } from "../_common/values.ts";
-import { answersLinearly, boundedRegExp, linearRegExp, MatchTooCostly } from "./linear_regexp.ts";
+import {
+  answersLinearly,
+  boundedRegExp,
+  failsQuietly,
+  linearRegExp,
+  MatchTooCostly,
+} from "./linear_regexp.ts";
 import { SchemaError } from "./keywords.ts";
 
 /**
@@ -251,7 +257,8 @@ const REMEMBERED_FROM = 256;
 /**
  * From this length a native "no" is asked again of the linear-time matcher where it reads the pattern:
  * JavaScriptCore's engine answers "no" where its stack runs out (about 2 M characters of `^(?:a|b)*$`)
- * instead of throwing as V8's does; this stays well below that, and a "no" costs then about 40 ms more.
+ * instead of throwing as V8's does; this stays well below that, and a "no" costs then about 40 ms more. Where
+ * the matcher does not read the pattern, JavaScriptCore's "no" is unchecked.
  */
 const CONFIRMED_FROM = 100_000;
 
@@ -304,10 +311,13 @@ export function safeTest(re: RegExp, s: string): boolean {
     answer = re.test(s);
     // (JavaScriptCore answers "no" where V8 throws: from 2 M characters of `^(?:a|b)*$`)
     if (!answer && s.length >= CONFIRMED_FROM && !answersLinearly(re, s.length)) {
-      answer = linearTest(re, s) ?? false;
+      // (where the matcher cannot read the pattern, JavaScriptCore's "no" is no answer: `^(?:a|b)*(?!xy)$` is
+      // "no" on 2 M characters that match, and under `not` a forbidden value went by)
+      answer = linearTest(re, s) ?? (failsQuietly() ? unchecked(re, QUIET_NO) : false);
     }
   } catch (e) {
-    // (the matcher ran out of steps: asked again, it would again)
+    // (the confirmation above gave no answer, or the matcher ran out of steps: asked again, the same)
+    if (e instanceof PatternUnchecked) throw e;
     answer = (e instanceof MatchTooCostly ? null : linearTest(re, s)) ?? unchecked(re, e);
   }
   if (long && !answer) remembered = { source: re.source, flags: re.flags, text: s };
@@ -334,6 +344,11 @@ function linearTest(re: RegExp, s: string): boolean | null {
     throw e;
   }
 }
+
+/** The cause of a {@linkcode PatternUnchecked} for a "no" from an engine that answers "no" where it fails. */
+const QUIET_NO =
+  "JavaScriptCore answers no where its stack runs out, and the linear-time matcher cannot read " +
+  "the pattern to confirm it";
 
 /** Throws {@linkcode PatternUnchecked} for `re`, which the native engine threw `cause` on. */
 function unchecked(re: RegExp, cause: unknown): never {
