@@ -6,7 +6,9 @@
  * tool schema (an MCP server's) could otherwise stall `validate()` on a short argument. Other patterns keep
  * the native engine. The matcher decides `^`, `$`, `\b`, `\B` and a lookaround of one character or class
  * (`(?=\d)`, `(?<!x)`) from the characters beside a position, runs a wide counted repeat of one set
- * (`\d{1,30001}`) on a count per thread, and reads the `s` and `m` flags (not `i`). An exponential pattern
+ * (`\d{1,30001}`), or of a group of a few sets read one way (`(?:ab){1000}`), on a count per thread, and reads
+ * the `s` and `m` flags (not `i`). A program that keeps thousands of threads alive a character
+ * (`(?:a?){5000}x`) stops at a budget of steps, and the value is refused as unchecked. An exponential pattern
  * that uses syntax it lacks (back-references, a wider lookaround) is refused when compiled: no bound on its
  * time could be given; a polynomial one keeps the native engine (bounded, and common in real schemas). A
  * search may start anywhere: a repeat of a set at an unanchored end is cut to its least count first (`\d+b`
@@ -60,6 +62,29 @@ interface Span {
 
 /** Syntax this matcher does not handle: the caller decides what to do with the pattern. */
 class Unsupported extends Error {}
+
+/**
+ * Thrown by the matcher's `test` where a string would take it past {@linkcode MATCH_STEPS}: a program of
+ * thousands of instructions (`(?:a?){5000}x`, `(?:ab|cd){1,500}x`) costs its size a character. Neither "matches"
+ * nor "does not match" is then known: the caller refuses the value as unchecked.
+ */
+export class MatchTooCostly extends Error {
+  /** Creates the error for a string of `length` units. */
+  constructor(length: number) {
+    super(
+      `the linear-time matcher would take more than ${MATCH_STEPS.base} + ${MATCH_STEPS.perChar} steps a ` +
+        `character on ${length} characters`,
+    );
+    this.name = "MatchTooCostly";
+  }
+}
+
+/**
+ * The steps the matcher may take on a string of n characters: `base` + `perChar` x n (a step is an instruction a
+ * thread runs, 50-100 ns on V8). A pattern with few threads alive a character (`^(?:a|b)*$`: about 5) runs
+ * to the end of a string of any length; one that keeps thousands alive gives up after about a tenth of a second.
+ */
+const MATCH_STEPS = { base: 2 ** 21, perChar: 32 };
 
 const SPACE: [number, number][] = [
   [9, 13],
@@ -728,25 +753,58 @@ type Op =
   | { op: "match" };
 
 /**
- * A counted repeat of one set (`\d{1,30001}`), run with a count instead of a copy of the set per count: the
- * program stays small, and the positions its threads entered at are kept in order, oldest first (see
- * {@linkcode run}).
+ * A counted repeat of one set (`\d{1,30001}`) or of a group that reads a few sets one way (`(?:ab){1000}`,
+ * `(?:[a-f]{2}){150}`), run with a count instead of a copy of the group per count: the program stays small.
+ * `sets` are the group's sets in order, `min` and `max` its counts. A thread that entered after `r`
+ * characters reads at `t` the set `(t - r) mod sets.length`: threads are kept by that phase, each phase the
+ * positions its threads entered at in order, oldest first (see {@linkcode run}).
  */
 interface CountOp {
   op: "count";
-  set: CharSet;
+  sets: CharSet[];
   min: number;
   max: number;
 }
 
+/** The most sets a group run as a {@linkcode CountOp} reads a round: each costs a test a character. */
+const COUNTED_WIDTH = 64;
+
 /**
- * A count past which a repeat of one set runs as a {@linkcode CountOp} rather than as copies: a copy per
+ * The sets `node` reads one after another, one way only (`ab`, `[a-z]{2}`, `(?:\d-){2}`), if at most `limit`;
+ * else null (alternatives, a count that varies, an assertion, nothing at all).
+ */
+function setSequence(node: Node, limit = COUNTED_WIDTH): CharSet[] | null {
+  switch (node.k) {
+    case "set":
+      return [node];
+    case "cat": {
+      const out: CharSet[] = [];
+      for (const item of node.items) {
+        const sets = setSequence(item, limit - out.length);
+        if (sets === null) return null;
+        out.push(...sets);
+      }
+      return out.length > 0 ? out : null;
+    }
+    case "rep": {
+      if (node.min !== node.max || node.min < 1) return null;
+      const sets = setSequence(node.node, limit);
+      if (sets === null || sets.length * node.min > limit) return null;
+      return Array.from({ length: node.min }, () => sets).flat();
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * A count past which a repeat of one set (or of a {@linkcode setSequence}) runs as a {@linkcode CountOp} rather than as copies: a copy per
  * count costs an instruction each, and a search from every start walks them all.
  */
 const COUNTED = 64;
 
 /**
- * Appends the instructions for `node` to `prog`; a wide repeat of one set as a {@linkcode CountOp} unless
+ * Appends the instructions for `node` to `prog`; a wide repeat of a {@linkcode setSequence} as a {@linkcode CountOp} unless
  * `counted` is false (each count a copy).
  */
 function emit(node: Node, prog: Op[], counted: boolean): void {
@@ -785,11 +843,11 @@ function emit(node: Node, prog: Op[], counted: boolean): void {
       return;
     }
     case "rep": {
-      if (
-        counted && node.node.k === "set" &&
-        (node.min > COUNTED || (node.max !== Infinity && node.max > COUNTED))
-      ) {
-        prog.push({ op: "count", set: node.node, min: node.min, max: node.max });
+      const sets = counted && (node.min > COUNTED || (node.max !== Infinity && node.max > COUNTED))
+        ? setSequence(node.node)
+        : null;
+      if (sets !== null) {
+        prog.push({ op: "count", sets, min: node.min, max: node.max });
         return;
       }
       // Each copy adds at least one instruction or none at all: a count past the program's limit is refused
@@ -847,6 +905,13 @@ function codeUnits(s: string): number[] {
  */
 const searchesInPairs = lazy(() => /\B/u.test("a\u{1F600}b"));
 
+/**
+ * Whether the native engine may answer "no" where it fails rather than throw: JavaScriptCore's does (false on
+ * 2 M characters of `^(?:a|b)*$`, which match), V8's throws ("Maximum call stack size exceeded"). Told apart
+ * by the one other difference between them this module reads (see {@linkcode searchesInPairs}).
+ */
+export const failsQuietly: () => boolean = lazy(() => !searchesInPairs());
+
 /** The characters `^` and `$` meet before and after with the `m` flag. */
 function isLineEnd(c: number): boolean {
   return c === 10 || c === 13 || c === 0x2028 || c === 0x2029;
@@ -873,12 +938,15 @@ function run(
   const n = s.length;
   const mark = new Int32Array(prog.length).fill(-1);
   const entered = new Int32Array(prog.length).fill(-1);
-  // per count: the number of characters read when each of its threads entered, oldest first from `heads`
-  const entries: number[][] = prog.map(() => []);
-  const heads = new Int32Array(prog.length);
+  // per count and phase: the number of characters read when each of its threads entered, oldest first from
+  // `heads`
+  const entries: number[][][] = prog.map((op) => op.op === "count" ? op.sets.map(() => []) : []);
+  const heads: number[][] = prog.map((op) => op.op === "count" ? op.sets.map(() => 0) : []);
   let current: number[] = [];
   let next: number[] = [];
   const stack: number[] = [];
+  let steps = 0;
+  const maxSteps = MATCH_STEPS.base + MATCH_STEPS.perChar * n;
   /** The character at `i` (-1 at the end). */
   const at = (i: number) => i >= n ? -1 : unicode ? s.codePointAt(i)! : s.charCodeAt(i);
   /** The character before `i` (-1 at the start), a pair read whole with `unicode`, as a lookbehind reads it. */
@@ -914,11 +982,12 @@ function run(
     stack.push(pc0);
     while (stack.length > 0) {
       const pc = stack.pop()!;
+      steps++;
       const op = prog[pc];
       if (op.op === "count") {
         // a thread enters a count that is listed already: its count starts here (an older one, with no most,
         // takes all a younger one would)
-        const queue = entries[pc];
+        const queue = entries[pc][read % op.sets.length];
         if (entered[pc] !== i) {
           entered[pc] = i;
           if (op.max !== Infinity || queue.length === 0) queue.push(read);
@@ -980,6 +1049,8 @@ function run(
     // a match may start anywhere, as RegExp#test searches
     if (add(current, 0, i, read)) return true;
     if (i === n) break;
+    steps += current.length;
+    if (steps > maxSteps) throw new MatchTooCostly(n);
     const c = at(i);
     const after = i + (c > 0xffff ? 2 : 1);
     if (c > 0xffff && searchesInPairs() && emptyInPair(i + 1)) return true;
@@ -988,26 +1059,39 @@ function run(
     for (const pc of current) {
       const op = prog[pc];
       if (op.op !== "count") continue;
-      const queue = entries[pc];
-      let head = heads[pc];
-      if (inSet(op.set, c)) { while (head < queue.length && read + 1 - queue[head] > op.max) head++; }
-      else head = queue.length;
-      if (head === queue.length || (head > 1024 && 2 * head > queue.length)) {
-        queue.splice(0, head); // (dropped at most once each)
-        head = 0;
+      const w = op.sets.length;
+      const most = op.max * w;
+      for (let phase = 0; phase < w; phase++) {
+        const queue = entries[pc][phase];
+        let head = heads[pc][phase];
+        if (head === queue.length) continue;
+        // (a thread that entered after r characters, r = phase mod w, reads its set (read - r) mod w)
+        if (inSet(op.sets[(read - phase + w) % w], c)) {
+          while (head < queue.length && read + 1 - queue[head] > most) head++;
+        } else head = queue.length;
+        if (head === queue.length || (head > 1024 && 2 * head > queue.length)) {
+          queue.splice(0, head); // (dropped at most once each)
+          head = 0;
+        }
+        heads[pc][phase] = head;
       }
-      heads[pc] = head;
     }
     for (const pc of current) {
       const op = prog[pc];
       if (op.op === "count") {
-        const queue = entries[pc];
-        if (queue.length === 0) continue;
+        if (entries[pc].every((queue) => queue.length === 0)) continue;
         if (mark[pc] !== after) {
           mark[pc] = after;
           next.push(pc);
         }
-        if (read + 1 - queue[heads[pc]] >= op.min && add(next, pc + 1, after, read + 1)) return true;
+        // a round ends for the threads that entered a whole number of rounds ago
+        const w = op.sets.length;
+        const phase = (read + 1) % w;
+        const queue = entries[pc][phase];
+        if (
+          queue.length > 0 && read + 1 - queue[heads[pc][phase]] >= op.min * w &&
+          add(next, pc + 1, after, read + 1)
+        ) return true;
       } else if (inSet((op as { set: CharSet }).set, c) && add(next, pc + 1, after, read + 1)) return true;
     }
     [current, next] = [next, current];
@@ -1166,7 +1250,11 @@ export function boundedRegExp(
     // the cost is only polynomial (`^(?!x)\w*\d*$`) the native engine stays: such patterns are common in
     // real schemas, and refusing them would refuse the tool; n^k on an argument is bounded, 2^n is not.
     // What it begins with is cut as below (`\d+(?=b)` is searched as `(?:\d)(?=b)`).
-    if (plain || (e instanceof Unsupported && (!GROUP_REPEAT.test(source) || !riskyShape(source)))) {
+    if (
+      plain ||
+      (e instanceof Unsupported &&
+        (!GROUP_REPEAT.test(source) || !riskyShape(source, { caseSensitive: !native.ignoreCase })))
+    ) {
       return cutLeading(source, native);
     }
     if (!(e instanceof Unsupported)) throw e;
@@ -1197,8 +1285,10 @@ export function boundedRegExp(
     prog = null;
   }
   if (prog === null) {
-    // a polynomial cost is bounded: kept, as where syntax is lacking; millions of choices are not
-    if (!exponential(tree) && costlyChoices(tree) <= NATIVE_STEPS) {
+    // a polynomial cost is bounded: kept, as where syntax is lacking; millions of choices are not, nor a search
+    // through a count too wide to copy (`(?:a{30}b{40}){1000}x`: 70 000 native steps from
+    // each start)
+    if (!searched && !exponential(tree) && costlyChoices(tree) <= NATIVE_STEPS) {
       return runs === native ? native : new CutRegExp(source, runs);
     }
     throw new Error(
@@ -1283,10 +1373,11 @@ function searchPolynomial(tree: Node): boolean {
  */
 const WIDE = lazy(() => searchesInPairs() ? 100 : 200);
 /**
- * The unbounded repeats, and counts past {@linkcode WIDE} of one set: the matcher copies a group once a
- * count, and a search through `(?:ab){1001}` costs it more than the native engine.
+ * The unbounded repeats, and counts past {@linkcode WIDE}: a search through `(?:ab){1000}x` from every start
+ * of 100 000 characters took V8 7 s. The matcher counts a set or a group of sets read one way (see
+ * {@linkcode setSequence}), and copies any other group once a count, on its budget of steps.
  */
-const wide: Opens = (rep) => rep.max === Infinity || (rep.max > WIDE() && rep.node?.k === "set");
+const wide: Opens = (rep) => rep.max === Infinity || rep.max > WIDE();
 
 /** A repeat of one set whose count varies, written where {@linkcode cutEnds} can rewrite it. */
 type SetRepeat = { k: "rep"; node: CharSet; min: number; max: number; span: Span };
@@ -1400,7 +1491,7 @@ function cutEnds(
  * alone: a lookaround as a plain group, `\b` as nothing, `\p{...}` as one character, a back-reference as a
  * repeat (it can match any length). Unknown to the end (the shape cannot be read): risky.
  */
-function riskyShape(source: string): boolean {
+function riskyShape(source: string, { caseSensitive }: { caseSensitive: boolean }): boolean {
   const shape = source.replace(
     /\\(?:[pP]\{[^}]*\}|k<[^>]*>|[1-9]\d*|[bB])|\\.|\(\?<?[=!]/g,
     (m) =>
@@ -1415,7 +1506,9 @@ function riskyShape(source: string): boolean {
         : m,
   );
   try {
-    return exponential(new Reader(shape, { unicode: true }).pattern());
+    // (alternatives of one set each read as that set, as where the matcher reads the pattern: `(?:a|b)+(?=xy)`
+    // is no more a repeat of alternatives than `(?:[ab])+(?=xy)`)
+    return exponential(new Reader(shape, { unicode: true, caseSensitive }).pattern());
   } catch {
     return true;
   }

@@ -6,7 +6,13 @@
  * @module
  */
 import { firstHole, heldIndices } from "../_common/values.ts";
-import { answersLinearly, boundedRegExp, linearRegExp } from "./linear_regexp.ts";
+import {
+  answersLinearly,
+  boundedRegExp,
+  failsQuietly,
+  linearRegExp,
+  MatchTooCostly,
+} from "./linear_regexp.ts";
 import { SchemaError } from "./keywords.ts";
 
 /**
@@ -251,13 +257,15 @@ const REMEMBERED_FROM = 256;
 /**
  * From this length a native "no" is asked again of the linear-time matcher where it reads the pattern:
  * JavaScriptCore's engine answers "no" where its stack runs out (about 2 M characters of `^(?:a|b)*$`)
- * instead of throwing as V8's does; this stays well below that, and a "no" costs then about 40 ms more.
+ * instead of throwing as V8's does; this stays well below that, and a "no" costs then about 40 ms more. Where
+ * the matcher does not read the pattern, JavaScriptCore's "no" is unchecked.
  */
 const CONFIRMED_FROM = 100_000;
 
 /**
  * Thrown where the native engine failed on a value (V8 exhausts its stack on about 8 M characters of
- * `^(?:a|b)*$`) and the linear-time matcher cannot read the pattern: neither "matches" nor "does not match"
+ * `^(?:a|b)*$`) and the linear-time matcher cannot read the pattern, or where the matcher ran out of its steps
+ * (a program of thousands of instructions, `(?:a?){5000}x`, on a long value): neither "matches" nor "does not match"
  * is known, and either, under `not`, would let a value by. Callers turn it into a finding.
  */
 export class PatternUnchecked extends Error {
@@ -274,7 +282,7 @@ export class PatternUnchecked extends Error {
 /**
  * Tests `s` against `re`. Where the native engine throws (stack exhaustion on a long value), the linear-time
  * matcher answers, as the engine would; where it cannot read the pattern, {@linkcode PatternUnchecked} is
- * thrown: never a guess. A "no" on a string of {@linkcode CONFIRMED_FROM} units or more is asked of it too. A
+ * thrown: never a guess, nor where the matcher runs out of its steps. A "no" on a string of {@linkcode CONFIRMED_FROM} units or more is asked of it too. A
  * long string that failed, asked again of the same pattern (source and flags: the reporting function's copy of
  * the one that decided), fails unrun.
  *
@@ -303,10 +311,14 @@ export function safeTest(re: RegExp, s: string): boolean {
     answer = re.test(s);
     // (JavaScriptCore answers "no" where V8 throws: from 2 M characters of `^(?:a|b)*$`)
     if (!answer && s.length >= CONFIRMED_FROM && !answersLinearly(re, s.length)) {
-      answer = linearTest(re, s) ?? false;
+      // (where the matcher cannot read the pattern, JavaScriptCore's "no" is no answer: `^(?:a|b)*(?!xy)$` is
+      // "no" on 2 M characters that match, and under `not` a forbidden value went by)
+      answer = linearTest(re, s) ?? (failsQuietly() ? unchecked(re, QUIET_NO) : false);
     }
   } catch (e) {
-    answer = linearTest(re, s) ?? unchecked(re, e);
+    // (the confirmation above gave no answer, or the matcher ran out of steps: asked again, the same)
+    if (e instanceof PatternUnchecked) throw e;
+    answer = (e instanceof MatchTooCostly ? null : linearTest(re, s)) ?? unchecked(re, e);
   }
   if (long && !answer) remembered = { source: re.source, flags: re.flags, text: s };
   return answer;
@@ -324,8 +336,19 @@ function linearTest(re: RegExp, s: string): boolean | null {
   } catch {
     // (syntax or flags the matcher lacks: no answer)
   }
-  return linear === null ? null : linear.test(s);
+  if (linear === null) return null;
+  try {
+    return linear.test(s);
+  } catch (e) {
+    if (e instanceof MatchTooCostly) unchecked(re, e);
+    throw e;
+  }
 }
+
+/** The cause of a {@linkcode PatternUnchecked} for a "no" from an engine that answers "no" where it fails. */
+const QUIET_NO =
+  "JavaScriptCore answers no where its stack runs out, and the linear-time matcher cannot read " +
+  "the pattern to confirm it";
 
 /** Throws {@linkcode PatternUnchecked} for `re`, which the native engine threw `cause` on. */
 function unchecked(re: RegExp, cause: unknown): never {

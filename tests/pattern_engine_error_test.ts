@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { compileSchema } from "../validate.ts";
 import { PatternUnchecked, safeTest } from "../_schema/values.ts";
+import { failsQuietly } from "../_schema/linear_regexp.ts";
 
 // Values long enough that V8's backtracking engine throws "Maximum call stack size exceeded" testing them
 // (from about 8.4 M characters of the first pattern, 10 M of the second, both left native); JavaScriptCore
@@ -50,4 +51,24 @@ test("where the engine fails, the linear matcher answers, or the value is unchec
   assert.equal(safeTest(new Failing("^(?:a|b)*$", "u"), "abc"), false);
   // (the i flag: the linear matcher does not read it)
   assert.throws(() => safeTest(new Failing("^(?:a|b)*$", "iu"), "abba"), PatternUnchecked);
+});
+
+/** A pattern whose engine answers "no" to every value, as JavaScriptCore's does where its stack runs out. */
+class Quiet extends RegExp {
+  override test(): boolean {
+    return false;
+  }
+}
+
+test("a no from an engine that fails quietly, on a long value the matcher cannot read, is unchecked", () => {
+  // JavaScriptCore answered no on 2 M characters of `^(?:a|b)*(?!xy)$`, which match (6 s on this machine), and
+  // the matcher, which reads no lookahead of two characters, could not say otherwise: under not, the forbidden
+  // value went by. V8 throws where it fails: its no is an answer.
+  const long = "ab".repeat(50_000);
+  const unreadable = new Quiet("^(?:a|b)*(?!xy)$", "u");
+  if (failsQuietly()) assert.throws(() => safeTest(unreadable, long), PatternUnchecked);
+  else assert.equal(safeTest(unreadable, long), false);
+  // a pattern the matcher reads is answered by it; a short value by the engine
+  assert.equal(safeTest(new Quiet("^(?:a|b)*$", "u"), long), true);
+  assert.equal(safeTest(unreadable, "abab"), false);
 });

@@ -346,23 +346,41 @@ test("a search through a count of one set takes the matcher from a count set by 
   }
 });
 
-test("a count of a group that reads one way stays native: the matcher, which copies it, is no faster", () => {
-  // The matcher runs a count of one set on a counter, but copies a group once a count: a search through
-  // `(?:ab){1001}x` on 100 000 characters took it past 5 s (2 002 instructions a character), the native engine
-  // 0.6 s; `(?:(?:ab){10}){100}x` was called exponential (a repeat in a repeat), though it reads one way.
-  const long = "ab".repeat(50_000);
-  for (
-    const pattern of [
-      "(?:ab){1001}x",
-      "(?:(?:ab){10}){100}x",
-      "(?:[a-z]{2}){150}[ab]?\\b",
-      "^(?:(?:ab){3})*$",
-    ]
-  ) {
-    const native = new RegExp(pattern, "u");
-    const bounded = boundedRegExp(pattern, native);
-    assert.equal(bounded, native, pattern);
-    for (const s of ["ab".repeat(1001) + "x", long.slice(0, 2_000) + "x", "ab".repeat(3), "ab".repeat(7)]) {
+test("a search through a wide count of a group that reads one way runs on the matcher, on a counter", async () => {
+  // The native engine searched `(?:ab){1001}x` from every start: 2 002 steps a start, 7 s on 100 000
+  // characters. The matcher counts a group of a few sets read one way as it counts one set, each character
+  // read once and a few threads alive (copied once a count, it ran out of its steps there).
+  const long = "ab".repeat(10_000);
+  const cases = ["(?:ab){1001}x", "(?:(?:ab){10}){201}x", "(?:[a-z]{2}){250}[ab]?x", "\\B(?:a\\w){1,300}x"];
+  for (const pattern of cases) {
+    const v = validator(pattern);
+    for (const [text, allowed] of [[long, false], [long + "x", true]] as const) {
+      const handed: string[] = [];
+      const [[call], read] = await countingWork(
+        String.prototype,
+        "codePointAt",
+        () =>
+          countingWork(
+            RegExp.prototype,
+            "exec",
+            () => v.validate([{ name: "t", arguments: { a: text } }]).calls[0],
+            (self: RegExp, [t]: string[]) => t === text ? handed.push(self.source) : 0,
+          ),
+      );
+      const message = call.findings.map((f) => f.message).join(" ");
+      assert.equal(call.allowed, allowed, `${pattern}: ${message}`);
+      assert.doesNotMatch(message, /could not be checked/, pattern);
+      assert.deepEqual(handed, [], `${pattern}: the native engine was handed the long string`);
+      assert.ok(read <= 3 * text.length, `${pattern}: ${read} code points read`);
+    }
+  }
+  // and answer as the native engine, short strings included (a thread's round starts where it entered)
+  for (const pattern of [...cases, "(?:ab){101,}b", "^(?:(?:ab){3})*$", "(?:a\\d){65}(?:\\da){66,}"]) {
+    for (
+      const s of ["ab".repeat(1001) + "x", "b" + long.slice(0, 2_000) + "x", "ab".repeat(3), "a1".repeat(140)]
+    ) {
+      const native = new RegExp(pattern, "u");
+      assert.equal(boundedRegExp(pattern, native, { shortNative: false }).test(s), native.test(s), pattern);
       assert.equal(
         linearRegExp(pattern)?.test(s) ?? native.test(s),
         native.test(s),
@@ -373,6 +391,32 @@ test("a count of a group that reads one way stays native: the matcher, which cop
   // with a choice inside, still exponential: never native
   const choice = "^(?:(?:a|ab){2})*$";
   assert.notEqual(boundedRegExp(choice, new RegExp(choice, "u")), new RegExp(choice, "u"));
+});
+
+test("a pattern whose program keeps thousands of threads alive gives up on a long value, refusing it as unchecked", () => {
+  // Counts of a group that can match empty or has alternatives are copied once a count: `(?:a?){5000}x` kept
+  // 10 000 instructions alive a character (11 s on 20 000 characters), `(?:ab|cd){1,500}x` 8 s on 100 000.
+  // The matcher stops at its budget of steps; neither yes nor no is known, and the value is refused.
+  for (
+    const [pattern, text] of [["(?:a?){5000}x", "a".repeat(2_000)], [
+      "(?:ab|cd){1,500}x",
+      "ab".repeat(10_000),
+    ]]
+  ) {
+    const [call] = validator(pattern).validate([{ name: "t", arguments: { a: text } }]).calls;
+    assert.equal(call.allowed, false, pattern);
+    assert.match(
+      call.findings[0].message,
+      /could not be checked against the pattern .*send a shorter value/,
+      pattern,
+    );
+    assert.equal(call.findings[0].code, "malformed_arguments");
+  }
+  // a short value is still answered
+  assert.equal(
+    validator("(?:a?){5000}x").validate([{ name: "t", arguments: { a: "aax" } }]).calls[0].allowed,
+    true,
+  );
 });
 
 test("wide counted repeats side by side run on counts, not refused as too large to copy", async () => {
