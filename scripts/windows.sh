@@ -2,8 +2,8 @@
 # `deno task check:windows`: the Windows test pass, on Linux, under Wine 10.
 #
 # Builds (or reuses) the Wine root from ../shared/windows/setup.sh, puts Windows' Node in it (the MCP tests'
-# servers), then runs the whole suite with the Windows builds of Deno (deno.exe) and Bun (bun.exe),
-# cross-compiles the CLI with `bun build --compile --bytecode --target=bun-windows-x64` and runs
+# servers), then runs the whole suite with the Windows builds of Deno (deno.exe) and Bun (bun.exe), both at
+# once, cross-compiles the CLI with `bun build --compile --bytecode --target=bun-windows-x64` and runs
 # `toolguard.exe selftest`. Every step is bounded with `timeout`; a test step also fails when the suite's own
 # output reports a failure or ends without its summary (Wine sometimes loses an exit status). Wine is always
 # stopped and the mounts undone on exit. Needs root (chroot, mounts).
