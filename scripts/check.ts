@@ -9,7 +9,8 @@
  *
  * Steps: fmt, lint, type-check, doc lint, publish dry-run, the zero-dependency proof for mod.ts, the import
  * graph (no value-import cycle, the layering rules), the suite
- * under Deno (with doc examples), the suite under Bun, and the break-the-guard proof.
+ * under Deno (with doc examples) and the suite under Bun, at once (each printed whole when it ends), and the
+ * break-the-guard proof.
  *
  * Each step runs with a temporary folder of its own (TMPDIR, and TMP and TEMP, which Windows reads) and fails
  * when it leaves anything in it, or (on Linux) a process still running with that folder in its environment,
@@ -23,11 +24,17 @@
 
 import { fileURLToPath } from "node:url";
 import { runs } from "./bun.ts";
-import { leftBehind, LEFTOVERS_FAIL, untrackedFiles } from "./_check_leftovers.ts";
+import { GRACE_MS, leftBehind, LEFTOVERS_FAIL, untrackedFiles } from "./_check_leftovers.ts";
 
 interface Step {
   name: string;
   cmd: string[];
+  /**
+   * Runs at the same time as the next steps that also say so; its output is kept and printed whole when it
+   * ends, so a failure reads as it would alone. The two suites: each keeps about one core busy and waits on
+   * its child processes the rest of the time, so two at once take the time of the longer one.
+   */
+  concurrent?: boolean;
 }
 
 const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))) as {
@@ -81,7 +88,9 @@ async function setUp(): Promise<string> {
 const steps: Step[] = [
   { name: "fmt", cmd: ["deno", "fmt", "--check"] },
   { name: "lint", cmd: ["deno", "lint"] },
-  { name: "type-check", cmd: ["deno", "check", "."] },
+  // The doc examples (JSDoc and README) too: the suite under Deno then runs with --no-check, not checking them
+  // and the test files a second time.
+  { name: "type-check", cmd: ["deno", "check", "--doc", ".", "README.md"] },
   { name: "doc lint", cmd: ["deno", "doc", "--lint", ...entryPoints] },
   { name: "publish dry-run", cmd: ["deno", "publish", "--dry-run", "--allow-dirty"] },
   {
@@ -89,49 +98,101 @@ const steps: Step[] = [
     cmd: ["deno", "run", "-A", "scripts/check_deps.ts", ...libraryEntryPoints],
   },
   { name: "import graph", cmd: ["deno", "run", "-A", "scripts/check_imports.ts"] },
-  { name: "tests (deno)", cmd: ["deno", "test", "-A", "--doc"] },
+  { name: "tests (deno)", cmd: ["deno", "test", "-A", "--doc", "--no-check"], concurrent: true },
   // Bun fails an async test after 5 s unless told otherwise: on a busy machine, tests that count work or
   // start servers ran past it. Tests say their own bounds; this one only catches a hang.
-  { name: "tests (bun)", cmd: ["bun", "test", "--timeout", "120000", "tests/"] },
+  { name: "tests (bun)", cmd: ["bun", "test", "--timeout", "120000", "tests/"], concurrent: true },
   { name: "break-the-guard", cmd: ["deno", "run", "-A", "scripts/break_guard.ts"] },
 ];
 
 const PATH = await setUp();
 const only = Deno.args;
 const results: { name: string; ok: boolean; seconds: number }[] = [];
-for (const step of steps) {
-  if (only.length > 0 && !only.some((o) => step.name.includes(o))) continue;
-  console.log(`\n=== ${step.name}: ${step.cmd.join(" ")}`);
+
+/**
+ * Runs one step in a temporary folder of its own and checks what it left there. With `capture`, its stdout and
+ * stderr are kept, in the order they came, and printed whole when it ends (a step running beside another).
+ */
+async function runStep(
+  step: Step,
+  capture: boolean,
+): Promise<{ ok: boolean; left: string[]; seconds: number }> {
+  const heading = `\n=== ${step.name}: ${step.cmd.join(" ")}`;
+  if (capture) console.log(`${heading} (started beside another step; its output follows when it ends)`);
+  else console.log(heading);
   const started = performance.now();
   let ok = false;
+  const chunks: Uint8Array[] = [];
   const temp = await Deno.makeTempDir({ prefix: "toolguard-check-" });
-  const untrackedBefore = untrackedFiles(rootPath);
   try {
     const command = step.cmd[0] === "deno" ? deno : step.cmd[0];
-    const { code } = await new Deno.Command(command, {
+    const child = new Deno.Command(command, {
       args: step.cmd.slice(1),
       env: { PATH, TMPDIR: temp, TMP: temp, TEMP: temp },
       stdin: "null",
-      stdout: "inherit",
-      stderr: "inherit",
-    }).output();
-    ok = code === 0;
+      stdout: capture ? "piped" : "inherit",
+      stderr: capture ? "piped" : "inherit",
+    }).spawn();
+    const reading = capture ? [child.stdout, child.stderr].map((stream) => keep(stream, chunks)) : [];
+    ok = (await child.status).code === 0;
+    // A process the step left running may still hold the pipes: read what came, no longer than the grace.
+    await Promise.race([Promise.all(reading), new Promise((resolve) => setTimeout(resolve, GRACE_MS))]);
   } catch (error) {
-    console.error(`could not start ${step.cmd[0]}: ${error instanceof Error ? error.message : error}`);
-  }
-  const left = await leftBehind(temp);
-  for (const file of untrackedFiles(rootPath)) {
-    if (!untrackedBefore.has(file)) left.push(`worktree file ${file}`);
-  }
-  if (left.length > 0) {
-    if (LEFTOVERS_FAIL) ok = false;
-    console.error(
-      `${step.name} left behind${LEFTOVERS_FAIL ? "" : " (listed only, on Windows)"}` +
-        " (each test, example or script removes what it makes, in a finally):\n  " +
-        left.slice(0, 20).join("\n  ") + (left.length > 20 ? `\n  ... ${left.length - 20} more` : ""),
+    chunks.push(
+      new TextEncoder().encode(
+        `could not start ${step.cmd[0]}: ${error instanceof Error ? error.message : error}\n`,
+      ),
     );
   }
-  results.push({ name: step.name, ok, seconds: (performance.now() - started) / 1000 });
+  const seconds = (performance.now() - started) / 1000;
+  if (capture) {
+    console.log(`\n=== ${step.name}: ended after ${seconds.toFixed(1)} s; its output:`);
+    for (const chunk of chunks) Deno.stdout.writeSync(chunk);
+  } else if (chunks.length > 0) {
+    for (const chunk of chunks) Deno.stderr.writeSync(chunk);
+  }
+  return { ok, left: await leftBehind(temp), seconds };
+}
+
+/** Appends what `stream` gives to `chunks` until it ends or is cancelled. */
+async function keep(stream: ReadableStream<Uint8Array>, chunks: Uint8Array[]): Promise<void> {
+  try {
+    for await (const chunk of stream) chunks.push(chunk);
+  } catch {
+    // cancelled, or the process went away
+  }
+}
+
+/** Reports what a step (or steps at once: `name` joins them) left behind; false when that fails the step. */
+function reportLeft(name: string, left: string[]): boolean {
+  if (left.length === 0) return true;
+  console.error(
+    `${name} left behind${LEFTOVERS_FAIL ? "" : " (listed only, on Windows)"}` +
+      " (each test, example or script removes what it makes, in a finally):\n  " +
+      left.slice(0, 20).join("\n  ") + (left.length > 20 ? `\n  ... ${left.length - 20} more` : ""),
+  );
+  return !LEFTOVERS_FAIL;
+}
+
+const chosen = steps.filter((step) => only.length === 0 || only.some((o) => step.name.includes(o)));
+for (let i = 0; i < chosen.length;) {
+  // the steps that run together: a concurrent one and the concurrent ones right after it
+  let end = i + 1;
+  if (chosen[i].concurrent) { while (end < chosen.length && chosen[end].concurrent) end++; }
+  const group = chosen.slice(i, end);
+  i = end;
+  const untrackedBefore = untrackedFiles(rootPath);
+  const ran = await Promise.all(group.map((step) => runStep(step, group.length > 1)));
+  // A file in the working tree cannot be told apart between steps that ran at once: it fails them all.
+  const newFiles = [...untrackedFiles(rootPath)].filter((file) => !untrackedBefore.has(file));
+  const inTree = reportLeft(
+    group.map((step) => step.name).join(" or "),
+    newFiles.map((f) => `worktree file ${f}`),
+  );
+  group.forEach((step, k) => {
+    const clean = reportLeft(step.name, ran[k].left);
+    results.push({ name: step.name, ok: ran[k].ok && clean && inTree, seconds: ran[k].seconds });
+  });
 }
 
 console.log("\n=== summary");

@@ -2,8 +2,8 @@
 # `deno task check:windows`: the Windows test pass, on Linux, under Wine 10.
 #
 # Builds (or reuses) the Wine root from ../shared/windows/setup.sh, puts Windows' Node in it (the MCP tests'
-# servers), then runs the whole suite with the Windows builds of Deno (deno.exe) and Bun (bun.exe),
-# cross-compiles the CLI with `bun build --compile --bytecode --target=bun-windows-x64` and runs
+# servers), then runs the whole suite with the Windows builds of Deno (deno.exe) and Bun (bun.exe), both at
+# once, cross-compiles the CLI with `bun build --compile --bytecode --target=bun-windows-x64` and runs
 # `toolguard.exe selftest`. Every step is bounded with `timeout`; a test step also fails when the suite's own
 # output reports a failure or ends without its summary (Wine sometimes loses an exit status). Wine is always
 # stopped and the mounts undone on exit. Needs root (chroot, mounts).
@@ -108,6 +108,43 @@ retried() {
   return $rc
 }
 
+# at_once "KIND|NAME|SECONDS|CMD|ARG..." ...: `retried` for each suite, all at the same time, each followed by
+# the test files, one wineserver serving them all. Each runs in a subshell whose whole output goes to a file of
+# its own, printed whole when that suite ends (a failure reads as it would alone); the subshell hands its
+# summary line back in a second file.
+at_once() {
+  local spec i out pids=() outs=() left name state sec
+  local -a parts
+  for spec in "$@"; do
+    IFS='|' read -r -a parts <<<"$spec"
+    out=$(mktemp "${TMPDIR:-/tmp}/check-windows-at-once.XXXXXX")
+    (
+      names=() states=() secs=() sentinels=()
+      retried "${parts[@]}" "${tests[@]}"
+      printf '%s\t%s\t%s\n' "${names[-1]}" "${states[-1]}" "${secs[-1]}" >"$out.state"
+    ) >"$out" 2>&1 </dev/null &
+    pids+=("$!") outs+=("$out")
+    log "${parts[1]}: started; its output follows when it ends"
+  done
+  left=${#pids[@]}
+  while [ "$left" -gt 0 ]; do
+    for i in "${!pids[@]}"; do
+      [ -n "${pids[$i]}" ] && ! kill -0 "${pids[$i]}" 2>/dev/null || continue
+      wait "${pids[$i]}"
+      cat "${outs[$i]}"
+      if IFS=$'\t' read -r name state sec <"${outs[$i]}.state"; then
+        names+=("$name") states+=("$state") secs+=("$sec")
+      else
+        names+=("suite ${i}") states+=("FAIL(its subshell ended without a summary line)") secs+=(0)
+      fi
+      rm -f "${outs[$i]}" "${outs[$i]}.state"
+      pids[$i]=""
+      left=$((left - 1))
+    done
+    [ "$left" = 0 ] || sleep 1
+  done
+}
+
 summary() {
   local failed=0 i
   echo
@@ -164,9 +201,11 @@ timeout -k 5 120 "$W/w10" wine cmd.exe /c exit >/dev/null 2>&1 </dev/null || tru
 if [ ${#tests[@]} = 0 ]; then
   skip "tests under Wine" "no test files found"
 else
-  # Type-checking happened on Linux already; --no-check saves a minute under Wine.
-  retried deno "deno.exe test (${#tests[@]} files)" 900 "$W/w10" wine "$W/bin/deno.exe" test -A --no-check "${tests[@]}"
-  retried bun "bun.exe test (${#tests[@]} files)" 900 "$W/w10" wine "$W/bin/bun.exe" test "${tests[@]}"
+  # Type-checking happened on Linux already; --no-check saves a minute under Wine. The two suites run at once
+  # (`at_once`), in the one prefix: each keeps about one core busy.
+  at_once \
+    "deno|deno.exe test (${#tests[@]} files)|900|$W/w10|wine|$W/bin/deno.exe|test|-A|--no-check" \
+    "bun|bun.exe test (${#tests[@]} files)|900|$W/w10|wine|$W/bin/bun.exe|test"
 fi
 
 if [ -f cli.ts ]; then

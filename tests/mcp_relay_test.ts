@@ -126,6 +126,9 @@ test("relayMcp: against a server that answers at random, every request the relay
       output: (bytes) => void (out += new TextDecoder().decode(bytes)),
       stderr: "ignore",
       scanOutput: random() < 0.5,
+      // A request the server never answers is answered by the relay once the client's grace is over: the
+      // default 2 s made this test wait seconds per run; a server answering late (30 ms) still fits.
+      shutdownGraceMs: 250,
     });
     const answered = new Set<string>();
     for (const line of out.split("\n")) {
