@@ -713,7 +713,8 @@ async function scanned(
     // written in words too, since the model reads them as much as the values. Items a protocol function
     // built may share parts or hold cycles (JSON never does, and a copy as sent keeps them): each part is then
     // walked once.
-    const items = copyAsSent === undefined ? result.items : copyAsSent(result.items);
+    // (holes kept: JSON writes null there, no text, and a parser's sparse arrays then cost what they hold)
+    const items = copyAsSent === undefined ? result.items : copyAsSent(result.items, { holes: true });
     const text = stringsIn(items, { keys: "worded", once: built }).join("\n");
     result.warnings = scan(text, { context: "tool_output" }).findings;
     return result;
