@@ -78,7 +78,7 @@ test("runTool: stdout whose read fails after a part is withheld as a protocol fa
       }),
     );
   };
-  for (const protocol of ["lines", "text", "jsonl"] as const) {
+  for (const protocol of ["lines", "text"] as const) {
     const r = await runEngine(tool.command, tool.args, { protocol, timeoutMs: 20_000 }, {
       readStdout: failingAfterOne,
     });
