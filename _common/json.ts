@@ -1263,7 +1263,9 @@ function hasToJSON(node: object): boolean {
  * that write the same JSON text are read alike. With `apart`, each place an object appears gets a copy of its
  * own, as `JSON.parse(JSON.stringify(value))` gives (for a copy to be changed in place: coerce, converting one
  * place, changed every place that shared it): for a value already found within measure, and a `TypeError`
- * past {@link MOST_WRITTEN_OUT} objects copied, a loop among them.
+ * past {@link MOST_WRITTEN_OUT} objects copied, a loop among them. With `holes`, every array keeps its holes
+ * whatever its length, for a reader that takes only the text out (the scan: JSON's `null` holds none), so a
+ * sparse array costs what it holds.
  *
  * @example
  * ```ts
@@ -1280,7 +1282,7 @@ function hasToJSON(node: object): boolean {
  * });
  * ```
  */
-export function copyAsSent<T>(value: T, options: { apart?: boolean } = {}): T {
+export function copyAsSent<T>(value: T, options: { apart?: boolean; holes?: boolean } = {}): T {
   const copies = new Map<object, unknown[] | Record<string, unknown>>();
   const pending: object[] = [];
   const targets: (unknown[] | Record<string, unknown>)[] = [];
@@ -1300,7 +1302,9 @@ export function copyAsSent<T>(value: T, options: { apart?: boolean } = {}): T {
           "reading it would never end; pass plain data",
       );
     }
-    copies.set(v, copy = Array.isArray(v) ? new Array(v.length) : {});
+    // (with holes, the copy gets its length once filled: a length set first makes V8 fill that many slots,
+    // 1-2 ms for a parser's 65 536-long array that holds one element, and a far index written first does not)
+    copies.set(v, copy = Array.isArray(v) ? (options.holes ? [] : new Array(v.length)) : {});
     pending.push(v);
     targets.push(copy);
     return copy;
@@ -1312,9 +1316,10 @@ export function copyAsSent<T>(value: T, options: { apart?: boolean } = {}): T {
     if (Array.isArray(to)) {
       const list = from as unknown[];
       const read = (j: number) => asSent(list[j], String(j));
-      if (list.length <= MOST_WRITTEN_OUT) { // as JSON writes it, every index
+      if (list.length <= MOST_WRITTEN_OUT && !options.holes) { // as JSON writes it, every index
         for (let j = 0; j < list.length; j++) to[j] = copyOf(read(j), () => read(j)) ?? null;
       } else eachHeld(list, (_, j) => to[j] = copyOf(read(j), () => read(j)) ?? null);
+      if (options.holes) to.length = list.length;
       continue;
     }
     for (const k in from) {

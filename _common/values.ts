@@ -713,13 +713,20 @@ export function stringsIn(
     if (typeof v === "string") out.push(v);
     else if (Array.isArray(v)) {
       if (walked !== undefined && seenAgain(walked, v)) continue;
-      if (walked === undefined || v.length <= 65_536) {
-        for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
-      } else {
-        // built in code, a long array may have holes (length 2^32-1 and one element): it costs what it holds
-        const held: unknown[] = [];
-        eachHeld(v, (item) => held.push(item));
-        for (let i = held.length - 1; i >= 0; i--) stack.push(held[i]);
+      // From the end (the stack gives them back in order); only what can hold text is pushed. Built in code,
+      // an array may have holes (length 2^32-1 and one element): from its last hole on, only the indices it
+      // holds are read, so it costs what it holds.
+      for (let i = v.length - 1; i >= 0; i--) {
+        let item = v[i];
+        if (item === undefined && walked !== undefined && !(i in v)) {
+          const held = heldIndices(v, 0, i);
+          for (let j = held.length - 1; j >= 0; j--) {
+            item = v[held[j]];
+            if (typeof item === "string" || (typeof item === "object" && item !== null)) stack.push(item);
+          }
+          break;
+        }
+        if (typeof item === "string" || (typeof item === "object" && item !== null)) stack.push(item);
       }
     } else if (typeof v === "object" && v !== null) {
       if (walked !== undefined && seenAgain(walked, v)) continue;

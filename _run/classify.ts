@@ -62,6 +62,11 @@ export interface ProcessOutcome {
    * newline is dropped, and nothing whole read is `protocol`, never an empty answer.
    */
   stdoutHeld?: boolean;
+  /**
+   * Set when reading stdout failed before its end (an I/O error on the pipe): why. What was read may be only
+   * part of what the tool wrote, so the run is a failure (`protocol`), never results nor an empty answer.
+   */
+  stdoutReadError?: string;
   /** Wall-clock milliseconds from spawn to settle. */
   durationMs?: number;
 }
@@ -416,6 +421,17 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     (protocol === "lines" || protocol === "text");
   if (outcome.killedBy === "overflow" && !truncate) {
     return failure("protocol", `stdout exceeded ${byteCount(cap)}; the guard ended the process tree`, common);
+  }
+  if (typeof outcome.stdoutReadError === "string") {
+    // Before the exit status: one after the failed read may be the tool's reaction to the pipe we closed.
+    const why = clip(outcome.stdoutReadError, 200);
+    const read = byteCount(toBytes(outcome.stdout).length);
+    return failure(
+      "protocol",
+      `reading stdout failed after ${read} (${why}), so the output may be incomplete and is withheld` +
+        outputSummary(common.stderr, "", encoding),
+      common,
+    );
   }
   // A cut output excuses only the guard's own kill, never a status the tool ended with by itself.
   if (!(truncate && endedByGuard(outcome))) {

@@ -1,17 +1,26 @@
 /**
  * Byte pipes to and from a child process, over whatever each runtime gives: web streams (Deno, Bun's
  * stdout), Bun's `FileSink` (its stdin) and Node streams. Every source and sink here has the same small
- * shape and never throws: a broken pipe reads as end-of-file, and writes to it are dropped.
+ * shape and never throws: a read that fails ends the source as end-of-file does, but the source keeps why
+ * (`failure()`), so that output cut by the failure is never taken for all the tool wrote; writes to a broken
+ * pipe are dropped.
  *
  * @module
  */
 
-/** A pull-based byte source over a child's pipe. `read()` resolves null at end-of-file or after `cancel()`. */
+import { errorText } from "../_common/values.ts";
+
+/**
+ * A pull-based byte source over a child's pipe. `read()` resolves null at end-of-file, after `cancel()`, or
+ * once a read failed (then `failure()` says why).
+ */
 export interface ByteSource {
-  /** The next chunk, or null at end-of-file. */
+  /** The next chunk, or null at end-of-file (or after a failed read). */
   read(): Promise<Uint8Array | null>;
   /** Stop reading and close our end of the pipe. */
   cancel(): void;
+  /** Why a read failed, as text; null while none has (end-of-file and `cancel()` are no failure). */
+  failure(): string | null;
 }
 
 /** A byte sink over a child's stdin pipe. Never throws: once the pipe is broken, writes are dropped. */
@@ -29,6 +38,7 @@ export interface ByteSink {
 export function webSource(stream: ReadableStream<Uint8Array>): ByteSource {
   const reader = stream.getReader();
   let done = false;
+  let failed: string | null = null;
   return {
     async read() {
       if (done) return null;
@@ -39,7 +49,8 @@ export function webSource(stream: ReadableStream<Uint8Array>): ByteSource {
           return null;
         }
         return r.value;
-      } catch {
+      } catch (error) {
+        if (!done) failed = errorText(error); // (a read pending when we cancelled is no failure)
         done = true;
         return null;
       }
@@ -49,6 +60,7 @@ export function webSource(stream: ReadableStream<Uint8Array>): ByteSource {
       done = true;
       reader.cancel().catch(() => {});
     },
+    failure: () => failed,
   };
 }
 
@@ -79,6 +91,7 @@ export function byteStreamSource(stream: ReadableStream<Uint8Array>): ByteSource
 class ByobSource implements ByteSource {
   readonly #reader: ReadableStreamBYOBReader;
   #done = false;
+  #failed: string | null = null;
 
   constructor(reader: ReadableStreamBYOBReader) {
     this.#reader = reader;
@@ -96,6 +109,10 @@ class ByobSource implements ByteSource {
     this.#reader.cancel().catch(() => {});
   }
 
+  failure(): string | null {
+    return this.#failed;
+  }
+
   /** A read's outcome: an exact-size copy of the bytes, or null at end-of-file; the buffer goes back. */
   readonly #take = (r: ReadableStreamReadResult<Uint8Array>): Uint8Array | null => {
     // The buffer came back (transferred) unless the read was cancelled; it can be read into again.
@@ -108,7 +125,8 @@ class ByobSource implements ByteSource {
     return chunk;
   };
 
-  readonly #fail = (): null => {
+  readonly #fail = (error: unknown): null => {
+    if (!this.#done) this.#failed = errorText(error); // (a read pending when we cancelled is no failure)
     this.#done = true;
     return null;
   };
@@ -126,6 +144,7 @@ export interface NodeReadable {
 export function nodeSource(stream: NodeReadable): ByteSource {
   const queue: Uint8Array[] = [];
   let ended = false;
+  let failed: string | null = null;
   let waiter: (() => void) | null = null;
   const wake = () => {
     const w = waiter;
@@ -145,7 +164,8 @@ export function nodeSource(stream: NodeReadable): ByteSource {
     ended = true;
     wake();
   });
-  stream.on("error", () => {
+  stream.on("error", (error) => {
+    if (!ended) failed = errorText(error);
     ended = true;
     wake();
   });
@@ -163,11 +183,12 @@ export function nodeSource(stream: NodeReadable): ByteSource {
       stream.destroy();
       wake();
     },
+    failure: () => failed,
   };
 }
 
 /** A source already at end-of-file: the stderr of a child whose stderr is not piped. */
-export const ENDED: ByteSource = { read: () => Promise.resolve(null), cancel() {} };
+export const ENDED: ByteSource = { read: () => Promise.resolve(null), cancel() {}, failure: () => null };
 
 /** A sink over a web `WritableStream` (Deno's child stdin). */
 export function webSink(stream: WritableStream<Uint8Array>): ByteSink {

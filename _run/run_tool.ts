@@ -6,6 +6,7 @@
  */
 
 import {
+  type ByteSource,
   type ChildExit,
   type LiveChild,
   spawnChild,
@@ -102,6 +103,11 @@ export interface EngineBounds {
    * an installation missing the module would (the public `runTool` never passes bounds).
    */
   loadScanner?: () => Promise<Pick<typeof import("../_scan/scan.ts"), "scan">>;
+  /**
+   * What the run reads the child's stdout through: the child's own pipe unless a test puts a stream between
+   * that fails partway, as a read of a pipe can (EIO) but no real child can make it on demand.
+   */
+  readStdout?: (stdout: ByteSource) => ByteSource;
 }
 /** After SIGKILL, how long the guard waits for the exit status before it settles anyway. */
 const SETTLE_SLACK_MS = 60;
@@ -238,7 +244,9 @@ async function execute(
   if (!attempt.ok) {
     return notRun(`could not start ${JSON.stringify(command)}${where}: ${attempt.reason}`, elapsed());
   }
-  const run = await new ToolRun(attempt.child, options, bounds).finished();
+  const { readStdout } = bounds;
+  const child = readStdout ? { ...attempt.child, stdout: readStdout(attempt.child.stdout) } : attempt.child;
+  const run = await new ToolRun(child, options, bounds).finished();
   // Started through a launcher (setsid) that could not exec the tool: that is a failure to start, not an exit.
   const notStarted = run.exit && run.killedBy === null
     ? attempt.child.startFailure?.(run.exit, run.wroteStdout, run.stderr)
@@ -255,6 +263,7 @@ async function execute(
     abortReason: run.abortReason,
     exitedFirst: run.exitedFirst,
     stdoutHeld: run.stdoutHeld,
+    ...(run.stdoutFailure !== null ? { stdoutReadError: run.stdoutFailure } : {}),
     durationMs: elapsed(),
   }, options);
   // How the tree was found matters only when the guard ended it and may have missed part of it.
@@ -294,6 +303,8 @@ interface RunOutcome {
   exitedFirst: boolean;
   /** Whether a process the tool left running still held stdout open when the guard stopped reading it. */
   stdoutHeld: boolean;
+  /** Why reading stdout failed before its end, or null when it did not. */
+  stdoutFailure: string | null;
 }
 
 /**
@@ -341,8 +352,10 @@ class ToolRun {
   #cancelTimeout: () => void = () => {};
   /** Set once both pipes are at end-of-file. */
   #pipesClosed = false;
-  /** Set once stdout is at end-of-file (or the guard stopped reading it at the cap). */
+  /** Set once stdout is at end-of-file (or the guard stopped reading it at the cap, or a read failed). */
   #stdoutDone = false;
+  /** Why a read of stdout failed, or null: what came before may be only part of the output. */
+  #stdoutFailure: string | null = null;
   /** Set once stderr is at end-of-file (at once when it is not piped to us). */
   #stderrDone = false;
   #killScheduled = false;
@@ -405,6 +418,7 @@ class ToolRun {
       abortReason: this.#abortReason,
       exitedFirst: this.#exitedFirst,
       stdoutHeld,
+      stdoutFailure: this.#stdoutFailure,
     };
   }
 
@@ -415,6 +429,7 @@ class ToolRun {
       const chunk = await source.read();
       if (chunk === null) {
         this.#stdoutDone = true;
+        this.#stdoutFailure = source.failure();
         return;
       }
       if (this.#draining) {
@@ -698,7 +713,8 @@ async function scanned(
     // written in words too, since the model reads them as much as the values. Items a protocol function
     // built may share parts or hold cycles (JSON never does, and a copy as sent keeps them): each part is then
     // walked once.
-    const items = copyAsSent === undefined ? result.items : copyAsSent(result.items);
+    // (holes kept: JSON writes null there, no text, and a parser's sparse arrays then cost what they hold)
+    const items = copyAsSent === undefined ? result.items : copyAsSent(result.items, { holes: true });
     const text = stringsIn(items, { keys: "worded", once: built }).join("\n");
     result.warnings = scan(text, { context: "tool_output" }).findings;
     return result;

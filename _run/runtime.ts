@@ -504,8 +504,12 @@ interface Launch {
 /** The launch for `spec`: itself on POSIX; on Windows the resolved program, or why it cannot start safely. */
 function planLaunch(spec: SpawnSpec): ({ ok: true } & Launch) | { ok: false; reason: string } {
   if (!isWindows) return { ok: true, command: spec.command, args: spec.args, rawArguments: false };
-  // planWindowsLaunch reads PATH, PATHEXT and ComSpec itself, matching names case-insensitively.
-  return planWindowsLaunch(spec.command, spec.args, effectiveEnv(spec), isFileSync, spec.cwd);
+  // planWindowsLaunch reads PATH, PATHEXT and ComSpec itself, matching names case-insensitively. Where the
+  // host's environment cannot be read (Deno without env permission) and the caller gives no PATH, it is told
+  // so: an empty PATH would say the program is in no PATH folder.
+  const given = spec.env === undefined ? [] : Object.keys(spec.env);
+  const known = spec.clearEnv || given.some((k) => k.toUpperCase() === "PATH") || hostEnv() !== null;
+  return planWindowsLaunch(spec.command, spec.args, known ? effectiveEnv(spec) : null, isFileSync, spec.cwd);
 }
 
 /**

@@ -64,6 +64,9 @@ const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
  *   each argument quoted so cmd.exe reads it as text - or `{ ok: false }` when an argument cannot be
  *   passed that way (see the module doc).
  * - Nothing found: `{ ok: false }` naming what was searched.
+ * - `env` null (the environment could not be read: Deno without `env` permission): a bare name is refused,
+ *   saying so, since the PATH to search is not known (an empty one would read as "not found anywhere");
+ *   a path is resolved with the default `PATHEXT` and started through `cmd.exe` when it is a batch file.
  *
  * `env` is the environment the program will run with; its keys are matched case-insensitively, as
  * Windows does (`Path` is `PATH`). `isFile` is injected so tests need no real files; it should answer
@@ -71,7 +74,8 @@ const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
  *
  * @param command The program: a bare name, a relative path or an absolute path.
  * @param args The arguments, exactly as the program should receive them.
- * @param env The environment (at least `PATH`, `PATHEXT`, `ComSpec`; other keys are ignored).
+ * @param env The environment (at least `PATH`, `PATHEXT`, `ComSpec`; other keys are ignored), or null when
+ *   it could not be read.
  * @param isFile Whether a path names an existing file.
  * @param cwd The folder the program will run in; relative paths with a separator resolve against it.
  * @returns The launch plan, or the reason it cannot be launched safely.
@@ -79,7 +83,7 @@ const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 export function planWindowsLaunch(
   command: string,
   args: readonly string[],
-  env: WindowsEnv,
+  env: WindowsEnv | null,
   isFile: (path: string) => boolean,
   cwd?: string,
 ): WindowsLaunch {
@@ -99,8 +103,17 @@ export function planWindowsLaunch(
         "name the file exactly",
     };
   }
-  const exts = pathExtensions(lookup(env, "PATHEXT"));
-  const found = resolve(command, exts, lookup(env, "PATH"), isFile, cwd);
+  if (env === null && !hasSeparator(command)) {
+    return {
+      ok: false,
+      reason:
+        `program ${JSON.stringify(command)} was not looked for: the environment could not be read, so ` +
+        "its PATH is not known (under Deno, grant --allow-env; or pass env with PATH, or a full path)",
+    };
+  }
+  const known = env ?? {};
+  const exts = pathExtensions(lookup(known, "PATHEXT"));
+  const found = resolve(command, exts, lookup(known, "PATH"), isFile, cwd);
   if (found === null) {
     const where = hasSeparator(command)
       ? `relative to ${cwd ? JSON.stringify(cwd) : "the current folder"}`
@@ -111,7 +124,7 @@ export function planWindowsLaunch(
     };
   }
   const ext = extension(found).toLowerCase();
-  if (ext === ".cmd" || ext === ".bat") return planBatch(found, args, lookup(env, "ComSpec"));
+  if (ext === ".cmd" || ext === ".bat") return planBatch(found, args, lookup(known, "ComSpec"));
   return { ok: true, command: found, args: [...args], rawArguments: false };
 }
 

@@ -252,6 +252,38 @@ test(
 );
 
 test(
+  "runTool: on Windows under Deno without env permission, a bare name is not said to be on no PATH",
+  { ...T, skip: isWindows && isDeno ? false : "Deno's permissions on Windows" },
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-launch-"));
+    try {
+      const guard = new URL("../guard.ts", import.meta.url).href;
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      const script = join(dir, "probe.ts");
+      writeFileSync(
+        script,
+        `const { runTool } = await import(${JSON.stringify(guard)});\n` +
+          `console.log((await runTool("toolguard-no-such-tool", [])).detail);\n`,
+      );
+      const detail = execFileSync(deno.execPath(), [
+        "run",
+        "--no-config",
+        "--allow-run",
+        "--allow-read",
+        script,
+      ], {
+        encoding: "utf8",
+        cwd: dir,
+      }).trim();
+      assert.match(detail, /^could not start "toolguard-no-such-tool": .*the environment could not be read/);
+      assert.doesNotMatch(detail, /PATH folder/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
   "runTool: an executable script without a #! line runs through /bin/sh on every runtime",
   posixOnly,
   async () => {

@@ -250,6 +250,19 @@ test("planWindowsLaunch: a missing program is refused with what was searched", (
   expectRefusal(planWindowsLaunch('a"b', [], env, files()), /no Windows path/);
 });
 
+test("planWindowsLaunch: without the environment a bare name is refused as not looked for, a path still runs", () => {
+  // (Deno without env permission: the PATH to search is not known, so "not found in any PATH folder" is wrong)
+  const plan = planWindowsLaunch("git", [], null, files("C:\\tools\\git.exe"));
+  expectRefusal(plan, /^program "git" was not looked for: the environment could not be read/);
+  const exe = expectLaunch(planWindowsLaunch("C:\\tools\\git", [], null, files("C:\\tools\\git.exe")));
+  assert.equal(exe.command, "C:\\tools\\git.EXE"); // (the default PATHEXT's spelling)
+  const cmd = expectLaunch(
+    planWindowsLaunch("C:\\tools\\npx.cmd", ["a&b"], null, files("C:\\tools\\npx.cmd")),
+  );
+  assert.equal(cmd.command, "cmd.exe");
+  assert.equal(cmd.rawArguments, true);
+});
+
 test("planWindowsLaunch: names Windows would silently turn into a batch file are refused", () => {
   // `x.cmd.` and `x.cmd ` open x.cmd; `x.cmd::$DATA` is x.cmd itself; none looks like .cmd to an
   // extension check, so without this they would reach CreateProcess and its implicit, unescaped cmd.exe

@@ -1,0 +1,109 @@
+// A read of the tool's stdout that fails is not the end of what the tool wrote: the output read until then may
+// be a part of it, so the run is a failure the model reads as one, never results or an empty answer.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Readable } from "node:stream";
+import { type ByteSource, byteStreamSource, nodeSource, webSource } from "../_run/pipes.ts";
+import { runTool as runEngine } from "../_run/run_tool.ts";
+import { classify } from "../guard.ts";
+import { describe } from "../describe.ts";
+import { evalCommand } from "./_runtime.ts";
+
+const EIO = "EIO: i/o error, read";
+
+/** Every chunk `source` gives until it ends, and why it ended (null: end-of-file). */
+async function readAll(source: ByteSource): Promise<{ text: string; failure: string | null }> {
+  let text = "";
+  for (let chunk = await source.read(); chunk !== null; chunk = await source.read()) {
+    text += new TextDecoder().decode(chunk);
+  }
+  return { text, failure: source.failure() };
+}
+
+/** A web stream that gives "a\n", then fails (or ends, with `fail` false); `type: "bytes"` when `bytes`. */
+function oneThenFail(fail: boolean, bytes: boolean): ReadableStream<Uint8Array> {
+  let pulls = 0;
+  const source = {
+    pull(c: ReadableByteStreamController) {
+      if (pulls++ === 0) c.enqueue(new TextEncoder().encode("a\n"));
+      else if (fail) c.error(new Error(EIO));
+      else {
+        c.close();
+        c.byobRequest?.respond(0); // (a byte stream's waiting read is answered, as the streams spec asks)
+      }
+    },
+  };
+  return bytes
+    ? new ReadableStream({ ...source, type: "bytes" })
+    : new ReadableStream(source as UnderlyingDefaultSource<Uint8Array>);
+}
+
+test("pipes: a source whose read fails says why, where end-of-file and cancel are no failure", async () => {
+  for (const bytes of [false, true]) {
+    const make = bytes ? byteStreamSource : webSource;
+    assert.deepEqual(await readAll(make(oneThenFail(true, bytes))), { text: "a\n", failure: EIO });
+    assert.deepEqual(await readAll(make(oneThenFail(false, bytes))), { text: "a\n", failure: null });
+    const cancelled = make(oneThenFail(true, bytes));
+    cancelled.cancel();
+    assert.deepEqual(await readAll(cancelled), { text: "", failure: null });
+  }
+  let reads = 0;
+  const node = new Readable({
+    read() {
+      if (reads++ === 0) this.push(new TextEncoder().encode("a\n"));
+      else this.destroy(new Error(EIO));
+    },
+  });
+  assert.deepEqual(await readAll(nodeSource(node)), { text: "a\n", failure: EIO });
+  assert.deepEqual(await readAll(nodeSource(Readable.from([new TextEncoder().encode("a\n")]))), {
+    text: "a\n",
+    failure: null,
+  });
+});
+
+test("runTool: stdout whose read fails after a part is withheld as a protocol failure, never results", async () => {
+  // A real tool; its stdout reaches the run through a stream that fails after the first chunk, as a read of
+  // the pipe can (EIO), where the runtime gives up the pipe.
+  const tool = evalCommand('console.log("a"); console.log("b")');
+  const failingAfterOne = (real: ByteSource): ByteSource => {
+    let pulls = 0;
+    return webSource(
+      new ReadableStream<Uint8Array>({
+        async pull(c) {
+          const chunk = pulls++ === 0 ? await real.read() : null;
+          if (chunk !== null) return c.enqueue(chunk);
+          real.cancel();
+          c.error(new Error(EIO));
+        },
+      }),
+    );
+  };
+  for (const protocol of ["lines", "text"] as const) {
+    const r = await runEngine(tool.command, tool.args, { protocol, timeoutMs: 20_000 }, {
+      readStdout: failingAfterOne,
+    });
+    assert.equal(
+      r.ok,
+      false,
+      `${protocol}: ${r.kind} ${JSON.stringify(r.items)}: a cut output read as whole`,
+    );
+    assert.equal(r.kind, "protocol");
+    assert.match(
+      r.detail,
+      /^reading stdout failed after \d+ bytes? \(EIO: i\/o error, read\), so the output/,
+    );
+    assert.match(describe(r), /^Tool did not run successfully \(protocol, exit 0\): reading stdout failed/);
+  }
+});
+
+test("classify: an outcome whose stdout read failed is a failure before any exit status", () => {
+  for (const exitCode of [0, 1]) {
+    const r = classify(
+      { exitCode, signal: null, stdout: "[]", stdoutReadError: EIO },
+      { protocol: "json", exitCodes: { 1: "empty" } },
+    );
+    assert.equal(r.ok, false);
+    assert.equal(r.kind, "protocol");
+    assert.match(r.detail, /^reading stdout failed after 2 bytes \(EIO: i\/o error, read\)/);
+  }
+});
