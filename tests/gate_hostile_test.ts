@@ -102,7 +102,16 @@ test("guardFetch: an Anthropic tool_use inside message_start is judged; one with
     if (label === "in message_start") assert.equal(events[0]?.verdict.allowed, false, label);
     // A block without an index has no position both the SDK (which appends it) and the gate agree on: its
     // frames are dropped, so no client holds the call.
-    else assert.ok(events[0]?.findings.some((f) => /no block/.test(f.message)), label);
+    else {
+      assert.ok(events[0]?.findings.some((f) => /no block/.test(f.message)), label);
+      // (the stop stayed `tool_use` with no call and nothing said: a client's loop ran no tool and the model
+      // was never told its call went)
+      assert.equal(message.stop_reason, "end_turn", label);
+      const said = message.content.flatMap((b) => b.type === "text" ? [b.text] : []).join("");
+      assert.match(said, /^toolguard dropped this turn's tool call: /, label);
+      // (and `onVerdict` says so, as of any answer the gate rewrote)
+      assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said], label);
+    }
   }
 });
 
