@@ -448,3 +448,29 @@ test("guardFetch Responses: a rejected call's arguments .done named only by item
   assert.equal(events.at(-1)?.verdict.allowed, false);
   assert.doesNotMatch(text, /REJX1/);
 });
+
+test("guardFetch: an Anthropic message whose only tool_use block came under another event name ends as a rejected turn", async () => {
+  // The SDK routes a frame by its `event:` name: the block reached no client, and the stop still said
+  // `tool_use`, with nothing said.
+  const frames = (anthropicStream([], UNDECLARED) as Record<string, unknown>[]).map((e) =>
+    `event: ${e.type === "content_block_start" ? "ping" : e.type}\ndata: ${JSON.stringify(e)}\n\n`
+  );
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () =>
+      Promise.resolve(new Response(frames.join(""), { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1/messages", {
+    method: "POST",
+    body: JSON.stringify({ model: "claude", max_tokens: 10, stream: true, messages, tools: TOOLS_ANTHROPIC }),
+  });
+  const events = (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  const stop = events.find((e) => e.type === "message_delta")?.delta.stop_reason;
+  const said = events.flatMap((e) => e.delta?.type === "text_delta" ? [e.delta.text] : []).join("");
+  assert.equal(stop, "end_turn");
+  assert.match(said, /^toolguard dropped this turn's tool call: /);
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said]);
+});

@@ -292,6 +292,16 @@ class AnthropicStream implements FrameRouter {
    * one way by the gate and another by a client is refused.
    */
   refuse(event: Record<string, unknown>, name: string | undefined): string | undefined {
+    const refused = this.#refusal(event, name);
+    // (a call no client holds: see `#stopOfDropped`)
+    if (refused !== undefined && event.type === "content_block_start" && isToolUse(event.content_block)) {
+      this.#refusedCalls++;
+    }
+    return refused;
+  }
+
+  /** Why `refuse` drops `event`, or undefined. */
+  #refusal(event: Record<string, unknown>, name: string | undefined): string | undefined {
     const type = event.type;
     if (name === undefined || name !== type) {
       return `an Anthropic stream event of type ${JSON.stringify(type ?? null)} came under the event name ${
@@ -303,7 +313,6 @@ class AnthropicStream implements FrameRouter {
       this.#blocks = Array.isArray(message.content) ? message.content.length : 0;
     } else if (type === "content_block_start") {
       if (event.index !== this.#blocks) {
-        if (isToolUse(event.content_block)) this.#refusedCalls++;
         return `content_block_start at index ${
           JSON.stringify(event.index ?? null)
         }, where a client puts block ${this.#blocks}; it was dropped`;
@@ -396,7 +405,7 @@ class AnthropicStream implements FrameRouter {
     const one = this.#refusedCalls === 1;
     const reason = `toolguard dropped this turn's tool ${plural(this.#refusedCalls, "call")}: ${
       one ? "its" : "their"
-    } stream events came at no block index a client reads as toolguard does, so ${
+    } stream events were malformed (clients read them otherwise than toolguard does), so ${
       one ? "it did not run" : "none of them ran"
     }. Make the ${one ? "call" : "calls"} again if still needed.`;
     this.#ownReason = reason;
