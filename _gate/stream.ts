@@ -609,6 +609,7 @@ export class StreamGate {
       }
     } else flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
+    reason ??= this.#router.ownReason?.();
     const replaced = reason !== undefined;
     this.#report({
       dialect: this.#dialect,

@@ -102,7 +102,16 @@ test("guardFetch: an Anthropic tool_use inside message_start is judged; one with
     if (label === "in message_start") assert.equal(events[0]?.verdict.allowed, false, label);
     // A block without an index has no position both the SDK (which appends it) and the gate agree on: its
     // frames are dropped, so no client holds the call.
-    else assert.ok(events[0]?.findings.some((f) => /no block/.test(f.message)), label);
+    else {
+      assert.ok(events[0]?.findings.some((f) => /no block/.test(f.message)), label);
+      // (the stop stayed `tool_use` with no call and nothing said: a client's loop ran no tool and the model
+      // was never told its call went)
+      assert.equal(message.stop_reason, "end_turn", label);
+      const said = message.content.flatMap((b) => b.type === "text" ? [b.text] : []).join("");
+      assert.match(said, /^toolguard dropped this turn's tool call: /, label);
+      // (and `onVerdict` says so, as of any answer the gate rewrote)
+      assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said], label);
+    }
   }
 });
 
@@ -438,4 +447,30 @@ test("guardFetch Responses: a rejected call's arguments .done named only by item
   const text = await res.text();
   assert.equal(events.at(-1)?.verdict.allowed, false);
   assert.doesNotMatch(text, /REJX1/);
+});
+
+test("guardFetch: an Anthropic message whose only tool_use block came under another event name ends as a rejected turn", async () => {
+  // The SDK routes a frame by its `event:` name: the block reached no client, and the stop still said
+  // `tool_use`, with nothing said.
+  const frames = (anthropicStream([], UNDECLARED) as Record<string, unknown>[]).map((e) =>
+    `event: ${e.type === "content_block_start" ? "ping" : e.type}\ndata: ${JSON.stringify(e)}\n\n`
+  );
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () =>
+      Promise.resolve(new Response(frames.join(""), { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1/messages", {
+    method: "POST",
+    body: JSON.stringify({ model: "claude", max_tokens: 10, stream: true, messages, tools: TOOLS_ANTHROPIC }),
+  });
+  const events = (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+    JSON.parse(l.slice(6))
+  );
+  const stop = events.find((e) => e.type === "message_delta")?.delta.stop_reason;
+  const said = events.flatMap((e) => e.delta?.type === "text_delta" ? [e.delta.text] : []).join("");
+  assert.equal(stop, "end_turn");
+  assert.match(said, /^toolguard dropped this turn's tool call: /);
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said]);
 });

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { isRecord } from "../../_common/values.ts";
+import { isRecord, plural } from "../../_common/values.ts";
 import { parseJsonSafe } from "../../_common/json.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
@@ -135,6 +135,15 @@ const BLOCK_EVENT = /^content_block_(start|delta|stop)$/;
 const named = (event: Record<string, unknown>): string =>
   formatSse(JSON.stringify(event), event.type as string);
 
+/** The events of a text block at `index` holding `text` (a reason the gate writes). */
+function textBlock(index: number, text: string): Record<string, unknown>[] {
+  return [
+    { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index, delta: { type: "text_delta", text } },
+    { type: "content_block_stop", index },
+  ];
+}
+
 /** True for a `content_block_start` of a text block. */
 function startsText(event: Record<string, unknown>): boolean {
   return event.type === "content_block_start" && isRecord(event.content_block) &&
@@ -181,6 +190,10 @@ class AnthropicStream implements FrameRouter {
   readonly #gone = new ToolPositions();
   /** An empty text block's start and the pings after it, held until the next frame routed (see `route`). */
   readonly #openings = new Openings(blockText);
+  /** How many `tool_use` blocks `refuse` dropped: calls no client holds (see `#stopOfDropped`). */
+  #refusedCalls = 0;
+  /** The reason `#stopOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
+  #ownReason: string | undefined;
 
   /**
    * The SDK appends each `text_delta` to the text of its block and keeps the text a `content_block_start`
@@ -279,6 +292,16 @@ class AnthropicStream implements FrameRouter {
    * one way by the gate and another by a client is refused.
    */
   refuse(event: Record<string, unknown>, name: string | undefined): string | undefined {
+    const refused = this.#refusal(event, name);
+    // (a call no client holds: see `#stopOfDropped`)
+    if (refused !== undefined && event.type === "content_block_start" && isToolUse(event.content_block)) {
+      this.#refusedCalls++;
+    }
+    return refused;
+  }
+
+  /** Why `refuse` drops `event`, or undefined. */
+  #refusal(event: Record<string, unknown>, name: string | undefined): string | undefined {
     const type = event.type;
     if (name === undefined || name !== type) {
       return `an Anthropic stream event of type ${JSON.stringify(type ?? null)} came under the event name ${
@@ -357,6 +380,7 @@ class AnthropicStream implements FrameRouter {
         (type === "content_block_stop" && this.#openings.ends(event.index));
       if (opening || waits) return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
+      if (type === "message_delta" && this.#stopOfDropped(event, flow)) return;
       // (white space alone says nothing, nor does thinking: the reason then needs no blank line before it)
       const text = blockText(event);
       if (typeof text === "string") flow.sawText(text);
@@ -368,6 +392,33 @@ class AnthropicStream implements FrameRouter {
       (toolStart ||
         (type === "content_block_delta" && isRecord(event.delta) && event.delta.type === "input_json_delta"));
     flow.hold({ raw, event, tool: this.#tools.has(index) || unplaced });
+  }
+
+  /**
+   * Ends a message whose only calls `refuse` dropped, whose stop says `tool_use`, as a rejected turn ends:
+   * a text block saying so, then the stop made `end_turn`. True when it did. Left as it came, the client
+   * read a stop for tool use with no call to run and nothing said, and the model was never told.
+   */
+  #stopOfDropped(event: Record<string, unknown>, flow: StreamFlow): boolean {
+    const delta = isRecord(event.delta) ? event.delta : undefined;
+    if (delta?.stop_reason !== "tool_use" || this.#refusedCalls === 0 || this.#tools.size > 0) return false;
+    const one = this.#refusedCalls === 1;
+    const reason = `toolguard dropped this turn's tool ${plural(this.#refusedCalls, "call")}: ${
+      one ? "its" : "their"
+    } stream events were malformed (clients read them otherwise than toolguard does), so ${
+      one ? "it did not run" : "none of them ran"
+    }. Make the ${one ? "call" : "calls"} again if still needed.`;
+    this.#ownReason = reason;
+    const ending = { ...event, delta: { ...delta, stop_reason: "end_turn", stop_sequence: null } };
+    for (const e of [...textBlock(this.#before + this.#blocks, flow.lead(0) + reason), ending]) {
+      flow.send(named(e));
+    }
+    return true;
+  }
+
+  /** See `FrameRouter.ownReason`. */
+  ownReason(): string | undefined {
+    return this.#ownReason;
   }
 
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
@@ -403,9 +454,7 @@ class AnthropicStream implements FrameRouter {
       } else flow.send(h.raw);
     }
     next = this.#tools.replacementAt(next);
-    emit({ type: "content_block_start", index: next, content_block: { type: "text", text: "" } });
-    emit({ type: "content_block_delta", index: next, delta: { type: "text_delta", text } });
-    emit({ type: "content_block_stop", index: next });
+    for (const e of textBlock(next, text)) emit(e);
     const delta = isRecord(messageDelta?.delta) ? messageDelta.delta : {};
     emit({
       ...(messageDelta ?? { usage: { output_tokens: 0 } }),
@@ -445,9 +494,7 @@ class AnthropicStream implements FrameRouter {
       if (index === e.index) flow.send(h.raw);
       else emit({ ...e, index });
     }
-    emit({ type: "content_block_start", index: next, content_block: { type: "text", text: "" } });
-    emit({ type: "content_block_delta", index: next, delta: { type: "text_delta", text } });
-    emit({ type: "content_block_stop", index: next });
+    for (const e of textBlock(next, text)) emit(e);
     for (const h of tail) flow.send(h.raw);
   }
 }

@@ -250,6 +250,11 @@ export interface FrameRouter {
   /** Sends, holds or splits one parsed frame. */
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void;
   /**
+   * The reason the router wrote of its own accord, when it did (an Anthropic message whose only calls
+   * `refuse` dropped, ended as a rejected turn ends): reported as any reason the gate writes.
+   */
+  ownReason?(): string | undefined;
+  /**
    * Sends now the held frames that carry text of the `answers` whose calls were rejected, ahead of what ends
    * the turn (the reason, a retry's stream), where text carries no position (OpenAI Chat): a body puts an
    * answer's text before the reason. Absent where text addresses a place (a block, an item) after the calls.
