@@ -132,9 +132,10 @@ export function nestsDeeper(value: unknown, max: number): boolean {
  * Why `value` (call arguments, perhaps built in code) cannot be walked as a tree: it nests deeper than `max`
  * (`"deep"`; a cycle does, and so does a value whose reading throws), or it shares its objects so that
  * written out it would hold more than {@link MOST_WRITTEN_OUT} of them (`"shared"`, see {@link pastMeasure}).
- * Within both, `"toJSON"` when it holds an object with a `toJSON` (a Date: JSON sends what that returns, so
- * the arguments are read as {@link copyAsSent} copies them). Null when none: in one walk that counts as it
- * goes down, for a value of fewer objects (all of them read from JSON text in practice).
+ * Within both, `"unsent"` when JSON would send something else than it holds somewhere ({@link unsentLeaf}, a
+ * `toJSON`, a boxed value: the arguments are then read as {@link copyAsSent} copies them, as a provider
+ * carries them). Null when none: in one walk that counts as it goes down, for a value of fewer objects (all
+ * of them read from JSON text in practice).
  *
  * @example
  * ```ts
@@ -146,20 +147,21 @@ export function nestsDeeper(value: unknown, max: number): boolean {
  * assert.equal(walkProblem(wide, 64), "shared");
  * assert.equal(walkProblem([[[1]]], 2), "deep");
  * assert.equal(walkProblem({ a: [1] }, 64), null);
- * assert.equal(walkProblem({ a: [new Date(0)] }, 64), "toJSON");
+ * assert.equal(walkProblem({ a: [new Date(0)] }, 64), "unsent");
+ * assert.equal(walkProblem({ a: [1, NaN] }, 64), "unsent");
  * ```
  */
-export function walkProblem(value: unknown, max: number): "deep" | "shared" | "toJSON" | null {
+export function walkProblem(value: unknown, max: number): "deep" | "shared" | "unsent" | null {
   if (typeof value !== "object" || value === null) return null;
   if (value === measuredValue && measuredMax <= max) return null;
   fitsLeft = MOST_WRITTEN_OUT;
-  toJSONMet = false;
+  unsentMet = false;
   try {
-    if (fits(value, max)) return toJSONMet ? "toJSON" : null;
+    if (fits(value, max)) return unsentMet ? "unsent" : null;
     if (fitsLeft >= 0) return "deep";
     // one walk for both, as two did: a loop or a path past `max` is "deep" whatever it shares
     const stop = graphStop(value, max);
-    if (stop === null) return toJSONMet ? "toJSON" : null;
+    if (stop === null) return unsentMet ? "unsent" : null;
     return stop.kind === "shared" ? "shared" : "deep";
   } catch {
     return "deep"; // a getter that throws, a revoked proxy, the stack: no deeper to be read (as depthOver)
@@ -204,8 +206,12 @@ export function whileMeasured<T>(value: object, max: number, run: () => T): T {
 
 /** Objects {@link fits} may still read; past them, {@link graphStop} decides. */
 let fitsLeft = 0;
-/** Whether {@link fits} or {@link graphStop} met an object with a `toJSON` since {@link walkProblem} began. */
-let toJSONMet = false;
+/**
+ * Whether {@link fits} or {@link graphStop} met, since {@link walkProblem} began, what JSON sends otherwise
+ * than it is held: an object with a `toJSON` or a boxed value ({@link sentOtherwise}), a leaf
+ * {@link unsentLeaf} names.
+ */
+let unsentMet = false;
 
 /**
  * Recursive and allocation-free; recursion depth is bounded by `room`, so cycles end too, and the objects
@@ -213,20 +219,43 @@ let toJSONMet = false;
  */
 function fits(v: object, room: number): boolean {
   if (room <= 0 || --fitsLeft < 0) return false;
-  if (hasToJSON(v)) toJSONMet = true;
   if (Array.isArray(v)) {
+    if (hasToJSON(v)) unsentMet = true;
     for (let i = 0; i < v.length; i++) {
       const c = v[i];
       if (c === undefined && !(i in v)) return everyHeldObject(v, i + 1, (o) => fits(o, room - 1)); // a hole
-      if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
+      if (typeof c === "object") {
+        if (c !== null && !fits(c, room - 1)) return false;
+      } else if (unsentLeaf(c)) unsentMet = true;
     }
     return true;
   }
+  if (sentOtherwise(v)) unsentMet = true;
   for (const k in v) {
     const c = (v as Record<string, unknown>)[k];
-    if (typeof c === "object" && c !== null && !fits(c, room - 1)) return false;
+    if (typeof c === "object") {
+      if (c !== null && !fits(c, room - 1)) return false;
+    } else if (unsentLeaf(c)) unsentMet = true;
   }
   return true;
+}
+
+/**
+ * Whether JSON sends a leaf (not an object, not null) otherwise than it is held: a number that is not finite as `null`,
+ * `undefined`, a function or a symbol as `null` in an array and as no key in an object. Strings first: they
+ * are most of what arguments hold.
+ */
+function unsentLeaf(c: unknown): boolean {
+  if (typeof c === "string" || typeof c === "boolean") return false;
+  return typeof c === "number" ? c - c !== 0 : typeof c !== "bigint";
+}
+
+/**
+ * Whether JSON sends the object `node` (not an array) as something else: a `toJSON`'s result, the primitive a
+ * box holds ({@link unwrapped}). Plain data is told by its prototype, one read, after the `toJSON` load.
+ */
+function sentOtherwise(node: object): boolean {
+  return hasToJSON(node) || (Object.getPrototypeOf(node) !== Object.prototype && unwrapped(node) !== node);
 }
 
 /**
@@ -530,7 +559,12 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
   const enter = (node: object, key: string, fresh = false): boolean => {
     // (for walkProblem; asked with `in` first: this walk follows fits' over the same objects, and a Proxy's
     // `get` is not asked again)
-    if ("toJSON" in node && hasToJSON(node)) toJSONMet = true;
+    if ("toJSON" in node && hasToJSON(node)) unsentMet = true;
+    else if (
+      !Array.isArray(node) && Object.getPrototypeOf(node) !== Object.prototype && unwrapped(node) !== node
+    ) {
+      unsentMet = true;
+    }
     const place = sizes.length;
     places.set(node, place);
     sizes.push(-1);
@@ -560,8 +594,15 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
       const c = top.keys === null
         ? (top.node as unknown[])[i]
         : (top.node as Record<string, unknown>)[top.keys[i]];
-      if (c === undefined && top.keys === null) heldRest(top, i);
-      if (typeof c !== "object" || c === null) continue;
+      if (c === undefined && top.keys === null) {
+        heldRest(top, i);
+        if (top.keys === null) unsentMet = true; // an undefined set there, sent as null (a hole is no leaf)
+        continue;
+      }
+      if (typeof c !== "object" || c === null) {
+        if (c !== null && unsentLeaf(c)) unsentMet = true;
+        continue;
+      }
       const key = top.keys === null ? String(i) : top.keys[i];
       const place = places.get(c);
       if (place === undefined) {
@@ -1195,50 +1236,31 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
 
 /**
  * Whether `value` (call arguments built in code, already found by {@link walkProblem} to be within depth and
- * measure) holds an object with a `toJSON` (a Date, a class instance): JSON sends that method's result in its
- * place, so such arguments are checked as {@link copyAsSent} copies them. One read of each object, and of an
- * array what it holds; throws what reading throws.
+ * measure) holds what JSON sends otherwise: an object with a `toJSON` (a Date), a boxed value, a number that is
+ * not finite, `undefined`, a function ({@link unsentLeaf}, {@link sentOtherwise}); such arguments are checked
+ * and scanned as {@link copyAsSent} copies them. One read of each object, and of an array what it holds;
+ * throws what reading throws.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { holdsToJSON } from "./json.ts";
+ * import { holdsUnsent } from "./json.ts";
  *
- * assert.equal(holdsToJSON({ when: [new Date(0)] }), true);
- * assert.equal(holdsToJSON({ when: ["1970-01-01"] }), false);
+ * assert.equal(holdsUnsent({ when: [new Date(0)] }), true);
+ * assert.equal(holdsUnsent({ q: new String("text") }), true);
+ * assert.equal(holdsUnsent({ n: NaN }), true);
+ * assert.equal(holdsUnsent({ when: ["1970-01-01"], n: [1, null] }), false);
  * ```
  */
-export function holdsToJSON(value: unknown): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  if (hasToJSON(value)) return true;
+export function holdsUnsent(value: unknown): boolean {
+  if (value === null) return false;
+  if (typeof value !== "object") return unsentLeaf(value);
   let found = false;
-  if (Array.isArray(value)) eachHeld(value, (item) => found ||= holdsToJSON(item));
-  else for (const k in value) if (holdsToJSON((value as Record<string, unknown>)[k])) return true;
-  return found;
-}
-
-/**
- * Whether `value` (call arguments built in code, already found within depth and measure) holds a boxed
- * primitive or raw JSON ({@link unwrapped}: JSON sends `new Number(1)` as 1, which a check read as an object,
- * "must be a number, not an object"). Asked only of arguments a check refused, which are then checked again as
- * {@link copyAsSent} copies them: asked in the walk of every call, for so rare a case, it cost that walk 43%.
- * One read of each object, and of an array what it holds; throws what reading throws.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { holdsBoxed } from "./json.ts";
- *
- * assert.equal(holdsBoxed({ n: [new Number(1)] }), true);
- * assert.equal(holdsBoxed({ n: [1], when: new Date(0) }), false);
- * ```
- */
-export function holdsBoxed(value: unknown): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  let found = false;
-  if (Array.isArray(value)) eachHeld(value, (item) => found ||= holdsBoxed(item));
-  else if (unwrapped(value) !== value) return true;
-  else for (const k in value) if (holdsBoxed((value as Record<string, unknown>)[k])) return true;
+  if (Array.isArray(value)) {
+    if (hasToJSON(value)) return true;
+    eachHeld(value, (item) => found ||= holdsUnsent(item));
+  } else if (sentOtherwise(value)) return true;
+  else for (const k in value) if (holdsUnsent((value as Record<string, unknown>)[k])) return true;
   return found;
 }
 

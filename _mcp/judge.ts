@@ -37,7 +37,7 @@ import type {
 } from "./types.ts";
 import { type PinChange, toolName } from "./pins.ts";
 import { eachLeaf, escapePointer } from "../_common/pointer.ts";
-import { asSent, pastMeasure, refuseSparse } from "../_common/json.ts";
+import { asSent, copyAsSent, pastMeasure, refuseSparse, walkProblem } from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { forgetFailedTest, makeRegExp, safeTest } from "../_schema/values.ts";
@@ -1426,7 +1426,8 @@ export function judgeCall(params: unknown, compiled: CompiledTools, options: Jud
     const finding = stoppedWalk(args, "shared", DEFAULT_MAX_DEPTH); // (or a getter that throws)
     return refused(name, { index: 0, name, allowed: false, findings: [finding] }, tools);
   }
-  const secrets = options.allowSecrets ? [] : secretFindings(args);
+  const sent = asItIsSent(args);
+  const secrets = options.allowSecrets ? [] : secretFindings(sent);
   const error = compiled.unchecked.get(name);
   if (error !== undefined) {
     if (secrets.length > 0) {
@@ -1450,11 +1451,24 @@ export function judgeCall(params: unknown, compiled: CompiledTools, options: Jud
   const findings = [...verdict.findings, ...secrets];
   if (findings.length > 0) return refused(name, { ...verdict, allowed: false, findings }, tools);
   if (options.injection !== "warn") return { allowed: true, name, verdict };
-  if (options.deferWarnings) return { allowed: true, name, verdict, later: () => injectionFindings(args) };
-  const warnings = injectionFindings(args);
+  if (options.deferWarnings) return { allowed: true, name, verdict, later: () => injectionFindings(sent) };
+  const warnings = injectionFindings(sent);
   return warnings.length === 0
     ? { allowed: true, name, verdict }
     : { allowed: true, name, verdict, warnings };
+}
+
+/**
+ * Arguments built in code as JSON sends them (a boxed string as its text, NaN as null), for the secrets and
+ * warning scans, which read strings: a boxed string was read as an object and passed them. The arguments
+ * themselves, as the guard's walk found them, in one look; also where reading throws (the validator says so).
+ */
+function asItIsSent(args: Record<string, unknown>): Record<string, unknown> {
+  try {
+    return walkProblem(args, DEFAULT_MAX_DEPTH) === "unsent" ? copyAsSent(args) : args;
+  } catch {
+    return args;
+  }
 }
 
 /** One string of a result that held findings, with the way to put a redacted text in its place. */

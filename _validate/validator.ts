@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { escapePointer } from "../_common/pointer.ts";
+import { escapePointer, unescapePointer } from "../_common/pointer.ts";
 import {
   eachHeld,
   editDistance,
@@ -34,7 +34,6 @@ import { forgetFailedTest, membersAsSent, PatternUnchecked } from "../_schema/va
 import {
   copyAsSent,
   depthOver,
-  holdsBoxed,
   listGraphProblem,
   mayOverflow,
   MOST_WRITTEN_OUT,
@@ -767,23 +766,14 @@ function judge(
 
   // ---- schema
   const check = compiled ? compiled.check : emptySchemaCheck();
-  let valid = check(args, "", null);
-  if (!valid && call.raw === undefined) {
-    // a boxed value (new Number(1), sent as 1) fails as an object: asked only of refused arguments (valid
-    // ones pay nothing), which are then checked as JSON sends them
-    try {
-      if (holdsBoxed(args)) valid = check(verdict.arguments = args = copyAsSent(args), "", null);
-    } catch (error) {
-      findings.push(unreadable(error)); // a getter that throws now
-      return finish(verdict);
-    }
-  }
+  const valid = check(args, "", null);
   if (!valid) check(args, "", findings);
   if (
     (compiled === undefined || uncheckedOf(compiled)) && (call.raw === undefined || mayOverflow(call.raw))
   ) {
     pushNonFinite(args, findings);
   }
+  if (read.given !== undefined && findings.length > 0) noteUnsent(read.given, findings);
 
   // ---- injection (valid arguments through the schema's string visitor first, as on the fast path)
   if (options.scan && !visitorClears(valid, compiled, args, argsFinder())) {
@@ -830,6 +820,8 @@ interface ReadArguments {
   args: unknown;
   /** The exact text they were parsed from, when offsets into it mean something. */
   located: string | undefined;
+  /** The arguments as given in code, where `args` is the copy JSON would send of them. */
+  given?: unknown;
 }
 
 /**
@@ -870,15 +862,18 @@ function readText(raw: string, verdict: CallVerdict, options: Config): ReadArgum
 }
 
 /**
- * Reads arguments given as a value (absent: none), as JSON carries them where they hold a `toJSON` (a Date is
- * its text, as a provider sends it); when they nest too deeply, or (built in code) share their objects past
- * measure, or a `toJSON` throws, pushes the finding and returns null.
+ * Reads arguments given as a value (absent: none), as JSON carries them where it would send something else
+ * (a Date is its text, a boxed string its string, NaN null, a function or `undefined` no key: as a provider
+ * sends them); when they nest too deeply, or (built in code) share their objects past measure, or a `toJSON`
+ * throws, pushes the finding and returns null.
  */
 function readValue(value: unknown, verdict: CallVerdict, maxDepth: number): ReadArguments | null {
-  let args = value === undefined ? {} : value;
+  const given = value === undefined ? {} : value;
+  let args = given;
   let problem = walkProblem(args, maxDepth);
-  if (problem === "toJSON") {
-    // a Date or other toJSON: checked as the JSON a provider carries ("must be a string, not an object" before)
+  if (problem === "unsent") {
+    // a Date, a boxed string, NaN, a function: checked and scanned as the JSON a provider carries (a Date was
+    // "must be a string, not an object", NaN "too large" where null was sent, a boxed string never scanned)
     try {
       problem = walkProblem(args = copyAsSent(args), maxDepth);
     } catch (error) {
@@ -886,9 +881,63 @@ function readValue(value: unknown, verdict: CallVerdict, maxDepth: number): Read
       return null;
     }
   }
-  if (problem === null || problem === "toJSON") return { args, located: undefined };
+  if (problem === null || problem === "unsent") {
+    return { args, located: undefined, given: args === given ? undefined : given };
+  }
   verdict.findings.push(stoppedWalk(args, problem, maxDepth));
   return null;
+}
+
+/**
+ * Adds to each finding at a place where arguments built in code (`given`) held what JSON sends otherwise what
+ * was held there: NaN or Infinity (sent as `null`), a key holding `undefined`, a function or a symbol (sent as
+ * no key). The arguments are judged as sent, and "must be a number, not null" alone misleads whoever built NaN
+ * (an Ollama client reads a model's 1e400 as Infinity). In a list such a value is `null`, as a hole is, and
+ * said as a hole is.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { noteUnsent } from "./validator.ts";
+ * import type { Finding } from "../types.ts";
+ *
+ * const findings: Finding[] = [{ code: "argument_type_mismatch", path: "/n", message: "Must be a number." }];
+ * noteUnsent({ n: NaN }, findings);
+ * assert.equal(findings[0].message, "Must be a number. It was NaN, which JSON sends as null.");
+ * ```
+ */
+export function noteUnsent(given: unknown, findings: Finding[]): void {
+  for (const f of findings) {
+    const at = heldAt(given, f.path);
+    if (at === null) continue;
+    const [held, inList] = at;
+    if (typeof held === "number" && held - held !== 0) {
+      f.message += ` It was ${held}, which JSON sends as null.`;
+    } else if (!inList && (held === undefined || typeof held === "function" || typeof held === "symbol")) {
+      f.message += ` It was ${held === undefined ? "undefined" : `a ${typeof held}`}, which JSON leaves out.`;
+    }
+  }
+}
+
+/**
+ * What `value` holds as its own at the JSON Pointer `path`, and whether in a list; null where nothing is (or
+ * reading throws: the note is left out).
+ */
+function heldAt(value: unknown, path: string): [held: unknown, inList: boolean] | null {
+  if (path === "") return null;
+  let node = value;
+  let inList = false;
+  try {
+    for (const token of path.slice(1).split("/")) {
+      const key = unescapePointer(token);
+      if (typeof node !== "object" || node === null || !HAS_OWN.call(node, key)) return null;
+      inList = Array.isArray(node);
+      node = (node as Record<string, unknown>)[key];
+    }
+  } catch {
+    return null;
+  }
+  return [node, inList];
 }
 
 /**

@@ -8,13 +8,14 @@ import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile } from "../_schema/compile.ts";
-import { copyAsSent, holdsBoxed, holdsToJSON, nestsDeeper, parseJson, pastMeasure } from "../_common/json.ts";
+import { copyAsSent, holdsUnsent, nestsDeeper, parseJson, pastMeasure } from "../_common/json.ts";
 import { SchemaError } from "../_schema/keywords.ts";
 import { forgetFailedTest } from "../_schema/values.ts";
 import { isShape, shapeToSchema } from "./shape.ts";
 import {
   nestedTooDeep,
   notAnObject,
+  noteUnsent,
   pushInjectionFindings,
   sharedPastMeasure,
   unreadable,
@@ -338,9 +339,9 @@ async function judgeArgs(
     if (raw === undefined && pastMeasure(args)) {
       return { valid: false, error: new ToolArgError(name, [sharedPastMeasure()], args) };
     }
-    // a Date or other toJSON, against a JSON Schema: checked as the JSON it stands for, as the validator does
-    // (a Standard Schema's own types may want the Date itself)
-    if (raw === undefined && isCompiled(schema) && holdsToJSON(args)) {
+    // a Date, a boxed string, NaN, a function, against a JSON Schema: checked and scanned as the JSON it stands
+    // for, as the validator does (a Standard Schema's own types may want the Date itself)
+    if (raw === undefined && isCompiled(schema) && holdsUnsent(args)) {
       const sent = copyAsSent(args);
       const problem = nestsDeeper(sent, MAX_DEPTH)
         ? nestedTooDeep(MAX_DEPTH)
@@ -351,12 +352,13 @@ async function judgeArgs(
       args = sent;
     }
     checked = await checkArgs(schema, args);
-    if (checked.findings.length > 0 && raw === undefined && isCompiled(schema) && holdsBoxed(args)) {
-      // a boxed value (new Number(1), sent as 1) refused as an object: checked again as JSON sends it, as the
-      // validator does (only refused arguments are asked; unboxed, they nest no deeper)
-      checked = await checkArgs(schema, args = copyAsSent(args));
+    // (a copy as sent: what was given where a finding points is said, NaN sent as null)
+    if (raw === undefined && args !== input && checked.findings.length > 0) {
+      noteUnsent(input, checked.findings);
     }
-    if (options.scan) pushInjectionFindings(args, raw, checked.findings);
+    // (a Standard Schema's arguments are left as given: scanned as JSON sends them, a boxed string as its text)
+    const sent = raw === undefined && !isCompiled(schema) && options.scan && holdsUnsent(args);
+    if (options.scan) pushInjectionFindings(sent ? copyAsSent(args) : args, raw, checked.findings);
   } catch (e) {
     if (e instanceof SchemaError) throw e; // the developer's schema, not the model's arguments
     checked = { findings: [unreadable(e)], value: args };
