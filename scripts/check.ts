@@ -109,6 +109,41 @@ const PATH = await setUp();
 const only = Deno.args;
 const results: { name: string; ok: boolean; seconds: number }[] = [];
 
+/** The steps running now, with what the ones running beside another said so far. */
+const running = new Set<
+  { step: Step; child: Deno.ChildProcess; chunks: Uint8Array[]; started: number; capture: boolean }
+>();
+
+/**
+ * On an interrupt (a CI job's time limit, Ctrl-C): stops the steps still running and prints what the ones
+ * running beside another said so far, which would otherwise be lost with a hanging suite; then exits.
+ */
+function interrupted(signal: Deno.Signal): void {
+  for (const run of running) {
+    try {
+      run.child.kill("SIGTERM");
+    } catch {
+      // already gone
+    }
+    if (!run.capture) continue;
+    const seconds = (performance.now() - run.started) / 1000;
+    console.log(
+      `\n=== ${run.step.name}: interrupted (${signal}) after ${seconds.toFixed(1)} s; its output so far:`,
+    );
+    for (const chunk of run.chunks) Deno.stdout.writeSync(chunk);
+  }
+  console.error(`check: interrupted (${signal})`);
+  Deno.exit(signal === "SIGTERM" ? 143 : 130);
+}
+// Windows knows only SIGINT and SIGBREAK.
+for (
+  const signal of Deno.build.os === "windows"
+    ? ["SIGINT", "SIGBREAK"] as const
+    : ["SIGINT", "SIGTERM"] as const
+) {
+  Deno.addSignalListener(signal, () => interrupted(signal));
+}
+
 /**
  * Runs one step in a temporary folder of its own and checks what it left there. With `capture`, its stdout and
  * stderr are kept, in the order they came, and printed whole when it ends (a step running beside another).
@@ -133,8 +168,11 @@ async function runStep(
       stdout: capture ? "piped" : "inherit",
       stderr: capture ? "piped" : "inherit",
     }).spawn();
+    const run = { step, child, chunks, started, capture };
+    running.add(run);
     const reading = capture ? [child.stdout, child.stderr].map((stream) => keep(stream, chunks)) : [];
     ok = (await child.status).code === 0;
+    running.delete(run);
     // A process the step left running may still hold the pipes: read what came, no longer than the grace.
     await Promise.race([Promise.all(reading), new Promise((resolve) => setTimeout(resolve, GRACE_MS))]);
   } catch (error) {

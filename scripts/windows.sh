@@ -36,9 +36,27 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 
-declare -a sentinels=()
+declare -a sentinels=() runners=() runner_outs=() runner_names=()
 stop_wine() { [ -x "$W/w10" ] && timeout -k 5 30 "$W/w10" wineserver -k >/dev/null 2>&1 </dev/null; true; }
+# stop_runners: ends the suites `at_once` still runs (an interrupted pass) before Wine's mounts go: left alone,
+# each would see its suite fail, run it once more after the teardown and leave its files; prints what each said.
+stop_runners() {
+  local i n
+  for i in "${!runners[@]}"; do [ -z "${runners[$i]}" ] || kill -TERM "${runners[$i]}" 2>/dev/null; done
+  stop_wine # ends the suites' Wine processes, so each subshell's `timeout` returns and its TERM trap runs
+  for i in "${!runners[@]}"; do
+    [ -n "${runners[$i]}" ] || continue
+    for ((n = 0; n < 30; n++)); do kill -0 "${runners[$i]}" 2>/dev/null || break; sleep 1; done
+    kill -KILL "${runners[$i]}" 2>/dev/null
+    wait "${runners[$i]}" 2>/dev/null
+    echo "=== ${runner_names[$i]} (interrupted): its output so far"
+    cat "${runner_outs[$i]}" 2>/dev/null
+    rm -f "${runner_outs[$i]}" "${runner_outs[$i]}.state"
+    runners[$i]=""
+  done
+}
 cleanup() {
+  stop_runners
   stop_wine
   [ ${#sentinels[@]} = 0 ] || kill "${sentinels[@]}" 2>/dev/null
   if [ "${WIN_KEEP:-0}" != 1 ] && [ -x "$W/w10-teardown" ]; then timeout -k 5 60 "$W/w10-teardown" >/dev/null 2>&1; fi
@@ -71,6 +89,7 @@ skip() { names+=("$1"); states+=("SKIP: $2"); secs+=(0); log "skip $1: $2"; }
 suite() {
   local kind=$1 name=$2 out sentinel tailer rc said src; shift 2
   out=$(mktemp "${TMPDIR:-/tmp}/check-windows-$kind.XXXXXX")
+  suite_out=$out # for at_once's TERM trap, which removes it
   sleep infinity & sentinel=$!
   sentinels+=("$sentinel")
   tail -n +1 -s 0.5 -f --pid="$sentinel" "$out" & tailer=$!
@@ -112,33 +131,38 @@ retried() {
 # the test files, one wineserver serving them all. Each runs in a subshell whose whole output goes to a file of
 # its own, printed whole when that suite ends (a failure reads as it would alone); the subshell hands its
 # summary line back in a second file.
+# The subshells are `runners` (their files in `runner_outs`, their names in `runner_names`) until they end:
+# `stop_runners` ends them if the pass is interrupted; their TERM trap ends their own `sentinels` (and tails)
+# and removes the file of the suite that was running (`suite_out`).
 at_once() {
-  local spec i out pids=() outs=() left name state sec
+  local spec i out left name state sec
   local -a parts
+  runners=() runner_outs=() runner_names=()
   for spec in "$@"; do
     IFS='|' read -r -a parts <<<"$spec"
     out=$(mktemp "${TMPDIR:-/tmp}/check-windows-at-once.XXXXXX")
     (
+      trap '[ ${#sentinels[@]} = 0 ] || kill "${sentinels[@]}" 2>/dev/null; wait; rm -f "${suite_out:-}"; exit 143' TERM
       names=() states=() secs=() sentinels=()
       retried "${parts[@]}" "${tests[@]}"
       printf '%s\t%s\t%s\n' "${names[-1]}" "${states[-1]}" "${secs[-1]}" >"$out.state"
     ) >"$out" 2>&1 </dev/null &
-    pids+=("$!") outs+=("$out")
+    runners+=("$!") runner_outs+=("$out") runner_names+=("${parts[1]}")
     log "${parts[1]}: started; its output follows when it ends"
   done
-  left=${#pids[@]}
+  left=${#runners[@]}
   while [ "$left" -gt 0 ]; do
-    for i in "${!pids[@]}"; do
-      [ -n "${pids[$i]}" ] && ! kill -0 "${pids[$i]}" 2>/dev/null || continue
-      wait "${pids[$i]}"
-      cat "${outs[$i]}"
-      if IFS=$'\t' read -r name state sec <"${outs[$i]}.state"; then
+    for i in "${!runners[@]}"; do
+      [ -n "${runners[$i]}" ] && ! kill -0 "${runners[$i]}" 2>/dev/null || continue
+      wait "${runners[$i]}"
+      cat "${runner_outs[$i]}"
+      if IFS=$'\t' read -r name state sec <"${runner_outs[$i]}.state"; then
         names+=("$name") states+=("$state") secs+=("$sec")
       else
-        names+=("suite ${i}") states+=("FAIL(its subshell ended without a summary line)") secs+=(0)
+        names+=("${runner_names[$i]}") states+=("FAIL(its subshell ended without a summary line)") secs+=(0)
       fi
-      rm -f "${outs[$i]}" "${outs[$i]}.state"
-      pids[$i]=""
+      rm -f "${runner_outs[$i]}" "${runner_outs[$i]}.state"
+      runners[$i]=""
       left=$((left - 1))
     done
     [ "$left" = 0 ] || sleep 1
