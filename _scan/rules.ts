@@ -2358,7 +2358,7 @@ const THE_USER = lazy(() =>
  * generated", "share the API keys with your developer").
  */
 const OTHERS_SECRETS = lazy(() =>
-  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)/
+  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|output|show|display|reveal|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:(?:contents?|values|text) of (?:the )?)?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)/
 );
 
 /**
@@ -2367,7 +2367,7 @@ const OTHERS_SECRETS = lazy(() =>
  * by name ("print the environment variables that start with AWS_").
  */
 const ENV_TAKEN = lazy(() =>
-  /\b(?:send|copy|print|paste|include|upload|post|dump|leak|share|reveal) (?:the |all |all the |every )?(?:(?:process|system|current|server's|server) )?(?:environment variables|env(?:ironment)? vars|env variables)\b(?! (?:docs|documentation|guide|page|section|reference|list|table|panel|tab|names|you (?:need|set|want)|that (?:start|begin|match)|starting with|with the prefix)\b)/
+  /\b(?:send|copy|print|output|display|show|list|paste|include|upload|post|dump|leak|share|reveal) (?:the |all |all the |every )?(?:(?:process|system|current|server's|server) )?(?:environment variables|env(?:ironment)? vars|env variables)\b(?! (?:docs|documentation|guide|page|section|reference|list|table|panel|tab|names|you (?:need|set|want)|that (?:start|begin|match)|starting with|with the prefix|with (?:the|a|an|our|your|his|her|their|each|every|all|new|other)\b)\b)/
 );
 
 /**
@@ -2375,7 +2375,7 @@ const ENV_TAKEN = lazy(() =>
  * there asks for the customer's own environment, as support does.
  */
 const SUPPORT_CHAT = lazy(() =>
-  /(?:^|\n)[ >*]*(?:customer|client|caller|visitor|user|requester)(?: [a-z]+)?:/
+  /(?:^|\n)[ >*]*(?:customer|client|caller|visitor|user|requester)(?: [a-z]+)?:[ \t]*[^\s]+[ \t]+[^\s]+[ \t]+[^\s]/
 );
 
 /**
