@@ -2469,6 +2469,9 @@ const EXFIL_VERB_AT = lazy(() => new RegExp(`^${EXFIL_VERBS}[ \n]`));
 const THE_MODEL =
   "(?:the|this|any|every|each|all) (?:ai |language )?(?:model|assistant|llm|ai|chatbot)s?|(?:ai|language) models|ai assistants";
 
+/** The model (see `THE_MODEL`) or an agent, folded: "the assistant", "any AI agent", "AI agents". */
+const MODEL_OR_AGENT = `${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents`;
+
 /**
  * What the model is made to send, folded, between the verb and where it goes: someone's data or a whole record
  * of them ("the customer list", "the conversation history", "every message"), not what the model makes itself, as
@@ -2577,7 +2580,7 @@ const SECRETS =
  */
 const MODEL_SHOULD = lazy(() =>
   new RegExp(
-    `\\b(?:${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents) ` +
+    `\\b(?:${MODEL_OR_AGENT}) ` +
       "(?:must|shall|should|ought to|is required to|are required to|has to|have to|needs to|need to|is to|are to)" +
       "(?: (?:now|always|also|then|immediately|first|(?!only )[a-z]{2,12}ly))? $",
   )
@@ -2646,7 +2649,7 @@ const EXFIL_PARTICIPLES =
   "pasted|copied|disclosed|revealed|transmitted|relayed|published)";
 
 /** The model or an agent as the doer of a passive, folded: "by the model", "by the AI agent". */
-const BY_THE_MODEL = `by (?:you|${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents)`;
+const BY_THE_MODEL = `by (?:you|${MODEL_OR_AGENT})`;
 
 /**
  * Before an order's verb in the third person ("sends"): the model made to do it by a clause of its own, folded:
