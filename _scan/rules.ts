@@ -2352,13 +2352,25 @@ const THE_USER = lazy(() =>
 );
 
 /**
+ * Secrets, folded, as the words an order to take them or a warning to keep them out names: "the repository
+ * secrets", "all API keys", "remove any tokens first". `SECRETS` adds the rarer names and the singular.
+ */
+const SECRET_WORDS = "(?:secrets?|api keys?|credentials|private keys?|tokens|passwords)";
+
+/**
  * Secrets that are not the reader's own, folded: "the repository secrets", "all API keys", "read the .env file";
  * not a policy or a page about them ("read the password policy", "the .env file docs"), nor a place to put one's
  * own ("Add your API key to the .env file"), nor the reader's own by what follows ("the private key you
  * generated", "share the API keys with your developer").
  */
 const OTHERS_SECRETS = lazy(() =>
-  /\b(?:the|all|any|every)(?: [a-z'-]+){0,2} (?:secrets?|api keys?|credentials|private keys?|tokens|passwords)\b(?! (?:policy|policies|reset|requirements|rules|manager|field|page|form|strength)\b| you (?:generated|created|made|got|received|set up|added|own)\b| (?:with|to|for) your\b)|\b(?:read|send|copy|cat|print|output|show|display|reveal|paste|include|upload|post|dump|leak|share|open) (?:the |all |every )?(?:(?:contents?|values|text) of (?:the )?)?(?:[a-z'-]+ )?\.env\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\b)/
+  new RegExp(
+    `\\b(?:the|all|any|every)(?: [a-z'-]+){0,2} ${SECRET_WORDS}\\b(?! (?:policy|policies|reset|requirements|rules|` +
+      "manager|field|page|form|strength)\\b| you (?:generated|created|made|got|received|set up|added|own)\\b| " +
+      "(?:with|to|for) your\\b)|\\b(?:read|send|copy|cat|print|output|show|display|reveal|paste|include|upload|" +
+      "post|dump|leak|share|open) (?:the |all |every )?(?:(?:contents?|values|text) of (?:the )?)?(?:[a-z'-]+ )?" +
+      "\\.env\\b(?! (?:file )?(?:docs|documentation|guide|example|template|format|syntax)\\b)",
+  )
 );
 
 /**
@@ -2383,10 +2395,16 @@ const SUPPORT_CHAT = lazy(() =>
  * error, but remove any API keys first", "never share the credentials".
  */
 const SECRETS_KEPT = lazy(() =>
-  /\b(?:remove|delete|rotate|revoke|redact|mask|hide|strip|regenerate|reset|never|don't|do not|without)\b[^.!?]{0,30}\b(?:secrets?|api keys?|credentials|private keys?|tokens|passwords|\.env)\b/
+  new RegExp(
+    "\\b(?:remove|delete|rotate|revoke|redact|mask|hide|strip|regenerate|reset|never|don't|do not|without)\\b" +
+      `[^.!?]{0,30}\\b(?:${SECRET_WORDS}|\\.env)\\b`,
+  )
 );
 
-/** Secrets a note to the model may order taken (see the labelled `override.addresses_ai`). */
+/**
+ * Secrets and card data a note to the model may order taken (see the labelled `override.addresses_ai`): not the
+ * bare "tokens" of `SECRET_WORDS`, which a note about a model's answer counts.
+ */
 const USER_SECRETS = lazy(() =>
   /\bsecrets?\b|\bapi keys?\b|\bpasswords?\b|\bcredentials\b|\.env\b|card number|\bcvv\b|private key|\bssh\b/
 );
@@ -2568,10 +2586,9 @@ const MODEL_MUST = lazy(() =>
  * an agent's "must" before the order reads as one ("The model should send the API key to ..."), where "The
  * agent must send a status update to ..." tells what a CI's agent does.
  */
-const SECRETS =
-  "(?:credentials|api[ -]?keys?|access keys?|private keys?|secret keys?|passwords?|passphrases?|secrets|" +
-  "(?:access|session|o?auth|bearer|api|github|gitlab|npm|slack) tokens?|tokens|ssh keys?|id_rsa|\\.env|env(?:ironment)? var(?:iable)?s|" +
-  "system prompt|cookies)";
+const SECRETS = `(?:${SECRET_WORDS}|api-?keys?|access keys?|secret keys?|password|passphrases?|` +
+  "(?:access|session|o?auth|bearer|api|github|gitlab|npm|slack) tokens?|ssh keys?|id_rsa|\\.env|" +
+  "env(?:ironment)? var(?:iable)?s|system prompt|cookies)";
 
 /**
  * Before an order's verb: the model or an agent ought to or made to do it, folded ("The model should send
