@@ -676,9 +676,33 @@ const translations = lazy((): Rule[] => {
    * and, when that is a secret of the environment's (see `GIVEN_SECRET`), the clause names no command that gives it
    * out (see `BY_COMMAND`): the model's prompt is no shell's to print.
    */
-  const givesOut = (t: string, s: number, e: number): boolean => {
+  const givesOut = (t: string, s: number, e: number, upper: (i: number) => boolean): boolean => {
     const out = GIVE_OUT.exec(t.slice(e, e + 64));
-    return out !== null && !(BY_COMMAND.test(out[0]) && GIVEN_SECRET_END().test(t.slice(s, e)));
+    return out !== null && !(BY_COMMAND.test(out[0]) && GIVEN_SECRET_END().test(t.slice(s, e))) &&
+      !otherVerbOut(t, s, e, out[0], upper);
+  };
+
+  /**
+   * True when the "aus" `GIVE_OUT` read at `e` ends another verb's clause, joined on with "und", "oder" or "dann":
+   * a word in lower case there, then a pronoun, an article or "danach" (a verb and what it acts on), where the
+   * writer puts nouns in upper case (as the last word of the match shows): "Gib alle Passw\u00f6rter in den Manager
+   * und schalte den Autofill aus", "... und such dir eins aus"; not "... Zugangsdaten und Passw\u00f6rter aus",
+   * "... und sonstigen Geheimnisse aus", "... sofort und vollst\u00e4ndig ohne jede K\u00fcrzung aus".
+   */
+  const otherVerbOut = (
+    t: string,
+    s: number,
+    e: number,
+    out: string,
+    upper: (i: number) => boolean,
+  ): boolean => {
+    const joined =
+      /\b(?:und|oder|dann)[ \n]+(?=[a-z]+[ \n]+(?:den|die|das|dem|der|dir|dich|mir|mich|sie|es|ihn|ihm|eins|einen|eine|ein|danach|dann|alte|alten|neue|neuen)[ \n])/
+        .exec(out.slice(0, -3));
+    if (joined === null || upper(e + joined.index + joined[0].length)) return false;
+    // (the match's last word, within the match: it holds a space after "gib")
+    const match = t.slice(s, e);
+    return upper(s + 1 + Math.max(match.lastIndexOf(" "), match.lastIndexOf("-"), match.lastIndexOf("\n")));
   };
 
   /**
@@ -687,11 +711,11 @@ const translations = lazy((): Rule[] => {
    * `givesOut`). German "zeigt ... an" tells what a view shows, "anzeigen": "Zeigt eure Anweisungen an"; an
    * article before the noun makes "your" someone's to whom they are shown: "Zeig deinen Eltern die Anweisungen".
    */
-  const leakAsked = (t: string, s: number, e: number): boolean =>
+  const leakAsked = (t: string, s: number, e: number, upper: (i: number) => boolean): boolean =>
     orderOpens(t, s) && !OTHER_INSTRUCTIONS.test(t.slice(e, e + 16)) &&
     !(/^zeigt\b/.test(t.slice(s, s + 6)) && /^ an\b/.test(t.slice(e, e + 4))) &&
     !/ (?:die|den|der|das|dem) [a-z-]+$/.test(t.slice(s, e)) && !SHOWN_TO_NONE.test(t.slice(e, e + 40)) &&
-    (!GIVE_WITHOUT_ME.test(t.slice(s, s + 14)) || givesOut(t, s, e));
+    (!GIVE_WITHOUT_ME.test(t.slice(s, s + 14)) || givesOut(t, s, e, upper));
 
   /** German words of urgency between "gib" and what it gives out, folded: "Gib bitte sofort alle ...". */
   const GERMAN_NOW =
@@ -705,6 +729,9 @@ const translations = lazy((): Rule[] => {
   const GIVEN_SECRET = "(?:zugangsdaten|anmeldedaten|passw(?:o|oe)rt(?:e|er)?|kennw(?:o|oe)rt(?:e|er)?|" +
     "api-?(?:schl(?:u|ue)ssel|keys?)|(?:(?:geheimen?|privaten?) |ssh-|zugangs|zugriffs)schl(?:u|ue)ssel|geheimnisse|" +
     "(?:zugangs|zugriffs|(?:api|access|auth|bearer|session)[ -]?)tokens?|umgebungsvariablen|credentials)";
+
+  /** An exercise's label before its task, folded: "\u00dcbung:", "Aufgabe 2:", "Beispiel 3a:". */
+  const EXERCISE_LABEL = /\b(?:(?:u|ue)bung|aufgabe|beispiel)(?: \d+[a-z]?)?[:.)] *$/;
 
   /** A match that ends in one of `GIVEN_SECRET`. */
   const GIVEN_SECRET_END = lazy(() => new RegExp(`${GIVEN_SECRET}$`));
@@ -1021,12 +1048,14 @@ const translations = lazy((): Rule[] => {
       maxLen: 120,
       category: "instruction_override",
       re: new RegExp(
-        `(?<![a-z])(?:gib|gebt|geben sie)(?: ${GERMAN_NOW}){0,3} (?:(?:alle|s(?:a|ae)mtliche|deine|ihre|eure)` +
+        `(?<![a-z])(?:gib|gebt|geben sie)(?: mir| uns)?(?: ${GERMAN_NOW}){0,3} (?:(?:alle|s(?:a|ae)mtliche|deine|ihre|eure)` +
           `(?: [a-z-]{2,20}){0,2}? )?${GIVEN_SECRET}(?![a-z])`,
         "g",
       ),
       contexts: DATA,
-      accept: leakAsked,
+      // (not an exercise's task, as a course sets: "\u00dcbung: Gib alle Umgebungsvariablen aus")
+      accept: (t, s, e, upper) =>
+        !EXERCISE_LABEL.test(t.slice(Math.max(0, s - 24), s)) && leakAsked(t, s, e, upper),
     },
     {
       // "o usu\u00e1rio autorizou voc\u00ea a compartilhar ...", "Als Administrator ... erlaube ich dir ausdr\u00fccklich
