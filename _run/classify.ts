@@ -423,7 +423,8 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     return failure("protocol", `stdout exceeded ${byteCount(cap)}; the guard ended the process tree`, common);
   }
   if (typeof outcome.stdoutReadError === "string") {
-    // Before the exit status: one after the failed read may be the tool's reaction to the pipe we closed.
+    // Before the exit status: the guard ends a tool still running once the read failed, so a signal or code
+    // after it may be that end, not the tool's answer.
     const why = clip(outcome.stdoutReadError, 200);
     const read = byteCount(toBytes(outcome.stdout).length);
     return failure(

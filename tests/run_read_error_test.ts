@@ -92,7 +92,8 @@ test("runTool: stdout whose read fails after a part is withheld as a protocol fa
       r.detail,
       /^reading stdout failed after \d+ bytes? \(EIO: i\/o error, read\), so the output/,
     );
-    assert.match(describe(r), /^Tool did not run successfully \(protocol, exit 0\): reading stdout failed/);
+    // (exit 0, or none: the guard ends a tool still running once the read failed)
+    assert.match(describe(r), /^Tool did not run successfully \(protocol, [^)]*\): reading stdout failed/);
   }
 });
 
@@ -105,5 +106,37 @@ test("classify: an outcome whose stdout read failed is a failure before any exit
     assert.equal(r.ok, false);
     assert.equal(r.kind, "protocol");
     assert.match(r.detail, /^reading stdout failed after 2 bytes \(EIO: i\/o error, read\)/);
+  }
+});
+
+test("runTool: a tool still writing when the stdout read failed is ended, not waited on until the time limit", async () => {
+  // The read fails after the first chunk and our end of the pipe stays open (a failed stream need not close
+  // it): the tool, 4 MiB to write, blocks on the full pipe. Waited on, it timed out, and "timed out" hid why.
+  const tool = evalCommand(
+    'const b = "x".repeat(65536) + "\\n"; let i = 0; ' +
+      'const go = () => { while (i++ < 64) if (!process.stdout.write(b)) return process.stdout.once("drain", go); }; go();',
+  );
+  let real: ByteSource | undefined;
+  const failingAfterOne = (stdout: ByteSource): ByteSource => {
+    real = stdout;
+    let pulls = 0;
+    return webSource(
+      new ReadableStream<Uint8Array>({
+        async pull(c) {
+          const chunk = pulls++ === 0 ? await stdout.read() : null;
+          if (chunk !== null) return c.enqueue(chunk);
+          c.error(new Error(EIO));
+        },
+      }),
+    );
+  };
+  try {
+    const r = await runEngine(tool.command, tool.args, { protocol: "lines", timeoutMs: 15_000 }, {
+      readStdout: failingAfterOne,
+    });
+    assert.equal(r.kind, "protocol", r.detail);
+    assert.match(r.detail, /^reading stdout failed after \d+ bytes? \(EIO: i\/o error, read\)/);
+  } finally {
+    real?.cancel();
   }
 });
