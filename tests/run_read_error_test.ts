@@ -140,3 +140,24 @@ test("runTool: a tool still writing when the stdout read failed is ended, not wa
     real?.cancel();
   }
 });
+
+test("classify: a read failure given as an Error or other value is a failure too, never results", () => {
+  // (a caller who caught the read's error passes it as it is; taken for no failure, the cut output was results)
+  const given: unknown[] = [new Error(EIO), new String(EIO), { code: "EIO" }, 5, ""];
+  for (const stdoutReadError of given) {
+    const r = classify(
+      { exitCode: 0, signal: null, stdout: "a\n", stdoutReadError: stdoutReadError as string },
+      { protocol: "lines" },
+    );
+    assert.equal(r.items, null, `${String(stdoutReadError)}: ${r.kind} ${JSON.stringify(r.items)}`);
+    assert.equal(r.kind, "protocol");
+    assert.match(r.detail, /^reading stdout failed after 2 bytes \(.+\), so the output/);
+  }
+  for (const none of [undefined, null]) {
+    const r = classify(
+      { exitCode: 0, signal: null, stdout: "a\n", stdoutReadError: none as unknown as string },
+      { protocol: "lines" },
+    );
+    assert.deepEqual(r.items, ["a"]);
+  }
+});
