@@ -38,6 +38,24 @@ function oneThenFail(fail: boolean, bytes: boolean): ReadableStream<Uint8Array> 
     : new ReadableStream(source as UnderlyingDefaultSource<Uint8Array>);
 }
 
+/**
+ * What a run reads the tool's stdout through: `real`'s first chunk, then a read that fails (EIO), closing
+ * `real` then when `close` (a failed stream need not close the pipe under it).
+ */
+function failingAfterOne(real: ByteSource, close: boolean): ByteSource {
+  let pulls = 0;
+  return webSource(
+    new ReadableStream<Uint8Array>({
+      async pull(c) {
+        const chunk = pulls++ === 0 ? await real.read() : null;
+        if (chunk !== null) return c.enqueue(chunk);
+        if (close) real.cancel();
+        c.error(new Error(EIO));
+      },
+    }),
+  );
+}
+
 test("pipes: a source whose read fails says why, where end-of-file and cancel are no failure", async () => {
   for (const bytes of [false, true]) {
     const make = bytes ? byteStreamSource : webSource;
@@ -65,22 +83,9 @@ test("runTool: stdout whose read fails after a part is withheld as a protocol fa
   // A real tool; its stdout reaches the run through a stream that fails after the first chunk, as a read of
   // the pipe can (EIO), where the runtime gives up the pipe.
   const tool = evalCommand('console.log("a"); console.log("b")');
-  const failingAfterOne = (real: ByteSource): ByteSource => {
-    let pulls = 0;
-    return webSource(
-      new ReadableStream<Uint8Array>({
-        async pull(c) {
-          const chunk = pulls++ === 0 ? await real.read() : null;
-          if (chunk !== null) return c.enqueue(chunk);
-          real.cancel();
-          c.error(new Error(EIO));
-        },
-      }),
-    );
-  };
   for (const protocol of ["lines", "text"] as const) {
     const r = await runEngine(tool.command, tool.args, { protocol, timeoutMs: 20_000 }, {
-      readStdout: failingAfterOne,
+      readStdout: (real) => failingAfterOne(real, true),
     });
     assert.equal(
       r.ok,
@@ -117,22 +122,9 @@ test("runTool: a tool still writing when the stdout read failed is ended, not wa
       'const go = () => { while (i++ < 64) if (!process.stdout.write(b)) return process.stdout.once("drain", go); }; go();',
   );
   let real: ByteSource | undefined;
-  const failingAfterOne = (stdout: ByteSource): ByteSource => {
-    real = stdout;
-    let pulls = 0;
-    return webSource(
-      new ReadableStream<Uint8Array>({
-        async pull(c) {
-          const chunk = pulls++ === 0 ? await stdout.read() : null;
-          if (chunk !== null) return c.enqueue(chunk);
-          c.error(new Error(EIO));
-        },
-      }),
-    );
-  };
   try {
     const r = await runEngine(tool.command, tool.args, { protocol: "lines", timeoutMs: 15_000 }, {
-      readStdout: failingAfterOne,
+      readStdout: (stdout) => failingAfterOne(real = stdout, false),
     });
     assert.equal(r.kind, "protocol", r.detail);
     assert.match(r.detail, /^reading stdout failed after \d+ bytes? \(EIO: i\/o error, read\)/);
