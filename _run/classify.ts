@@ -65,6 +65,7 @@ export interface ProcessOutcome {
   /**
    * Set when reading stdout failed before its end (an I/O error on the pipe): why. What was read may be only
    * part of what the tool wrote, so the run is a failure (`protocol`), never results nor an empty answer.
+   * Any value other than `undefined` or `null` (an `Error` caught from the read, say) is taken as a failure.
    */
   stdoutReadError?: string;
   /** Wall-clock milliseconds from spawn to settle. */
@@ -422,9 +423,12 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   if (outcome.killedBy === "overflow" && !truncate) {
     return failure("protocol", `stdout exceeded ${byteCount(cap)}; the guard ended the process tree`, common);
   }
-  if (typeof outcome.stdoutReadError === "string") {
-    // Before the exit status: one after the failed read may be the tool's reaction to the pipe we closed.
-    const why = clip(outcome.stdoutReadError, 200);
+  const readError: unknown = outcome.stdoutReadError;
+  // (any value but none: a caller may pass the Error it caught, and a cut output must not pass for all of it)
+  if (readError !== undefined && readError !== null) {
+    // Before the exit status: the guard ends a tool still running once the read failed, so a signal or code
+    // after it may be that end, not the tool's answer.
+    const why = clip(errorText(readError), 200) || "no reason given";
     const read = byteCount(toBytes(outcome.stdout).length);
     return failure(
       "protocol",

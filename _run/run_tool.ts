@@ -430,6 +430,9 @@ class ToolRun {
       if (chunk === null) {
         this.#stdoutDone = true;
         this.#stdoutFailure = source.failure();
+        // The output is withheld now, whatever follows; a tool still writing could block on a pipe no one
+        // reads (a failed stream need not close it) and be waited on until the time limit, hiding why.
+        if (this.#stdoutFailure !== null) this.#endTree();
         return;
       }
       if (this.#draining) {

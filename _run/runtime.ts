@@ -238,10 +238,17 @@ function hostEnv(): Record<string, string> | null {
   return out;
 }
 
-/** The whole environment the child gets: the host's (unless `clearEnv`), the caller's over it, then `marker`. */
-function effectiveEnv(spec: SpawnSpec, marker: TreeMarker | null = null): Record<string, string> {
+/**
+ * The whole environment the child gets: the host's (unless `clearEnv`; `host` when given, a fresh copy the
+ * merge may change), the caller's over it, then `marker`.
+ */
+function effectiveEnv(
+  spec: SpawnSpec,
+  marker: TreeMarker | null = null,
+  host?: Record<string, string>,
+): Record<string, string> {
   // (never null on Bun and Node, whose spawns take it; on Deno, it only plans a Windows launch: see hostEnv)
-  const env = spec.clearEnv ? { ...spec.env } : hostEnv() ?? Object.create(null);
+  const env = spec.clearEnv ? { ...spec.env } : host ?? hostEnv() ?? Object.create(null);
   const given = spec.env;
   if (!spec.clearEnv && given !== undefined) {
     if (isWindows) {
@@ -508,8 +515,31 @@ function planLaunch(spec: SpawnSpec): ({ ok: true } & Launch) | { ok: false; rea
   // host's environment cannot be read (Deno without env permission) and the caller gives no PATH, it is told
   // so: an empty PATH would say the program is in no PATH folder.
   const given = spec.env === undefined ? [] : Object.keys(spec.env);
-  const known = spec.clearEnv || given.some((k) => k.toUpperCase() === "PATH") || hostEnv() !== null;
-  return planWindowsLaunch(spec.command, spec.args, known ? effectiveEnv(spec) : null, isFileSync, spec.cwd);
+  if (spec.clearEnv || given.some((k) => k.toUpperCase() === "PATH")) {
+    return planWindowsLaunch(spec.command, spec.args, effectiveEnv(spec), isFileSync, spec.cwd);
+  }
+  const host = hostEnv() ?? launchNames();
+  const env = host === null ? null : effectiveEnv(spec, null, host);
+  return planWindowsLaunch(spec.command, spec.args, env, isFileSync, spec.cwd);
+}
+
+/**
+ * The host's PATH, PATHEXT and ComSpec read one by one, for Deno granted env permission for these names
+ * alone (`--allow-env=PATH,PATHEXT,ComSpec`), which cannot read the whole environment; null when PATH cannot
+ * be read (an unset one is known: it names no folder).
+ */
+function launchNames(): Record<string, string> | null {
+  const out: Record<string, string> = Object.create(null);
+  for (const name of ["PATH", "PATHEXT", "ComSpec"]) {
+    let value: string | undefined;
+    try {
+      value = denoApi?.env.get(name);
+    } catch {
+      if (name === "PATH") return null;
+    }
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
 }
 
 /**

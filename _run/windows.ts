@@ -108,7 +108,8 @@ export function planWindowsLaunch(
       ok: false,
       reason:
         `program ${JSON.stringify(command)} was not looked for: the environment could not be read, so ` +
-        "its PATH is not known (under Deno, grant --allow-env; or pass env with PATH, or a full path)",
+        "its PATH is not known (under Deno, grant --allow-env, or --allow-env=PATH,PATHEXT,ComSpec at least; " +
+        "or pass env with PATH, or a full path)",
     };
   }
   const known = env ?? {};

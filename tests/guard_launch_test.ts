@@ -252,7 +252,7 @@ test(
 );
 
 test(
-  "runTool: on Windows under Deno without env permission, a bare name is not said to be on no PATH",
+  "runTool: on Windows under Deno, a bare name is looked for with env permission for PATH alone, never said to be on no PATH without",
   { ...T, skip: isWindows && isDeno ? false : "Deno's permissions on Windows" },
   () => {
     const dir = mkdtempSync(join(tmpdir(), "toolguard-launch-"));
@@ -263,20 +263,30 @@ test(
       writeFileSync(
         script,
         `const { runTool } = await import(${JSON.stringify(guard)});\n` +
-          `console.log((await runTool("toolguard-no-such-tool", [])).detail);\n`,
+          `const r = await runTool(Deno.args[0], Deno.args.slice(1));\n` +
+          `console.log(r.kind, r.exitCode, r.detail);\n`,
       );
-      const detail = execFileSync(deno.execPath(), [
-        "run",
-        "--no-config",
-        "--allow-run",
-        "--allow-read",
-        script,
-      ], {
-        encoding: "utf8",
-        cwd: dir,
-      }).trim();
-      assert.match(detail, /^could not start "toolguard-no-such-tool": .*the environment could not be read/);
+      const probe = (allow: string[], command: string[]) =>
+        execFileSync(deno.execPath(), [
+          "run",
+          "--no-config",
+          "--allow-run",
+          "--allow-read",
+          ...allow,
+          script,
+          ...command,
+        ], {
+          encoding: "utf8",
+          cwd: dir,
+        }).trim();
+      const detail = probe([], ["toolguard-no-such-tool"]);
+      assert.match(
+        detail,
+        /^spawn null could not start "toolguard-no-such-tool": .*the environment could not be read/,
+      );
       assert.doesNotMatch(detail, /PATH folder/);
+      // Granted only the names a launch is planned with, Deno cannot read the whole environment: these do.
+      assert.match(probe(["--allow-env=PATH,PATHEXT,COMSPEC"], ["cmd", "/c", "exit 3"]), /^exit 3 /);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

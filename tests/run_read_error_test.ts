@@ -38,6 +38,24 @@ function oneThenFail(fail: boolean, bytes: boolean): ReadableStream<Uint8Array> 
     : new ReadableStream(source as UnderlyingDefaultSource<Uint8Array>);
 }
 
+/**
+ * What a run reads the tool's stdout through: `real`'s first chunk, then a read that fails (EIO), closing
+ * `real` then when `close` (a failed stream need not close the pipe under it).
+ */
+function failingAfterOne(real: ByteSource, close: boolean): ByteSource {
+  let pulls = 0;
+  return webSource(
+    new ReadableStream<Uint8Array>({
+      async pull(c) {
+        const chunk = pulls++ === 0 ? await real.read() : null;
+        if (chunk !== null) return c.enqueue(chunk);
+        if (close) real.cancel();
+        c.error(new Error(EIO));
+      },
+    }),
+  );
+}
+
 test("pipes: a source whose read fails says why, where end-of-file and cancel are no failure", async () => {
   for (const bytes of [false, true]) {
     const make = bytes ? byteStreamSource : webSource;
@@ -65,22 +83,9 @@ test("runTool: stdout whose read fails after a part is withheld as a protocol fa
   // A real tool; its stdout reaches the run through a stream that fails after the first chunk, as a read of
   // the pipe can (EIO), where the runtime gives up the pipe.
   const tool = evalCommand('console.log("a"); console.log("b")');
-  const failingAfterOne = (real: ByteSource): ByteSource => {
-    let pulls = 0;
-    return webSource(
-      new ReadableStream<Uint8Array>({
-        async pull(c) {
-          const chunk = pulls++ === 0 ? await real.read() : null;
-          if (chunk !== null) return c.enqueue(chunk);
-          real.cancel();
-          c.error(new Error(EIO));
-        },
-      }),
-    );
-  };
   for (const protocol of ["lines", "text"] as const) {
     const r = await runEngine(tool.command, tool.args, { protocol, timeoutMs: 20_000 }, {
-      readStdout: failingAfterOne,
+      readStdout: (real) => failingAfterOne(real, true),
     });
     assert.equal(
       r.ok,
@@ -92,7 +97,8 @@ test("runTool: stdout whose read fails after a part is withheld as a protocol fa
       r.detail,
       /^reading stdout failed after \d+ bytes? \(EIO: i\/o error, read\), so the output/,
     );
-    assert.match(describe(r), /^Tool did not run successfully \(protocol, exit 0\): reading stdout failed/);
+    // (exit 0, or none: the guard ends a tool still running once the read failed)
+    assert.match(describe(r), /^Tool did not run successfully \(protocol, [^)]*\): reading stdout failed/);
   }
 });
 
@@ -105,5 +111,45 @@ test("classify: an outcome whose stdout read failed is a failure before any exit
     assert.equal(r.ok, false);
     assert.equal(r.kind, "protocol");
     assert.match(r.detail, /^reading stdout failed after 2 bytes \(EIO: i\/o error, read\)/);
+  }
+});
+
+test("runTool: a tool still writing when the stdout read failed is ended, not waited on until the time limit", async () => {
+  // The read fails after the first chunk and our end of the pipe stays open (a failed stream need not close
+  // it): the tool, 4 MiB to write, blocks on the full pipe. Waited on, it timed out, and "timed out" hid why.
+  const tool = evalCommand(
+    'const b = "x".repeat(65536) + "\\n"; let i = 0; ' +
+      'const go = () => { while (i++ < 64) if (!process.stdout.write(b)) return process.stdout.once("drain", go); }; go();',
+  );
+  let real: ByteSource | undefined;
+  try {
+    const r = await runEngine(tool.command, tool.args, { protocol: "lines", timeoutMs: 15_000 }, {
+      readStdout: (stdout) => failingAfterOne(real = stdout, false),
+    });
+    assert.equal(r.kind, "protocol", r.detail);
+    assert.match(r.detail, /^reading stdout failed after \d+ bytes? \(EIO: i\/o error, read\)/);
+  } finally {
+    real?.cancel();
+  }
+});
+
+test("classify: a read failure given as an Error or other value is a failure too, never results", () => {
+  // (a caller who caught the read's error passes it as it is; taken for no failure, the cut output was results)
+  const given: unknown[] = [new Error(EIO), new String(EIO), { code: "EIO" }, 5, ""];
+  for (const stdoutReadError of given) {
+    const r = classify(
+      { exitCode: 0, signal: null, stdout: "a\n", stdoutReadError: stdoutReadError as string },
+      { protocol: "lines" },
+    );
+    assert.equal(r.items, null, `${String(stdoutReadError)}: ${r.kind} ${JSON.stringify(r.items)}`);
+    assert.equal(r.kind, "protocol");
+    assert.match(r.detail, /^reading stdout failed after 2 bytes \(.+\), so the output/);
+  }
+  for (const none of [undefined, null]) {
+    const r = classify(
+      { exitCode: 0, signal: null, stdout: "a\n", stdoutReadError: none as unknown as string },
+      { protocol: "lines" },
+    );
+    assert.deepEqual(r.items, ["a"]);
   }
 });
