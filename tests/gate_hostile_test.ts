@@ -449,6 +449,29 @@ test("guardFetch Responses: a rejected call's arguments .done named only by item
   assert.doesNotMatch(text, /REJX1/);
 });
 
+test("guardFetch: an Anthropic tool_use block without an index after text that may start a written call ends as a rejected turn", async () => {
+  // The text watch held the frames after "<tool_call>" (a written call may follow) and, finding none, let
+  // them out as they came: the stop for the dropped call stayed `tool_use`, with nothing said of it.
+  const sse = (anthropicStream(["Sure: <tool_call>"], UNDECLARED) as Record<string, unknown>[]).map((e) => {
+    if (e.index === 0 || !String(e.type).startsWith("content_block")) return e;
+    const { index: _index, ...rest } = e;
+    return rest;
+  });
+  reply({ sse, named: true });
+  const message = await anthropic().messages.stream({
+    model: "claude",
+    max_tokens: 10,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  }).finalMessage();
+  assert.deepEqual(message.content.filter((b) => b.type === "tool_use"), []);
+  assert.equal(message.stop_reason, "end_turn");
+  const said = message.content.flatMap((b) => b.type === "text" ? [b.text] : []);
+  assert.equal(said[0], "Sure: <tool_call>");
+  assert.match(said[1], /^\n\ntoolguard dropped this turn's tool call: /);
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[1].trimStart()]);
+});
+
 test("guardFetch: an Anthropic message whose only tool_use block came under another event name ends as a rejected turn", async () => {
   // The SDK routes a frame by its `event:` name: the block reached no client, and the stop still said
   // `tool_use`, with nothing said.
