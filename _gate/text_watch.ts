@@ -820,8 +820,10 @@ export class TextCalls {
       // stay in its place, held as any frame after a call (a client addresses content by position: text
       // sent ahead of the call items, or of its part's start, names an item or part it does not have yet).
       this.#prose = "";
-      // (held while a call is: the router notes their text as it sends them, see `StreamFlow.lead`)
-      if (flow.pending) {
+      // (held while a call is: the router notes their text as it sends them, see `StreamFlow.lead`; a
+      // finish for tool calls held here holds none, as where the only call came in a frame dropped)
+      const callHeld = stream.nativeCalls > 0 || flow.held.some((h) => h.tool && !this.#owns(h));
+      if (flow.pending && callHeld) {
         flow.setHeld(flow.held.map((h) => h.written && this.#owns(h) ? { ...h, written: undefined } : h));
         return undefined;
       }

@@ -497,3 +497,52 @@ test("guardFetch: an Anthropic message whose only tool_use block came under anot
   assert.match(said, /^toolguard dropped this turn's tool call: /);
   assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said]);
 });
+
+test("guardFetch n=3: a Chat answer whose only calls came in a chunk dropped as malformed ends as a rejected answer, each reading of its own", async () => {
+  // Choice 0's call came in a chunk naming choice 0 twice, choice 2's two calls under the index "2": both
+  // chunks were dropped, and each answer still finished for tool calls with no call and nothing said (choice
+  // 0's finish held by the text watch after words that may start a written call, then let out raw).
+  const call = (index: number, id: string) => ({
+    index,
+    id,
+    type: "function",
+    function: { name: "delete_everything", arguments: "{}" },
+  });
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const role = { role: "assistant", content: "" };
+  reply({
+    sse: [
+      chunk([
+        { index: 0, delta: { ...role, content: "Sure: <tool_call>" } },
+        { index: 1, delta: { ...role, content: "Hi" } },
+        { index: 2, delta: role },
+      ]),
+      chunk([{ index: 0, delta: { tool_calls: [call(0, "A")] } }, { index: 0, delta: {} }]),
+      chunk([{ index: "2", delta: { tool_calls: [call(0, "B"), call(1, "C")] } }]),
+      chunk([
+        { index: 0, delta: {}, finish_reason: "tool_calls" },
+        { index: 1, delta: {}, finish_reason: "stop" },
+        { index: 2, delta: {}, finish_reason: "tool_calls" },
+      ]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    n: 3,
+    tools: TOOLS_OPENAI as never,
+  }).finalChatCompletion();
+  const byIndex = [...final.choices].sort((a, b) => a.index - b.index);
+  assert.deepEqual(byIndex.map((c) => c.finish_reason), ["stop", "stop", "stop"]);
+  assert.deepEqual(byIndex.map((c) => c.message.tool_calls ?? []), [[], [], []]);
+  const [zero, one, two] = byIndex.map((c) => c.message.content ?? "");
+  assert.match(
+    zero,
+    /^Sure: <tool_call>\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.equal(one, "Hi");
+  assert.match(two, /^toolguard dropped this turn's tool calls: their stream events were malformed/);
+  assert.equal(events[0]?.changed, true);
+  assert.match(events[0]?.reason ?? "", /^toolguard dropped this turn's tool calls: /);
+});
