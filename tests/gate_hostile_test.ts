@@ -546,3 +546,26 @@ test("guardFetch n=3: a Chat answer whose only calls came in a chunk dropped as 
   assert.equal(events[0]?.changed, true);
   assert.match(events[0]?.reason ?? "", /^toolguard dropped this turn's tool calls: /);
 });
+
+test("guardFetch: a Chat answer whose only call came at a choice past the one asked for ends as a rejected answer", async () => {
+  // (one answer asked: the call was that turn's, whatever index its chunk named; the chunk was dropped)
+  const chunk = (index: number, delta: Record<string, unknown>, finish: string | null = null) => ({
+    ...chatChunk(delta, finish),
+    choices: [{ index, delta, logprobs: null, finish_reason: finish }],
+  });
+  const call = { index: 0, id: "A", type: "function", function: { name: "get_weather", arguments: "{}" } };
+  reply({
+    sse: [
+      chunk(0, { role: "assistant", content: "" }),
+      chunk(1, { tool_calls: [call] }),
+      chunk(0, {}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  assert.equal(final.choices[0]?.finish_reason, "stop");
+  assert.deepEqual(final.choices[0]?.message.tool_calls ?? [], []);
+  assert.match(final.choices[0]?.message.content ?? "", /^toolguard dropped this turn's tool call: /);
+  assert.equal(events[0]?.reason, final.choices[0]?.message.content);
+});

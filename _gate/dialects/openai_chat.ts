@@ -235,13 +235,14 @@ class ChatStream implements FrameRouter {
 
   /**
    * Counts the call starts (a delta with an id or a name) of each choice of a refused chunk, filed under
-   * the answer a whole-number index names (a string `"1"` too, as the openai SDK reads it): no client
-   * holds those calls (see `#finishOfDropped`).
+   * the answer a whole-number index names (a string `"1"` too, as the openai SDK reads it), or under the
+   * only answer where the request asked for one (what index a chunk names, its calls were that turn's): no
+   * client holds those calls (see `#finishOfDropped`).
    */
   #countRefused(event: Record<string, unknown>): void {
     for (const c of event.choices as unknown[]) {
       if (!isRecord(c) || !isRecord(c.delta)) continue;
-      const index = typeof c.index === "string" ? Number(c.index) : choiceIndex(c);
+      const index = this.#answers === 1 ? 0 : typeof c.index === "string" ? Number(c.index) : choiceIndex(c);
       if (!Number.isInteger(index) || index < 0 || index >= this.#answers) continue;
       const { tool_calls: calls, function_call: legacy } = c.delta;
       const starts = (Array.isArray(calls) ? calls : [])
