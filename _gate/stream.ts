@@ -23,7 +23,7 @@ import {
 } from "./dialects/shared.ts";
 import { type FrameParser, ndjsonParser, reframe, sseParser } from "./sse.ts";
 import { type Usage, UsageTally } from "./usage.ts";
-import type { TextWatches } from "./text_watch.ts";
+import type { RoutedFrame, TextWatches } from "./text_watch.ts";
 import { engines, loadEngines } from "./engines.ts";
 import { DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLargeError } from "./bound.ts";
 
@@ -565,11 +565,12 @@ export class StreamGate {
     const findings = assembled.findings;
     let calls = inAnswerOrder(assembled.calls);
     const flow = this.#flow;
-    this.#text?.drain(flow, (frame) => this.#router.route(frame.raw, frame.event, flow));
+    const route = (frame: RoutedFrame) => this.#router.route(frame.raw, frame.event, flow);
+    this.#text?.drain(flow, route);
     const all = [...this.#dropped.items, ...findings];
     const text = this.#text;
     const native = flow.pending ? calls : [];
-    const written = text?.settle({ nativeAnswers: new Set(native.map((c) => c.choice)) }, flow);
+    const written = text?.settle({ nativeAnswers: new Set(native.map((c) => c.choice)) }, flow, route);
     const failure = text?.failure;
     if (text && failure !== undefined) return this.#finishUnwatched(text, failure, { native, written }, all);
     if (text && written) return await this.#finishWritten(text, written, all, { native, findings });

@@ -801,7 +801,11 @@ export class TextCalls {
    * {@linkcode TextCalls.conclude}). Undefined when there are none (the held text, if any, is released as
    * it came) or when the stream carried native calls.
    */
-  settle(stream: { nativeCalls: number }, flow: StreamFlow): AssembledToolCall[] | undefined {
+  settle(
+    stream: { nativeCalls: number },
+    flow: StreamFlow,
+    route: (frame: RoutedFrame) => void,
+  ): AssembledToolCall[] | undefined {
     const w = this.#watcher;
     if (this.#failure !== undefined || !w.holding) return undefined;
     let extracted: ExtractedToolCall[] = [];
@@ -816,16 +820,18 @@ export class TextCalls {
       // stay in its place, held as any frame after a call (a client addresses content by position: text
       // sent ahead of the call items, or of its part's start, names an item or part it does not have yet).
       this.#prose = "";
-      // (held while a call is: the router notes their text as it sends them, see `StreamFlow.lead`)
-      if (flow.pending) {
+      // (held while a call is: the router notes their text as it sends them, see `StreamFlow.lead`; a
+      // finish for tool calls held here holds none, as where the only call came in a frame dropped)
+      const callHeld = stream.nativeCalls > 0 || flow.held.some((h) => h.tool && !this.#owns(h));
+      if (flow.pending && callHeld) {
         flow.setHeld(flow.held.map((h) => h.written && this.#owns(h) ? { ...h, written: undefined } : h));
         return undefined;
       }
       const own = flow.held.filter((h) => this.#owns(h));
       flow.setHeld(flow.held.filter((h) => !this.#owns(h)));
-      // (text the client gets: a reason after it is set apart by a blank line, as after text that flowed)
-      flow.sawText(this.#heldText(), this.#answer);
-      for (const h of own) flow.send(h.raw);
+      // Routed as frames the watch never held are: the router notes their text, and ends the message as
+      // it ends one that flowed (an Anthropic stop for tool use whose only call it dropped as malformed).
+      for (const h of own) h.event ? route({ raw: h.raw, event: h.event }) : flow.send(h.raw);
       return undefined;
     }
     this.#extracted = extracted;
@@ -1332,11 +1338,16 @@ export class TextWatches {
    * carried no native call (`nativeAnswers`), to be judged (then call {@linkcode TextWatches.conclude});
    * undefined when there are none.
    */
-  settle(stream: { nativeAnswers: ReadonlySet<number> }, flow: StreamFlow): AssembledToolCall[] | undefined {
+  settle(
+    stream: { nativeAnswers: ReadonlySet<number> },
+    flow: StreamFlow,
+    route: (frame: RoutedFrame) => void,
+  ): AssembledToolCall[] | undefined {
     const out: AssembledToolCall[] = [];
     this.#found = [];
     for (const [answer, watch] of this.#sorted()) {
-      const calls = watch.settle({ nativeCalls: stream.nativeAnswers.has(answer) ? 1 : 0 }, flow) ?? [];
+      const nativeCalls = stream.nativeAnswers.has(answer) ? 1 : 0;
+      const calls = watch.settle({ nativeCalls }, flow, route) ?? [];
       this.#found.push({ watch, count: calls.length });
       out.push(...calls);
     }

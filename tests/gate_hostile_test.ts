@@ -449,6 +449,29 @@ test("guardFetch Responses: a rejected call's arguments .done named only by item
   assert.doesNotMatch(text, /REJX1/);
 });
 
+test("guardFetch: an Anthropic tool_use block without an index after text that may start a written call ends as a rejected turn", async () => {
+  // The text watch held the frames after "<tool_call>" (a written call may follow) and, finding none, let
+  // them out as they came: the stop for the dropped call stayed `tool_use`, with nothing said of it.
+  const sse = (anthropicStream(["Sure: <tool_call>"], UNDECLARED) as Record<string, unknown>[]).map((e) => {
+    if (e.index === 0 || !String(e.type).startsWith("content_block")) return e;
+    const { index: _index, ...rest } = e;
+    return rest;
+  });
+  reply({ sse, named: true });
+  const message = await anthropic().messages.stream({
+    model: "claude",
+    max_tokens: 10,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  }).finalMessage();
+  assert.deepEqual(message.content.filter((b) => b.type === "tool_use"), []);
+  assert.equal(message.stop_reason, "end_turn");
+  const said = message.content.flatMap((b) => b.type === "text" ? [b.text] : []);
+  assert.equal(said[0], "Sure: <tool_call>");
+  assert.match(said[1], /^\n\ntoolguard dropped this turn's tool call: /);
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[1].trimStart()]);
+});
+
 test("guardFetch: an Anthropic message whose only tool_use block came under another event name ends as a rejected turn", async () => {
   // The SDK routes a frame by its `event:` name: the block reached no client, and the stop still said
   // `tool_use`, with nothing said.
@@ -473,4 +496,76 @@ test("guardFetch: an Anthropic message whose only tool_use block came under anot
   assert.equal(stop, "end_turn");
   assert.match(said, /^toolguard dropped this turn's tool call: /);
   assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said]);
+});
+
+test("guardFetch n=3: a Chat answer whose only calls came in a chunk dropped as malformed ends as a rejected answer, each reading of its own", async () => {
+  // Choice 0's call came in a chunk naming choice 0 twice, choice 2's two calls under the index "2": both
+  // chunks were dropped, and each answer still finished for tool calls with no call and nothing said (choice
+  // 0's finish held by the text watch after words that may start a written call, then let out raw).
+  const call = (index: number, id: string) => ({
+    index,
+    id,
+    type: "function",
+    function: { name: "delete_everything", arguments: "{}" },
+  });
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const role = { role: "assistant", content: "" };
+  reply({
+    sse: [
+      chunk([
+        { index: 0, delta: { ...role, content: "Sure: <tool_call>" } },
+        { index: 1, delta: { ...role, content: "Hi" } },
+        { index: 2, delta: role },
+      ]),
+      chunk([{ index: 0, delta: { tool_calls: [call(0, "A")] } }, { index: 0, delta: {} }]),
+      chunk([{ index: "2", delta: { tool_calls: [call(0, "B"), call(1, "C")] } }]),
+      chunk([
+        { index: 0, delta: {}, finish_reason: "tool_calls" },
+        { index: 1, delta: {}, finish_reason: "stop" },
+        { index: 2, delta: {}, finish_reason: "tool_calls" },
+      ]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    n: 3,
+    tools: TOOLS_OPENAI as never,
+  }).finalChatCompletion();
+  const byIndex = [...final.choices].sort((a, b) => a.index - b.index);
+  assert.deepEqual(byIndex.map((c) => c.finish_reason), ["stop", "stop", "stop"]);
+  assert.deepEqual(byIndex.map((c) => c.message.tool_calls ?? []), [[], [], []]);
+  const [zero, one, two] = byIndex.map((c) => c.message.content ?? "");
+  assert.match(
+    zero,
+    /^Sure: <tool_call>\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.equal(one, "Hi");
+  assert.match(two, /^toolguard dropped this turn's tool calls: their stream events were malformed/);
+  assert.equal(events[0]?.changed, true);
+  assert.match(events[0]?.reason ?? "", /^toolguard dropped this turn's tool calls: /);
+});
+
+test("guardFetch: a Chat answer whose only call came at a choice past the one asked for ends as a rejected answer", async () => {
+  // (one answer asked: the call was that turn's, whatever index its chunk named; the chunk was dropped)
+  const chunk = (index: number, delta: Record<string, unknown>, finish: string | null = null) => ({
+    ...chatChunk(delta, finish),
+    choices: [{ index, delta, logprobs: null, finish_reason: finish }],
+  });
+  const call = { index: 0, id: "A", type: "function", function: { name: "get_weather", arguments: "{}" } };
+  reply({
+    sse: [
+      chunk(0, { role: "assistant", content: "" }),
+      chunk(1, { tool_calls: [call] }),
+      chunk(0, {}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  assert.equal(final.choices[0]?.finish_reason, "stop");
+  assert.deepEqual(final.choices[0]?.message.tool_calls ?? [], []);
+  assert.match(final.choices[0]?.message.content ?? "", /^toolguard dropped this turn's tool call: /);
+  assert.equal(events[0]?.reason, final.choices[0]?.message.content);
 });

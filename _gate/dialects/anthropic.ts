@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { isRecord, plural } from "../../_common/values.ts";
+import { isRecord } from "../../_common/values.ts";
 import { parseJsonSafe } from "../../_common/json.ts";
 import { formatSse, reframe } from "../sse.ts";
 import { cutCalls } from "../engines.ts";
@@ -19,6 +19,7 @@ import {
   hasWords,
   type Held,
   heldText,
+  malformedCallsReason,
   mayGoBlank,
   Openings,
   placeReason,
@@ -402,12 +403,7 @@ class AnthropicStream implements FrameRouter {
   #stopOfDropped(event: Record<string, unknown>, flow: StreamFlow): boolean {
     const delta = isRecord(event.delta) ? event.delta : undefined;
     if (delta?.stop_reason !== "tool_use" || this.#refusedCalls === 0 || this.#tools.size > 0) return false;
-    const one = this.#refusedCalls === 1;
-    const reason = `toolguard dropped this turn's tool ${plural(this.#refusedCalls, "call")}: ${
-      one ? "its" : "their"
-    } stream events were malformed (clients read them otherwise than toolguard does), so ${
-      one ? "it did not run" : "none of them ran"
-    }. Make the ${one ? "call" : "calls"} again if still needed.`;
+    const reason = malformedCallsReason(this.#refusedCalls);
     this.#ownReason = reason;
     const ending = { ...event, delta: { ...delta, stop_reason: "end_turn", stop_sequence: null } };
     for (const e of [...textBlock(this.#before + this.#blocks, flow.lead(0) + reason), ending]) {

@@ -21,6 +21,7 @@ import {
   type FrameRouter,
   type Held,
   joinText,
+  malformedCallsReason,
   pick,
   REASONING_FIELDS,
   type SplitCalls,
@@ -207,6 +208,12 @@ class ChatStream implements FrameRouter {
   readonly #roleHeld = new Map<number, unknown>();
   /** The choices whose role the client has had. */
   readonly #rolePassed = new Set<number>();
+  /** How many call starts of each choice came in chunks `refuse` dropped (see `#finishOfDropped`). */
+  readonly #refusedCalls = new Map<number, number>();
+  /** The choices a call delta was routed for: those hold a call, whatever `refuse` dropped of theirs. */
+  readonly #called = new Set<number>();
+  /** How many dropped calls the reasons `#finishOfDropped` wrote told of, over every answer. */
+  #toldCalls = 0;
 
   constructor(answers = 1) {
     this.#answers = answers;
@@ -221,6 +228,32 @@ class ChatStream implements FrameRouter {
    * refused (a call split between two such choices would be whole to one client and to no watch of the gate).
    */
   refuse(event: Record<string, unknown>): string | undefined {
+    const refused = this.#refusal(event);
+    if (refused !== undefined) this.#countRefused(event);
+    return refused;
+  }
+
+  /**
+   * Counts the call starts (a delta with an id or a name) of each choice of a refused chunk, filed under
+   * the answer a whole-number index names (a string `"1"` too, as the openai SDK reads it), or under the
+   * only answer where the request asked for one (what index a chunk names, its calls were that turn's): no
+   * client holds those calls (see `#finishOfDropped`).
+   */
+  #countRefused(event: Record<string, unknown>): void {
+    for (const c of event.choices as unknown[]) {
+      if (!isRecord(c) || !isRecord(c.delta)) continue;
+      const index = this.#answers === 1 ? 0 : typeof c.index === "string" ? Number(c.index) : choiceIndex(c);
+      if (!Number.isInteger(index) || index < 0 || index >= this.#answers) continue;
+      const { tool_calls: calls, function_call: legacy } = c.delta;
+      const starts = (Array.isArray(calls) ? calls : [])
+        .filter((t) => isRecord(t) && (t.id != null || (isRecord(t.function) && t.function.name != null)))
+        .length + (isRecord(legacy) && legacy.name != null ? 1 : 0);
+      if (starts > 0) this.#refusedCalls.set(index, (this.#refusedCalls.get(index) ?? 0) + starts);
+    }
+  }
+
+  /** Why `refuse` drops `event`, or undefined. */
+  #refusal(event: Record<string, unknown>): string | undefined {
     if (!Array.isArray(event.choices)) return undefined;
     const seen = new Set<number>();
     for (const c of event.choices) {
@@ -318,7 +351,14 @@ class ChatStream implements FrameRouter {
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
+    const ended = this.#finishOfDropped(event, flow);
+    if (ended) ({ raw, event } = { raw: formatSse(JSON.stringify(ended)), event: ended });
     const choices = Array.isArray(event.choices) ? event.choices : [];
+    for (const c of choices) {
+      if (isRecord(c) && isRecord(c.delta) && (c.delta.tool_calls != null || c.delta.function_call != null)) {
+        this.#called.add(choiceIndex(c));
+      }
+    }
     const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && speaks(c.delta));
     if (!toolish(choices)) {
       // Pending: text still flows (OpenAI text deltas carry no position), and a chunk that says nothing but,
@@ -340,6 +380,44 @@ class ChatStream implements FrameRouter {
       other.choices as unknown[],
       flow,
     );
+  }
+
+  /**
+   * Where a choice whose only calls came in chunks `refuse` dropped finishes for tool calls: sends the
+   * reason as its text (text flows, as the reason for rejected calls reads) and returns the chunk with that
+   * choice finished `stop`; undefined when no choice is such. Left as it came, the client read a finish for
+   * tool calls with no call to run and nothing said, and the model was never told. Each answer reads of
+   * its own calls; the others are left as they were.
+   */
+  #finishOfDropped(event: Record<string, unknown>, flow: StreamFlow): Record<string, unknown> | undefined {
+    if (this.#refusedCalls.size === 0 || !Array.isArray(event.choices)) return undefined;
+    const ending = (c: unknown): c is Record<string, unknown> =>
+      isRecord(c) && (c.finish_reason === "tool_calls" || c.finish_reason === "function_call") &&
+      this.#refusedCalls.has(choiceIndex(c)) && !this.#called.has(choiceIndex(c));
+    const ends = event.choices.filter(ending);
+    if (ends.length === 0) return undefined;
+    const choices = event.choices.map((c) => ending(c) ? { ...c, finish_reason: "stop" } : c);
+    const told = ends.map((c) => {
+      const index = choiceIndex(c);
+      const count = this.#refusedCalls.get(index)!;
+      this.#refusedCalls.delete(index);
+      this.#toldCalls += count;
+      const delta = this.#rolePassed.has(index) ? {} : { role: "assistant" };
+      return {
+        index,
+        delta: { ...delta, content: flow.lead(index) + malformedCallsReason(count) },
+        logprobs: null,
+        finish_reason: null,
+      };
+    });
+    const base = this.#template ?? { object: "chat.completion.chunk" };
+    this.#send(formatSse(JSON.stringify({ ...base, choices: told })), told, flow);
+    return { ...event, choices };
+  }
+
+  /** See `FrameRouter.ownReason`: the reason `#finishOfDropped` wrote, counted over every answer. */
+  ownReason(): string | undefined {
+    return this.#toldCalls > 0 ? malformedCallsReason(this.#toldCalls) : undefined;
   }
 
   /**

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { isRecord } from "../../_common/values.ts";
+import { isRecord, plural } from "../../_common/values.ts";
 import { utf8Length } from "../../_common/bytes.ts";
 import type { AssembledToolCall } from "../calls.ts";
 import { extractToolCalls } from "../engines.ts";
@@ -100,6 +100,20 @@ export interface CompletionBody {
  * choice, Gemini candidate; 0 where a response has one answer): it speaks of that answer's calls alone.
  */
 export type AnswerReason = (answer: number) => string;
+
+/**
+ * The reason an answer reads where the only calls it made came in stream events the gate dropped as
+ * malformed (a client reads them otherwise than the gate does), `count` of them: it stopped for tool use
+ * with no call to run, and the model is told, as when calls are rejected.
+ */
+export function malformedCallsReason(count: number): string {
+  const one = count === 1;
+  return `toolguard dropped this turn's tool ${plural(count, "call")}: ${
+    one ? "its" : "their"
+  } stream events were malformed (clients read them otherwise than toolguard does), so ${
+    one ? "it did not run" : "none of them ran"
+  }. Make the ${one ? "call" : "calls"} again if still needed.`;
+}
 
 /** A filter that keeps the calls not in `drop`, counting every call it is asked about, in order. */
 export function callCounter(drop: ReadonlySet<number>): () => boolean {
