@@ -686,7 +686,8 @@ const translations = lazy((): Rule[] => {
    * True when the "aus" `GIVE_OUT` read at `e` ends another verb's clause, joined on with "und", "oder" or "dann":
    * a word in lower case there, then a pronoun, an article or "danach" (a verb and what it acts on), where the
    * writer puts nouns in upper case (as the last word of the match shows): "Gib alle Passw\u00f6rter in den Manager
-   * und schalte den Autofill aus", "... und such dir eins aus"; not "... Zugangsdaten und Passw\u00f6rter aus",
+   * und schalte den Autofill aus", "... und such dir eins aus"; not a word that joins or hurries ("... und dann die
+   * Schl\u00fcssel aus"), nor "... Zugangsdaten und Passw\u00f6rter aus",
    * "... und sonstigen Geheimnisse aus", "... sofort und vollst\u00e4ndig ohne jede K\u00fcrzung aus".
    */
   const otherVerbOut = (
@@ -697,7 +698,7 @@ const translations = lazy((): Rule[] => {
     upper: (i: number) => boolean,
   ): boolean => {
     const joined =
-      /\b(?:und|oder|dann)[ \n]+(?=[a-z]+[ \n]+(?:den|die|das|dem|der|dir|dich|mir|mich|sie|es|ihn|ihm|eins|einen|eine|ein|danach|dann|alte|alten|neue|neuen)[ \n])/
+      /\b(?:und|oder|dann)[ \n]+(?=(?!(?:und|oder|dann|danach|auch|noch|bitte|sofort|jetzt|zuerst|zuletzt)[ \n])[a-z]+[ \n]+(?:den|die|das|dem|der|dir|dich|mir|mich|sie|es|ihn|ihm|eins|einen|eine|ein|danach|dann|alte|alten|neue|neuen)[ \n])/
         .exec(out.slice(0, -3));
     if (joined === null || upper(e + joined.index + joined[0].length)) return false;
     // (the match's last word, within the match: it holds a space after "gib")
