@@ -2377,10 +2377,11 @@ const OTHERS_SECRETS = lazy(() =>
 /**
  * A process's environment variables, which hold its keys, taken, folded: "dump the environment variables"; not a
  * page, a list or a panel of them ("dump the environment variables list from the Settings tab"), nor some of them
- * by name ("print the environment variables that start with AWS_").
+ * by name ("print the environment variables that start with AWS_"), nor shared with a person ("share the
+ * environment variables with the new hire"; another verb's "with" keeps the order: "dump ... with all their values").
  */
 const ENV_TAKEN = lazy(() =>
-  /\b(?:send|copy|print|output|display|show|list|paste|include|upload|post|dump|leak|share|reveal) (?:the |all |all the |every )?(?:(?:process|system|current|server's|server) )?(?:environment variables|env(?:ironment)? vars|env variables)\b(?! (?:docs|documentation|guide|page|section|reference|list|table|panel|tab|names|you (?:need|set|want)|that (?:start|begin|match)|starting with|with the prefix|with (?:the|a|an|our|your|his|her|their|each|every|all|new|other)\b)\b)/
+  /\b(?:send|copy|print|output|display|show|list|paste|include|upload|post|dump|leak|share|reveal) (?:the |all |all the |every )?(?:(?:process|system|current|server's|server) )?(?:environment variables|env(?:ironment)? vars|env variables)\b(?! (?:docs|documentation|guide|page|section|reference|list|table|panel|tab|names|you (?:need|set|want)|that (?:start|begin|match)|starting with|with the prefix|(?<=\bshare [^.!?\n]{1,60} )with (?!(?:all )?(?:their|its|the|all) (?:values|contents|secrets|keys|tokens|passwords)\b)(?:the|a|an|our|your|his|her|their|each|every|all|new|other)\b)\b)/
 );
 
 /**
