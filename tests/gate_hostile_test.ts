@@ -647,3 +647,28 @@ test("guardFetch n=2: a Chat turn with an answer's dropped call and another's al
   assert.match(zero, /^toolguard dropped this turn's tool call: /);
   assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, zero]);
 });
+
+test("guardFetch: a Chat call whose start came in two dropped chunks is told of as one call", async () => {
+  // (its id in one chunk, its name again in the next, both chunks naming choice 0 twice: counted twice, the
+  // answer read "tool calls ... none of them ran" of the one call a client would have joined)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const part = (fn: Record<string, unknown>, id?: string) => ({
+    tool_calls: [{ index: 0, ...(id ? { id } : {}), function: fn }],
+  });
+  reply({
+    sse: [
+      chunk([{ index: 0, delta: { role: "assistant", content: "" } }]),
+      chunk([{ index: 0, delta: part({ name: "get_weather", arguments: "" }, "A") }, {
+        index: 0,
+        delta: {},
+      }]),
+      chunk([{ index: 0, delta: part({ name: "get_weather", arguments: "{}" }) }, { index: 0, delta: {} }]),
+      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  assert.match(final.choices[0]?.message.content ?? "", /^toolguard dropped this turn's tool call: /);
+  assert.equal(events[0]?.reason, final.choices[0]?.message.content);
+});
