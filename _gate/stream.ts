@@ -610,7 +610,6 @@ export class StreamGate {
       }
     } else flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
-    reason ??= this.#router.ownReason?.();
     const replaced = reason !== undefined;
     this.#report({
       dialect: this.#dialect,
@@ -822,6 +821,16 @@ export class StreamGate {
   }
 
   #report(report: StreamReport): void {
+    // The reason the router wrote of its own (an answer whose only calls were dropped as malformed) is the
+    // turn's too, beside any the judge wrote for another answer's calls, whatever path ended the stream.
+    const own = report.retried ? undefined : this.#router.ownReason?.();
+    if (own !== undefined) {
+      report = {
+        ...report,
+        replaced: true,
+        reason: report.reason === undefined ? own : `${report.reason}\n${own}`,
+      };
+    }
     const usage = this.#usage.own;
     try {
       this.#options.onReport?.(usage ? { ...report, usage } : report);

@@ -569,3 +569,106 @@ test("guardFetch: a Chat answer whose only call came at a choice past the one as
   assert.match(final.choices[0]?.message.content ?? "", /^toolguard dropped this turn's tool call: /);
   assert.equal(events[0]?.reason, final.choices[0]?.message.content);
 });
+
+test("guardFetch n=2: the reason reported for a Chat turn tells of an answer's dropped calls beside another's rejected ones", async () => {
+  // Choice 0's only call came in a chunk naming choice 0 twice (dropped), choice 1 called a tool not
+  // declared (rejected): each answer read its own reason, and onVerdict reported the judge's alone.
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = (id: string) => ({
+    index: 0,
+    id,
+    type: "function",
+    function: { name: "delete_everything", arguments: "{}" },
+  });
+  const role = { role: "assistant", content: "" };
+  reply({
+    sse: [
+      chunk([{ index: 0, delta: role }, { index: 1, delta: role }]),
+      chunk([{ index: 0, delta: { tool_calls: [call("A")] } }, { index: 0, delta: {} }]),
+      chunk([{ index: 1, delta: { tool_calls: [call("B")] } }]),
+      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }, {
+        index: 1,
+        delta: {},
+        finish_reason: "tool_calls",
+      }]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+  })
+    .finalChatCompletion();
+  const [zero, one] = [...final.choices].sort((a, b) => a.index - b.index).map((c) =>
+    c.message.content ?? ""
+  );
+  assert.match(zero, /^toolguard dropped this turn's tool call: /);
+  assert.match(one, /delete_everything was rejected/);
+  assert.equal(events[0]?.changed, true);
+  assert.ok(events[0]?.reason?.includes(zero), `the reported reason omits answer 0's: ${events[0]?.reason}`);
+  assert.ok(
+    events[0]?.reason?.includes(one.trim()),
+    `the reported reason omits answer 1's: ${events[0]?.reason}`,
+  );
+});
+
+test("guardFetch n=2: a Chat turn with an answer's dropped call and another's allowed written call reports the dropped one", async () => {
+  // The turn ended through the written-call path with its call allowed: onVerdict said nothing changed,
+  // though answer 0 read a reason in place of its call.
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = { index: 0, id: "A", type: "function", function: { name: "get_weather", arguments: "{}" } };
+  const role = { role: "assistant", content: "" };
+  reply({
+    sse: [
+      chunk([{ index: 0, delta: role }, { index: 1, delta: role }]),
+      chunk([{ index: 0, delta: { tool_calls: [call] } }, { index: 0, delta: {} }]),
+      chunk([{
+        index: 1,
+        delta: { content: '<tool_call>{"name":"get_weather","arguments":{"city":"Oslo"}}</tool_call>' },
+      }]),
+      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }, {
+        index: 1,
+        delta: {},
+        finish_reason: "stop",
+      }]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+  })
+    .finalChatCompletion();
+  const zero = final.choices.find((c) => c.index === 0)?.message.content ?? "";
+  assert.match(zero, /^toolguard dropped this turn's tool call: /);
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, zero]);
+});
+
+test("guardFetch: a Chat call whose start came in two dropped chunks is told of as one call", async () => {
+  // (its id in one chunk, its name again in the next, both chunks naming choice 0 twice: counted twice, the
+  // answer read "tool calls ... none of them ran" of the one call a client would have joined)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const part = (fn: Record<string, unknown>, id?: string) => ({
+    tool_calls: [{ index: 0, ...(id ? { id } : {}), function: fn }],
+  });
+  reply({
+    sse: [
+      chunk([{ index: 0, delta: { role: "assistant", content: "" } }]),
+      chunk([{ index: 0, delta: part({ name: "get_weather", arguments: "" }, "A") }, {
+        index: 0,
+        delta: {},
+      }]),
+      chunk([{ index: 0, delta: part({ name: "get_weather", arguments: "{}" }) }, { index: 0, delta: {} }]),
+      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  assert.match(final.choices[0]?.message.content ?? "", /^toolguard dropped this turn's tool call: /);
+  assert.equal(events[0]?.reason, final.choices[0]?.message.content);
+});

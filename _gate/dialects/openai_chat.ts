@@ -208,8 +208,12 @@ class ChatStream implements FrameRouter {
   readonly #roleHeld = new Map<number, unknown>();
   /** The choices whose role the client has had. */
   readonly #rolePassed = new Set<number>();
-  /** How many call starts of each choice came in chunks `refuse` dropped (see `#finishOfDropped`). */
-  readonly #refusedCalls = new Map<number, number>();
+  /**
+   * The calls of each choice whose starts came in chunks `refuse` dropped, by the `index` of their deltas
+   * (`function_call` for the legacy one): a client joins the deltas of one index into one call (see
+   * `#finishOfDropped`).
+   */
+  readonly #refusedCalls = new Map<number, Set<string>>();
   /** The choices a call delta was routed for: those hold a call, whatever `refuse` dropped of theirs. */
   readonly #called = new Set<number>();
   /** How many dropped calls the reasons `#finishOfDropped` wrote told of, over every answer. */
@@ -234,7 +238,7 @@ class ChatStream implements FrameRouter {
   }
 
   /**
-   * Counts the call starts (a delta with an id or a name) of each choice of a refused chunk, filed under
+   * Notes the call starts (a delta with an id or a name) of each choice of a refused chunk, filed under
    * the answer a whole-number index names (a string `"1"` too, as the openai SDK reads it), or under the
    * only answer where the request asked for one (what index a chunk names, its calls were that turn's): no
    * client holds those calls (see `#finishOfDropped`).
@@ -247,8 +251,12 @@ class ChatStream implements FrameRouter {
       const { tool_calls: calls, function_call: legacy } = c.delta;
       const starts = (Array.isArray(calls) ? calls : [])
         .filter((t) => isRecord(t) && (t.id != null || (isRecord(t.function) && t.function.name != null)))
-        .length + (isRecord(legacy) && legacy.name != null ? 1 : 0);
-      if (starts > 0) this.#refusedCalls.set(index, (this.#refusedCalls.get(index) ?? 0) + starts);
+        .map((t) => `${(t as Record<string, unknown>).index}`);
+      if (isRecord(legacy) && legacy.name != null) starts.push("function_call");
+      if (starts.length === 0) continue;
+      const known = this.#refusedCalls.get(index) ?? new Set<string>();
+      for (const key of starts) known.add(key);
+      this.#refusedCalls.set(index, known);
     }
   }
 
@@ -399,7 +407,7 @@ class ChatStream implements FrameRouter {
     const choices = event.choices.map((c) => ending(c) ? { ...c, finish_reason: "stop" } : c);
     const told = ends.map((c) => {
       const index = choiceIndex(c);
-      const count = this.#refusedCalls.get(index)!;
+      const count = this.#refusedCalls.get(index)!.size;
       this.#refusedCalls.delete(index);
       this.#toldCalls += count;
       const delta = this.#rolePassed.has(index) ? {} : { role: "assistant" };
