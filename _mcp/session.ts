@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { clipMiddle, errorText, firstHole, foldCase, heldIndices, isRecord } from "../_common/values.ts";
+import { clipMiddle, errorText, foldCase, heldIndices, isRecord } from "../_common/values.ts";
 import { MOST_WRITTEN_OUT, refuseSparse, repeatedKeys } from "../_common/json.ts";
 import { isUtf8 } from "../_common/bytes.ts";
 import { type DeferredCheck, type PayloadPlace, refuseNotUtf8, rejection, scanPayload } from "./judge.ts";
@@ -309,14 +309,13 @@ function textOf(value: unknown): string {
 /**
  * The indices a server batch holds when it is an array longer than {@linkcode MOST_WRITTEN_OUT} with holes
  * (built in code: it may be 2^32-1 slots long, which a walk by index would ask each of, for minutes);
- * undefined for any other, which is walked by index.
+ * undefined for any other, which is walked by index. A hole is told by `in`, which reads no element: an
+ * element whose getter throws is the walk's to report (read here, it sent a long batch the walk by index).
  */
 function heldSlots(batch: readonly unknown[]): number[] | undefined {
-  try {
-    return batch.length > MOST_WRITTEN_OUT && firstHole(batch) >= 0 ? heldIndices(batch, 0) : undefined;
-  } catch {
-    return undefined; // (an element that cannot be read: the walk by index reports it)
-  }
+  if (batch.length <= MOST_WRITTEN_OUT) return undefined;
+  for (let i = 0; i < batch.length; i++) if (!(i in batch)) return heldIndices(batch, 0);
+  return undefined;
 }
 
 /** Messages of a frame, a batch or a single one, as a list. */

@@ -522,3 +522,26 @@ test("MCP session: a long sparse array in a server request, a listing or a batch
   assert.deepEqual(toClient[2], [answer]);
   assert.equal(guarded.pending, 0);
 });
+
+test("MCP session: a long sparse server batch whose first element cannot be read is read by the slots it holds", () => {
+  const { guarded, toClient, events } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 4, method: "ping" } });
+  const answer = { jsonrpc: "2.0", id: 4, result: {} };
+  // (a transport's getter that throws, then 2^32-1 slots: told by a read of the element, the batch was walked
+  // slot by slot and never ended)
+  const batch: unknown[] = [];
+  Object.defineProperty(batch, 0, {
+    get() {
+      throw new Error("the transport's getter failed");
+    },
+    enumerable: true,
+  });
+  batch[1] = answer;
+  batch.length = 2 ** 32 - 1;
+  guarded.fromServer({ message: batch as JsonRpcMessage[] });
+  assert.deepEqual(toClient, [[answer]]);
+  assert.equal(guarded.pending, 0);
+  assert.deepEqual(events.map((e) => e.event === "stray_message" && e.text), [
+    "the transport's getter failed",
+  ]);
+});
