@@ -1408,9 +1408,19 @@ export class GuardedSession implements McpSession {
     const out: JsonRpcMessage[] = [];
     const replies: JsonRpcMessage[] = [];
     // (a long sparse batch, built in code: only the slots it holds, as a hole holds no message)
-    const slots = heldSlots(batch);
+    let slots: number[] | undefined;
+    let count: number;
+    try {
+      slots = heldSlots(batch);
+      count = slots?.length ?? batch.length;
+    } catch (error) {
+      // A proxy whose length or keys cannot be read (a transport's value built in code): no message in it can
+      // be, as in a revoked one (see fromServer); a throw would reach the transport's reader.
+      this.#reportNotJudged(error);
+      return;
+    }
     if (slots !== undefined) changed = true;
-    for (let n = 0, count = slots?.length ?? batch.length; n < count; n++) {
+    for (let n = 0; n < count; n++) {
       const i = slots === undefined ? n : slots[n];
       let x: JsonRpcMessage;
       try {

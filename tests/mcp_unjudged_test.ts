@@ -545,3 +545,19 @@ test("MCP session: a long sparse server batch whose first element cannot be read
     "the transport's getter failed",
   ]);
 });
+
+test("MCP session: a server batch whose length cannot be read is reported, not thrown into the transport", () => {
+  const { guarded, toClient, events } = session();
+  // (a transport's proxy over an array: Array.isArray reads it as one, its length throws)
+  const batch = new Proxy([], {
+    get(target, key) {
+      if (key === "length") throw new Error("the transport's proxy failed");
+      return Reflect.get(target, key);
+    },
+  });
+  guarded.fromServer({ message: batch as JsonRpcMessage[] });
+  assert.deepEqual(toClient, []);
+  assert.deepEqual(events.map((e) => e.event === "stray_message" && e.text), [
+    "the transport's proxy failed",
+  ]);
+});
