@@ -561,3 +561,27 @@ test("MCP session: a server batch whose length cannot be read is reported, not t
     "the transport's proxy failed",
   ]);
 });
+
+test("MCP session: server content that holds itself or shares its objects past measure is refused, not walked forever", () => {
+  const { guarded, toClient, toServer } = session();
+  const refused = (m: unknown) => ((m as JsonRpcMessage).error as { message: string }).message;
+  // a tool result's structuredContent that holds itself (built in code: its scan as a tree never ended)
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } } });
+  const loop: Record<string, unknown> = { text: "hi" };
+  loop.next = loop;
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 2, result: { content: [], structuredContent: loop } },
+  });
+  assert.match(refused(toClient[0]), /tools\/call \(the value at \/structuredContent holds itself/);
+  // a server request's params that share an object 2^40 times over: answered with an error to the server
+  let wide: unknown = "x";
+  for (let i = 0; i < 40; i++) wide = { a: wide, b: wide };
+  const params = { messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 9, wide };
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: "s1", method: "sampling/createMessage", params } });
+  assert.equal(toClient.length, 1);
+  assert.match(
+    refused(toServer[1]), // (after the call)
+    /sampling\/createMessage request \(the value at \/ holds itself, or shares/,
+  );
+  assert.equal(guarded.pending, 0);
+});
