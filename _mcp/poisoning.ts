@@ -15,7 +15,7 @@
 import { scan } from "../_scan/scan.ts";
 import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
-import { asSent, refuseSparse } from "../_common/json.ts";
+import { asSent, refuseSparse, schemaGraphProblem } from "../_common/json.ts";
 import { cutUnits, foldCase, isRecord, lazy } from "../_common/values.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
 import type { ScanFinding } from "../types.ts";
@@ -567,6 +567,15 @@ function titlesOf(entries: readonly unknown[]): string[] {
 }
 
 /**
+ * Throws a `RangeError` when the listed entry at `at`, built in code, holds itself or shares its objects past
+ * measure (see {@linkcode schemaGraphProblem}): a walk over it as a tree would never end.
+ */
+function refuseGraph(entry: unknown, at: string): void {
+  const problem = schemaGraphProblem(entry);
+  if (problem !== null) throw new RangeError(`the entry at ${at}: ${problem.message}`);
+}
+
+/**
  * How many flagged descriptions a listing reports, and the pointer characters they may carry in all: past
  * either, the rest are still cleaned, not listed (a hostile schema can nest thousands of them thousands
  * deep).
@@ -577,7 +586,9 @@ const LISTED = { descriptions: 1000, pointerChars: 1 << 20 };
  * Check the descriptions and titles in the result of a listing (`tools/list`, `prompts/list`,
  * `resources/list`, `resources/templates/list`) or of `initialize` (the server's `instructions` and
  * `serverInfo.title`, also spelled in another case, as `Instructions`): flagged spans (a flagged title whole) are replaced by a marker; with `strict` a
- * flagged entry is hidden instead.
+ * flagged entry is hidden instead. Throws a `RangeError` for a listing built in code that JSON text cannot
+ * hold and a walk would not end on: entries in an array of more than 100 000 slots with holes, an entry that
+ * holds itself or shares its objects past measure.
  */
 export function cleanListing(
   method: string,
@@ -635,6 +646,8 @@ export function cleanListing(
   const out: unknown[] = [];
   let changed = false;
   entries.forEach((entry, i) => {
+    const at = `/${listing.key}/${i}`;
+    refuseGraph(entry, at);
     const name = isRecord(entry) && typeof entry.name === "string" ? entry.name : String(i);
     const before = found;
     const check = checker(listing.kind, name);
@@ -642,10 +655,11 @@ export function cleanListing(
     // in code), the entry as JSON sends it, as the judge reads a tool (see compileTools): its own
     // description may be clean while its toJSON sends a poisoned one. Cleaned in that form, it is one entry
     // whichever way it is read.
-    let cleaned = cleanTree(entry, `/${listing.key}/${i}`, check);
+    let cleaned = cleanTree(entry, at, check);
     const sent = asSent(entry, String(i));
     if (sent !== entry) {
-      const cleanedSent = cleanTree(sent, `/${listing.key}/${i}`, check);
+      refuseGraph(sent, at);
+      const cleanedSent = cleanTree(sent, at, check);
       if (cleanedSent !== sent) cleaned = cleanedSent;
     }
     if (found > before && options.strict) {

@@ -585,3 +585,25 @@ test("MCP session: server content that holds itself or shares its objects past m
   );
   assert.equal(guarded.pending, 0);
 });
+
+test("MCP session: a listed entry that holds itself is refused with an error that says why, not cleaned forever", () => {
+  const { guarded, toClient, events } = session();
+  const refused = (m: unknown) => ((m as JsonRpcMessage).error as { message: string }).message;
+  // a tool whose inputSchema holds itself (built in code): setTools refuses it, and the listing's cleaning
+  // looped without end
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/list" } });
+  const schema: Record<string, unknown> = { type: "object", properties: {} };
+  (schema.properties as Record<string, unknown>).next = schema;
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 2, result: { tools: [{ name: "echo", inputSchema: schema }] } },
+  });
+  assert.match(refused(toClient[0]), /the entry at \/tools\/0: the schema contains itself/);
+  assert.ok(events.some((e) => e.event === "tools_fetch_failed"));
+  // a prompt that holds itself
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 3, method: "prompts/list" } });
+  const prompt: Record<string, unknown> = { name: "p", arguments: [] };
+  (prompt.arguments as unknown[]).push(prompt);
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 3, result: { prompts: [prompt] } } });
+  assert.match(refused(toClient[1]), /the entry at \/prompts\/0: .* contains itself/);
+  assert.equal(guarded.pending, 0);
+});
