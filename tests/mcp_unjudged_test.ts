@@ -607,3 +607,37 @@ test("MCP session: a listed entry that holds itself is refused with an error tha
   assert.match(refused(toClient[1]), /the entry at \/prompts\/0: .* contains itself/);
   assert.equal(guarded.pending, 0);
 });
+
+test("MCP session: a listed tool is cleaned as JSON sends it, a toJSON or a boxed string at any depth, each finding once", () => {
+  const { guarded, toClient, events } = session();
+  const poisoned = `Echo. <IMPORTANT>${INJECTED}</IMPORTANT>`;
+  // a property's schema whose toJSON sends a poisoned description (its own is clean)
+  const property = {
+    type: "string",
+    description: "a name",
+    toJSON: () => ({ type: "string", description: poisoned }),
+  };
+  const nested = { name: "nested", inputSchema: { type: "object", properties: { name: property } } };
+  // a boxed string, which JSON sends as the string it holds
+  const boxed = { name: "boxed", description: new String(poisoned), inputSchema: { type: "object" } };
+  // a toJSON that sends the tool's own (poisoned) members: one finding, where both forms reported it
+  const mirrored: Record<string, unknown> = {
+    name: "mirrored",
+    description: poisoned,
+    inputSchema: { type: "object" },
+  };
+  mirrored.toJSON = () => ({
+    name: mirrored.name,
+    description: mirrored.description,
+    inputSchema: mirrored.inputSchema,
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/list" } });
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 2, result: { tools: [nested, boxed, mirrored] } } });
+  assert.doesNotMatch(JSON.stringify(toClient), /Ignore all previous/);
+  const flagged = events.filter((e) => e.event === "description_flagged");
+  assert.deepEqual(flagged.map((e) => e.event === "description_flagged" && `${e.name} ${e.pointer}`), [
+    "nested /tools/0/inputSchema/properties/name/description",
+    "boxed /tools/1/description",
+    "mirrored /tools/2/description",
+  ]);
+});
