@@ -622,3 +622,39 @@ test("MCP session: a listed tool is cleaned as JSON sends it, a toJSON or a boxe
     "mirrored /tools/2/description",
   ]);
 });
+
+test("MCP session: the guard's own tool list built in code is measured as JSON sends it, or refused saying why", () => {
+  const fetched = (tools: unknown[]) => {
+    const toServer: JsonRpcMessage[] = [];
+    const toClient: JsonRpcMessage[] = [];
+    const events: McpEvent[] = [];
+    const guarded = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
+      toServer: (frame) => void toServer.push(frame.message as JsonRpcMessage),
+      toClient: (frame) => void toClient.push(frame.message as JsonRpcMessage),
+    });
+    guarded.fromClient({
+      message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } },
+    });
+    const own = toServer.find((m) => m.method === "tools/list")!;
+    guarded.fromServer({ message: { jsonrpc: "2.0", id: own.id, result: { tools } } });
+    return { toServer, toClient, events };
+  };
+  // an enum of 2^32-1 slots holding one value: JavaScriptCore wrote out each slot to measure the list (Bun
+  // never ended), V8 threw and the list was said to run past 256 MiB
+  const enumeration = sparse("a");
+  enumeration.length = 2 ** 32 - 1;
+  const schema = { type: "object", properties: { x: { enum: enumeration } } };
+  const taken = fetched([{ name: "echo", inputSchema: schema }]);
+  assert.ok(
+    taken.events.some((e) => e.event === "tools" && e.source === "guard"),
+    JSON.stringify(taken.events),
+  );
+  assert.ok(taken.toServer.some((m) => m.method === "tools/call"));
+  // a schema that holds itself: said so, where the list was said to run past 256 MiB
+  const loop: Record<string, unknown> = { type: "object", properties: {} };
+  (loop.properties as Record<string, unknown>).next = loop;
+  const refused = fetched([{ name: "echo", inputSchema: loop }]);
+  const failed = refused.events.find((e) => e.event === "tools_fetch_failed");
+  assert.match(failed?.event === "tools_fetch_failed" ? failed.detail : "", /cannot be written out as JSON/);
+  assert.equal(refused.toClient.length, 1);
+});
