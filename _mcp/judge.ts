@@ -37,7 +37,14 @@ import type {
 } from "./types.ts";
 import { type PinChange, toolName } from "./pins.ts";
 import { eachLeaf, escapePointer } from "../_common/pointer.ts";
-import { asSent, copyAsSent, pastMeasure, refuseSparse, walkProblem } from "../_common/json.ts";
+import {
+  asSent,
+  copyAsSent,
+  MOST_WRITTEN_OUT,
+  pastMeasure,
+  refuseSparse,
+  walkProblem,
+} from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { forgetFailedTest, makeRegExp, safeTest } from "../_schema/values.ts";
@@ -1770,6 +1777,12 @@ export function scanPayload(value: unknown, { redact }: { redact: boolean }): Pa
 }
 
 /**
+ * Levels {@link walkStrings} goes down before it asks whether the value is a tree ({@link pastMeasure}): far
+ * below where a value that holds itself would take its walk, far beyond a real payload.
+ */
+const WALKED_UNMEASURED = 1_000;
+
+/**
  * Copy `value`, calling `visit` on every string leaf and every object key (the model reads both) so it can be
  * replaced; a key is visited with its member's pointer. Iterative, so no depth of nesting hides a string;
  * the values of keys in `skip` are not visited.
@@ -1788,18 +1801,42 @@ export function walkStrings(
     parent: Record<string | number, unknown>;
     slot: string | number;
     base: string;
+    depth: number;
     key?: true;
   }[] = [];
   const cleanKeys = new Set<string>();
   const suffixes = new WeakMap<object, Map<string, number>>();
   const pointerOf = (base: string, slot: string | number) =>
     `${base}/${typeof slot === "number" ? slot : escapePointer(slot)}`;
+  let containers = 0;
+  let seen: Set<object> | undefined; // (the objects met past MOST_WRITTEN_OUT, till one comes again)
+  let measured = false;
   const descend = (
     v: unknown,
     parent: Record<string | number, unknown>,
     slot: string | number,
     at: string,
+    depth: number,
   ) => {
+    // A value built in code may hold itself (its walk as a tree goes ever deeper) or share its objects 2^40
+    // times over (ever wider), and the walk would never end. Past the depth or the count of objects a payload
+    // holds in practice (then at an object met again) it is measured, once: JSON text holds neither, so a
+    // parsed payload is always within measure (and past the count pays a set of its objects).
+    if (!measured && typeof v === "object" && v !== null) {
+      if (++containers > MOST_WRITTEN_OUT && !(seen ??= new Set()).has(v)) seen.add(v);
+      else if (seen !== undefined || depth > WALKED_UNMEASURED) {
+        measured = true;
+        seen = undefined;
+        if (pastMeasure(value)) {
+          const where = pointer === "" ? "/" : pointer;
+          throw new RangeError(
+            `the value at ${where} holds itself, or shares its objects so that written out it would hold ` +
+              `more than ${MOST_WRITTEN_OUT} of them, which only a value built in code does (JSON text ` +
+              "cannot), and toolguard does not walk it",
+          );
+        }
+      }
+    }
     if (typeof v === "string") visit(v, () => at, (t) => (parent[slot] = t));
     else if (Array.isArray(v)) {
       refuseSparse(v, `the array at ${at === "" ? "/" : at}`);
@@ -1809,7 +1846,7 @@ export function walkStrings(
       for (let i = out.length - 1; i >= 0; i--) {
         const item = out[i];
         if (typeof item === "string" || (typeof item === "object" && item !== null)) {
-          stack.push({ parent: slots, slot: i, base: at });
+          stack.push({ parent: slots, slot: i, base: at, depth: depth + 1 });
         }
       }
     } else if (isRecord(v)) {
@@ -1823,19 +1860,19 @@ export function walkStrings(
         const skipped = skip?.has(name) ||
           (name === "data" && (out.type === "image" || out.type === "audio"));
         if (!skipped && (typeof member === "string" || (typeof member === "object" && member !== null))) {
-          stack.push({ parent: out, slot: name, base: at });
+          stack.push({ parent: out, slot: name, base: at, depth: depth + 1 });
         }
         // Records in an array repeat their keys: a key found clean once is clean everywhere. A plain name
         // (`new_instructions`) is the program's vocabulary, not text to a model.
         if (!cleanKeys.has(name) && !isPlainName(name)) {
-          stack.push({ parent: out, slot: name, base: at, key: true });
+          stack.push({ parent: out, slot: name, base: at, depth, key: true });
         }
       }
     }
   };
-  descend(value, root, "value", pointer);
+  descend(value, root, "value", pointer, 0);
   while (stack.length > 0) {
-    const { parent, slot, base, key } = stack.pop()!;
+    const { parent, slot, base, depth, key } = stack.pop()!;
     if (key) {
       const name = slot as string;
       if (cleanKeys.has(name)) continue;
@@ -1846,7 +1883,7 @@ export function walkStrings(
     const v = parent[slot];
     // A string's pointer is only wanted for a finding; a container's is the base of its members.
     if (typeof v === "string") visit(v, () => pointerOf(base, slot), (t) => (parent[slot] = t));
-    else descend(v, parent, slot, pointerOf(base, slot));
+    else descend(v, parent, slot, pointerOf(base, slot), depth);
   }
   return root.value;
 }

@@ -15,7 +15,7 @@
 import { scan } from "../_scan/scan.ts";
 import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
-import { asSent, refuseSparse } from "../_common/json.ts";
+import { copyAsSent, holdsUnsent, refuseSparse, schemaGraphProblem } from "../_common/json.ts";
 import { cutUnits, foldCase, isRecord, lazy } from "../_common/values.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
 import type { ScanFinding } from "../types.ts";
@@ -567,6 +567,34 @@ function titlesOf(entries: readonly unknown[]): string[] {
 }
 
 /**
+ * A listed entry (at `at`) as JSON sends it: one built in code with a `toJSON` or a boxed value anywhere in it
+ * is read, cleaned and handed on as {@linkcode copyAsSent} copies it, as the judge reads a tool (see
+ * compileTools): its own members may be clean where what JSON sends (a `toJSON`'s result, a boxed string) is
+ * poisoned. Throws as {@linkcode refuseGraph} does, for either form.
+ */
+function readAsSent(entry: unknown, at: string): unknown {
+  refuseGraph(entry, at);
+  try {
+    if (!holdsUnsent(entry)) return entry;
+  } catch (error) {
+    // (nested past the call stack's reach, which those walks recurse on: copied, by a walk that does not)
+    if (!(error instanceof RangeError)) throw error;
+  }
+  const sent = copyAsSent(entry);
+  refuseGraph(sent, at);
+  return sent;
+}
+
+/**
+ * Throws a `RangeError` when the listed entry at `at`, built in code, holds itself or shares its objects past
+ * measure (see {@linkcode schemaGraphProblem}): a walk over it as a tree would never end.
+ */
+function refuseGraph(entry: unknown, at: string): void {
+  const problem = schemaGraphProblem(entry);
+  if (problem !== null) throw new RangeError(`the entry at ${at}: ${problem.message}`);
+}
+
+/**
  * How many flagged descriptions a listing reports, and the pointer characters they may carry in all: past
  * either, the rest are still cleaned, not listed (a hostile schema can nest thousands of them thousands
  * deep).
@@ -577,7 +605,9 @@ const LISTED = { descriptions: 1000, pointerChars: 1 << 20 };
  * Check the descriptions and titles in the result of a listing (`tools/list`, `prompts/list`,
  * `resources/list`, `resources/templates/list`) or of `initialize` (the server's `instructions` and
  * `serverInfo.title`, also spelled in another case, as `Instructions`): flagged spans (a flagged title whole) are replaced by a marker; with `strict` a
- * flagged entry is hidden instead.
+ * flagged entry is hidden instead. Throws a `RangeError` for a listing built in code that JSON text cannot
+ * hold and a walk would not end on: entries in an array of more than 100 000 slots with holes, an entry that
+ * holds itself or shares its objects past measure.
  */
 export function cleanListing(
   method: string,
@@ -634,26 +664,18 @@ export function cleanListing(
   }
   const out: unknown[] = [];
   let changed = false;
-  entries.forEach((entry, i) => {
+  entries.forEach((given, i) => {
+    const at = `/${listing.key}/${i}`;
+    const entry = readAsSent(given, at);
     const name = isRecord(entry) && typeof entry.name === "string" ? entry.name : String(i);
     const before = found;
-    const check = checker(listing.kind, name);
-    // Its own members, as a client in the same process reads them; and, where it has a toJSON (an entry built
-    // in code), the entry as JSON sends it, as the judge reads a tool (see compileTools): its own
-    // description may be clean while its toJSON sends a poisoned one. Cleaned in that form, it is one entry
-    // whichever way it is read.
-    let cleaned = cleanTree(entry, `/${listing.key}/${i}`, check);
-    const sent = asSent(entry, String(i));
-    if (sent !== entry) {
-      const cleanedSent = cleanTree(sent, `/${listing.key}/${i}`, check);
-      if (cleanedSent !== sent) cleaned = cleanedSent;
-    }
+    const cleaned = cleanTree(entry, at, checker(listing.kind, name));
     if (found > before && options.strict) {
       hidden.push(name);
       changed = true;
       return;
     }
-    if (cleaned !== entry) changed = true;
+    if (cleaned !== given) changed = true;
     out.push(cleaned);
   });
   return { result: changed ? { ...result, [listing.key]: out } : result, flagged, hidden };

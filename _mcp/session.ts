@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { clipMiddle, errorText, firstHole, foldCase, heldIndices, isRecord } from "../_common/values.ts";
-import { MOST_WRITTEN_OUT, refuseSparse, repeatedKeys } from "../_common/json.ts";
+import { clipMiddle, errorText, foldCase, heldIndices, isRecord } from "../_common/values.ts";
+import { MOST_WRITTEN_OUT, refuseSparse, repeatedKeys, textAsSent } from "../_common/json.ts";
 import { isUtf8 } from "../_common/bytes.ts";
 import { type DeferredCheck, type PayloadPlace, refuseNotUtf8, rejection, scanPayload } from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
@@ -212,14 +212,16 @@ export function notJsonEvent(text: string): McpEvent | undefined {
 }
 
 /**
- * The length of `value` as JSON (its bytes, near enough: never more than they); Infinity when it cannot be
- * written out (nested too deeply for the runtime's `JSON.stringify`).
+ * The length of `value` as JSON (its bytes, near enough: never more than they), as {@linkcode textAsSent}
+ * writes it (an array of more than 100 000 slots with holes, built in code, as what it holds: JavaScriptCore
+ * wrote out each of 2^32-1 `null`s, for minutes); or why it cannot be written out (it holds itself, or nests
+ * too deeply for the runtime's `JSON.stringify`).
  */
-function jsonLength(value: unknown): number {
+function jsonLength(value: unknown): number | string {
   try {
-    return JSON.stringify(value)?.length ?? 0;
-  } catch {
-    return Infinity;
+    return textAsSent(value)?.length ?? 0;
+  } catch (error) {
+    return clipMiddle(errorText(error));
   }
 }
 
@@ -309,14 +311,13 @@ function textOf(value: unknown): string {
 /**
  * The indices a server batch holds when it is an array longer than {@linkcode MOST_WRITTEN_OUT} with holes
  * (built in code: it may be 2^32-1 slots long, which a walk by index would ask each of, for minutes);
- * undefined for any other, which is walked by index.
+ * undefined for any other, which is walked by index. A hole is told by `in`, which reads no element: an
+ * element whose getter throws is the walk's to report (read here, it sent a long batch the walk by index).
  */
 function heldSlots(batch: readonly unknown[]): number[] | undefined {
-  try {
-    return batch.length > MOST_WRITTEN_OUT && firstHole(batch) >= 0 ? heldIndices(batch, 0) : undefined;
-  } catch {
-    return undefined; // (an element that cannot be read: the walk by index reports it)
-  }
+  if (batch.length <= MOST_WRITTEN_OUT) return undefined;
+  for (let i = 0; i < batch.length; i++) if (!(i in batch)) return heldIndices(batch, 0);
+  return undefined;
 }
 
 /** Messages of a frame, a batch or a single one, as a list. */
@@ -1367,12 +1368,19 @@ export class GuardedSession implements McpSession {
       return null;
     }
     this.#fetchedPages++;
-    // A page that came without its line (in a batch, over HTTP, from an SDK transport) counts by its JSON.
-    this.#fetchedBytes += bytes > 0 ? bytes : jsonLength(result);
-    if (
-      this.#fetchedPages > OWN_LIST.pages || this.#fetched.length + result.tools.length > OWN_LIST.tools ||
-      this.#fetchedBytes > OWN_LIST.bytes
-    ) {
+    // A page that came without its line (in a batch, over HTTP, from an SDK transport) counts by its JSON,
+    // once its tools are counted (a page built in code may have 2^32-1 slots).
+    const pastCount = this.#fetchedPages > OWN_LIST.pages ||
+      this.#fetched.length + result.tools.length > OWN_LIST.tools;
+    const length = bytes > 0 || pastCount ? bytes : jsonLength(result);
+    if (typeof length === "string") {
+      this.#finishFetch(
+        `tools/list failed: the server's tool list cannot be written out as JSON (${length})`,
+      );
+      return null;
+    }
+    this.#fetchedBytes += length;
+    if (pastCount || this.#fetchedBytes > OWN_LIST.bytes) {
       const limit = `${OWN_LIST.pages} pages, ${OWN_LIST.tools} tools or ${OWN_LIST.bytes / 2 ** 20} MiB`;
       this.#finishFetch(`tools/list failed: the server's tool list runs past ${limit}`);
       return null;
@@ -1409,9 +1417,19 @@ export class GuardedSession implements McpSession {
     const out: JsonRpcMessage[] = [];
     const replies: JsonRpcMessage[] = [];
     // (a long sparse batch, built in code: only the slots it holds, as a hole holds no message)
-    const slots = heldSlots(batch);
+    let slots: number[] | undefined;
+    let count: number;
+    try {
+      slots = heldSlots(batch);
+      count = slots?.length ?? batch.length;
+    } catch (error) {
+      // A proxy whose length or keys cannot be read (a transport's value built in code): no message in it can
+      // be, as in a revoked one (see fromServer); a throw would reach the transport's reader.
+      this.#reportNotJudged(error);
+      return;
+    }
     if (slots !== undefined) changed = true;
-    for (let n = 0, count = slots?.length ?? batch.length; n < count; n++) {
+    for (let n = 0; n < count; n++) {
       const i = slots === undefined ? n : slots[n];
       let x: JsonRpcMessage;
       try {

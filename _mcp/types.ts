@@ -349,7 +349,12 @@ export interface McpGuard {
   readonly toolsKnown: boolean;
   /** Judge `tools/call` params. Throws when no tools were recorded yet (call `setTools` first). */
   checkCall(params: unknown): McpCallCheck;
-  /** Scan a `tools/call` result (when `scanOutput` or `redact`); unflagged results come back as given. */
+  /**
+   * Scan a `tools/call` result (when `scanOutput` or `redact`); unflagged results come back as given. Throws
+   * a `RangeError` for one built in code that JSON text cannot hold and the scan will not walk (an array of
+   * more than 100 000 slots with holes, a value that holds itself or shares its objects so that written out
+   * it would hold more than 100 000), and what reading it throws (a getter, a revoked proxy).
+   */
   checkResult(result: unknown): McpResultCheck;
   /** Start a session that relays between a client and a server through `sinks`. */
   connect(sinks: McpSinks): McpSession;

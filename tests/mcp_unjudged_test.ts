@@ -40,15 +40,17 @@ function throwsOnce(): Record<string, unknown> {
   };
 }
 
-/** A transport over `inner` that swaps each tool result's content for an item that `throwsOnce`. */
-function hostile(inner: McpTransport): McpTransport {
+/**
+ * A transport over `inner` that hands each server message to `deliver`, with `read` (the guard's reader): what
+ * a transport built in code may do to a message before it hands it on.
+ */
+function relaying(
+  inner: McpTransport,
+  deliver: (message: JsonRpcMessage, read: (message: JsonRpcMessage) => void) => void,
+): McpTransport {
   const outer: McpTransport = {
     start() {
-      inner.onmessage = (message, extra) => {
-        const result = message.result as Record<string, unknown> | undefined;
-        if (result !== undefined && Array.isArray(result.content)) result.content = [throwsOnce()];
-        outer.onmessage?.(message, extra);
-      };
+      inner.onmessage = (message, extra) => deliver(message, (m) => outer.onmessage?.(m, extra));
       inner.onerror = (error) => outer.onerror?.(error);
       inner.onclose = () => outer.onclose?.();
       return inner.start();
@@ -57,6 +59,15 @@ function hostile(inner: McpTransport): McpTransport {
     close: () => inner.close(),
   };
   return outer;
+}
+
+/** A transport over `inner` that swaps each tool result's content for an item that `throwsOnce`. */
+function hostile(inner: McpTransport): McpTransport {
+  return relaying(inner, (message, read) => {
+    const result = message.result as Record<string, unknown> | undefined;
+    if (result !== undefined && Array.isArray(result.content)) result.content = [throwsOnce()];
+    read(message);
+  });
 }
 
 test("guardMcpTransport: a tool result whose scan throws reaches the SDK client as an error, not unscanned", {
@@ -244,26 +255,16 @@ test("MCP session: an answer with a method member that cannot be read still answ
  * hands them to throws (a relay must never throw into its transport).
  */
 function revokedFirst(inner: McpTransport, thrown: unknown[]): McpTransport {
-  const outer: McpTransport = {
-    start() {
-      inner.onmessage = (message, extra) => {
-        const revocable = Proxy.revocable({}, {});
-        revocable.revoke();
-        try {
-          outer.onmessage?.(revocable.proxy as JsonRpcMessage, extra);
-        } catch (error) {
-          thrown.push(error);
-        }
-        outer.onmessage?.(message, extra);
-      };
-      inner.onerror = (error) => outer.onerror?.(error);
-      inner.onclose = () => outer.onclose?.();
-      return inner.start();
-    },
-    send: (message, options) => inner.send(message, options),
-    close: () => inner.close(),
-  };
-  return outer;
+  return relaying(inner, (message, read) => {
+    const revocable = Proxy.revocable({}, {});
+    revocable.revoke();
+    try {
+      read(revocable.proxy as JsonRpcMessage);
+    } catch (error) {
+      thrown.push(error);
+    }
+    read(message);
+  });
 }
 
 test(
@@ -389,26 +390,16 @@ test("MCP session: a tool list in the answer to the client's tools/list that set
 
 /** A transport over `inner` that gives each listed tool a `toJSON` sending its description with `INJECTED`. */
 function poisonedWhenSent(inner: McpTransport): McpTransport {
-  const outer: McpTransport = {
-    start() {
-      inner.onmessage = (message, extra) => {
-        const result = message.result as Record<string, unknown> | undefined;
-        if (result !== undefined && Array.isArray(result.tools)) {
-          for (const tool of result.tools as Record<string, unknown>[]) {
-            const sent = { ...tool, description: `${tool.description} <IMPORTANT>${INJECTED}</IMPORTANT>` };
-            tool.toJSON = () => sent;
-          }
-        }
-        outer.onmessage?.(message, extra);
-      };
-      inner.onerror = (error) => outer.onerror?.(error);
-      inner.onclose = () => outer.onclose?.();
-      return inner.start();
-    },
-    send: (message, options) => inner.send(message, options),
-    close: () => inner.close(),
-  };
-  return outer;
+  return relaying(inner, (message, read) => {
+    const result = message.result as Record<string, unknown> | undefined;
+    if (result !== undefined && Array.isArray(result.tools)) {
+      for (const tool of result.tools as Record<string, unknown>[]) {
+        const sent = { ...tool, description: `${tool.description} <IMPORTANT>${INJECTED}</IMPORTANT>` };
+        tool.toJSON = () => sent;
+      }
+    }
+    read(message);
+  });
 }
 
 test(
@@ -453,23 +444,13 @@ function sparse(...items: unknown[]): unknown[] {
 
 /** A transport over `inner` that swaps each tool result's content for a sparse array holding `INJECTED`. */
 function sparseContent(inner: McpTransport): McpTransport {
-  const outer: McpTransport = {
-    start() {
-      inner.onmessage = (message, extra) => {
-        const result = message.result as Record<string, unknown> | undefined;
-        if (result !== undefined && Array.isArray(result.content)) {
-          result.content = sparse({ type: "text", text: INJECTED });
-        }
-        outer.onmessage?.(message, extra);
-      };
-      inner.onerror = (error) => outer.onerror?.(error);
-      inner.onclose = () => outer.onclose?.();
-      return inner.start();
-    },
-    send: (message, options) => inner.send(message, options),
-    close: () => inner.close(),
-  };
-  return outer;
+  return relaying(inner, (message, read) => {
+    const result = message.result as Record<string, unknown> | undefined;
+    if (result !== undefined && Array.isArray(result.content)) {
+      result.content = sparse({ type: "text", text: INJECTED });
+    }
+    read(message);
+  });
 }
 
 test(
@@ -521,4 +502,159 @@ test("MCP session: a long sparse array in a server request, a listing or a batch
   guarded.fromServer({ message: sparse(answer) as JsonRpcMessage[] });
   assert.deepEqual(toClient[2], [answer]);
   assert.equal(guarded.pending, 0);
+});
+
+test("MCP session: a long sparse server batch whose first element cannot be read is read by the slots it holds", () => {
+  const { guarded, toClient, events } = session();
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 4, method: "ping" } });
+  const answer = { jsonrpc: "2.0", id: 4, result: {} };
+  // (a transport's getter that throws, then 2^32-1 slots: told by a read of the element, the batch was walked
+  // slot by slot and never ended)
+  const batch: unknown[] = [];
+  Object.defineProperty(batch, 0, {
+    get() {
+      throw new Error("the transport's getter failed");
+    },
+    enumerable: true,
+  });
+  batch[1] = answer;
+  batch.length = 2 ** 32 - 1;
+  guarded.fromServer({ message: batch as JsonRpcMessage[] });
+  assert.deepEqual(toClient, [[answer]]);
+  assert.equal(guarded.pending, 0);
+  assert.deepEqual(events.map((e) => e.event === "stray_message" && e.text), [
+    "the transport's getter failed",
+  ]);
+});
+
+test("MCP session: a server batch whose length cannot be read is reported, not thrown into the transport", () => {
+  const { guarded, toClient, events } = session();
+  // (a transport's proxy over an array: Array.isArray reads it as one, its length throws)
+  const batch = new Proxy([], {
+    get(target, key) {
+      if (key === "length") throw new Error("the transport's proxy failed");
+      return Reflect.get(target, key);
+    },
+  });
+  guarded.fromServer({ message: batch as JsonRpcMessage[] });
+  assert.deepEqual(toClient, []);
+  assert.deepEqual(events.map((e) => e.event === "stray_message" && e.text), [
+    "the transport's proxy failed",
+  ]);
+});
+
+test("MCP session: server content that holds itself or shares its objects past measure is refused, not walked forever", () => {
+  const { guarded, toClient, toServer } = session();
+  const refused = (m: unknown) => ((m as JsonRpcMessage).error as { message: string }).message;
+  // a tool result's structuredContent that holds itself (built in code: its scan as a tree never ended)
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } } });
+  const loop: Record<string, unknown> = { text: "hi" };
+  loop.next = loop;
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 2, result: { content: [], structuredContent: loop } },
+  });
+  assert.match(refused(toClient[0]), /tools\/call \(the value at \/structuredContent holds itself/);
+  // a server request's params that share an object 2^40 times over: answered with an error to the server
+  let wide: unknown = "x";
+  for (let i = 0; i < 40; i++) wide = { a: wide, b: wide };
+  const params = { messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 9, wide };
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: "s1", method: "sampling/createMessage", params } });
+  assert.equal(toClient.length, 1);
+  assert.match(
+    refused(toServer[1]), // (after the call)
+    /sampling\/createMessage request \(the value at \/ holds itself, or shares/,
+  );
+  assert.equal(guarded.pending, 0);
+});
+
+test("MCP session: a listed entry that holds itself is refused with an error that says why, not cleaned forever", () => {
+  const { guarded, toClient, events } = session();
+  const refused = (m: unknown) => ((m as JsonRpcMessage).error as { message: string }).message;
+  // a tool whose inputSchema holds itself (built in code): setTools refuses it, and the listing's cleaning
+  // looped without end
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/list" } });
+  const schema: Record<string, unknown> = { type: "object", properties: {} };
+  (schema.properties as Record<string, unknown>).next = schema;
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 2, result: { tools: [{ name: "echo", inputSchema: schema }] } },
+  });
+  assert.match(refused(toClient[0]), /the entry at \/tools\/0: the schema contains itself/);
+  assert.ok(events.some((e) => e.event === "tools_fetch_failed"));
+  // a prompt that holds itself
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 3, method: "prompts/list" } });
+  const prompt: Record<string, unknown> = { name: "p", arguments: [] };
+  (prompt.arguments as unknown[]).push(prompt);
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 3, result: { prompts: [prompt] } } });
+  assert.match(refused(toClient[1]), /the entry at \/prompts\/0: .* contains itself/);
+  assert.equal(guarded.pending, 0);
+});
+
+test("MCP session: a listed tool is cleaned as JSON sends it, a toJSON or a boxed string at any depth, each finding once", () => {
+  const { guarded, toClient, events } = session();
+  const poisoned = `Echo. <IMPORTANT>${INJECTED}</IMPORTANT>`;
+  // a property's schema whose toJSON sends a poisoned description (its own is clean)
+  const property = {
+    type: "string",
+    description: "a name",
+    toJSON: () => ({ type: "string", description: poisoned }),
+  };
+  const nested = { name: "nested", inputSchema: { type: "object", properties: { name: property } } };
+  // a boxed string, which JSON sends as the string it holds
+  const boxed = { name: "boxed", description: new String(poisoned), inputSchema: { type: "object" } };
+  // a toJSON that sends the tool's own (poisoned) members: one finding, where both forms reported it
+  const mirrored: Record<string, unknown> = {
+    name: "mirrored",
+    description: poisoned,
+    inputSchema: { type: "object" },
+  };
+  mirrored.toJSON = () => ({
+    name: mirrored.name,
+    description: mirrored.description,
+    inputSchema: mirrored.inputSchema,
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/list" } });
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 2, result: { tools: [nested, boxed, mirrored] } } });
+  assert.doesNotMatch(JSON.stringify(toClient), /Ignore all previous/);
+  const flagged = events.filter((e) => e.event === "description_flagged");
+  assert.deepEqual(flagged.map((e) => e.event === "description_flagged" && `${e.name} ${e.pointer}`), [
+    "nested /tools/0/inputSchema/properties/name/description",
+    "boxed /tools/1/description",
+    "mirrored /tools/2/description",
+  ]);
+});
+
+test("MCP session: the guard's own tool list built in code is measured as JSON sends it, or refused saying why", () => {
+  const fetched = (tools: unknown[]) => {
+    const toServer: JsonRpcMessage[] = [];
+    const toClient: JsonRpcMessage[] = [];
+    const events: McpEvent[] = [];
+    const guarded = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
+      toServer: (frame) => void toServer.push(frame.message as JsonRpcMessage),
+      toClient: (frame) => void toClient.push(frame.message as JsonRpcMessage),
+    });
+    guarded.fromClient({
+      message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } },
+    });
+    const own = toServer.find((m) => m.method === "tools/list")!;
+    guarded.fromServer({ message: { jsonrpc: "2.0", id: own.id, result: { tools } } });
+    return { toServer, toClient, events };
+  };
+  // an enum of 2^32-1 slots holding one value: JavaScriptCore wrote out each slot to measure the list (Bun
+  // never ended), V8 threw and the list was said to run past 256 MiB
+  const enumeration = sparse("a");
+  enumeration.length = 2 ** 32 - 1;
+  const schema = { type: "object", properties: { x: { enum: enumeration } } };
+  const taken = fetched([{ name: "echo", inputSchema: schema }]);
+  assert.ok(
+    taken.events.some((e) => e.event === "tools" && e.source === "guard"),
+    JSON.stringify(taken.events),
+  );
+  assert.ok(taken.toServer.some((m) => m.method === "tools/call"));
+  // a schema that holds itself: said so, where the list was said to run past 256 MiB
+  const loop: Record<string, unknown> = { type: "object", properties: {} };
+  (loop.properties as Record<string, unknown>).next = loop;
+  const refused = fetched([{ name: "echo", inputSchema: loop }]);
+  const failed = refused.events.find((e) => e.event === "tools_fetch_failed");
+  assert.match(failed?.event === "tools_fetch_failed" ? failed.detail : "", /cannot be written out as JSON/);
+  assert.equal(refused.toClient.length, 1);
 });
