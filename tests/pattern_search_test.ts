@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { boundedRegExp, linearRegExp } from "../_schema/linear_regexp.ts";
+import { boundedRegExp, linearRegExp, MatchTooCostly } from "../_schema/linear_regexp.ts";
 import { countingWork } from "./_counting.ts";
 import { forgetFailedTest, safeTest } from "../_schema/values.ts";
 import { createValidator, validate } from "../validate.ts";
@@ -417,6 +417,25 @@ test("a pattern whose program keeps thousands of threads alive gives up on a lon
     validator("(?:a?){5000}x").validate([{ name: "t", arguments: { a: "aax" } }]).calls[0].allowed,
     true,
   );
+});
+
+test("counts of wide groups kept alive side by side give up at the budget: each phase they read is counted", async () => {
+  // A count of a group of 64 sets reads 64 phases a character, and the budget counted it as one step: 30 such
+  // counts side by side (searched from every start) ran 14 times past the budget, 2 s on 20 000 characters,
+  // and answered; 1 000 of them took 20 s to refuse 100 000 characters. Phases read are counted through the
+  // one built-in the matcher calls per count and character (`every`, over its phases).
+  const alts = Array.from({ length: 30 }, (_, i) => `(?:[a-z]{64}){65}${String.fromCharCode(0x4e00 + i)}`);
+  const matcher = linearRegExp(`(?:${alts.join("|")})`)!;
+  const text = "a".repeat(20_000);
+  const [outcome, phases] = await countingWork(Array.prototype, "every", () => {
+    try {
+      return matcher.test(text);
+    } catch (e) {
+      return e instanceof MatchTooCostly ? "too costly" : e;
+    }
+  }, (self: unknown[]) => self.length);
+  assert.equal(outcome, "too costly");
+  assert.ok(phases > 0 && phases <= 4 * (2 ** 21 + 32 * text.length), `${phases} phases read`);
 });
 
 test("wide counted repeats side by side run on counts, not refused as too large to copy", async () => {
