@@ -412,7 +412,8 @@ test("a pattern whose program keeps thousands of threads alive gives up on a lon
       "ab".repeat(10_000),
     ]]
   ) {
-    const [call] = validator(pattern).validate([{ name: "t", arguments: { a: text } }]).calls;
+    const v = validator(pattern);
+    const [call] = v.validate([{ name: "t", arguments: { a: text } }]).calls;
     assert.equal(call.allowed, false, pattern);
     assert.match(
       call.findings[0].message,
@@ -420,12 +421,12 @@ test("a pattern whose program keeps thousands of threads alive gives up on a lon
       pattern,
     );
     assert.equal(call.findings[0].code, "malformed_arguments");
+    // a short value is still answered (by the same validator: a second compile cost 0.1-0.2 s)
+    assert.equal(
+      v.validate([{ name: "t", arguments: { a: text.slice(0, 4) + "x" } }]).calls[0].allowed,
+      true,
+    );
   }
-  // a short value is still answered
-  assert.equal(
-    validator("(?:a?){5000}x").validate([{ name: "t", arguments: { a: "aax" } }]).calls[0].allowed,
-    true,
-  );
 });
 
 test("counts of wide groups kept alive side by side give up at the budget: each phase they read is counted", async () => {
