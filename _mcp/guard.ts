@@ -7,6 +7,7 @@
  */
 import {
   callName,
+  type CaseStray,
   caseStray,
   caseTwin,
   type CompiledTools,
@@ -18,6 +19,7 @@ import {
   refusePoisoned,
   refuseRepeated,
   refuseStray,
+  refuseUnchecked,
   scanResult,
   summarise,
   toolPlace,
@@ -37,6 +39,7 @@ import type {
 import { checkSwitches, givenValue, idText, isRecord, objectArg, orList } from "../_common/values.ts";
 import { pastMeasure, schemaGraphProblem, walkProblem, whileMeasured } from "../_common/json.ts";
 import { DEFAULT_MAX_DEPTH } from "../_validate/validator.ts";
+import { PatternUnchecked } from "../_schema/values.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -174,7 +177,14 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
     const walkable = problem === null || !pastMeasure(params);
     const twin = walkable ? caseTwin(params, "/params") : undefined;
     if (twin !== undefined) return refuseRepeated(params, twin, compiled.tools);
-    const stray = walkable ? caseStray(params, compiled.tools) : undefined;
+    let stray: CaseStray | undefined;
+    try {
+      stray = walkable ? caseStray(params, compiled.tools) : undefined;
+    } catch (error) {
+      // (a key a pattern could not be checked against: the validator, asked next, would refuse it too)
+      if (error instanceof PatternUnchecked) return refuseUnchecked(params, error, compiled.tools);
+      throw error;
+    }
     if (stray !== undefined) return refuseStray(params, stray, compiled.tools);
     const name = callName(params);
     const change = pins?.refused(name);

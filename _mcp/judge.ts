@@ -47,9 +47,10 @@ import {
 } from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
-import { forgetFailedTest, makeRegExp, safeTest } from "../_schema/values.ts";
+import { forgetFailedTest, makeRegExp, type PatternUnchecked, safeTest } from "../_schema/values.ts";
 import { boundedRegExp } from "../_schema/linear_regexp.ts";
 import { DATA_KEYWORDS, relaxDefaults, SCHEMA_MAPS } from "../_validate/defaults.ts";
+import { unreadable } from "../_validate/validator.ts";
 
 /** One tool as the guard keeps it: its name and the schema its arguments must match. */
 export interface McpTool {
@@ -1399,6 +1400,29 @@ function refused(name: string, verdict: CallVerdict, tools: readonly McpTool[]):
 /** The tool a `tools/call`'s params name, or "" when they name none. */
 export function callName(params: unknown): string {
   return isRecord(params) && typeof params.name === "string" ? params.name : "";
+}
+
+/**
+ * The answer to a `tools/call` with a key a pattern of its tool could not be checked against (see `safeTest`:
+ * a pattern the linear-time matcher runs out of its steps on) while its case was judged: refused as the
+ * validator refuses such arguments, never thrown.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { refuseUnchecked } from "./judge.ts";
+ * import { PatternUnchecked } from "../_schema/values.ts";
+ *
+ * const check = refuseUnchecked({ name: "act" }, new PatternUnchecked("(?:a?){5000}x", "too costly"), []);
+ * assert.match(check.allowed ? "" : check.feedback, /could not be checked against the pattern/);
+ * ```
+ */
+export function refuseUnchecked(
+  params: unknown,
+  error: PatternUnchecked,
+  tools: readonly McpTool[],
+): McpCallCheck {
+  return refusedCall(params, unreadable(error), tools);
 }
 
 /** A `tools/call` refused for one finding about its text, before its tool is looked at. */

@@ -843,10 +843,10 @@ function emit(node: Node, prog: Op[], counted: boolean): void {
       return;
     }
     case "rep": {
-      const sets = counted && (node.min > COUNTED || (node.max !== Infinity && node.max > COUNTED))
-        ? setSequence(node.node)
-        : null;
-      if (sets !== null) {
+      // (counted by the characters a round spans: `(?:\w{64}){4}` is 256 copies)
+      const sets = counted && node.max > 1 ? setSequence(node.node) : null;
+      const most = node.max === Infinity ? node.min : node.max;
+      if (sets !== null && most * sets.length > COUNTED) {
         prog.push({ op: "count", sets, min: node.min, max: node.max });
         return;
       }
@@ -1061,6 +1061,9 @@ function run(
       if (op.op !== "count") continue;
       const w = op.sets.length;
       const most = op.max * w;
+      // (each phase is read twice a character, here and below, about a step's cost for two: 30 counts
+      // of 64 sets kept alive ran 14 times past the budget uncounted, 2 s on 20 000 characters)
+      steps += w >> 1;
       for (let phase = 0; phase < w; phase++) {
         const queue = entries[pc][phase];
         let head = heads[pc][phase];
@@ -1373,11 +1376,14 @@ function searchPolynomial(tree: Node): boolean {
  */
 const WIDE = lazy(() => searchesInPairs() ? 100 : 200);
 /**
- * The unbounded repeats, and counts past {@linkcode WIDE}: a search through `(?:ab){1000}x` from every start
- * of 100 000 characters took V8 7 s. The matcher counts a set or a group of sets read one way (see
+ * The unbounded repeats, and counts past {@linkcode WIDE} characters (of a group the matcher counts, its
+ * characters a round times its count): a search through `(?:ab){1000}x` from every start of 100 000
+ * characters took V8 7 s, through `(?:[a-z]{64}){100}x` of 300 000, 17 s. The matcher counts a set or a group of sets read one way (see
  * {@linkcode setSequence}), and copies any other group once a count, on its budget of steps.
  */
-const wide: Opens = (rep) => rep.max === Infinity || rep.max > WIDE();
+const wide: Opens = (rep) =>
+  rep.max === Infinity ||
+  rep.max * (rep.node === undefined ? 1 : setSequence(rep.node)?.length ?? 1) > WIDE();
 
 /** A repeat of one set whose count varies, written where {@linkcode cutEnds} can rewrite it. */
 type SetRepeat = { k: "rep"; node: CharSet; min: number; max: number; span: Span };

@@ -646,6 +646,21 @@ test("checkCall: a key in another case is refused where a propertyNames pattern 
   assert.equal(feedback({ close: { A: 1 } }), "");
 });
 
+test("checkCall: a key its propertyNames or patternProperties pattern cannot be checked against is refused as unchecked, not thrown", () => {
+  // `(?:a?){5000}x` keeps 10 000 instructions alive a character: the linear-time matcher stops at its budget
+  // of steps on a key of 300 characters (PatternUnchecked). The case walk asked first and let it out of checkCall.
+  const pattern = "(?:a?){5000}x";
+  const feedback = feedbackOf({
+    names: { type: "object", propertyNames: { not: { pattern } } },
+    keyed: { type: "object", patternProperties: { [pattern]: { type: "object" } } },
+  });
+  for (const args of [{ names: { ["A".repeat(300)]: 1 } }, { keyed: { ["a".repeat(300)]: { X: 1 } } }]) {
+    assert.match(feedback(args), /could not be checked against the pattern/);
+  }
+  // a short key is judged
+  assert.equal(feedback({ names: { ab: 1 }, keyed: { ax: { X: 1 } } }), "");
+});
+
 /**
  * Runs `run` with `call`, which sends a `tools/call` of "push" through `toolguard mcp` (driven by the MCP SDK
  * client) to a server whose one tool, "push", has `propertyNames: { not: { pattern } }` and answers a call
