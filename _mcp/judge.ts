@@ -24,6 +24,7 @@ import {
   DEFAULT_MAX_DEPTH,
   duplicateKeyFinding,
   stoppedWalk,
+  tooLarge,
 } from "../_validate/validator.ts";
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
 import type {
@@ -37,7 +38,14 @@ import type {
 } from "./types.ts";
 import { type PinChange, toolName } from "./pins.ts";
 import { eachLeaf, escapePointer } from "../_common/pointer.ts";
-import { asSent, copyAsSent, pastMeasure, refuseSparse, walkProblem } from "../_common/json.ts";
+import {
+  asSent,
+  copyAsSent,
+  nonFinitePaths,
+  pastMeasure,
+  refuseSparse,
+  walkProblem,
+} from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { forgetFailedTest, makeRegExp, safeTest } from "../_schema/values.ts";
@@ -82,6 +90,12 @@ export interface JudgeOptions {
    * id from a hash of the arguments, which costs milliseconds on a 1 MB argument.
    */
   callId?: string;
+  /**
+   * The params were read from a message's JSON text, which a relay sends on as it came (its bytes): a number
+   * that text writes too large (`1e400`, Infinity once parsed) is refused as the validator refuses it in text,
+   * not read as the `null` that `JSON.stringify` would write of params built in code.
+   */
+  fromText?: boolean;
 }
 
 /** A judgement, and (with `deferWarnings`) the injection scan still to run for an allowed call. */
@@ -1448,7 +1462,10 @@ export function judgeCall(params: unknown, compiled: CompiledTools, options: Jud
     ? { name, arguments: args }
     : { id: options.callId, name, arguments: args };
   const verdict = compiled.validator.validate([call]).calls[0];
-  const findings = [...verdict.findings, ...secrets];
+  const findings = [
+    ...(options.fromText && sent !== args ? asInText(args, verdict.findings) : verdict.findings),
+  ];
+  findings.push(...secrets);
   if (findings.length > 0) return refused(name, { ...verdict, allowed: false, findings }, tools);
   if (options.injection !== "warn") return { allowed: true, name, verdict };
   if (options.deferWarnings) return { allowed: true, name, verdict, later: () => injectionFindings(sent) };
@@ -1456,6 +1473,18 @@ export function judgeCall(params: unknown, compiled: CompiledTools, options: Jud
   return warnings.length === 0
     ? { allowed: true, name, verdict }
     : { allowed: true, name, verdict, warnings };
+}
+
+/**
+ * `findings` of arguments read from JSON text (`args`, which a relay sends on as they came) as the validator
+ * gives them for that text: a number written too large there (Infinity once parsed, which the validator read
+ * as the `null` JSON.stringify writes) is said too large at its place. Asked only where {@link asItIsSent}
+ * found something JSON sends otherwise, which in parsed text is only such a number.
+ */
+function asInText(args: Record<string, unknown>, findings: readonly Finding[]): Finding[] {
+  const paths = nonFinitePaths(args);
+  if (paths.length === 0) return [...findings];
+  return [...findings.filter((f) => !paths.includes(f.path)), ...paths.map(tooLarge)];
 }
 
 /**
