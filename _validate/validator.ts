@@ -1182,17 +1182,32 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
  */
 function pushNonFinite(args: unknown, findings: Finding[]): void {
   for (const p of nonFinitePaths(args)) {
-    if (findings.some((f) => f.path === p)) continue;
-    findings.push({
-      code: "malformed_arguments",
-      path: p,
-      message: `${
-        where(p)
-      } is a number too large to represent; send a number within \u00b11.7976931348623157e308.`,
-      expected: "a finite number",
-      received: "too large",
-    });
+    if (!findings.some((f) => f.path === p)) findings.push(tooLarge(p));
   }
+}
+
+/**
+ * The finding for a number that JSON text at `path` writes too large for a double (`1e400`, which
+ * `JSON.parse` reads as Infinity), for the validator and for the MCP relay, which sends such text on as it came.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { tooLarge } from "./validator.ts";
+ *
+ * assert.equal(tooLarge("/n").received, "too large");
+ * ```
+ */
+export function tooLarge(path: string): Finding {
+  return {
+    code: "malformed_arguments",
+    path,
+    message: `${
+      where(path)
+    } is a number too large to represent; send a number within \u00b11.7976931348623157e308.`,
+    expected: "a finite number",
+    received: "too large",
+  };
 }
 
 /** Native JSON.parse (own `__proto__` keys stay plain data), or null when the text is not JSON. */

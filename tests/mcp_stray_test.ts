@@ -374,6 +374,24 @@ test("McpSession: a request under an id past what JSON numbers hold (1e400) is r
   ]);
 });
 
+test("McpSession: a number the client's line writes too large (1e400) is refused, not read as null and sent on", () => {
+  // JSON.parse reads 1e400 as Infinity: the guard judged the arguments as JSON.stringify writes them (null, which
+  // the open schema takes) while the relay sends the line's own bytes on, so the server read 1e400.
+  const { guard, session: s, toServer, toClient, events } = session();
+  const line = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",' +
+    '"arguments":{"n":1e400,"m":[-1e999],"k":1}}}';
+  s.fromClient({ bytes: new TextEncoder().encode(line), message: JSON.parse(line) });
+  assert.deepEqual(toServer, [], "not sent");
+  assert.equal(toClient.length, 1);
+  const findings = events.flatMap((e) => e.event === "call_rejected" ? e.findings : []);
+  assert.deepEqual(findings.map((f) => [f.code, f.path, f.received]), [
+    ["malformed_arguments", "/n", "too large"],
+    ["malformed_arguments", "/m/0", "too large"],
+  ]);
+  // params built in code are still read as JSON sends them
+  assert.equal(guard.checkCall({ name: "echo", arguments: { n: Infinity } }).allowed, true);
+});
+
 test("McpSession: the client's answer under an id that is an array, an object or true never reaches the server", () => {
   // The server asked nothing under such an id: an answer of the client's under a string or a number it never
   // asked was dropped and reported, but one under any other id went on, as an answer to nothing.
