@@ -1610,24 +1610,35 @@ function visitContent(content: unknown[], visit: Visit): unknown[] {
   const copy = content.map((c) => (isRecord(c) ? { ...c } : c));
   copy.forEach((block, i) => {
     if (!isRecord(block)) return;
-    if (block.type === "text" && typeof block.text === "string") {
-      visit(block.text, () => `/content/${i}/text`, (t) => (block.text = t));
-    } else if (
-      block.type === "resource" && isRecord(block.resource) && typeof block.resource.text === "string"
-    ) {
-      const resource = { ...block.resource };
+    const type = sentText(block, "type");
+    const text = type === "text" ? sentText(block, "text") : undefined;
+    const inResource = type === "resource" && isRecord(block.resource)
+      ? sentText(block.resource, "text")
+      : undefined;
+    if (typeof text === "string") {
+      visit(text, () => `/content/${i}/text`, (t) => (block.text = t));
+    } else if (typeof inResource === "string") {
+      const resource = { ...block.resource as Record<string, unknown> };
       block.resource = resource;
-      visit(resource.text as string, () => `/content/${i}/resource/text`, (t) => (resource.text = t));
-    } else if (block.type === "resource_link") {
+      visit(inResource, () => `/content/${i}/resource/text`, (t) => (resource.text = t));
+    } else if (type === "resource_link") {
       // A link's description and title are read by the model like text.
       for (const key of ["description", "title"] as const) {
-        if (typeof block[key] === "string") {
-          visit(block[key] as string, () => `/content/${i}/${key}`, (t) => (block[key] = t));
-        }
+        const value = sentText(block, key);
+        if (typeof value === "string") visit(value, () => `/content/${i}/${key}`, (t) => (block[key] = t));
       }
     }
   });
   return copy;
+}
+
+/**
+ * The member `key` of `record` as JSON sends it, which the client reads: a boxed string built in code as its
+ * text. A string costs one read.
+ */
+function sentText(record: Record<string, unknown>, key: string): unknown {
+  const v = record[key];
+  return typeof v === "object" && v !== null ? asSent(v, key) : v;
 }
 
 /*
@@ -1865,6 +1876,11 @@ export function walkStrings(
     at: string,
     depth: number,
   ) => {
+    // A value built in code that is no plain object (a boxed string, a Date) is read as JSON sends it, which
+    // is what the client reads; parsed JSON holds none, so it pays one prototype read an object.
+    if (isRecord(v) && Object.getPrototypeOf(v) !== Object.prototype) {
+      v = asSent(v, typeof slot === "number" ? String(slot) : slot);
+    }
     // A value built in code may hold itself (its walk as a tree goes ever deeper) or share its objects 2^40
     // times over (ever wider), and the walk would never end. Past the depth or the count of objects a payload
     // holds in practice (then at an object met again) it is measured, once: JSON text holds neither, so a

@@ -658,3 +658,54 @@ test("MCP session: the guard's own tool list built in code is measured as JSON s
   assert.match(failed?.event === "tools_fetch_failed" ? failed.detail : "", /cannot be written out as JSON/);
   assert.equal(refused.toClient.length, 1);
 });
+
+test("MCP session: a boxed string in structuredContent, params, a result or an error is scanned as the text JSON sends", () => {
+  const { guarded, toClient, events } = session();
+  // (only a transport built in code hands these on; JSON sends each as its text, which the client reads)
+  const boxed = () => new String(`<IMPORTANT>${INJECTED}</IMPORTANT>`);
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } } });
+  guarded.fromClient({
+    message: { jsonrpc: "2.0", id: 3, method: "resources/read", params: { uri: "a:b" } },
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 4, method: "prompts/get", params: { name: "p" } } });
+  const content = [{ type: "text", text: "fine" }];
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 2, result: { content, structuredContent: { note: boxed() } } },
+  });
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 3, result: { contents: [{ uri: "a:b", text: boxed() }] } },
+  });
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 4, error: { code: -1, message: "no", data: [boxed()] } },
+  });
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", method: "notifications/message", params: { data: boxed() } },
+  });
+  assert.equal(toClient.length, 4);
+  const flagged = events.filter((e) => e.event === "output_flagged");
+  assert.equal(flagged.length, 4, JSON.stringify(events));
+  for (const event of flagged) assert.match(JSON.stringify(event), /Ignore all previous/);
+  assert.match(
+    JSON.stringify(toClient[0]),
+    /toolguard: this tool result contains text that looks like injected/,
+  );
+});
+
+test("MCP session: a boxed text, resource text or link description in a tool result's content is scanned", () => {
+  const { guarded, toClient, events } = session();
+  const boxed = () => new String(`<IMPORTANT>${INJECTED}</IMPORTANT>`);
+  const blocks = [
+    { type: new String("text"), text: boxed() },
+    { type: "resource", resource: { uri: "a:b", text: boxed() } },
+    { type: "resource_link", uri: "a:b", name: "b", description: boxed() },
+  ];
+  blocks.forEach((block, i) => {
+    guarded.fromClient({
+      message: { jsonrpc: "2.0", id: 2 + i, method: "tools/call", params: { name: "echo" } },
+    });
+    guarded.fromServer({ message: { jsonrpc: "2.0", id: 2 + i, result: { content: [block] } } });
+  });
+  assert.equal(toClient.length, 3);
+  const flagged = events.filter((e) => e.event === "output_flagged");
+  assert.equal(flagged.length, 3, JSON.stringify(events));
+});
