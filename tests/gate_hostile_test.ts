@@ -672,3 +672,62 @@ test("guardFetch: a Chat call whose start came in two dropped chunks is told of 
   assert.match(final.choices[0]?.message.content ?? "", /^toolguard dropped this turn's tool call: /);
   assert.equal(events[0]?.reason, final.choices[0]?.message.content);
 });
+
+test("guardFetch: an Anthropic message whose only tool_use block came in a frame that is not JSON ends as a rejected turn", async () => {
+  // (the block's start cut short: dropped unread, and the stop still said `tool_use`, with nothing said)
+  const sse: unknown[] = (anthropicStream(["Sure."], UNDECLARED) as Record<string, unknown>[]).map((e) =>
+    e.type === "content_block_start" && e.index === 1
+      ? `event: content_block_start\ndata: ${JSON.stringify(e).slice(0, -1)}\n\n`
+      : e
+  );
+  reply({ sse, named: true });
+  const message = await anthropic().messages.stream({
+    model: "claude",
+    max_tokens: 10,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  }).finalMessage();
+  assert.deepEqual(message.content.filter((b) => b.type === "tool_use"), []);
+  assert.equal(message.stop_reason, "end_turn");
+  const said = message.content.flatMap((b) => b.type === "text" ? [b.text] : []);
+  assert.equal(said[0], "Sure.");
+  assert.match(said[1], /^\n\ntoolguard dropped this turn's tool call: /);
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[1].trimStart()]);
+});
+
+test("guardFetch n=3: a Chat chunk that is not JSON is told of by every answer that finishes for tool calls with none", async () => {
+  // (the chunk cut short belongs to no known answer: answers 0 and 2, finished for tool calls with none, each
+  // read it; answer 1 stops plainly)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const role = { role: "assistant", content: "" };
+  const call = chunk([{ index: 0, delta: { tool_calls: [{ index: 0, id: "A", type: "function" }] } }]);
+  reply({
+    sse: [
+      chunk([{ index: 0, delta: role }, { index: 1, delta: { ...role, content: "Hi" } }, {
+        index: 2,
+        delta: role,
+      }]),
+      `data: ${JSON.stringify(call).slice(0, -1)}\n\n`,
+      chunk([
+        { index: 0, delta: {}, finish_reason: "tool_calls" },
+        { index: 1, delta: {}, finish_reason: "stop" },
+        { index: 2, delta: {}, finish_reason: "tool_calls" },
+      ]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    n: 3,
+    tools: TOOLS_OPENAI as never,
+  }).finalChatCompletion();
+  const byIndex = [...final.choices].sort((a, b) => a.index - b.index);
+  assert.deepEqual(byIndex.map((c) => c.finish_reason), ["stop", "stop", "stop"]);
+  assert.deepEqual(byIndex.map((c) => c.message.tool_calls ?? []), [[], [], []]);
+  assert.match(byIndex[0]?.message.content ?? "", /^toolguard dropped this turn's tool call: /);
+  assert.equal(byIndex[1]?.message.content, "Hi");
+  assert.equal(byIndex[2]?.message.content, byIndex[0]?.message.content);
+  assert.equal(events[0]?.changed, true);
+  assert.match(events[0]?.reason ?? "", /^toolguard dropped this turn's tool calls: /);
+});

@@ -193,6 +193,8 @@ class AnthropicStream implements FrameRouter {
   readonly #openings = new Openings(blockText);
   /** How many `tool_use` blocks `refuse` dropped: calls no client holds (see `#stopOfDropped`). */
   #refusedCalls = 0;
+  /** Whether a frame was dropped unread: it may have been a call's (see `#stopOfDropped`). */
+  #unread = false;
   /** The reason `#stopOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
   #ownReason: string | undefined;
 
@@ -402,14 +404,21 @@ class AnthropicStream implements FrameRouter {
    */
   #stopOfDropped(event: Record<string, unknown>, flow: StreamFlow): boolean {
     const delta = isRecord(event.delta) ? event.delta : undefined;
-    if (delta?.stop_reason !== "tool_use" || this.#refusedCalls === 0 || this.#tools.size > 0) return false;
-    const reason = malformedCallsReason(this.#refusedCalls);
+    const lost = this.#refusedCalls > 0 || this.#unread;
+    if (delta?.stop_reason !== "tool_use" || !lost || this.#tools.size > 0) return false;
+    // (an unread frame's calls are not known: at least one)
+    const reason = malformedCallsReason(Math.max(this.#refusedCalls, 1));
     this.#ownReason = reason;
     const ending = { ...event, delta: { ...delta, stop_reason: "end_turn", stop_sequence: null } };
     for (const e of [...textBlock(this.#before + this.#blocks, flow.lead(0) + reason), ending]) {
       flow.send(named(e));
     }
     return true;
+  }
+
+  /** See `FrameRouter.unread`. */
+  unread(): void {
+    this.#unread = true;
   }
 
   /** See `FrameRouter.ownReason`. */

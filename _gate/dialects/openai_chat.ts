@@ -216,6 +216,11 @@ class ChatStream implements FrameRouter {
   readonly #refusedCalls = new Map<number, Set<string>>();
   /** The choices a call delta was routed for: those hold a call, whatever `refuse` dropped of theirs. */
   readonly #called = new Set<number>();
+  /**
+   * Whether a chunk was dropped unread: it belongs to no known choice and may have carried calls, so every
+   * choice that finishes for tool calls with none is told (see `#finishOfDropped`).
+   */
+  #unread = false;
   /** How many dropped calls the reasons `#finishOfDropped` wrote told of, over every answer. */
   #toldCalls = 0;
 
@@ -398,16 +403,17 @@ class ChatStream implements FrameRouter {
    * its own calls; the others are left as they were.
    */
   #finishOfDropped(event: Record<string, unknown>, flow: StreamFlow): Record<string, unknown> | undefined {
-    if (this.#refusedCalls.size === 0 || !Array.isArray(event.choices)) return undefined;
+    if ((this.#refusedCalls.size === 0 && !this.#unread) || !Array.isArray(event.choices)) return undefined;
     const ending = (c: unknown): c is Record<string, unknown> =>
       isRecord(c) && (c.finish_reason === "tool_calls" || c.finish_reason === "function_call") &&
-      this.#refusedCalls.has(choiceIndex(c)) && !this.#called.has(choiceIndex(c));
+      (this.#unread || this.#refusedCalls.has(choiceIndex(c))) && !this.#called.has(choiceIndex(c));
     const ends = event.choices.filter(ending);
     if (ends.length === 0) return undefined;
     const choices = event.choices.map((c) => ending(c) ? { ...c, finish_reason: "stop" } : c);
     const told = ends.map((c) => {
       const index = choiceIndex(c);
-      const count = this.#refusedCalls.get(index)!.size;
+      // (an unread chunk's calls are not known: at least one)
+      const count = this.#refusedCalls.get(index)?.size ?? 1;
       this.#refusedCalls.delete(index);
       this.#toldCalls += count;
       const delta = this.#rolePassed.has(index) ? {} : { role: "assistant" };
@@ -421,6 +427,11 @@ class ChatStream implements FrameRouter {
     const base = this.#template ?? { object: "chat.completion.chunk" };
     this.#send(formatSse(JSON.stringify({ ...base, choices: told })), told, flow);
     return { ...event, choices };
+  }
+
+  /** See `FrameRouter.unread`. */
+  unread(): void {
+    this.#unread = true;
   }
 
   /** See `FrameRouter.ownReason`: the reason `#finishOfDropped` wrote, counted over every answer. */
