@@ -241,13 +241,15 @@ function fits(v: object, room: number): boolean {
 }
 
 /**
- * Whether JSON sends a leaf (not an object, not null) otherwise than it is held: a number that is not finite as `null`,
+ * Whether JSON sends a leaf (not an object, not null) otherwise than it is held: NaN as `null`,
  * `undefined`, a function or a symbol as `null` in an array and as no key in an object. Strings first: they
  * are most of what arguments hold.
  */
 function unsentLeaf(c: unknown): boolean {
   if (typeof c === "string" || typeof c === "boolean") return false;
-  return typeof c === "number" ? c - c !== 0 : typeof c !== "bigint";
+  // +/-Infinity is no such leaf: JSON text writes it (1e400) and a relay sends those bytes on, so it is
+  // refused "too large" as it stands; NaN, which no JSON text writes, is sent as null
+  return typeof c === "number" ? c !== c : typeof c !== "bigint";
 }
 
 /**
@@ -1287,7 +1289,8 @@ function hasToJSON(node: object): boolean {
  * place, changed every place that shared it): for a value already found within measure, and a `TypeError`
  * past {@link MOST_WRITTEN_OUT} objects copied, a loop among them. With `holes`, every array keeps its holes
  * whatever its length, for a reader that takes only the text out (the scan: JSON's `null` holds none), so a
- * sparse array costs what it holds.
+ * sparse array costs what it holds. With `infinite`, +/-Infinity is kept (call arguments: JSON text writes it
+ * as 1e400, and it is refused too large as it stands) where JSON writes `null`.
  *
  * @example
  * ```ts
@@ -1304,7 +1307,11 @@ function hasToJSON(node: object): boolean {
  * });
  * ```
  */
-export function copyAsSent<T>(value: T, options: { apart?: boolean; holes?: boolean } = {}): T {
+export function copyAsSent<T>(
+  value: T,
+  options: { apart?: boolean; holes?: boolean; infinite?: boolean } = {},
+): T {
+  const infinite = options.infinite === true;
   const copies = new Map<object, unknown[] | Record<string, unknown>>();
   const pending: object[] = [];
   const targets: (unknown[] | Record<string, unknown>)[] = [];
@@ -1331,13 +1338,13 @@ export function copyAsSent<T>(value: T, options: { apart?: boolean; holes?: bool
     targets.push(copy);
     return copy;
   };
-  const root = copyOf(asSent(value, "")) as T;
+  const root = copyOf(asSent(value, "", infinite)) as T;
   for (let i = 0; i < pending.length; i++) { // (the list grows as it is read)
     const from = pending[i];
     const to = targets[i];
     if (Array.isArray(to)) {
       const list = from as unknown[];
-      const read = (j: number) => asSent(list[j], String(j));
+      const read = (j: number) => asSent(list[j], String(j), infinite);
       if (list.length <= MOST_WRITTEN_OUT && !options.holes) { // as JSON writes it, every index
         for (let j = 0; j < list.length; j++) to[j] = copyOf(read(j), () => read(j)) ?? null;
       } else eachHeld(list, (_, j) => to[j] = copyOf(read(j), () => read(j)) ?? null);
@@ -1346,7 +1353,7 @@ export function copyAsSent<T>(value: T, options: { apart?: boolean; holes?: bool
     }
     for (const k in from) {
       if (!HAS_OWN.call(from, k)) continue;
-      const read = () => asSent((from as Record<string, unknown>)[k], k);
+      const read = () => asSent((from as Record<string, unknown>)[k], k, infinite);
       const item = copyOf(read(), read);
       if (item === undefined) continue; // (JSON writes no key for it)
       if (k === "__proto__") {
@@ -1360,8 +1367,9 @@ export function copyAsSent<T>(value: T, options: { apart?: boolean; holes?: bool
 /**
  * What `JSON.stringify` writes for `v` read at `key`, for {@link copyAsSent} and the MCP pins' hash: `toJSON`'s
  * result, the value a `Number`, `String`, `Boolean` or `BigInt` object wraps and a raw JSON object's
- * ({@link unwrapped}), `null` for a number that is not finite, `undefined` for what it leaves out (a function,
- * a symbol), else `v` (an object's members unread). Throws what a `toJSON` throws.
+ * ({@link unwrapped}), `null` for a number that is not finite (with `infinite`, NaN only: +/-Infinity is kept
+ * for the validator to refuse as too large), `undefined` for what it leaves out (a function, a symbol), else `v`
+ * (an object's members unread). Throws what a `toJSON` throws.
  *
  * @example
  * ```ts
@@ -1371,17 +1379,18 @@ export function copyAsSent<T>(value: T, options: { apart?: boolean; holes?: bool
  * assert.equal(asSent(new Boolean(false), "a"), false);
  * assert.equal(asSent(new Date(0), "a"), "1970-01-01T00:00:00.000Z");
  * assert.equal(asSent(-Infinity, "a"), null);
+ * assert.equal(asSent(-Infinity, "a", true), -Infinity);
  * assert.equal(asSent(() => 1, "a"), undefined);
  * ```
  */
-export function asSent(v: unknown, key: string): unknown {
+export function asSent(v: unknown, key: string, infinite = false): unknown {
   if (typeof v === "object" && v !== null) {
     if (hasToJSON(v)) {
       v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
     }
     if (typeof v === "object" && v !== null && !Array.isArray(v)) v = unwrapped(v);
   }
-  if (typeof v === "number") return Number.isFinite(v) ? v : null;
+  if (typeof v === "number") return Number.isFinite(v) || (infinite && v === v) ? v : null;
   return typeof v === "function" || typeof v === "symbol" ? undefined : v;
 }
 

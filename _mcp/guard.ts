@@ -164,12 +164,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
   /** Judge a call: changed (pinned) and hidden (poisoned) tools first, then its arguments. */
   const judge = (
     params: unknown,
-    { deferWarnings, callId, repeated, fromText }: {
-      deferWarnings: boolean;
-      callId?: string;
-      repeated?: string;
-      fromText?: boolean;
-    },
+    { deferWarnings, callId, repeated }: { deferWarnings: boolean; callId?: string; repeated?: string },
   ): DeferredCheck => {
     if (compiled === null) {
       throw new Error("checkCall: no tools recorded yet; call setTools() with the server's tools/list first");
@@ -196,7 +191,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
     if (change !== undefined) return refuseChanged(change);
     if (poisoned.has(name)) return refusePoisoned(name);
     const args = problem === null && isRecord(params) ? params.arguments : undefined;
-    const judged = () => judgeCall(params, compiled!, { ...judging, deferWarnings, callId, fromText });
+    const judged = () => judgeCall(params, compiled!, { ...judging, deferWarnings, callId });
     return typeof args === "object" && args !== null
       ? whileMeasured(args, DEFAULT_MAX_DEPTH, judged)
       : judged();
@@ -235,7 +230,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
         strict,
         declared,
         judge: (params, { id, repeated }) =>
-          judge(params, { deferWarnings: true, callId: idText(id), repeated, fromText: true }),
+          judge(params, { deferWarnings: true, callId: idText(id), repeated }),
         markStale: () => (stale = true),
         toolsTimeoutMs: options.toolsTimeoutMs ?? 30_000,
         splitBatches: options.batches === "split",

@@ -24,7 +24,6 @@ import {
   DEFAULT_MAX_DEPTH,
   duplicateKeyFinding,
   stoppedWalk,
-  tooLarge,
 } from "../_validate/validator.ts";
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
 import type {
@@ -42,7 +41,6 @@ import {
   asSent,
   copyAsSent,
   MOST_WRITTEN_OUT,
-  nonFinitePaths,
   pastMeasure,
   refuseSparse,
   walkProblem,
@@ -92,12 +90,6 @@ export interface JudgeOptions {
    * id from a hash of the arguments, which costs milliseconds on a 1 MB argument.
    */
   callId?: string;
-  /**
-   * The params were read from a message's JSON text, which a relay sends on as it came (its bytes): a number
-   * that text writes too large (`1e400`, Infinity once parsed) is refused as the validator refuses it in text,
-   * not read as the `null` that `JSON.stringify` would write of params built in code.
-   */
-  fromText?: boolean;
 }
 
 /** A judgement, and (with `deferWarnings`) the injection scan still to run for an allowed call. */
@@ -1487,10 +1479,7 @@ export function judgeCall(params: unknown, compiled: CompiledTools, options: Jud
     ? { name, arguments: args }
     : { id: options.callId, name, arguments: args };
   const verdict = compiled.validator.validate([call]).calls[0];
-  const findings = [
-    ...(options.fromText && sent !== args ? asInText(args, verdict.findings) : verdict.findings),
-  ];
-  findings.push(...secrets);
+  const findings = [...verdict.findings, ...secrets];
   if (findings.length > 0) return refused(name, { ...verdict, allowed: false, findings }, tools);
   if (options.injection !== "warn") return { allowed: true, name, verdict };
   if (options.deferWarnings) return { allowed: true, name, verdict, later: () => injectionFindings(sent) };
@@ -1501,25 +1490,13 @@ export function judgeCall(params: unknown, compiled: CompiledTools, options: Jud
 }
 
 /**
- * `findings` of arguments read from JSON text (`args`, which a relay sends on as they came) as the validator
- * gives them for that text: a number written too large there (Infinity once parsed, which the validator read
- * as the `null` JSON.stringify writes) is said too large at its place. Asked only where {@link asItIsSent}
- * found something JSON sends otherwise, which in parsed text is only such a number.
- */
-function asInText(args: Record<string, unknown>, findings: readonly Finding[]): Finding[] {
-  const paths = nonFinitePaths(args);
-  if (paths.length === 0) return [...findings];
-  return [...findings.filter((f) => !paths.includes(f.path)), ...paths.map(tooLarge)];
-}
-
-/**
  * Arguments built in code as JSON sends them (a boxed string as its text, NaN as null), for the secrets and
  * warning scans, which read strings: a boxed string was read as an object and passed them. The arguments
  * themselves, as the guard's walk found them, in one look; also where reading throws (the validator says so).
  */
 function asItIsSent(args: Record<string, unknown>): Record<string, unknown> {
   try {
-    return walkProblem(args, DEFAULT_MAX_DEPTH) === "unsent" ? copyAsSent(args) : args;
+    return walkProblem(args, DEFAULT_MAX_DEPTH) === "unsent" ? copyAsSent(args, { infinite: true }) : args;
   } catch {
     return args;
   }

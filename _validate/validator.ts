@@ -875,7 +875,7 @@ function readValue(value: unknown, verdict: CallVerdict, maxDepth: number): Read
     // a Date, a boxed string, NaN, a function: checked and scanned as the JSON a provider carries (a Date was
     // "must be a string, not an object", NaN "too large" where null was sent, a boxed string never scanned)
     try {
-      problem = walkProblem(args = copyAsSent(args), maxDepth);
+      problem = walkProblem(args = copyAsSent(args, { infinite: true }), maxDepth);
     } catch (error) {
       verdict.findings.push(unreadable(error)); // a toJSON or getter that throws
       return null;
@@ -890,10 +890,9 @@ function readValue(value: unknown, verdict: CallVerdict, maxDepth: number): Read
 
 /**
  * Adds to each finding at a place where arguments built in code (`given`) held what JSON sends otherwise what
- * was held there: NaN or Infinity (sent as `null`), a key holding `undefined`, a function or a symbol (sent as
- * no key). The arguments are judged as sent, and "must be a number, not null" alone misleads whoever built NaN
- * (an Ollama client reads a model's 1e400 as Infinity). In a list such a value is `null`, as a hole is, and
- * said as a hole is.
+ * was held there: NaN (sent as `null`), a key holding `undefined`, a function or a symbol (sent as no key).
+ * The arguments are judged as sent, and "must be a number, not null" alone misleads whoever built NaN. In a
+ * list such a value is `null`, as a hole is, and said as a hole is.
  *
  * @example
  * ```ts
@@ -911,7 +910,7 @@ export function noteUnsent(given: unknown, findings: Finding[]): void {
     const at = heldAt(given, f.path);
     if (at === null) continue;
     const [held, inList] = at;
-    if (typeof held === "number" && held - held !== 0) {
+    if (typeof held === "number" && held !== held) { // (+/-Infinity is kept, and refused as too large)
       f.message += ` It was ${held}, which JSON sends as null.`;
     } else if (!inList && (held === undefined || typeof held === "function" || typeof held === "symbol")) {
       f.message += ` It was ${held === undefined ? "undefined" : `a ${typeof held}`}, which JSON leaves out.`;
@@ -1179,8 +1178,19 @@ function fastFindings(raw: string, args: object, compiled: Compiled, cfg: Config
 /**
  * A finding for each number that overflowed to +/-Infinity (JSON text such as `1e400`) where no finding names
  * its path yet: the tool would get Infinity, or `null` once re-serialised, whatever the schema says.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pushNonFinite } from "./validator.ts";
+ * import type { Finding } from "../types.ts";
+ *
+ * const findings: Finding[] = [];
+ * pushNonFinite({ n: 1, m: [-Infinity] }, findings);
+ * assert.deepEqual(findings.map((f) => [f.path, f.received]), [["/m/0", "too large"]]);
+ * ```
  */
-function pushNonFinite(args: unknown, findings: Finding[]): void {
+export function pushNonFinite(args: unknown, findings: Finding[]): void {
   for (const p of nonFinitePaths(args)) {
     if (!findings.some((f) => f.path === p)) findings.push(tooLarge(p));
   }

@@ -8,7 +8,14 @@ import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile } from "../_schema/compile.ts";
-import { copyAsSent, holdsUnsent, nestsDeeper, parseJson, pastMeasure } from "../_common/json.ts";
+import {
+  copyAsSent,
+  holdsUnsent,
+  mayOverflow,
+  nestsDeeper,
+  parseJson,
+  pastMeasure,
+} from "../_common/json.ts";
 import { SchemaError } from "../_schema/keywords.ts";
 import { forgetFailedTest } from "../_schema/values.ts";
 import { isShape, shapeToSchema } from "./shape.ts";
@@ -17,6 +24,7 @@ import {
   notAnObject,
   noteUnsent,
   pushInjectionFindings,
+  pushNonFinite,
   sharedPastMeasure,
   unreadable,
 } from "./validator.ts";
@@ -342,7 +350,7 @@ async function judgeArgs(
     // a Date, a boxed string, NaN, a function, against a JSON Schema: checked and scanned as the JSON it stands
     // for, as the validator does (a Standard Schema's own types may want the Date itself)
     if (raw === undefined && isCompiled(schema) && holdsUnsent(args)) {
-      const sent = copyAsSent(args);
+      const sent = copyAsSent(args, { infinite: true });
       const problem = nestsDeeper(sent, MAX_DEPTH)
         ? nestedTooDeep(MAX_DEPTH)
         : pastMeasure(sent)
@@ -352,13 +360,17 @@ async function judgeArgs(
       args = sent;
     }
     checked = await checkArgs(schema, args);
+    // a number too large (1e400 in text, Infinity given) where the schema leaves it unchecked: the validator's
+    if (isCompiled(schema) && (raw === undefined || mayOverflow(raw))) pushNonFinite(args, checked.findings);
     // (a copy as sent: what was given where a finding points is said, NaN sent as null)
     if (raw === undefined && args !== input && checked.findings.length > 0) {
       noteUnsent(input, checked.findings);
     }
     // (a Standard Schema's arguments are left as given: scanned as JSON sends them, a boxed string as its text)
     const sent = raw === undefined && !isCompiled(schema) && options.scan && holdsUnsent(args);
-    if (options.scan) pushInjectionFindings(sent ? copyAsSent(args) : args, raw, checked.findings);
+    if (options.scan) {
+      pushInjectionFindings(sent ? copyAsSent(args, { infinite: true }) : args, raw, checked.findings);
+    }
   } catch (e) {
     if (e instanceof SchemaError) throw e; // the developer's schema, not the model's arguments
     checked = { findings: [unreadable(e)], value: args };

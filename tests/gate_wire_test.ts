@@ -551,3 +551,33 @@ test("guardFetch: a Cohere call whose tool-call-delta names another tool is judg
   assert.equal(events[0]?.verdict.allowed, false);
   assert.deepEqual(events[0]?.calls?.map((c) => c.name), ["delete_everything"]);
 });
+
+test("guardFetch: a JSON answer whose call arguments write a number too large (1e400) is blocked, not passed on", async () => {
+  // The gate judged the parsed arguments, where 1e400 is Infinity, as JSON.stringify writes them (null, which an
+  // open schema takes), and passed the answer's own bytes on: the tool got 1e400.
+  const input = { type: "object", properties: { n: {} } };
+  const anthropicAnswer = '{"id":"msg_1","type":"message","role":"assistant","model":"m","stop_reason":' +
+    '"tool_use","content":[{"type":"tool_use","id":"toolu_1","name":"t","input":{"n":1e400}}],' +
+    '"usage":{"input_tokens":1,"output_tokens":1}}';
+  const ollamaAnswer = '{"model":"m","done":true,"message":{"role":"assistant","content":"","tool_calls":' +
+    '[{"function":{"name":"t","arguments":{"n":1e400}}}]}}';
+  const cases: [string, string, Record<string, unknown>][] = [
+    ["/v1/messages", anthropicAnswer, { max_tokens: 9, tools: [{ name: "t", input_schema: input }] }],
+    ["/api/chat", ollamaAnswer, {
+      stream: false,
+      tools: [{ type: "function", function: { name: "t", parameters: input } }],
+    }],
+  ];
+  for (const [path, answer, request] of cases) {
+    reply({ body: answer, contentType: "application/json" });
+    const res = await provider.gfetch(`${provider.url()}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages, ...request }),
+    });
+    const text = await res.text();
+    assert.equal(res.headers.get("x-toolguard-blocked"), "1", path);
+    assert.doesNotMatch(text, /1e400/, path);
+    assert.equal(events[0]?.verdict.allowed, false, path);
+  }
+});

@@ -388,8 +388,9 @@ test("McpSession: a number the client's line writes too large (1e400) is refused
     ["malformed_arguments", "/n", "too large"],
     ["malformed_arguments", "/m/0", "too large"],
   ]);
-  // params built in code are still read as JSON sends them
-  assert.equal(guard.checkCall({ name: "echo", arguments: { n: Infinity } }).allowed, true);
+  // params built in code: +/-Infinity is refused too large there too (only NaN is read as the null JSON sends)
+  assert.equal(guard.checkCall({ name: "echo", arguments: { n: Infinity } }).allowed, false);
+  assert.equal(guard.checkCall({ name: "echo", arguments: { n: NaN } }).allowed, true);
 });
 
 test("McpSession: the client's answer under an id that is an array, an object or true never reaches the server", () => {
