@@ -751,9 +751,10 @@ function judge(
   if (options.coerce && compiled && schema !== undefined) {
     if (call.raw === undefined) {
       // a copy to convert, the caller's left as it was: as JSON carries the arguments, a shared part apart
-      // (it was JSON.parse(JSON.stringify(...)): under Bun a 2^32-1 long sparse array was written slot by slot)
+      // (it was JSON.parse(JSON.stringify(...)): under Bun a 2^32-1 long sparse array was written slot by slot),
+      // +-Infinity kept, so it is refused as too large as without coerce (JSON text writes it as 1e400)
       try {
-        args = copyAsSent(args, { apart: true });
+        args = copyAsSent(args, { apart: true, infinite: true });
       } catch (error) {
         findings.push(unreadable(error)); // a getter that throws now, or answers more than it did
         return finish(verdict);

@@ -18,7 +18,7 @@ import {
   TOOLS_RESPONSES,
 } from "./_fake_llm_server.ts";
 import { sdkClients, streamedCallNames } from "./_sdk_clients.ts";
-import { guardFetch } from "../gate.ts";
+import { type GateEvent, guardFetch } from "../gate.ts";
 
 const provider = fakeProvider();
 const { reply, events } = provider;
@@ -568,16 +568,23 @@ test("guardFetch: a JSON answer whose call arguments write a number too large (1
       tools: [{ type: "function", function: { name: "t", parameters: input } }],
     }],
   ];
+  // (with coerce on as well: the validator's copy to convert wrote Infinity as null)
+  const coerced: GateEvent[] = [];
+  const coercing = guardFetch(fetch, { coerce: true, onVerdict: (e) => void coerced.push(e) });
   for (const [path, answer, request] of cases) {
-    reply({ body: answer, contentType: "application/json" });
-    const res = await provider.gfetch(`${provider.url()}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "m", messages, ...request }),
-    });
-    const text = await res.text();
-    assert.equal(res.headers.get("x-toolguard-blocked"), "1", path);
-    assert.doesNotMatch(text, /1e400/, path);
-    assert.equal(events[0]?.verdict.allowed, false, path);
+    for (const [gfetch, seen] of [[provider.gfetch, events], [coercing, coerced]] as const) {
+      reply({ body: answer, contentType: "application/json" });
+      coerced.length = 0;
+      const res = await gfetch(`${provider.url()}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", messages, ...request }),
+      });
+      const text = await res.text();
+      const how = `${path}${gfetch === coercing ? " (coerce)" : ""}`;
+      assert.equal(res.headers.get("x-toolguard-blocked"), "1", how);
+      assert.doesNotMatch(text, /1e400/, how);
+      assert.equal(seen[0]?.verdict.allowed, false, how);
+    }
   }
 });
