@@ -257,7 +257,15 @@ function unsentLeaf(c: unknown): boolean {
  * box holds ({@link unwrapped}). Plain data is told by its prototype, one read, after the `toJSON` load.
  */
 function sentOtherwise(node: object): boolean {
-  return hasToJSON(node) || (Object.getPrototypeOf(node) !== Object.prototype && unwrapped(node) !== node);
+  return hasToJSON(node) || boxed(node);
+}
+
+/**
+ * Whether the object `node` is a box JSON sends as the primitive it holds ({@link unwrapped}): plain data is
+ * told by its prototype, one read, before the box is looked into.
+ */
+function boxed(node: object): boolean {
+  return Object.getPrototypeOf(node) !== Object.prototype && unwrapped(node) !== node;
 }
 
 /**
@@ -561,12 +569,7 @@ function graphStop(root: object, max = Infinity): GraphStop | null {
   const enter = (node: object, key: string, fresh = false): boolean => {
     // (for walkProblem; asked with `in` first: this walk follows fits' over the same objects, and a Proxy's
     // `get` is not asked again)
-    if ("toJSON" in node && hasToJSON(node)) unsentMet = true;
-    else if (
-      !Array.isArray(node) && Object.getPrototypeOf(node) !== Object.prototype && unwrapped(node) !== node
-    ) {
-      unsentMet = true;
-    }
+    if (("toJSON" in node && hasToJSON(node)) || (!Array.isArray(node) && boxed(node))) unsentMet = true;
     const place = sizes.length;
     places.set(node, place);
     sizes.push(-1);
