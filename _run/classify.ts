@@ -68,6 +68,12 @@ export interface ProcessOutcome {
    * Any value other than `undefined` or `null` (an `Error` caught from the read, say) is taken as a failure.
    */
   stdoutReadError?: string;
+  /**
+   * Set when reading stderr failed before its end: why. Only a note in the detail, never a failure by itself:
+   * stderr holds no result, and the tool's stdout and exit status still decide (a tool that died of the closed
+   * pipe fails by that status). Any value other than `undefined` or `null` is taken, as for stdout.
+   */
+  stderrReadError?: string;
   /** Wall-clock milliseconds from spawn to settle. */
   durationMs?: number;
 }
@@ -389,6 +395,21 @@ function parseStdout(text: string, protocol: Protocol): Parsed {
 export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): ToolResult {
   checkOutcome(outcome);
   options = optionsArg(options, "classify");
+  const result = classified(outcome, options);
+  const readError: unknown = outcome.stderrReadError;
+  if (readError !== undefined && readError !== null) {
+    const why = clip(errorText(readError), 200) || "no reason given";
+    const note = `reading stderr failed (${why}), so the stderr shown ends where the read failed`;
+    const max = options.maxDetail ?? DEFAULT_MAX_DETAIL;
+    // (the detail makes room for the note: a long stderr summary must not cut it off)
+    const kept = clip(result.detail, Math.max(0, max - note.length - 2));
+    result.detail = clip(kept === "" ? note : `${kept}; ${note}`, max);
+  }
+  return result;
+}
+
+/** {@linkcode classify} of an outcome and options already checked, before any note on a failed stderr read. */
+function classified(outcome: ProcessOutcome, options: ClassifyOptions): ToolResult {
   const maxDetail = options.maxDetail ?? DEFAULT_MAX_DETAIL;
   const encoding = options.encoding ?? "utf-8";
   const common: Common = {

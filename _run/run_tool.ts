@@ -108,6 +108,8 @@ export interface EngineBounds {
    * that fails partway, as a read of a pipe can (EIO) but no real child can make it on demand.
    */
   readStdout?: (stdout: ByteSource) => ByteSource;
+  /** What the run reads the child's stderr through: its own pipe unless a test puts a failing stream between. */
+  readStderr?: (stderr: ByteSource) => ByteSource;
 }
 /** After SIGKILL, how long the guard waits for the exit status before it settles anyway. */
 const SETTLE_SLACK_MS = 60;
@@ -244,8 +246,14 @@ async function execute(
   if (!attempt.ok) {
     return notRun(`could not start ${JSON.stringify(command)}${where}: ${attempt.reason}`, elapsed());
   }
-  const { readStdout } = bounds;
-  const child = readStdout ? { ...attempt.child, stdout: readStdout(attempt.child.stdout) } : attempt.child;
+  const { readStdout, readStderr } = bounds;
+  const child = readStdout || readStderr
+    ? {
+      ...attempt.child,
+      stdout: readStdout ? readStdout(attempt.child.stdout) : attempt.child.stdout,
+      stderr: readStderr ? readStderr(attempt.child.stderr) : attempt.child.stderr,
+    }
+    : attempt.child;
   const run = await new ToolRun(child, options, bounds).finished();
   // Started through a launcher (setsid) that could not exec the tool: that is a failure to start, not an exit.
   const notStarted = run.exit && run.killedBy === null
@@ -264,6 +272,7 @@ async function execute(
     exitedFirst: run.exitedFirst,
     stdoutHeld: run.stdoutHeld,
     ...(run.stdoutFailure !== null ? { stdoutReadError: run.stdoutFailure } : {}),
+    ...(run.stderrFailure !== null ? { stderrReadError: run.stderrFailure } : {}),
     durationMs: elapsed(),
   }, options);
   // How the tree was found matters only when the guard ended it and may have missed part of it.
@@ -305,6 +314,8 @@ interface RunOutcome {
   stdoutHeld: boolean;
   /** Why reading stdout failed before its end, or null when it did not. */
   stdoutFailure: string | null;
+  /** Why reading stderr failed before its end, or null when it did not. */
+  stderrFailure: string | null;
 }
 
 /**
@@ -356,8 +367,10 @@ class ToolRun {
   #stdoutDone = false;
   /** Why a read of stdout failed, or null: what came before may be only part of the output. */
   #stdoutFailure: string | null = null;
-  /** Set once stderr is at end-of-file (at once when it is not piped to us). */
+  /** Set once stderr is at end-of-file (at once when it is not piped to us, or once a read failed). */
   #stderrDone = false;
+  /** Why a read of stderr failed, or null: the stderr kept ends there (a note; stdout and the exit decide). */
+  #stderrFailure: string | null = null;
   #killScheduled = false;
   #settled = false;
   #stopWaiting: () => void = () => {};
@@ -419,6 +432,7 @@ class ToolRun {
       exitedFirst: this.#exitedFirst,
       stdoutHeld,
       stdoutFailure: this.#stdoutFailure,
+      stderrFailure: this.#stderrFailure,
     };
   }
 
@@ -491,10 +505,16 @@ class ToolRun {
 
   /** Keep a bounded tail of stderr. */
   async #readStderr(): Promise<void> {
+    const source = this.#child.stderr;
     for (;;) {
-      const chunk = await this.#child.stderr.read();
+      const chunk = await source.read();
       if (chunk === null) {
         this.#stderrDone = true;
+        this.#stderrFailure = source.failure();
+        // Our end is closed where the failed stream left it open: a tool still writing stderr then meets a
+        // broken pipe (EPIPE, SIGPIPE) instead of blocking on a full one no one reads until the time limit.
+        // Its stdout and exit status still decide the result, so the tool is not ended for it.
+        if (this.#stderrFailure !== null) source.cancel();
         return;
       }
       if (this.#draining) this.#lastData = performance.now();

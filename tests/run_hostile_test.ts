@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runTool } from "../guard.ts";
-import { DRAIN_IDLE_MS, recheckAfter, runTool as runEngine } from "../_run/run_tool.ts";
+import { DRAIN_IDLE_MS, type EngineBounds, recheckAfter, runTool as runEngine } from "../_run/run_tool.ts";
 import { classify } from "../_run/classify.ts";
 import type { ToolResult } from "../types.ts";
 import { waitGone } from "./_guard_helpers.ts";
@@ -23,8 +23,11 @@ const linuxOnly = {
 
 /** About 36 KB of whole lines, written at once by a builtin: more than the cap, yet it fits in the pipe. */
 const ROWS = `rows=$(yes 'partial row' | head -n 3000); printf '%s\\n' "$rows"`;
-/** A line every 20 ms for about 200 ms: keeps the drain after the exit going (its idle limit is 150 ms). */
-const TICKS = "for i in 1 2 3 4 5 6 7 8 9 10; do echo tick; sleep 0.02; done";
+/**
+ * A line every 20 ms for about 60 ms: keeps the drain after the exit going (its idle limit is 150 ms) while the
+ * guard, which the runtime has given the exit status, takes it in.
+ */
+const TICKS = "for i in 1 2 3; do echo tick; sleep 0.02; done";
 /**
  * Waits, in a leftover of the shell, until the runtime has reaped the shell (`kill -0` still finds a zombie):
  * from then on the guard has the exit status, however slow the machine.
@@ -35,6 +38,11 @@ const UNTIL_REAPED = "while kill -0 $$ 2>/dev/null; do :; done";
  * that forks `sleep` between lines can be starved for longer than the drain's idle limit on a busy machine).
  */
 const BUSY_WRITER = "while :; do echo tick; i=0; while [ $i -lt 200 ]; do i=$((i+1)); done; done";
+/**
+ * The drain's bound for runs whose leftover stays busy to the end, so that the output is marked cut whenever the
+ * drain stops: twice the quiet spell instead of DRAIN_MAX_MS (1 s), which such a run would wait out whole.
+ */
+const CUT_DRAIN = { drainMaxMs: 2 * DRAIN_IDLE_MS };
 const truncating = {
   protocol: "lines",
   onOverflow: "truncate",
@@ -53,7 +61,7 @@ test(
         ["exit 3", `trap '' TERM PIPE; ${ROWS}; exit 3`, /exit code 3/],
         ["SIGSEGV", `trap '' TERM PIPE; ${ROWS}; kill -SEGV $$`, /signal SIGSEGV/],
         // Killed by SIGKILL (not the guard's) before a leftover writer floods stdout: the status came first
-        // (the writer floods only after the runtime has reaped the shell, and 200 ms of ticks later).
+        // (the writer floods only after the runtime has reaped the shell, and 60 ms of ticks later).
         ["SIGKILL first", `(${UNTIL_REAPED}; ${TICKS}; yes row) & kill -KILL $$`, /signal SIGKILL/],
       ] as const
     ) {
@@ -245,8 +253,8 @@ test(
     try {
       const pidFile = join(dir.path, "writer");
       // The sleep lets the guard read "tick" before the exit, so that the other mark, a line read after the
-      // exit, is not what passes this test.
-      const script = `echo first; ${writer}; ${UNTIL_STOPPED}; sleep 0.2; exit 0`;
+      // exit, is not what passes this test (the read takes a few ms; a starved guard only passes it that way).
+      const script = `echo first; ${writer}; ${UNTIL_STOPPED}; sleep 0.05; exit 0`;
       for (let i = 0; i < 3; i++) {
         // timeoutMs is past the test's own limit: a stopped writer that held the run would fail it by that.
         const r = await runTool("/bin/sh", ["-c", script, "sh", pidFile], {
@@ -305,7 +313,7 @@ test(
     // Runnable the whole time, silent until done (a writer starved of the CPU looks the same): the output is
     // either whole or marked as cut, never silently short. Seconds of work on any machine, more than the drain.
     const script = "echo first; (i=0; while [ $i -lt 5000000 ]; do i=$((i+1)); done; echo done) & exit 0";
-    const r = await runTool("/bin/sh", ["-c", script], { protocol: "lines", timeoutMs: 30_000 });
+    const r = await runEngine("/bin/sh", ["-c", script], { protocol: "lines", timeoutMs: 30_000 }, CUT_DRAIN);
     assert.equal(r.kind, "results", r.detail);
     const whole = (r.items as string[]).includes("done");
     assert.ok(whole || r.truncated, `lost "done" without saying so: ${JSON.stringify(r)}`);
@@ -364,7 +372,7 @@ async function runUntilGo(leftover: string): Promise<{ result: ToolResult; pid: 
       timeoutMs: 600_000,
     }, { drainMaxMs: 600_000 });
     const pid = await pidIn(pidFile);
-    await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
+    await new Promise((r) => setTimeout(r, 2 * DRAIN_IDLE_MS));
     writeFileSync(go, "");
     return { result: await pending, pid };
   } finally {
@@ -403,8 +411,8 @@ test(
  * /dev/null (its stderr alone, with `feedsHidden`). With `hidesStdout`, the daemon holds stderr only, and stdout is held, asleep, by a process that
  * cleared its environment (`env -i`), which the guard cannot find (the test ends it). With `feedsHidden`, the
  * spinner's stdout is a pipe into such a process (`env -i cat`, which holds stdout beside the daemon; it ends
- * with the spinner). The tool exits once the spinner runs. Returns the result once the guard has ended the
- * daemon and the spinner, which it checks.
+ * with the spinner). The tool exits once the spinner runs. Returns the result (of a run with `bounds`) once the
+ * guard has ended the daemon and the spinner, which it checks.
  */
 async function runBesideDaemon(
   { closesOutput, hidesStdout = false, feedsHidden = false }: {
@@ -412,6 +420,7 @@ async function runBesideDaemon(
     hidesStdout?: boolean;
     feedsHidden?: boolean;
   },
+  bounds: EngineBounds = {},
 ): Promise<ToolResult> {
   const dir = tempDir();
   const hiddenFile = join(dir.path, "hidden");
@@ -428,10 +437,10 @@ async function runBesideDaemon(
     const feed = feedsHidden ? " | env -i /bin/cat" : "";
     const script = `echo started; ${hidden}${daemon}; ${spinner} sh "$2"${feed} & ` +
       `until [ -s "$2" ]; do sleep 0.01; done; exit 0`;
-    const r = await runTool("/bin/sh", ["-c", script, "sh", daemonFile, spinnerFile, hiddenFile], {
+    const r = await runEngine("/bin/sh", ["-c", script, "sh", daemonFile, spinnerFile, hiddenFile], {
       protocol: "lines",
       timeoutMs: 600_000,
-    });
+    }, bounds);
     const pids = [await pidIn(daemonFile), await pidIn(spinnerFile)];
     assert.deepEqual(await waitGone(pids), [], "the daemon and the spinner were ended");
     return r;
@@ -467,7 +476,7 @@ test(
   linuxOnly,
   async () => {
     // The same tree, but the spinner still holds stdout: it may yet write, so the output may be short.
-    const r = await runBesideDaemon({ closesOutput: false });
+    const r = await runBesideDaemon({ closesOutput: false }, CUT_DRAIN);
     assert.deepEqual(r.items, ["started"], r.detail);
     assert.equal(r.truncated, true, "a busy holder of stdout is not a daemon");
     assert.match(r.detail, /left running still held stdout/);
@@ -481,7 +490,7 @@ test(
     // Stdout's holder cleared its environment: it may be a writer the spinner feeds, so every leftover counts
     // (the cautious side). The daemon, found holding stderr, was taken for the holder of both, and the output
     // was called whole.
-    const r = await runBesideDaemon({ closesOutput: true, hidesStdout: true });
+    const r = await runBesideDaemon({ closesOutput: true, hidesStdout: true }, CUT_DRAIN);
     assert.deepEqual(r.items, ["started"], r.detail);
     assert.equal(r.truncated, true, "a pipe of ours held by no leftover found");
     assert.match(r.detail, /left running still held stdout/);
@@ -495,7 +504,7 @@ test(
     // `work | env -i cat &`: cat holds stdout beside the daemon, so every pipe of ours is found held, but cat
     // cleared its environment and the worker's pipe leads to no process found: what the worker computes may
     // come out through it. The worker was not counted, and the output was called whole.
-    const r = await runBesideDaemon({ closesOutput: true, feedsHidden: true });
+    const r = await runBesideDaemon({ closesOutput: true, feedsHidden: true }, CUT_DRAIN);
     assert.deepEqual(r.items, ["started"], r.detail);
     assert.equal(r.truncated, true, "a busy writer into a pipe whose reader was not found");
     assert.match(r.detail, /left running still held stdout/);
@@ -568,7 +577,7 @@ async function assertCutNothingAfterGo(
       { drainMaxMs: 600_000 },
     );
     await Promise.all(started.map((name) => pidIn(file(name))));
-    await new Promise((r) => setTimeout(r, 4 * DRAIN_IDLE_MS));
+    await new Promise((r) => setTimeout(r, 2 * DRAIN_IDLE_MS));
     writeFileSync(go, "");
     const r = await pending;
     assert.deepEqual(r.items, ["started"], r.detail);
@@ -654,10 +663,10 @@ test(
         "file_actions=[(os.POSIX_SPAWN_OPEN, 0, sys.argv[1], os.O_RDONLY, 0)])";
       const script = `echo first; mkfifo "$2"; "$3" -c "$4" "$2" & w=$!; echo $w > "$1"; ` +
         `until grep -q '^[0-9]* ([^)]*) D' /proc/$w/stat; do sleep 0.01; done; exit 0`;
-      const r = await runTool("/bin/sh", ["-c", script, "sh", pidFile, fifo, python!, code], {
+      const r = await runEngine("/bin/sh", ["-c", script, "sh", pidFile, fifo, python!, code], {
         protocol: "lines",
         timeoutMs: 600_000,
-      });
+      }, CUT_DRAIN);
       assert.deepEqual(r.items, ["first"], r.detail);
       assert.equal(r.truncated, true, "a process in D is not a daemon");
       assert.match(r.detail, /left running still held stdout/);
@@ -774,9 +783,14 @@ test(
   "runTool: an abort reason that cannot become text still ends the run, as an abort",
   posixOnly,
   async () => {
+    const dir = tempDir();
     const controller = new AbortController();
-    const pending = runTool("/bin/sh", ["-c", "sleep 30"], { timeoutMs: 20_000, signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 200));
+    const started = join(dir.path, "started");
+    const pending = runTool("/bin/sh", ["-c", 'echo $$ > "$1"; exec sleep 30', "sh", started], {
+      timeoutMs: 20_000,
+      signal: controller.signal,
+    });
+    await pidIn(started).finally(dir.cleanup); // aborted while the tool runs
     const abortedAt = performance.now();
     controller.abort(Object.create(null));
     const r = await pending;

@@ -153,3 +153,56 @@ test("classify: a read failure given as an Error or other value is a failure too
     assert.deepEqual(r.items, ["a"]);
   }
 });
+
+/**
+ * What a run reads the tool's stderr through: `real`'s first chunk, then a read that fails (EIO); its
+ * `cancel()` closes `real`, as cancelling a source closes our end of the pipe.
+ */
+function stderrFailingAfterOne(real: ByteSource): ByteSource {
+  let reads = 0;
+  let failed: string | null = null;
+  return {
+    async read() {
+      const chunk = reads++ === 0 ? await real.read() : null;
+      if (chunk === null && failed === null) failed = EIO;
+      return chunk;
+    },
+    cancel: () => real.cancel(),
+    failure: () => failed,
+  };
+}
+
+test("runTool: a failed stderr read is a note, and a tool still writing stderr is not left blocked on it", async () => {
+  // 4 MiB of stderr, then the answer on stdout. The stream fails after one chunk: our end of the pipe must
+  // be closed, or the tool blocks on the full pipe and the run reads "timed out"; the tool, which ignores a
+  // broken stderr as many do, then answers, and its answer stands with the failure said in the detail.
+  const tool = evalCommand(
+    'let said = false; const answer = () => { if (!said) { said = true; process.stdout.write("a\\n"); } }; ' +
+      'process.stderr.on("error", answer); const b = "x".repeat(65536) + "\\n"; let i = 0; ' +
+      'const go = () => { while (i++ < 64) if (!process.stderr.write(b)) return process.stderr.once("drain", go); answer(); }; go();',
+  );
+  const r = await runEngine(tool.command, tool.args, { protocol: "lines", timeoutMs: 15_000 }, {
+    readStderr: stderrFailingAfterOne,
+  });
+  assert.equal(r.kind, "results", r.detail);
+  assert.deepEqual(r.items, ["a"]);
+  assert.equal(r.detail, `reading stderr failed (${EIO}), so the stderr shown ends where the read failed`);
+});
+
+test("classify: a failed stderr read is said in the detail whatever the result, and decides none", () => {
+  const note =
+    /reading stderr failed \(EIO: i\/o error, read\), so the stderr shown ends where the read failed$/;
+  for (const stderrReadError of [EIO, new Error(EIO)]) {
+    const given = { signal: null, stdout: "a\n", stderrReadError: stderrReadError as string };
+    const ok = classify({ ...given, exitCode: 0 }, { protocol: "lines" });
+    assert.deepEqual([ok.kind, ok.items, ok.truncated], ["results", ["a"], false]);
+    assert.match(ok.detail, note);
+    // The tool's own failure stays its failure; a long stderr summary leaves the note room.
+    const failed = classify({ ...given, exitCode: 2, stderr: "e".repeat(1000) }, { protocol: "lines" });
+    assert.equal(failed.kind, "exit");
+    assert.match(failed.detail, /^the tool ended with exit code 2; stderr: e+\u2026; reading stderr/);
+    assert.match(failed.detail, note);
+    assert.ok(failed.detail.length <= 400, String(failed.detail.length));
+  }
+  assert.equal(classify({ exitCode: 0, signal: null, stdout: "a\n" }, { protocol: "lines" }).detail, "");
+});
