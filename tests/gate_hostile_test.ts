@@ -14,6 +14,7 @@ import {
   chatCompletion,
   chatStream,
   fakeProvider,
+  ollamaStream,
   responsesStream,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
@@ -24,7 +25,7 @@ import { ARRAY_ITERATOR, countingWork } from "./_counting.ts";
 
 const provider = fakeProvider();
 const { reply, events, gfetch, url } = provider;
-const { openai, anthropic } = sdkClients(provider);
+const { openai, anthropic, ollama } = sdkClients(provider);
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 const UNDECLARED = [{ name: "delete_everything", args: {} }];
 
@@ -730,4 +731,105 @@ test("guardFetch n=3: a Chat chunk that is not JSON is told of by every answer t
   assert.equal(byIndex[2]?.message.content, byIndex[0]?.message.content);
   assert.equal(events[0]?.changed, true);
   assert.match(events[0]?.reason ?? "", /^toolguard dropped this turn's tool calls: /);
+});
+
+test("guardFetch: an Ollama message whose only call came in a line that is not JSON tells the model", async () => {
+  // (the call's line cut short: dropped unread, and the message stopped plainly with nothing said of it)
+  const lines = ollamaStream(["Sure: <tool_call>"], [{ name: "get_weather", args: { city: "Oslo" } }]).map((
+    l,
+  ) => JSON.stringify(l).includes('"tool_calls"') ? JSON.stringify(l).slice(0, -1) + "\n" : l);
+  reply({ ndjson: lines });
+  const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+  let text = "";
+  const calls: unknown[] = [];
+  let stop: string | undefined;
+  for await (const p of parts) {
+    text += p.message.content;
+    calls.push(...p.message.tool_calls ?? []);
+    if (p.done) stop = p.done_reason;
+  }
+  assert.deepEqual([calls, stop], [[], "stop"]);
+  assert.match(
+    text,
+    /^Sure: <tool_call>\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [
+    true,
+    text.slice("Sure: <tool_call>\n\n".length),
+  ]);
+});
+
+test("guardFetch: an Ollama line that is not JSON and names no call is dropped unsaid", async () => {
+  // (it may have been text: the model is told of no call)
+  const lines = ollamaStream(["It is ", "sunny."]).map((l, i) =>
+    JSON.stringify(l).slice(0, i === 1 ? -1 : undefined)
+  );
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () =>
+      Promise.resolve(
+        new Response(lines.join("\n") + "\n", { headers: { "content-type": "application/x-ndjson" } }),
+      ),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/api/chat", {
+    method: "POST",
+    body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const text = (await res.text()).split("\n").filter((l) => l !== "").map((l) =>
+    JSON.parse(l).message.content
+  )
+    .join("");
+  assert.equal(text, "It is ");
+  assert.deepEqual([seen[0]?.changed, seen[0]?.findings.length], [false, 1]);
+});
+
+test("guardFetch candidateCount=2: a Gemini candidate whose only call came in pieces (partialArgs) is told so", async () => {
+  // (the chunk of pieced arguments was dropped; Gemini finishes a turn of calls STOP as any other, and the
+  // candidate stopped with its call gone and nothing said; candidate 1 only spoke, and reads no reason)
+  const chunk = (candidates: unknown[]) => `data: ${JSON.stringify({ candidates })}\n\n`;
+  const text = (t: string, index: number, finish?: string) => ({
+    index,
+    content: { role: "model", parts: [{ text: t }] },
+    ...(finish ? { finishReason: finish } : {}),
+  });
+  const pieced = {
+    index: 0,
+    content: {
+      role: "model",
+      parts: [{
+        functionCall: { name: "get_weather", partialArgs: [{ jsonPath: "$.city", stringValue: "Oslo" }] },
+      }],
+    },
+  };
+  const wire = chunk([text("Let me check.", 0), text("Hi", 1)]) + chunk([pieced]) +
+    chunk([text("", 0, "STOP"), text("", 1, "STOP")]);
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({
+      contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
+      generationConfig: { candidateCount: 2 },
+    }),
+  });
+  const said = ["", ""];
+  const finish: unknown[] = [];
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const candidates = JSON.parse(l.slice(6)).candidates as Record<string, any>[];
+    candidates.forEach((c, i) => {
+      for (const p of c.content?.parts ?? []) said[i] += p.text ?? "";
+      if (c.finishReason) finish[i] = c.finishReason;
+    });
+  }
+  assert.deepEqual(finish, ["STOP", "STOP"]);
+  assert.match(
+    said[0],
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.equal(said[1], "Hi");
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said[0].slice("Let me check.\n\n".length)]);
 });

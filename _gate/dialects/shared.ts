@@ -251,11 +251,11 @@ export interface FrameRouter {
    */
   refuse?(event: Record<string, unknown>, name: string | undefined): string | undefined;
   /**
-   * Notes a frame the gate dropped unread (not JSON, or not an object): it may have carried a call of any
-   * answer, so an answer that then stops for tool use with no call left is told, as one whose calls
-   * `refuse` dropped.
+   * Notes a frame the gate dropped unread (not JSON, or not an object), `data` its text: it may have
+   * carried a call of any answer, so an answer that then stops for tool use with no call left is told, as
+   * one whose calls `refuse` dropped.
    */
-  unread?(): void;
+  unread?(data: string): void;
   /**
    * A frame not refused as the client will read it, where the client would hold what it addresses
    * elsewhere than the frame says (OpenAI Responses items added away from their place): the gate then
