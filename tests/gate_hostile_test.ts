@@ -8,6 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type ServerResponse } from "node:http";
 import { type GateEvent, guardFetch } from "../gate.ts";
+import { describeVerdict } from "../describe.ts";
 import {
   anthropicStream,
   chatChunk,
@@ -757,6 +758,8 @@ test("guardFetch: an Ollama message whose only call came in a line that is not J
     true,
     text.slice("Sure: <tool_call>\n\n".length),
   ]);
+  // (the verdict judged no call: its sentence must not say one was accepted)
+  assert.equal(describeVerdict(events[0]!.verdict), "No call was judged, so none ran.");
 });
 
 test("guardFetch: an Ollama line that is not JSON and names no call is dropped unsaid", async () => {
