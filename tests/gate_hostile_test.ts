@@ -836,3 +836,41 @@ test("guardFetch candidateCount=2: a Gemini candidate whose only call came in pi
   assert.equal(said[1], "Hi");
   assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said[0].slice("Let me check.\n\n".length)]);
 });
+
+test("guardFetch n=2: Chat calls at a choice past n or negative are told of by the answer that finishes for tool calls with none", async () => {
+  // (their chunks were dropped: they belong to no answer asked for, and answer 1 finished for tool calls
+  // with no call and nothing said; answer 0 stops plainly and reads nothing)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = (id: string) => ({
+    tool_calls: [{ index: 0, id, type: "function", function: { name: "get_weather", arguments: "{}" } }],
+  });
+  const role = { role: "assistant", content: "" };
+  reply({
+    sse: [
+      chunk([{ index: 0, delta: { ...role, content: "Hi" } }, { index: 1, delta: role }]),
+      chunk([{ index: 2, delta: call("A") }]),
+      chunk([{ index: -1, delta: call("B") }]),
+      chunk([
+        { index: 0, delta: {}, finish_reason: "stop" },
+        { index: 1, delta: {}, finish_reason: "tool_calls" },
+      ]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+  })
+    .finalChatCompletion();
+  const [zero, one] = [0, 1].map((i) => final.choices.find((c) => c.index === i));
+  assert.deepEqual([zero?.finish_reason, one?.finish_reason], ["stop", "stop"]);
+  assert.deepEqual(one?.message.tool_calls ?? [], []);
+  assert.equal(zero?.message.content, "Hi");
+  assert.match(
+    one?.message.content ?? "",
+    /^toolguard dropped this turn's tool calls: their stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, one?.message.content]);
+});
