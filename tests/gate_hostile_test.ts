@@ -822,7 +822,10 @@ test("guardFetch candidateCount=2: a Gemini candidate whose only call came in pi
   const said = ["", ""];
   const finish: unknown[] = [];
   for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
-    const candidates = JSON.parse(l.slice(6)).candidates as Record<string, any>[];
+    const candidates = JSON.parse(l.slice(6)).candidates as {
+      content?: { parts?: { text?: string }[] };
+      finishReason?: string;
+    }[];
     candidates.forEach((c, i) => {
       for (const p of c.content?.parts ?? []) said[i] += p.text ?? "";
       if (c.finishReason) finish[i] = c.finishReason;
