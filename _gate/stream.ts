@@ -578,6 +578,7 @@ export class StreamGate {
     let verdict: Verdict | undefined;
     let reason: string | undefined;
     if (flow.pending && calls.length > 0) {
+      this.#router.tellDropped?.(flow);
       let judgement: StreamJudgement;
       ({ judgement, calls } = await this.#judgeNative(calls, findings));
       verdict = judgement.verdict;

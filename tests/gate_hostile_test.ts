@@ -877,3 +877,30 @@ test("guardFetch n=2: Chat calls at a choice past n or negative are told of by t
   );
   assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, one?.message.content]);
 });
+
+test("guardFetch: an Anthropic call that passes beside a tool_use block dropped as malformed goes with the model told", async () => {
+  // (the second call's block named index 7 where a client puts block 2: dropped; the first call went out
+  // and nothing said the other had not; after words that may start a written call, the watch held the end)
+  for (const words of ["Let me check.", "Sure: <tool_call>"]) {
+    const sse = (anthropicStream([words], [
+      { name: "get_weather", args: { city: "Oslo" } },
+      { name: "delete_everything", args: {} },
+    ]) as Record<string, unknown>[]).map((e) => e.index === 2 ? { ...e, index: 7 } : e);
+    reply({ sse, named: true });
+    const message = await anthropic().messages.stream({
+      model: "claude",
+      max_tokens: 10,
+      messages,
+      tools: TOOLS_ANTHROPIC as never,
+    }).finalMessage();
+    assert.deepEqual(message.content.flatMap((b) => b.type === "tool_use" ? [b.name] : []), ["get_weather"]);
+    assert.equal(message.stop_reason, "tool_use");
+    const said = message.content.flatMap((b) => b.type === "text" ? [b.text] : []);
+    assert.equal(said[0], words);
+    assert.match(
+      said[1] ?? "",
+      /^\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+    );
+    assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[1]?.trimStart()], words);
+  }
+});

@@ -275,6 +275,13 @@ export interface FrameRouter {
    */
   ownReason?(): string | undefined;
   /**
+   * Before the calls held are judged: where calls `refuse` dropped stood beside calls a client holds, puts
+   * among the held frames, ahead of the end, the words that tell the model so (they go out with the calls
+   * that pass, and ahead of a rejection's reason), and reports them as `ownReason`. Absent where no such
+   * call is known apart from the calls held.
+   */
+  tellDropped?(flow: StreamFlow): void;
+  /**
    * Sends now the held frames that carry text of the `answers` whose calls were rejected, ahead of what ends
    * the turn (the reason, a retry's stream), where text carries no position (OpenAI Chat): a body puts an
    * answer's text before the reason. Absent where text addresses a place (a block, an item) after the calls.
