@@ -735,31 +735,30 @@ test("guardFetch n=3: a Chat chunk that is not JSON is told of by every answer t
 });
 
 test("guardFetch: an Ollama message whose only call came in a line that is not JSON tells the model", async () => {
-  // (the call's line cut short: dropped unread, and the message stopped plainly with nothing said of it)
-  const lines = ollamaStream(["Sure: <tool_call>"], [{ name: "get_weather", args: { city: "Oslo" } }]).map((
-    l,
-  ) => JSON.stringify(l).includes('"tool_calls"') ? JSON.stringify(l).slice(0, -1) + "\n" : l);
-  reply({ ndjson: lines });
-  const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
-  let text = "";
-  const calls: unknown[] = [];
-  let stop: string | undefined;
-  for await (const p of parts) {
-    text += p.message.content;
-    calls.push(...p.message.tool_calls ?? []);
-    if (p.done) stop = p.done_reason;
+  // (the call's line cut short: dropped unread, and the message stopped plainly with nothing said of it;
+  // after plain words its end flowed, the client stopped reading there, and onVerdict never heard of it)
+  for (const words of ["Sure: <tool_call>", "Let me check."]) {
+    const lines = ollamaStream([words], [{ name: "get_weather", args: { city: "Oslo" } }]).map((l) =>
+      JSON.stringify(l).includes('"tool_calls"') ? JSON.stringify(l).slice(0, -1) + "\n" : l
+    );
+    reply({ ndjson: lines });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    const calls: unknown[] = [];
+    let stop: string | undefined;
+    for await (const p of parts) {
+      text += p.message.content;
+      calls.push(...p.message.tool_calls ?? []);
+      if (p.done) stop = p.done_reason;
+    }
+    assert.deepEqual([calls, stop], [[], "stop"]);
+    assert.ok(text.startsWith(`${words}\n\n`), text);
+    const told = text.slice(`${words}\n\n`.length);
+    assert.match(told, /^toolguard dropped this turn's tool call: its stream events were malformed/);
+    assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, told], words);
+    // (the verdict judged no call: its sentence must not say one was accepted)
+    assert.equal(describeVerdict(events[0]!.verdict), "No call was judged, so none ran.");
   }
-  assert.deepEqual([calls, stop], [[], "stop"]);
-  assert.match(
-    text,
-    /^Sure: <tool_call>\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
-  );
-  assert.deepEqual([events[0]?.changed, events[0]?.reason], [
-    true,
-    text.slice("Sure: <tool_call>\n\n".length),
-  ]);
-  // (the verdict judged no call: its sentence must not say one was accepted)
-  assert.equal(describeVerdict(events[0]!.verdict), "No call was judged, so none ran.");
 });
 
 test("guardFetch: an Ollama line that is not JSON and names no call is dropped unsaid", async () => {

@@ -131,8 +131,8 @@ class OllamaStream implements FrameRouter {
 
   /**
    * Where a message whose only calls came in lines dropped unread ends (its final chunk, `done`): sends the
-   * reason as its text ahead of it. Left alone, the client read a plain stop with the call gone and nothing
-   * said, and the model was never told.
+   * reason as its text ahead of it, and holds it. Left alone, the client read a plain stop with the call
+   * gone and nothing said, and the model was never told.
    */
   #tellDropped(event: Record<string, unknown>, flow: StreamFlow): void {
     if (event.done !== true || !this.#unreadCalls || this.#called || this.#ownReason !== undefined) return;
@@ -143,6 +143,9 @@ class OllamaStream implements FrameRouter {
     flow.send(
       line({ ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false }),
     );
+    // The final chunk then waits for the end (as after calls): the ollama client stops reading at it, so
+    // sent now, the stream was cancelled before the gate's end, and onVerdict never heard of the reason.
+    flow.pending = true;
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
