@@ -423,6 +423,9 @@ function verdictFeedback(verdict: Verdict | CallVerdict, tools: ToolSummary[] | 
   if (isRecord(verdict) && Array.isArray((verdict as Verdict).calls)) {
     const calls = (verdict as Verdict).calls;
     const rejected = calls.filter(callRejected);
+    // (no call judged: "All 0 calls were accepted." of a turn whose only call the gate dropped unjudged, as
+    // malformed, read as if a call had passed)
+    if (calls.length === 0) return "No call was judged, so none ran.";
     if (rejected.length === 0) {
       return calls.length === 1 ? "The 1 call was accepted." : `All ${calls.length} calls were accepted.`;
     }

@@ -342,20 +342,25 @@ function gateStreamed(
           : judge.answerReason(made.verdict, answers, partialReason, { partial }),
       };
     },
-    onReport: (r) =>
-      (r.calls.length > 0 || r.findings.length > 0) && report({
+    onReport: (r) => {
+      if (r.calls.length === 0 && r.findings.length === 0) return;
+      // (a call judged in two versions is reported once, as the model reads of it and a retry sends it back:
+      // listed once per version, one call read as two, one accepted and one rejected)
+      const made = r.verdict ? madeCalls(r.verdict, r.calls) : { verdict: ALLOWED_NONE, calls: r.calls };
+      report({
         url,
         dialect: r.dialect,
         streamed: true,
-        verdict: r.verdict ?? ALLOWED_NONE,
+        verdict: made.verdict,
         changed: r.replaced,
         ...(r.reason !== undefined ? { reason: r.reason } : {}),
         findings: r.findings,
-        calls: r.calls,
+        calls: [...made.calls],
         attempt: exchange.attempt,
         ...(r.retried ? { retried: true } : {}),
         ...(r.usage ? { usage: r.usage } : {}),
-      }),
+      });
+    },
     resume,
     retry: mayRetry(exchange) ? (turn) => retryStream(exchange, dialect, turn) : undefined,
   });

@@ -460,7 +460,7 @@ export class StreamGate {
     const parsed = parseJsonSafe(data);
     if (!parsed.ok || !isRecord(parsed.value)) {
       // A client would throw on this frame; it carries nothing a judge can use (but perhaps a call).
-      this.#router.unread?.();
+      this.#router.unread?.(data);
       return this.#drop(
         parsed.ok
           ? "stream event is not a JSON object; it was dropped"
@@ -578,6 +578,7 @@ export class StreamGate {
     let verdict: Verdict | undefined;
     let reason: string | undefined;
     if (flow.pending && calls.length > 0) {
+      this.#router.tellDropped?.(flow);
       let judgement: StreamJudgement;
       ({ judgement, calls } = await this.#judgeNative(calls, findings));
       verdict = judgement.verdict;

@@ -350,6 +350,11 @@ test("describeVerdict: feedback covers every rejected call and only those", () =
     calls: [verdict.calls[0], verdict.calls[0]],
   };
   assert.equal(describeVerdict(two), "All 2 calls were accepted.");
+  // (no call judged, as of a stream whose only call the gate dropped as malformed: nothing was accepted)
+  assert.equal(
+    describeVerdict({ allowed: true, blocked: false, rejectedIndices: [], calls: [] }),
+    "No call was judged, so none ran.",
+  );
   const rejectedAll = {
     ...verdict,
     rejectedIndices: [0, 1],

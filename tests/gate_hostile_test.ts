@@ -8,12 +8,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type ServerResponse } from "node:http";
 import { type GateEvent, guardFetch } from "../gate.ts";
+import { describeVerdict } from "../describe.ts";
 import {
   anthropicStream,
   chatChunk,
   chatCompletion,
   chatStream,
   fakeProvider,
+  ollamaStream,
   responsesStream,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
@@ -24,7 +26,7 @@ import { ARRAY_ITERATOR, countingWork } from "./_counting.ts";
 
 const provider = fakeProvider();
 const { reply, events, gfetch, url } = provider;
-const { openai, anthropic } = sdkClients(provider);
+const { openai, anthropic, ollama } = sdkClients(provider);
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 const UNDECLARED = [{ name: "delete_everything", args: {} }];
 
@@ -730,4 +732,174 @@ test("guardFetch n=3: a Chat chunk that is not JSON is told of by every answer t
   assert.equal(byIndex[2]?.message.content, byIndex[0]?.message.content);
   assert.equal(events[0]?.changed, true);
   assert.match(events[0]?.reason ?? "", /^toolguard dropped this turn's tool calls: /);
+});
+
+test("guardFetch: an Ollama message whose only call came in a line that is not JSON tells the model", async () => {
+  // (the call's line cut short: dropped unread, and the message stopped plainly with nothing said of it;
+  // after plain words its end flowed, the client stopped reading there, and onVerdict never heard of it)
+  for (const words of ["Sure: <tool_call>", "Let me check."]) {
+    const lines = ollamaStream([words], [{ name: "get_weather", args: { city: "Oslo" } }]).map((l) =>
+      JSON.stringify(l).includes('"tool_calls"') ? JSON.stringify(l).slice(0, -1) + "\n" : l
+    );
+    reply({ ndjson: lines });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    const calls: unknown[] = [];
+    let stop: string | undefined;
+    for await (const p of parts) {
+      text += p.message.content;
+      calls.push(...p.message.tool_calls ?? []);
+      if (p.done) stop = p.done_reason;
+    }
+    assert.deepEqual([calls, stop], [[], "stop"]);
+    assert.ok(text.startsWith(`${words}\n\n`), text);
+    const told = text.slice(`${words}\n\n`.length);
+    assert.match(told, /^toolguard dropped this turn's tool call: its stream events were malformed/);
+    assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, told], words);
+    // (the verdict judged no call: its sentence must not say one was accepted)
+    assert.equal(describeVerdict(events[0]!.verdict), "No call was judged, so none ran.");
+  }
+});
+
+test("guardFetch: an Ollama line that is not JSON and names no call is dropped unsaid", async () => {
+  // (it may have been text: the model is told of no call)
+  const lines = ollamaStream(["It is ", "sunny."]).map((l, i) =>
+    JSON.stringify(l).slice(0, i === 1 ? -1 : undefined)
+  );
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () =>
+      Promise.resolve(
+        new Response(lines.join("\n") + "\n", { headers: { "content-type": "application/x-ndjson" } }),
+      ),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/api/chat", {
+    method: "POST",
+    body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const text = (await res.text()).split("\n").filter((l) => l !== "").map((l) =>
+    JSON.parse(l).message.content
+  )
+    .join("");
+  assert.equal(text, "It is ");
+  assert.deepEqual([seen[0]?.changed, seen[0]?.findings.length], [false, 1]);
+});
+
+test("guardFetch candidateCount=2: a Gemini candidate whose only call came in pieces (partialArgs) is told so", async () => {
+  // (the chunk of pieced arguments was dropped; Gemini finishes a turn of calls STOP as any other, and the
+  // candidate stopped with its call gone and nothing said; candidate 1 only spoke, and reads no reason)
+  const chunk = (candidates: unknown[]) => `data: ${JSON.stringify({ candidates })}\n\n`;
+  const text = (t: string, index: number, finish?: string) => ({
+    index,
+    content: { role: "model", parts: [{ text: t }] },
+    ...(finish ? { finishReason: finish } : {}),
+  });
+  const pieced = {
+    index: 0,
+    content: {
+      role: "model",
+      parts: [{
+        functionCall: { name: "get_weather", partialArgs: [{ jsonPath: "$.city", stringValue: "Oslo" }] },
+      }],
+    },
+  };
+  const wire = chunk([text("Let me check.", 0), text("Hi", 1)]) + chunk([pieced]) +
+    chunk([text("", 0, "STOP"), text("", 1, "STOP")]);
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({
+      contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
+      generationConfig: { candidateCount: 2 },
+    }),
+  });
+  const said = ["", ""];
+  const finish: unknown[] = [];
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const candidates = JSON.parse(l.slice(6)).candidates as {
+      content?: { parts?: { text?: string }[] };
+      finishReason?: string;
+    }[];
+    candidates.forEach((c, i) => {
+      for (const p of c.content?.parts ?? []) said[i] += p.text ?? "";
+      if (c.finishReason) finish[i] = c.finishReason;
+    });
+  }
+  assert.deepEqual(finish, ["STOP", "STOP"]);
+  assert.match(
+    said[0],
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.equal(said[1], "Hi");
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said[0].slice("Let me check.\n\n".length)]);
+});
+
+test("guardFetch n=2: Chat calls at a choice past n or negative are told of by the answer that finishes for tool calls with none", async () => {
+  // (their chunks were dropped: they belong to no answer asked for, and answer 1 finished for tool calls
+  // with no call and nothing said; answer 0 stops plainly and reads nothing)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = (id: string) => ({
+    tool_calls: [{ index: 0, id, type: "function", function: { name: "get_weather", arguments: "{}" } }],
+  });
+  const role = { role: "assistant", content: "" };
+  reply({
+    sse: [
+      chunk([{ index: 0, delta: { ...role, content: "Hi" } }, { index: 1, delta: role }]),
+      chunk([{ index: 2, delta: call("A") }]),
+      chunk([{ index: -1, delta: call("B") }]),
+      chunk([
+        { index: 0, delta: {}, finish_reason: "stop" },
+        { index: 1, delta: {}, finish_reason: "tool_calls" },
+      ]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+  })
+    .finalChatCompletion();
+  const [zero, one] = [0, 1].map((i) => final.choices.find((c) => c.index === i));
+  assert.deepEqual([zero?.finish_reason, one?.finish_reason], ["stop", "stop"]);
+  assert.deepEqual(one?.message.tool_calls ?? [], []);
+  assert.equal(zero?.message.content, "Hi");
+  assert.match(
+    one?.message.content ?? "",
+    /^toolguard dropped this turn's tool calls: their stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, one?.message.content]);
+});
+
+test("guardFetch: an Anthropic call that passes beside a tool_use block dropped as malformed goes with the model told", async () => {
+  // (the second call's block named index 7 where a client puts block 2: dropped; the first call went out
+  // and nothing said the other had not; after words that may start a written call, the watch held the end)
+  for (const words of ["Let me check.", "Sure: <tool_call>"]) {
+    const sse = (anthropicStream([words], [
+      { name: "get_weather", args: { city: "Oslo" } },
+      { name: "delete_everything", args: {} },
+    ]) as Record<string, unknown>[]).map((e) => e.index === 2 ? { ...e, index: 7 } : e);
+    reply({ sse, named: true });
+    const message = await anthropic().messages.stream({
+      model: "claude",
+      max_tokens: 10,
+      messages,
+      tools: TOOLS_ANTHROPIC as never,
+    }).finalMessage();
+    assert.deepEqual(message.content.flatMap((b) => b.type === "tool_use" ? [b.name] : []), ["get_weather"]);
+    assert.equal(message.stop_reason, "tool_use");
+    const said = message.content.flatMap((b) => b.type === "text" ? [b.text] : []);
+    assert.equal(said[0], words);
+    assert.match(
+      said[1] ?? "",
+      /^\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+    );
+    assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[1]?.trimStart()], words);
+  }
 });

@@ -121,7 +121,8 @@ const twoWayWire = (blocks: [string, Record<string, unknown>, string][]) =>
   ].map(sse).join("");
 /**
  * An Anthropic stream of one tool call whose block starts with one input and streams another: the gate
- * judges both versions (the verdict lists the call once per version) and rejects `{"town"}`.
+ * judges both versions (onVerdict's verdict lists the call once, as its rejected version) and rejects
+ * `{"town"}`.
  */
 const VERSIONS_WIRE = twoWayWire([["tu_1", { town: "Oslo" }, '{"city": "Oslo"}']]);
 
@@ -169,7 +170,8 @@ test("guardFetch: the reason for one streamed call whose arguments clients read 
   // Read as two calls, the lead said "the accepted one did not run either" of a turn of one call, which was
   // rejected.
   const { versions, said } = await twoVersions("withhold-turn");
-  assert.deepEqual(versions, [2]);
+  // (onVerdict's verdict lists the call once too: it listed each version, one call read as two)
+  assert.deepEqual(versions, [1]);
   assert.deepEqual(said, [
     "toolguard stopped this turn's tool call.",
     "Your call to weather was rejected and did not run.",
@@ -371,10 +373,12 @@ test("guardFetch: a streamed call accepted in two versions beside one rejected i
     ["tu_1", { city: "Rome" }, '{"city": "Oslo"}'],
     ["tu_2", { town: "Paris" }, '{"city": "Paris"}'],
   ]);
-  assert.deepEqual((await twoVersions("withhold-turn", 0, wire)).said, [
+  const withheld = await twoVersions("withhold-turn", 0, wire);
+  assert.deepEqual(withheld.said, [
     "toolguard stopped this turn's tool calls; the accepted one did not run either.",
     "1 of 2 calls was rejected; none of the rejected calls ran.",
   ]);
+  assert.deepEqual(withheld.versions, [2]);
   const { sent } = await twoVersions("withhold-turn", 1, wire);
   const results = sent[1].messages.at(-1)!.content as { tool_use_id: string }[];
   assert.deepEqual(results.map((r) => r.tool_use_id), ["tu_1", "tu_2"]);

@@ -416,6 +416,28 @@ class AnthropicStream implements FrameRouter {
     return true;
   }
 
+  /**
+   * See `FrameRouter.tellDropped`: a text block saying how many `tool_use` blocks `refuse` dropped, held
+   * ahead of the held end (the stop stays `tool_use`, for the calls kept), so it goes with the calls that
+   * pass and a rejection or drop-call replays it before its own reason. Left out, the message went out with
+   * the dropped calls unsaid, and the model never knew that only some of its calls ran.
+   */
+  tellDropped(flow: StreamFlow): void {
+    if (this.#refusedCalls === 0 || this.#tools.size === 0 || this.#ownReason !== undefined) return;
+    const reason = malformedCallsReason(this.#refusedCalls);
+    this.#ownReason = reason;
+    const text = flow.lead(0, heldText(flow, blockText)) + reason;
+    const told = textBlock(this.#before + this.#blocks, text).map((e) => ({
+      raw: named(e),
+      event: e,
+      tool: false,
+    }));
+    const held = flow.held;
+    const end = held.findIndex((h) => h.event?.type === "message_delta" || h.event?.type === "message_stop");
+    const at = end < 0 ? held.length : end;
+    flow.setHeld([...held.slice(0, at), ...told, ...held.slice(at)]);
+  }
+
   /** See `FrameRouter.unread`. */
   unread(): void {
     this.#unread = true;

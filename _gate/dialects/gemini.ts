@@ -18,6 +18,7 @@ import {
   type Dialect,
   type FrameRouter,
   type Held,
+  malformedCallsReason,
   pick,
   reasonBlock,
   sharedStart,
@@ -300,6 +301,12 @@ class GeminiStream implements FrameRouter {
   #template?: Record<string, unknown>;
   /** How many candidates the request asked for. */
   readonly #answers: number;
+  /** The call parts of each candidate (by position) that came in chunks `refuse` dropped. */
+  readonly #refusedCalls = new Map<number, number>();
+  /** The candidates (by position) of which a call part was routed: a client holds a call of theirs. */
+  readonly #called = new Set<number>();
+  /** How many dropped calls the reasons `#tellDropped` wrote told of, over every candidate. */
+  #toldCalls = 0;
 
   constructor(answers = 1) {
     this.#answers = answers;
@@ -373,6 +380,7 @@ class GeminiStream implements FrameRouter {
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const call = hasCall(event);
+    this.#tellDropped(event, flow);
     if (!call) {
       const ends = candidates(event).some((c) => c.finishReason != null) || event.usageMetadata != null;
       // (a part without text, a thought's signature, flows as well: held, text that came after it went first)
@@ -392,6 +400,37 @@ class GeminiStream implements FrameRouter {
     flow.pending = true;
     if (!hasText(event)) return flow.hold({ raw, event, tool: true });
     this.#split(event, flow, true);
+  }
+
+  /**
+   * Where a candidate whose only calls came in chunks `refuse` dropped finishes: sends the reason as its
+   * text, at its position, ahead of the finish (text flows, as the reason for rejected calls reads). Gemini
+   * finishes a turn of calls `STOP` as any other, so the finish stays; left alone, the client read a plain
+   * stop with the call gone and nothing said, and the model was never told.
+   */
+  #tellDropped(event: Record<string, unknown>, flow: StreamFlow): void {
+    const all = Array.isArray(event.candidates) ? event.candidates : [];
+    all.forEach((c, i) => {
+      if (isRecord(c) && parts(c).some(isCall)) this.#called.add(i);
+    });
+    if (this.#refusedCalls.size === 0) return;
+    const ends = all.flatMap((c, i) =>
+      isRecord(c) && c.finishReason != null && this.#refusedCalls.has(i) && !this.#called.has(i) ? [i] : []
+    );
+    for (const i of ends) {
+      const count = this.#refusedCalls.get(i)!;
+      this.#refusedCalls.delete(i);
+      this.#toldCalls += count;
+      const text = flow.lead(i) + malformedCallsReason(count);
+      const told = { candidates: atPosition({ content: { role: "model", parts: [{ text }] }, index: i }, i) };
+      spoke(told, flow);
+      flow.send(formatSse(JSON.stringify({ ...told, ...this.#template })));
+    }
+  }
+
+  /** See `FrameRouter.ownReason`: the reason `#tellDropped` wrote, counted over every candidate. */
+  ownReason(): string | undefined {
+    return this.#toldCalls > 0 ? malformedCallsReason(this.#toldCalls) : undefined;
   }
 
   /** Sends the text of a chunk (its parts but calls) now, and holds its calls, finish and usage. */
@@ -438,10 +477,20 @@ class GeminiStream implements FrameRouter {
           p.functionCall.willContinue === true)
       )
     );
+    if (pieced) this.#countRefused(event);
     return pieced
       ? "a Gemini chunk carries a function call whose arguments come in pieces (partialArgs, willContinue), which " +
         "toolguard cannot judge whole; it was dropped (leave streamFunctionCallArguments off)"
       : undefined;
+  }
+
+  /** Notes the call parts of each candidate of a refused chunk, by position (see `#tellDropped`). */
+  #countRefused(event: Record<string, unknown>): void {
+    const all = Array.isArray(event.candidates) ? event.candidates : [];
+    all.forEach((c, i) => {
+      const count = isRecord(c) ? parts(c).filter(isCall).length : 0;
+      if (count > 0) this.#refusedCalls.set(i, (this.#refusedCalls.get(i) ?? 0) + count);
+    });
   }
 
   /**

@@ -14,6 +14,7 @@ import {
   type FrameRouter,
   heldText,
   joinText,
+  malformedCallsReason,
   pick,
   type SplitCalls,
   type StreamFlow,
@@ -82,6 +83,12 @@ const said = (message: Record<string, unknown> | undefined): string =>
 class OllamaStream implements FrameRouter {
   readonly framing = "ndjson";
   #template?: Record<string, unknown>;
+  /** Whether a line naming `tool_calls` was dropped unread (see `#tellDropped`). */
+  #unreadCalls = false;
+  /** Whether a chunk with calls was routed: a client holds a call. */
+  #called = false;
+  /** The reason `#tellDropped` wrote, when it did. */
+  #ownReason: string | undefined;
 
   readonly text: TextFrames = {
     read: (event) => ollamaText(event),
@@ -108,10 +115,45 @@ class OllamaStream implements FrameRouter {
     return { raw, event };
   }
 
+  /**
+   * See `FrameRouter.unread`. Ollama ends a turn of calls `stop` as any other, so only the line's own text
+   * tells whether it carried calls: one that names `tool_calls` is taken for a call's (see `#tellDropped`);
+   * any other is dropped unsaid, as it may be text.
+   */
+  unread(data: string): void {
+    if (data.includes('"tool_calls"')) this.#unreadCalls = true;
+  }
+
+  /** See `FrameRouter.ownReason`. */
+  ownReason(): string | undefined {
+    return this.#ownReason;
+  }
+
+  /**
+   * Where a message whose only calls came in lines dropped unread ends (its final chunk, `done`): sends the
+   * reason as its text ahead of it, and holds it. Left alone, the client read a plain stop with the call
+   * gone and nothing said, and the model was never told.
+   */
+  #tellDropped(event: Record<string, unknown>, flow: StreamFlow): void {
+    if (event.done !== true || !this.#unreadCalls || this.#called || this.#ownReason !== undefined) return;
+    // (an unread line's calls are not known: at least one)
+    this.#ownReason = malformedCallsReason(1);
+    const text = flow.lead(0) + this.#ownReason;
+    flow.sawText(text);
+    flow.send(
+      line({ ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false }),
+    );
+    // The final chunk then waits for the end (as after calls): the ollama client stops reading at it, so
+    // sent now, the stream was cancelled before the gate's end, and onVerdict never heard of the reason.
+    flow.pending = true;
+  }
+
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const message = isRecord(event.message) ? event.message : undefined;
     const hasCalls = !!message && Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
     const hasText = !!message && (textOf(message) !== "");
+    if (hasCalls) this.#called = true;
+    this.#tellDropped(event, flow);
     if (!hasCalls) {
       // Pending: text still flows; the final chunk waits.
       if (!flow.pending || (hasText && event.done !== true)) {

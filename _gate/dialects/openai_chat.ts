@@ -221,6 +221,12 @@ class ChatStream implements FrameRouter {
    * choice that finishes for tool calls with none is told (see `#finishOfDropped`).
    */
   #unread = false;
+  /**
+   * The call starts of refused chunks at a choice no answer has (past `n`, negative, with a fraction), by
+   * choice and delta `index`: like an unread chunk's, they belong to no known answer, so every choice that
+   * finishes for tool calls with none is told of them (see `#finishOfDropped`).
+   */
+  readonly #strayCalls = new Set<string>();
   /** How many dropped calls the reasons `#finishOfDropped` wrote told of, over every answer. */
   #toldCalls = 0;
 
@@ -246,19 +252,23 @@ class ChatStream implements FrameRouter {
    * Notes the call starts (a delta with an id or a name) of each choice of a refused chunk, filed under
    * the answer a whole-number index names (a string `"1"` too, as the openai SDK reads it), or under the
    * only answer where the request asked for one (what index a chunk names, its calls were that turn's): no
-   * client holds those calls (see `#finishOfDropped`).
+   * client holds those calls (see `#finishOfDropped`). Those of a choice no answer has go in
+   * `#strayCalls`.
    */
   #countRefused(event: Record<string, unknown>): void {
     for (const c of event.choices as unknown[]) {
       if (!isRecord(c) || !isRecord(c.delta)) continue;
       const index = this.#answers === 1 ? 0 : typeof c.index === "string" ? Number(c.index) : choiceIndex(c);
-      if (!Number.isInteger(index) || index < 0 || index >= this.#answers) continue;
       const { tool_calls: calls, function_call: legacy } = c.delta;
       const starts = (Array.isArray(calls) ? calls : [])
         .filter((t) => isRecord(t) && (t.id != null || (isRecord(t.function) && t.function.name != null)))
         .map((t) => `${(t as Record<string, unknown>).index}`);
       if (isRecord(legacy) && legacy.name != null) starts.push("function_call");
       if (starts.length === 0) continue;
+      if (!Number.isInteger(index) || index < 0 || index >= this.#answers) {
+        for (const key of starts) this.#strayCalls.add(`${c.index}/${key}`);
+        continue;
+      }
       const known = this.#refusedCalls.get(index) ?? new Set<string>();
       for (const key of starts) known.add(key);
       this.#refusedCalls.set(index, known);
@@ -400,20 +410,22 @@ class ChatStream implements FrameRouter {
    * reason as its text (text flows, as the reason for rejected calls reads) and returns the chunk with that
    * choice finished `stop`; undefined when no choice is such. Left as it came, the client read a finish for
    * tool calls with no call to run and nothing said, and the model was never told. Each answer reads of
-   * its own calls; the others are left as they were.
+   * its own calls, or, of calls that came at no answer's choice (or in a chunk not read), of those; the
+   * others are left as they were.
    */
   #finishOfDropped(event: Record<string, unknown>, flow: StreamFlow): Record<string, unknown> | undefined {
-    if ((this.#refusedCalls.size === 0 && !this.#unread) || !Array.isArray(event.choices)) return undefined;
+    const unplaced = this.#unread || this.#strayCalls.size > 0;
+    if ((this.#refusedCalls.size === 0 && !unplaced) || !Array.isArray(event.choices)) return undefined;
     const ending = (c: unknown): c is Record<string, unknown> =>
       isRecord(c) && (c.finish_reason === "tool_calls" || c.finish_reason === "function_call") &&
-      (this.#unread || this.#refusedCalls.has(choiceIndex(c))) && !this.#called.has(choiceIndex(c));
+      (unplaced || this.#refusedCalls.has(choiceIndex(c))) && !this.#called.has(choiceIndex(c));
     const ends = event.choices.filter(ending);
     if (ends.length === 0) return undefined;
     const choices = event.choices.map((c) => ending(c) ? { ...c, finish_reason: "stop" } : c);
     const told = ends.map((c) => {
       const index = choiceIndex(c);
       // (an unread chunk's calls are not known: at least one)
-      const count = this.#refusedCalls.get(index)?.size ?? 1;
+      const count = this.#refusedCalls.get(index)?.size ?? Math.max(this.#strayCalls.size, 1);
       this.#refusedCalls.delete(index);
       this.#toldCalls += count;
       const delta = this.#rolePassed.has(index) ? {} : { role: "assistant" };

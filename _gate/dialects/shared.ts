@@ -251,11 +251,11 @@ export interface FrameRouter {
    */
   refuse?(event: Record<string, unknown>, name: string | undefined): string | undefined;
   /**
-   * Notes a frame the gate dropped unread (not JSON, or not an object): it may have carried a call of any
-   * answer, so an answer that then stops for tool use with no call left is told, as one whose calls
-   * `refuse` dropped.
+   * Notes a frame the gate dropped unread (not JSON, or not an object), `data` its text: it may have
+   * carried a call of any answer, so an answer that then stops for tool use with no call left is told, as
+   * one whose calls `refuse` dropped.
    */
-  unread?(): void;
+  unread?(data: string): void;
   /**
    * A frame not refused as the client will read it, where the client would hold what it addresses
    * elsewhere than the frame says (OpenAI Responses items added away from their place): the gate then
@@ -274,6 +274,13 @@ export interface FrameRouter {
    * `refuse` dropped, ended as a rejected turn ends): reported as any reason the gate writes.
    */
   ownReason?(): string | undefined;
+  /**
+   * Before the calls held are judged: where calls `refuse` dropped stood beside calls a client holds, puts
+   * among the held frames, ahead of the end, the words that tell the model so (they go out with the calls
+   * that pass, and ahead of a rejection's reason), and reports them as `ownReason`. Absent where no such
+   * call is known apart from the calls held.
+   */
+  tellDropped?(flow: StreamFlow): void;
   /**
    * Sends now the held frames that carry text of the `answers` whose calls were rejected, ahead of what ends
    * the turn (the reason, a retry's stream), where text carries no position (OpenAI Chat): a body puts an
