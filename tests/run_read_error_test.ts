@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { Readable } from "node:stream";
 import { type ByteSource, byteStreamSource, nodeSource, webSource } from "../_run/pipes.ts";
 import { runTool as runEngine } from "../_run/run_tool.ts";
-import { classify } from "../guard.ts";
+import { classify, type ProcessOutcome } from "../guard.ts";
 import { describe } from "../describe.ts";
 import { evalCommand } from "./_runtime.ts";
 
@@ -190,19 +190,48 @@ test("runTool: a failed stderr read is a note, and a tool still writing stderr i
 });
 
 test("classify: a failed stderr read is said in the detail whatever the result, and decides none", () => {
-  const note =
-    /reading stderr failed \(EIO: i\/o error, read\), so the stderr shown ends where the read failed$/;
+  const note = "reading stderr failed (EIO: i/o error, read), so the stderr shown ends where the read failed";
   for (const stderrReadError of [EIO, new Error(EIO)]) {
     const given = { signal: null, stdout: "a\n", stderrReadError: stderrReadError as string };
     const ok = classify({ ...given, exitCode: 0 }, { protocol: "lines" });
     assert.deepEqual([ok.kind, ok.items, ok.truncated], ["results", ["a"], false]);
-    assert.match(ok.detail, note);
-    // The tool's own failure stays its failure; a long stderr summary leaves the note room.
+    assert.equal(ok.detail, note);
+    // The tool's own failure stays its failure; the note comes before the stderr summary, which is cut first.
     const failed = classify({ ...given, exitCode: 2, stderr: "e".repeat(1000) }, { protocol: "lines" });
     assert.equal(failed.kind, "exit");
-    assert.match(failed.detail, /^the tool ended with exit code 2; stderr: e+\u2026; reading stderr/);
-    assert.match(failed.detail, note);
-    assert.ok(failed.detail.length <= 400, String(failed.detail.length));
+    assert.ok(
+      failed.detail.startsWith(`the tool ended with exit code 2; ${note}; stderr: eee`),
+      failed.detail,
+    );
+    assert.ok(failed.detail.endsWith("e\u2026") && failed.detail.length === 400, failed.detail);
   }
   assert.equal(classify({ exitCode: 0, signal: null, stdout: "a\n" }, { protocol: "lines" }).detail, "");
+});
+
+test("classify: the note on a failed stderr read never cuts the result's own sentence, however small maxDetail", () => {
+  const failed = { stderrReadError: EIO, stdout: "" };
+  for (
+    const [outcome, options, sentence] of [
+      [
+        { ...failed, exitCode: 2, signal: null, stderr: "boom\n" },
+        { maxDetail: 60 },
+        "the tool ended with exit code 2",
+      ],
+      [{ ...failed, exitCode: null, signal: "SIGSEGV" }, { maxDetail: 40 }, "killed by signal SIGSEGV"],
+      [
+        { ...failed, exitCode: null, signal: "SIGTERM", killedBy: "timeout" },
+        { maxDetail: 80, timeoutMs: 500 },
+        "timed out after 500 ms; the guard ended the process tree",
+      ],
+      [
+        { ...failed, exitCode: null, signal: "SIGTERM", stdout: "a\nb\n", killedBy: "overflow" },
+        { maxDetail: 80, onOverflow: "truncate", maxOutputBytes: 2 },
+        "stdout was cut at 2 bytes; there may be more",
+      ],
+    ] as const
+  ) {
+    const r = classify(outcome as ProcessOutcome, { protocol: "lines", ...options });
+    assert.ok(r.detail.startsWith(sentence), `${JSON.stringify(r.detail)} lost ${JSON.stringify(sentence)}`);
+    assert.ok(r.detail.length <= options.maxDetail, String(r.detail.length));
+  }
 });
