@@ -753,6 +753,7 @@ async function scanned(
       durationMs: result.durationMs,
       stderr: result.stderr,
       maxDetail: maxDetail ?? DEFAULT_MAX_DETAIL,
+      note: result.detail, // what the run said of itself (a failed stderr read) still holds
     },
   );
 }

@@ -235,3 +235,18 @@ test("classify: the note on a failed stderr read never cuts the result's own sen
     assert.ok(r.detail.length <= options.maxDetail, String(r.detail.length));
   }
 });
+
+test("runTool: output withheld as unscanned still says the stderr read failed", async () => {
+  const tool = evalCommand('console.error("warn"); console.log("a")');
+  const r = await runEngine(tool.command, tool.args, {
+    protocol: "lines",
+    scanOutput: true,
+    timeoutMs: 15_000,
+  }, {
+    readStderr: stderrFailingAfterOne,
+    loadScanner: () => Promise.reject(new Error("no scanner here")),
+  });
+  assert.equal(r.kind, "protocol", r.detail);
+  assert.match(r.detail, /^its output could not be scanned for injected instructions, so it is withheld: /);
+  assert.match(r.detail, /; reading stderr failed \(EIO: i\/o error, read\), so the stderr shown ends where/);
+});
