@@ -155,38 +155,66 @@ test("classify: a read failure given as an Error or other value is a failure too
 });
 
 /**
- * What a run reads the tool's stderr through: `real`'s first chunk, then a read that fails (EIO); its
- * `cancel()` closes `real`, as cancelling a source closes our end of the pipe.
+ * What a run reads the tool's stderr through: `real`'s first chunk, then a read that fails (EIO). As the guard's
+ * sources do, it ends at the failure, and its `cancel()` can then do nothing (a web stream's cancel never
+ * reaches a stream that failed): whether our end of the pipe is closed is the runtime's. With `closes`, the
+ * failure closes `real`, as Deno and Bun close a child's pipe when a read of it fails; without, it is left
+ * open, as a runtime that does not would leave it.
  */
-function stderrFailingAfterOne(real: ByteSource): ByteSource {
-  let reads = 0;
-  let failed: string | null = null;
-  return {
-    async read() {
-      const chunk = reads++ === 0 ? await real.read() : null;
-      if (chunk === null && failed === null) failed = EIO;
-      return chunk;
-    },
-    cancel: () => real.cancel(),
-    failure: () => failed,
+function failingStderr(closes: boolean): (real: ByteSource) => ByteSource {
+  return (real) => {
+    let reads = 0;
+    let failed: string | null = null;
+    return {
+      async read() {
+        if (failed !== null) return null;
+        const chunk = reads++ === 0 ? await real.read() : null;
+        if (chunk !== null) return chunk;
+        failed = EIO;
+        if (closes) real.cancel();
+        return null;
+      },
+      cancel() {
+        if (failed === null) real.cancel();
+      },
+      failure: () => failed,
+    };
   };
 }
+/** A stderr source that fails after one chunk, its pipe closed by the runtime as Deno's and Bun's are. */
+const stderrFailingAfterOne = failingStderr(true);
+
+/** A tool that writes 4 MiB to stderr, then "a" on stdout; a broken stderr, which it ignores, ends the writing. */
+const STDERR_FLOOD =
+  'let said = false; const answer = () => { if (!said) { said = true; process.stdout.write("a\\n"); } }; ' +
+  'process.stderr.on("error", answer); const b = "x".repeat(65536) + "\\n"; let i = 0; ' +
+  'const go = () => { while (i++ < 64) if (!process.stderr.write(b)) return process.stderr.once("drain", go); answer(); }; go();';
 
 test("runTool: a failed stderr read is a note, and a tool still writing stderr is not left blocked on it", async () => {
-  // 4 MiB of stderr, then the answer on stdout. The stream fails after one chunk: our end of the pipe must
-  // be closed, or the tool blocks on the full pipe and the run reads "timed out"; the tool, which ignores a
-  // broken stderr as many do, then answers, and its answer stands with the failure said in the detail.
-  const tool = evalCommand(
-    'let said = false; const answer = () => { if (!said) { said = true; process.stdout.write("a\\n"); } }; ' +
-      'process.stderr.on("error", answer); const b = "x".repeat(65536) + "\\n"; let i = 0; ' +
-      'const go = () => { while (i++ < 64) if (!process.stderr.write(b)) return process.stderr.once("drain", go); answer(); }; go();',
-  );
+  // 4 MiB of stderr, then the answer on stdout. The stream fails after one chunk and, as Deno's and Bun's do,
+  // closes our end: the tool meets a broken pipe, which it ignores as many do, and answers; the guard, which
+  // must neither end the tool for it nor wait on stderr, gives that answer with the failure said in the detail.
+  const tool = evalCommand(STDERR_FLOOD);
   const r = await runEngine(tool.command, tool.args, { protocol: "lines", timeoutMs: 15_000 }, {
     readStderr: stderrFailingAfterOne,
   });
   assert.equal(r.kind, "results", r.detail);
   assert.deepEqual(r.items, ["a"]);
   assert.equal(r.detail, `reading stderr failed (${EIO}), so the stderr shown ends where the read failed`);
+});
+
+test("runTool: a failed stderr read whose pipe the runtime leaves open ends at the time limit, and says both", async () => {
+  // The guard cannot close a pipe whose stream failed: the tool blocks on it, and the run is the time limit's
+  // failure (never results), its detail saying why stderr stopped.
+  const tool = evalCommand(STDERR_FLOOD);
+  const r = await runEngine(tool.command, tool.args, { protocol: "lines", timeoutMs: 100 }, {
+    readStderr: failingStderr(false),
+  });
+  assert.equal(r.kind, "timeout", r.detail);
+  assert.match(
+    r.detail,
+    /^timed out after 100 ms; the guard ended the process tree; reading stderr failed \(EIO/,
+  );
 });
 
 test("classify: a failed stderr read is said in the detail whatever the result, and decides none", () => {
