@@ -158,16 +158,22 @@ interface Common {
   durationMs: number;
   stderr: string;
   maxDetail: number;
+  /** What the detail says after its own sentence, before any summary of the output ("" or absent: nothing). */
+  note?: string;
 }
 
-export function failure(kind: FailureKind, detail: string, c: Common): ToolFailure {
+/**
+ * A failure's result. `detail` is the guard's sentence; `summary` (the tool's last lines) comes after the note,
+ * so that the cut at `maxDetail` takes the summary first, then the note, and the sentence last.
+ */
+export function failure(kind: FailureKind, detail: string, c: Common, summary = ""): ToolFailure {
   return {
     ok: false,
     kind,
     items: null,
     exitCode: c.exitCode,
     signal: c.signal,
-    detail: clip(detail, c.maxDetail),
+    detail: clip(withNote(detail, c.note) + summary, c.maxDetail),
     durationMs: c.durationMs,
     warnings: [],
     truncated: false,
@@ -200,12 +206,28 @@ function success(items: unknown[], detail: string, truncated: boolean, c: Common
     items,
     exitCode: c.exitCode,
     signal: c.signal,
-    detail: clip(detail, c.maxDetail),
+    detail: clip(withNote(detail, c.note), c.maxDetail),
     durationMs: c.durationMs,
     warnings: [],
     truncated,
     stderr: c.stderr,
   };
+}
+
+/** A detail's sentence followed by a note, when there is one. */
+function withNote(detail: string, note: string | undefined): string {
+  return !note ? detail : detail === "" ? note : `${detail}; ${note}`;
+}
+
+/**
+ * The note for a failed read of stderr ({@linkcode ProcessOutcome.stderrReadError}), or "" when there was none.
+ * A note, never a failure: stdout and the exit status decide, and a good answer is not thrown away for its
+ * diagnostics.
+ */
+function stderrReadNote(readError: unknown): string {
+  if (readError === undefined || readError === null) return "";
+  const why = clip(errorText(readError), 200) || "no reason given";
+  return `reading stderr failed (${why}), so the stderr shown ends where the read failed`;
 }
 
 type Parsed = { ok: true; items: unknown[] } | { ok: false; kind: "protocol" | "refused"; detail: string };
@@ -395,21 +417,6 @@ function parseStdout(text: string, protocol: Protocol): Parsed {
 export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): ToolResult {
   checkOutcome(outcome);
   options = optionsArg(options, "classify");
-  const result = classified(outcome, options);
-  const readError: unknown = outcome.stderrReadError;
-  if (readError !== undefined && readError !== null) {
-    const why = clip(errorText(readError), 200) || "no reason given";
-    const note = `reading stderr failed (${why}), so the stderr shown ends where the read failed`;
-    const max = options.maxDetail ?? DEFAULT_MAX_DETAIL;
-    // (the detail makes room for the note: a long stderr summary must not cut it off)
-    const kept = clip(result.detail, Math.max(0, max - note.length - 2));
-    result.detail = clip(kept === "" ? note : `${kept}; ${note}`, max);
-  }
-  return result;
-}
-
-/** {@linkcode classify} of an outcome and options already checked, before any note on a failed stderr read. */
-function classified(outcome: ProcessOutcome, options: ClassifyOptions): ToolResult {
   const maxDetail = options.maxDetail ?? DEFAULT_MAX_DETAIL;
   const encoding = options.encoding ?? "utf-8";
   const common: Common = {
@@ -418,6 +425,7 @@ function classified(outcome: ProcessOutcome, options: ClassifyOptions): ToolResu
     durationMs: Math.round(outcome.durationMs ?? 0),
     stderr: "",
     maxDetail,
+    note: stderrReadNote(outcome.stderrReadError),
   };
   try {
     common.stderr = stderrText(outcome.stderr, encoding);
@@ -453,16 +461,16 @@ function classified(outcome: ProcessOutcome, options: ClassifyOptions): ToolResu
     const read = byteCount(toBytes(outcome.stdout).length);
     return failure(
       "protocol",
-      `reading stdout failed after ${read} (${why}), so the output may be incomplete and is withheld` +
-        outputSummary(common.stderr, "", encoding),
+      `reading stdout failed after ${read} (${why}), so the output may be incomplete and is withheld`,
       common,
+      outputSummary(common.stderr, "", encoding),
     );
   }
   // A cut output excuses only the guard's own kill, never a status the tool ended with by itself.
   if (!(truncate && endedByGuard(outcome))) {
     if (outcome.signal !== null) {
       const why = outputSummary(common.stderr, outcome.stdout, encoding);
-      return failure("exit", `killed by signal ${outcome.signal}${why}`, common);
+      return failure("exit", `killed by signal ${outcome.signal}`, common, why);
     }
     if (outcome.exitCode !== 0) {
       if (outcome.exitCode !== null && options.exitCodes?.[outcome.exitCode] === "empty") {
@@ -471,8 +479,9 @@ function classified(outcome: ProcessOutcome, options: ClassifyOptions): ToolResu
       const code = outcome.exitCode === null ? "an unknown status" : `exit code ${outcome.exitCode}`;
       return failure(
         "exit",
-        `the tool ended with ${code}${outputSummary(common.stderr, outcome.stdout, encoding)}`,
+        `the tool ended with ${code}`,
         common,
+        outputSummary(common.stderr, outcome.stdout, encoding),
       );
     }
   }

@@ -17,7 +17,10 @@ import { errorText } from "../_common/values.ts";
 export interface ByteSource {
   /** The next chunk, or null at end-of-file (or after a failed read). */
   read(): Promise<Uint8Array | null>;
-  /** Stop reading and close our end of the pipe. */
+  /**
+   * Stop reading and close our end of the pipe. After a failed read it does nothing: a failed web stream
+   * cannot be cancelled, and only the runtime can close its pipe (Deno and Bun do, on the failure).
+   */
   cancel(): void;
   /** Why a read failed, as text; null while none has (end-of-file and `cancel()` are no failure). */
   failure(): string | null;

@@ -510,11 +510,11 @@ class ToolRun {
       const chunk = await source.read();
       if (chunk === null) {
         this.#stderrDone = true;
+        // A failed read is only a note: stdout and the exit status decide, so the tool is not ended for it.
+        // Whether our end of the pipe closes is the runtime's (a failed stream cannot be cancelled): Deno and Bun
+        // close it, so a tool still writing meets a broken pipe; where it stayed open, the tool would block on
+        // it and the run end at the time limit, a failure whose detail says the read failed.
         this.#stderrFailure = source.failure();
-        // Our end is closed where the failed stream left it open: a tool still writing stderr then meets a
-        // broken pipe (EPIPE, SIGPIPE) instead of blocking on a full one no one reads until the time limit.
-        // Its stdout and exit status still decide the result, so the tool is not ended for it.
-        if (this.#stderrFailure !== null) source.cancel();
         return;
       }
       if (this.#draining) this.#lastData = performance.now();
@@ -753,6 +753,7 @@ async function scanned(
       durationMs: result.durationMs,
       stderr: result.stderr,
       maxDetail: maxDetail ?? DEFAULT_MAX_DETAIL,
+      note: result.detail, // what the run said of itself (a failed stderr read) still holds
     },
   );
 }

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { Readable } from "node:stream";
 import { type ByteSource, byteStreamSource, nodeSource, webSource } from "../_run/pipes.ts";
 import { runTool as runEngine } from "../_run/run_tool.ts";
-import { classify } from "../guard.ts";
+import { classify, type ProcessOutcome } from "../guard.ts";
 import { describe } from "../describe.ts";
 import { evalCommand } from "./_runtime.ts";
 
@@ -155,32 +155,46 @@ test("classify: a read failure given as an Error or other value is a failure too
 });
 
 /**
- * What a run reads the tool's stderr through: `real`'s first chunk, then a read that fails (EIO); its
- * `cancel()` closes `real`, as cancelling a source closes our end of the pipe.
+ * What a run reads the tool's stderr through: `real`'s first chunk, then a read that fails (EIO). As the guard's
+ * sources do, it ends at the failure, and its `cancel()` can then do nothing (a web stream's cancel never
+ * reaches a stream that failed): whether our end of the pipe is closed is the runtime's. With `closes`, the
+ * failure closes `real`, as Deno and Bun close a child's pipe when a read of it fails; without, it is left
+ * open, as a runtime that does not would leave it.
  */
-function stderrFailingAfterOne(real: ByteSource): ByteSource {
-  let reads = 0;
-  let failed: string | null = null;
-  return {
-    async read() {
-      const chunk = reads++ === 0 ? await real.read() : null;
-      if (chunk === null && failed === null) failed = EIO;
-      return chunk;
-    },
-    cancel: () => real.cancel(),
-    failure: () => failed,
+function failingStderr(closes: boolean): (real: ByteSource) => ByteSource {
+  return (real) => {
+    let reads = 0;
+    let failed: string | null = null;
+    return {
+      async read() {
+        if (failed !== null) return null;
+        const chunk = reads++ === 0 ? await real.read() : null;
+        if (chunk !== null) return chunk;
+        failed = EIO;
+        if (closes) real.cancel();
+        return null;
+      },
+      cancel() {
+        if (failed === null) real.cancel();
+      },
+      failure: () => failed,
+    };
   };
 }
+/** A stderr source that fails after one chunk, its pipe closed by the runtime as Deno's and Bun's are. */
+const stderrFailingAfterOne = failingStderr(true);
+
+/** A tool that writes 4 MiB to stderr, then "a" on stdout; a broken stderr, which it ignores, ends the writing. */
+const STDERR_FLOOD =
+  'let said = false; const answer = () => { if (!said) { said = true; process.stdout.write("a\\n"); } }; ' +
+  'process.stderr.on("error", answer); const b = "x".repeat(65536) + "\\n"; let i = 0; ' +
+  'const go = () => { while (i++ < 64) if (!process.stderr.write(b)) return process.stderr.once("drain", go); answer(); }; go();';
 
 test("runTool: a failed stderr read is a note, and a tool still writing stderr is not left blocked on it", async () => {
-  // 4 MiB of stderr, then the answer on stdout. The stream fails after one chunk: our end of the pipe must
-  // be closed, or the tool blocks on the full pipe and the run reads "timed out"; the tool, which ignores a
-  // broken stderr as many do, then answers, and its answer stands with the failure said in the detail.
-  const tool = evalCommand(
-    'let said = false; const answer = () => { if (!said) { said = true; process.stdout.write("a\\n"); } }; ' +
-      'process.stderr.on("error", answer); const b = "x".repeat(65536) + "\\n"; let i = 0; ' +
-      'const go = () => { while (i++ < 64) if (!process.stderr.write(b)) return process.stderr.once("drain", go); answer(); }; go();',
-  );
+  // 4 MiB of stderr, then the answer on stdout. The stream fails after one chunk and, as Deno's and Bun's do,
+  // closes our end: the tool meets a broken pipe, which it ignores as many do, and answers; the guard, which
+  // must neither end the tool for it nor wait on stderr, gives that answer with the failure said in the detail.
+  const tool = evalCommand(STDERR_FLOOD);
   const r = await runEngine(tool.command, tool.args, { protocol: "lines", timeoutMs: 15_000 }, {
     readStderr: stderrFailingAfterOne,
   });
@@ -189,20 +203,78 @@ test("runTool: a failed stderr read is a note, and a tool still writing stderr i
   assert.equal(r.detail, `reading stderr failed (${EIO}), so the stderr shown ends where the read failed`);
 });
 
+test("runTool: a failed stderr read whose pipe the runtime leaves open ends at the time limit, and says both", async () => {
+  // The guard cannot close a pipe whose stream failed: the tool blocks on it, and the run is the time limit's
+  // failure (never results), its detail saying why stderr stopped.
+  const tool = evalCommand(STDERR_FLOOD);
+  const r = await runEngine(tool.command, tool.args, { protocol: "lines", timeoutMs: 100 }, {
+    readStderr: failingStderr(false),
+  });
+  assert.equal(r.kind, "timeout", r.detail);
+  assert.match(
+    r.detail,
+    /^timed out after 100 ms; the guard ended the process tree; reading stderr failed \(EIO/,
+  );
+});
+
 test("classify: a failed stderr read is said in the detail whatever the result, and decides none", () => {
-  const note =
-    /reading stderr failed \(EIO: i\/o error, read\), so the stderr shown ends where the read failed$/;
+  const note = "reading stderr failed (EIO: i/o error, read), so the stderr shown ends where the read failed";
   for (const stderrReadError of [EIO, new Error(EIO)]) {
     const given = { signal: null, stdout: "a\n", stderrReadError: stderrReadError as string };
     const ok = classify({ ...given, exitCode: 0 }, { protocol: "lines" });
     assert.deepEqual([ok.kind, ok.items, ok.truncated], ["results", ["a"], false]);
-    assert.match(ok.detail, note);
-    // The tool's own failure stays its failure; a long stderr summary leaves the note room.
+    assert.equal(ok.detail, note);
+    // The tool's own failure stays its failure; the note comes before the stderr summary, which is cut first.
     const failed = classify({ ...given, exitCode: 2, stderr: "e".repeat(1000) }, { protocol: "lines" });
     assert.equal(failed.kind, "exit");
-    assert.match(failed.detail, /^the tool ended with exit code 2; stderr: e+\u2026; reading stderr/);
-    assert.match(failed.detail, note);
-    assert.ok(failed.detail.length <= 400, String(failed.detail.length));
+    assert.ok(
+      failed.detail.startsWith(`the tool ended with exit code 2; ${note}; stderr: eee`),
+      failed.detail,
+    );
+    assert.ok(failed.detail.endsWith("e\u2026") && failed.detail.length === 400, failed.detail);
   }
   assert.equal(classify({ exitCode: 0, signal: null, stdout: "a\n" }, { protocol: "lines" }).detail, "");
+});
+
+test("classify: the note on a failed stderr read never cuts the result's own sentence, however small maxDetail", () => {
+  const failed = { stderrReadError: EIO, stdout: "" };
+  for (
+    const [outcome, options, sentence] of [
+      [
+        { ...failed, exitCode: 2, signal: null, stderr: "boom\n" },
+        { maxDetail: 60 },
+        "the tool ended with exit code 2",
+      ],
+      [{ ...failed, exitCode: null, signal: "SIGSEGV" }, { maxDetail: 40 }, "killed by signal SIGSEGV"],
+      [
+        { ...failed, exitCode: null, signal: "SIGTERM", killedBy: "timeout" },
+        { maxDetail: 80, timeoutMs: 500 },
+        "timed out after 500 ms; the guard ended the process tree",
+      ],
+      [
+        { ...failed, exitCode: null, signal: "SIGTERM", stdout: "a\nb\n", killedBy: "overflow" },
+        { maxDetail: 80, onOverflow: "truncate", maxOutputBytes: 2 },
+        "stdout was cut at 2 bytes; there may be more",
+      ],
+    ] as const
+  ) {
+    const r = classify(outcome as ProcessOutcome, { protocol: "lines", ...options });
+    assert.ok(r.detail.startsWith(sentence), `${JSON.stringify(r.detail)} lost ${JSON.stringify(sentence)}`);
+    assert.ok(r.detail.length <= options.maxDetail, String(r.detail.length));
+  }
+});
+
+test("runTool: output withheld as unscanned still says the stderr read failed", async () => {
+  const tool = evalCommand('console.error("warn"); console.log("a")');
+  const r = await runEngine(tool.command, tool.args, {
+    protocol: "lines",
+    scanOutput: true,
+    timeoutMs: 15_000,
+  }, {
+    readStderr: stderrFailingAfterOne,
+    loadScanner: () => Promise.reject(new Error("no scanner here")),
+  });
+  assert.equal(r.kind, "protocol", r.detail);
+  assert.match(r.detail, /^its output could not be scanned for injected instructions, so it is withheld: /);
+  assert.match(r.detail, /; reading stderr failed \(EIO: i\/o error, read\), so the stderr shown ends where/);
 });
