@@ -2,7 +2,9 @@
 # _suite_status.sh deno|bun FILE: what a test run's own output says about it, for check:windows (windows.sh),
 # where Wine sometimes loses a process's exit status (a deno.exe run that printed "FAILED | 1258 passed |
 # 1 failed" ended with 0). Prints the run's summary in one line and exits 0 when it reports no failed test,
-# 1 when it reports one, 2 when there is no summary at all (the runtime crashed or was killed before it).
+# 1 when it reports one, 2 when there is no summary at all (the runtime crashed or was killed before it: a
+# time-out); then it says where the run was, the test file last started and the test (Deno prints a test's name
+# as it starts it, Bun only its result: there, the last test that ended).
 #
 # Only the last summary counts: a test may print a nested run's output before it. Colours and CRs are ignored.
 set -uo pipefail
@@ -13,10 +15,21 @@ if [ ! -f "$file" ] || { [ "$kind" != deno ] && [ "$kind" != bun ]; }; then
 fi
 plain() { sed -e 's/\x1b\[[0-9;]*m//g' -e 's/\r$//' "$file"; }
 
+# where: the file the run last started and its last test, as ", in FILE, TEST", or nothing.
+where() {
+  plain | awk -v kind="$kind" '
+    kind == "deno" && /^running [0-9]+ tests? from / { sub(/^running [0-9]+ tests? from /, ""); f = $0; t = ""; next }
+    kind == "deno" && / \.\.\.$/ { t = "during \"" substr($0, 1, length($0) - 4) "\""; next }
+    kind == "deno" && / \.\.\. / { t = "" ; next }
+    kind == "bun" && /^[^ (].*\.[cm]?[jt]sx?:$/ { f = substr($0, 1, length($0) - 1); t = "before its first result"; next }
+    kind == "bun" && /^\((pass|fail|skip|todo)\) / { r = $0; sub(/^\([a-z]+\) /, "", r); sub(/ \[[^]]*\]$/, "", r); t = "after \"" r "\"" }
+    END { if (f != "") printf ", in %s%s", f, (t == "" ? "" : ", " t) }'
+}
+
 if [ "$kind" = deno ]; then
   # "ok | 1258 passed (12 steps) | 0 failed | 3 ignored (2m15s)" / "FAILED | 1257 passed | 1 failed (2m15s)"
   line=$(plain | grep -E '^(ok|FAILED) \| [0-9]+ passed' | tail -n 1 | sed -E 's/ \([^()]*\)$//')
-  [ -n "$line" ] || { echo "no summary line: the run ended before it"; exit 2; }
+  [ -n "$line" ] || { echo "no summary line: the run ended before it$(where)"; exit 2; }
   echo "$line"
   case "$line" in "ok | "*"| 0 failed"*) exit 0 ;; *) exit 1 ;; esac
 fi
@@ -29,7 +42,7 @@ block=$(plain | awk '
   { cur = "" }
   END { print last }')
 if [ -z "$block" ] || ! grep -Eq '(^|, )[0-9]+ fail(,|$)' <<<"$block"; then
-  echo "no summary lines: the run ended before them"
+  echo "no summary lines: the run ended before them$(where)"
   exit 2
 fi
 echo "$block"

@@ -57,7 +57,7 @@ test("_suite_status.sh: Deno's summary line decides; none at all is a failure", 
   assert.deepEqual(status("deno", deno.failed), { code: 1, said: "FAILED | 1257 passed | 1 failed" });
   assert.deepEqual(status("deno", deno.exited), {
     code: 2,
-    said: "no summary line: the run ended before it",
+    said: 'no summary line: the run ended before it, in ./a_test.ts, during "a"',
   });
   assert.equal(status("deno", "").code, 2);
   // the last summary counts: a test may print a nested run's output earlier
@@ -76,12 +76,39 @@ test("_suite_status.sh: Bun's count lines decide, errors outside tests too; none
   assert.equal(status("bun", bun.errored).code, 1);
   assert.deepEqual(status("bun", bun.exited), {
     code: 2,
-    said: "no summary lines: the run ended before them",
+    said: "no summary lines: the run ended before them, in a_test.ts, before its first result",
   });
   assert.equal(status("bun", "Ran 2 tests across 1 file. [1.00ms]\n").code, 2);
   assert.equal(status("bun", bun.failed + "more output\n" + bun.passed).code, 0);
   assert.equal(status("bun", bun.passed + bun.failed).code, 1);
 });
+
+test(
+  "_suite_status.sh: a run cut short (a time-out) is told by the file and the test it was in",
+  { skip },
+  () => {
+    // Deno prints a test's name as it starts it: the one without a result is the one that hung
+    const deno =
+      "running 1 test from ./tests/a_test.ts\na ... ok (1ms)\nrunning 2 tests from ./tests/b_test.ts\n" +
+      "b one ... ok (2ms)\nb two ...\n";
+    assert.deepEqual(status("deno", deno), {
+      code: 2,
+      said: 'no summary line: the run ended before it, in ./tests/b_test.ts, during "b two"',
+    });
+    assert.equal(
+      status("deno", "running 1 test from ./tests/a_test.ts\na ... ok (1ms)\n").said,
+      "no summary line: the run ended before it, in ./tests/a_test.ts",
+    );
+    // Bun prints a file's name as it starts it, and a test's once it ended: the hung one is after the last
+    const bun = "bun test v1.4.5\n\ntests\\a_test.ts:\n(pass) a [1.00ms]\n\ntests\\b_test.ts:\n" +
+      "(pass) b one [2.00ms]\n(skip) b two\n";
+    assert.deepEqual(status("bun", bun), {
+      code: 2,
+      said: 'no summary lines: the run ended before them, in tests\\b_test.ts, after "b two"',
+    });
+    assert.equal(status("bun", "").said, "no summary lines: the run ended before them");
+  },
+);
 
 test("_suite_status.sh: reads the output as the Windows runtimes write it: CRLF, colours", { skip }, () => {
   const windows = (s: string) => s.replaceAll("\n", "\r\n");
