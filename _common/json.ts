@@ -242,14 +242,15 @@ function fits(v: object, room: number): boolean {
 
 /**
  * Whether JSON sends a leaf (not an object, not null) otherwise than it is held: NaN as `null`,
- * `undefined`, a function or a symbol as `null` in an array and as no key in an object. Strings first: they
- * are most of what arguments hold.
+ * `undefined`, a function or a symbol as `null` in an array and as no key in an object, a BigInt not at all
+ * (`JSON.stringify` throws: refused, and said so where a finding stands on it). Strings first: they are most of
+ * what arguments hold.
  */
 function unsentLeaf(c: unknown): boolean {
   if (typeof c === "string" || typeof c === "boolean") return false;
   // +/-Infinity is no such leaf: JSON text writes it (1e400) and a relay sends those bytes on, so it is
   // refused "too large" as it stands; NaN, which no JSON text writes, is sent as null
-  return typeof c === "number" ? c !== c : typeof c !== "bigint";
+  return typeof c === "number" ? c !== c : true;
 }
 
 /**
@@ -1003,7 +1004,7 @@ export function parseJsonSafe(text: string): { ok: true; value: unknown } | { ok
 /**
  * True when JSON text may hold a number too large for a double, which parses to +/-Infinity: only a number
  * with an exponent of three digits or more, or with 210 digits or more before an exponent of at most 99, can.
- * About 0.05 us on 170 characters, so the walk for them ({@link nonFinitePaths}) runs only where it may find
+ * About 0.05 us on 170 characters, so the walk for them ({@link unsendableNumbers}) runs only where it may find
  * one.
  */
 export function mayOverflow(text: string): boolean {
@@ -1016,24 +1017,38 @@ export function mayOverflow(text: string): boolean {
  */
 const OVERFLOW = /\d[eE]\+?\d{3}|(?<!\d)\d{210}/;
 
-/** The JSON Pointers of the non-finite numbers (infinities, NaN) in `value`, in document order. Iterative. */
-export function nonFinitePaths(value: unknown): string[] {
-  if (!holdsNonFinite(value)) return []; // the common case, without a path made per node
-  const out: string[] = [];
+/**
+ * The JSON Pointers of the numbers JSON cannot send as they are held in `value`, in document order, each with
+ * the number: the non-finite ones (infinities, NaN) and BigInts (`JSON.stringify` throws on them). Iterative.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { unsendableNumbers } from "./json.ts";
+ *
+ * assert.deepEqual(unsendableNumbers({ a: 1, b: [Infinity], c: 2n }), [["/b/0", Infinity], ["/c", 2n]]);
+ * ```
+ */
+export function unsendableNumbers(value: unknown): [path: string, held: number | bigint][] {
+  if (!holdsUnsendableNumber(value)) return []; // the common case, without a path made per node
+  const out: [string, number | bigint][] = [];
   eachLeaf(value, (leaf, path) => {
-    if (typeof leaf === "number" && !Number.isFinite(leaf)) out.push(path);
+    if (typeof leaf === "bigint" || typeof leaf === "number" && !Number.isFinite(leaf)) {
+      out.push([path, leaf]);
+    }
   });
   return out;
 }
 
-/** Whether a number that is not finite stands anywhere in `value`. Iterative, and allocates only its stack. */
-function holdsNonFinite(value: unknown): boolean {
+/** Whether a number that is not finite, or a BigInt, stands anywhere in `value`. Iterative, allocates its stack. */
+function holdsUnsendableNumber(value: unknown): boolean {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v === "number") {
       if (!Number.isFinite(v)) return true;
-    } else if (Array.isArray(v)) {
+    } else if (typeof v === "bigint") return true;
+    else if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         if (v[i] === undefined && !(i in v)) { // a hole: the rest by what the array holds
           for (const j of heldIndices(v, i + 1)) stack.push(v[j]);
@@ -1372,7 +1387,8 @@ export function copyAsSent<T>(
  * result, the value a `Number`, `String`, `Boolean` or `BigInt` object wraps and a raw JSON object's
  * ({@link unwrapped}), `null` for a number that is not finite (with `infinite`, NaN only: +/-Infinity is kept
  * for the validator to refuse as too large), `undefined` for what it leaves out (a function, a symbol), else `v`
- * (an object's members unread). Throws what a `toJSON` throws.
+ * (an object's members unread; a BigInt, which JSON cannot write, as it is unless `BigInt.prototype` has a
+ * `toJSON`). Throws what a `toJSON` throws.
  *
  * @example
  * ```ts
@@ -1387,6 +1403,10 @@ export function copyAsSent<T>(
  * ```
  */
 export function asSent(v: unknown, key: string, infinite = false): unknown {
+  // (JSON.stringify asks a BigInt for a toJSON too: an application that gives BigInt.prototype one sends that)
+  if (typeof v === "bigint" && typeof BIGINT_PROTO.toJSON === "function") {
+    v = BIGINT_PROTO.toJSON.call(v, key);
+  }
   if (typeof v === "object" && v !== null) {
     if (hasToJSON(v)) {
       v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
@@ -1396,6 +1416,9 @@ export function asSent(v: unknown, key: string, infinite = false): unknown {
   if (typeof v === "number") return Number.isFinite(v) || (infinite && v === v) ? v : null;
   return typeof v === "function" || typeof v === "symbol" ? undefined : v;
 }
+
+/** Where an application may have given every BigInt a `toJSON` (JSON has none for them). */
+const BIGINT_PROTO = BigInt.prototype as { toJSON?: (this: bigint, key: string) => unknown };
 
 /** `JSON.isRawJSON`, where the engine has it (V8 and JavaScriptCore do). */
 const isRawJSON = (JSON as { isRawJSON?: (v: unknown) => boolean }).isRawJSON;

@@ -34,12 +34,15 @@ export function show(value: unknown, max = SHOWN_MAX): string {
     s = String(value);
     if (s.length <= max) return s;
   }
-  try {
-    s = typeof value === "string"
-      ? JSON.stringify(value)
-      : JSON.stringify(value, shortLists(max)) ?? String(value);
-  } catch {
-    s = Array.isArray(value) ? "an array" : "an object";
+  if (typeof value === "bigint") s = `${value}n`; // (JSON.stringify throws on it: it was "an object")
+  else {
+    try {
+      s = typeof value === "string"
+        ? JSON.stringify(value)
+        : JSON.stringify(value, shortLists(max)) ?? String(value);
+    } catch {
+      s = Array.isArray(value) ? "an array" : "an object";
+    }
   }
   if (s.length > max) s = s.slice(0, max - 3) + "...";
   return s;

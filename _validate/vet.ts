@@ -24,7 +24,7 @@ import {
   notAnObject,
   noteUnsent,
   pushInjectionFindings,
-  pushNonFinite,
+  pushUnsendableNumbers,
   sharedPastMeasure,
   unreadable,
 } from "./validator.ts";
@@ -360,8 +360,11 @@ async function judgeArgs(
       args = sent;
     }
     checked = await checkArgs(schema, args);
-    // a number too large (1e400 in text, Infinity given) where the schema leaves it unchecked: the validator's
-    if (isCompiled(schema) && (raw === undefined || mayOverflow(raw))) pushNonFinite(args, checked.findings);
+    // a number too large (1e400 in text, Infinity given), or a BigInt, where the schema leaves it unchecked:
+    // as the validator does
+    if (isCompiled(schema) && (raw === undefined || mayOverflow(raw))) {
+      pushUnsendableNumbers(args, checked.findings);
+    }
     // (a copy as sent: what was given where a finding points is said, NaN sent as null)
     if (raw === undefined && args !== input && checked.findings.length > 0) {
       noteUnsent(input, checked.findings);

@@ -182,6 +182,41 @@ test("sanitise({categories}) applies to tool calls as to messages, whatever the 
   }
 });
 
+test("JSON text writing a number too large (1e400) under an open schema is refused by every entry point that takes text", async () => {
+  // validate and vet said valid where createValidator refused it "too large": the tool got Infinity, and a
+  // wrapper that sends the text on sent 1e400
+  const raws = ['{"n":1e400}', '{"q":[-1e999]}', '{"q":{"n":1e400}}'];
+  for (const schema of [{}, { type: "object" }, { type: "object", properties: { q: {} } }]) {
+    const tools = [{ name: "t", parameters: schema }];
+    const entries: Record<string, (raw: string) => Promise<string[]>> = {
+      createValidator: (raw) =>
+        Promise.resolve(
+          createValidator(tools).validate([{ name: "t", arguments: raw }]).calls[0].findings.map((f) =>
+            f.path
+          ),
+        ),
+      validateToolCalls: async (raw) =>
+        (await validateToolCalls([{ name: "t", arguments: raw }], { tools })).calls[0].findings.map((f) =>
+          f.path
+        ),
+      validate: async (raw) => {
+        const v = await validate("t", schema, raw);
+        return v.valid ? [] : v.error.findings.map((f) => f.path);
+      },
+      vet: async (raw) => {
+        const run = vet({ name: "t", schema, fn: () => [], onError: (e) => e.findings.map((f) => f.path) });
+        return await run(raw) as string[];
+      },
+    };
+    for (const raw of raws) {
+      const expected = [raw.includes("[") ? "/q/0" : raw.includes('"q"') ? "/q/n" : "/n"];
+      for (const [name, entry] of Object.entries(entries)) {
+        assert.deepEqual(await entry(raw), expected, `${name} ${JSON.stringify(schema)} ${raw}`);
+      }
+    }
+  }
+});
+
 test("numbers that overflow to Infinity are findings whatever the schema; 'too large' only where a number is wanted", () => {
   const judge = (props: unknown, args: unknown) =>
     createValidator([{ name: "t", inputSchema: { type: "object", properties: props } }])

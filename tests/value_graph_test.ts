@@ -739,6 +739,21 @@ test("arguments built in code are judged and scanned as the JSON they are sent a
     const dated = await entry({ r: "x", m: -Infinity, q: Infinity, l: [Infinity], d: new Date(0) });
     assert.deepEqual(dated.filter((m) => !m.includes('"/d"')), large, `${name}, with a Date`);
   }
+  // a BigInt, which JSON.stringify throws on (no provider sends it, a wrapper that writes the call out fails
+  // later): refused wherever it stands, saying what to send instead; it was allowed under an open schema
+  const unsendable = "It was a BigInt, which JSON cannot send; send a number, or a string for digits";
+  for (const [name, entry] of Object.entries(entries)) {
+    const got = await entry({ r: "x", q: 1n, l: [2n, "a"], n: Object(3n) });
+    assert.deepEqual(got.map((m) => m.slice(0, m.indexOf(" ", m.indexOf(" ") + 1))), [
+      'argument_type_mismatch: "/n"',
+      'malformed_arguments: "/q"',
+      'malformed_arguments: "/l/0"',
+    ], name);
+    assert.match(got[0], new RegExp(`must be a number, not a bigint\\. ${unsendable}`), name);
+    for (const m of got.slice(1)) {
+      assert.match(m, /is a BigInt, which JSON cannot send; send a number, or a string/);
+    }
+  }
   const verdict = createValidator(tools).validate([{
     name: "t",
     arguments: { r: "x", l: [NaN], f: () => 1 },
@@ -952,4 +967,25 @@ test("arguments built in code whose getter throws say they could not be read, in
     tools: [{ name: "t", parameters: schema }],
   });
   assert.deepEqual(verdict.calls[0].findings.map((f) => f.message), [message]);
+});
+
+test("a BigInt is judged as JSON writes it when the application gave BigInt.prototype a toJSON, and shown as one", () => {
+  // JSON.stringify asks a BigInt for a toJSON as it asks an object: an application that gives every BigInt one
+  // (a common shim) sends its text, so the BigInt is no longer refused as unsendable but checked as that text.
+  const tools = [{ name: "t", parameters: { type: "object", properties: { q: {}, n: { type: "number" } } } }];
+  const judge = (args: Record<string, unknown>) =>
+    createValidator(tools).validate([{ name: "t", arguments: args }]).calls[0].findings;
+  // (a finding on a BigInt showed it as "bigint an object": JSON.stringify throws on it)
+  assert.deepEqual(judge({ n: 5n }).map((f) => f.received), ["bigint 5n"]);
+  const proto = BigInt.prototype as { toJSON?: (this: bigint) => string };
+  proto.toJSON = function () {
+    return this.toString();
+  };
+  try {
+    assert.deepEqual(judge({ q: 12345678901234567890n }), []);
+    assert.deepEqual(judge({ n: 5n }).map((f) => f.received), ['string "5"']);
+  } finally {
+    delete proto.toJSON;
+  }
+  assert.deepEqual(judge({ q: 1n }).map((f) => f.received), ["a BigInt"]);
 });
