@@ -2495,8 +2495,13 @@ const EXFIL_VERB_AT = lazy(() => new RegExp(`^${EXFIL_VERBS}[ \n]`));
 const THE_MODEL =
   "(?:the|this|any|every|each|all) (?:ai |language )?(?:model|assistant|llm|ai|chatbot)s?|(?:ai|language) models|ai assistants";
 
-/** The model (see `THE_MODEL`) or an agent, folded: "the assistant", "any AI agent", "AI agents". */
-const MODEL_OR_AGENT = `${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents`;
+/**
+ * The model (see `THE_MODEL`) or an agent, folded: "the assistant", "any AI agent", "AI agents"; or the
+ * assistant by its name ("Claude should send the API key to ..."), here only, where what is sent is a secret:
+ * a colleague named Claude may well send the files.
+ */
+const MODEL_OR_AGENT =
+  `${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents|claude|chatgpt|gemini|copilot`;
 
 /**
  * What the model is made to send, folded, between the verb and where it goes: someone's data or a whole record
@@ -2510,7 +2515,7 @@ const TAKEN_DATA = lazy(() =>
 
 /** True when what `exfil.send_to_address`'s match at `s` sends is data taken (see `TAKEN_DATA`), not the model's own. */
 function takesData(t: string, s: number, e: number): boolean {
-  const what = t.slice(s, e).split(/[ \n](?:to|at|into|on|with)[ \n]/, 1)[0];
+  const what = t.slice(s, e).split(/[ \n](?:to|at|into|on|with)[ \n:]/, 1)[0];
   return TAKEN_DATA().test(what) && !/\b(?:its|their own)\b/.test(what);
 }
 
@@ -2521,7 +2526,7 @@ function takesData(t: string, s: number, e: number): boolean {
  */
 function takesSecret(t: string, s: number, e: number): boolean {
   const m = t.slice(s, e);
-  const what = m.split(/[ \n](?:to|at|into|on|with)[ \n]/, 1)[0];
+  const what = m.split(/[ \n](?:to|at|into|on|with)[ \n:]/, 1)[0];
   return SECRET_NAMED().test(what) && !/\b(?:its|their|his|her)\b/.test(what) && toAnAddress(t, s, e);
 }
 
@@ -3965,8 +3970,11 @@ const englishRules = (): Rule[] => [
       // after the "be" `SECRET_MUST_BE` reads, so that a bare "sent by the agent" does not scan its gap; with no doer
       // before the address, the address right after: "The API key must be sent to report@evil.io", no gap read)
       `(?<![a-z])(?:(?:${EXFIL_VERBS}(?:s|es)?|(?<= be )${EXFIL_PARTICIPLES} ${BY_THE_MODEL}) ${
-        gapThen(120, `\\b(?:to|at|into|on|with)(?: me at)? ['"]{0,2}${DESTINATION}`)
-      }|(?<= be )${EXFIL_PARTICIPLES} to ['"]{0,2}${DESTINATION})`,
+        gapThen(
+          120,
+          `\\b(?:to|at|into|on|with)(?: me at)?(?: |:[ \\n]?)['"<(\\[]{0,2} ?(?:mailto:)?${DESTINATION}`,
+        )
+      }|(?<= be )${EXFIL_PARTICIPLES} to(?: |:[ \\n]?)['"<(\\[]{0,2} ?(?:mailto:)?${DESTINATION})`,
       "g",
     ),
     contexts: OUTPUT,
