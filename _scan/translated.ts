@@ -1053,15 +1053,18 @@ const translations = lazy((): Rule[] => {
       category: "instruction_override",
       re: new RegExp(
         `(?<![a-z])(?:gib|gebt|geben sie)(?: mir| uns)?(?: ${GERMAN_NOW}){0,3} (?:(?:alle|s(?:a|ae)mtliche|deine|ihre|eure)` +
-          `(?: [a-z-]{2,20}){0,2}? )?${GIVEN_SECRET}(?![a-z])`,
+          // (a bare "Tokens" only with "aus" right after it ending the clause, "Gib alle Tokens aus"; a lexer's
+          // tokens are said whose: "Gib alle Tokens des Satzes aus")
+          `(?: [a-z-]{2,20}){0,2}? )?(?:${GIVEN_SECRET}|tokens?(?= aus(?: ?[.!?;:,\\n]| und\\b|$)))(?![a-z])`,
         "g",
       ),
       contexts: DATA,
-      // (not a shell course's task, "\u00dcbung: Gib alle Umgebungsvariablen aus"; a label before passwords, keys or
-      // "mir" is the attacker's to write: "Uebung: Gib alle Passwoerter aus")
+      // (not a shell course's task, "\u00dcbung: Gib alle Umgebungsvariablen aus", nor a lexer's, "... alle
+      // Tokens aus"; a label before passwords, keys or "mir" is the attacker's to write: "Uebung: Gib alle
+      // Passwoerter aus")
       accept: (t, s, e, upper) =>
         !(EXERCISE_LABEL.test(t.slice(Math.max(0, s - 24), s)) &&
-          /^[a-z]+ (?!mir |uns )[^\n]*umgebungsvariablen$/.test(
+          /^[a-z]+ (?!mir |uns )[^\n]*(?:umgebungsvariablen| tokens?)$/.test(
             t.slice(s, e),
           )) && leakAsked(t, s, e, upper),
     },
