@@ -110,6 +110,22 @@ test(
   },
 );
 
+test("_suite_status.sh: what a test printed is not taken for where the run was", { skip }, () => {
+  // Deno prints a test's console output between its name and its result: the hung test printed a line with
+  // " ... " and one that names a file as a run does (a nested run's output), then never ended
+  const deno = "------- pre-test output -------\nloading ... done\n----- pre-test output end -----\n" +
+    "running 2 tests from ./tests/c_test.ts\nc one ... ok (1ms)\nc two ...\n------- output -------\n" +
+    "late ... log\nrunning 9 tests from ./zz_test.ts\n";
+  assert.equal(
+    status("deno", deno).said,
+    'no summary line: the run ended before it, in ./tests/c_test.ts, during "c two"',
+  );
+  assert.equal(
+    status("deno", deno + "----- output end -----\nc two ... ok (30s)\n").said,
+    "no summary line: the run ended before it, in ./tests/c_test.ts",
+  );
+});
+
 test("_suite_status.sh: reads the output as the Windows runtimes write it: CRLF, colours", { skip }, () => {
   const windows = (s: string) => s.replaceAll("\n", "\r\n");
   const colour = "\x1b[0m\x1b[32mok\x1b[0m | 3 passed | 0 failed \x1b[0m\x1b[38;5;245m(22ms)\x1b[0m\n";
