@@ -15,9 +15,13 @@ if [ ! -f "$file" ] || { [ "$kind" != deno ] && [ "$kind" != bun ]; }; then
 fi
 plain() { sed -e 's/\x1b\[[0-9;]*m//g' -e 's/\r$//' "$file"; }
 
-# where: the file the run last started and its last test, as ", in FILE, TEST", or nothing.
+# where: the file the run last started and its last test, as ", in FILE, TEST", or nothing. (What a test printed,
+# which Deno puts between "------- output -------" lines, is skipped: a line of it may read as a test or a file.)
 where() {
   plain | awk -v kind="$kind" '
+    kind == "deno" && /^-+ ((pre|post)-test )?output end -+$/ { out = 0; next }
+    kind == "deno" && /^-+ ((pre|post)-test )?output -+$/ { out = 1; next }
+    out { next }
     kind == "deno" && /^running [0-9]+ tests? from / { sub(/^running [0-9]+ tests? from /, ""); f = $0; t = ""; next }
     kind == "deno" && / \.\.\.$/ { t = "during \"" substr($0, 1, length($0) - 4) "\""; next }
     kind == "deno" && / \.\.\. / { t = "" ; next }

@@ -21,6 +21,13 @@ start=$(date +%s)
 declare -a names=() states=() secs=()
 log() { printf '[windows %4ss] %s\n' "$(($(date +%s) - start))" "$*"; }
 
+# Each Wine suite's time limit: `timeout` reads 0 as no limit at all (a hung suite would hold the CI job for hours)
+SUITE_SECONDS=${WIN_SUITE_SECONDS:-900}
+if ! [[ $SUITE_SECONDS =~ ^[1-9][0-9]*$ ]]; then
+  echo "check:windows: WIN_SUITE_SECONDS must be a whole number of seconds above 0 (it is '$SUITE_SECONDS')" >&2
+  exit 64
+fi
+
 # The recipe: ../shared/windows next to the repository (CI checkout), else the shared folder here.
 SHARED=${WIN_SHARED:-}
 if [ -z "$SHARED" ]; then
@@ -230,10 +237,9 @@ else
   # (`at_once`), in the one prefix: each keeps about one core busy. Each has 900 s (twice if it fails once):
   # both took 380 s at once at stop 60 alone on the machine. One that runs out is named in the summary with
   # the test file and test it was in (scripts/_suite_status.sh).
-  limit=${WIN_SUITE_SECONDS:-900}
   at_once \
-    "deno|deno.exe test (${#tests[@]} files)|$limit|$W/w10|wine|$W/bin/deno.exe|test|-A|--no-check" \
-    "bun|bun.exe test (${#tests[@]} files)|$limit|$W/w10|wine|$W/bin/bun.exe|test"
+    "deno|deno.exe test (${#tests[@]} files)|$SUITE_SECONDS|$W/w10|wine|$W/bin/deno.exe|test|-A|--no-check" \
+    "bun|bun.exe test (${#tests[@]} files)|$SUITE_SECONDS|$W/w10|wine|$W/bin/bun.exe|test"
 fi
 
 if [ -f cli.ts ]; then
