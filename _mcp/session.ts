@@ -8,7 +8,14 @@
 import { clipMiddle, errorText, foldCase, heldIndices, isRecord } from "../_common/values.ts";
 import { MOST_WRITTEN_OUT, refuseSparse, repeatedKeys, textAsSent } from "../_common/json.ts";
 import { isUtf8 } from "../_common/bytes.ts";
-import { type DeferredCheck, type PayloadPlace, refuseNotUtf8, rejection, scanPayload } from "./judge.ts";
+import {
+  type DeferredCheck,
+  type PayloadPlace,
+  refuseNotUtf8,
+  rejection,
+  scanPayload,
+  scanResult,
+} from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import {
   answersOnly,
@@ -24,6 +31,7 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   lineEdges,
+  LineFrame,
   quickAnswerId,
   roundedMatch,
   takeLineText,
@@ -380,6 +388,25 @@ export function isGuardCancel(frame: McpFrame): boolean {
   return guardCancels.has(frame);
 }
 
+/** The frames a relay parsed from JSON text and handed on without their line (see {@linkcode parsedText}). */
+const textFrames = new WeakSet<McpFrame>();
+
+/**
+ * `frame`, noted as parsed from JSON text by the relay that hands it to the session without its line (the
+ * HTTP relay, for a message whose text spans lines or a batch it cut): its message holds plain data alone, so
+ * the checks for what only a value built in code holds (a getter, a box, a `toJSON`, an object met twice) are
+ * skipped, as for a relay's line (a {@linkcode LineFrame}).
+ */
+export function parsedText(frame: McpFrame): McpFrame {
+  textFrames.add(frame);
+  return frame;
+}
+
+/** Whether the session's relay parsed `frame`'s message from JSON text (see {@linkcode parsedText}). */
+function isParsedText(frame: McpFrame): boolean {
+  return frame instanceof LineFrame || textFrames.has(frame);
+}
+
 /** The frames a transport read from bytes that were not UTF-8 (see {@linkcode notUtf8}). */
 const notUtf8Frames = new WeakSet<McpFrame>();
 
@@ -470,6 +497,12 @@ export class GuardedSession implements McpSession {
   /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
   readonly #scans: (() => void)[] = [];
   readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
+  /**
+   * True while the server message being judged was parsed from JSON text by the session's relay (see
+   * {@linkcode parsedText}): plain data, read as it is; else (a transport's value built in code) what is
+   * judged is read once and that copy goes on.
+   */
+  #judgingText = false;
 
   constructor(guard: McpGuard, sinks: McpSinks, hooks: SessionHooks) {
     this.#guard = guard;
@@ -850,6 +883,16 @@ export class GuardedSession implements McpSession {
 
   /** A message from the server. */
   readonly fromServer = (input: McpFrame): void => {
+    this.#judgingText = isParsedText(input);
+    try {
+      this.#fromServer(input);
+    } finally {
+      this.#judgingText = false;
+    }
+  };
+
+  /** A message from the server (see fromServer). */
+  #fromServer(input: McpFrame): void {
     let batch: boolean;
     try {
       batch = Array.isArray(input.message);
@@ -877,7 +920,7 @@ export class GuardedSession implements McpSession {
     if (out !== null && this.#inBatch(out)) this.#reply(out, frame.extra);
     else if (r === "same") this.#toClient(frame);
     else if (r !== null) this.#toClient({ message: r, extra: frame.extra });
-  };
+  }
 
   /** The server is gone: every request still waiting gets a JSON-RPC error, and later requests too. */
   readonly serverClosed = (reason: string): void => {
@@ -1739,7 +1782,11 @@ export class GuardedSession implements McpSession {
       const names = m.result.tools.flatMap((t) => isRecord(t) && typeof t.name === "string" ? [t.name] : []);
       declared = new Set([...(declared ?? []), ...names]);
     }
-    const cleaned = cleanListing(method, m.result, { declared, strict: this.#hooks.strict });
+    const cleaned = cleanListing(method, m.result, {
+      declared,
+      strict: this.#hooks.strict,
+      parsed: this.#judgingText,
+    });
     for (const f of cleaned.flagged) {
       const hidden = cleaned.hidden.includes(f.name);
       this.#hooks.emit({ event: "description_flagged", ...f, hidden });
@@ -1761,8 +1808,9 @@ export class GuardedSession implements McpSession {
     name = "",
   ): ServerOutcome {
     if (!this.#hooks.scanning) return "same";
-    const check = scanPayload(m[place], { redact: this.#hooks.redact });
-    if (!check.flagged) return "same";
+    const payload = m[place];
+    const check = scanPayload(payload, { redact: this.#hooks.redact, parsed: this.#judgingText });
+    if (!check.flagged) return check.value === payload ? "same" : { ...m, [place]: check.value };
     this.#hooks.emit({
       event: "output_flagged",
       id: id ?? m.id ?? null,
@@ -1795,8 +1843,9 @@ export class GuardedSession implements McpSession {
 
   /** A tool result on its way to the client: scanned, and replaced when flagged. */
   #callResult(req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
-    const check = this.#guard.checkResult(m.result);
-    if (!check.flagged) return "same";
+    if (!this.#hooks.scanning) return "same";
+    const check = scanResult(m.result, { redact: this.#hooks.redact, parsed: this.#judgingText });
+    if (!check.flagged) return check.result === m.result ? "same" : { ...m, result: check.result };
     this.#hooks.emit({
       event: "output_flagged",
       id: req.id,
