@@ -174,6 +174,8 @@ interface PendingRequest {
   name?: string;
   /** The page asked for, for `tools/list`. */
   cursor?: unknown;
+  /** For `tools/list`: the guard could not take the tool list its answer holds (see `#judgedAnswer`). */
+  listRefused?: true;
 }
 
 /** What a server message becomes: passed on as it is, replaced, or dropped (`null`: it was the guard's). */
@@ -1619,15 +1621,17 @@ export class GuardedSession implements McpSession {
   /** The server's answer `m` to the client's request `req`, judged as its method's (see #answerOf). */
   #judgedAnswer(req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
-      refuseSparse(m.result.tools, "the result's tools"); // (before a copy of it: see #clientListAnswer)
       try {
+        refuseSparse(m.result.tools, "the result's tools"); // (before a copy of it: see #clientListAnswer)
         this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
       } catch (error) {
-        // The guard keeps the list it had (a later call fetches one); the listing is still cleaned below.
+        // The guard keeps the list it had (a later call fetches one); the listing is still cleaned below, and
+        // one that cannot be either is answered with an error that says both (see #notJudgedAnswer).
         const detail =
           `the tool list in the server's answer to the client's tools/list could not be taken: ` +
           `${clipMiddle(errorText(error))}; the guard keeps the one it had`;
         this.#hooks.emit({ event: "tools_fetch_failed", detail });
+        req.listRefused = true;
       }
     }
     if (m.result === undefined) return this.#scanned(m, req.method, "error", req.id, req.name);
@@ -1684,8 +1688,10 @@ export class GuardedSession implements McpSession {
    */
   #notJudgedAnswer(req: PendingRequest, error: unknown): JsonRpcMessage {
     const why = this.#reportNotJudged(error, req.id);
+    // (the client learns that its calls are still judged by the list the guard had, as the host does)
+    const kept = req.listRefused ? ", and the guard keeps the tool list it had" : "";
     const text = `toolguard: could not check the MCP server's answer to ${req.method} (${why}), so it was ` +
-      "not passed on; the server or its transport sent a value that JSON text cannot hold";
+      `not passed on${kept}; the server or its transport sent a value that JSON text cannot hold`;
     const answer = errorResponse(req.id, -32603, text);
     const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
     return scanned === "same" || scanned === null ? answer : scanned;

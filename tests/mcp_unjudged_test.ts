@@ -802,3 +802,27 @@ test(
     }
   },
 );
+
+test("MCP session: a tool list that neither the guard can take nor its cleaning read is answered saying both", () => {
+  const loop: Record<string, unknown> = { type: "object", properties: {} };
+  (loop.properties as Record<string, unknown>).next = loop;
+  const lists = [sparse({ name: "echo", inputSchema: { type: "object" } }), [{
+    name: "echo",
+    inputSchema: loop,
+  }]];
+  lists.forEach((tools) => {
+    const { guarded, toClient, events } = session();
+    guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/list" } });
+    guarded.fromServer({ message: { jsonrpc: "2.0", id: 2, result: { tools } } });
+    // one answer, an error that says the listing did not go on and the guard's list did not change
+    assert.equal(toClient.length, 1);
+    const error = (toClient[0] as JsonRpcMessage).error as { message: string };
+    assert.match(error.message, /could not check the MCP server's answer to tools\/list/);
+    assert.match(error.message, /the guard keeps the tool list it had/);
+    // and the host learns both
+    assert.deepEqual(events.map((e) => e.event === "stray_message" ? e.kind : e.event), [
+      "tools_fetch_failed",
+      "not_judged",
+    ]);
+  });
+});
