@@ -6,7 +6,7 @@
  * @module
  */
 import { clipMiddle, errorText, foldCase, heldIndices, isRecord } from "../_common/values.ts";
-import { MOST_WRITTEN_OUT, refuseSparse, repeatedKeys, textAsSent } from "../_common/json.ts";
+import { copyAsSent, MOST_WRITTEN_OUT, refuseSparse, repeatedKeys, textAsSent } from "../_common/json.ts";
 import { isUtf8 } from "../_common/bytes.ts";
 import {
   type DeferredCheck,
@@ -499,6 +499,8 @@ export class GuardedSession implements McpSession {
   /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
   readonly #scans: (() => void)[] = [];
   readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
+  /** The client's calls built in code, each as judged: what goes to the server (see #callParams). */
+  readonly #judgedCalls = new WeakMap<object, JsonRpcMessage>();
   /**
    * True while the server message being judged was parsed from JSON text by the session's relay (see
    * {@linkcode parsedText}): plain data, read as it is; else (a transport's value built in code) what is
@@ -523,7 +525,9 @@ export class GuardedSession implements McpSession {
       this.#judgedBatchText(frame, frame.message);
       return this.#split(frame, frame.message);
     }
-    return this.#accept(this.#judgedText(frame, "client"));
+    const judged = this.#judgedText(frame, "client");
+    // (written anew, it is still the message parsed from the line)
+    return this.#accept(judged !== frame && isParsedText(frame) ? parsedText(judged) : judged);
   };
 
   /**
@@ -775,7 +779,8 @@ export class GuardedSession implements McpSession {
     const sent: Promise<void>[] = [];
     for (const x of batch) {
       if (!isRecord(x) || refused.has(x)) continue;
-      const r = this.#accept({ message: x as JsonRpcMessage, extra: frame.extra });
+      const element = { message: x as JsonRpcMessage, extra: frame.extra };
+      const r = this.#accept(isParsedText(frame) ? parsedText(element) : element);
       if (r instanceof Promise) sent.push(r);
     }
     if (sent.length > 0) return Promise.all(sent).then(() => {});
@@ -961,14 +966,22 @@ export class GuardedSession implements McpSession {
     if (m === undefined) return this.#unreadable(frame);
     if (Array.isArray(m)) {
       if (!this.#guard.toolsKnown && m.some(isCall)) return this.#hold(frame);
-      const kept = m.filter((x) => !isRecord(x) || this.#judgeClient(x) === "forward");
-      if (kept.length === m.length) return this.#sent(this.#sinks.toServer(frame));
+      const parsed = isParsedText(frame);
+      const kept = m.filter((x) => !isRecord(x) || this.#judgeClient(x, parsed) === "forward")
+        .map((x) => this.#judgedCalls.get(x) ?? x);
+      if (kept.length === m.length && kept.every((x, i) => x === m[i])) {
+        return this.#sent(this.#sinks.toServer(frame));
+      }
       if (kept.length > 0) return this.#sent(this.#sinks.toServer({ message: kept, extra: frame.extra }));
       return;
     }
-    const decision = this.#judgeClient(m);
+    const decision = this.#judgeClient(m, isParsedText(frame));
     if (decision === "wait") return this.#hold(frame);
-    if (decision === "forward") return this.#sent(this.#sinks.toServer(frame));
+    if (decision !== "forward") return;
+    const judged = this.#judgedCalls.get(m);
+    return this.#sent(
+      this.#sinks.toServer(judged === undefined ? frame : { message: judged, extra: frame.extra }),
+    );
   }
 
   /**
@@ -997,8 +1010,29 @@ export class GuardedSession implements McpSession {
     this.#startFetch();
   }
 
-  /** Judge one client message: "forward", "answered", or "wait" (tools needed first). */
-  #judgeClient(m: JsonRpcMessage): "forward" | "answered" | "wait" {
+  /**
+   * The params of the client's call `m` to judge. One built in code is read once, as JSON sends it, and that
+   * copy is what goes to the server (kept in #judgedCalls): a getter read again, as the server's transport
+   * writes it, may answer other than what was judged. One that cannot be copied so (a getter that throws, an
+   * object new on each read) is judged as it is, which refuses it.
+   */
+  #callParams(m: JsonRpcMessage, parsed: boolean): unknown {
+    if (parsed) return m.params;
+    let params: unknown;
+    try {
+      params = copyAsSent(m.params, { infinite: true }); // (+-Infinity is refused too large as it stands)
+    } catch {
+      return m.params;
+    }
+    this.#judgedCalls.set(m, { ...m, params });
+    return params;
+  }
+
+  /**
+   * Judge one client message (`parsed`: from JSON text, by the session's relay): "forward", "answered", or
+   * "wait" (tools needed first).
+   */
+  #judgeClient(m: JsonRpcMessage, parsed: boolean): "forward" | "answered" | "wait" {
     if (m.method === "notifications/cancelled" && isRecord(m.params) && m.params.requestId !== undefined) {
       // The server will not answer a cancelled request: stop waiting for it.
       const id = m.params.requestId as JsonRpcId;
@@ -1026,7 +1060,7 @@ export class GuardedSession implements McpSession {
     // (refused for its text alone: the tool list is not needed)
     if (this.#notUtf8.has(m)) check = refuseNotUtf8(m.params);
     else if (!this.#guard.toolsKnown) return "wait";
-    else check = this.#hooks.judge(m.params, { id, repeated: this.#repeated.get(m) });
+    else check = this.#hooks.judge(this.#callParams(m, parsed), { id, repeated: this.#repeated.get(m) });
     const { name } = check;
     if (!check.allowed) {
       const { verdict, feedback } = check;

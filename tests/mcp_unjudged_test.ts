@@ -826,3 +826,36 @@ test("MCP session: a tool list that neither the guard can take nor its cleaning 
     ]);
   });
 });
+
+test("MCP session: a client's call built in code goes to the server as judged, a getter read once", () => {
+  const handed = { on: false };
+  const toServer: string[] = [];
+  const events: McpEvent[] = [];
+  const guarded = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
+    // (read as the server's transport writes it, once the guard has handed it on)
+    toServer: (frame) => {
+      handed.on = true;
+      toServer.push(JSON.stringify(frame.message));
+      handed.on = false;
+    },
+    toClient: () => {},
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 100, method: "tools/list" } });
+  const schema = { type: "object", properties: { message: { type: "string", maxLength: 10 } } };
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 100, result: { tools: [{ name: "echo", inputSchema: schema }] } },
+  });
+  toServer.length = 0;
+  const call = (id: number) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "echo", arguments: flips({}, "message", "hi", handed) },
+  });
+  guarded.fromClient({ message: call(1) });
+  guarded.fromClient({ message: [call(2), call(3)] });
+  assert.equal(toServer.length, 2);
+  assert.ok(!events.some((e) => e.event === "call_rejected"), JSON.stringify(events));
+  for (const text of toServer) assert.doesNotMatch(text, /Ignore all previous/, text);
+  assert.match(toServer[0], /"arguments":\{"message":"hi"\}/);
+});
