@@ -220,7 +220,9 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
     },
     checkCall: (params) => judge(params, { deferWarnings: false }),
     checkResult(result) {
-      return scanning ? scanResult(result, { redact }) : { flagged: false, findings: [], result };
+      if (!scanning) return { flagged: false, findings: [], result };
+      const check = scanResult(result, { redact });
+      return check.flagged ? check : { ...check, result }; // (the caller's own object, when clean)
     },
     connect(sinks) {
       return new GuardedSession(guard, sinks, {

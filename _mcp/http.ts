@@ -11,7 +11,14 @@ import { sseParser, withoutBom } from "../_gate/sse.ts";
 import { byteCount, concatBytes, isUtf8, utf8Length } from "../_common/bytes.ts";
 import { errorText, isRecord, MAX_TIMER_MS, shownAddress } from "../_common/values.ts";
 import { createMcpGuard, emitTo } from "./guard.ts";
-import { type GuardedSession, guardRequestSignal, isGuardCancel, MAX_HELD, notUtf8 } from "./session.ts";
+import {
+  type GuardedSession,
+  guardRequestSignal,
+  isGuardCancel,
+  MAX_HELD,
+  notUtf8,
+  parsedText,
+} from "./session.ts";
 import {
   ClientFeed,
   createFramer,
@@ -1322,7 +1329,7 @@ class HttpRelay {
     const line = whole && !/[\r\n]/.test(text) ? encoder.encode(text + "\n") : undefined;
     const bytes = line?.subarray(0, line.length - 1);
     // (the session reads the text too: decoded once)
-    const frame = bytes === undefined ? { message } : new LineFrame(bytes, { text, message });
+    const frame = bytes === undefined ? parsedText({ message }) : new LineFrame(bytes, { text, message });
     this.#session.fromServer(badUtf8 ? notUtf8(frame) : frame);
   }
 

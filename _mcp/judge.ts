@@ -1557,18 +1557,30 @@ function metaFindings(findings: McpOutputFinding[], redact: boolean): McpOutputF
 
 /**
  * Scan the text of a tool result (text blocks, embedded resource text, every string in
- * `structuredContent`). Unflagged results come back as given; a flagged one comes back as a copy that leads
- * with a warning, carries the findings under `_meta`, and with `redact` has the located parts cut out.
+ * `structuredContent`). An unflagged result comes back as given when `parsed` (the session parsed it from
+ * JSON text: see {@linkcode scanPayload}), else as the copy judged; a flagged one comes back as a copy that
+ * leads with a warning, carries the findings under `_meta`, and with `redact` has the located parts cut out.
  */
-export function scanResult(result: unknown, { redact }: { redact: boolean }): McpResultCheck {
+export function scanResult(
+  result: unknown,
+  { redact, parsed = false }: { redact: boolean; parsed?: boolean },
+): McpResultCheck {
   if (!isRecord(result)) return { flagged: false, findings: [], result };
   const { visit, findings, redactAll } = outputFindings();
+  // (each member read once, into the copy: a getter read again could answer other than what was judged)
   const copy: Record<string, unknown> = { ...result };
-  if (Array.isArray(result.content)) copy.content = visitContent(result.content, visit);
-  if (result.structuredContent !== undefined) {
-    copy.structuredContent = walkStrings(result.structuredContent, "/structuredContent", visit);
+  if (Array.isArray(copy.content)) copy.content = visitContent(copy.content, visit);
+  if (copy.structuredContent !== undefined) {
+    copy.structuredContent = walkStrings(
+      copy.structuredContent,
+      "/structuredContent",
+      visit,
+      undefined,
+      parsed,
+    );
   }
-  if (findings.length === 0) return { flagged: false, findings: [], result };
+  // A result built in code goes on as the copy judged, read once: its getters may answer anew.
+  if (findings.length === 0) return { flagged: false, findings: [], result: parsed ? result : copy };
   if (redact) redactAll();
   const categories = [...new Set(findings.map((f) => f.category))].join(", ");
   const warning = `toolguard: this tool result contains text that looks like injected instructions ` +
@@ -1589,15 +1601,14 @@ function visitContent(content: unknown[], visit: Visit): unknown[] {
     if (!isRecord(block)) return;
     const type = sentText(block, "type");
     const text = type === "text" ? sentText(block, "text") : undefined;
-    const inResource = type === "resource" && isRecord(block.resource)
-      ? sentText(block.resource, "text")
-      : undefined;
+    // (copied once, before its text is read: what is judged is what goes on)
+    const resource = type === "resource" && isRecord(block.resource) ? { ...block.resource } : undefined;
+    if (resource !== undefined) block.resource = resource;
+    const inResource = resource === undefined ? undefined : sentText(resource, "text");
     if (typeof text === "string") {
       visit(text, () => `/content/${i}/text`, (t) => (block.text = t));
     } else if (typeof inResource === "string") {
-      const resource = { ...block.resource as Record<string, unknown> };
-      block.resource = resource;
-      visit(inResource, () => `/content/${i}/resource/text`, (t) => (resource.text = t));
+      visit(inResource, () => `/content/${i}/resource/text`, (t) => (resource!.text = t));
     } else if (type === "resource_link") {
       // A link's description and title are read by the model like text.
       for (const key of ["description", "title"] as const) {
@@ -1791,20 +1802,29 @@ export interface PayloadCheck {
   flagged: boolean;
   /** The findings, with pointers into the payload. */
   findings: McpOutputFinding[];
-  /** The payload to pass on: the original when not flagged, else a copy (redacted with `redact`). */
+  /**
+   * The payload to pass on: when not flagged, the original if parsed from text, else the copy judged (a
+   * getter read again could answer otherwise); a copy (redacted with `redact`) when flagged.
+   */
   value: unknown;
 }
 
 /**
  * Scan every string of a payload a model may read (skipping URIs, media types, base64 data). A flagged
  * payload comes back as a copy carrying `_meta["toolguard/output_findings"]`, with the located parts cut
- * out under `redact`; an unflagged one comes back as given.
+ * out under `redact`; an unflagged one comes back as given when `parsed` (the session parsed it from JSON
+ * text, which holds plain data alone: the checks for what only a value built in code holds are skipped),
+ * else as the copy judged, each member read once.
  */
-export function scanPayload(value: unknown, { redact }: { redact: boolean }): PayloadCheck {
+export function scanPayload(
+  value: unknown,
+  { redact, parsed = false }: { redact: boolean; parsed?: boolean },
+): PayloadCheck {
   if (!isRecord(value)) return { flagged: false, findings: [], value };
   const { visit, findings, redactAll } = outputFindings();
-  const copy = walkStrings(value, "", visit, NOT_TEXT) as Record<string, unknown>;
-  if (findings.length === 0) return { flagged: false, findings, value };
+  const copy = walkStrings(value, "", visit, NOT_TEXT, parsed) as Record<string, unknown>;
+  // A payload built in code goes on as the copy judged, read once: its getters may answer anew.
+  if (findings.length === 0) return { flagged: false, findings, value: parsed ? value : copy };
   if (redact) redactAll();
   const meta = isRecord(copy._meta) ? { ...copy._meta } : {};
   meta["toolguard/output_findings"] = metaFindings(findings, redact);
@@ -1820,13 +1840,16 @@ const WALKED_UNMEASURED = 1_000;
 /**
  * Copy `value`, calling `visit` on every string leaf and every object key (the model reads both) so it can be
  * replaced; a key is visited with its member's pointer. Iterative, so no depth of nesting hides a string;
- * the values of keys in `skip` are not visited.
+ * the values of keys in `skip` are not visited. With `parsed` (the session parsed `value` from JSON text,
+ * which holds plain data alone, no box, `toJSON` or object met twice) the checks for what only a value built
+ * in code holds are skipped.
  */
 export function walkStrings(
   value: unknown,
   pointer: string,
   visit: Visit,
   skip?: ReadonlySet<string>,
+  parsed = false,
 ): unknown {
   const root: { value: unknown } = { value };
   // A member's key is visited just before its value (an entry with `key`), so findings come in document
@@ -1854,15 +1877,16 @@ export function walkStrings(
     depth: number,
   ) => {
     // A value built in code that is no plain object (a boxed string, a Date) is read as JSON sends it, which
-    // is what the client reads; parsed JSON holds none, so it pays one prototype read an object.
-    if (isRecord(v) && Object.getPrototypeOf(v) !== Object.prototype) {
+    // is what the client reads; parsed JSON holds none (read by the prototype only when not known parsed).
+    if (!parsed && isRecord(v) && Object.getPrototypeOf(v) !== Object.prototype) {
       v = asSent(v, typeof slot === "number" ? String(slot) : slot);
     }
     // A value built in code may hold itself (its walk as a tree goes ever deeper) or share its objects 2^40
     // times over (ever wider), and the walk would never end. Past the depth or the count of objects a payload
     // holds in practice (then at an object met again) it is measured, once: JSON text holds neither, so a
-    // parsed payload is always within measure (and past the count pays a set of its objects).
-    if (!measured && typeof v === "object" && v !== null) {
+    // parsed payload is always within measure (one known parsed is not counted: past the count it would pay
+    // a set of its objects).
+    if (!measured && !parsed && typeof v === "object" && v !== null) {
       if (++containers > MOST_WRITTEN_OUT && !(seen ??= new Set()).has(v)) seen.add(v);
       else if (seen !== undefined || depth > WALKED_UNMEASURED) {
         measured = true;

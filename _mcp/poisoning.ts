@@ -15,7 +15,7 @@
 import { scan } from "../_scan/scan.ts";
 import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
-import { copyAsSent, holdsUnsent, refuseSparse, schemaGraphProblem } from "../_common/json.ts";
+import { copyAsSent, refuseSparse, schemaGraphProblem } from "../_common/json.ts";
 import { cutUnits, foldCase, isRecord, lazy } from "../_common/values.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
 import type { ScanFinding } from "../types.ts";
@@ -567,19 +567,15 @@ function titlesOf(entries: readonly unknown[]): string[] {
 }
 
 /**
- * A listed entry (at `at`) as JSON sends it: one built in code with a `toJSON` or a boxed value anywhere in it
- * is read, cleaned and handed on as {@linkcode copyAsSent} copies it, as the judge reads a tool (see
- * compileTools): its own members may be clean where what JSON sends (a `toJSON`'s result, a boxed string) is
- * poisoned. Throws as {@linkcode refuseGraph} does, for either form.
+ * A listed entry (at `at`) as JSON sends it. One the session parsed from JSON text (`parsed`) is plain data
+ * and goes as it is. One built in code is read once, cleaned and handed on as {@linkcode copyAsSent} copies
+ * it, as the judge reads a tool (see compileTools): its own members may be clean where what JSON sends (a
+ * `toJSON`'s result, a boxed string) is poisoned, and a getter read again may answer other than what was
+ * judged. Throws as {@linkcode refuseGraph} does, for either form.
  */
-function readAsSent(entry: unknown, at: string): unknown {
+function readAsSent(entry: unknown, at: string, parsed: boolean): unknown {
+  if (parsed) return entry; // (JSON text holds no loop, no shared object, no toJSON, no box, no getter)
   refuseGraph(entry, at);
-  try {
-    if (!holdsUnsent(entry)) return entry;
-  } catch (error) {
-    // (nested past the call stack's reach, which those walks recurse on: copied, by a walk that does not)
-    if (!(error instanceof RangeError)) throw error;
-  }
   const sent = copyAsSent(entry);
   refuseGraph(sent, at);
   return sent;
@@ -605,14 +601,16 @@ const LISTED = { descriptions: 1000, pointerChars: 1 << 20 };
  * Check the descriptions and titles in the result of a listing (`tools/list`, `prompts/list`,
  * `resources/list`, `resources/templates/list`) or of `initialize` (the server's `instructions` and
  * `serverInfo.title`, also spelled in another case, as `Instructions`): flagged spans (a flagged title whole) are replaced by a marker; with `strict` a
- * flagged entry is hidden instead. Throws a `RangeError` for a listing built in code that JSON text cannot
- * hold and a walk would not end on: entries in an array of more than 100 000 slots with holes, an entry that
- * holds itself or shares its objects past measure.
+ * flagged entry is hidden instead. With `parsed` (the session parsed the result from JSON text) its entries
+ * are read as they are; else each is read once, as JSON sends it (see readAsSent), and handed on so. Throws a
+ * `RangeError` for a listing built in code that JSON text cannot hold and a walk would not end on: entries in
+ * an array of more than 100 000 slots with holes, an entry that holds itself or shares its objects past
+ * measure.
  */
 export function cleanListing(
   method: string,
   result: unknown,
-  options: DescriptionCheckOptions & { strict: boolean },
+  options: DescriptionCheckOptions & { strict: boolean; parsed?: boolean },
 ): CleanedListing {
   const flagged: FlaggedDescription[] = [];
   const hidden: string[] = [];
@@ -635,17 +633,20 @@ export function cleanListing(
   if (method === "initialize") {
     const info = isRecord(result.serverInfo) ? result.serverInfo : undefined;
     const check = checker("server", String(info?.name ?? ""));
-    let out = result;
+    // (one built in code goes on as read here, once: a getter read again may answer other than what was judged)
+    const members = Object.entries(result);
+    let out = options.parsed === true ? result : Object.fromEntries(members);
     // Spelled so or but for case (see textKind): `Instructions` beside `instructions` is what such a client
     // hands the model.
-    for (const [key, value] of Object.entries(result)) {
+    for (const [key, value] of members) {
       if (typeof value === "string" && spells(key, "instructions")) {
         const cleaned = check(value, "description", () => `/${escapePointer(key)}`);
         if (cleaned !== null) out = { ...out, [key]: cleaned };
       } else if (isRecord(value) && spells(key, "serverInfo")) {
         // The server's title (MCP 2025-06-18), which a client shows as its name.
-        let cleanedInfo = value;
-        for (const [name, title] of Object.entries(value)) {
+        const titles = Object.entries(value);
+        let cleanedInfo = options.parsed === true ? value : Object.fromEntries(titles);
+        for (const [name, title] of titles) {
           if (typeof title !== "string" || !spells(name, "title")) continue;
           const cleaned = check(title, "title", () => `/${escapePointer(key)}/${escapePointer(name)}`);
           if (cleaned !== null) cleanedInfo = { ...cleanedInfo, [name]: cleaned };
@@ -666,7 +667,7 @@ export function cleanListing(
   let changed = false;
   entries.forEach((given, i) => {
     const at = `/${listing.key}/${i}`;
-    const entry = readAsSent(given, at);
+    const entry = readAsSent(given, at, options.parsed === true);
     const name = isRecord(entry) && typeof entry.name === "string" ? entry.name : String(i);
     const before = found;
     const cleaned = cleanTree(entry, at, checker(listing.kind, name));

@@ -6,9 +6,16 @@
  * @module
  */
 import { clipMiddle, errorText, foldCase, heldIndices, isRecord } from "../_common/values.ts";
-import { MOST_WRITTEN_OUT, refuseSparse, repeatedKeys, textAsSent } from "../_common/json.ts";
+import { copyAsSent, MOST_WRITTEN_OUT, refuseSparse, repeatedKeys, textAsSent } from "../_common/json.ts";
 import { isUtf8 } from "../_common/bytes.ts";
-import { type DeferredCheck, type PayloadPlace, refuseNotUtf8, rejection, scanPayload } from "./judge.ts";
+import {
+  type DeferredCheck,
+  type PayloadPlace,
+  refuseNotUtf8,
+  rejection,
+  scanPayload,
+  scanResult,
+} from "./judge.ts";
 import { cleanListing, describesThings } from "./poisoning.ts";
 import {
   answersOnly,
@@ -24,6 +31,7 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   lineEdges,
+  LineFrame,
   quickAnswerId,
   roundedMatch,
   takeLineText,
@@ -166,6 +174,8 @@ interface PendingRequest {
   name?: string;
   /** The page asked for, for `tools/list`. */
   cursor?: unknown;
+  /** For `tools/list`: the guard could not take the tool list its answer holds (see `#judgedAnswer`). */
+  listRefused?: true;
 }
 
 /** What a server message becomes: passed on as it is, replaced, or dropped (`null`: it was the guard's). */
@@ -380,6 +390,25 @@ export function isGuardCancel(frame: McpFrame): boolean {
   return guardCancels.has(frame);
 }
 
+/** The frames a relay parsed from JSON text and handed on without their line (see {@linkcode parsedText}). */
+const textFrames = new WeakSet<McpFrame>();
+
+/**
+ * `frame`, noted as parsed from JSON text by the relay that hands it to the session without its line (the
+ * HTTP relay, for a message whose text spans lines or a batch it cut): its message holds plain data alone, so
+ * the checks for what only a value built in code holds (a getter, a box, a `toJSON`, an object met twice) are
+ * skipped, as for a relay's line (a {@linkcode LineFrame}).
+ */
+export function parsedText(frame: McpFrame): McpFrame {
+  textFrames.add(frame);
+  return frame;
+}
+
+/** Whether the session's relay parsed `frame`'s message from JSON text (see {@linkcode parsedText}). */
+function isParsedText(frame: McpFrame): boolean {
+  return frame instanceof LineFrame || textFrames.has(frame);
+}
+
 /** The frames a transport read from bytes that were not UTF-8 (see {@linkcode notUtf8}). */
 const notUtf8Frames = new WeakSet<McpFrame>();
 
@@ -470,6 +499,14 @@ export class GuardedSession implements McpSession {
   /** Injection scans of the calls being forwarded, run once they are sent (see #sent). */
   readonly #scans: (() => void)[] = [];
   readonly #ownPrefix = `toolguard-${Math.random().toString(36).slice(2, 10)}-`;
+  /** The client's calls built in code, each as judged: what goes to the server (see #callParams). */
+  readonly #judgedCalls = new WeakMap<object, JsonRpcMessage>();
+  /**
+   * True while the server message being judged was parsed from JSON text by the session's relay (see
+   * {@linkcode parsedText}): plain data, read as it is; else (a transport's value built in code) what is
+   * judged is read once and that copy goes on.
+   */
+  #judgingText = false;
 
   constructor(guard: McpGuard, sinks: McpSinks, hooks: SessionHooks) {
     this.#guard = guard;
@@ -488,7 +525,9 @@ export class GuardedSession implements McpSession {
       this.#judgedBatchText(frame, frame.message);
       return this.#split(frame, frame.message);
     }
-    return this.#accept(this.#judgedText(frame, "client"));
+    const judged = this.#judgedText(frame, "client");
+    // (written anew, it is still the message parsed from the line)
+    return this.#accept(judged !== frame && isParsedText(frame) ? parsedText(judged) : judged);
   };
 
   /**
@@ -740,7 +779,8 @@ export class GuardedSession implements McpSession {
     const sent: Promise<void>[] = [];
     for (const x of batch) {
       if (!isRecord(x) || refused.has(x)) continue;
-      const r = this.#accept({ message: x as JsonRpcMessage, extra: frame.extra });
+      const element = { message: x as JsonRpcMessage, extra: frame.extra };
+      const r = this.#accept(isParsedText(frame) ? parsedText(element) : element);
       if (r instanceof Promise) sent.push(r);
     }
     if (sent.length > 0) return Promise.all(sent).then(() => {});
@@ -850,6 +890,16 @@ export class GuardedSession implements McpSession {
 
   /** A message from the server. */
   readonly fromServer = (input: McpFrame): void => {
+    this.#judgingText = isParsedText(input);
+    try {
+      this.#fromServer(input);
+    } finally {
+      this.#judgingText = false;
+    }
+  };
+
+  /** A message from the server (see fromServer). */
+  #fromServer(input: McpFrame): void {
     let batch: boolean;
     try {
       batch = Array.isArray(input.message);
@@ -877,7 +927,7 @@ export class GuardedSession implements McpSession {
     if (out !== null && this.#inBatch(out)) this.#reply(out, frame.extra);
     else if (r === "same") this.#toClient(frame);
     else if (r !== null) this.#toClient({ message: r, extra: frame.extra });
-  };
+  }
 
   /** The server is gone: every request still waiting gets a JSON-RPC error, and later requests too. */
   readonly serverClosed = (reason: string): void => {
@@ -916,14 +966,22 @@ export class GuardedSession implements McpSession {
     if (m === undefined) return this.#unreadable(frame);
     if (Array.isArray(m)) {
       if (!this.#guard.toolsKnown && m.some(isCall)) return this.#hold(frame);
-      const kept = m.filter((x) => !isRecord(x) || this.#judgeClient(x) === "forward");
-      if (kept.length === m.length) return this.#sent(this.#sinks.toServer(frame));
+      const parsed = isParsedText(frame);
+      const kept = m.filter((x) => !isRecord(x) || this.#judgeClient(x, parsed) === "forward")
+        .map((x) => this.#judgedCalls.get(x) ?? x);
+      if (kept.length === m.length && kept.every((x, i) => x === m[i])) {
+        return this.#sent(this.#sinks.toServer(frame));
+      }
       if (kept.length > 0) return this.#sent(this.#sinks.toServer({ message: kept, extra: frame.extra }));
       return;
     }
-    const decision = this.#judgeClient(m);
+    const decision = this.#judgeClient(m, isParsedText(frame));
     if (decision === "wait") return this.#hold(frame);
-    if (decision === "forward") return this.#sent(this.#sinks.toServer(frame));
+    if (decision !== "forward") return;
+    const judged = this.#judgedCalls.get(m);
+    return this.#sent(
+      this.#sinks.toServer(judged === undefined ? frame : { message: judged, extra: frame.extra }),
+    );
   }
 
   /**
@@ -952,8 +1010,29 @@ export class GuardedSession implements McpSession {
     this.#startFetch();
   }
 
-  /** Judge one client message: "forward", "answered", or "wait" (tools needed first). */
-  #judgeClient(m: JsonRpcMessage): "forward" | "answered" | "wait" {
+  /**
+   * The params of the client's call `m` to judge. One built in code is read once, as JSON sends it, and that
+   * copy is what goes to the server (kept in #judgedCalls): a getter read again, as the server's transport
+   * writes it, may answer other than what was judged. One that cannot be copied so (a getter that throws, an
+   * object new on each read) is judged as it is, which refuses it.
+   */
+  #callParams(m: JsonRpcMessage, parsed: boolean): unknown {
+    if (parsed) return m.params;
+    let params: unknown;
+    try {
+      params = copyAsSent(m.params, { infinite: true }); // (+-Infinity is refused too large as it stands)
+    } catch {
+      return m.params;
+    }
+    this.#judgedCalls.set(m, { ...m, params });
+    return params;
+  }
+
+  /**
+   * Judge one client message (`parsed`: from JSON text, by the session's relay): "forward", "answered", or
+   * "wait" (tools needed first).
+   */
+  #judgeClient(m: JsonRpcMessage, parsed: boolean): "forward" | "answered" | "wait" {
     if (m.method === "notifications/cancelled" && isRecord(m.params) && m.params.requestId !== undefined) {
       // The server will not answer a cancelled request: stop waiting for it.
       const id = m.params.requestId as JsonRpcId;
@@ -981,7 +1060,7 @@ export class GuardedSession implements McpSession {
     // (refused for its text alone: the tool list is not needed)
     if (this.#notUtf8.has(m)) check = refuseNotUtf8(m.params);
     else if (!this.#guard.toolsKnown) return "wait";
-    else check = this.#hooks.judge(m.params, { id, repeated: this.#repeated.get(m) });
+    else check = this.#hooks.judge(this.#callParams(m, parsed), { id, repeated: this.#repeated.get(m) });
     const { name } = check;
     if (!check.allowed) {
       const { verdict, feedback } = check;
@@ -1576,15 +1655,17 @@ export class GuardedSession implements McpSession {
   /** The server's answer `m` to the client's request `req`, judged as its method's (see #answerOf). */
   #judgedAnswer(req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
     if (req.method === "tools/list" && isRecord(m.result) && Array.isArray(m.result.tools)) {
-      refuseSparse(m.result.tools, "the result's tools"); // (before a copy of it: see #clientListAnswer)
       try {
+        refuseSparse(m.result.tools, "the result's tools"); // (before a copy of it: see #clientListAnswer)
         this.#clientListAnswer(req, m.result.tools, m.result.nextCursor);
       } catch (error) {
-        // The guard keeps the list it had (a later call fetches one); the listing is still cleaned below.
+        // The guard keeps the list it had (a later call fetches one); the listing is still cleaned below, and
+        // one that cannot be either is answered with an error that says both (see #notJudgedAnswer).
         const detail =
           `the tool list in the server's answer to the client's tools/list could not be taken: ` +
           `${clipMiddle(errorText(error))}; the guard keeps the one it had`;
         this.#hooks.emit({ event: "tools_fetch_failed", detail });
+        req.listRefused = true;
       }
     }
     if (m.result === undefined) return this.#scanned(m, req.method, "error", req.id, req.name);
@@ -1641,8 +1722,10 @@ export class GuardedSession implements McpSession {
    */
   #notJudgedAnswer(req: PendingRequest, error: unknown): JsonRpcMessage {
     const why = this.#reportNotJudged(error, req.id);
+    // (the client learns that its calls are still judged by the list the guard had, as the host does)
+    const kept = req.listRefused ? ", and the guard keeps the tool list it had" : "";
     const text = `toolguard: could not check the MCP server's answer to ${req.method} (${why}), so it was ` +
-      "not passed on; the server or its transport sent a value that JSON text cannot hold";
+      `not passed on${kept}; the server or its transport sent a value that JSON text cannot hold`;
     const answer = errorResponse(req.id, -32603, text);
     const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
     return scanned === "same" || scanned === null ? answer : scanned;
@@ -1739,7 +1822,11 @@ export class GuardedSession implements McpSession {
       const names = m.result.tools.flatMap((t) => isRecord(t) && typeof t.name === "string" ? [t.name] : []);
       declared = new Set([...(declared ?? []), ...names]);
     }
-    const cleaned = cleanListing(method, m.result, { declared, strict: this.#hooks.strict });
+    const cleaned = cleanListing(method, m.result, {
+      declared,
+      strict: this.#hooks.strict,
+      parsed: this.#judgingText,
+    });
     for (const f of cleaned.flagged) {
       const hidden = cleaned.hidden.includes(f.name);
       this.#hooks.emit({ event: "description_flagged", ...f, hidden });
@@ -1761,8 +1848,9 @@ export class GuardedSession implements McpSession {
     name = "",
   ): ServerOutcome {
     if (!this.#hooks.scanning) return "same";
-    const check = scanPayload(m[place], { redact: this.#hooks.redact });
-    if (!check.flagged) return "same";
+    const payload = m[place];
+    const check = scanPayload(payload, { redact: this.#hooks.redact, parsed: this.#judgingText });
+    if (!check.flagged) return check.value === payload ? "same" : { ...m, [place]: check.value };
     this.#hooks.emit({
       event: "output_flagged",
       id: id ?? m.id ?? null,
@@ -1795,8 +1883,9 @@ export class GuardedSession implements McpSession {
 
   /** A tool result on its way to the client: scanned, and replaced when flagged. */
   #callResult(req: PendingRequest, m: JsonRpcMessage): ServerOutcome {
-    const check = this.#guard.checkResult(m.result);
-    if (!check.flagged) return "same";
+    if (!this.#hooks.scanning) return "same";
+    const check = scanResult(m.result, { redact: this.#hooks.redact, parsed: this.#judgingText });
+    if (!check.flagged) return check.result === m.result ? "same" : { ...m, result: check.result };
     this.#hooks.emit({
       event: "output_flagged",
       id: req.id,

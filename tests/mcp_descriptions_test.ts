@@ -42,7 +42,8 @@ test("cleanListing: an order to call the server's own tool, named by its title, 
       inputSchema: { type: "object" },
     },
   ];
-  const cleaned = cleanListing("tools/list", { tools }, { declared: new Set(), strict: false });
+  // (as the session's relay parsed it: a listing built in code goes on as the copy judged)
+  const cleaned = cleanListing("tools/list", { tools }, { declared: new Set(), strict: false, parsed: true });
   assert.deepEqual(cleaned.flagged, []);
   assert.equal((cleaned.result as { tools: unknown[] }).tools, tools);
 });
@@ -192,7 +193,8 @@ test("checkTitle: a zero-width space between two Thai, Lao, Khmer, Myanmar or Ja
   }
   const thai = [{ name: "find", title: "\u0e04\u0e49\u0e19\u0e2b\u0e32\u200b\u0e44\u0e1f\u0e25\u0e4c" }];
   const listing = { tools: thai };
-  assert.equal(cleanListing("tools/list", listing, { declared: new Set(), strict: true }).result, listing);
+  const parsed = { declared: new Set<string>(), strict: true, parsed: true };
+  assert.equal(cleanListing("tools/list", listing, parsed).result, listing);
   // Elsewhere a zero-width space still flags a title: between ASCII letters (splitting a word), at an edge,
   // beside a space, in a run, between letters of two scripts, after a letter of a script that spaces words.
   for (
