@@ -74,6 +74,12 @@ export interface ProcessOutcome {
    * pipe fails by that status). Any value other than `undefined` or `null` is taken, as for stdout.
    */
   stderrReadError?: string;
+  /**
+   * Set when the guard ended the process tree and may have missed part of it: why (on Linux without a readable
+   * `/proc`, it was found by its process group only). Said right after the result's own sentence, before any
+   * other note and before the tool's output, so a long stderr never pushes it out of `maxDetail`.
+   */
+  treeNote?: string;
   /** Wall-clock milliseconds from spawn to settle. */
   durationMs?: number;
 }
@@ -228,6 +234,11 @@ function stderrReadNote(readError: unknown): string {
   if (readError === undefined || readError === null) return "";
   const why = clip(errorText(readError), 200) || "no reason given";
   return `reading stderr failed (${why}), so the stderr shown ends where the read failed`;
+}
+
+/** {@linkcode ProcessOutcome.treeNote} as text: "" when absent, or not text (a runner's slip must not throw). */
+function treeNoteOf(note: unknown): string {
+  return typeof note === "string" ? note : "";
 }
 
 type Parsed = { ok: true; items: unknown[] } | { ok: false; kind: "protocol" | "refused"; detail: string };
@@ -425,7 +436,7 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     durationMs: Math.round(outcome.durationMs ?? 0),
     stderr: "",
     maxDetail,
-    note: stderrReadNote(outcome.stderrReadError),
+    note: withNote(treeNoteOf(outcome.treeNote), stderrReadNote(outcome.stderrReadError)),
   };
   try {
     common.stderr = stderrText(outcome.stderr, encoding);

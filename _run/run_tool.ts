@@ -30,7 +30,6 @@ import {
 } from "./classify.ts";
 import {
   checkSwitches,
-  clip,
   errorText,
   givenValue,
   isRecord,
@@ -262,7 +261,7 @@ async function execute(
   if (notStarted) {
     return notRun(`could not start ${JSON.stringify(command)}${where}: ${notStarted}`, elapsed());
   }
-  const result = classify({
+  return classify({
     exitCode: run.exit?.code ?? null,
     signal: run.exit?.signal ?? null,
     stdout: run.stdout,
@@ -273,12 +272,10 @@ async function execute(
     stdoutHeld: run.stdoutHeld,
     ...(run.stdoutFailure !== null ? { stdoutReadError: run.stdoutFailure } : {}),
     ...(run.stderrFailure !== null ? { stderrReadError: run.stderrFailure } : {}),
+    // How the tree was found matters only when the guard ended it and may have missed part of it.
+    ...(run.treeEnded ? { treeNote: attempt.child.treeNote() } : {}),
     durationMs: elapsed(),
   }, options);
-  // How the tree was found matters only when the guard ended it and may have missed part of it.
-  const note = run.killedBy !== null && !result.ok ? attempt.child.treeNote() : undefined;
-  if (note) result.detail = clip(`${result.detail}; ${note}`, options.maxDetail ?? DEFAULT_MAX_DETAIL);
-  return result;
 }
 
 /** The result for a signal that was aborted before the tool could start: nothing runs. */
@@ -316,6 +313,8 @@ interface RunOutcome {
   stdoutFailure: string | null;
   /** Why reading stderr failed before its end, or null when it did not. */
   stderrFailure: string | null;
+  /** Whether the guard ended the tree (a timeout, an abort, the output cap, or a failed read of stdout). */
+  treeEnded: boolean;
 }
 
 /**
@@ -433,6 +432,7 @@ class ToolRun {
       stdoutHeld,
       stdoutFailure: this.#stdoutFailure,
       stderrFailure: this.#stderrFailure,
+      treeEnded: this.#killScheduled,
     };
   }
 

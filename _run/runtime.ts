@@ -614,8 +614,9 @@ interface DenoStart {
 /** {@linkcode LiveChild.treeNote} for `tree`. */
 function treeNote(tree: Tree): string | undefined {
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
-  return "it was found by its process group only (/proc is not readable here), so a descendant that left " +
-    "the group may have survived";
+  // Said after sentences that need not name the tree (a cut success, a failed read), so it names it itself.
+  return "the process tree the guard ended was found by its process group only (/proc is not readable here), " +
+    "so a descendant that left the group may have survived";
 }
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */

@@ -100,7 +100,10 @@ test(
       ], { encoding: "utf8" });
       const r = JSON.parse(out) as { kind: string; detail: string };
       assert.equal(r.kind, "timeout", r.detail);
-      assert.match(r.detail, /the guard ended the process tree; it was found by its process group only/);
+      assert.match(
+        r.detail,
+        /the guard ended the process tree; the process tree the guard ended was found by its process group only/,
+      );
       const started = [...new Set(pids.pids())];
       assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
       assert.deepEqual(await waitGone(started), [], "no descendant left alive");
