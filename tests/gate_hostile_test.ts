@@ -903,3 +903,21 @@ test("guardFetch: an Anthropic call that passes beside a tool_use block dropped 
     assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[1]?.trimStart()], words);
   }
 });
+
+test("guardFetch: an Ollama final chunk that brings words ends them before the reason for a call line not JSON", async () => {
+  // (the reason went ahead of the final chunk, and its words came after it: "Let me <reason>check.")
+  const lines = ollamaStream(["Let me "], [{ name: "get_weather", args: { city: "Oslo" } }]).map((l) => {
+    const event = l as { message: { content: string }; done: boolean };
+    if (event.done) return { ...event, message: { ...event.message, content: "check." } };
+    return JSON.stringify(l).includes('"tool_calls"') ? JSON.stringify(l).slice(0, -1) + "\n" : l;
+  });
+  reply({ ndjson: lines });
+  const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+  let text = "";
+  for await (const p of parts) text += p.message.content;
+  assert.match(
+    text,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
+});

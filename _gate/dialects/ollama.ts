@@ -134,8 +134,29 @@ class OllamaStream implements FrameRouter {
    * reason as its text ahead of it, and holds it. Left alone, the client read a plain stop with the call
    * gone and nothing said, and the model was never told.
    */
-  #tellDropped(event: Record<string, unknown>, flow: StreamFlow): void {
-    if (event.done !== true || !this.#unreadCalls || this.#called || this.#ownReason !== undefined) return;
+  #tellDropped(
+    raw: string,
+    event: Record<string, unknown>,
+    flow: StreamFlow,
+  ): { raw: string; event: Record<string, unknown> } {
+    if (event.done !== true || !this.#unreadCalls || this.#called || this.#ownReason !== undefined) {
+      return { raw, event };
+    }
+    const message = isRecord(event.message) ? event.message : undefined;
+    if (said(message) !== "") {
+      // (the final chunk's own words go first: sent after them, the reason stood inside the answer's last
+      // sentence, "Let me <reason>check.")
+      flow.sawText(said(message));
+      flow.send(
+        line({
+          ...(this.#template ?? {}),
+          message: { role: "assistant", content: said(message) },
+          done: false,
+        }),
+      );
+      event = { ...event, message: { ...message, content: "" } };
+      raw = line(event);
+    }
     // (an unread line's calls are not known: at least one)
     this.#ownReason = malformedCallsReason(1);
     const text = flow.lead(0) + this.#ownReason;
@@ -146,14 +167,16 @@ class OllamaStream implements FrameRouter {
     // The final chunk then waits for the end (as after calls): the ollama client stops reading at it, so
     // sent now, the stream was cancelled before the gate's end, and onVerdict never heard of the reason.
     flow.pending = true;
+    return { raw, event };
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
-    const message = isRecord(event.message) ? event.message : undefined;
-    const hasCalls = !!message && Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
-    const hasText = !!message && (textOf(message) !== "");
+    const hasCalls = isRecord(event.message) && Array.isArray(event.message.tool_calls) &&
+      event.message.tool_calls.length > 0;
     if (hasCalls) this.#called = true;
-    this.#tellDropped(event, flow);
+    ({ raw, event } = this.#tellDropped(raw, event, flow));
+    const message = isRecord(event.message) ? event.message : undefined;
+    const hasText = !!message && (textOf(message) !== "");
     if (!hasCalls) {
       // Pending: text still flows; the final chunk waits.
       if (!flow.pending || (hasText && event.done !== true)) {
