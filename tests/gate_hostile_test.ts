@@ -921,3 +921,44 @@ test("guardFetch: an Ollama final chunk that brings words ends them before the r
   );
   assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
 });
+
+test("guardFetch: a Gemini chunk that finishes with words ends them before the reason for a call in pieces", async () => {
+  // (the reason went ahead of the finishing chunk, and its words came after it: "Let me <reason>check.")
+  const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
+  const pieced = {
+    index: 0,
+    content: {
+      role: "model",
+      parts: [{
+        functionCall: { name: "get_weather", partialArgs: [{ jsonPath: "$.city", stringValue: "O" }] },
+      }],
+    },
+  };
+  const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me " }] } }) + chunk(pieced) +
+    chunk({ index: 0, content: { role: "model", parts: [{ text: "check." }] }, finishReason: "STOP" });
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  let said = "";
+  let finish: unknown;
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const [c] = JSON.parse(l.slice(6)).candidates as {
+      content?: { parts?: { text?: string }[] };
+      finishReason?: string;
+    }[];
+    for (const p of c?.content?.parts ?? []) said += p.text ?? "";
+    finish = c?.finishReason ?? finish;
+  }
+  assert.equal(finish, "STOP");
+  assert.match(
+    said,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+});
