@@ -962,3 +962,35 @@ test("guardFetch: a Gemini chunk that finishes with words ends them before the r
   );
   assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
 });
+
+test("guardFetch: a Gemini call dropped in three pieces (willContinue) is told of as one call", async () => {
+  // (each chunk's call part was counted a call of its own: "its calls ... none of them ran" of one call)
+  const piece = (args: Record<string, unknown>) =>
+    `data: ${
+      JSON.stringify({
+        candidates: [{ index: 0, content: { role: "model", parts: [{ functionCall: args }] } }],
+      })
+    }\n\n`;
+  const partial = (value: string) => [{ jsonPath: "$.city", stringValue: value }];
+  const wire = piece({ name: "get_weather", partialArgs: partial("O"), willContinue: true }) +
+    piece({ partialArgs: partial("sl"), willContinue: true }) + piece({ partialArgs: partial("o") }) +
+    `data: ${
+      JSON.stringify({
+        candidates: [{ index: 0, content: { role: "model", parts: [] }, finishReason: "STOP" }],
+      })
+    }\n\n`;
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  await res.text();
+  assert.match(
+    seen[0]?.reason ?? "",
+    /^toolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+});

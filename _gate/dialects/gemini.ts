@@ -324,6 +324,8 @@ class GeminiStream implements FrameRouter {
   readonly #answers: number;
   /** The call parts of each candidate (by position) that came in chunks `refuse` dropped. */
   readonly #refusedCalls = new Map<number, number>();
+  /** The candidates (by position) whose last call part dropped said `willContinue`: more pieces follow. */
+  readonly #continues = new Set<number>();
   /** The candidates (by position) of which a call part was routed: a client holds a call of theirs. */
   readonly #called = new Set<number>();
   /** How many dropped calls the reasons `#tellDropped` wrote told of, over every candidate. */
@@ -508,11 +510,20 @@ class GeminiStream implements FrameRouter {
       : undefined;
   }
 
-  /** Notes the call parts of each candidate of a refused chunk, by position (see `#tellDropped`). */
+  /**
+   * Notes the calls of each candidate of a refused chunk, by position (see `#tellDropped`): a call part
+   * that follows one saying `willContinue` is a piece of that call, not a call of its own (a call of five
+   * pieces was told as five calls).
+   */
   #countRefused(event: Record<string, unknown>): void {
     const all = Array.isArray(event.candidates) ? event.candidates : [];
     all.forEach((c, i) => {
-      const count = isRecord(c) ? parts(c).filter(isCall).length : 0;
+      let count = 0;
+      for (const p of isRecord(c) ? parts(c).filter(isCall) : []) {
+        if (!this.#continues.has(i)) count++;
+        if (isRecord(p.functionCall) && p.functionCall.willContinue === true) this.#continues.add(i);
+        else this.#continues.delete(i);
+      }
       if (count > 0) this.#refusedCalls.set(i, (this.#refusedCalls.get(i) ?? 0) + count);
     });
   }
