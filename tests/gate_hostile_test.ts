@@ -994,3 +994,31 @@ test("guardFetch: a Gemini call dropped in three pieces (willContinue) is told o
     /^toolguard dropped this turn's tool call: its stream events were malformed/,
   );
 });
+
+test("guardFetch: a Chat chunk that finishes for tool calls with words ends them before the reason for a chunk not JSON", async () => {
+  // (the reason went ahead of the finishing chunk, and its words came after it: "Let me <reason>check.")
+  const call = {
+    tool_calls: [{ index: 0, id: "A", type: "function", function: { name: "get_weather", arguments: "{}" } }],
+  };
+  const chunk = (delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  reply({
+    sse: [
+      chunk({ role: "assistant", content: "Let me " }),
+      `data: ${JSON.stringify(chunk(call)).slice(0, -1)}\n\n`,
+      chunk({ content: "check." }, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const said = final.choices[0]?.message.content ?? "";
+  assert.equal(final.choices[0]?.finish_reason, "stop");
+  assert.match(
+    said,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+});

@@ -421,7 +421,25 @@ class ChatStream implements FrameRouter {
       (unplaced || this.#refusedCalls.has(choiceIndex(c))) && !this.#called.has(choiceIndex(c));
     const ends = event.choices.filter(ending);
     if (ends.length === 0) return undefined;
-    const choices = event.choices.map((c) => ending(c) ? { ...c, finish_reason: "stop" } : c);
+    const base = this.#template ?? { object: "chat.completion.chunk" };
+    // (the words a finishing choice brings go first: sent after the reason, they ran on from it, "Let me
+    // <reason>check.")
+    const words = ends.flatMap((c) =>
+      isRecord(c.delta) && speaks(c.delta)
+        ? [{ ...c, delta: withoutKeys(c.delta, ["tool_calls", "function_call"]), finish_reason: null }]
+        : []
+    );
+    if (words.length > 0) this.#send(formatSse(JSON.stringify({ ...base, choices: words })), words, flow);
+    const choices = event.choices.map((c) => {
+      if (!ending(c)) return c;
+      if (!isRecord(c.delta) || !speaks(c.delta)) return { ...c, finish_reason: "stop" };
+      return {
+        ...c,
+        delta: withoutKeys(c.delta, [...TEXT_FIELDS, "role"]),
+        logprobs: null,
+        finish_reason: "stop",
+      };
+    });
     const told = ends.map((c) => {
       const index = choiceIndex(c);
       // (an unread chunk's calls are not known: at least one)
@@ -436,7 +454,6 @@ class ChatStream implements FrameRouter {
         finish_reason: null,
       };
     });
-    const base = this.#template ?? { object: "chat.completion.chunk" };
     this.#send(formatSse(JSON.stringify({ ...base, choices: told })), told, flow);
     return { ...event, choices };
   }
