@@ -1022,3 +1022,35 @@ test("guardFetch: a Chat chunk that finishes for tool calls with words ends them
   );
   assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
 });
+
+test("guardFetch: a Chat call that comes in the chunk that finishes its choice, after a chunk not JSON, keeps its finish", async () => {
+  // (the choice was taken for one with no call: it read that its call was dropped and finished stop, and the
+  // call went out all the same)
+  const call = {
+    tool_calls: [{
+      index: 0,
+      id: "A",
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+    }],
+  };
+  const chunk = (delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  reply({
+    sse: [
+      chunk({ role: "assistant", content: "Hi." }),
+      `data: ${JSON.stringify(chunk({ content: " more" })).slice(0, -1)}\n\n`,
+      chunk(call, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const choice = final.choices[0];
+  assert.deepEqual(
+    [choice?.finish_reason, choice?.message.tool_calls?.length, choice?.message.content],
+    ["tool_calls", 1, "Hi."],
+  );
+});

@@ -374,14 +374,16 @@ class ChatStream implements FrameRouter {
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
-    const ended = this.#finishOfDropped(event, flow);
-    if (ended) ({ raw, event } = { raw: formatSse(JSON.stringify(ended)), event: ended });
-    const choices = Array.isArray(event.choices) ? event.choices : [];
-    for (const c of choices) {
+    // (first: a choice whose call comes in the chunk that finishes it holds a call; noted after, it read that
+    // its calls were dropped and finished stop, its call going out all the same)
+    for (const c of Array.isArray(event.choices) ? event.choices : []) {
       if (isRecord(c) && isRecord(c.delta) && (c.delta.tool_calls != null || c.delta.function_call != null)) {
         this.#called.add(choiceIndex(c));
       }
     }
+    const ended = this.#finishOfDropped(event, flow);
+    if (ended) ({ raw, event } = { raw: formatSse(JSON.stringify(ended)), event: ended });
+    const choices = Array.isArray(event.choices) ? event.choices : [];
     const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && speaks(c.delta));
     if (!toolish(choices)) {
       // Pending: text still flows (OpenAI text deltas carry no position), and a chunk that says nothing but,
