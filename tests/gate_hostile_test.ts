@@ -1054,3 +1054,24 @@ test("guardFetch: a Chat call that comes in the chunk that finishes its choice, 
     ["tool_calls", 1, "Hi."],
   );
 });
+
+test("guardFetch: an Ollama call line not JSON that names tool_calls with an escape tells the model", async () => {
+  // ("tool\u005fcalls" is the key tool_calls to JSON: the line was taken for text and dropped unsaid)
+  const lines = ollamaStream(["Let me check."], [{ name: "get_weather", args: { city: "Oslo" } }]).map(
+    (l) => {
+      const raw = JSON.stringify(l);
+      return raw.includes('"tool_calls"')
+        ? raw.replace("tool_calls", "tool\\u005fcalls").slice(0, -1) + "\n"
+        : l;
+    },
+  );
+  reply({ ndjson: lines });
+  const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+  let text = "";
+  for await (const p of parts) text += p.message.content;
+  assert.match(
+    text,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.equal(events[0]?.changed, true);
+});

@@ -69,6 +69,10 @@ function renumbered(call: unknown, at: number): unknown {
   return { ...call, function: { ...call.function, index: at } };
 }
 
+/** `text` with its JSON `\\uXXXX` escapes read (a line not JSON has no other reading). */
+const unescaped = (text: string): string =>
+  text.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+
 /**
  * A message's content, what the client's text goes on with: the reason starts on a new paragraph after words,
  * as a body joins them (`joinText`); after only thinking, or blanks, it stands alone.
@@ -117,11 +121,14 @@ class OllamaStream implements FrameRouter {
 
   /**
    * See `FrameRouter.unread`. Ollama ends a turn of calls `stop` as any other, so only the line's own text
-   * tells whether it carried calls: one that names `tool_calls` is taken for a call's (see `#tellDropped`);
-   * any other is dropped unsaid, as it may be text.
+   * tells whether it carried calls: one that names `tool_calls` is taken for a call's (see `#tellDropped`),
+   * its name read with its escapes (`"tool\u005fcalls"` is the same key to JSON); any other is dropped
+   * unsaid, as it may be text.
    */
   unread(data: string): void {
-    if (data.includes('"tool_calls"')) this.#unreadCalls = true;
+    const named = data.includes('"tool_calls"') ||
+      (data.includes("\\u") && unescaped(data).includes('"tool_calls"'));
+    if (named) this.#unreadCalls = true;
   }
 
   /** See `FrameRouter.ownReason`. */
