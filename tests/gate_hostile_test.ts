@@ -1075,3 +1075,33 @@ test("guardFetch: an Ollama call line not JSON that names tool_calls with an esc
   );
   assert.equal(events[0]?.changed, true);
 });
+
+test("guardFetch n=2: a Chat call at a choice past n told of by both answers is reported as one call", async () => {
+  // (each answer that finished for tool calls with none reads of it, and onVerdict counted it once per answer)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = {
+    tool_calls: [{ index: 0, id: "A", type: "function", function: { name: "get_weather", arguments: "{}" } }],
+  };
+  const role = { role: "assistant", content: "" };
+  reply({
+    sse: [
+      chunk([{ index: 0, delta: role }, { index: 1, delta: role }]),
+      chunk([{ index: 5, delta: call }]),
+      chunk([
+        { index: 0, delta: {}, finish_reason: "tool_calls" },
+        { index: 1, delta: {}, finish_reason: "tool_calls" },
+      ]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+  })
+    .finalChatCompletion();
+  const said = [0, 1].map((i) => final.choices.find((c) => c.index === i)?.message.content ?? "");
+  for (const s of said) assert.match(s, /^toolguard dropped this turn's tool call: its stream events/);
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[0]]);
+});

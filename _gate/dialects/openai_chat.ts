@@ -229,6 +229,8 @@ class ChatStream implements FrameRouter {
   readonly #strayCalls = new Set<string>();
   /** How many dropped calls the reasons `#finishOfDropped` wrote told of, over every answer. */
   #toldCalls = 0;
+  /** Whether a reason `#finishOfDropped` wrote told of the `#strayCalls` (counted once in `#toldCalls`). */
+  #strayTold = false;
 
   constructor(answers = 1) {
     this.#answers = answers;
@@ -445,9 +447,13 @@ class ChatStream implements FrameRouter {
     const told = ends.map((c) => {
       const index = choiceIndex(c);
       // (an unread chunk's calls are not known: at least one)
-      const count = this.#refusedCalls.get(index)?.size ?? Math.max(this.#strayCalls.size, 1);
+      const own = this.#refusedCalls.get(index)?.size;
+      const count = own ?? Math.max(this.#strayCalls.size, 1);
       this.#refusedCalls.delete(index);
-      this.#toldCalls += count;
+      // (calls at no answer's choice are told by every answer that may have made them, and counted once: one
+      // call read as two where two answers finished for tool calls)
+      if (own !== undefined || this.#strayCalls.size === 0 || !this.#strayTold) this.#toldCalls += count;
+      if (own === undefined) this.#strayTold = true;
       const delta = this.#rolePassed.has(index) ? {} : { role: "assistant" };
       return {
         index,
