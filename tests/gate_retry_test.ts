@@ -1977,3 +1977,23 @@ test("guardFetch retry: a Gemini turn whose finishing chunk names candidate 1 fi
   assert.match(said, /^Checking\. \n\ntoolguard stopped/);
   assert.doesNotMatch(said, /Again/);
 });
+
+test("guardFetch retry: an Anthropic stream whose first block is the rejected call, beside a block dropped as malformed, resumes at block 0", async () => {
+  // (the text block telling of the dropped block, held among the frames the retry drops, was counted as a
+  // block the client had: the retry's blocks were numbered from -1, and the SDK put the call's input in the
+  // text block, the retry's words and the call's input lost)
+  const first = (anthropicStream([], [BAD, { name: "get_weather", args: { city: "X" } }]) as {
+    index?: number;
+  }[]).map((e) => e.index === 1 ? { ...e, index: 7 } : e);
+  const { value } = await scripted(
+    [{ sse: first, named: true }, { sse: anthropicStream(["Again."], [GOOD]), named: true }],
+    1,
+    (s, f) => anthropicAsk(s, f).finalMessage(),
+  );
+  assert.deepEqual(
+    value.content.map((b) =>
+      b.type === "tool_use" ? [b.id, b.input] : [b.type, b.type === "text" ? b.text : ""]
+    ),
+    [["text", "Again."], ["call_good", { city: "Oslo" }]],
+  );
+});

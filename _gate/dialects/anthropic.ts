@@ -197,6 +197,8 @@ class AnthropicStream implements FrameRouter {
   #unread = false;
   /** The reason `#stopOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
   #ownReason: string | undefined;
+  /** The frames of the text block `tellDropped` put among the held ones: no block the client had. */
+  readonly #told = new Set<Record<string, unknown>>();
 
   /**
    * The SDK appends each `text_delta` to the text of its block and keeps the text a `content_block_start`
@@ -338,7 +340,11 @@ class AnthropicStream implements FrameRouter {
    * `#blocks` counts this answer's own, and the next retry's blocks went where this one's first were).
    */
   resumePoint(): ResumePoint {
-    const held = this.#flow?.held.filter((h) => h.event?.type === "content_block_start").length ?? 0;
+    // (the block `tellDropped` held is none of the blocks counted: counted, a message whose first block was
+    // a call numbered the retry's blocks from -1, and the SDK put the retry's call input into its text)
+    const held =
+      this.#flow?.held.filter((h) => h.event?.type === "content_block_start" && !this.#told.has(h.event))
+        .length ?? 0;
     return { at: this.#tools.replacementAt(0) || this.#before + this.#blocks - held };
   }
 
@@ -427,11 +433,10 @@ class AnthropicStream implements FrameRouter {
     const reason = malformedCallsReason(this.#refusedCalls);
     this.#ownReason = reason;
     const text = flow.lead(0, heldText(flow, blockText)) + reason;
-    const told = textBlock(this.#before + this.#blocks, text).map((e) => ({
-      raw: named(e),
-      event: e,
-      tool: false,
-    }));
+    const told = textBlock(this.#before + this.#blocks, text).map((e) => {
+      this.#told.add(e);
+      return { raw: named(e), event: e, tool: false };
+    });
     const held = flow.held;
     const end = held.findIndex((h) => h.event?.type === "message_delta" || h.event?.type === "message_stop");
     const at = end < 0 ? held.length : end;
