@@ -825,7 +825,7 @@ export class StreamGate {
   #report(report: StreamReport): void {
     // The reason the router wrote of its own (an answer whose only calls were dropped as malformed) is the
     // turn's too, beside any the judge wrote for another answer's calls, whatever path ended the stream.
-    const own = report.retried ? undefined : this.#router.ownReason?.();
+    const own = this.#router.ownReason?.();
     if (own !== undefined) {
       report = {
         ...report,

@@ -903,3 +903,205 @@ test("guardFetch: an Anthropic call that passes beside a tool_use block dropped 
     assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[1]?.trimStart()], words);
   }
 });
+
+test("guardFetch: an Ollama final chunk that brings words ends them before the reason for a call line not JSON", async () => {
+  // (the reason went ahead of the final chunk, and its words came after it: "Let me <reason>check.")
+  const lines = ollamaStream(["Let me "], [{ name: "get_weather", args: { city: "Oslo" } }]).map((l) => {
+    const event = l as { message: { content: string }; done: boolean };
+    if (event.done) return { ...event, message: { ...event.message, content: "check." } };
+    return JSON.stringify(l).includes('"tool_calls"') ? JSON.stringify(l).slice(0, -1) + "\n" : l;
+  });
+  reply({ ndjson: lines });
+  const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+  let text = "";
+  for await (const p of parts) text += p.message.content;
+  assert.match(
+    text,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
+});
+
+test("guardFetch: a Gemini chunk that finishes with words ends them before the reason for a call in pieces", async () => {
+  // (the reason went ahead of the finishing chunk, and its words came after it: "Let me <reason>check.")
+  const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
+  const pieced = {
+    index: 0,
+    content: {
+      role: "model",
+      parts: [{
+        functionCall: { name: "get_weather", partialArgs: [{ jsonPath: "$.city", stringValue: "O" }] },
+      }],
+    },
+  };
+  const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me " }] } }) + chunk(pieced) +
+    chunk({ index: 0, content: { role: "model", parts: [{ text: "check." }] }, finishReason: "STOP" });
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  let said = "";
+  let finish: unknown;
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const [c] = JSON.parse(l.slice(6)).candidates as {
+      content?: { parts?: { text?: string }[] };
+      finishReason?: string;
+    }[];
+    for (const p of c?.content?.parts ?? []) said += p.text ?? "";
+    finish = c?.finishReason ?? finish;
+  }
+  assert.equal(finish, "STOP");
+  assert.match(
+    said,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+});
+
+test("guardFetch: a Gemini call dropped in three pieces (willContinue) is told of as one call", async () => {
+  // (each chunk's call part was counted a call of its own: "its calls ... none of them ran" of one call)
+  const piece = (args: Record<string, unknown>) =>
+    `data: ${
+      JSON.stringify({
+        candidates: [{ index: 0, content: { role: "model", parts: [{ functionCall: args }] } }],
+      })
+    }\n\n`;
+  const partial = (value: string) => [{ jsonPath: "$.city", stringValue: value }];
+  const wire = piece({ name: "get_weather", partialArgs: partial("O"), willContinue: true }) +
+    piece({ partialArgs: partial("sl"), willContinue: true }) + piece({ partialArgs: partial("o") }) +
+    `data: ${
+      JSON.stringify({
+        candidates: [{ index: 0, content: { role: "model", parts: [] }, finishReason: "STOP" }],
+      })
+    }\n\n`;
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  await res.text();
+  assert.match(
+    seen[0]?.reason ?? "",
+    /^toolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+});
+
+test("guardFetch: a Chat chunk that finishes for tool calls with words ends them before the reason for a chunk not JSON", async () => {
+  // (the reason went ahead of the finishing chunk, and its words came after it: "Let me <reason>check.")
+  const call = {
+    tool_calls: [{ index: 0, id: "A", type: "function", function: { name: "get_weather", arguments: "{}" } }],
+  };
+  const chunk = (delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  reply({
+    sse: [
+      chunk({ role: "assistant", content: "Let me " }),
+      `data: ${JSON.stringify(chunk(call)).slice(0, -1)}\n\n`,
+      chunk({ content: "check." }, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const said = final.choices[0]?.message.content ?? "";
+  assert.equal(final.choices[0]?.finish_reason, "stop");
+  assert.match(
+    said,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+});
+
+test("guardFetch: a Chat call that comes in the chunk that finishes its choice, after a chunk not JSON, keeps its finish", async () => {
+  // (the choice was taken for one with no call: it read that its call was dropped and finished stop, and the
+  // call went out all the same)
+  const call = {
+    tool_calls: [{
+      index: 0,
+      id: "A",
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+    }],
+  };
+  const chunk = (delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  reply({
+    sse: [
+      chunk({ role: "assistant", content: "Hi." }),
+      `data: ${JSON.stringify(chunk({ content: " more" })).slice(0, -1)}\n\n`,
+      chunk(call, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const choice = final.choices[0];
+  assert.deepEqual(
+    [choice?.finish_reason, choice?.message.tool_calls?.length, choice?.message.content],
+    ["tool_calls", 1, "Hi."],
+  );
+});
+
+test("guardFetch: an Ollama call line not JSON that names tool_calls with an escape tells the model", async () => {
+  // ("tool\u005fcalls" is the key tool_calls to JSON: the line was taken for text and dropped unsaid)
+  const lines = ollamaStream(["Let me check."], [{ name: "get_weather", args: { city: "Oslo" } }]).map(
+    (l) => {
+      const raw = JSON.stringify(l);
+      return raw.includes('"tool_calls"')
+        ? raw.replace("tool_calls", "tool\\u005fcalls").slice(0, -1) + "\n"
+        : l;
+    },
+  );
+  reply({ ndjson: lines });
+  const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+  let text = "";
+  for await (const p of parts) text += p.message.content;
+  assert.match(
+    text,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.equal(events[0]?.changed, true);
+});
+
+test("guardFetch n=2: a Chat call at a choice past n told of by both answers is reported as one call", async () => {
+  // (each answer that finished for tool calls with none reads of it, and onVerdict counted it once per answer)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = {
+    tool_calls: [{ index: 0, id: "A", type: "function", function: { name: "get_weather", arguments: "{}" } }],
+  };
+  const role = { role: "assistant", content: "" };
+  reply({
+    sse: [
+      chunk([{ index: 0, delta: role }, { index: 1, delta: role }]),
+      chunk([{ index: 5, delta: call }]),
+      chunk([
+        { index: 0, delta: {}, finish_reason: "tool_calls" },
+        { index: 1, delta: {}, finish_reason: "tool_calls" },
+      ]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+  })
+    .finalChatCompletion();
+  const said = [0, 1].map((i) => final.choices.find((c) => c.index === i)?.message.content ?? "");
+  for (const s of said) assert.match(s, /^toolguard dropped this turn's tool call: its stream events/);
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[0]]);
+});

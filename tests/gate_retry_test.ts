@@ -1977,3 +1977,28 @@ test("guardFetch retry: a Gemini turn whose finishing chunk names candidate 1 fi
   assert.match(said, /^Checking\. \n\ntoolguard stopped/);
   assert.doesNotMatch(said, /Again/);
 });
+
+test("guardFetch retry: an Anthropic stream whose first block is the rejected call, beside a block dropped as malformed, tells of it at block 0 and resumes after it", async () => {
+  // (the text block telling of the dropped block, held among the frames the retry drops, was counted as a
+  // block the client had: the retry's blocks were numbered from -1, and the SDK put the call's input in the
+  // text block, the retry's words and the call's input lost; then it was dropped with the calls, and the
+  // model never knew that one of its calls had not run)
+  const first = (anthropicStream([], [BAD, { name: "get_weather", args: { city: "X" } }]) as {
+    index?: number;
+  }[]).map((e) => e.index === 1 ? { ...e, index: 7 } : e);
+  const { value, seen } = await scripted(
+    [{ sse: first, named: true }, { sse: anthropicStream(["Again."], [GOOD]), named: true }],
+    1,
+    (s, f) => anthropicAsk(s, f).finalMessage(),
+  );
+  const told = value.content[0]?.type === "text" ? value.content[0].text : "";
+  assert.match(told, /^toolguard dropped this turn's tool call: its stream events were malformed/);
+  assert.deepEqual(
+    value.content.map((b) =>
+      b.type === "tool_use" ? [b.id, b.input] : [b.type, b.type === "text" ? b.text : ""]
+    ),
+    [["text", told], ["text", "\n\nAgain."], ["call_good", { city: "Oslo" }]],
+  );
+  assert.deepEqual(seen.map((e) => [e.attempt, e.retried ?? false]), [[0, true], [1, false]]);
+  assert.ok(seen[0]?.reason?.endsWith(`\n${told}`), seen[0]?.reason ?? "no reason");
+});

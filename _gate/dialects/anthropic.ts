@@ -197,6 +197,10 @@ class AnthropicStream implements FrameRouter {
   #unread = false;
   /** The reason `#stopOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
   #ownReason: string | undefined;
+  /** The frames of the text block `tellDropped` put among the held ones: no block the client had. */
+  readonly #told = new Set<Record<string, unknown>>();
+  /** Where a retry puts that block, ahead of its own (see `resumePoint`). */
+  #toldAt: number | undefined;
 
   /**
    * The SDK appends each `text_delta` to the text of its block and keeps the text a `content_block_start`
@@ -338,13 +342,35 @@ class AnthropicStream implements FrameRouter {
    * `#blocks` counts this answer's own, and the next retry's blocks went where this one's first were).
    */
   resumePoint(): ResumePoint {
-    const held = this.#flow?.held.filter((h) => h.event?.type === "content_block_start").length ?? 0;
-    return { at: this.#tools.replacementAt(0) || this.#before + this.#blocks - held };
+    // (the block `tellDropped` held is none of the blocks counted: counted, a message whose first block was
+    // a call numbered the retry's blocks from -1, and the SDK put the retry's call input into its text)
+    const held =
+      this.#flow?.held.filter((h) => h.event?.type === "content_block_start" && !this.#told.has(h.event))
+        .length ?? 0;
+    const at = this.#tools.replacementAt(0) || this.#before + this.#blocks - held;
+    // (that block goes ahead of the retry's, at `at`: see `endsDropped`)
+    const telling = this.#flow?.held.some((h) => h.event !== undefined && this.#told.has(h.event)) ?? false;
+    this.#toldAt = telling ? at : undefined;
+    return { at: telling ? at + 1 : at };
   }
 
-  /** The ends of the blocks a client holds open that a retry drops (see `FrameRouter.endsDropped`). */
-  endsDropped(dropped: readonly Held[]): string {
-    return blockEnds(dropped, "content_block_start", "content_block_stop");
+  /**
+   * The ends of the blocks a client holds open that a retry drops (see `FrameRouter.endsDropped`), then the
+   * text block `tellDropped` held, numbered where `resumePoint` put it: dropped with the calls, the model
+   * never knew that a call of its turn was dropped as malformed, its retry continuing as if none had been.
+   */
+  endsDropped(dropped: readonly Held[], flow: StreamFlow): string {
+    const ends = blockEnds(dropped, "content_block_start", "content_block_stop");
+    const at = this.#toldAt;
+    if (at === undefined) return ends;
+    let told = "";
+    for (const h of dropped) {
+      if (h.event === undefined || !this.#told.has(h.event)) continue;
+      const text = blockText(h.event);
+      if (typeof text === "string") flow.sawText(text);
+      told += named({ ...h.event, index: at });
+    }
+    return ends + told;
   }
 
   /**
@@ -427,11 +453,10 @@ class AnthropicStream implements FrameRouter {
     const reason = malformedCallsReason(this.#refusedCalls);
     this.#ownReason = reason;
     const text = flow.lead(0, heldText(flow, blockText)) + reason;
-    const told = textBlock(this.#before + this.#blocks, text).map((e) => ({
-      raw: named(e),
-      event: e,
-      tool: false,
-    }));
+    const told = textBlock(this.#before + this.#blocks, text).map((e) => {
+      this.#told.add(e);
+      return { raw: named(e), event: e, tool: false };
+    });
     const held = flow.held;
     const end = held.findIndex((h) => h.event?.type === "message_delta" || h.event?.type === "message_stop");
     const at = end < 0 ? held.length : end;

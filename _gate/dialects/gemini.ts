@@ -218,6 +218,27 @@ function spoke(event: Record<string, unknown>, flow: StreamFlow): void {
   });
 }
 
+/**
+ * A chunk parted in two: its text (its parts but calls, without finish and usage) and the rest (its calls,
+ * finish and usage). Each piece keeps every candidate at its place, one that is no object too: the calls
+ * were read by place, and a client reads by place; left out, a `null` ahead moved candidate 1's words to
+ * place 0, and drop-call, dropping by place, let candidate 1's rejected call through there.
+ */
+function parted(
+  event: Record<string, unknown>,
+): { text: Record<string, unknown>; held: Record<string, unknown> } {
+  const { usageMetadata: _usage, ...rest } = event;
+  const text = {
+    ...rest,
+    candidates: eachCandidate(event, (c) => {
+      const { finishReason: _finish, ...open } = c;
+      return withParts(open, (ps) => ps.filter((p) => !isCall(p)));
+    }),
+  };
+  const held = { ...event, candidates: eachCandidate(event, (c) => withParts(c, (ps) => ps.filter(isCall))) };
+  return { text, held };
+}
+
 /** The answer text of parts, joined (thoughts and calls left out). */
 const answerText = (ps: readonly Record<string, unknown>[]): string =>
   ps.filter(isAnswerText).map((p) => p.text as string).join("");
@@ -303,6 +324,8 @@ class GeminiStream implements FrameRouter {
   readonly #answers: number;
   /** The call parts of each candidate (by position) that came in chunks `refuse` dropped. */
   readonly #refusedCalls = new Map<number, number>();
+  /** The candidates (by position) whose last call part dropped said `willContinue`: more pieces follow. */
+  readonly #continues = new Set<number>();
   /** The candidates (by position) of which a call part was routed: a client holds a call of theirs. */
   readonly #called = new Set<number>();
   /** How many dropped calls the reasons `#tellDropped` wrote told of, over every candidate. */
@@ -380,7 +403,17 @@ class GeminiStream implements FrameRouter {
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const call = hasCall(event);
-    this.#tellDropped(event, flow);
+    const telling = this.#tellsAt(event);
+    if (telling.length > 0 && candidates(event).some((c) => parts(c).some(saysSomething))) {
+      // (the chunk's own words go first, its calls and finish then routed as a chunk of their own: the reason
+      // went ahead of the chunk, and its words came after it, "Let me <reason>check.")
+      const { text, held } = parted(event);
+      spoke(event, flow);
+      flow.send(formatSse(JSON.stringify(text)));
+      event = held;
+      raw = formatSse(JSON.stringify(held));
+    }
+    this.#tellDropped(telling, flow);
     if (!call) {
       const ends = candidates(event).some((c) => c.finishReason != null) || event.usageMetadata != null;
       // (a part without text, a thought's signature, flows as well: held, text that came after it went first)
@@ -408,15 +441,7 @@ class GeminiStream implements FrameRouter {
    * finishes a turn of calls `STOP` as any other, so the finish stays; left alone, the client read a plain
    * stop with the call gone and nothing said, and the model was never told.
    */
-  #tellDropped(event: Record<string, unknown>, flow: StreamFlow): void {
-    const all = Array.isArray(event.candidates) ? event.candidates : [];
-    all.forEach((c, i) => {
-      if (isRecord(c) && parts(c).some(isCall)) this.#called.add(i);
-    });
-    if (this.#refusedCalls.size === 0) return;
-    const ends = all.flatMap((c, i) =>
-      isRecord(c) && c.finishReason != null && this.#refusedCalls.has(i) && !this.#called.has(i) ? [i] : []
-    );
+  #tellDropped(ends: readonly number[], flow: StreamFlow): void {
     for (const i of ends) {
       const count = this.#refusedCalls.get(i)!;
       this.#refusedCalls.delete(i);
@@ -428,6 +453,21 @@ class GeminiStream implements FrameRouter {
     }
   }
 
+  /**
+   * The candidates (by position) that `event` finishes whose only calls came in chunks `refuse` dropped:
+   * those `#tellDropped` tells. Notes the candidates of which it carries a call first.
+   */
+  #tellsAt(event: Record<string, unknown>): number[] {
+    const all = Array.isArray(event.candidates) ? event.candidates : [];
+    all.forEach((c, i) => {
+      if (isRecord(c) && parts(c).some(isCall)) this.#called.add(i);
+    });
+    if (this.#refusedCalls.size === 0) return [];
+    return all.flatMap((c, i) =>
+      isRecord(c) && c.finishReason != null && this.#refusedCalls.has(i) && !this.#called.has(i) ? [i] : []
+    );
+  }
+
   /** See `FrameRouter.ownReason`: the reason `#tellDropped` wrote, counted over every candidate. */
   ownReason(): string | undefined {
     return this.#toldCalls > 0 ? malformedCallsReason(this.#toldCalls) : undefined;
@@ -436,22 +476,8 @@ class GeminiStream implements FrameRouter {
   /** Sends the text of a chunk (its parts but calls) now, and holds its calls, finish and usage. */
   #split(event: Record<string, unknown>, flow: StreamFlow, tool: boolean): void {
     spoke(event, flow);
-    const { usageMetadata: _usage, ...rest } = event;
-    // (each piece keeps every candidate at its place, one that is no object too: the calls were read by
-    // place, and a client reads by place; left out, a `null` ahead moved candidate 1's words to place 0, and
-    // drop-call, dropping by place, let candidate 1's rejected call through there)
-    const text = {
-      ...rest,
-      candidates: eachCandidate(event, (c) => {
-        const { finishReason: _finish, ...open } = c;
-        return withParts(open, (ps) => ps.filter((p) => !isCall(p)));
-      }),
-    };
+    const { text, held } = parted(event);
     flow.send(formatSse(JSON.stringify(text)));
-    const held = {
-      ...event,
-      candidates: eachCandidate(event, (c) => withParts(c, (ps) => ps.filter(isCall))),
-    };
     flow.hold({ raw: formatSse(JSON.stringify(held)), event: held, tool });
   }
 
@@ -484,11 +510,20 @@ class GeminiStream implements FrameRouter {
       : undefined;
   }
 
-  /** Notes the call parts of each candidate of a refused chunk, by position (see `#tellDropped`). */
+  /**
+   * Notes the calls of each candidate of a refused chunk, by position (see `#tellDropped`): a call part
+   * that follows one saying `willContinue` is a piece of that call, not a call of its own (a call of five
+   * pieces was told as five calls).
+   */
   #countRefused(event: Record<string, unknown>): void {
     const all = Array.isArray(event.candidates) ? event.candidates : [];
     all.forEach((c, i) => {
-      const count = isRecord(c) ? parts(c).filter(isCall).length : 0;
+      let count = 0;
+      for (const p of isRecord(c) ? parts(c).filter(isCall) : []) {
+        if (!this.#continues.has(i)) count++;
+        if (isRecord(p.functionCall) && p.functionCall.willContinue === true) this.#continues.add(i);
+        else this.#continues.delete(i);
+      }
       if (count > 0) this.#refusedCalls.set(i, (this.#refusedCalls.get(i) ?? 0) + count);
     });
   }

@@ -69,6 +69,10 @@ function renumbered(call: unknown, at: number): unknown {
   return { ...call, function: { ...call.function, index: at } };
 }
 
+/** `text` with its JSON `\\uXXXX` escapes read (a line not JSON has no other reading). */
+const unescaped = (text: string): string =>
+  text.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+
 /**
  * A message's content, what the client's text goes on with: the reason starts on a new paragraph after words,
  * as a body joins them (`joinText`); after only thinking, or blanks, it stands alone.
@@ -117,11 +121,14 @@ class OllamaStream implements FrameRouter {
 
   /**
    * See `FrameRouter.unread`. Ollama ends a turn of calls `stop` as any other, so only the line's own text
-   * tells whether it carried calls: one that names `tool_calls` is taken for a call's (see `#tellDropped`);
-   * any other is dropped unsaid, as it may be text.
+   * tells whether it carried calls: one that names `tool_calls` is taken for a call's (see `#tellDropped`),
+   * its name read with its escapes (`"tool\u005fcalls"` is the same key to JSON); any other is dropped
+   * unsaid, as it may be text.
    */
   unread(data: string): void {
-    if (data.includes('"tool_calls"')) this.#unreadCalls = true;
+    const named = data.includes('"tool_calls"') ||
+      (data.includes("\\u") && unescaped(data).includes('"tool_calls"'));
+    if (named) this.#unreadCalls = true;
   }
 
   /** See `FrameRouter.ownReason`. */
@@ -134,8 +141,29 @@ class OllamaStream implements FrameRouter {
    * reason as its text ahead of it, and holds it. Left alone, the client read a plain stop with the call
    * gone and nothing said, and the model was never told.
    */
-  #tellDropped(event: Record<string, unknown>, flow: StreamFlow): void {
-    if (event.done !== true || !this.#unreadCalls || this.#called || this.#ownReason !== undefined) return;
+  #tellDropped(
+    raw: string,
+    event: Record<string, unknown>,
+    flow: StreamFlow,
+  ): { raw: string; event: Record<string, unknown> } {
+    if (event.done !== true || !this.#unreadCalls || this.#called || this.#ownReason !== undefined) {
+      return { raw, event };
+    }
+    const message = isRecord(event.message) ? event.message : undefined;
+    if (said(message) !== "") {
+      // (the final chunk's own words go first: sent after them, the reason stood inside the answer's last
+      // sentence, "Let me <reason>check.")
+      flow.sawText(said(message));
+      flow.send(
+        line({
+          ...(this.#template ?? {}),
+          message: { role: "assistant", content: said(message) },
+          done: false,
+        }),
+      );
+      event = { ...event, message: { ...message, content: "" } };
+      raw = line(event);
+    }
     // (an unread line's calls are not known: at least one)
     this.#ownReason = malformedCallsReason(1);
     const text = flow.lead(0) + this.#ownReason;
@@ -146,14 +174,16 @@ class OllamaStream implements FrameRouter {
     // The final chunk then waits for the end (as after calls): the ollama client stops reading at it, so
     // sent now, the stream was cancelled before the gate's end, and onVerdict never heard of the reason.
     flow.pending = true;
+    return { raw, event };
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
-    const message = isRecord(event.message) ? event.message : undefined;
-    const hasCalls = !!message && Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
-    const hasText = !!message && (textOf(message) !== "");
+    const hasCalls = isRecord(event.message) && Array.isArray(event.message.tool_calls) &&
+      event.message.tool_calls.length > 0;
     if (hasCalls) this.#called = true;
-    this.#tellDropped(event, flow);
+    ({ raw, event } = this.#tellDropped(raw, event, flow));
+    const message = isRecord(event.message) ? event.message : undefined;
+    const hasText = !!message && (textOf(message) !== "");
     if (!hasCalls) {
       // Pending: text still flows; the final chunk waits.
       if (!flow.pending || (hasText && event.done !== true)) {

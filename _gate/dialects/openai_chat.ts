@@ -229,6 +229,8 @@ class ChatStream implements FrameRouter {
   readonly #strayCalls = new Set<string>();
   /** How many dropped calls the reasons `#finishOfDropped` wrote told of, over every answer. */
   #toldCalls = 0;
+  /** Whether a reason `#finishOfDropped` wrote told of the `#strayCalls` (counted once in `#toldCalls`). */
+  #strayTold = false;
 
   constructor(answers = 1) {
     this.#answers = answers;
@@ -374,14 +376,16 @@ class ChatStream implements FrameRouter {
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
-    const ended = this.#finishOfDropped(event, flow);
-    if (ended) ({ raw, event } = { raw: formatSse(JSON.stringify(ended)), event: ended });
-    const choices = Array.isArray(event.choices) ? event.choices : [];
-    for (const c of choices) {
+    // (first: a choice whose call comes in the chunk that finishes it holds a call; noted after, it read that
+    // its calls were dropped and finished stop, its call going out all the same)
+    for (const c of Array.isArray(event.choices) ? event.choices : []) {
       if (isRecord(c) && isRecord(c.delta) && (c.delta.tool_calls != null || c.delta.function_call != null)) {
         this.#called.add(choiceIndex(c));
       }
     }
+    const ended = this.#finishOfDropped(event, flow);
+    if (ended) ({ raw, event } = { raw: formatSse(JSON.stringify(ended)), event: ended });
+    const choices = Array.isArray(event.choices) ? event.choices : [];
     const hasText = choices.some((c) => isRecord(c) && isRecord(c.delta) && speaks(c.delta));
     if (!toolish(choices)) {
       // Pending: text still flows (OpenAI text deltas carry no position), and a chunk that says nothing but,
@@ -421,13 +425,35 @@ class ChatStream implements FrameRouter {
       (unplaced || this.#refusedCalls.has(choiceIndex(c))) && !this.#called.has(choiceIndex(c));
     const ends = event.choices.filter(ending);
     if (ends.length === 0) return undefined;
-    const choices = event.choices.map((c) => ending(c) ? { ...c, finish_reason: "stop" } : c);
+    const base = this.#template ?? { object: "chat.completion.chunk" };
+    // (the words a finishing choice brings go first: sent after the reason, they ran on from it, "Let me
+    // <reason>check.")
+    const words = ends.flatMap((c) =>
+      isRecord(c.delta) && speaks(c.delta)
+        ? [{ ...c, delta: withoutKeys(c.delta, ["tool_calls", "function_call"]), finish_reason: null }]
+        : []
+    );
+    if (words.length > 0) this.#send(formatSse(JSON.stringify({ ...base, choices: words })), words, flow);
+    const choices = event.choices.map((c) => {
+      if (!ending(c)) return c;
+      if (!isRecord(c.delta) || !speaks(c.delta)) return { ...c, finish_reason: "stop" };
+      return {
+        ...c,
+        delta: withoutKeys(c.delta, [...TEXT_FIELDS, "role"]),
+        logprobs: null,
+        finish_reason: "stop",
+      };
+    });
     const told = ends.map((c) => {
       const index = choiceIndex(c);
       // (an unread chunk's calls are not known: at least one)
-      const count = this.#refusedCalls.get(index)?.size ?? Math.max(this.#strayCalls.size, 1);
+      const own = this.#refusedCalls.get(index)?.size;
+      const count = own ?? Math.max(this.#strayCalls.size, 1);
       this.#refusedCalls.delete(index);
-      this.#toldCalls += count;
+      // (calls at no answer's choice are told by every answer that may have made them, and counted once: one
+      // call read as two where two answers finished for tool calls)
+      if (own !== undefined || this.#strayCalls.size === 0 || !this.#strayTold) this.#toldCalls += count;
+      if (own === undefined) this.#strayTold = true;
       const delta = this.#rolePassed.has(index) ? {} : { role: "assistant" };
       return {
         index,
@@ -436,7 +462,6 @@ class ChatStream implements FrameRouter {
         finish_reason: null,
       };
     });
-    const base = this.#template ?? { object: "chat.completion.chunk" };
     this.#send(formatSse(JSON.stringify({ ...base, choices: told })), told, flow);
     return { ...event, choices };
   }
