@@ -3040,7 +3040,9 @@ function acrossLines(rule: Rule, from: { translated: boolean }): Rule {
   if (rule.raw || rule.squashed || rule.find || rule.leads === undefined) return rule;
   const source = spacesAcrossLines(acrossGaps(rule.re.source));
   if (source === rule.re.source) return rule;
-  const asWritten = new RegExp(rule.re.source, rule.re.flags.replace("g", "") + "y");
+  // (made at the first match across a line break: most scans never make one)
+  const { re } = rule;
+  const asWritten = lazy(() => new RegExp(re.source, re.flags.replace("g", "") + "y"));
   // (the wording of another language, where a noun may open the next line with a capital: a translation, or a
   // rule of these languages of its own)
   const nouns = { translated: from.translated || rule.name.endsWith("_translated") };
@@ -3052,8 +3054,9 @@ function acrossLines(rule: Rule, from: { translated: boolean }): Rule {
     leads: rule.leads?.flatMap((lead) => lead.endsWith(" ") ? [lead, `${lead.slice(0, -1)}\n`] : [lead]),
     accept: (t, s, e, upper, original) => {
       if (newlineIn(t, s, e) >= 0 && !readsOn(t, s, e, upper, original, nouns)) {
-        asWritten.lastIndex = s;
-        if (!asWritten.test(t) || asWritten.lastIndex !== e) return false;
+        const written = asWritten();
+        written.lastIndex = s;
+        if (!written.test(t) || written.lastIndex !== e) return false;
       }
       return accept === undefined || accept(t, s, e, upper, original);
     },
@@ -3062,23 +3065,14 @@ function acrossLines(rule: Rule, from: { translated: boolean }): Rule {
 
 /** `source` with each space outside a character class made `[ \n]`, and a class that takes a space a newline too. */
 function spacesAcrossLines(source: string): string {
-  let out = "";
-  for (let i = 0; i < source.length; i++) {
-    const c = source[i];
-    if (c === "\\") {
-      out += source.slice(i, i + 2);
-      i++;
-    } else if (c === "[") {
-      let j = i + 1;
-      while (j < source.length && source[j] !== "]") j += source[j] === "\\" ? 2 : 1;
-      const inside = source.slice(i + 1, j);
-      // (the newline where no range can take it as an end: first, or last after a leading hyphen)
-      const takesSpace = inside[0] !== "^" && inside.includes(" ") && !inside.includes("\\n");
-      out += !takesSpace ? `[${inside}]` : inside[0] === "-" ? `[${inside}\\n]` : `[\\n${inside}]`;
-      i = j;
-    } else out += c === " " ? "[ \\n]" : c;
-  }
-  return out;
+  // (one native pass over escapes, classes and spaces: a loop per character made every rule's first use pay
+  // for its whole source in the interpreter)
+  return source.replace(/\\[^]?|\[((?:\\[^]?|[^\]\\])*)\]?| /g, (m, inside?: string) => {
+    if (inside === undefined) return m === " " ? "[ \\n]" : m;
+    // (the newline where no range can take it as an end: first, or last after a leading hyphen)
+    const takesSpace = inside[0] !== "^" && inside.includes(" ") && !inside.includes("\\n");
+    return !takesSpace ? `[${inside}]` : inside[0] === "-" ? `[${inside}\\n]` : `[\\n${inside}]`;
+  });
 }
 
 /**

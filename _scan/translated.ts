@@ -1122,18 +1122,32 @@ export function withTranslations(
  * word that is another's start optional: no quantifier is nested (see rules.ts).
  */
 function trieOf(words: readonly string[]): string {
+  // (each group a list pushed on, not copied per word: copying made the first scan pay a quadratic build)
   const byFirst = new Map<string, string[]>();
   let ends = false;
   for (const word of words) {
-    if (word === "") ends = true;
-    else byFirst.set(word[0], [...(byFirst.get(word[0]) ?? []), word.slice(1)]);
+    if (word === "") {
+      ends = true;
+      continue;
+    }
+    const rest = byFirst.get(word[0]);
+    if (rest === undefined) byFirst.set(word[0], [word.slice(1)]);
+    else rest.push(word.slice(1));
   }
-  const alternatives = [...byFirst].map(([c, rest]) =>
-    c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + trieOf(rest)
-  );
-  if (alternatives.length === 0) return "";
+  if (byFirst.size === 0) return "";
+  // (one word and no end: its letters in a row, what a trie of it is, without a Map per letter)
+  if (byFirst.size === 1 && !ends) {
+    const [[c, rest]] = byFirst;
+    if (rest.length === 1) return escaped(c + rest[0]);
+  }
+  const alternatives = [...byFirst].map(([c, rest]) => escaped(c) + trieOf(rest));
   if (ends) alternatives.push("");
   return alternatives.length === 1 ? alternatives[0] : `(?:${alternatives.join("|")})`;
+}
+
+/** `text` as an expression that matches it literally. */
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** Both lists' strings, once each; undefined where `a` is. */
@@ -1148,7 +1162,8 @@ function both(a: readonly string[] | undefined, b: readonly string[] | undefined
  * English rule, so the joined rule keeps each of the English rule's pre-checks.
  */
 function joined(en: Rule, tr: Rule): Rule {
-  const alone = new RegExp(tr.re.source, "y");
+  // (made at the first match the joined rule's pre-checks let through: a clean text never makes one)
+  const alone = lazy(() => new RegExp(tr.re.source, "y"));
   const evidence = tr.anchors ?? tr.needles;
   return {
     ...en,
@@ -1162,9 +1177,10 @@ function joined(en: Rule, tr: Rule): Rule {
     maxLen: en.maxLen !== undefined && tr.maxLen !== undefined ? Math.max(en.maxLen, tr.maxLen) : undefined,
     farTries: en.farTries || tr.farTries ? true : undefined,
     accept: (t, s, e, upper, original) => {
-      alone.lastIndex = s;
+      const re = alone();
+      re.lastIndex = s;
       // (`test`: no match array; the match ends at `lastIndex`)
-      const judge = alone.test(t) && alone.lastIndex === e ? tr : en;
+      const judge = re.test(t) && re.lastIndex === e ? tr : en;
       return judge.accept === undefined || judge.accept(t, s, e, upper, original);
     },
   };
