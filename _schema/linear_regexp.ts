@@ -1216,6 +1216,17 @@ const TWO_CHOICES = /[?|,][^]*?[?|,]/;
 const WIDE_COUNT = /\{(?:\d*,)?\d{3,}\}/;
 /** A repeat of a varying count (`*`, `+`, `{m,}`, `{m,n}`): what a search from every start can run through. */
 const ONE_REPEAT = /[*+]|\{\d+,/;
+/**
+ * A group repeated any number of times, or up to a thousand or more (`(?:a|b)*`, `(a)+`, `(?:ab){2,}`,
+ * `(?:ab){0,5000}`): see {@linkcode JSC_ROUNDS}. (`(?:[0-9a-f]{3}){1,2}` cannot take that many rounds.)
+ */
+const SLOW_ON_JSC = /\)(?:[*+]|\{\d+,(?:\d{4,})?\})/;
+/**
+ * From this length a pattern that repeats a group ({@linkcode SLOW_ON_JSC}) runs on the linear-time matcher on
+ * JavaScriptCore, whose compiled code gives up past about 150 000 rounds (fewer deeper in the stack) and
+ * leaves the rest to its interpreter, about a microsecond a round.
+ */
+const JSC_ROUNDS = 100_000;
 /** Flags under which the ends of a pattern can be cut (see {@linkcode cutEnds}): no `g` or `y` (a match's end is read), no `v`. */
 const CUTTABLE_FLAGS = /^[dimsu]*$/;
 /** Flags the linear-time matcher reads as the native engine does (not `i`: see {@linkcode boundedRegExp}). */
@@ -1278,7 +1289,18 @@ export function boundedRegExp(
   }
   // (the matcher reads no `i`: schema patterns never have it, and a search costs no more than n^2)
   const searched = MATCHED_FLAGS.test(native.flags) && searchPolynomial(tree);
-  if (!risky(tree) && !searched) return runs === native ? native : new CutRegExp(source, runs);
+  if (!risky(tree) && !searched) {
+    const slow = failsQuietly() && SLOW_ON_JSC.test(source) && MATCHED_FLAGS.test(native.flags)
+      ? program(tree)
+      : null;
+    // JavaScriptCore leaves its compiled code for its interpreter past about 150 000 rounds of such a group
+    // (fewer deeper in the stack): on Bun `^(?:a|b)*$` took 2.7 s on 2 M characters, and 1.8 s to a "no" on 1 M
+    // (asked again), the matcher 0.8-1.1 s and 0.6 s; shorter strings stay native (1 ms on 100 000)
+    if (slow !== null && stepsPerChar(slow) <= MATCH_STEPS.perChar) {
+      return new LinearRegExp(source, native.flags, slow, { native: runs, nativeBelow: JSC_ROUNDS });
+    }
+    return runs === native ? native : new CutRegExp(source, runs);
+  }
   let prog = native.ignoreCase ? null : program(tree);
   // Counted repeats too wide to copy kept the native engine where its cost is bounded: still so where no two
   // items that vary take the same character and no search runs through them from every start
@@ -1518,6 +1540,21 @@ function riskyShape(source: string, { caseSensitive }: { caseSensitive: boolean 
   } catch {
     return true;
   }
+}
+
+/**
+ * The most steps `prog` takes a character, wherever it is: each instruction runs at most once a position,
+ * and a step is counted for each thread it starts (two for a split) and each set that reads the character;
+ * Infinity with a {@linkcode CountOp}, whose threads are not bounded so. Within
+ * {@linkcode MATCH_STEPS}' `perChar`, the matcher answers any string.
+ */
+function stepsPerChar(prog: Op[]): number {
+  let steps = 1; // (the thread each position starts)
+  for (const op of prog) {
+    if (op.op === "count") return Infinity;
+    steps += op.op === "set" || op.op === "split" ? 2 : 1;
+  }
+  return steps;
 }
 
 /**
