@@ -922,6 +922,14 @@ function isWordChar(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || c === 95 || (c >= 97 && c <= 122);
 }
 
+/** The counts' entry positions of a program without counts: never read. */
+const NO_COUNTS = new Int32Array(0);
+
+/** Whether `prog` has a {@linkcode CountOp}, whose threads {@linkcode run} keeps books for. */
+function hasCounts(prog: Op[]): boolean {
+  return prog.some((op) => op.op === "count");
+}
+
 /**
  * Whether `prog` matches somewhere in `s`, read by code point (`unicode`) or by code unit as a pattern without
  * the `u` flag reads it (`.` takes half of an astral character there), with `^` and `$` at line ends too
@@ -932,16 +940,20 @@ function isWordChar(c: number): boolean {
 function run(
   prog: Op[],
   s: string,
-  { unicode, multiline }: { unicode: boolean; multiline: boolean },
+  { unicode, multiline, counts }: { unicode: boolean; multiline: boolean; counts: boolean },
 ): boolean {
   // read in place, by index into `s`: a list of its code points took 27 bytes a character (276 MB for 10 MB)
   const n = s.length;
   const mark = new Int32Array(prog.length).fill(-1);
-  const entered = new Int32Array(prog.length).fill(-1);
+  // (a count's bookkeeping only where `prog` has counts (see {@linkcode hasCounts}): built and walked for
+  // each string, it cost a program without them, the hostname pattern's, 7% on short strings)
+  const entered = counts ? new Int32Array(prog.length).fill(-1) : NO_COUNTS;
   // per count and phase: the number of characters read when each of its threads entered, oldest first from
   // `heads`
-  const entries: number[][][] = prog.map((op) => op.op === "count" ? op.sets.map(() => []) : []);
-  const heads: number[][] = prog.map((op) => op.op === "count" ? op.sets.map(() => 0) : []);
+  const entries: number[][][] = counts
+    ? prog.map((op) => op.op === "count" ? op.sets.map(() => []) : [])
+    : [];
+  const heads: number[][] = counts ? prog.map((op) => op.op === "count" ? op.sets.map(() => 0) : []) : [];
   let current: number[] = [];
   let next: number[] = [];
   const stack: number[] = [];
@@ -1023,12 +1035,14 @@ function run(
     }
     return false;
   };
-  const inPair = new Int32Array(prog.length).fill(-1);
+  // (made on the first pair, on V8: most strings have none)
+  let inPair: Int32Array | null = null;
   /**
    * Whether a match that takes no character starts at `i`, between the halves of a pair: V8 (not
    * JavaScriptCore) searches from there too, where no character is read whole (`\B`, `(?!x)` hold).
    */
   const emptyInPair = (i: number): boolean => {
+    inPair ??= new Int32Array(prog.length).fill(-1);
     stack.push(0);
     while (stack.length > 0) {
       const pc = stack.pop()!;
@@ -1056,27 +1070,29 @@ function run(
     if (c > 0xffff && searchesInPairs() && emptyInPair(i + 1)) return true;
     next.length = 0;
     // each count first takes the character (or ends), before a thread this step enters it anew
-    for (const pc of current) {
-      const op = prog[pc];
-      if (op.op !== "count") continue;
-      const w = op.sets.length;
-      const most = op.max * w;
-      // (each phase is read twice a character, here and below, about a step's cost for two: 30 counts
-      // of 64 sets kept alive ran 14 times past the budget uncounted, 2 s on 20 000 characters)
-      steps += w >> 1;
-      for (let phase = 0; phase < w; phase++) {
-        const queue = entries[pc][phase];
-        let head = heads[pc][phase];
-        if (head === queue.length) continue;
-        // (a thread that entered after r characters, r = phase mod w, reads its set (read - r) mod w)
-        if (inSet(op.sets[(read - phase + w) % w], c)) {
-          while (head < queue.length && read + 1 - queue[head] > most) head++;
-        } else head = queue.length;
-        if (head === queue.length || (head > 1024 && 2 * head > queue.length)) {
-          queue.splice(0, head); // (dropped at most once each)
-          head = 0;
+    if (counts) {
+      for (const pc of current) {
+        const op = prog[pc];
+        if (op.op !== "count") continue;
+        const w = op.sets.length;
+        const most = op.max * w;
+        // (each phase is read twice a character, here and below, about a step's cost for two: 30 counts
+        // of 64 sets kept alive ran 14 times past the budget uncounted, 2 s on 20 000 characters)
+        steps += w >> 1;
+        for (let phase = 0; phase < w; phase++) {
+          const queue = entries[pc][phase];
+          let head = heads[pc][phase];
+          if (head === queue.length) continue;
+          // (a thread that entered after r characters, r = phase mod w, reads its set (read - r) mod w)
+          if (inSet(op.sets[(read - phase + w) % w], c)) {
+            while (head < queue.length && read + 1 - queue[head] > most) head++;
+          } else head = queue.length;
+          if (head === queue.length || (head > 1024 && 2 * head > queue.length)) {
+            queue.splice(0, head); // (dropped at most once each)
+            head = 0;
+          }
+          heads[pc][phase] = head;
         }
-        heads[pc][phase] = head;
       }
     }
     for (const pc of current) {
@@ -1106,6 +1122,7 @@ function run(
 /** A `RegExp` whose `test` runs the linear-time matcher (what the schema checks call). */
 class LinearRegExp extends RegExp {
   readonly #prog: Op[];
+  readonly #counts: boolean;
   readonly #native: RegExp | null;
   readonly #nativeBelow: number;
 
@@ -1121,6 +1138,7 @@ class LinearRegExp extends RegExp {
   ) {
     super(source, flags);
     this.#prog = prog;
+    this.#counts = hasCounts(prog);
     this.#native = native;
     this.#nativeBelow = nativeBelow;
   }
@@ -1134,7 +1152,7 @@ class LinearRegExp extends RegExp {
   override test(s: string): boolean {
     const text = String(s);
     if (this.#native !== null && text.length < this.#nativeBelow) return this.#native.test(text);
-    return run(this.#prog, text, { unicode: this.unicode, multiline: this.multiline });
+    return run(this.#prog, text, { unicode: this.unicode, multiline: this.multiline, counts: this.#counts });
   }
 }
 
@@ -1216,6 +1234,17 @@ const TWO_CHOICES = /[?|,][^]*?[?|,]/;
 const WIDE_COUNT = /\{(?:\d*,)?\d{3,}\}/;
 /** A repeat of a varying count (`*`, `+`, `{m,}`, `{m,n}`): what a search from every start can run through. */
 const ONE_REPEAT = /[*+]|\{\d+,/;
+/**
+ * A group repeated any number of times, or up to a thousand or more (`(?:a|b)*`, `(a)+`, `(?:ab){2,}`,
+ * `(?:ab){0,5000}`): see {@linkcode JSC_ROUNDS}. (`(?:[0-9a-f]{3}){1,2}` cannot take that many rounds.)
+ */
+const SLOW_ON_JSC = /\)(?:[*+]|\{\d+,(?:\d{4,})?\})/;
+/**
+ * From this length a pattern that repeats a group ({@linkcode SLOW_ON_JSC}) runs on the linear-time matcher on
+ * JavaScriptCore, whose compiled code gives up past about 150 000 rounds (fewer deeper in the stack) and
+ * leaves the rest to its interpreter, about a microsecond a round.
+ */
+const JSC_ROUNDS = 100_000;
 /** Flags under which the ends of a pattern can be cut (see {@linkcode cutEnds}): no `g` or `y` (a match's end is read), no `v`. */
 const CUTTABLE_FLAGS = /^[dimsu]*$/;
 /** Flags the linear-time matcher reads as the native engine does (not `i`: see {@linkcode boundedRegExp}). */
@@ -1278,7 +1307,18 @@ export function boundedRegExp(
   }
   // (the matcher reads no `i`: schema patterns never have it, and a search costs no more than n^2)
   const searched = MATCHED_FLAGS.test(native.flags) && searchPolynomial(tree);
-  if (!risky(tree) && !searched) return runs === native ? native : new CutRegExp(source, runs);
+  if (!risky(tree) && !searched) {
+    const slow = failsQuietly() && SLOW_ON_JSC.test(source) && MATCHED_FLAGS.test(native.flags)
+      ? program(tree)
+      : null;
+    // JavaScriptCore leaves its compiled code for its interpreter past about 150 000 rounds of such a group
+    // (fewer deeper in the stack): on Bun `^(?:a|b)*$` took 2.7 s on 2 M characters, and 1.8 s to a "no" on 1 M
+    // (asked again), the matcher 0.8-1.1 s and 0.6 s; shorter strings stay native (1 ms on 100 000)
+    if (slow !== null && stepsPerChar(slow) <= MATCH_STEPS.perChar) {
+      return new LinearRegExp(source, native.flags, slow, { native: runs, nativeBelow: JSC_ROUNDS });
+    }
+    return runs === native ? native : new CutRegExp(source, runs);
+  }
   let prog = native.ignoreCase ? null : program(tree);
   // Counted repeats too wide to copy kept the native engine where its cost is bounded: still so where no two
   // items that vary take the same character and no search runs through them from every start
@@ -1518,6 +1558,21 @@ function riskyShape(source: string, { caseSensitive }: { caseSensitive: boolean 
   } catch {
     return true;
   }
+}
+
+/**
+ * The most steps `prog` takes a character, wherever it is: each instruction runs at most once a position,
+ * and a step is counted for each thread it starts (two for a split) and each set that reads the character;
+ * Infinity with a {@linkcode CountOp}, whose threads are not bounded so. Within
+ * {@linkcode MATCH_STEPS}' `perChar`, the matcher answers any string.
+ */
+function stepsPerChar(prog: Op[]): number {
+  let steps = 1; // (the thread each position starts)
+  for (const op of prog) {
+    if (op.op === "count") return Infinity;
+    steps += op.op === "set" || op.op === "split" ? 2 : 1;
+  }
+  return steps;
 }
 
 /**
