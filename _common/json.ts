@@ -1403,16 +1403,14 @@ export function copyAsSent<T>(
  * ```
  */
 export function asSent(v: unknown, key: string, infinite = false): unknown {
-  // (JSON.stringify asks a BigInt for a toJSON too: an application that gives BigInt.prototype one sends that)
-  if (typeof v === "bigint" && typeof BIGINT_PROTO.toJSON === "function") {
-    v = BIGINT_PROTO.toJSON.call(v, key);
+  // (JSON.stringify asks a BigInt for a toJSON too: an application that gives BigInt.prototype one sends that;
+  // one toJSON a value, as JSON calls: a second, of what the first returned, judged what was not sent)
+  if (typeof v === "bigint") {
+    if (typeof BIGINT_PROTO.toJSON === "function") v = BIGINT_PROTO.toJSON.call(v, key);
+  } else if (typeof v === "object" && v !== null && hasToJSON(v)) {
+    v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
   }
-  if (typeof v === "object" && v !== null) {
-    if (hasToJSON(v)) {
-      v = (v as { toJSON: (key: string) => unknown }).toJSON(key);
-    }
-    if (typeof v === "object" && v !== null && !Array.isArray(v)) v = unwrapped(v);
-  }
+  if (typeof v === "object" && v !== null && !Array.isArray(v)) v = unwrapped(v);
   if (typeof v === "number") return Number.isFinite(v) || (infinite && v === v) ? v : null;
   return typeof v === "function" || typeof v === "symbol" ? undefined : v;
 }
