@@ -166,3 +166,36 @@ test("classify: the tree note comes after the sentence, then the read note, then
     assert.ok(detail.length <= 400, detail);
   }
 });
+
+test("classify: a long sentence from the tool (a refusal, a protocol error) leaves the notes their room", async () => {
+  const { classify } = await import("../guard.ts");
+  const treeNote = "the process tree the guard ended was found by its process group only";
+  const notes = { treeNote, stderrReadError: "EIO: i/o error, read" };
+  const refusal = JSON.stringify({ ok: false, error: { code: "E_BIG", message: "m".repeat(500) } });
+  const cases: [ReturnType<typeof classify>, RegExp][] = [
+    [
+      classify({ exitCode: 0, signal: null, stdout: refusal, stderr: "why\n", ...notes }),
+      /^E_BIG: m+\u2026; /,
+    ],
+    [
+      classify({ exitCode: 0, signal: null, stdout: "x", ...notes }, {
+        protocol: () => {
+          throw new Error("p".repeat(600));
+        },
+      }),
+      /^the protocol function rejected stdout: p+\u2026; /,
+    ],
+  ];
+  for (const [r, sentence] of cases) {
+    assert.match(r.detail, sentence, "the sentence keeps its shape, cut");
+    assert.ok(
+      r.detail.includes(`; ${treeNote}; reading stderr failed (EIO`),
+      `the notes are kept: ${r.detail}`,
+    );
+    assert.ok(!r.detail.includes("; stderr: "), "the tool's output is what the cut takes first");
+    assert.ok(r.detail.length <= 400, r.detail);
+  }
+  // A short sentence is never cut for a note, and with no note a long one keeps the whole detail.
+  const alone = classify({ exitCode: 0, signal: null, stdout: refusal });
+  assert.equal(alone.detail.length, 400);
+});
