@@ -77,7 +77,8 @@ export interface ProcessOutcome {
   /**
    * Set when the guard ended the process tree and may have missed part of it: why (on Linux without a readable
    * `/proc`, it was found by its process group only). Said right after the result's own sentence, before any
-   * other note and before the tool's output, so a long stderr never pushes it out of `maxDetail`.
+   * other note and before the tool's output, so a long stderr never pushes it out of `maxDetail`. Any value
+   * other than `undefined` or `null` is taken as text, cut at 200 characters.
    */
   treeNote?: string;
   /** Wall-clock milliseconds from spawn to settle. */
@@ -236,9 +237,13 @@ function stderrReadNote(readError: unknown): string {
   return `reading stderr failed (${why}), so the stderr shown ends where the read failed`;
 }
 
-/** {@linkcode ProcessOutcome.treeNote} as text: "" when absent, or not text (a runner's slip must not throw). */
+/**
+ * {@linkcode ProcessOutcome.treeNote} as text: "" when absent; any other value taken as text (a boxed string is
+ * its text, and a runner's slip must not throw), cut like a read error's reason so it cannot push out the notes
+ * after it.
+ */
 function treeNoteOf(note: unknown): string {
-  return typeof note === "string" ? note : "";
+  return note === undefined || note === null ? "" : clip(errorText(note), 200);
 }
 
 type Parsed = { ok: true; items: unknown[] } | { ok: false; kind: "protocol" | "refused"; detail: string };

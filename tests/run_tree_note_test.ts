@@ -199,3 +199,17 @@ test("classify: a long sentence from the tool (a refusal, a protocol error) leav
   const alone = classify({ exitCode: 0, signal: null, stdout: refusal });
   assert.equal(alone.detail.length, 400);
 });
+
+test("classify: a runner's tree note is taken as text and bounded, so it cannot push out the read note", async () => {
+  const { classify } = await import("../guard.ts");
+  const outcome = { exitCode: 0, signal: null, stdout: "a\n", stderrReadError: "EIO" };
+  // A boxed string is the note it holds, as any value is for stderrReadError.
+  const boxed = classify({ ...outcome, treeNote: new String("found by group") as unknown as string }, {
+    protocol: "lines",
+  });
+  assert.match(boxed.detail, /^found by group; reading stderr failed \(EIO\)/);
+  // A note of 10 000 characters is cut like a read error's reason, and the read note after it is kept.
+  const long = classify({ ...outcome, treeNote: "t".repeat(10_000) }, { protocol: "lines" });
+  assert.match(long.detail, /^t+\u2026; reading stderr failed \(EIO\), so the stderr shown ends/);
+  assert.ok(long.detail.length <= 400);
+});
