@@ -30,6 +30,7 @@ import {
 } from "./classify.ts";
 import {
   checkSwitches,
+  clip,
   errorText,
   givenValue,
   isRecord,
@@ -742,7 +743,9 @@ async function scanned(
     result.warnings = scan(text, { context: "tool_output" }).findings;
     return result;
   } catch (error) {
-    why = loaded ? errorText(error) : `the guard could not load its scanner: ${errorText(error)}`;
+    // (cut like a read error's reason: a long one must not push out what the run said of itself, below)
+    const reason = clip(errorText(error), 200) || "no reason given";
+    why = loaded ? reason : `the guard could not load its scanner: ${reason}`;
   }
   return failure(
     "protocol",

@@ -278,3 +278,22 @@ test("runTool: output withheld as unscanned still says the stderr read failed", 
   assert.match(r.detail, /^its output could not be scanned for injected instructions, so it is withheld: /);
   assert.match(r.detail, /; reading stderr failed \(EIO: i\/o error, read\), so the stderr shown ends where/);
 });
+
+test("runTool: a long reason the scanner gives for withheld output leaves the stderr read note its room", async () => {
+  const tool = evalCommand('console.error("warn"); console.log("a")');
+  const r = await runEngine(tool.command, tool.args, {
+    protocol: "lines",
+    scanOutput: true,
+    timeoutMs: 15_000,
+  }, {
+    readStderr: stderrFailingAfterOne,
+    loadScanner: () => Promise.reject(new Error("x".repeat(500))),
+  });
+  assert.equal(r.kind, "protocol", r.detail);
+  assert.match(
+    r.detail,
+    /^its output could not be scanned .*: the guard could not load its scanner: x+\u2026; /,
+  );
+  assert.match(r.detail, /; reading stderr failed \(EIO: i\/o error, read\), so the stderr shown ends where/);
+  assert.ok(r.detail.length <= 400, r.detail);
+});
