@@ -468,7 +468,8 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     return failure("timeout", `timed out after ${ms} ms; the guard ended the process tree`, common);
   }
   if (outcome.killedBy === "abort") {
-    const reason = outcome.abortReason ? ` (${outcome.abortReason})` : "";
+    // (cut like a read error's reason: a caller's long reason must not push out the rest, or the notes)
+    const reason = outcome.abortReason ? ` (${clip(errorText(outcome.abortReason), 200)})` : "";
     return failure(
       "timeout",
       `aborted by the caller's AbortSignal${reason}; the guard ended the process tree`,

@@ -213,3 +213,24 @@ test("classify: a runner's tree note is taken as text and bounded, so it cannot 
   assert.match(long.detail, /^t+\u2026; reading stderr failed \(EIO\), so the stderr shown ends/);
   assert.ok(long.detail.length <= 400);
 });
+
+test("classify: a long abort reason keeps the rest of the sentence and the notes after it", async () => {
+  const { classify } = await import("../guard.ts");
+  const treeNote = "the process tree the guard ended was found by its process group only";
+  const r = classify({
+    exitCode: null,
+    signal: "SIGTERM",
+    stdout: "",
+    stderr: "why\n",
+    killedBy: "abort",
+    abortReason: "r".repeat(600),
+    treeNote,
+    stderrReadError: "EIO",
+  });
+  assert.match(
+    r.detail,
+    /^aborted by the caller's AbortSignal \(r+\u2026\); the guard ended the process tree; /,
+  );
+  assert.ok(r.detail.includes(`; ${treeNote}; reading stderr failed (EIO)`), r.detail);
+  assert.ok(r.detail.length <= 400, r.detail);
+});
