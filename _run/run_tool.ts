@@ -314,7 +314,10 @@ interface RunOutcome {
   stdoutFailure: string | null;
   /** Why reading stderr failed before its end, or null when it did not. */
   stderrFailure: string | null;
-  /** Whether the guard ended the tree (a timeout, an abort, the output cap, or a failed read of stdout). */
+  /**
+   * Whether the guard ended the tree: a timeout, an abort, the output cap, a failed read of stdout, or, after
+   * the tool exited, what it left holding a pipe when the drain stopped waiting (then even on a success).
+   */
   treeEnded: boolean;
 }
 
