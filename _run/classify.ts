@@ -77,7 +77,8 @@ export interface ProcessOutcome {
   /**
    * Set when the guard ended the process tree and may have missed part of it: why (on Linux without a readable
    * `/proc`, it was found by its process group only). Said right after the result's own sentence, before any
-   * other note and before the tool's output, so a long stderr never pushes it out of `maxDetail`.
+   * other note and before the tool's output, so a long stderr never pushes it out of `maxDetail`. Any value
+   * other than `undefined` or `null` is taken as text, cut at 200 characters.
    */
   treeNote?: string;
   /** Wall-clock milliseconds from spawn to settle. */
@@ -236,9 +237,13 @@ function stderrReadNote(readError: unknown): string {
   return `reading stderr failed (${why}), so the stderr shown ends where the read failed`;
 }
 
-/** {@linkcode ProcessOutcome.treeNote} as text: "" when absent, or not text (a runner's slip must not throw). */
+/**
+ * {@linkcode ProcessOutcome.treeNote} as text: "" when absent; any other value taken as text (a boxed string is
+ * its text, and a runner's slip must not throw), cut like a read error's reason so it cannot push out the notes
+ * after it.
+ */
 function treeNoteOf(note: unknown): string {
-  return typeof note === "string" ? note : "";
+  return note === undefined || note === null ? "" : clip(errorText(note), 200);
 }
 
 type Parsed = { ok: true; items: unknown[] } | { ok: false; kind: "protocol" | "refused"; detail: string };
@@ -296,14 +301,27 @@ function parseDocument(
   };
 }
 
-function parseStdout(text: string, protocol: Protocol): Parsed {
+/**
+ * `prefix` and then `quoted` (what the tool said: a refusal's message, a protocol function's error), the quoted
+ * part cut so the whole fits in `room` (never below 40 characters of it): the guard's notes come after it in the
+ * detail, and a long message from the tool must not push them out of `maxDetail`.
+ */
+function quote(prefix: string, quoted: string, room: number): string {
+  return prefix + clip(quoted, Math.max(40, room - prefix.length));
+}
+
+/**
+ * The items on stdout, or why there are none. `room`: the most a sentence quoting the tool may take of the
+ * detail so that the notes after it keep theirs ({@linkcode quote}).
+ */
+function parseStdout(text: string, protocol: Protocol, room: number): Parsed {
   if (typeof protocol === "function") {
     let items: unknown;
     try {
       items = protocol(text);
     } catch (error) {
-      const message = errorText(error);
-      return { ok: false, kind: "protocol", detail: `the protocol function rejected stdout: ${message}` };
+      const detail = quote("the protocol function rejected stdout: ", errorText(error), room);
+      return { ok: false, kind: "protocol", detail };
     }
     try {
       if (!Array.isArray(items)) {
@@ -317,11 +335,10 @@ function parseStdout(text: string, protocol: Protocol): Parsed {
       if (typeof items.length === "number") return { ok: true, items };
       throw new TypeError("its length is not a number");
     } catch (error) {
-      const message = errorText(error);
       return {
         ok: false,
         kind: "protocol",
-        detail: `the protocol function returned a list that cannot be read: ${message}`,
+        detail: quote("the protocol function returned a list that cannot be read: ", errorText(error), room),
       };
     }
   }
@@ -372,7 +389,9 @@ function parseStdout(text: string, protocol: Protocol): Parsed {
         };
       }
       const envelope = value as { ok?: unknown; items?: unknown; error?: unknown };
-      if (envelope.ok !== true) return { ok: false, kind: "refused", detail: refusalDetail(envelope) };
+      if (envelope.ok !== true) {
+        return { ok: false, kind: "refused", detail: quote("", refusalDetail(envelope), room) };
+      }
       if (!Array.isArray(envelope.items)) {
         return {
           ok: false,
@@ -449,7 +468,8 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     return failure("timeout", `timed out after ${ms} ms; the guard ended the process tree`, common);
   }
   if (outcome.killedBy === "abort") {
-    const reason = outcome.abortReason ? ` (${outcome.abortReason})` : "";
+    // (cut like a read error's reason: a caller's long reason must not push out the rest, or the notes)
+    const reason = outcome.abortReason ? ` (${clip(errorText(outcome.abortReason), 200)})` : "";
     return failure(
       "timeout",
       `aborted by the caller's AbortSignal${reason}; the guard ended the process tree`,
@@ -509,7 +529,10 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   } catch (error) {
     return failure("spawn", `invalid encoding ${JSON.stringify(encoding)}: ${String(error)}`, common);
   }
-  const parsed = parseStdout(text, protocol);
+  // What follows the sentence (the guard's notes) keeps its room; with none, the sentence may take all of it.
+  const notes = withNote(held ? HELD_DETAIL : "", common.note);
+  const room = notes === "" ? Infinity : Math.max(Math.ceil(maxDetail / 2), maxDetail - 2 - notes.length);
+  const parsed = parseStdout(text, protocol, room);
   if (!parsed.ok) {
     return failure(parsed.kind, held ? `${parsed.detail}; ${HELD_DETAIL}` : parsed.detail, common);
   }

@@ -30,6 +30,7 @@ import {
 } from "./classify.ts";
 import {
   checkSwitches,
+  clip,
   errorText,
   givenValue,
   isRecord,
@@ -313,7 +314,10 @@ interface RunOutcome {
   stdoutFailure: string | null;
   /** Why reading stderr failed before its end, or null when it did not. */
   stderrFailure: string | null;
-  /** Whether the guard ended the tree (a timeout, an abort, the output cap, or a failed read of stdout). */
+  /**
+   * Whether the guard ended the tree: a timeout, an abort, the output cap, a failed read of stdout, or, after
+   * the tool exited, what it left holding a pipe when the drain stopped waiting (then even on a success).
+   */
   treeEnded: boolean;
 }
 
@@ -742,7 +746,9 @@ async function scanned(
     result.warnings = scan(text, { context: "tool_output" }).findings;
     return result;
   } catch (error) {
-    why = loaded ? errorText(error) : `the guard could not load its scanner: ${errorText(error)}`;
+    // (cut like a read error's reason: a long one must not push out what the run said of itself, below)
+    const reason = clip(errorText(error), 200) || "no reason given";
+    why = loaded ? reason : `the guard could not load its scanner: ${reason}`;
   }
   return failure(
     "protocol",

@@ -264,17 +264,33 @@ test("classify: the note on a failed stderr read never cuts the result's own sen
   }
 });
 
-test("runTool: output withheld as unscanned still says the stderr read failed", async () => {
+/** A tool run whose stderr read fails and whose scanner will not load (`why`), so its output is withheld. */
+function withheldUnscanned(why: string) {
   const tool = evalCommand('console.error("warn"); console.log("a")');
-  const r = await runEngine(tool.command, tool.args, {
+  return runEngine(tool.command, tool.args, {
     protocol: "lines",
     scanOutput: true,
     timeoutMs: 15_000,
   }, {
     readStderr: stderrFailingAfterOne,
-    loadScanner: () => Promise.reject(new Error("no scanner here")),
+    loadScanner: () => Promise.reject(new Error(why)),
   });
+}
+
+test("runTool: output withheld as unscanned still says the stderr read failed", async () => {
+  const r = await withheldUnscanned("no scanner here");
   assert.equal(r.kind, "protocol", r.detail);
   assert.match(r.detail, /^its output could not be scanned for injected instructions, so it is withheld: /);
   assert.match(r.detail, /; reading stderr failed \(EIO: i\/o error, read\), so the stderr shown ends where/);
+});
+
+test("runTool: a long reason the scanner gives for withheld output leaves the stderr read note its room", async () => {
+  const r = await withheldUnscanned("x".repeat(500));
+  assert.equal(r.kind, "protocol", r.detail);
+  assert.match(
+    r.detail,
+    /^its output could not be scanned .*: the guard could not load its scanner: x+\u2026; /,
+  );
+  assert.match(r.detail, /; reading stderr failed \(EIO: i\/o error, read\), so the stderr shown ends where/);
+  assert.ok(r.detail.length <= 400, r.detail);
 });

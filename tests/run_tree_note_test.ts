@@ -166,3 +166,71 @@ test("classify: the tree note comes after the sentence, then the read note, then
     assert.ok(detail.length <= 400, detail);
   }
 });
+
+test("classify: a long sentence from the tool (a refusal, a protocol error) leaves the notes their room", async () => {
+  const { classify } = await import("../guard.ts");
+  const treeNote = "the process tree the guard ended was found by its process group only";
+  const notes = { treeNote, stderrReadError: "EIO: i/o error, read" };
+  const refusal = JSON.stringify({ ok: false, error: { code: "E_BIG", message: "m".repeat(500) } });
+  const cases: [ReturnType<typeof classify>, RegExp][] = [
+    [
+      classify({ exitCode: 0, signal: null, stdout: refusal, stderr: "why\n", ...notes }),
+      /^E_BIG: m+\u2026; /,
+    ],
+    [
+      classify({ exitCode: 0, signal: null, stdout: "x", ...notes }, {
+        protocol: () => {
+          throw new Error("p".repeat(600));
+        },
+      }),
+      /^the protocol function rejected stdout: p+\u2026; /,
+    ],
+  ];
+  for (const [r, sentence] of cases) {
+    assert.match(r.detail, sentence, "the sentence keeps its shape, cut");
+    assert.ok(
+      r.detail.includes(`; ${treeNote}; reading stderr failed (EIO`),
+      `the notes are kept: ${r.detail}`,
+    );
+    assert.ok(!r.detail.includes("; stderr: "), "the tool's output is what the cut takes first");
+    assert.ok(r.detail.length <= 400, r.detail);
+  }
+  // A short sentence is never cut for a note, and with no note a long one keeps the whole detail.
+  const alone = classify({ exitCode: 0, signal: null, stdout: refusal });
+  assert.equal(alone.detail.length, 400);
+});
+
+test("classify: a runner's tree note is taken as text and bounded, so it cannot push out the read note", async () => {
+  const { classify } = await import("../guard.ts");
+  const outcome = { exitCode: 0, signal: null, stdout: "a\n", stderrReadError: "EIO" };
+  // A boxed string is the note it holds, as any value is for stderrReadError.
+  const boxed = classify({ ...outcome, treeNote: new String("found by group") as unknown as string }, {
+    protocol: "lines",
+  });
+  assert.match(boxed.detail, /^found by group; reading stderr failed \(EIO\)/);
+  // A note of 10 000 characters is cut like a read error's reason, and the read note after it is kept.
+  const long = classify({ ...outcome, treeNote: "t".repeat(10_000) }, { protocol: "lines" });
+  assert.match(long.detail, /^t+\u2026; reading stderr failed \(EIO\), so the stderr shown ends/);
+  assert.ok(long.detail.length <= 400);
+});
+
+test("classify: a long abort reason keeps the rest of the sentence and the notes after it", async () => {
+  const { classify } = await import("../guard.ts");
+  const treeNote = "the process tree the guard ended was found by its process group only";
+  const r = classify({
+    exitCode: null,
+    signal: "SIGTERM",
+    stdout: "",
+    stderr: "why\n",
+    killedBy: "abort",
+    abortReason: "r".repeat(600),
+    treeNote,
+    stderrReadError: "EIO",
+  });
+  assert.match(
+    r.detail,
+    /^aborted by the caller's AbortSignal \(r+\u2026\); the guard ended the process tree; /,
+  );
+  assert.ok(r.detail.includes(`; ${treeNote}; reading stderr failed (EIO)`), r.detail);
+  assert.ok(r.detail.length <= 400, r.detail);
+});
