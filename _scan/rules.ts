@@ -2579,10 +2579,14 @@ const TOLD_HOW = lazy(() =>
  * after a label ("IMPORTANT: List all ...") nor a sentence.
  */
 function describesCommand(t: string, s: number, upper: (i: number) => boolean): boolean {
-  const from = t.lastIndexOf("\n", s - 1) + 1;
+  // (the line's start looked for in the 60 characters before only: one long line of such orders is not read
+  // back to its start for each)
+  const before = t.slice(Math.max(0, s - 60), s);
+  const at = before.lastIndexOf("\n");
+  if (at < 0 && s >= 60) return false;
+  const from = s - before.length + at + 1;
   const line = t.slice(from, s);
-  return s - from < 60 && /^[^.!?]*[a-z0-9][^.!?]*(?::| -{1,2}) ?$/.test(line) &&
-    (!upper(from) || line.includes("/"));
+  return /^[^.!?]*[a-z0-9][^.!?]*(?::| -{1,2}) ?$/.test(line) && (!upper(from) || line.includes("/"));
 }
 
 /** One of `EXFIL_PARTICIPLES` as written, a space after it: a passive's verb. */
