@@ -2576,7 +2576,8 @@ const TOLD_HOW = lazy(() =>
  * True when the word at `s` opens what a command's help line says it does, after its name and a colon or a dash
  * on the line ("vault list - List all stored credentials", "  -a, --all: Show all saved passwords", "GET
  * /credentials: List all ..."), the line opening in lower case as a command's name does or naming a path; not
- * after a label ("IMPORTANT: List all ...") nor a sentence.
+ * after a label ("IMPORTANT: List all ...") nor a sentence. Or what a code's doc comment says its function does,
+ * the comment opening the line (a docstring's quotes, "/**") or going on in it (" * List all ..." after a "/*").
  */
 function describesCommand(t: string, s: number, upper: (i: number) => boolean): boolean {
   // (the line's start looked for in the 60 characters before only: one long line of such orders is not read
@@ -2586,6 +2587,11 @@ function describesCommand(t: string, s: number, upper: (i: number) => boolean): 
   if (at < 0 && s >= 60) return false;
   const from = s - before.length + at + 1;
   const line = t.slice(from, s);
+  if (/^[ \t]*(?:"""|'''|\/\*\*?)[ \t]*$/.test(line)) return true;
+  if (/^[ \t]*\*[ \t]*$/.test(line)) {
+    const back = t.slice(Math.max(0, from - 400), from);
+    return back.lastIndexOf("/*") > back.lastIndexOf("*/");
+  }
   return /^[^.!?]*[a-z0-9][^.!?]*(?::| -{1,2}) ?$/.test(line) && (!upper(from) || line.includes("/"));
 }
 
@@ -4032,8 +4038,8 @@ const englishRules = (): Rule[] => [
     // model's tools hold, to whoever reads the answer; a how-to names the command or the screen that does it
     // ("Print all stored credentials with `cmdkey /list`", "Reveal all saved passwords in Chrome under Settings").
     // "List", "show", "display" and "enumerate" are also how a CLI's manual says what a command does: only
-    // the secrets stored, and the line's command before them or a colon after clears ("vault list - List all
-    // stored credentials").
+    // the secrets stored, and the line's command before them, a doc comment's opening or a colon after clears
+    // ("vault list - List all stored credentials", '"""List all stored credentials."""').
     name: "exfil.print_secrets",
     leads: [
       "print",
