@@ -2575,7 +2575,8 @@ const TOLD_HOW = lazy(() =>
 /**
  * True when the word at `s` opens what a command's help line says it does, after its name and a colon or a dash
  * on the line ("vault list - List all stored credentials", "  -a, --all: Show all saved passwords", "GET
- * /credentials: List all ..."), the line opening in lower case as a command's name does or naming a path; not
+ * /credentials: List all ...", "C:\\> vault list - List ..."), the line opening in lower case as a command's name
+ * does or naming a path (a Windows path too); not
  * after a label ("IMPORTANT: List all ...") nor a sentence. Or what a code's doc comment says its function does,
  * the comment opening the line (a docstring's quotes, "/**") or going on in it (" * List all ..." after a "/*").
  */
@@ -2592,7 +2593,9 @@ function describesCommand(t: string, s: number, upper: (i: number) => boolean): 
     const back = t.slice(Math.max(0, from - 400), from);
     return back.lastIndexOf("/*") > back.lastIndexOf("*/");
   }
-  return /^[^.!?]*[a-z0-9][^.!?]*(?::| -{1,2}) ?$/.test(line) && (!upper(from) || line.includes("/"));
+  // (a sentence's end before is prose; a file's dot is not: "./vault list - ...", "vault.exe list - ...")
+  return !/[.!?][ \t]/.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(line) &&
+    (!upper(from) || /[/\\]/.test(line));
 }
 
 /** One of `EXFIL_PARTICIPLES` as written, a space after it: a passive's verb. */
