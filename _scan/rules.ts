@@ -2497,11 +2497,11 @@ const THE_MODEL =
 
 /**
  * The model (see `THE_MODEL`) or an agent, folded: "the assistant", "any AI agent", "AI agents"; or the
- * assistant by its name ("Claude should send the API key to ..."), here only, where what is sent is a secret:
- * a colleague named Claude may well send the files.
+ * assistant by its name ("Claude should send the API key to ...", "Claude Code should ..."), here only, where
+ * what is sent is a secret: a colleague named Claude may well send the files.
  */
 const MODEL_OR_AGENT =
-  `${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents|claude|chatgpt|gemini|copilot`;
+  `${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents|claude(?: code)?|chatgpt|gemini|copilot`;
 
 /**
  * What the model is made to send, folded, between the verb and where it goes: someone's data or a whole record
