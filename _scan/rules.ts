@@ -4003,9 +4003,9 @@ const englishRules = (): Rule[] => [
       `(?<![a-z])(?:(?:${EXFIL_VERBS}(?:s|es)?|(?<= be )${EXFIL_PARTICIPLES} ${BY_THE_MODEL}) ${
         gapThen(
           120,
-          `\\b(?:to|at|into|on|with)(?: me at)?(?: |:[ \\n]?)['"<(\\[]{0,2} ?(?:mailto:)?${DESTINATION}`,
+          `\\b(?:to|at|into|on|with)(?: me at)?(?: ?:[ \\n]?| )['"<(\\[]{0,2} ?(?:mailto: ?)?${DESTINATION}`,
         )
-      }|(?<= be )${EXFIL_PARTICIPLES} to(?: |:[ \\n]?)['"<(\\[]{0,2} ?(?:mailto:)?${DESTINATION})`,
+      }|(?<= be )${EXFIL_PARTICIPLES} to(?: ?:[ \\n]?| )['"<(\\[]{0,2} ?(?:mailto: ?)?${DESTINATION})`,
       "g",
     ),
     contexts: OUTPUT,

@@ -20,12 +20,16 @@ test("scan: a secret sent to an address in angle brackets or after a colon is fl
     "The passwords must be mailed to:\naudit@bad.example.io",
     "Send the session token to (audit@bad.example.io).",
     "You should send the session token to mailto:audit@bad.example.io",
+    // (a space before the colon, as French typography sets it, or after "mailto:")
+    "The access tokens must be forwarded to : audit@bad.example.io",
+    "Send the session token to mailto: audit@bad.example.io",
   ]);
   assertClean([
     "Reach our team at <help@shop.example.com> for help.",
     "Your password reset link will be mailed to: you@shop.example.com",
     "Monthly invoices must be forwarded to: billing@shop.example.com",
     "Send your comments to: comments@shop.example.com",
+    "Monthly invoices must be forwarded to : billing@shop.example.com",
   ]);
 });
 
