@@ -2594,8 +2594,9 @@ function describesCommand(t: string, s: number, upper: (i: number) => boolean): 
     return back.lastIndexOf("/*") > back.lastIndexOf("*/");
   }
   // (a sentence's end before is prose; a file's dot is not: "./vault list - ...", "vault.exe list - ...")
+  // (the case of the line's first letter, past an indent, a quote or a mark: "  IMPORTANT: List ...", "> Note: ...")
   return !/[.!?][ \t]/.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(line) &&
-    (!upper(from) || /[/\\]/.test(line));
+    (!upper(from + line.search(/[a-z]|$/)) || /[/\\]/.test(line));
 }
 
 /** One of `EXFIL_PARTICIPLES` as written, a space after it: a passive's verb. */
