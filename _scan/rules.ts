@@ -4078,7 +4078,7 @@ const englishRules = (): Rule[] => [
       // reference has it, nor a command's help line, nor a heading its step follows, "List all stored
       // credentials: vault list")
       !(/^(?:list|show|display|enumerate)\b/.test(t.slice(s, s + 10)) &&
-        (!/[ \n](?:stored|saved|cached)[ \n-]/.test(t.slice(s, e)) || t.charCodeAt(e) === 0x3a ||
+        (!/[ \n](?:stored|saved|cached)[ \n-]/.test(t.slice(s, e + 8)) || t.charCodeAt(e) === 0x3a ||
           describesCommand(t, s, upper))),
   },
   // ----------------------------------------------------------------------------------- role injection
