@@ -2593,9 +2593,10 @@ function describesCommand(t: string, s: number, upper: (i: number) => boolean): 
     const back = t.slice(Math.max(0, from - 400), from);
     return back.lastIndexOf("/*") > back.lastIndexOf("*/");
   }
-  // (a sentence's end before is prose; a file's dot is not: "./vault list - ...", "vault.exe list - ...")
-  // (the case of the line's first letter, past an indent, a quote or a mark: "  IMPORTANT: List ...", "> Note: ...")
-  return !/[.!?][ \t]/.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(line) &&
+  // (a sentence's end before is prose, and a web address names no command; a file's dot does not end a sentence:
+  // "./vault list - ...", "vault.exe list - ..."; the case of the line's first letter, past an indent, a quote or
+  // a mark: "  IMPORTANT: List ...", "> Note: ...")
+  return !/[.!?][ \t]|:\/\//.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(line) &&
     (!upper(from + line.search(/[a-z]|$/)) || /[/\\]/.test(line));
 }
 
