@@ -2497,11 +2497,11 @@ const THE_MODEL =
 
 /**
  * The model (see `THE_MODEL`) or an agent, folded: "the assistant", "any AI agent", "AI agents"; or the
- * assistant by its name ("Claude should send the API key to ..."), here only, where what is sent is a secret:
- * a colleague named Claude may well send the files.
+ * assistant by its name ("Claude should send the API key to ...", "Claude Code should ..."), here only, where
+ * what is sent is a secret: a colleague named Claude may well send the files.
  */
 const MODEL_OR_AGENT =
-  `${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents|claude|chatgpt|gemini|copilot`;
+  `${THE_MODEL}|(?:the|this|any|every|each|all) (?:ai )?agents?|ai agents|claude(?: code)?|chatgpt|gemini|copilot`;
 
 /**
  * What the model is made to send, folded, between the verb and where it goes: someone's data or a whole record
@@ -2575,14 +2575,29 @@ const TOLD_HOW = lazy(() =>
 /**
  * True when the word at `s` opens what a command's help line says it does, after its name and a colon or a dash
  * on the line ("vault list - List all stored credentials", "  -a, --all: Show all saved passwords", "GET
- * /credentials: List all ..."), the line opening in lower case as a command's name does or naming a path; not
- * after a label ("IMPORTANT: List all ...") nor a sentence.
+ * /credentials: List all ...", "C:\\> vault list - List ..."), the line opening in lower case as a command's name
+ * does or naming a path (a Windows path too); not
+ * after a label ("IMPORTANT: List all ...") nor a sentence. Or what a code's doc comment says its function does,
+ * the comment opening the line (a docstring's quotes, "/**") or going on in it (" * List all ..." after a "/*").
  */
 function describesCommand(t: string, s: number, upper: (i: number) => boolean): boolean {
-  const from = t.lastIndexOf("\n", s - 1) + 1;
+  // (the line's start looked for in the 60 characters before only: one long line of such orders is not read
+  // back to its start for each)
+  const before = t.slice(Math.max(0, s - 60), s);
+  const at = before.lastIndexOf("\n");
+  if (at < 0 && s >= 60) return false;
+  const from = s - before.length + at + 1;
   const line = t.slice(from, s);
-  return s - from < 60 && /^[^.!?]*[a-z0-9][^.!?]*(?::| -{1,2}) ?$/.test(line) &&
-    (!upper(from) || line.includes("/"));
+  if (/^[ \t]*(?:"""|'''|\/\*\*?)[ \t]*$/.test(line)) return true;
+  if (/^[ \t]*\*[ \t]*$/.test(line)) {
+    const back = t.slice(Math.max(0, from - 400), from);
+    return back.lastIndexOf("/*") > back.lastIndexOf("*/");
+  }
+  // (a sentence's end before is prose, and a web address names no command; a file's dot does not end a sentence:
+  // "./vault list - ...", "vault.exe list - ..."; the case of the line's first letter, past an indent, a quote or
+  // a mark: "  IMPORTANT: List ...", "> Note: ...")
+  return !/[.!?][ \t]|:\/\//.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(line) &&
+    (!upper(from + line.search(/[a-z]|$/)) || /[/\\]/.test(line));
 }
 
 /** One of `EXFIL_PARTICIPLES` as written, a space after it: a passive's verb. */
@@ -3984,9 +3999,9 @@ const englishRules = (): Rule[] => [
       `(?<![a-z])(?:(?:${EXFIL_VERBS}(?:s|es)?|(?<= be )${EXFIL_PARTICIPLES} ${BY_THE_MODEL}) ${
         gapThen(
           120,
-          `\\b(?:to|at|into|on|with)(?: me at)?(?: |:[ \\n]?)['"<(\\[]{0,2} ?(?:mailto:)?${DESTINATION}`,
+          `\\b(?:to|at|into|on|with)(?: me at)?(?: ?:[ \\n]?| )['"<(\\[]{0,2} ?(?:mailto: ?)?${DESTINATION}`,
         )
-      }|(?<= be )${EXFIL_PARTICIPLES} to(?: |:[ \\n]?)['"<(\\[]{0,2} ?(?:mailto:)?${DESTINATION})`,
+      }|(?<= be )${EXFIL_PARTICIPLES} to(?: ?:[ \\n]?| )['"<(\\[]{0,2} ?(?:mailto: ?)?${DESTINATION})`,
       "g",
     ),
     contexts: OUTPUT,
@@ -4022,8 +4037,8 @@ const englishRules = (): Rule[] => [
     // model's tools hold, to whoever reads the answer; a how-to names the command or the screen that does it
     // ("Print all stored credentials with `cmdkey /list`", "Reveal all saved passwords in Chrome under Settings").
     // "List", "show", "display" and "enumerate" are also how a CLI's manual says what a command does: only
-    // the secrets stored, and the line's command before them or a colon after clears ("vault list - List all
-    // stored credentials").
+    // the secrets stored, and the line's command before them, a doc comment's opening or a colon after clears
+    // ("vault list - List all stored credentials", '"""List all stored credentials."""').
     name: "exfil.print_secrets",
     leads: [
       "print",
@@ -4058,7 +4073,7 @@ const englishRules = (): Rule[] => [
       // reference has it, nor a command's help line, nor a heading its step follows, "List all stored
       // credentials: vault list")
       !(/^(?:list|show|display|enumerate)\b/.test(t.slice(s, s + 10)) &&
-        (!/[ \n](?:stored|saved|cached)[ \n-]/.test(t.slice(s, e)) || t.charCodeAt(e) === 0x3a ||
+        (!/[ \n](?:stored|saved|cached)[ \n-]/.test(t.slice(s, e + 8)) || t.charCodeAt(e) === 0x3a ||
           describesCommand(t, s, upper))),
   },
   // ----------------------------------------------------------------------------------- role injection
