@@ -1105,3 +1105,28 @@ test("guardFetch n=2: a Chat call at a choice past n told of by both answers is 
   for (const s of said) assert.match(s, /^toolguard dropped this turn's tool call: its stream events/);
   assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[0]]);
 });
+
+test("guardFetch: an Ollama call that passes beside a call line not JSON goes with the model told", async () => {
+  // (the line cut short was dropped unread; the other call went out and nothing said the first had not;
+  // words in the final chunk stay ahead of the reason)
+  const lines = ollamaStream(["Let me "], [{ name: "get_weather", args: { city: "Oslo" } }]).flatMap((l) => {
+    const event = l as { message: { content: string }; done: boolean };
+    if (event.done) return [{ ...event, message: { ...event.message, content: "check." } }];
+    const raw = JSON.stringify(l);
+    return raw.includes('"tool_calls"') ? [raw.slice(0, -1) + "\n", l] : [l];
+  });
+  reply({ ndjson: lines });
+  const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+  let text = "";
+  const calls: string[] = [];
+  for await (const p of parts) {
+    text += p.message.content;
+    calls.push(...(p.message.tool_calls ?? []).map((c) => c.function.name));
+  }
+  assert.deepEqual(calls, ["get_weather"]);
+  assert.match(
+    text,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
+});

@@ -177,6 +177,36 @@ class OllamaStream implements FrameRouter {
     return { raw, event };
   }
 
+  /**
+   * See `FrameRouter.tellDropped`: where a line naming `tool_calls` was dropped unread beside calls a client
+   * holds, the reason goes among the held chunks ahead of the final one (after its words, split off it), so
+   * it goes with the calls that pass and ahead of a rejection's reason. Left out, the kept calls went out
+   * with the dropped one unsaid, and the model never knew that not all of its calls ran.
+   */
+  tellDropped(flow: StreamFlow): void {
+    if (!this.#unreadCalls || !this.#called || this.#ownReason !== undefined) return;
+    // (an unread line's calls are not known: at least one)
+    this.#ownReason = malformedCallsReason(1);
+    const held = flow.held;
+    const end = held.findIndex((h) => h.event?.done === true);
+    const at = end < 0 ? held.length : end;
+    const before = held.slice(0, at);
+    const after = held.slice(at);
+    const done = after[0]?.event;
+    const message = isRecord(done?.message) ? done.message : undefined;
+    if (done && said(message) !== "") {
+      // (the final chunk's own words (and thinking) go first: after the reason, they ran on from it)
+      const words = withoutKeys({ ...done, done: false }, ["done_reason"]);
+      const final = { ...done, message: { role: message!.role ?? "assistant", content: "" } };
+      before.push({ raw: line(words), event: words, tool: false });
+      after[0] = { ...after[0], raw: line(final), event: final };
+    }
+    flow.setHeld([...before, ...after]);
+    const text = flow.lead(0, heldText(flow, chunkText)) + this.#ownReason;
+    const told = { ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false };
+    flow.setHeld([...before, { raw: line(told), event: told, tool: false }, ...after]);
+  }
+
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const hasCalls = isRecord(event.message) && Array.isArray(event.message.tool_calls) &&
       event.message.tool_calls.length > 0;
