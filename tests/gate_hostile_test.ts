@@ -1130,3 +1130,80 @@ test("guardFetch: an Ollama call that passes beside a call line not JSON goes wi
   );
   assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
 });
+
+test("guardFetch: a Chat call that passes beside a call dropped as malformed goes with the model told", async () => {
+  // (the second call came at a choice the request did not ask for: dropped; the first went out with its
+  // finish and nothing said the other had not)
+  const call = (index: number, id: string, name: string) => ({
+    tool_calls: [{ index, id, type: "function", function: { name, arguments: '{"city":"Oslo"}' } }],
+  });
+  const chunk = (choice: number, delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: choice, delta, finish_reason: finish }],
+  });
+  reply({
+    sse: [
+      chunk(0, { role: "assistant", content: "Let me check." }),
+      chunk(0, call(0, "A", "get_weather")),
+      chunk(3, call(1, "B", "get_weather")),
+      chunk(0, {}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const choice = final.choices[0];
+  assert.deepEqual(
+    [choice?.finish_reason, choice?.message.tool_calls?.map((c) => c.id)],
+    ["tool_calls", ["A"]],
+  );
+  const text = choice?.message.content ?? "";
+  assert.match(
+    text,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
+});
+
+test("guardFetch: a Gemini call that passes beside a call in pieces goes with the model told", async () => {
+  // (the pieced call's chunk was dropped; the whole call went out with its finish and nothing said the other
+  // had not)
+  const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
+  const call = (functionCall: unknown) => ({
+    index: 0,
+    content: { role: "model", parts: [{ functionCall }] },
+  });
+  const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me check." }] } }) +
+    chunk(call({ name: "get_weather", partialArgs: [{ jsonPath: "$.city", stringValue: "O" }] })) +
+    chunk(call({ name: "get_weather", args: { city: "Oslo" } })) +
+    chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  let said = "";
+  let finish: unknown;
+  const calls: unknown[] = [];
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const [c] = JSON.parse(l.slice(6)).candidates as {
+      content?: { parts?: { text?: string; functionCall?: { args?: unknown } }[] };
+      finishReason?: string;
+    }[];
+    for (const p of c?.content?.parts ?? []) {
+      said += p.text ?? "";
+      if (p.functionCall) calls.push(p.functionCall.args);
+    }
+    finish = c?.finishReason ?? finish;
+  }
+  assert.deepEqual([calls, finish], [[{ city: "Oslo" }], "STOP"]);
+  assert.match(
+    said,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+});

@@ -454,6 +454,35 @@ class GeminiStream implements FrameRouter {
   }
 
   /**
+   * See `FrameRouter.tellDropped`: each candidate that holds a call beside call parts `refuse` dropped of
+   * its own gets the reason as its text, in a chunk put among the held ones after the last of its text held
+   * (else ahead of them), so it goes with the calls that pass and their finish, ahead of a rejection's
+   * reason. Left out, the kept calls went out with the dropped ones unsaid, and the model never knew that
+   * only some of its calls ran.
+   */
+  tellDropped(flow: StreamFlow): void {
+    const telling = [...this.#called].filter((i) => this.#refusedCalls.has(i)).sort((a, b) => a - b);
+    for (const i of telling) {
+      const count = this.#refusedCalls.get(i)!;
+      this.#refusedCalls.delete(i);
+      this.#toldCalls += count;
+      const held = flow.held;
+      const at = held.findLastIndex((h) => h.event !== undefined && geminiText(h.event, i).text !== "") + 1;
+      const ahead = held.slice(0, at).map((h) => h.event ? geminiText(h.event, i).text : "").join("");
+      const text = flow.lead(i, ahead) + malformedCallsReason(count);
+      const told = {
+        candidates: atPosition({ content: { role: "model", parts: [{ text }] }, index: i }, i),
+        ...this.#template,
+      };
+      flow.setHeld([
+        ...held.slice(0, at),
+        { raw: formatSse(JSON.stringify(told)), event: told, tool: false },
+        ...held.slice(at),
+      ]);
+    }
+  }
+
+  /**
    * The candidates (by position) that `event` finishes whose only calls came in chunks `refuse` dropped:
    * those `#tellDropped` tells. Notes the candidates of which it carries a call first.
    */
