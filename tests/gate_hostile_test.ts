@@ -1207,3 +1207,58 @@ test("guardFetch: a Gemini call that passes beside a call in pieces goes with th
   );
   assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
 });
+
+test("guardFetch: a Gemini chunk that carries a call in pieces and the finish sends its finish and tells the model", async () => {
+  // (the chunk was dropped whole: the client never read the candidate finish, its words or usage, and the
+  // model was not told of the call)
+  const wire =
+    `data: ${
+      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: "Let me " }] } }] })
+    }\n\n` + `data: ${
+      JSON.stringify({
+        candidates: [{
+          index: 0,
+          content: {
+            role: "model",
+            parts: [{ text: "check." }, {
+              functionCall: { name: "get_weather", partialArgs: [{ jsonPath: "$.city", stringValue: "O" }] },
+            }],
+          },
+          finishReason: "STOP",
+        }],
+        usageMetadata: { totalTokenCount: 3 },
+      })
+    }\n\n`;
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  let said = "";
+  let finish: unknown;
+  let usage: unknown;
+  let calls = 0;
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const event = JSON.parse(l.slice(6));
+    const [c] = event.candidates as {
+      content?: { parts?: { text?: string; functionCall?: unknown }[] };
+      finishReason?: string;
+    }[];
+    for (const p of c?.content?.parts ?? []) {
+      said += p.text ?? "";
+      if (p.functionCall) calls++;
+    }
+    finish = c?.finishReason ?? finish;
+    usage = event.usageMetadata ?? usage;
+  }
+  assert.deepEqual([calls, finish, usage], [0, "STOP", { totalTokenCount: 3 }]);
+  assert.match(
+    said,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+});

@@ -540,6 +540,22 @@ class GeminiStream implements FrameRouter {
   }
 
   /**
+   * See `FrameRouter.rest`: a chunk refused for a call in pieces without its call parts (each counted by
+   * `#countRefused`), where it carries more (a finish, words, usage): dropped whole, the client never read
+   * its candidate finish, and the model was not told of the call. A chunk of too many candidates has none.
+   */
+  rest(event: Record<string, unknown>): Record<string, unknown> | undefined {
+    const all = Array.isArray(event.candidates) ? event.candidates : [];
+    if (all.length > this.#answers) return undefined;
+    const rest = {
+      ...event,
+      candidates: all.map((c) => isRecord(c) ? withParts(c, (ps) => ps.filter((p) => !isCall(p))) : c),
+    };
+    const says = candidates(rest).some((c) => parts(c).length > 0 || c.finishReason != null);
+    return says || event.usageMetadata != null ? rest : undefined;
+  }
+
+  /**
    * Notes the calls of each candidate of a refused chunk, by position (see `#tellDropped`): a call part
    * that follows one saying `willContinue` is a piece of that call, not a call of its own (a call of five
    * pieces was told as five calls).
