@@ -1262,3 +1262,42 @@ test("guardFetch: a Gemini chunk that carries a call in pieces and the finish se
   );
   assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
 });
+
+test("guardFetch: a Gemini call's last piece (willContinue: false, no partialArgs) is dropped with the call", async () => {
+  // (let through, it reached the judge as a call of no name: "Your call to (no name) was rejected")
+  const piece = (functionCall: unknown) =>
+    `data: ${
+      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ functionCall }] } }] })
+    }\n\n`;
+  const wire =
+    `data: ${
+      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: "Hi." }] } }] })
+    }\n\n` +
+    piece({
+      name: "get_weather",
+      partialArgs: [{ jsonPath: "$.city", stringValue: "Oslo" }],
+      willContinue: true,
+    }) +
+    piece({ willContinue: false }) +
+    `data: ${
+      JSON.stringify({
+        candidates: [{ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" }],
+      })
+    }\n\n`;
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  let said = "";
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const [c] = JSON.parse(l.slice(6)).candidates as { content?: { parts?: { text?: string }[] } }[];
+    for (const p of c?.content?.parts ?? []) said += p.text ?? "";
+  }
+  assert.match(said, /^Hi\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/);
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Hi.\n\n".length)]);
+});

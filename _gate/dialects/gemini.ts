@@ -525,11 +525,13 @@ class GeminiStream implements FrameRouter {
       return `a Gemini chunk of ${count} candidates, where the request asked for ${this.#answers} ` +
         "(candidateCount); the chunk was dropped";
     }
-    const pieced = candidates(event).some((c) =>
-      parts(c).some((p) =>
+    // (the last piece says `willContinue: false`, perhaps with no `partialArgs`, and follows one that said
+    // `true`: let through, it reached the judge as a call of no name, and the call was told of twice)
+    const pieced = (Array.isArray(event.candidates) ? event.candidates : []).some((c, i) =>
+      isRecord(c) && parts(c).some((p) =>
         isRecord(p.functionCall) &&
         ((Array.isArray(p.functionCall.partialArgs) && p.functionCall.partialArgs.length > 0) ||
-          p.functionCall.willContinue === true)
+          p.functionCall.willContinue != null || this.#continues.has(i))
       )
     );
     if (pieced) this.#countRefused(event);
