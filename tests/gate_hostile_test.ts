@@ -1301,3 +1301,20 @@ test("guardFetch: a Gemini call's last piece (willContinue: false, no partialArg
   assert.match(said, /^Hi\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/);
   assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Hi.\n\n".length)]);
 });
+
+test("guardFetch: an Ollama final chunk's words stay when the call before it is rejected or dropped", async () => {
+  // (the rejection wrote its stop into the final chunk and emptied its content: "check." was lost; a dropped
+  // call's reason went ahead of the final chunk, and its words ran on after the reason)
+  for (const calls of [UNDECLARED, [{ name: "get_weather", args: { city: "Oslo" } }, ...UNDECLARED]]) {
+    const lines = ollamaStream(["Let me "], calls).map((l) => {
+      const event = l as { message: { content: string }; done: boolean };
+      return event.done ? { ...event, message: { ...event.message, content: "check." } } : l;
+    });
+    reply({ ndjson: lines });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    for await (const p of parts) text += p.message.content;
+    assert.match(text, /^Let me check\.\n\ntoolguard stopped this turn's tool call/, JSON.stringify(calls));
+    assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
+  }
+});

@@ -179,7 +179,7 @@ class OllamaStream implements FrameRouter {
 
   /**
    * See `FrameRouter.tellDropped`: where a line naming `tool_calls` was dropped unread beside calls a client
-   * holds, the reason goes among the held chunks ahead of the final one (after its words, split off it), so
+   * holds, the reason goes among the held chunks ahead of the final one (after its words, held apart), so
    * it goes with the calls that pass and ahead of a rejection's reason. Left out, the kept calls went out
    * with the dropped one unsaid, and the model never knew that not all of its calls ran.
    */
@@ -192,16 +192,7 @@ class OllamaStream implements FrameRouter {
     const at = end < 0 ? held.length : end;
     const before = held.slice(0, at);
     const after = held.slice(at);
-    const done = after[0]?.event;
-    const message = isRecord(done?.message) ? done.message : undefined;
-    if (done && said(message) !== "") {
-      // (the final chunk's own words (and thinking) go first: after the reason, they ran on from it)
-      const words = withoutKeys({ ...done, done: false }, ["done_reason"]);
-      const final = { ...done, message: { role: message!.role ?? "assistant", content: "" } };
-      before.push({ raw: line(words), event: words, tool: false });
-      after[0] = { ...after[0], raw: line(final), event: final };
-    }
-    flow.setHeld([...before, ...after]);
+    // (the final chunk's words were held apart from it, ahead of it: see `route`)
     const text = flow.lead(0, heldText(flow, chunkText)) + this.#ownReason;
     const told = { ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false };
     flow.setHeld([...before, { raw: line(told), event: told, tool: false }, ...after]);
@@ -219,6 +210,13 @@ class OllamaStream implements FrameRouter {
       if (!flow.pending || (hasText && event.done !== true)) {
         flow.sawText(said(message));
         flow.send(raw);
+      } else if (event.done === true && said(message) !== "") {
+        // The final chunk's words are held apart from it, as a chunk of their own: the final chunk is where a
+        // rejection writes its stop (and empties its content), and a dropped call's reason goes before it.
+        const words = withoutKeys({ ...event, done: false }, ["done_reason"]);
+        const final = { ...event, message: { role: message!.role ?? "assistant", content: "" } };
+        flow.hold({ raw: line(words), event: words, tool: false });
+        flow.hold({ raw: line(final), event: final, tool: false });
       } else flow.hold({ raw, event, tool: false });
       return;
     }
