@@ -1318,3 +1318,49 @@ test("guardFetch: an Ollama final chunk's words stay when the call before it is 
     assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
   }
 });
+
+test("guardFetch retry: an Ollama call line not JSON beside a rejected call is told ahead of the retry's words", async () => {
+  // (the reason was held behind the calls, and the retry dropped it with them: onVerdict told of the dropped
+  // call, the model never read of it)
+  const base = { model: "m", created_at: "2025-01-01T00:00:00Z" };
+  const text = (content: string, done = false) =>
+    JSON.stringify({
+      ...base,
+      message: { role: "assistant", content },
+      done,
+      ...(done ? { done_reason: "stop" } : {}),
+    });
+  const call = (name: string) =>
+    JSON.stringify({
+      ...base,
+      message: { role: "assistant", content: "", tool_calls: [{ function: { name, arguments: {} } }] },
+      done: false,
+    });
+  const answers = [
+    [text("Let me check."), call("get_weather").slice(0, -1), call("delete_everything"), text("", true)],
+    [text("Done."), text("", true)],
+  ];
+  const f = guardFetch(
+    () =>
+      Promise.resolve(
+        new Response(answers.shift()!.join("\n") + "\n", {
+          headers: { "content-type": "application/x-ndjson" },
+        }),
+      ),
+    { retry: 1 },
+  );
+  const res = await f("http://llm.test/api/chat", {
+    method: "POST",
+    body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const said = (await res.text()).split("\n").filter((l) => l !== "").map((l) =>
+    JSON.parse(l).message?.content ?? ""
+  )
+    .join("");
+  assert.equal(answers.length, 0);
+  assert.match(
+    said,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.ok(said.endsWith("Make the call again if still needed.\n\nDone."), said);
+});

@@ -179,23 +179,21 @@ class OllamaStream implements FrameRouter {
 
   /**
    * See `FrameRouter.tellDropped`: where a line naming `tool_calls` was dropped unread beside calls a client
-   * holds, the reason goes among the held chunks ahead of the final one (after its words, held apart), so
-   * it goes with the calls that pass and ahead of a rejection's reason. Left out, the kept calls went out
+   * holds, the reason goes among the held chunks after the last words held (else ahead of them), so it
+   * goes with the calls that pass, ahead of a rejection's reason and of a retry's stream. Left out, the kept calls went out
    * with the dropped one unsaid, and the model never knew that not all of its calls ran.
    */
   tellDropped(flow: StreamFlow): void {
     if (!this.#unreadCalls || !this.#called || this.#ownReason !== undefined) return;
     // (an unread line's calls are not known: at least one)
     this.#ownReason = malformedCallsReason(1);
+    // After the last words held (the final chunk's are held apart from it, see `route`), else ahead of the
+    // held chunks: a retry then sends it with the words ahead of the first call, and drops the rest.
     const held = flow.held;
-    const end = held.findIndex((h) => h.event?.done === true);
-    const at = end < 0 ? held.length : end;
-    const before = held.slice(0, at);
-    const after = held.slice(at);
-    // (the final chunk's words were held apart from it, ahead of it: see `route`)
+    const at = held.findLastIndex((h) => h.event !== undefined && !!chunkText(h.event)) + 1;
     const text = flow.lead(0, heldText(flow, chunkText)) + this.#ownReason;
     const told = { ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false };
-    flow.setHeld([...before, { raw: line(told), event: told, tool: false }, ...after]);
+    flow.setHeld([...held.slice(0, at), { raw: line(told), event: told, tool: false }, ...held.slice(at)]);
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
