@@ -469,7 +469,14 @@ export class StreamGate {
     }
     let event = parsed.value;
     const refused = this.#router.refuse?.(event, frame.event);
-    if (refused !== undefined) return this.#drop(refused);
+    if (refused !== undefined) {
+      this.#drop(refused);
+      // (the finish or words a refused frame carried beside what was refused: dropped with it, the client
+      // never saw its answer end, and the model was not told)
+      const rest = this.#router.rest?.(event);
+      if (!rest) return;
+      ({ raw, event } = { raw: this.#reframe(raw, rest), event: rest });
+    }
     if (this.#router.place) ({ raw, event } = this.#router.place(raw, event, frame.event));
     if (this.#turn) {
       this.#turnSize += raw.length;

@@ -1105,3 +1105,262 @@ test("guardFetch n=2: a Chat call at a choice past n told of by both answers is 
   for (const s of said) assert.match(s, /^toolguard dropped this turn's tool call: its stream events/);
   assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[0]]);
 });
+
+test("guardFetch: an Ollama call that passes beside a call line not JSON goes with the model told", async () => {
+  // (the line cut short was dropped unread; the other call went out and nothing said the first had not;
+  // words in the final chunk stay ahead of the reason)
+  const lines = ollamaStream(["Let me "], [{ name: "get_weather", args: { city: "Oslo" } }]).flatMap((l) => {
+    const event = l as { message: { content: string }; done: boolean };
+    if (event.done) return [{ ...event, message: { ...event.message, content: "check." } }];
+    const raw = JSON.stringify(l);
+    return raw.includes('"tool_calls"') ? [raw.slice(0, -1) + "\n", l] : [l];
+  });
+  reply({ ndjson: lines });
+  const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+  let text = "";
+  const calls: string[] = [];
+  for await (const p of parts) {
+    text += p.message.content;
+    calls.push(...(p.message.tool_calls ?? []).map((c) => c.function.name));
+  }
+  assert.deepEqual(calls, ["get_weather"]);
+  assert.match(
+    text,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
+});
+
+test("guardFetch: a Chat call that passes beside a call dropped as malformed goes with the model told", async () => {
+  // (the second call came at a choice the request did not ask for: dropped; the first went out with its
+  // finish and nothing said the other had not)
+  const call = (index: number, id: string, name: string) => ({
+    tool_calls: [{ index, id, type: "function", function: { name, arguments: '{"city":"Oslo"}' } }],
+  });
+  const chunk = (choice: number, delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: choice, delta, finish_reason: finish }],
+  });
+  reply({
+    sse: [
+      chunk(0, { role: "assistant", content: "Let me check." }),
+      chunk(0, call(0, "A", "get_weather")),
+      chunk(3, call(1, "B", "get_weather")),
+      chunk(0, {}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const choice = final.choices[0];
+  assert.deepEqual(
+    [choice?.finish_reason, choice?.message.tool_calls?.map((c) => c.id)],
+    ["tool_calls", ["A"]],
+  );
+  const text = choice?.message.content ?? "";
+  assert.match(
+    text,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
+});
+
+test("guardFetch: a Gemini call that passes beside a call in pieces goes with the model told", async () => {
+  // (the pieced call's chunk was dropped; the whole call went out with its finish and nothing said the other
+  // had not)
+  const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
+  const call = (functionCall: unknown) => ({
+    index: 0,
+    content: { role: "model", parts: [{ functionCall }] },
+  });
+  const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me check." }] } }) +
+    chunk(call({ name: "get_weather", partialArgs: [{ jsonPath: "$.city", stringValue: "O" }] })) +
+    chunk(call({ name: "get_weather", args: { city: "Oslo" } })) +
+    chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  let said = "";
+  let finish: unknown;
+  const calls: unknown[] = [];
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const [c] = JSON.parse(l.slice(6)).candidates as {
+      content?: { parts?: { text?: string; functionCall?: { args?: unknown } }[] };
+      finishReason?: string;
+    }[];
+    for (const p of c?.content?.parts ?? []) {
+      said += p.text ?? "";
+      if (p.functionCall) calls.push(p.functionCall.args);
+    }
+    finish = c?.finishReason ?? finish;
+  }
+  assert.deepEqual([calls, finish], [[{ city: "Oslo" }], "STOP"]);
+  assert.match(
+    said,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+});
+
+test("guardFetch: a Gemini chunk that carries a call in pieces and the finish sends its finish and tells the model", async () => {
+  // (the chunk was dropped whole: the client never read the candidate finish, its words or usage, and the
+  // model was not told of the call)
+  const wire =
+    `data: ${
+      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: "Let me " }] } }] })
+    }\n\n` + `data: ${
+      JSON.stringify({
+        candidates: [{
+          index: 0,
+          content: {
+            role: "model",
+            parts: [{ text: "check." }, {
+              functionCall: { name: "get_weather", partialArgs: [{ jsonPath: "$.city", stringValue: "O" }] },
+            }],
+          },
+          finishReason: "STOP",
+        }],
+        usageMetadata: { totalTokenCount: 3 },
+      })
+    }\n\n`;
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  let said = "";
+  let finish: unknown;
+  let usage: unknown;
+  let calls = 0;
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const event = JSON.parse(l.slice(6));
+    const [c] = event.candidates as {
+      content?: { parts?: { text?: string; functionCall?: unknown }[] };
+      finishReason?: string;
+    }[];
+    for (const p of c?.content?.parts ?? []) {
+      said += p.text ?? "";
+      if (p.functionCall) calls++;
+    }
+    finish = c?.finishReason ?? finish;
+    usage = event.usageMetadata ?? usage;
+  }
+  assert.deepEqual([calls, finish, usage], [0, "STOP", { totalTokenCount: 3 }]);
+  assert.match(
+    said,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+});
+
+test("guardFetch: a Gemini call's last piece (willContinue: false, no partialArgs) is dropped with the call", async () => {
+  // (let through, it reached the judge as a call of no name: "Your call to (no name) was rejected")
+  const piece = (functionCall: unknown) =>
+    `data: ${
+      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ functionCall }] } }] })
+    }\n\n`;
+  const wire =
+    `data: ${
+      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: "Hi." }] } }] })
+    }\n\n` +
+    piece({
+      name: "get_weather",
+      partialArgs: [{ jsonPath: "$.city", stringValue: "Oslo" }],
+      willContinue: true,
+    }) +
+    piece({ willContinue: false }) +
+    `data: ${
+      JSON.stringify({
+        candidates: [{ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" }],
+      })
+    }\n\n`;
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  let said = "";
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const [c] = JSON.parse(l.slice(6)).candidates as { content?: { parts?: { text?: string }[] } }[];
+    for (const p of c?.content?.parts ?? []) said += p.text ?? "";
+  }
+  assert.match(said, /^Hi\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/);
+  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Hi.\n\n".length)]);
+});
+
+test("guardFetch: an Ollama final chunk's words stay when the call before it is rejected or dropped", async () => {
+  // (the rejection wrote its stop into the final chunk and emptied its content: "check." was lost; a dropped
+  // call's reason went ahead of the final chunk, and its words ran on after the reason)
+  for (const calls of [UNDECLARED, [{ name: "get_weather", args: { city: "Oslo" } }, ...UNDECLARED]]) {
+    const lines = ollamaStream(["Let me "], calls).map((l) => {
+      const event = l as { message: { content: string }; done: boolean };
+      return event.done ? { ...event, message: { ...event.message, content: "check." } } : l;
+    });
+    reply({ ndjson: lines });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    for await (const p of parts) text += p.message.content;
+    assert.match(text, /^Let me check\.\n\ntoolguard stopped this turn's tool call/, JSON.stringify(calls));
+    assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
+  }
+});
+
+test("guardFetch retry: an Ollama call line not JSON beside a rejected call is told ahead of the retry's words", async () => {
+  // (the reason was held behind the calls, and the retry dropped it with them: onVerdict told of the dropped
+  // call, the model never read of it)
+  const base = { model: "m", created_at: "2025-01-01T00:00:00Z" };
+  const text = (content: string, done = false) =>
+    JSON.stringify({
+      ...base,
+      message: { role: "assistant", content },
+      done,
+      ...(done ? { done_reason: "stop" } : {}),
+    });
+  const call = (name: string) =>
+    JSON.stringify({
+      ...base,
+      message: { role: "assistant", content: "", tool_calls: [{ function: { name, arguments: {} } }] },
+      done: false,
+    });
+  const answers = [
+    [text("Let me check."), call("get_weather").slice(0, -1), call("delete_everything"), text("", true)],
+    [text("Done."), text("", true)],
+  ];
+  const f = guardFetch(
+    () =>
+      Promise.resolve(
+        new Response(answers.shift()!.join("\n") + "\n", {
+          headers: { "content-type": "application/x-ndjson" },
+        }),
+      ),
+    { retry: 1 },
+  );
+  const res = await f("http://llm.test/api/chat", {
+    method: "POST",
+    body: JSON.stringify({ model: "m", stream: true, messages, tools: TOOLS_OPENAI }),
+  });
+  const said = (await res.text()).split("\n").filter((l) => l !== "").map((l) =>
+    JSON.parse(l).message?.content ?? ""
+  )
+    .join("");
+  assert.equal(answers.length, 0);
+  assert.match(
+    said,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.ok(said.endsWith("Make the call again if still needed.\n\nDone."), said);
+});

@@ -454,6 +454,35 @@ class GeminiStream implements FrameRouter {
   }
 
   /**
+   * See `FrameRouter.tellDropped`: each candidate that holds a call beside call parts `refuse` dropped of
+   * its own gets the reason as its text, in a chunk put among the held ones after the last of its text held
+   * (else ahead of them), so it goes with the calls that pass and their finish, ahead of a rejection's
+   * reason. Left out, the kept calls went out with the dropped ones unsaid, and the model never knew that
+   * only some of its calls ran.
+   */
+  tellDropped(flow: StreamFlow): void {
+    const telling = [...this.#called].filter((i) => this.#refusedCalls.has(i)).sort((a, b) => a - b);
+    for (const i of telling) {
+      const count = this.#refusedCalls.get(i)!;
+      this.#refusedCalls.delete(i);
+      this.#toldCalls += count;
+      const held = flow.held;
+      const at = held.findLastIndex((h) => h.event !== undefined && geminiText(h.event, i).text !== "") + 1;
+      const ahead = held.slice(0, at).map((h) => h.event ? geminiText(h.event, i).text : "").join("");
+      const text = flow.lead(i, ahead) + malformedCallsReason(count);
+      const told = {
+        candidates: atPosition({ content: { role: "model", parts: [{ text }] }, index: i }, i),
+        ...this.#template,
+      };
+      flow.setHeld([
+        ...held.slice(0, at),
+        { raw: formatSse(JSON.stringify(told)), event: told, tool: false },
+        ...held.slice(at),
+      ]);
+    }
+  }
+
+  /**
    * The candidates (by position) that `event` finishes whose only calls came in chunks `refuse` dropped:
    * those `#tellDropped` tells. Notes the candidates of which it carries a call first.
    */
@@ -496,11 +525,13 @@ class GeminiStream implements FrameRouter {
       return `a Gemini chunk of ${count} candidates, where the request asked for ${this.#answers} ` +
         "(candidateCount); the chunk was dropped";
     }
-    const pieced = candidates(event).some((c) =>
-      parts(c).some((p) =>
+    // (the last piece says `willContinue: false`, perhaps with no `partialArgs`, and follows one that said
+    // `true`: let through, it reached the judge as a call of no name, and the call was told of twice)
+    const pieced = (Array.isArray(event.candidates) ? event.candidates : []).some((c, i) =>
+      isRecord(c) && parts(c).some((p) =>
         isRecord(p.functionCall) &&
         ((Array.isArray(p.functionCall.partialArgs) && p.functionCall.partialArgs.length > 0) ||
-          p.functionCall.willContinue === true)
+          p.functionCall.willContinue != null || this.#continues.has(i))
       )
     );
     if (pieced) this.#countRefused(event);
@@ -508,6 +539,22 @@ class GeminiStream implements FrameRouter {
       ? "a Gemini chunk carries a function call whose arguments come in pieces (partialArgs, willContinue), which " +
         "toolguard cannot judge whole; it was dropped (leave streamFunctionCallArguments off)"
       : undefined;
+  }
+
+  /**
+   * See `FrameRouter.rest`: a chunk refused for a call in pieces without its call parts (each counted by
+   * `#countRefused`), where it carries more (a finish, words, usage): dropped whole, the client never read
+   * its candidate finish, and the model was not told of the call. A chunk of too many candidates has none.
+   */
+  rest(event: Record<string, unknown>): Record<string, unknown> | undefined {
+    const all = Array.isArray(event.candidates) ? event.candidates : [];
+    if (all.length > this.#answers) return undefined;
+    const rest = {
+      ...event,
+      candidates: all.map((c) => isRecord(c) ? withParts(c, (ps) => ps.filter((p) => !isCall(p))) : c),
+    };
+    const says = candidates(rest).some((c) => parts(c).length > 0 || c.finishReason != null);
+    return says || event.usageMetadata != null ? rest : undefined;
   }
 
   /**

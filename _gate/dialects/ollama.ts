@@ -177,6 +177,25 @@ class OllamaStream implements FrameRouter {
     return { raw, event };
   }
 
+  /**
+   * See `FrameRouter.tellDropped`: where a line naming `tool_calls` was dropped unread beside calls a client
+   * holds, the reason goes among the held chunks after the last words held (else ahead of them), so it
+   * goes with the calls that pass, ahead of a rejection's reason and of a retry's stream. Left out, the kept calls went out
+   * with the dropped one unsaid, and the model never knew that not all of its calls ran.
+   */
+  tellDropped(flow: StreamFlow): void {
+    if (!this.#unreadCalls || !this.#called || this.#ownReason !== undefined) return;
+    // (an unread line's calls are not known: at least one)
+    this.#ownReason = malformedCallsReason(1);
+    // After the last words held (the final chunk's are held apart from it, see `route`), else ahead of the
+    // held chunks: a retry then sends it with the words ahead of the first call, and drops the rest.
+    const held = flow.held;
+    const at = held.findLastIndex((h) => h.event !== undefined && !!chunkText(h.event)) + 1;
+    const text = flow.lead(0, heldText(flow, chunkText)) + this.#ownReason;
+    const told = { ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false };
+    flow.setHeld([...held.slice(0, at), { raw: line(told), event: told, tool: false }, ...held.slice(at)]);
+  }
+
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const hasCalls = isRecord(event.message) && Array.isArray(event.message.tool_calls) &&
       event.message.tool_calls.length > 0;
@@ -189,6 +208,13 @@ class OllamaStream implements FrameRouter {
       if (!flow.pending || (hasText && event.done !== true)) {
         flow.sawText(said(message));
         flow.send(raw);
+      } else if (event.done === true && said(message) !== "") {
+        // The final chunk's words are held apart from it, as a chunk of their own: the final chunk is where a
+        // rejection writes its stop (and empties its content), and a dropped call's reason goes before it.
+        const words = withoutKeys({ ...event, done: false }, ["done_reason"]);
+        const final = { ...event, message: { role: message!.role ?? "assistant", content: "" } };
+        flow.hold({ raw: line(words), event: words, tool: false });
+        flow.hold({ raw: line(final), event: final, tool: false });
       } else flow.hold({ raw, event, tool: false });
       return;
     }

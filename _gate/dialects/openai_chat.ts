@@ -466,6 +466,33 @@ class ChatStream implements FrameRouter {
     return { ...event, choices };
   }
 
+  /**
+   * See `FrameRouter.tellDropped`: each answer that holds a call beside calls `refuse` dropped of its own
+   * gets its held text now, then the reason as its text (text carries no position: it goes ahead of the held
+   * calls, which keep their finish), so a rejection's reason follows it, and a retry finds it sent. Left
+   * out, the kept calls went out with the dropped ones unsaid, and the model never knew that only some of
+   * its calls ran. Calls of no known answer (a chunk not read, a choice past `n`) are told only where an
+   * answer lost every call (`#finishOfDropped`): an answer that kept its calls may never have made them.
+   */
+  tellDropped(flow: StreamFlow): void {
+    const telling = [...this.#called].filter((index) => this.#refusedCalls.has(index)).sort((a, b) => a - b);
+    if (telling.length === 0) return;
+    this.sendHeldText(new Set(telling), flow);
+    const choices = telling.map((index) => {
+      const count = this.#refusedCalls.get(index)!.size;
+      this.#refusedCalls.delete(index);
+      this.#toldCalls += count;
+      return {
+        index,
+        delta: { content: flow.lead(index) + malformedCallsReason(count) },
+        logprobs: null,
+        finish_reason: null,
+      };
+    });
+    const base = this.#template ?? { object: "chat.completion.chunk" };
+    this.#send(formatSse(JSON.stringify({ ...base, choices })), choices, flow);
+  }
+
   /** See `FrameRouter.unread`. */
   unread(): void {
     this.#unread = true;

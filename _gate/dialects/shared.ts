@@ -251,6 +251,12 @@ export interface FrameRouter {
    */
   refuse?(event: Record<string, unknown>, name: string | undefined): string | undefined;
   /**
+   * What of a frame `refuse` dropped a client reads as the gate does (the finish, words, usage beside the
+   * part refused), to be read and routed in its place, or undefined to drop it whole. Absent where a
+   * refused frame has no such rest.
+   */
+  rest?(event: Record<string, unknown>): Record<string, unknown> | undefined;
+  /**
    * Notes a frame the gate dropped unread (not JSON, or not an object), `data` its text: it may have
    * carried a call of any answer, so an answer that then stops for tool use with no call left is told, as
    * one whose calls `refuse` dropped.
@@ -277,8 +283,9 @@ export interface FrameRouter {
   /**
    * Before the calls held are judged: where calls `refuse` dropped stood beside calls a client holds, puts
    * among the held frames, ahead of the end, the words that tell the model so (they go out with the calls
-   * that pass, and ahead of a rejection's reason), and reports them as `ownReason`. Absent where no such
-   * call is known apart from the calls held.
+   * that pass, and ahead of a rejection's reason), or sends them now after the answer's held text where
+   * text carries no position (OpenAI Chat), and reports them as `ownReason`. Absent where no such call is
+   * known apart from the calls held.
    */
   tellDropped?(flow: StreamFlow): void;
   /**
