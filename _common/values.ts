@@ -803,3 +803,19 @@ function jsonUnits(c: string): string {
   for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`;
   return out;
 }
+
+/**
+ * `literal` escaped for use inside a regular expression: it matches itself and nothing else.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { escapeRegExp } from "./values.ts";
+ *
+ * assert.equal(escapeRegExp("a.b*(c)"), "a\\.b\\*\\(c\\)");
+ * assert.ok(new RegExp(escapeRegExp("1+1=2?")).test("is 1+1=2?"));
+ * ```
+ */
+export function escapeRegExp(literal: string): string {
+  return literal.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

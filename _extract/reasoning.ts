@@ -16,8 +16,8 @@
  *
  * @module
  */
-import { lazy } from "../_common/values.ts";
-import { escapeRegExp, type Finder, makeSeeker, type Seeker } from "./text.ts";
+import { escapeRegExp, lazy } from "../_common/values.ts";
+import { type Finder, makeSeeker, type Seeker } from "./text.ts";
 
 /** Opening and closing spellings of reasoning blocks. */
 export const PAIRS: readonly (readonly [open: string, close: string])[] = [

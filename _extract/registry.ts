@@ -13,8 +13,8 @@
 import type { AnchoredReader, Reader } from "./reader.ts";
 import { ReasoningWalker } from "./reasoning.ts";
 import { Scan } from "./scan.ts";
-import { escapeRegExp, makeSeeker, type Seeker, skipSpace } from "./text.ts";
-import { lazy } from "../_common/values.ts";
+import { makeSeeker, type Seeker, skipSpace } from "./text.ts";
+import { escapeRegExp, lazy } from "../_common/values.ts";
 import { draftFromNameKey } from "./json_calls.ts";
 import {
   bareJson,

@@ -87,11 +87,6 @@ export function trimOneNewline(text: string): string {
   return s;
 }
 
-/** Escapes a literal for use inside a regular expression. */
-export function escapeRegExp(literal: string): string {
-  return literal.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
 /** Decodes the five XML entities (and numeric ones) in an attribute or value. */
 export function decodeEntities(text: string): string {
   if (!text.includes("&")) return text;

@@ -26,7 +26,7 @@ import {
 import { type Original, type Rule, rules } from "./rules.ts";
 import { hasLeads, LeadFinder, type LeadStarts } from "./leads.ts";
 import { asciiBytes, BYTES_FROM, TWO_LANES_FROM, WordSet } from "./words.ts";
-import { givenValue, lazy, optionsArg } from "../_common/values.ts";
+import { escapeRegExp, givenValue, lazy, optionsArg } from "../_common/values.ts";
 import { ruleBits, RuleScreen, spreadPattern } from "./screen.ts";
 import { holdsEscapes, ShownText } from "./terminal.ts";
 import { decoded, type DecodedText, holdsEncodings } from "./decode.ts";
@@ -1847,11 +1847,6 @@ const WINDOW = 32768;
 
 /** Characters of context a window keeps on each side for look-behind, look-ahead and `\b`. */
 const MARGIN = 16;
-
-/** Escapes a string for use inside a regular expression. */
-export function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
 
 /** Per rule, one global expression for its anchors (or needles), built on first use. */
 const ANCHORS = new WeakMap<Rule, RegExp>();

@@ -15,7 +15,7 @@
  */
 import { gap } from "./gap.ts";
 import type { Rule } from "./rules.ts";
-import { lazy } from "../_common/values.ts";
+import { escapeRegExp, lazy } from "../_common/values.ts";
 import type { ScanContext } from "../types.ts";
 
 /**
@@ -1139,16 +1139,11 @@ function trieOf(words: readonly string[]): string {
   // (one word and no end: its letters in a row, what a trie of it is, without a Map per letter)
   if (byFirst.size === 1 && !ends) {
     const [[c, rest]] = byFirst;
-    if (rest.length === 1) return escaped(c + rest[0]);
+    if (rest.length === 1) return escapeRegExp(c + rest[0]);
   }
-  const alternatives = [...byFirst].map(([c, rest]) => escaped(c) + trieOf(rest));
+  const alternatives = [...byFirst].map(([c, rest]) => escapeRegExp(c) + trieOf(rest));
   if (ends) alternatives.push("");
   return alternatives.length === 1 ? alternatives[0] : `(?:${alternatives.join("|")})`;
-}
-
-/** `text` as an expression that matches it literally. */
-function escaped(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** Both lists' strings, once each; undefined where `a` is. */

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { asciiBytes, bytesFor, TWO_LANES_FROM, utf8Of, WordSet } from "../_scan/words.ts";
-import { escapeRegExp } from "../_scan/scan.ts";
+import { escapeRegExp } from "../_common/values.ts";
 import { seeded } from "../scripts/_seeded.ts";
 
 const WORDS = [
