@@ -918,14 +918,16 @@ export class GuardedSession implements McpSession {
     if (m === undefined) return this.#notJsonAnswer(frame);
     if (Array.isArray(m)) return this.#fromServerBatch(frame, m);
     let r: ServerOutcome;
+    const { read, unread } = this.#readOnce(m);
     try {
-      r = this.#judgeServer(m, frame.bytes?.length ?? 0);
+      r = this.#judgeServer(read, frame.bytes?.length ?? 0);
+      if (r === "same" && unread !== undefined) r = this.#notJudged(m, unread.error);
     } catch (error) {
       r = this.#notJudged(m, error);
     }
-    const out = r === "same" ? m : r;
+    const out = r === "same" ? read : r;
     if (out !== null && this.#inBatch(out)) this.#reply(out, frame.extra);
-    else if (r === "same") this.#toClient(frame);
+    else if (r === "same") this.#toClient(read === m ? frame : { message: read, extra: frame.extra });
     else if (r !== null) this.#toClient({ message: r, extra: frame.extra });
   }
 
@@ -1522,7 +1524,10 @@ export class GuardedSession implements McpSession {
       }
       let r: ServerOutcome = "same";
       try {
+        const { read, unread } = this.#readOnce(x);
+        if (read !== x) [x, changed] = [read, true];
         if (isRecord(x)) r = this.#judgeServer(x);
+        if (r === "same" && unread !== undefined) r = this.#notJudged(x, unread.error);
       } catch (error) {
         r = this.#notJudged(x, error);
       }
@@ -1547,6 +1552,21 @@ export class GuardedSession implements McpSession {
     else if (out.length > 0) this.#toClient({ message: out, extra: frame.extra });
     // (after the rest: a request's progress notifications in the batch reach the client before its answer)
     for (const m of replies) this.#reply(m, frame.extra);
+  }
+
+  /**
+   * The server message `m` to judge and pass on: one built in code (not parsed from JSON text, see
+   * {@linkcode parsedText}) read once, its own members into a copy, since a member read again as the client
+   * reads it (its `params`, `result`, even its `method`) may answer other than what was judged. One whose
+   * copy throws (`unread`: a getter) is judged as it is, as before, and never passed on as it is.
+   */
+  #readOnce<T>(m: T): { read: T; unread?: { error: unknown } } {
+    if (this.#judgingText || !isRecord(m)) return { read: m };
+    try {
+      return { read: { ...m } };
+    } catch (error) {
+      return { read: m, unread: { error } };
+    }
   }
 
   /**

@@ -859,3 +859,39 @@ test("MCP session: a client's call built in code goes to the server as judged, a
   for (const text of toServer) assert.doesNotMatch(text, /Ignore all previous/, text);
   assert.match(toServer[0], /"arguments":\{"message":"hi"\}/);
 });
+
+test("MCP session: a server message built in code goes on as judged, its own members read once", () => {
+  const handed = { on: false };
+  const toClient: string[] = [];
+  const guarded = createMcpGuard({ scanOutput: true }).connect({
+    toServer: () => {},
+    // (read as the client reads it, once the guard has handed it on)
+    toClient: (frame) => {
+      handed.on = true;
+      toClient.push(JSON.stringify(frame.message));
+      handed.on = false;
+    },
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 100, method: "tools/list" } });
+  const tools = [{ name: "echo", inputSchema: { type: "object" } }];
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 100, result: { tools } } });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo" } } });
+  toClient.length = 0;
+  // (a member absent to the guard, there when the client reads it)
+  const later = (members: Record<string, unknown>, key: string, value: unknown) =>
+    Object.defineProperty({ ...members }, key, {
+      enumerable: true,
+      get: () => handed.on ? value : undefined,
+    });
+  const text = `<IMPORTANT>${INJECTED}</IMPORTANT>`;
+  const notice = later({ jsonrpc: "2.0", method: "notifications/message" }, "params", {
+    level: "info",
+    data: text,
+  });
+  const answer = later({ jsonrpc: "2.0", id: 1 }, "result", { content: [{ type: "text", text }] });
+  guarded.fromServer({ message: notice as JsonRpcMessage });
+  guarded.fromServer({ message: answer as JsonRpcMessage });
+  guarded.fromServer({ message: [notice as JsonRpcMessage] });
+  assert.equal(toClient.length, 3);
+  for (const sent of toClient) assert.doesNotMatch(sent, /Ignore all previous/, sent);
+});
