@@ -1877,8 +1877,9 @@ export function walkStrings(
     depth: number,
   ) => {
     // A value built in code that is no plain object (a boxed string, a Date) is read as JSON sends it, which
-    // is what the client reads; parsed JSON holds none (read by the prototype only when not known parsed).
-    if (!parsed && isRecord(v) && Object.getPrototypeOf(v) !== Object.prototype) {
+    // is what the client reads; parsed JSON holds none (read by the prototype only when not known parsed) but
+    // a cancel's `requestId` past 2^53, which parseMessage keeps as raw JSON (left as it is: a number to JSON).
+    if ((!parsed || slot === "requestId") && isRecord(v) && Object.getPrototypeOf(v) !== Object.prototype) {
       v = asSent(v, typeof slot === "number" ? String(slot) : slot);
     }
     // A value built in code may hold itself (its walk as a tree goes ever deeper) or share its objects 2^40
