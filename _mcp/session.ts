@@ -964,26 +964,49 @@ export class GuardedSession implements McpSession {
 
   /** Judge a client frame and pass on what may go: all of it, the allowed part of a batch, or nothing. */
   #forward(frame: McpFrame): void | Promise<void> {
-    const m = frame.message;
-    if (m === undefined) return this.#unreadable(frame);
+    const given = frame.message;
+    if (given === undefined) return this.#unreadable(frame);
+    const parsed = isParsedText(frame);
+    // (one built in code goes on as read here, once: a member read again, as the server's transport writes
+    // it, may answer other than what was judged, a `method` too, or a batch's element)
+    const m = parsed
+      ? given
+      : Array.isArray(given)
+      ? given.map((x) => this.#clientCopy(x))
+      : this.#clientCopy(given);
+    const read = m === given ? frame : { message: m, extra: frame.extra };
     if (Array.isArray(m)) {
       if (!this.#guard.toolsKnown && m.some(isCall)) return this.#hold(frame);
-      const parsed = isParsedText(frame);
       const kept = m.filter((x) => !isRecord(x) || this.#judgeClient(x, parsed) === "forward")
         .map((x) => this.#judgedCalls.get(x) ?? x);
       if (kept.length === m.length && kept.every((x, i) => x === m[i])) {
-        return this.#sent(this.#sinks.toServer(frame));
+        return this.#sent(this.#sinks.toServer(read));
       }
       if (kept.length > 0) return this.#sent(this.#sinks.toServer({ message: kept, extra: frame.extra }));
       return;
     }
-    const decision = this.#judgeClient(m, isParsedText(frame));
+    const decision = this.#judgeClient(m, parsed);
     if (decision === "wait") return this.#hold(frame);
     if (decision !== "forward") return;
     const judged = this.#judgedCalls.get(m);
     return this.#sent(
-      this.#sinks.toServer(judged === undefined ? frame : { message: judged, extra: frame.extra }),
+      this.#sinks.toServer(judged === undefined ? read : { message: judged, extra: frame.extra }),
     );
+  }
+
+  /**
+   * A client message built in code, its own members read once into a copy that keeps what the session noted
+   * of it (a batch's element, bytes not UTF-8, a repeated key). A getter that throws throws here, as it did
+   * when judged.
+   */
+  #clientCopy<T>(m: T): T {
+    if (!isRecord(m)) return m;
+    const copy = { ...m };
+    if (this.#batched.has(m)) this.#batched.add(copy);
+    if (this.#notUtf8.has(m)) this.#notUtf8.add(copy);
+    const repeated = this.#repeated.get(m);
+    if (repeated !== undefined) this.#repeated.set(copy, repeated);
+    return copy as T;
   }
 
   /**

@@ -895,3 +895,37 @@ test("MCP session: a server message built in code goes on as judged, its own mem
   assert.equal(toClient.length, 3);
   for (const sent of toClient) assert.doesNotMatch(sent, /Ignore all previous/, sent);
 });
+
+test("MCP session: a client message built in code goes to the server as judged, its own members read once", () => {
+  const handed = { on: false };
+  const toServer: string[] = [];
+  const guarded = createMcpGuard().connect({
+    // (read as the server's transport writes it, once the guard has handed it on)
+    toServer: (frame) => {
+      handed.on = true;
+      toServer.push(JSON.stringify(frame.message));
+      handed.on = false;
+    },
+    toClient: () => {},
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 100, method: "tools/list" } });
+  const schema = { type: "object", properties: { message: { type: "string", maxLength: 3 } } };
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 100, result: { tools: [{ name: "echo", inputSchema: schema }] } },
+  });
+  toServer.length = 0;
+  // A ping to the guard, a call its schema refuses when the server's transport reads it.
+  const params = { name: "echo", arguments: { message: "far too long" } };
+  const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params };
+  const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+  const batch: unknown[] = [];
+  Object.defineProperty(batch, 0, { enumerable: true, get: () => handed.on ? call : ping });
+  guarded.fromClient({ message: batch as JsonRpcMessage[] });
+  const lone = Object.defineProperty({ jsonrpc: "2.0", id: 2, params }, "method", {
+    enumerable: true,
+    get: () => handed.on ? "tools/call" : "ping",
+  });
+  guarded.fromClient({ message: lone as JsonRpcMessage });
+  assert.equal(toServer.length, 2);
+  for (const sent of toServer) assert.doesNotMatch(sent, /tools\/call/, sent);
+});
