@@ -6,7 +6,14 @@
  * @module
  */
 import { clipMiddle, errorText, foldCase, heldIndices, isRecord } from "../_common/values.ts";
-import { copyAsSent, MOST_WRITTEN_OUT, refuseSparse, repeatedKeys, textAsSent } from "../_common/json.ts";
+import {
+  copyAsSent,
+  MOST_WRITTEN_OUT,
+  refuseSparse,
+  repeatedKeys,
+  sentMembers,
+  textAsSent,
+} from "../_common/json.ts";
 import { isUtf8 } from "../_common/bytes.ts";
 import {
   type DeferredCheck,
@@ -1001,7 +1008,9 @@ export class GuardedSession implements McpSession {
    */
   #clientCopy<T>(m: T): T {
     if (!isRecord(m)) return m;
-    const copy = { ...m };
+    // (as JSON sends it: a `toJSON` of its own is what the server reads)
+    const copy = sentMembers(m, "");
+    if (!isRecord(copy)) return copy as T;
     if (this.#batched.has(m)) this.#batched.add(copy);
     if (this.#notUtf8.has(m)) this.#notUtf8.add(copy);
     const repeated = this.#repeated.get(m);
@@ -1586,7 +1595,8 @@ export class GuardedSession implements McpSession {
   #readOnce<T>(m: T): { read: T; unread?: { error: unknown } } {
     if (this.#judgingText || !isRecord(m)) return { read: m };
     try {
-      return { read: { ...m } };
+      // (as JSON sends it: a `toJSON` of its own is what the client reads)
+      return { read: sentMembers(m, "") as T };
     } catch (error) {
       return { read: m, unread: { error } };
     }

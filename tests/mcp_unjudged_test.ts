@@ -929,3 +929,61 @@ test("MCP session: a client message built in code goes to the server as judged, 
   assert.equal(toServer.length, 2);
   for (const sent of toServer) assert.doesNotMatch(sent, /tools\/call/, sent);
 });
+
+test("MCP session: a message built in code is judged as JSON sends it, a toJSON of its own at any level", () => {
+  const toClient: string[] = [];
+  const toServer: string[] = [];
+  const events: McpEvent[] = [];
+  const guarded = createMcpGuard({ scanOutput: true, onEvent: (e) => void events.push(e) }).connect({
+    toServer: (frame) => void toServer.push(JSON.stringify(frame.message)),
+    toClient: (frame) => void toClient.push(JSON.stringify(frame.message)),
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 100, method: "tools/list" } });
+  const schema = { type: "object", properties: { message: { type: "string", maxLength: 3 } } };
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 100, result: { tools: [{ name: "echo", inputSchema: schema }] } },
+  });
+  toClient.length = 0;
+  toServer.length = 0;
+  const text = `<IMPORTANT>${INJECTED}</IMPORTANT>`;
+  const poisoned = { content: [{ type: "text", text }] };
+  for (let id = 1; id <= 3; id++) {
+    guarded.fromClient({ message: { jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo" } } });
+  }
+  const messages = [
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      result: { content: [] },
+      toJSON: () => ({ jsonrpc: "2.0", id: 1, result: poisoned }),
+    },
+    { jsonrpc: "2.0", id: 2, result: { content: [], toJSON: () => poisoned } },
+    {
+      jsonrpc: "2.0",
+      id: 3,
+      result: { content: [{ type: "text", text: "ok", toJSON: () => poisoned.content[0] }] },
+    },
+    {
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: "ok", toJSON: () => ({ level: "info", data: text }) },
+    },
+  ];
+  for (const message of messages) guarded.fromServer({ message: message as JsonRpcMessage });
+  assert.equal(toClient.length, 4);
+  assert.equal(events.filter((e) => e.event === "output_flagged").length, 4, JSON.stringify(events));
+  // A ping to the guard, a call its schema refuses as the server reads it.
+  toServer.length = 0;
+  const call = {
+    jsonrpc: "2.0",
+    id: 5,
+    method: "tools/call",
+    params: { name: "echo", arguments: { message: "far too long" } },
+  };
+  guarded.fromClient({
+    message: { jsonrpc: "2.0", id: 5, method: "ping", toJSON: () => call } as JsonRpcMessage,
+  });
+  // (judged as the call JSON sends, and refused)
+  assert.ok(events.some((e) => e.event === "call_rejected" && e.id === 5), JSON.stringify(events));
+  for (const sent of toServer) assert.doesNotMatch(sent, /tools\/call/, sent);
+});
