@@ -726,7 +726,7 @@ function flips(
   });
 }
 
-test("MCP session: what is judged of a server message built in code is what goes on, a getter read once", () => {
+test("MCP session: what is judged of a server message built in code is what goes on, each member read once", () => {
   const handed = { on: false };
   const toClient: string[] = [];
   const events: McpEvent[] = [];
@@ -766,6 +766,26 @@ test("MCP session: what is judged of a server message built in code is what goes
   assert.equal(toClient.length, 7);
   assert.ok(!events.some((e) => e.event === "output_flagged" || e.event === "description_flagged"));
   for (const text of toClient) assert.doesNotMatch(text, /Ignore all previous/, text);
+  // Nor a member of the message itself, a lone one's or a batch's element's.
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 21, method: "tools/call", params: { name: "echo" } } });
+  toClient.length = 0;
+  // (a member absent to the guard, there when the client reads it)
+  const later = (members: Record<string, unknown>, key: string, value: unknown) =>
+    Object.defineProperty({ ...members }, key, {
+      enumerable: true,
+      get: () => handed.on ? value : undefined,
+    });
+  const text = `<IMPORTANT>${INJECTED}</IMPORTANT>`;
+  const notice = later({ jsonrpc: "2.0", method: "notifications/message" }, "params", {
+    level: "info",
+    data: text,
+  });
+  const answer = later({ jsonrpc: "2.0", id: 21 }, "result", { content: [{ type: "text", text }] });
+  guarded.fromServer({ message: notice as JsonRpcMessage });
+  guarded.fromServer({ message: answer as JsonRpcMessage });
+  guarded.fromServer({ message: [notice as JsonRpcMessage] });
+  assert.equal(toClient.length, 3);
+  for (const sent of toClient) assert.doesNotMatch(sent, /Ignore all previous/, sent);
 });
 
 test(
@@ -827,7 +847,7 @@ test("MCP session: a tool list that neither the guard can take nor its cleaning 
   });
 });
 
-test("MCP session: a client's call built in code goes to the server as judged, a getter read once", () => {
+test("MCP session: a client's message built in code goes to the server as judged, each member read once", () => {
   const handed = { on: false };
   const toServer: string[] = [];
   const events: McpEvent[] = [];
@@ -858,70 +878,16 @@ test("MCP session: a client's call built in code goes to the server as judged, a
   assert.ok(!events.some((e) => e.event === "call_rejected"), JSON.stringify(events));
   for (const text of toServer) assert.doesNotMatch(text, /Ignore all previous/, text);
   assert.match(toServer[0], /"arguments":\{"message":"hi"\}/);
-});
-
-test("MCP session: a server message built in code goes on as judged, its own members read once", () => {
-  const handed = { on: false };
-  const toClient: string[] = [];
-  const guarded = createMcpGuard({ scanOutput: true }).connect({
-    toServer: () => {},
-    // (read as the client reads it, once the guard has handed it on)
-    toClient: (frame) => {
-      handed.on = true;
-      toClient.push(JSON.stringify(frame.message));
-      handed.on = false;
-    },
-  });
-  guarded.fromClient({ message: { jsonrpc: "2.0", id: 100, method: "tools/list" } });
-  const tools = [{ name: "echo", inputSchema: { type: "object" } }];
-  guarded.fromServer({ message: { jsonrpc: "2.0", id: 100, result: { tools } } });
-  guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo" } } });
-  toClient.length = 0;
-  // (a member absent to the guard, there when the client reads it)
-  const later = (members: Record<string, unknown>, key: string, value: unknown) =>
-    Object.defineProperty({ ...members }, key, {
-      enumerable: true,
-      get: () => handed.on ? value : undefined,
-    });
-  const text = `<IMPORTANT>${INJECTED}</IMPORTANT>`;
-  const notice = later({ jsonrpc: "2.0", method: "notifications/message" }, "params", {
-    level: "info",
-    data: text,
-  });
-  const answer = later({ jsonrpc: "2.0", id: 1 }, "result", { content: [{ type: "text", text }] });
-  guarded.fromServer({ message: notice as JsonRpcMessage });
-  guarded.fromServer({ message: answer as JsonRpcMessage });
-  guarded.fromServer({ message: [notice as JsonRpcMessage] });
-  assert.equal(toClient.length, 3);
-  for (const sent of toClient) assert.doesNotMatch(sent, /Ignore all previous/, sent);
-});
-
-test("MCP session: a client message built in code goes to the server as judged, its own members read once", () => {
-  const handed = { on: false };
-  const toServer: string[] = [];
-  const guarded = createMcpGuard().connect({
-    // (read as the server's transport writes it, once the guard has handed it on)
-    toServer: (frame) => {
-      handed.on = true;
-      toServer.push(JSON.stringify(frame.message));
-      handed.on = false;
-    },
-    toClient: () => {},
-  });
-  guarded.fromClient({ message: { jsonrpc: "2.0", id: 100, method: "tools/list" } });
-  const schema = { type: "object", properties: { message: { type: "string", maxLength: 3 } } };
-  guarded.fromServer({
-    message: { jsonrpc: "2.0", id: 100, result: { tools: [{ name: "echo", inputSchema: schema }] } },
-  });
+  // Nor a batch's element or a message's method: a ping to the guard, a call its schema refuses (longer than
+  // 10) when the server's transport reads it.
   toServer.length = 0;
-  // A ping to the guard, a call its schema refuses when the server's transport reads it.
   const params = { name: "echo", arguments: { message: "far too long" } };
-  const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params };
-  const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+  const refused = { jsonrpc: "2.0", id: 11, method: "tools/call", params };
+  const ping = { jsonrpc: "2.0", id: 11, method: "ping" };
   const batch: unknown[] = [];
-  Object.defineProperty(batch, 0, { enumerable: true, get: () => handed.on ? call : ping });
+  Object.defineProperty(batch, 0, { enumerable: true, get: () => handed.on ? refused : ping });
   guarded.fromClient({ message: batch as JsonRpcMessage[] });
-  const lone = Object.defineProperty({ jsonrpc: "2.0", id: 2, params }, "method", {
+  const lone = Object.defineProperty({ jsonrpc: "2.0", id: 12, params }, "method", {
     enumerable: true,
     get: () => handed.on ? "tools/call" : "ping",
   });
