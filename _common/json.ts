@@ -7,7 +7,7 @@
  * @module
  */
 import { eachLeaf, escapePointer, unescapePointer } from "./pointer.ts";
-import { clipMiddle, eachHeld, errorText, firstHole, heldIndices } from "./values.ts";
+import { clipMiddle, eachHeld, errorText, firstHole, heldIndices, isRecord } from "./values.ts";
 
 /** Where a string value sits in the raw text. */
 export interface StringLocation {
@@ -1413,6 +1413,19 @@ export function asSent(v: unknown, key: string, infinite = false): unknown {
   if (typeof v === "object" && v !== null && !Array.isArray(v)) v = unwrapped(v);
   if (typeof v === "number") return Number.isFinite(v) || (infinite && v === v) ? v : null;
   return typeof v === "function" || typeof v === "symbol" ? undefined : v;
+}
+
+/**
+ * The object `v` (at `key`) as JSON sends it, its own members read once into a plain copy: a `toJSON`'s
+ * result, a box opened; a `toJSON` function the copy would hold is left out, as JSON calls one once and
+ * sends no function. What is sent is no object (a `toJSON` gave a string): that value.
+ */
+export function sentMembers(v: object, key: string): unknown {
+  const sent = asSent(v, key);
+  if (!isRecord(sent)) return sent;
+  const copy = { ...sent };
+  if (typeof copy.toJSON === "function") delete copy.toJSON;
+  return copy;
 }
 
 /** Where an application may have given every BigInt a `toJSON` (JSON has none for them). */

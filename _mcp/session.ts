@@ -6,7 +6,14 @@
  * @module
  */
 import { clipMiddle, errorText, foldCase, heldIndices, isRecord } from "../_common/values.ts";
-import { copyAsSent, MOST_WRITTEN_OUT, refuseSparse, repeatedKeys, textAsSent } from "../_common/json.ts";
+import {
+  copyAsSent,
+  MOST_WRITTEN_OUT,
+  refuseSparse,
+  repeatedKeys,
+  sentMembers,
+  textAsSent,
+} from "../_common/json.ts";
 import { isUtf8 } from "../_common/bytes.ts";
 import {
   type DeferredCheck,
@@ -918,14 +925,16 @@ export class GuardedSession implements McpSession {
     if (m === undefined) return this.#notJsonAnswer(frame);
     if (Array.isArray(m)) return this.#fromServerBatch(frame, m);
     let r: ServerOutcome;
+    const { read, unread } = this.#readOnce(m);
     try {
-      r = this.#judgeServer(m, frame.bytes?.length ?? 0);
+      r = this.#judgeServer(read, frame.bytes?.length ?? 0);
+      if (r === "same" && unread !== undefined) r = this.#notJudged(m, unread.error);
     } catch (error) {
       r = this.#notJudged(m, error);
     }
-    const out = r === "same" ? m : r;
+    const out = r === "same" ? read : r;
     if (out !== null && this.#inBatch(out)) this.#reply(out, frame.extra);
-    else if (r === "same") this.#toClient(frame);
+    else if (r === "same") this.#toClient(read === m ? frame : { message: read, extra: frame.extra });
     else if (r !== null) this.#toClient({ message: r, extra: frame.extra });
   }
 
@@ -962,26 +971,51 @@ export class GuardedSession implements McpSession {
 
   /** Judge a client frame and pass on what may go: all of it, the allowed part of a batch, or nothing. */
   #forward(frame: McpFrame): void | Promise<void> {
-    const m = frame.message;
-    if (m === undefined) return this.#unreadable(frame);
+    const given = frame.message;
+    if (given === undefined) return this.#unreadable(frame);
+    const parsed = isParsedText(frame);
+    // (one built in code goes on as read here, once: a member read again, as the server's transport writes
+    // it, may answer other than what was judged, a `method` too, or a batch's element)
+    const m = parsed
+      ? given
+      : Array.isArray(given)
+      ? given.map((x) => this.#clientCopy(x))
+      : this.#clientCopy(given);
+    const read = m === given ? frame : { message: m, extra: frame.extra };
     if (Array.isArray(m)) {
       if (!this.#guard.toolsKnown && m.some(isCall)) return this.#hold(frame);
-      const parsed = isParsedText(frame);
       const kept = m.filter((x) => !isRecord(x) || this.#judgeClient(x, parsed) === "forward")
         .map((x) => this.#judgedCalls.get(x) ?? x);
       if (kept.length === m.length && kept.every((x, i) => x === m[i])) {
-        return this.#sent(this.#sinks.toServer(frame));
+        return this.#sent(this.#sinks.toServer(read));
       }
       if (kept.length > 0) return this.#sent(this.#sinks.toServer({ message: kept, extra: frame.extra }));
       return;
     }
-    const decision = this.#judgeClient(m, isParsedText(frame));
+    const decision = this.#judgeClient(m, parsed);
     if (decision === "wait") return this.#hold(frame);
     if (decision !== "forward") return;
     const judged = this.#judgedCalls.get(m);
     return this.#sent(
-      this.#sinks.toServer(judged === undefined ? frame : { message: judged, extra: frame.extra }),
+      this.#sinks.toServer(judged === undefined ? read : { message: judged, extra: frame.extra }),
     );
+  }
+
+  /**
+   * A client message built in code, its own members read once into a copy that keeps what the session noted
+   * of it (a batch's element, bytes not UTF-8, a repeated key). A getter that throws throws here, as it did
+   * when judged.
+   */
+  #clientCopy<T>(m: T): T {
+    if (!isRecord(m)) return m;
+    // (as JSON sends it: a `toJSON` of its own is what the server reads)
+    const copy = sentMembers(m, "");
+    if (!isRecord(copy)) return copy as T;
+    if (this.#batched.has(m)) this.#batched.add(copy);
+    if (this.#notUtf8.has(m)) this.#notUtf8.add(copy);
+    const repeated = this.#repeated.get(m);
+    if (repeated !== undefined) this.#repeated.set(copy, repeated);
+    return copy as T;
   }
 
   /**
@@ -1522,7 +1556,10 @@ export class GuardedSession implements McpSession {
       }
       let r: ServerOutcome = "same";
       try {
+        const { read, unread } = this.#readOnce(x);
+        if (read !== x) [x, changed] = [read, true];
         if (isRecord(x)) r = this.#judgeServer(x);
+        if (r === "same" && unread !== undefined) r = this.#notJudged(x, unread.error);
       } catch (error) {
         r = this.#notJudged(x, error);
       }
@@ -1547,6 +1584,22 @@ export class GuardedSession implements McpSession {
     else if (out.length > 0) this.#toClient({ message: out, extra: frame.extra });
     // (after the rest: a request's progress notifications in the batch reach the client before its answer)
     for (const m of replies) this.#reply(m, frame.extra);
+  }
+
+  /**
+   * The server message `m` to judge and pass on: one built in code (not parsed from JSON text, see
+   * {@linkcode parsedText}) read once, its own members into a copy, since a member read again as the client
+   * reads it (its `params`, `result`, even its `method`) may answer other than what was judged. One whose
+   * copy throws (`unread`: a getter) is judged as it is, as before, and never passed on as it is.
+   */
+  #readOnce<T>(m: T): { read: T; unread?: { error: unknown } } {
+    if (this.#judgingText || !isRecord(m)) return { read: m };
+    try {
+      // (as JSON sends it: a `toJSON` of its own is what the client reads)
+      return { read: sentMembers(m, "") as T };
+    } catch (error) {
+      return { read: m, unread: { error } };
+    }
   }
 
   /**

@@ -726,7 +726,7 @@ function flips(
   });
 }
 
-test("MCP session: what is judged of a server message built in code is what goes on, a getter read once", () => {
+test("MCP session: what is judged of a server message built in code is what goes on, each member read once", () => {
   const handed = { on: false };
   const toClient: string[] = [];
   const events: McpEvent[] = [];
@@ -766,6 +766,26 @@ test("MCP session: what is judged of a server message built in code is what goes
   assert.equal(toClient.length, 7);
   assert.ok(!events.some((e) => e.event === "output_flagged" || e.event === "description_flagged"));
   for (const text of toClient) assert.doesNotMatch(text, /Ignore all previous/, text);
+  // Nor a member of the message itself, a lone one's or a batch's element's.
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 21, method: "tools/call", params: { name: "echo" } } });
+  toClient.length = 0;
+  // (a member absent to the guard, there when the client reads it)
+  const later = (members: Record<string, unknown>, key: string, value: unknown) =>
+    Object.defineProperty({ ...members }, key, {
+      enumerable: true,
+      get: () => handed.on ? value : undefined,
+    });
+  const text = `<IMPORTANT>${INJECTED}</IMPORTANT>`;
+  const notice = later({ jsonrpc: "2.0", method: "notifications/message" }, "params", {
+    level: "info",
+    data: text,
+  });
+  const answer = later({ jsonrpc: "2.0", id: 21 }, "result", { content: [{ type: "text", text }] });
+  guarded.fromServer({ message: notice as JsonRpcMessage });
+  guarded.fromServer({ message: answer as JsonRpcMessage });
+  guarded.fromServer({ message: [notice as JsonRpcMessage] });
+  assert.equal(toClient.length, 3);
+  for (const sent of toClient) assert.doesNotMatch(sent, /Ignore all previous/, sent);
 });
 
 test(
@@ -827,7 +847,7 @@ test("MCP session: a tool list that neither the guard can take nor its cleaning 
   });
 });
 
-test("MCP session: a client's call built in code goes to the server as judged, a getter read once", () => {
+test("MCP session: a client's message built in code goes to the server as judged, each member read once", () => {
   const handed = { on: false };
   const toServer: string[] = [];
   const events: McpEvent[] = [];
@@ -858,4 +878,78 @@ test("MCP session: a client's call built in code goes to the server as judged, a
   assert.ok(!events.some((e) => e.event === "call_rejected"), JSON.stringify(events));
   for (const text of toServer) assert.doesNotMatch(text, /Ignore all previous/, text);
   assert.match(toServer[0], /"arguments":\{"message":"hi"\}/);
+  // Nor a batch's element or a message's method: a ping to the guard, a call its schema refuses (longer than
+  // 10) when the server's transport reads it.
+  toServer.length = 0;
+  const params = { name: "echo", arguments: { message: "far too long" } };
+  const refused = { jsonrpc: "2.0", id: 11, method: "tools/call", params };
+  const ping = { jsonrpc: "2.0", id: 11, method: "ping" };
+  const batch: unknown[] = [];
+  Object.defineProperty(batch, 0, { enumerable: true, get: () => handed.on ? refused : ping });
+  guarded.fromClient({ message: batch as JsonRpcMessage[] });
+  const lone = Object.defineProperty({ jsonrpc: "2.0", id: 12, params }, "method", {
+    enumerable: true,
+    get: () => handed.on ? "tools/call" : "ping",
+  });
+  guarded.fromClient({ message: lone as JsonRpcMessage });
+  assert.equal(toServer.length, 2);
+  for (const sent of toServer) assert.doesNotMatch(sent, /tools\/call/, sent);
+});
+
+test("MCP session: a message built in code is judged as JSON sends it, a toJSON of its own at any level", () => {
+  const toClient: string[] = [];
+  const toServer: string[] = [];
+  const events: McpEvent[] = [];
+  const guarded = createMcpGuard({ scanOutput: true, onEvent: (e) => void events.push(e) }).connect({
+    toServer: (frame) => void toServer.push(JSON.stringify(frame.message)),
+    toClient: (frame) => void toClient.push(JSON.stringify(frame.message)),
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 100, method: "tools/list" } });
+  const schema = { type: "object", properties: { message: { type: "string", maxLength: 3 } } };
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 100, result: { tools: [{ name: "echo", inputSchema: schema }] } },
+  });
+  toClient.length = 0;
+  toServer.length = 0;
+  const text = `<IMPORTANT>${INJECTED}</IMPORTANT>`;
+  const poisoned = { content: [{ type: "text", text }] };
+  for (let id = 1; id <= 3; id++) {
+    guarded.fromClient({ message: { jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo" } } });
+  }
+  const messages = [
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      result: { content: [] },
+      toJSON: () => ({ jsonrpc: "2.0", id: 1, result: poisoned }),
+    },
+    { jsonrpc: "2.0", id: 2, result: { content: [], toJSON: () => poisoned } },
+    {
+      jsonrpc: "2.0",
+      id: 3,
+      result: { content: [{ type: "text", text: "ok", toJSON: () => poisoned.content[0] }] },
+    },
+    {
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: "ok", toJSON: () => ({ level: "info", data: text }) },
+    },
+  ];
+  for (const message of messages) guarded.fromServer({ message: message as JsonRpcMessage });
+  assert.equal(toClient.length, 4);
+  assert.equal(events.filter((e) => e.event === "output_flagged").length, 4, JSON.stringify(events));
+  // A ping to the guard, a call its schema refuses as the server reads it.
+  toServer.length = 0;
+  const call = {
+    jsonrpc: "2.0",
+    id: 5,
+    method: "tools/call",
+    params: { name: "echo", arguments: { message: "far too long" } },
+  };
+  guarded.fromClient({
+    message: { jsonrpc: "2.0", id: 5, method: "ping", toJSON: () => call } as JsonRpcMessage,
+  });
+  // (judged as the call JSON sends, and refused)
+  assert.ok(events.some((e) => e.event === "call_rejected" && e.id === 5), JSON.stringify(events));
+  for (const sent of toServer) assert.doesNotMatch(sent, /tools\/call/, sent);
 });
