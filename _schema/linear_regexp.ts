@@ -1059,10 +1059,12 @@ function run(
     }
     return false;
   };
+  // (a program that starts with `^` and no `m` flag starts no thread past 0: once none is alive, no match)
+  const startsOnce = !multiline && prog[0].op === "bol";
   for (let i = 0, read = 0; i <= n; read++) {
     // a match may start anywhere, as RegExp#test searches
     if (add(current, 0, i, read)) return true;
-    if (i === n) break;
+    if (i === n || (startsOnce && current.length === 0)) break;
     steps += current.length;
     if (steps > maxSteps) throw new MatchTooCostly(n);
     const c = at(i);

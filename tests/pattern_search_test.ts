@@ -513,3 +513,25 @@ test("a group routed to the matcher on JavaScriptCore answers every string on it
   // (by default a short string stays native on every engine)
   assert.equal(answersLinearly(boundedRegExp("^(?:a|b)*$", new RegExp("^(?:a|b)*$", "u")), 2), false);
 });
+
+test("the matcher stops reading a pattern anchored at the start once no thread is alive", async () => {
+  // (`^(?:a|b)*$` on a long value that fails at its first character: the native engine answers at once, the
+  // matcher, where it answers on JavaScriptCore or asks again a quiet "no", read the whole value)
+  for (const flags of ["u", ""]) {
+    const re = linearRegExp("^(?:a|b)*$", { flags })!;
+    const method = flags === "u" ? "codePointAt" : "charCodeAt";
+    for (
+      const [text, allowed] of [["!" + "ab".repeat(50_000), false], ["ab".repeat(50_000), true]] as const
+    ) {
+      const [answer, read] = await countingWork(String.prototype, method, () => re.test(text));
+      assert.equal(answer, allowed, `${flags} on ${text.length}`);
+      assert.ok(
+        allowed ? read >= text.length : read < 10,
+        `${flags} on ${text.length}: ${read} characters read`,
+      );
+    }
+    // (with the m flag, `^` holds after each line end: the search goes on)
+    const multi = linearRegExp("^(?:a|b)*$", { flags: flags + "m" })!;
+    assert.equal(multi.test("!" + "ab".repeat(5_000) + "\nab"), true, flags);
+  }
+});
