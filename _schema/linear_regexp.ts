@@ -1059,10 +1059,12 @@ function run(
     }
     return false;
   };
+  // (a program that starts with `^` and no `m` flag starts no thread past 0: once none is alive, no match)
+  const startsOnce = !multiline && prog[0].op === "bol";
   for (let i = 0, read = 0; i <= n; read++) {
     // a match may start anywhere, as RegExp#test searches
     if (add(current, 0, i, read)) return true;
-    if (i === n) break;
+    if (i === n || (startsOnce && current.length === 0)) break;
     steps += current.length;
     if (steps > maxSteps) throw new MatchTooCostly(n);
     const c = at(i);
@@ -1254,9 +1256,10 @@ const MATCHED_FLAGS = /^[dmsu]*$/;
  * The regular expression to test `source` with: `native` itself when backtracking cannot explode on it,
  * else one that matches in linear time. Throws a message (for the caller's `SchemaError`) when the pattern
  * is risky but uses syntax the linear matcher lacks. A pattern whose cost is only polynomial keeps `native`
- * for strings short enough that backtracking on them stays bounded (`shortNative: false`: never, as the
- * tests that compare the two engines ask). A repeat of a set at an unanchored end of the pattern is first
- * cut to its least count (see {@linkcode cutEnds}); what answers then keeps the pattern's own `source`.
+ * for strings short enough that backtracking on them stays bounded, as does, on JavaScriptCore, one that
+ * repeats a group (see {@linkcode JSC_ROUNDS}) (`shortNative: false`: neither, as the tests that compare the
+ * two engines ask). A repeat of a set at an unanchored end of the pattern is first cut to its least count
+ * (see {@linkcode cutEnds}); what answers then keeps the pattern's own `source`.
  */
 export function boundedRegExp(
   source: string,
@@ -1313,9 +1316,11 @@ export function boundedRegExp(
       : null;
     // JavaScriptCore leaves its compiled code for its interpreter past about 150 000 rounds of such a group
     // (fewer deeper in the stack): on Bun `^(?:a|b)*$` took 2.7 s on 2 M characters, and 1.8 s to a "no" on 1 M
-    // (asked again), the matcher 0.8-1.1 s and 0.6 s; shorter strings stay native (1 ms on 100 000)
+    // (asked again), the matcher 0.8-1.1 s and 0.6 s; shorter strings stay native (1 ms on 100 000), unless
+    // `shortNative` is false (tests comparing the engines)
     if (slow !== null && stepsPerChar(slow) <= MATCH_STEPS.perChar) {
-      return new LinearRegExp(source, native.flags, slow, { native: runs, nativeBelow: JSC_ROUNDS });
+      const below = shortNative ? { native: runs, nativeBelow: JSC_ROUNDS } : {};
+      return new LinearRegExp(source, native.flags, slow, below);
     }
     return runs === native ? native : new CutRegExp(source, runs);
   }

@@ -5,7 +5,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { boundedRegExp, failsQuietly, linearRegExp, MatchTooCostly } from "../_schema/linear_regexp.ts";
+import {
+  answersLinearly,
+  boundedRegExp,
+  failsQuietly,
+  linearRegExp,
+  MatchTooCostly,
+} from "../_schema/linear_regexp.ts";
 import { countingWork } from "./_counting.ts";
 import { forgetFailedTest, safeTest } from "../_schema/values.ts";
 import { createValidator, validate } from "../validate.ts";
@@ -491,5 +497,41 @@ test("a group repeated on a long value runs on the linear-time matcher on JavaSc
       // (the matcher reads each code point; the native engine none through this method)
       assert.equal(read >= text.length, matched, `${pattern} on ${text.length}: ${read} code points read`);
     }
+  }
+});
+
+test("a group routed to the matcher on JavaScriptCore answers every string on it under shortNative: false", () => {
+  // (the tests that compare the two engines ask for the matcher on short strings: the route kept the native
+  // engine below 100 000 characters, so on Bun they compared the native engine with itself)
+  for (const pattern of ["^(?:a|b)*$", "^(?:\\w|-)+$"]) {
+    const native = new RegExp(pattern, "u");
+    const bounded = boundedRegExp(pattern, native, { shortNative: false });
+    assert.equal(answersLinearly(bounded, 2), failsQuietly(), pattern);
+    assert.equal(bounded.test("ab"), true, pattern);
+    assert.equal(bounded.test("a!"), false, pattern);
+  }
+  // (by default a short string stays native on every engine)
+  assert.equal(answersLinearly(boundedRegExp("^(?:a|b)*$", new RegExp("^(?:a|b)*$", "u")), 2), false);
+});
+
+test("the matcher stops reading a pattern anchored at the start once no thread is alive", async () => {
+  // (`^(?:a|b)*$` on a long value that fails at its first character: the native engine answers at once, the
+  // matcher, where it answers on JavaScriptCore or asks again a quiet "no", read the whole value)
+  for (const flags of ["u", ""]) {
+    const re = linearRegExp("^(?:a|b)*$", { flags })!;
+    const method = flags === "u" ? "codePointAt" : "charCodeAt";
+    for (
+      const [text, allowed] of [["!" + "ab".repeat(50_000), false], ["ab".repeat(50_000), true]] as const
+    ) {
+      const [answer, read] = await countingWork(String.prototype, method, () => re.test(text));
+      assert.equal(answer, allowed, `${flags} on ${text.length}`);
+      assert.ok(
+        allowed ? read >= text.length : read < 10,
+        `${flags} on ${text.length}: ${read} characters read`,
+      );
+    }
+    // (with the m flag, `^` holds after each line end: the search goes on)
+    const multi = linearRegExp("^(?:a|b)*$", { flags: flags + "m" })!;
+    assert.equal(multi.test("!" + "ab".repeat(5_000) + "\nab"), true, flags);
   }
 });
