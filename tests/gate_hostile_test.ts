@@ -1364,3 +1364,38 @@ test("guardFetch retry: an Ollama call line not JSON beside a rejected call is t
   );
   assert.ok(said.endsWith("Make the call again if still needed.\n\nDone."), said);
 });
+
+test("guardFetch: an Ollama final chunk's words held apart from it do not bring its counts or logprobs twice", async () => {
+  // (the words went as a chunk of their own with the final chunk's eval_count, durations and logprobs, and
+  // the final chunk kept them too: a client that adds up each chunk's counts, as LangChain does, counted them twice)
+  const calls = [
+    [{ name: "get_weather", args: { city: "Oslo" } }],
+    UNDECLARED,
+    [{ name: "get_weather", args: { city: "Oslo" } }, ...UNDECLARED],
+  ];
+  for (const made of calls) {
+    const lines = ollamaStream(["Let me "], made).map((l) => {
+      const event = l as { message: { content: string }; done: boolean };
+      if (!event.done) return l;
+      const ends = { eval_count: 7, prompt_eval_count: 5, total_duration: 9 };
+      return {
+        ...event,
+        ...ends,
+        logprobs: [{ token: "check.", logprob: -1 }],
+        message: { ...event.message, content: "check." },
+      };
+    });
+    reply({ ndjson: lines });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    let evals = 0;
+    let logprobs = 0;
+    for await (const p of parts) {
+      text += p.message.content;
+      evals += (p as { eval_count?: number }).eval_count ?? 0;
+      logprobs += (p as { logprobs?: unknown[] }).logprobs?.length ?? 0;
+    }
+    assert.match(text, /^Let me check\./, JSON.stringify(made));
+    assert.deepEqual([evals, logprobs], [7, 1], JSON.stringify(made));
+  }
+});
