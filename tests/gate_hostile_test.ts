@@ -1399,3 +1399,40 @@ test("guardFetch: an Ollama final chunk's words held apart from it do not bring 
     assert.deepEqual([evals, logprobs], [7, 1], JSON.stringify(made));
   }
 });
+
+test("guardFetch: a whole Gemini call that says willContinue: false is judged and goes, not refused as a piece", async () => {
+  // (refused for saying willContinue at all, a call whole in one part, named and with its args, was dropped
+  // as a piece and the model told its events were malformed)
+  const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
+  const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me check." }] } }) +
+    chunk({
+      index: 0,
+      content: {
+        role: "model",
+        parts: [{ functionCall: { name: "get_weather", args: { city: "Oslo" }, willContinue: false } }],
+      },
+    }) +
+    chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  let said = "";
+  const calls: unknown[] = [];
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const [c] = JSON.parse(l.slice(6)).candidates as {
+      content?: { parts?: { text?: string; functionCall?: { args?: unknown } }[] };
+    }[];
+    for (const p of c?.content?.parts ?? []) {
+      said += p.text ?? "";
+      if (p.functionCall) calls.push(p.functionCall.args);
+    }
+  }
+  assert.deepEqual([said, calls], ["Let me check.", [{ city: "Oslo" }]]);
+  assert.deepEqual([seen[0]?.changed, seen[0]?.verdict.allowed], [false, true]);
+});
