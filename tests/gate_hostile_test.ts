@@ -1436,3 +1436,60 @@ test("guardFetch: a whole Gemini call that says willContinue: false is judged an
   assert.deepEqual([said, calls], ["Let me check.", [{ city: "Oslo" }]]);
   assert.deepEqual([seen[0]?.changed, seen[0]?.verdict.allowed], [false, true]);
 });
+
+test("guardFetch n=2: a Chat call kept beside one dropped as malformed is told when another answer wrote a call", async () => {
+  // (the stream's written calls took the other way to the judge, which never asked the router to tell, so
+  // call A went out and nothing said call B had not)
+  const chunk = (choice: number, delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: choice, delta, finish_reason: finish }],
+  });
+  const call = (index: number, id: string) => ({
+    tool_calls: [{
+      index,
+      id,
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+    }],
+  });
+  const written = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>';
+  reply({
+    sse: [
+      chunk(0, { role: "assistant", content: "Let me check." }),
+      chunk(1, { role: "assistant", content: `Sure.\n${written}` }),
+      chunk(0, call(0, "A")),
+      // (choice 0 twice in one chunk: refused, call B with it)
+      {
+        ...chatChunk({}),
+        choices: [{ index: 0, delta: call(1, "B"), finish_reason: null }, { index: 0, delta: {} }],
+      },
+      chunk(0, {}, "tool_calls"),
+      chunk(1, {}, "stop"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const stream = await openai().chat.completions.create({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+    stream: true,
+  });
+  const text = ["", ""];
+  const ids: string[] = [];
+  for await (const c of stream) {
+    for (const choice of c.choices) {
+      text[choice.index] += choice.delta?.content ?? "";
+      for (const t of choice.delta?.tool_calls ?? []) if (t.id) ids.push(t.id);
+    }
+  }
+  assert.deepEqual(ids, ["A"]);
+  assert.match(
+    text[0],
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [
+    true,
+    text[0].slice("Let me check.\n\n".length),
+  ]);
+});
