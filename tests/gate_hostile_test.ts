@@ -1493,3 +1493,48 @@ test("guardFetch n=2: a Chat call kept beside one dropped as malformed is told w
     text[0].slice("Let me check.\n\n".length),
   ]);
 });
+
+test("guardFetch: the rest of a Chat call whose start was dropped is dropped with it, not judged as a call of no name", async () => {
+  // (its arguments, come after, reached the judge as a call of no name: the turn was rejected, call A with
+  // it, and the model read of one call twice, "dropped" and "Your call to (no name) was rejected")
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = (index: number, fields: Record<string, unknown>) => ({ tool_calls: [{ index, ...fields }] });
+  const start = (index: number, id: string) =>
+    call(index, { id, type: "function", function: { name: "get_weather", arguments: "" } });
+  reply({
+    sse: [
+      chunk([{ index: 0, delta: { role: "assistant", content: "Let me check." }, finish_reason: null }]),
+      chunk([{ index: 0, delta: start(0, "A"), finish_reason: null }]),
+      chunk([{
+        index: 0,
+        delta: call(0, { function: { arguments: '{"city":"Oslo"}' } }),
+        finish_reason: null,
+      }]),
+      // (choice 0 twice in one chunk: refused, call B's start with it)
+      chunk([{ index: 0, delta: start(1, "B"), finish_reason: null }, { index: 0, delta: {} }]),
+      chunk([{
+        index: 0,
+        delta: call(1, { function: { arguments: '{"city":"Bergen"}' } }),
+        finish_reason: null,
+      }]),
+      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const choice = final.choices[0];
+  assert.deepEqual(
+    [choice?.finish_reason, choice?.message.tool_calls?.map((c) => [c.id, c.function.arguments])],
+    ["tool_calls", [["A", '{"city":"Oslo"}']]],
+  );
+  const text = choice?.message.content ?? "";
+  assert.match(
+    text,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual(
+    [events[0]?.changed, events[0]?.verdict.allowed, events[0]?.reason],
+    [true, true, text.slice("Let me check.\n\n".length)],
+  );
+});
