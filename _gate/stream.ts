@@ -700,6 +700,8 @@ export class StreamGate {
     let judgement: StreamJudgement;
     let told: string | undefined; // (the partial reason, when drop-call cut only the rejected calls)
     if (native.length > 0) {
+      // (as `#finish` does: a call dropped as malformed beside the native calls held is told with them)
+      this.#router.tellDropped?.(flow);
       const first = await this.#judgeNative(native, other.findings);
       calls = [...first.calls, ...written];
       judgement = await this.#judge(calls);

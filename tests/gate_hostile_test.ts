@@ -1364,3 +1364,177 @@ test("guardFetch retry: an Ollama call line not JSON beside a rejected call is t
   );
   assert.ok(said.endsWith("Make the call again if still needed.\n\nDone."), said);
 });
+
+test("guardFetch: an Ollama final chunk's words held apart from it do not bring its counts or logprobs twice", async () => {
+  // (the words went as a chunk of their own with the final chunk's eval_count, durations and logprobs, and
+  // the final chunk kept them too: a client that adds up each chunk's counts, as LangChain does, counted them twice)
+  const calls = [
+    [{ name: "get_weather", args: { city: "Oslo" } }],
+    UNDECLARED,
+    [{ name: "get_weather", args: { city: "Oslo" } }, ...UNDECLARED],
+  ];
+  for (const made of calls) {
+    const lines = ollamaStream(["Let me "], made).map((l) => {
+      const event = l as { message: { content: string }; done: boolean };
+      if (!event.done) return l;
+      const ends = { eval_count: 7, prompt_eval_count: 5, total_duration: 9 };
+      return {
+        ...event,
+        ...ends,
+        logprobs: [{ token: "check.", logprob: -1 }],
+        message: { ...event.message, content: "check." },
+      };
+    });
+    reply({ ndjson: lines });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    let evals = 0;
+    let logprobs = 0;
+    for await (const p of parts) {
+      text += p.message.content;
+      evals += (p as { eval_count?: number }).eval_count ?? 0;
+      logprobs += (p as { logprobs?: unknown[] }).logprobs?.length ?? 0;
+    }
+    assert.match(text, /^Let me check\./, JSON.stringify(made));
+    assert.deepEqual([evals, logprobs], [7, 1], JSON.stringify(made));
+  }
+});
+
+test("guardFetch: a whole Gemini call that says willContinue: false is judged and goes, not refused as a piece", async () => {
+  // (refused for saying willContinue at all, a call whole in one part, named and with its args, was dropped
+  // as a piece and the model told its events were malformed)
+  const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
+  const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me check." }] } }) +
+    chunk({
+      index: 0,
+      content: {
+        role: "model",
+        parts: [{ functionCall: { name: "get_weather", args: { city: "Oslo" }, willContinue: false } }],
+      },
+    }) +
+    chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
+  });
+  let said = "";
+  const calls: unknown[] = [];
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const [c] = JSON.parse(l.slice(6)).candidates as {
+      content?: { parts?: { text?: string; functionCall?: { args?: unknown } }[] };
+    }[];
+    for (const p of c?.content?.parts ?? []) {
+      said += p.text ?? "";
+      if (p.functionCall) calls.push(p.functionCall.args);
+    }
+  }
+  assert.deepEqual([said, calls], ["Let me check.", [{ city: "Oslo" }]]);
+  assert.deepEqual([seen[0]?.changed, seen[0]?.verdict.allowed], [false, true]);
+});
+
+test("guardFetch n=2: a Chat call kept beside one dropped as malformed is told when another answer wrote a call", async () => {
+  // (the stream's written calls took the other way to the judge, which never asked the router to tell, so
+  // call A went out and nothing said call B had not)
+  const chunk = (choice: number, delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: choice, delta, finish_reason: finish }],
+  });
+  const call = (index: number, id: string) => ({
+    tool_calls: [{
+      index,
+      id,
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+    }],
+  });
+  const written = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>';
+  reply({
+    sse: [
+      chunk(0, { role: "assistant", content: "Let me check." }),
+      chunk(1, { role: "assistant", content: `Sure.\n${written}` }),
+      chunk(0, call(0, "A")),
+      // (choice 0 twice in one chunk: refused, call B with it)
+      {
+        ...chatChunk({}),
+        choices: [{ index: 0, delta: call(1, "B"), finish_reason: null }, { index: 0, delta: {} }],
+      },
+      chunk(0, {}, "tool_calls"),
+      chunk(1, {}, "stop"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const stream = await openai().chat.completions.create({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+    stream: true,
+  });
+  const text = ["", ""];
+  const ids: string[] = [];
+  for await (const c of stream) {
+    for (const choice of c.choices) {
+      text[choice.index] += choice.delta?.content ?? "";
+      for (const t of choice.delta?.tool_calls ?? []) if (t.id) ids.push(t.id);
+    }
+  }
+  assert.deepEqual(ids, ["A"]);
+  assert.match(
+    text[0],
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual([events[0]?.changed, events[0]?.reason], [
+    true,
+    text[0].slice("Let me check.\n\n".length),
+  ]);
+});
+
+test("guardFetch: the rest of a Chat call whose start was dropped is dropped with it, not judged as a call of no name", async () => {
+  // (its arguments, come after, reached the judge as a call of no name: the turn was rejected, call A with
+  // it, and the model read of one call twice, "dropped" and "Your call to (no name) was rejected")
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = (index: number, fields: Record<string, unknown>) => ({ tool_calls: [{ index, ...fields }] });
+  const start = (index: number, id: string) =>
+    call(index, { id, type: "function", function: { name: "get_weather", arguments: "" } });
+  reply({
+    sse: [
+      chunk([{ index: 0, delta: { role: "assistant", content: "Let me check." }, finish_reason: null }]),
+      chunk([{ index: 0, delta: start(0, "A"), finish_reason: null }]),
+      chunk([{
+        index: 0,
+        delta: call(0, { function: { arguments: '{"city":"Oslo"}' } }),
+        finish_reason: null,
+      }]),
+      // (choice 0 twice in one chunk: refused, call B's start with it)
+      chunk([{ index: 0, delta: start(1, "B"), finish_reason: null }, { index: 0, delta: {} }]),
+      chunk([{
+        index: 0,
+        delta: call(1, { function: { arguments: '{"city":"Bergen"}' } }),
+        finish_reason: null,
+      }]),
+      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const choice = final.choices[0];
+  assert.deepEqual(
+    [choice?.finish_reason, choice?.message.tool_calls?.map((c) => [c.id, c.function.arguments])],
+    ["tool_calls", [["A", '{"city":"Oslo"}']]],
+  );
+  const text = choice?.message.content ?? "";
+  assert.match(
+    text,
+    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
+  );
+  assert.deepEqual(
+    [events[0]?.changed, events[0]?.verdict.allowed, events[0]?.reason],
+    [true, true, text.slice("Let me check.\n\n".length)],
+  );
+});

@@ -526,12 +526,14 @@ class GeminiStream implements FrameRouter {
         "(candidateCount); the chunk was dropped";
     }
     // (the last piece says `willContinue: false`, perhaps with no `partialArgs`, and follows one that said
-    // `true`: let through, it reached the judge as a call of no name, and the call was told of twice)
+    // `true`: let through, it reached the judge as a call of no name, and the call was told of twice; one of
+    // no name is a piece wherever it comes, one named and saying `false` alone is a call whole in its part)
     const pieced = (Array.isArray(event.candidates) ? event.candidates : []).some((c, i) =>
       isRecord(c) && parts(c).some((p) =>
         isRecord(p.functionCall) &&
         ((Array.isArray(p.functionCall.partialArgs) && p.functionCall.partialArgs.length > 0) ||
-          p.functionCall.willContinue != null || this.#continues.has(i))
+          p.functionCall.willContinue === true || this.#continues.has(i) ||
+          (p.functionCall.willContinue != null && p.functionCall.name == null))
       )
     );
     if (pieced) this.#countRefused(event);

@@ -211,8 +211,15 @@ class OllamaStream implements FrameRouter {
       } else if (event.done === true && said(message) !== "") {
         // The final chunk's words are held apart from it, as a chunk of their own: the final chunk is where a
         // rejection writes its stop (and empties its content), and a dropped call's reason goes before it.
-        const words = withoutKeys({ ...event, done: false }, ["done_reason"]);
-        const final = { ...event, message: { role: message!.role ?? "assistant", content: "" } };
+        // The words take their logprobs, the final chunk its counts and durations: each once (a client that
+        // adds up each chunk's counts, as LangChain does, counted both).
+        const words = { ...pick(event, ["model", "created_at", "logprobs"]), message, done: false };
+        const final = withoutKeys(
+          { ...event, message: { role: message!.role ?? "assistant", content: "" } },
+          [
+            "logprobs",
+          ],
+        );
         flow.hold({ raw: line(words), event: words, tool: false });
         flow.hold({ raw: line(final), event: final, tool: false });
       } else flow.hold({ raw, event, tool: false });

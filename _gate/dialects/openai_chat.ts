@@ -243,11 +243,68 @@ class ChatStream implements FrameRouter {
    * choice past the request's `n`, an index written as a string, negative or with a fraction (the openai SDK
    * files `-1` where no choice of its answer is, the AI SDK reads it as the answer), or one choice twice is
    * refused (a call split between two such choices would be whole to one client and to no watch of the gate).
+   * So is a chunk carrying the rest of a call whose start was refused (see `#continuesDropped`; its `rest`
+   * goes on without it).
    */
   refuse(event: Record<string, unknown>): string | undefined {
     const refused = this.#refusal(event);
     if (refused !== undefined) this.#countRefused(event);
+    else if (this.#continuesDropped(event)) {
+      return "a chunk carries the rest of a tool call whose start was dropped; that rest was dropped too";
+    }
     return refused;
+  }
+
+  /**
+   * See `FrameRouter.rest`: a chunk refused for the rest of a call whose start was dropped, without that
+   * rest (its text, finish, other calls and usage go on). A chunk refused for its choices has none.
+   */
+  rest(event: Record<string, unknown>): Record<string, unknown> | undefined {
+    if (this.#refusal(event) !== undefined) return undefined;
+    const choices = (event.choices as unknown[]).map((c) => {
+      if (!isRecord(c) || !isRecord(c.delta)) return c;
+      const delta = { ...c.delta };
+      if (this.#continued(c, "function_call", delta.function_call)) delete delta.function_call;
+      if (Array.isArray(delta.tool_calls)) {
+        delta.tool_calls = delta.tool_calls.filter((t) =>
+          !this.#continued(c, `${isRecord(t) ? t.index : ""}`, t)
+        );
+        if ((delta.tool_calls as unknown[]).length === 0) delete delta.tool_calls;
+      }
+      return { ...c, delta };
+    });
+    // (a chunk that carried only that rest says nothing now)
+    const says = event.usage != null ||
+      choices.some((c) =>
+        !isRecord(c) || c.finish_reason != null || c.logprobs != null ||
+        (isRecord(c.delta) && Object.keys(c.delta).length > 0)
+      );
+    return says ? { ...event, choices } : undefined;
+  }
+
+  /**
+   * Whether a chunk continues a call whose start `refuse` dropped (an entry with no id and no name at an
+   * index one of its answer's refused starts had): let through, the rest reached the judge as a call of no
+   * name, which rejected the turn, and the model read of that call twice.
+   */
+  #continuesDropped(event: Record<string, unknown>): boolean {
+    if (this.#refusedCalls.size === 0 || !Array.isArray(event.choices)) return false;
+    return event.choices.some((c) =>
+      isRecord(c) && isRecord(c.delta) &&
+      (this.#continued(c, "function_call", c.delta.function_call) ||
+        (Array.isArray(c.delta.tool_calls) &&
+          c.delta.tool_calls.some((t) => this.#continued(c, `${isRecord(t) ? t.index : ""}`, t))))
+    );
+  }
+
+  /** Whether `entry` of `choice`, at `key`, is the rest of a call whose start `refuse` dropped. */
+  #continued(choice: Record<string, unknown>, key: string, entry: unknown): boolean {
+    if (!isRecord(entry) || entry.id != null || (isRecord(entry.function) && entry.function.name != null)) {
+      return false;
+    }
+    if (key === "function_call" && entry.name != null) return false;
+    const answer = this.#answers === 1 ? 0 : choiceIndex(choice);
+    return this.#refusedCalls.get(answer)?.has(key) === true;
   }
 
   /**
