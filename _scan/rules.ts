@@ -2639,7 +2639,8 @@ const SECRETS = `(?:${SECRET_WORDS}|api-?keys?|access keys?|secret keys?|passwor
  */
 const MODEL_SHOULD = lazy(() =>
   new RegExp(
-    `\\b(?:${MODEL_OR_AGENT}) ` +
+    // (a name glossed in brackets after it: "Claude (the assistant) should send ...")
+    `\\b(?:${MODEL_OR_AGENT})(?: \\([a-z ]{1,30}\\))? ` +
       "(?:must|shall|should|ought to|is required to|are required to|has to|have to|needs to|need to|is to|are to)" +
       "(?: (?:now|always|also|then|immediately|first|(?!only )[a-z]{2,12}ly))? $",
   )
@@ -2669,7 +2670,7 @@ const SECRET_SENT = lazy(() =>
  * After a word, folded: it ends and names the thing, at its phrase's end or before a word that does not name (see
  * `SECRET_AS_NOUN`).
  */
-const NOUN_ENDS = `(?![a-z])(?![ -](?!(?:and|or|of|from|in|on|at|for|to|into|stored|saved|` +
+const NOUN_ENDS = `(?![a-z])(?![ -](?!(?:and|or|of|from|in|on|at|for|to|into|stored|saved|cached|` +
   "kept|held|you|that|which|as|plus|file|files|must|shall|should|has|have|needs?|is|are|ought|will|can|may|now|" +
   "then|also|too|first|always|[a-z]+ly)\\b)[a-z])";
 
@@ -4057,8 +4058,9 @@ const englishRules = (): Rule[] => [
     maxLen: 100,
     category: "exfiltration",
     re: new RegExp(
-      "(?<![a-z])(?:print|reveal|dump|output|disclose|leak|expose|list|show|display|enumerate)(?: out)?" +
-        "(?: me| us)? (?:all|every|each) (?:the |of the |your |of your )?" +
+      "(?<![a-z])(?:print|reveal|dump|output|disclose|leak|expose|list|show|display|enumerate)" +
+        // ("print me out all ...", the particle after the person too)
+        "(?: out(?: me| us)?| (?:me|us)(?: out)?)? (?:all|every|each) (?:the |of the |your |of your )?" +
         `(?:(?:stored|saved|cached|known|available|current|existing)[ -])?(?:[a-z-]+ )?` +
         // (not the environment, the prompt or cookies, which tutorials print, nor a bare "tokens", a lexer's;
         // "credential" after "every" or "each")
