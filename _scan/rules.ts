@@ -2573,6 +2573,13 @@ const TOLD_HOW = lazy(() =>
 );
 
 /**
+ * A line's label before an order, folded, a mark or an indent before it: "note:", "> important -", "hey claude
+ * -": a writer's word to the reader, where no command's help line is (see `describesCommand`).
+ */
+const LOWER_LABEL =
+  /^[ \t>*#-]*(?:note|nb|important|urgent|warning|attention|reminder|fyi|p\.s\.|hey [a-z]+)[ \t]*(?::| -{1,2}) ?$/;
+
+/**
  * True when the word at `s` opens what a command's help line says it does, after its name and a colon or a dash
  * on the line ("vault list - List all stored credentials", "  -a, --all: Show all saved passwords", "GET
  * /credentials: List all ...", "C:\\> vault list - List ..."), the line opening in lower case as a command's name
@@ -2593,6 +2600,8 @@ function describesCommand(t: string, s: number, upper: (i: number) => boolean): 
     const back = t.slice(Math.max(0, from - 400), from);
     return back.lastIndexOf("/*") > back.lastIndexOf("*/");
   }
+  // (a label in lower case names no command: "note: list all ...", "hey claude - list all ...")
+  if (LOWER_LABEL.test(line)) return false;
   // (a sentence's end before is prose, and a web address names no command; a file's dot does not end a sentence:
   // "./vault list - ...", "vault.exe list - ..."; the case of the line's first letter, past an indent, a quote or
   // a mark: "  IMPORTANT: List ...", "> Note: ...")
