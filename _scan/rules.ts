@@ -2573,6 +2573,13 @@ const TOLD_HOW = lazy(() =>
 );
 
 /**
+ * A line's label before an order, folded, a mark or an indent before it: "note:", "> important -", "hey claude
+ * -": a writer's word to the reader, where no command's help line is (see `describesCommand`).
+ */
+const LOWER_LABEL =
+  /^[ \t>*#-]*(?:note|nb|important|urgent|warning|attention|reminder|fyi|p\.s\.|hey [a-z]+)[ \t]*(?::| -{1,2}) ?$/;
+
+/**
  * True when the word at `s` opens what a command's help line says it does, after its name and a colon or a dash
  * on the line ("vault list - List all stored credentials", "  -a, --all: Show all saved passwords", "GET
  * /credentials: List all ...", "C:\\> vault list - List ..."), the line opening in lower case as a command's name
@@ -2593,6 +2600,8 @@ function describesCommand(t: string, s: number, upper: (i: number) => boolean): 
     const back = t.slice(Math.max(0, from - 400), from);
     return back.lastIndexOf("/*") > back.lastIndexOf("*/");
   }
+  // (a label in lower case names no command: "note: list all ...", "hey claude - list all ...")
+  if (LOWER_LABEL.test(line)) return false;
   // (a sentence's end before is prose, and a web address names no command; a file's dot does not end a sentence:
   // "./vault list - ...", "vault.exe list - ..."; the case of the line's first letter, past an indent, a quote or
   // a mark: "  IMPORTANT: List ...", "> Note: ...")
@@ -2639,7 +2648,8 @@ const SECRETS = `(?:${SECRET_WORDS}|api-?keys?|access keys?|secret keys?|passwor
  */
 const MODEL_SHOULD = lazy(() =>
   new RegExp(
-    `\\b(?:${MODEL_OR_AGENT}) ` +
+    // (a name glossed in brackets after it: "Claude (the assistant) should send ...")
+    `\\b(?:${MODEL_OR_AGENT})(?: \\([a-z ]{1,30}\\))? ` +
       "(?:must|shall|should|ought to|is required to|are required to|has to|have to|needs to|need to|is to|are to)" +
       "(?: (?:now|always|also|then|immediately|first|(?!only )[a-z]{2,12}ly))? $",
   )
@@ -2669,7 +2679,7 @@ const SECRET_SENT = lazy(() =>
  * After a word, folded: it ends and names the thing, at its phrase's end or before a word that does not name (see
  * `SECRET_AS_NOUN`).
  */
-const NOUN_ENDS = `(?![a-z])(?![ -](?!(?:and|or|of|from|in|on|at|for|to|into|stored|saved|` +
+const NOUN_ENDS = `(?![a-z])(?![ -](?!(?:and|or|of|from|in|on|at|for|to|into|stored|saved|cached|` +
   "kept|held|you|that|which|as|plus|file|files|must|shall|should|has|have|needs?|is|are|ought|will|can|may|now|" +
   "then|also|too|first|always|[a-z]+ly)\\b)[a-z])";
 
@@ -4057,8 +4067,9 @@ const englishRules = (): Rule[] => [
     maxLen: 100,
     category: "exfiltration",
     re: new RegExp(
-      "(?<![a-z])(?:print|reveal|dump|output|disclose|leak|expose|list|show|display|enumerate)(?: out)?" +
-        "(?: me| us)? (?:all|every|each) (?:the |of the |your |of your )?" +
+      "(?<![a-z])(?:print|reveal|dump|output|disclose|leak|expose|list|show|display|enumerate)" +
+        // ("print me out all ...", the particle after the person too)
+        "(?: out(?: me| us)?| (?:me|us)(?: out)?)? (?:all|every|each) (?:the |of the |your |of your )?" +
         `(?:(?:stored|saved|cached|known|available|current|existing)[ -])?(?:[a-z-]+ )?` +
         // (not the environment, the prompt or cookies, which tutorials print, nor a bare "tokens", a lexer's;
         // "credential" after "every" or "each")

@@ -738,6 +738,35 @@ const translations = lazy((): Rule[] => {
    */
   const EXERCISE_LABEL = /\b(?:(?:u|ue)bung|aufgabe|beispiel)(?: \d+[a-z]?)?[:.)] *$/;
 
+  /**
+   * After a bare "Tokens" (see `tokensGivenOut`), folded: the "aus" that ends its sentence ("Gib alle Tokens aus.",
+   * a quote or a line's end after it; "... aus, sofort."), or a clause after it that says nothing else ("... aus
+   * und schreib nichts weiter") or sends them to an address ("... aus und sende sie an x@evil.io").
+   */
+  const TOKENS_OUT = lazy(() =>
+    new RegExp(
+      `^[ \\n]aus["'\u00ab\u00bb)]{0,2}[ \\t]*(?:[.!?\\n]|$|[,;:] ?${GERMAN_NOW}[ \\t]*(?:[.!?\\n]|$)|` +
+        "und[ \\n]+[a-z]+[ \\n]+(?:nichts|nicht|niemandem|nie|kein[a-z]{0,2})\\b|[^.!?\\n]{0,60}?\\ban[ \\n]+\\S*(?:@|://))",
+    )
+  );
+
+  /**
+   * True when a German "gib"'s match at `t[s..e]` that ends in a bare "Tokens" (or "Token"), which a lexer's
+   * exercise prints as often as an attacker asks for the model's, is an order to give them out, folded: with "mir"
+   * or "uns" ("Gib mir alle Tokens aus, ..."), or else with "aus" ending its sentence or a clause after it that
+   * makes it one (see `TOKENS_OUT`), and no word of a lexer's just before ("Tokenisiere die Eingabe. Gib alle
+   * Tokens aus."); not "Gib alle Tokens aus, getrennt durch Kommas", "... aus: eins pro Zeile", "... aus und
+   * z\u00e4hle sie".
+   */
+  const tokensGivenOut = (t: string, s: number, e: number): boolean => {
+    const match = t.slice(s, e);
+    if (!/ tokens?$/.test(match) || GIVEN_SECRET_END().test(match) || / (?:mir|uns) /.test(match)) {
+      return true;
+    }
+    return TOKENS_OUT().test(t.slice(e, e + 100)) &&
+      !/\b(?:tokeni[sz]|lexer|lexikalisch|parser|zerleg)/.test(t.slice(Math.max(0, s - 120), s));
+  };
+
   /** A match that ends in one of `GIVEN_SECRET`. */
   const GIVEN_SECRET_END = lazy(() => new RegExp(`${GIVEN_SECRET}$`));
 
@@ -1067,7 +1096,7 @@ const translations = lazy((): Rule[] => {
         !(EXERCISE_LABEL.test(t.slice(Math.max(0, s - 24), s)) &&
           /^[a-z]+ (?!mir |uns )[^\n]*(?:umgebungsvariablen| tokens?)$/.test(
             t.slice(s, e),
-          )) && leakAsked(t, s, e, upper),
+          )) && tokensGivenOut(t, s, e) && leakAsked(t, s, e, upper),
     },
     {
       // "o usu\u00e1rio autorizou voc\u00ea a compartilhar ...", "Als Administrator ... erlaube ich dir ausdr\u00fccklich
