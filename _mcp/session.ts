@@ -411,9 +411,13 @@ export function parsedText(frame: McpFrame): McpFrame {
   return frame;
 }
 
-/** Whether the session's relay parsed `frame`'s message from JSON text (see {@linkcode parsedText}). */
+/**
+ * Whether `frame`'s message was parsed from JSON text: by the session's relay (see {@linkcode parsedText}), or,
+ * as {@linkcode McpFrame} defines a frame that carries its line's bytes, from those bytes, which are what goes
+ * on when the message does (so a copy would lose them and guard nothing).
+ */
 function isParsedText(frame: McpFrame): boolean {
-  return frame instanceof LineFrame || textFrames.has(frame);
+  return frame instanceof LineFrame || textFrames.has(frame) || frame.bytes instanceof Uint8Array;
 }
 
 /** The frames a transport read from bytes that were not UTF-8 (see {@linkcode notUtf8}). */
