@@ -449,6 +449,11 @@ export class GuardedSession implements McpSession {
   /** Client requests forwarded and not yet answered, by {@linkcode idKey}. */
   readonly #pending = new Map<string, PendingRequest>();
   /**
+   * The client's request the server message being judged answered (taken from #pending): one whose copy
+   * threw is judged as it is and never sent, so its error must go to this request (see #unreadOutcome).
+   */
+  #taken: PendingRequest | undefined;
+  /**
    * The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up.
    */
   readonly #own = new Map<string, { id: string; stop: AbortController }>();
@@ -927,8 +932,9 @@ export class GuardedSession implements McpSession {
     let r: ServerOutcome;
     const { read, unread } = this.#readOnce(m);
     try {
+      this.#taken = undefined;
       r = this.#judgeServer(read, frame.bytes?.length ?? 0);
-      if (r === "same" && unread !== undefined) r = this.#notJudged(m, unread.error);
+      if (r === "same" && unread !== undefined) r = this.#unreadOutcome(m, unread.error);
     } catch (error) {
       r = this.#notJudged(m, error);
     }
@@ -1558,8 +1564,9 @@ export class GuardedSession implements McpSession {
       try {
         const { read, unread } = this.#readOnce(x);
         if (read !== x) [x, changed] = [read, true];
+        this.#taken = undefined;
         if (isRecord(x)) r = this.#judgeServer(x);
-        if (r === "same" && unread !== undefined) r = this.#notJudged(x, unread.error);
+        if (r === "same" && unread !== undefined) r = this.#unreadOutcome(x, unread.error);
       } catch (error) {
         r = this.#notJudged(x, error);
       }
@@ -1693,6 +1700,7 @@ export class GuardedSession implements McpSession {
    */
   #answerOf(key: string, req: PendingRequest, m: JsonRpcMessage, rounded = false): ServerOutcome {
     this.#unpend(key);
+    this.#taken = req;
     try {
       const written = rounded ? { ...m, id: req.id } : m;
       this.#noteAnswered(key, written);
@@ -1767,6 +1775,16 @@ export class GuardedSession implements McpSession {
     if (scope !== undefined) this.#scopes?.answers(answer, scope);
     this.#watch(this.#sinks.toServer({ message: answer }));
     return null;
+  }
+
+  /**
+   * The server's message `m`, judged as it is since its copy threw (`error`), so never sent: the client's
+   * request its judging took is answered with the error, as that request no longer waits for #notJudged to
+   * find it (a getter that throws once, then answers, left the client waiting forever).
+   */
+  #unreadOutcome(m: JsonRpcMessage, error: unknown): ServerOutcome {
+    const req = this.#taken;
+    return req === undefined ? this.#notJudged(m, error) : this.#notJudgedAnswer(req, error);
   }
 
   /**

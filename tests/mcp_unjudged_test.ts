@@ -953,3 +953,35 @@ test("MCP session: a message built in code is judged as JSON sends it, a toJSON 
   assert.ok(events.some((e) => e.event === "call_rejected" && e.id === 5), JSON.stringify(events));
   for (const sent of toServer) assert.doesNotMatch(sent, /tools\/call/, sent);
 });
+
+test("MCP session: an answer whose copy throws but whose judging reads it still answers the client's request", () => {
+  // (without output scanning, whose copies would go on in its place, the judged answer is the one handed in)
+  const toClient: unknown[] = [];
+  const events: McpEvent[] = [];
+  const guarded = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
+    toServer: () => {},
+    toClient: (frame) => void toClient.push(frame.message),
+  });
+  // (a getter of the transport's that throws once, when the guard copies the answer, then answers)
+  const once = (id: number) => {
+    let reads = 0;
+    return Object.defineProperty({ jsonrpc: "2.0", id }, "result", {
+      enumerable: true,
+      get: () => {
+        if (reads++ === 0) throw new Error("the transport's getter failed");
+        return {};
+      },
+    }) as JsonRpcMessage;
+  };
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 8, method: "ping" } });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 9, method: "ping" } });
+  guarded.fromServer({ message: once(8) });
+  guarded.fromServer({ message: [once(9)] });
+  assert.equal(guarded.pending, 0);
+  const answers = toClient.map((m) => (Array.isArray(m) ? m[0] : m) as JsonRpcMessage);
+  assert.deepEqual(answers.map((m) => m.id), [8, 9]);
+  for (const m of answers) {
+    assert.match((m.error as { message: string }).message, /could not check the MCP server's answer to ping/);
+  }
+  assert.deepEqual(events.map((e) => e.event === "stray_message" && e.kind), ["not_judged", "not_judged"]);
+});
