@@ -449,10 +449,10 @@ export class GuardedSession implements McpSession {
   /** Client requests forwarded and not yet answered, by {@linkcode idKey}. */
   readonly #pending = new Map<string, PendingRequest>();
   /**
-   * The client's request the server message being judged answered (taken from #pending): one whose copy
-   * threw is judged as it is and never sent, so its error must go to this request (see #unreadOutcome).
+   * Set while a server message whose copy threw is judged as it is (never sent): the client's request its
+   * judging answered (taken from #pending, unnoted), which the error must answer (see #unreadOutcome).
    */
-  #taken: PendingRequest | undefined;
+  #unread: { taken?: { key: string; req: PendingRequest; written: JsonRpcMessage } } | undefined;
   /**
    * The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up.
    */
@@ -932,11 +932,13 @@ export class GuardedSession implements McpSession {
     let r: ServerOutcome;
     const { read, unread } = this.#readOnce(m);
     try {
-      this.#taken = undefined;
+      this.#unread = unread && {};
       r = this.#judgeServer(read, frame.bytes?.length ?? 0);
-      if (r === "same" && unread !== undefined) r = this.#unreadOutcome(m, unread.error);
+      if (unread !== undefined) r = this.#unreadOutcome(m, r, unread.error);
     } catch (error) {
       r = this.#notJudged(m, error);
+    } finally {
+      this.#unread = undefined;
     }
     const out = r === "same" ? read : r;
     if (out !== null && this.#inBatch(out)) this.#reply(out, frame.extra);
@@ -1564,11 +1566,13 @@ export class GuardedSession implements McpSession {
       try {
         const { read, unread } = this.#readOnce(x);
         if (read !== x) [x, changed] = [read, true];
-        this.#taken = undefined;
+        this.#unread = unread && {};
         if (isRecord(x)) r = this.#judgeServer(x);
-        if (r === "same" && unread !== undefined) r = this.#unreadOutcome(x, unread.error);
+        if (unread !== undefined) r = this.#unreadOutcome(x, r, unread.error);
       } catch (error) {
         r = this.#notJudged(x, error);
+      } finally {
+        this.#unread = undefined;
       }
       const m = r === "same" ? x : r;
       if (m !== null && this.#inBatch(m)) {
@@ -1700,10 +1704,11 @@ export class GuardedSession implements McpSession {
    */
   #answerOf(key: string, req: PendingRequest, m: JsonRpcMessage, rounded = false): ServerOutcome {
     this.#unpend(key);
-    this.#taken = req;
     try {
       const written = rounded ? { ...m, id: req.id } : m;
-      this.#noteAnswered(key, written);
+      // (one never sent is noted with the error sent in its place: an initialize's tells the HTTP relay)
+      if (this.#unread === undefined) this.#noteAnswered(key, written);
+      else this.#unread.taken = { key, req, written };
       const out = this.#judgedAnswer(req, written);
       return out === "same" && rounded ? written : out;
     } catch (error) {
@@ -1778,13 +1783,21 @@ export class GuardedSession implements McpSession {
   }
 
   /**
-   * The server's message `m`, judged as it is since its copy threw (`error`), so never sent: the client's
-   * request its judging took is answered with the error, as that request no longer waits for #notJudged to
-   * find it (a getter that throws once, then answers, left the client waiting forever).
+   * What goes on of the server's message `m`, judged as it is (outcome `r`) since its copy threw (`error`):
+   * a judged copy, or, where judging would pass it as it is, never it: the client's request its judging took
+   * is answered with the error, as that request no longer waits for #notJudged to find it (a getter that
+   * throws once, then answers, left the client waiting forever). The answer is noted as the one sent.
    */
-  #unreadOutcome(m: JsonRpcMessage, error: unknown): ServerOutcome {
-    const req = this.#taken;
-    return req === undefined ? this.#notJudged(m, error) : this.#notJudgedAnswer(req, error);
+  #unreadOutcome(m: JsonRpcMessage, r: ServerOutcome, error: unknown): ServerOutcome {
+    const taken = this.#unread?.taken;
+    if (r !== "same") {
+      if (taken !== undefined) this.#noteAnswered(taken.key, taken.written);
+      return r;
+    }
+    if (taken === undefined) return this.#notJudged(m, error);
+    const answer = this.#notJudgedAnswer(taken.req, error);
+    this.#noteAnswered(taken.key, answer);
+    return answer;
   }
 
   /**

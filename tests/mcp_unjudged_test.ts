@@ -954,7 +954,7 @@ test("MCP session: a message built in code is judged as JSON sends it, a toJSON 
   for (const sent of toServer) assert.doesNotMatch(sent, /tools\/call/, sent);
 });
 
-test("MCP session: an answer whose copy throws but whose judging reads it still answers the client's request", () => {
+test("MCP session: an answer whose copy throws but whose judging reads it still answers the client's request", async () => {
   // (without output scanning, whose copies would go on in its place, the judged answer is the one handed in)
   const toClient: unknown[] = [];
   const events: McpEvent[] = [];
@@ -975,6 +975,8 @@ test("MCP session: an answer whose copy throws but whose judging reads it still 
   };
   guarded.fromClient({ message: { jsonrpc: "2.0", id: 8, method: "ping" } });
   guarded.fromClient({ message: { jsonrpc: "2.0", id: 9, method: "ping" } });
+  // (what the HTTP relay waits for, as for an initialize's: the answer the client gets)
+  const noted = (guarded as unknown as { answered(id: number): Promise<JsonRpcMessage> }).answered(8);
   guarded.fromServer({ message: once(8) });
   guarded.fromServer({ message: [once(9)] });
   assert.equal(guarded.pending, 0);
@@ -984,4 +986,5 @@ test("MCP session: an answer whose copy throws but whose judging reads it still 
     assert.match((m.error as { message: string }).message, /could not check the MCP server's answer to ping/);
   }
   assert.deepEqual(events.map((e) => e.event === "stray_message" && e.kind), ["not_judged", "not_judged"]);
+  assert.deepEqual(await noted, answers[0]);
 });
