@@ -450,9 +450,15 @@ export class GuardedSession implements McpSession {
   readonly #pending = new Map<string, PendingRequest>();
   /**
    * Set while a server message whose copy threw is judged as it is (never sent): the client's request its
-   * judging answered (taken from #pending, unnoted), which the error must answer (see #unreadOutcome).
+   * judging answered (taken from #pending, unnoted), which the error must answer, or the server's request
+   * it is (not kept yet: one the client never sees is answered by the guard); see #unreadOutcome.
    */
-  #unread: { taken?: { key: string; req: PendingRequest; written: JsonRpcMessage } } | undefined;
+  #unread:
+    | {
+      taken?: { key: string; req: PendingRequest; written: JsonRpcMessage };
+      asked?: { scope: object | undefined; id: JsonRpcId };
+    }
+    | undefined;
   /**
    * The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up.
    */
@@ -1760,8 +1766,13 @@ export class GuardedSession implements McpSession {
       this.#reportNotJudged(error);
       return null;
     }
-    const key = idKey(id);
-    const req = this.#pending.get(key);
+    let key = idKey(id);
+    let req = this.#pending.get(key);
+    if (method === undefined && req === undefined) {
+      // (an id past 2^53 the server read as a double answers the request under the id the client wrote)
+      const alike = this.#roundedAlike({ id } as JsonRpcMessage);
+      if (alike?.req !== undefined) [key, req] = [alike.key, alike.req];
+    }
     if (method === undefined && req !== undefined) {
       this.#unpend(key);
       const answer = this.#notJudgedAnswer(req, error);
@@ -1789,9 +1800,10 @@ export class GuardedSession implements McpSession {
    * throws once, then answers, left the client waiting forever). The answer is noted as the one sent.
    */
   #unreadOutcome(m: JsonRpcMessage, r: ServerOutcome, error: unknown): ServerOutcome {
-    const taken = this.#unread?.taken;
+    const { taken, asked } = this.#unread ?? {};
     if (r !== "same") {
       if (taken !== undefined) this.#noteAnswered(taken.key, taken.written);
+      if (asked !== undefined && r !== null) this.#serverRequests.add(asked.scope, asked.id);
       return r;
     }
     if (taken === undefined) return this.#notJudged(m, error);
@@ -1887,7 +1899,8 @@ export class GuardedSession implements McpSession {
    */
   #serverMessage(m: JsonRpcMessage): void {
     const scope = this.#scopes?.asked(m);
-    if (isRequest(m)) this.#serverRequests.add(scope, m.id as JsonRpcId);
+    if (isRequest(m) && this.#unread !== undefined) this.#unread.asked = { scope, id: m.id as JsonRpcId };
+    else if (isRequest(m)) this.#serverRequests.add(scope, m.id as JsonRpcId);
     else if (m.method === "notifications/cancelled" && isRecord(m.params)) {
       const id = m.params.requestId;
       if (!isId(id)) return;
