@@ -453,6 +453,17 @@ export class GuardedSession implements McpSession {
   /** Client requests forwarded and not yet answered, by {@linkcode idKey}. */
   readonly #pending = new Map<string, PendingRequest>();
   /**
+   * Set while a server message whose copy threw is judged as it is (never sent): the client's request its
+   * judging answered (taken from #pending, unnoted), which the error must answer, or the server's request
+   * it is (not kept yet: one the client never sees is answered by the guard); see #unreadOutcome.
+   */
+  #unread:
+    | {
+      taken?: { key: string; req: PendingRequest; written: JsonRpcMessage };
+      asked?: { scope: object | undefined; id: JsonRpcId };
+    }
+    | undefined;
+  /**
    * The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up.
    */
   readonly #own = new Map<string, { id: string; stop: AbortController }>();
@@ -931,10 +942,13 @@ export class GuardedSession implements McpSession {
     let r: ServerOutcome;
     const { read, unread } = this.#readOnce(m);
     try {
+      this.#unread = unread && {};
       r = this.#judgeServer(read, frame.bytes?.length ?? 0);
-      if (r === "same" && unread !== undefined) r = this.#notJudged(m, unread.error);
+      if (unread !== undefined) r = this.#unreadOutcome(m, r, unread.error);
     } catch (error) {
       r = this.#notJudged(m, error);
+    } finally {
+      this.#unread = undefined;
     }
     const out = r === "same" ? read : r;
     if (out !== null && this.#inBatch(out)) this.#reply(out, frame.extra);
@@ -1562,10 +1576,13 @@ export class GuardedSession implements McpSession {
       try {
         const { read, unread } = this.#readOnce(x);
         if (read !== x) [x, changed] = [read, true];
+        this.#unread = unread && {};
         if (isRecord(x)) r = this.#judgeServer(x);
-        if (r === "same" && unread !== undefined) r = this.#notJudged(x, unread.error);
+        if (unread !== undefined) r = this.#unreadOutcome(x, r, unread.error);
       } catch (error) {
         r = this.#notJudged(x, error);
+      } finally {
+        this.#unread = undefined;
       }
       const m = r === "same" ? x : r;
       if (m !== null && this.#inBatch(m)) {
@@ -1699,7 +1716,9 @@ export class GuardedSession implements McpSession {
     this.#unpend(key);
     try {
       const written = rounded ? { ...m, id: req.id } : m;
-      this.#noteAnswered(key, written);
+      // (one never sent is noted with the error sent in its place: an initialize's tells the HTTP relay)
+      if (this.#unread === undefined) this.#noteAnswered(key, written);
+      else this.#unread.taken = { key, req, written };
       const out = this.#judgedAnswer(req, written);
       return out === "same" && rounded ? written : out;
     } catch (error) {
@@ -1751,8 +1770,13 @@ export class GuardedSession implements McpSession {
       this.#reportNotJudged(error);
       return null;
     }
-    const key = idKey(id);
-    const req = this.#pending.get(key);
+    let key = idKey(id);
+    let req = this.#pending.get(key);
+    if (method === undefined && req === undefined) {
+      // (an id past 2^53 the server read as a double answers the request under the id the client wrote)
+      const alike = this.#roundedAlike({ id } as JsonRpcMessage);
+      if (alike?.req !== undefined) [key, req] = [alike.key, alike.req];
+    }
     if (method === undefined && req !== undefined) {
       this.#unpend(key);
       const answer = this.#notJudgedAnswer(req, error);
@@ -1771,6 +1795,25 @@ export class GuardedSession implements McpSession {
     if (scope !== undefined) this.#scopes?.answers(answer, scope);
     this.#watch(this.#sinks.toServer({ message: answer }));
     return null;
+  }
+
+  /**
+   * What goes on of the server's message `m`, judged as it is (outcome `r`) since its copy threw (`error`):
+   * a judged copy, or, where judging would pass it as it is, never it: the client's request its judging took
+   * is answered with the error, as that request no longer waits for #notJudged to find it (a getter that
+   * throws once, then answers, left the client waiting forever). The answer is noted as the one sent.
+   */
+  #unreadOutcome(m: JsonRpcMessage, r: ServerOutcome, error: unknown): ServerOutcome {
+    const { taken, asked } = this.#unread ?? {};
+    if (r !== "same") {
+      if (taken !== undefined) this.#noteAnswered(taken.key, taken.written);
+      if (asked !== undefined && r !== null) this.#serverRequests.add(asked.scope, asked.id);
+      return r;
+    }
+    if (taken === undefined) return this.#notJudged(m, error);
+    const answer = this.#notJudgedAnswer(taken.req, error);
+    this.#noteAnswered(taken.key, answer);
+    return answer;
   }
 
   /**
@@ -1860,7 +1903,8 @@ export class GuardedSession implements McpSession {
    */
   #serverMessage(m: JsonRpcMessage): void {
     const scope = this.#scopes?.asked(m);
-    if (isRequest(m)) this.#serverRequests.add(scope, m.id as JsonRpcId);
+    if (isRequest(m) && this.#unread !== undefined) this.#unread.asked = { scope, id: m.id as JsonRpcId };
+    else if (isRequest(m)) this.#serverRequests.add(scope, m.id as JsonRpcId);
     else if (m.method === "notifications/cancelled" && isRecord(m.params)) {
       const id = m.params.requestId;
       if (!isId(id)) return;

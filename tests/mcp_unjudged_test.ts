@@ -953,3 +953,61 @@ test("MCP session: a message built in code is judged as JSON sends it, a toJSON 
   assert.ok(events.some((e) => e.event === "call_rejected" && e.id === 5), JSON.stringify(events));
   for (const sent of toServer) assert.doesNotMatch(sent, /tools\/call/, sent);
 });
+
+test("MCP session: an answer whose copy throws but whose judging reads it still answers the client's request", async () => {
+  // (without output scanning, whose copies would go on in its place, the judged answer is the one handed in)
+  const toClient: unknown[] = [];
+  const events: McpEvent[] = [];
+  const toServer: unknown[] = [];
+  const guarded = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
+    toServer: (frame) => void toServer.push(frame.message),
+    toClient: (frame) => void toClient.push(frame.message),
+  });
+  // (a getter of the transport's that throws once, when the guard copies the answer, then answers)
+  const once = (id: number, method?: string) => {
+    let reads = 0;
+    const message = method === undefined ? { jsonrpc: "2.0", id } : { jsonrpc: "2.0", id, method };
+    return Object.defineProperty(message, method === undefined ? "result" : "params", {
+      enumerable: true,
+      get: () => {
+        if (reads++ === 0) throw new Error("the transport's getter failed");
+        return {};
+      },
+    }) as JsonRpcMessage;
+  };
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 8, method: "ping" } });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 9, method: "ping" } });
+  // (what the HTTP relay waits for, as for an initialize's: the answer the client gets)
+  const noted = (guarded as unknown as { answered(id: number): Promise<JsonRpcMessage> }).answered(8);
+  guarded.fromServer({ message: once(8) });
+  guarded.fromServer({ message: [once(9)] });
+  assert.equal(guarded.pending, 0);
+  const answers = toClient.map((m) => (Array.isArray(m) ? m[0] : m) as JsonRpcMessage);
+  assert.deepEqual(answers.map((m) => m.id), [8, 9]);
+  for (const m of answers) {
+    assert.match((m.error as { message: string }).message, /could not check the MCP server's answer to ping/);
+  }
+  assert.deepEqual(events.map((e) => e.event === "stray_message" && e.kind), ["not_judged", "not_judged"]);
+  assert.deepEqual(await noted, answers[0]);
+  // Nor one under an id past 2^53 rounded, whose judging throws (it waited until the session closed), nor
+  // the server's request, which was kept for the client's answer that never comes (the server waited).
+  toClient.length = 0;
+  const line = '{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}';
+  const bytes = new TextEncoder().encode(line);
+  guarded.fromClient({ bytes, message: parseLine(bytes) });
+  const rounded = {
+    jsonrpc: "2.0",
+    id: 12345678901234567891,
+    get method(): string {
+      throw new Error("the transport's getter failed");
+    },
+    result: {},
+  };
+  guarded.fromServer({ message: rounded as unknown as JsonRpcMessage });
+  assert.equal(guarded.pending, 0);
+  assert.equal(JSON.stringify((toClient[0] as JsonRpcMessage).id), "12345678901234567891");
+  guarded.fromServer({ message: once(10, "sampling/createMessage") });
+  assert.equal(toClient.length, 1);
+  const error = (toServer.at(-1) as JsonRpcMessage).error as { message: string };
+  assert.match(error.message, /could not check this sampling\/createMessage request/);
+});
