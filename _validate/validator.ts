@@ -25,7 +25,13 @@ import type {
   ScanResult,
   Verdict,
 } from "../types.ts";
-import { assertReadable, compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/compile.ts";
+import {
+  assertReadable,
+  compile,
+  COMPILE_OPTION_KEYS,
+  type CompileOptions,
+  refuseBigInt,
+} from "../_schema/compile.ts";
 import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { CheckTooCostly } from "../_schema/refs.ts";
@@ -440,7 +446,9 @@ export function compileSchema(
 ): (value: unknown) => Finding[] {
   assertReadable(schema);
   // (what JSON carries of it, as a tool's schema is read: see copyAsSent)
-  const check = compile(copyAsSent(schema), optionsArg(options, "compileSchema"));
+  const sent = copyAsSent(schema);
+  refuseBigInt(sent);
+  const check = compile(sent, optionsArg(options, "compileSchema"));
   return (value) => {
     try {
       if (check(value, "", null)) return [];
@@ -606,6 +614,7 @@ function compileTool(
   let check: Check;
   try {
     const schema = tool.schema === undefined ? { type: "object" } : tool.schema;
+    refuseBigInt(schema);
     check = compile(schema, options);
   } catch (e) {
     if (e instanceof SchemaError) {

@@ -7,7 +7,7 @@
 import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
-import { assertReadable, compile } from "../_schema/compile.ts";
+import { assertReadable, compile, refuseBigInt } from "../_schema/compile.ts";
 import {
   copyAsSent,
   holdsUnsent,
@@ -304,10 +304,13 @@ function compiledFor(schema: unknown): ReturnType<typeof compile> {
     if (!c) {
       assertReadable(schema);
       // (what JSON carries of it, as a tool's schema is read: see copyAsSent)
-      cache.set(schema, c = compile(copyAsSent(isShape(schema) ? shapeToSchema(schema) : schema)));
+      const sent = copyAsSent(isShape(schema) ? shapeToSchema(schema) : schema);
+      refuseBigInt(sent);
+      cache.set(schema, c = compile(sent));
     }
     return c;
   }
+  refuseBigInt(schema);
   return compile(schema);
 }
 
