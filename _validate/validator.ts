@@ -308,8 +308,26 @@ function boundOf(compiled: Compiled): number {
 /** The tool's {@link Compiled.uncheckedNumbers}, found now if it was not. */
 function uncheckedOf(compiled: Compiled): boolean {
   const schema = compiled.tool.schema;
-  return compiled.uncheckedNumbers ??= schema === undefined || !walksPlainly(schema) ||
-    admitsUncheckedNumbers(schema);
+  return compiled.uncheckedNumbers ??= schema === undefined || numbersUnchecked(schema);
+}
+
+/**
+ * Whether a value valid against `schema` (as sent: plain data) may hold a number no `type`, `enum` or `const`
+ * has seen, so that one JSON cannot send (+/-Infinity, a BigInt) needs a finding of its own: where each is
+ * seen, the finding on it already says so, and a second on the same number would be one more problem to fix
+ * than there is. Conservative: true for what it cannot tell (a `"$id"` a `"$ref"` could resolve through).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { numbersUnchecked } from "./validator.ts";
+ *
+ * assert.equal(numbersUnchecked({ type: "object", properties: { q: { type: "number" } }, additionalProperties: false }), false);
+ * assert.equal(numbersUnchecked({ type: "object", properties: { q: {} } }), true);
+ * ```
+ */
+export function numbersUnchecked(schema: unknown): boolean {
+  return !walksPlainly(schema) || admitsUncheckedNumbers(schema);
 }
 
 /** Depth bound of a tool's schema; none claimed where "$id" could make a "$ref" resolve elsewhere. */
