@@ -1064,14 +1064,21 @@ export function duplicateKeyFinding(path: string): Finding {
   };
 }
 
-/** The finding for arguments that are not an object of named parameters. */
+/**
+ * The finding for arguments that are not an object of named parameters; a BigInt (built in code) is said to be
+ * one, which JSON cannot send, as one in a parameter is ("not bigint." said nothing of what to send).
+ */
 export function notAnObject(args: unknown): Finding {
   return {
     code: "malformed_arguments",
     path: "",
-    message: `The arguments must be a JSON object with named parameters, not ${
-      args === null ? "null" : Array.isArray(args) ? "an array" : typeOf(args)
-    }.`,
+    message: typeof args === "bigint"
+      ? `The arguments must be a JSON object with named parameters, not a BigInt, which JSON cannot send; send ` +
+        "an object that names each parameter, and a number in it as a number (or a string for digits a number " +
+        "would round)."
+      : `The arguments must be a JSON object with named parameters, not ${
+        args === null ? "null" : Array.isArray(args) ? "an array" : typeOf(args)
+      }.`,
     expected: "object",
     received: show(args),
   };

@@ -220,6 +220,38 @@ test("a number JSON cannot send where the schema checks every number gets its ty
   }
 });
 
+test("a large BigInt is shown by its digit count, not written out; BigInt arguments say what to send", async () => {
+  // show() wrote a BigInt out in decimal before cutting it to 60 characters (4 M bits: 1.4 s of the check)
+  const tools = [{ name: "t", parameters: { type: "object", properties: { q: { type: "string" } } } }];
+  const validator = createValidator(tools);
+  for (const value of [2n ** 4000n, -(10n ** 299n), 10n ** 299n - 1n]) {
+    const [finding] = validator.validate([{ name: "t", arguments: { q: value } }]).calls[0].findings;
+    const said = finding.received?.match(/^bigint (-?)a BigInt of about (\d+) digits$/);
+    assert.ok(said, String(finding.received));
+    assert.equal(said[1], value < 0n ? "-" : "");
+    assert.ok(
+      Math.abs(Number(said[2]) - String(value).replace("-", "").length) <= 1,
+      String(finding.received),
+    );
+  }
+  assert.equal(
+    validator.validate([{ name: "t", arguments: { q: 12n } }]).calls[0].findings[0].received,
+    "bigint 12n",
+  );
+  // a BigInt as the whole arguments read "..., not bigint." with nothing on what to send
+  const whole = [
+    validator.validate([{ name: "t", arguments: 5n }]).calls[0].findings,
+    await validate("t", tools[0].parameters, 5n).then((v) => v.valid ? [] : v.error.findings),
+  ];
+  for (const findings of whole) {
+    assert.deepEqual(findings.map((f) => f.received), ["5n"]);
+    assert.match(
+      findings[0].message,
+      /not a BigInt, which JSON cannot send; send an object that names each parameter/,
+    );
+  }
+});
+
 test("past a hole in arguments built in code, an index JSON writes is scanned even when it is not enumerable", async () => {
   // The walks read an array by its enumerable keys past a hole (for...in), which skips an index defined as
   // non-enumerable; JSON.stringify writes it all the same, so the tool got a string no scan had read.
