@@ -374,6 +374,58 @@ export function schemaGraphProblem(schema: unknown): { at: string; message: stri
 }
 
 /**
+ * The first BigInt in `value` (a schema built in code: JSON has no form for one, so it cannot be sent) and its
+ * JSON Pointer, or null. Reads own enumerable keys, as `JSON.stringify` does, from a list, not the call
+ * stack (a value built in code may nest past its reach). Meant for a value within measure (see
+ * {@link schemaGraphProblem}, which a chain 100 000 levels deep is: a tree): past ten times
+ * {@link MOST_WRITTEN_OUT} objects it skips those it has seen, so that one that holds itself still ends (a
+ * set of every object from the start cost that chain ten times the walk).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { bigIntIn } from "./json.ts";
+ *
+ * assert.deepEqual(bigIntIn({ properties: { q: { enum: [1, 5n] } } }), { at: "/properties/q/enum/1", value: 5n });
+ * assert.equal(bigIntIn({ const: 5 }), null);
+ * ```
+ */
+export function bigIntIn(value: unknown): { at: string; value: bigint } | null {
+  if (typeof value === "bigint") return { at: "", value };
+  if (typeof value !== "object" || value === null) return null;
+  // each object with the place it was met, as its parent's index and its key: a pointer is made only for
+  // the BigInt found (one per object, made as it is met, cost the square of the depth of a long chain)
+  const parents: number[] = [-1];
+  const keys: string[] = [""];
+  const todo: object[] = [value]; // (and the place of each, apart: a pair per object cost the chain twice)
+  const places: number[] = [0];
+  let left = 10 * MOST_WRITTEN_OUT;
+  let seen: Set<object> | undefined;
+  const pointer = (at: number, last: string) => {
+    const path = [last];
+    for (; at > 0; at = parents[at]) path.push(keys[at]);
+    return path.reverse().map((k) => "/" + escapePointer(k)).join("");
+  };
+  for (let node = todo.pop(); node !== undefined; node = todo.pop()) {
+    const place = places.pop()!;
+    for (const k in node) {
+      if (!Object.hasOwn(node, k)) continue;
+      const v = (node as Record<string, unknown>)[k];
+      if (typeof v === "bigint") return { at: pointer(place, k), value: v };
+      if (typeof v !== "object" || v === null) continue;
+      if (--left < 0) {
+        if ((seen ??= new Set()).has(v)) continue;
+        seen.add(v);
+      }
+      todo.push(v);
+      places.push(parents.push(place) - 1);
+      keys.push(k);
+    }
+  }
+  return null;
+}
+
+/**
  * Whether `value`, built in code (call arguments, a `const` to show), cannot be written out as JSON in
  * measure: it holds itself, or shares its objects so that written out it would hold more than
  * {@link MOST_WRITTEN_OUT} of them (a walk over it as a tree would take as many steps). A tree (anything

@@ -190,13 +190,25 @@ function compiled(tools: readonly unknown[], opts: ValidateOptions, read: ToolsR
   if (read === "code" && listGraphProblem(tools)) return createValidator(tools, opts);
   // Keyed on exactly the options the validator receives, so a new option cannot be left out of the key.
   // (Tools read from text hold no array with holes; built in code, one 2^32-1 long costs what it holds.)
-  const key = read === "code" ? textAsSent([tools, opts]) : JSON.stringify([tools, opts]);
+  let key: string;
+  try {
+    key = read === "code" ? textAsSent([tools, opts]) : JSON.stringify([tools, opts]);
+  } catch {
+    // a BigInt, which JSON cannot write: not cached (no text to key it), and refused by createValidator in a
+    // schema ("write the number 5 instead"), not thrown as JSON's "Do not know how to serialize a BigInt"
+    return createValidator(tools, opts);
+  }
   const known = validatorCache.get(key);
   if (known !== undefined) return known;
   // Built in code: compiled from one copy and kept under its text, not the key above (a getter that answered
   // anew in between left a validator under the text of another answer, for other tools to be given).
   const sent = read === "code" ? copyAsSent(tools) : tools;
-  const sentKey = read === "code" ? textAsSent([sent, opts]) : key;
+  let sentKey: string;
+  try {
+    sentKey = read === "code" ? textAsSent([sent, opts]) : key;
+  } catch {
+    return createValidator(sent, opts); // (a BigInt the copy holds where the tools did not: a getter)
+  }
   const v = validatorCache.get(sentKey) ?? createValidator(sent, opts);
   if (validatorCache.size >= 32) validatorCache.delete(validatorCache.keys().next().value as string);
   validatorCache.set(sentKey, v);

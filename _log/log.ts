@@ -278,7 +278,7 @@ export function jsonlLog(
   const emit = (record: Record<string, unknown>): void => {
     let line = "";
     try {
-      line = fitLine(record, maxLineBytes);
+      line = fitLineOrWritable(record, maxLineBytes);
       if (closed) throw new Error("jsonlLog: the log is closed; the line was not written");
       sink.write(encoder.encode(line), () => written++, (e) => fail(e, line));
     } catch (e) {
@@ -608,6 +608,24 @@ function fitLine(record: Record<string, unknown>, max: number): string {
   }
   record.findings = (record.findings as unknown[]).slice(0, 16).map((f) => cutUnits(String(f), 64));
   return lineText(record);
+}
+
+/**
+ * {@link fitLine}, or when the arguments cannot be written as JSON (a BigInt, which JSON has no form for, in a
+ * call built in code and refused), {@link fitLine} of the record with each BigInt in them written as its
+ * decimal text and `n` (`"5n"`, as a finding's `received` shows it): a log never loses a verdict's line over
+ * the value it refused. Only a line that failed pays for the second try.
+ */
+function fitLineOrWritable(record: Record<string, unknown>, max: number): string {
+  try {
+    return fitLine(record, max);
+  } catch (e) {
+    if (!("arguments" in record)) throw e;
+    record.arguments = JSON.parse(
+      JSON.stringify(record.arguments, (_key, v) => typeof v === "bigint" ? `${v}n` : v) ?? "null",
+    );
+    return fitLine(record, max);
+  }
 }
 
 /** A record as one log line: {@linkcode jsonText} and a newline. */

@@ -7,9 +7,9 @@
  *
  * @module
  */
-import { escapePointer } from "../_common/pointer.ts";
+import { escapePointer, unescapePointer } from "../_common/pointer.ts";
 import { firstHole, isRecord } from "../_common/values.ts";
-import { schemaGraphProblem } from "../_common/json.ts";
+import { bigIntIn, schemaGraphProblem } from "../_common/json.ts";
 import {
   ANNOTATION_KEYWORDS,
   ASSERTION_KEYWORDS,
@@ -114,6 +114,36 @@ export function compile(root: unknown, options: CompileOptions = {}): Check {
     }
     throw e;
   }
+}
+
+/**
+ * Throws {@link SchemaError} at the first BigInt in a schema built in code (`const: 5n`, `enum: [5n]`, or one
+ * under any key, see `bigIntIn`): JSON has no form for it, so the tools cannot be sent to the model as
+ * written, and a finding would tell the model a value it cannot send ("must be exactly 5n"). Each entry point
+ * calls it on the copy it compiles (plain data, so the walk reads nothing of the caller's a second time).
+ */
+export function refuseBigInt(schema: unknown): void {
+  const found = bigIntIn(schema);
+  if (found !== null) throw bigIntError(found.at, found.value);
+}
+
+/** The {@link SchemaError} for a BigInt at `at`, saying what to write instead. */
+function bigIntError(at: string, value: bigint): SchemaError {
+  const place = at === "" ? "the root" : at;
+  const safe = value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER);
+  const instead = safe
+    ? `write the number ${value} instead`
+    : "write it as a number, or the digits as a string (a number rounds them past 2^53)";
+  // the keyword holding it, as near as a pointer tells: the last key that is not an array index
+  const keyword = at.split("/").reverse().find((k) => !/^\d+$/.test(k)) ?? "";
+  return new SchemaError(
+    unescapePointer(keyword),
+    at,
+    `the schema holds a BigInt at ${place} (${
+      show(value)
+    }), which JSON cannot write, so the model cannot be ` +
+      `sent this schema; ${instead}`,
+  );
 }
 
 /** The closure interpreter: one {@link Check} per schema node, compiled once and cached by node. */

@@ -9,7 +9,7 @@
 import { escapePointer, unescapePointer } from "../_common/pointer.ts";
 import { normaliseTool } from "./providers.ts";
 import { eachHeld, errorText, firstHole, givenValue, isRecord } from "../_common/values.ts";
-import { compile } from "../_schema/compile.ts";
+import { compile, refuseBigInt } from "../_schema/compile.ts";
 import { membersAsSent } from "../_schema/values.ts";
 import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, KNOWN_FORMATS, SchemaError } from "../_schema/keywords.ts";
 import { resolveLocalRef } from "../_common/json.ts";
@@ -335,6 +335,7 @@ function compileErrors(root: unknown): SchemaError[] {
   let schema = root;
   while (errors.length < MAX_COMPILE_ERRORS) {
     try {
+      refuseBigInt(schema);
       compile(schema);
       return errors;
     } catch (e) {

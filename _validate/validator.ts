@@ -25,7 +25,13 @@ import type {
   ScanResult,
   Verdict,
 } from "../types.ts";
-import { assertReadable, compile, COMPILE_OPTION_KEYS, type CompileOptions } from "../_schema/compile.ts";
+import {
+  assertReadable,
+  compile,
+  COMPILE_OPTION_KEYS,
+  type CompileOptions,
+  refuseBigInt,
+} from "../_schema/compile.ts";
 import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { CheckTooCostly } from "../_schema/refs.ts";
@@ -302,8 +308,26 @@ function boundOf(compiled: Compiled): number {
 /** The tool's {@link Compiled.uncheckedNumbers}, found now if it was not. */
 function uncheckedOf(compiled: Compiled): boolean {
   const schema = compiled.tool.schema;
-  return compiled.uncheckedNumbers ??= schema === undefined || !walksPlainly(schema) ||
-    admitsUncheckedNumbers(schema);
+  return compiled.uncheckedNumbers ??= schema === undefined || numbersUnchecked(schema);
+}
+
+/**
+ * Whether a value valid against `schema` (as sent: plain data) may hold a number no `type`, `enum` or `const`
+ * has seen, so that one JSON cannot send (+/-Infinity, a BigInt) needs a finding of its own: where each is
+ * seen, the finding on it already says so, and a second on the same number would be one more problem to fix
+ * than there is. Conservative: true for what it cannot tell (a `"$id"` a `"$ref"` could resolve through).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { numbersUnchecked } from "./validator.ts";
+ *
+ * assert.equal(numbersUnchecked({ type: "object", properties: { q: { type: "number" } }, additionalProperties: false }), false);
+ * assert.equal(numbersUnchecked({ type: "object", properties: { q: {} } }), true);
+ * ```
+ */
+export function numbersUnchecked(schema: unknown): boolean {
+  return !walksPlainly(schema) || admitsUncheckedNumbers(schema);
 }
 
 /** Depth bound of a tool's schema; none claimed where "$id" could make a "$ref" resolve elsewhere. */
@@ -440,7 +464,9 @@ export function compileSchema(
 ): (value: unknown) => Finding[] {
   assertReadable(schema);
   // (what JSON carries of it, as a tool's schema is read: see copyAsSent)
-  const check = compile(copyAsSent(schema), optionsArg(options, "compileSchema"));
+  const sent = copyAsSent(schema);
+  refuseBigInt(sent);
+  const check = compile(sent, optionsArg(options, "compileSchema"));
   return (value) => {
     try {
       if (check(value, "", null)) return [];
@@ -606,6 +632,7 @@ function compileTool(
   let check: Check;
   try {
     const schema = tool.schema === undefined ? { type: "object" } : tool.schema;
+    refuseBigInt(schema);
     check = compile(schema, options);
   } catch (e) {
     if (e instanceof SchemaError) {
@@ -1037,14 +1064,21 @@ export function duplicateKeyFinding(path: string): Finding {
   };
 }
 
-/** The finding for arguments that are not an object of named parameters. */
+/**
+ * The finding for arguments that are not an object of named parameters; a BigInt (built in code) is said to be
+ * one, which JSON cannot send, as one in a parameter is ("not bigint." said nothing of what to send).
+ */
 export function notAnObject(args: unknown): Finding {
   return {
     code: "malformed_arguments",
     path: "",
-    message: `The arguments must be a JSON object with named parameters, not ${
-      args === null ? "null" : Array.isArray(args) ? "an array" : typeOf(args)
-    }.`,
+    message: typeof args === "bigint"
+      ? `The arguments must be a JSON object with named parameters, not a BigInt, which JSON cannot send; send ` +
+        "an object that names each parameter, and a number in it as a number (or a string for digits a number " +
+        "would round)."
+      : `The arguments must be a JSON object with named parameters, not ${
+        args === null ? "null" : Array.isArray(args) ? "an array" : typeOf(args)
+      }.`,
     expected: "object",
     received: show(args),
   };

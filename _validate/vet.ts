@@ -7,7 +7,7 @@
 import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
-import { assertReadable, compile } from "../_schema/compile.ts";
+import { assertReadable, compile, refuseBigInt } from "../_schema/compile.ts";
 import {
   copyAsSent,
   holdsUnsent,
@@ -23,6 +23,7 @@ import {
   nestedTooDeep,
   notAnObject,
   noteUnsent,
+  numbersUnchecked,
   pushInjectionFindings,
   pushUnsendableNumbers,
   sharedPastMeasure,
@@ -297,6 +298,10 @@ async function check(schema: unknown, args: unknown): Promise<Checked> {
 }
 
 const cache = new WeakMap<object, ReturnType<typeof compile>>();
+/** Each schema object's copy as sent, compiled (for {@link uncheckedFor}). */
+const sentCopies = new WeakMap<object, unknown>();
+/** Each schema object's {@link numbersUnchecked}, found when a call first needs it. */
+const uncheckedCache = new WeakMap<object, boolean>();
 /** The compiled JSON Schema (a shape spec is turned into one first), compiled once per schema object. */
 function compiledFor(schema: unknown): ReturnType<typeof compile> {
   if (typeof schema === "object" && schema !== null) {
@@ -304,11 +309,29 @@ function compiledFor(schema: unknown): ReturnType<typeof compile> {
     if (!c) {
       assertReadable(schema);
       // (what JSON carries of it, as a tool's schema is read: see copyAsSent)
-      cache.set(schema, c = compile(copyAsSent(isShape(schema) ? shapeToSchema(schema) : schema)));
+      const sent = copyAsSent(isShape(schema) ? shapeToSchema(schema) : schema);
+      refuseBigInt(sent);
+      cache.set(schema, c = compile(sent));
+      sentCopies.set(schema, sent);
     }
     return c;
   }
+  refuseBigInt(schema);
   return compile(schema);
+}
+
+/**
+ * Whether a compiled `schema` leaves some number unchecked (see {@link numbersUnchecked}), read from the copy
+ * {@link compiledFor} compiled: where it does not, a number JSON cannot send has its finding already.
+ */
+function uncheckedFor(schema: unknown): boolean {
+  if (typeof schema !== "object" || schema === null) return numbersUnchecked(schema);
+  let u = uncheckedCache.get(schema);
+  if (u === undefined) {
+    compiledFor(schema);
+    uncheckedCache.set(schema, u = numbersUnchecked(sentCopies.get(schema)));
+  }
+  return u;
 }
 
 /** Is the schema a JSON Schema or shape (compiled here), rather than a validator or predicate? */
@@ -361,8 +384,9 @@ async function judgeArgs(
     }
     checked = await checkArgs(schema, args);
     // a number too large (1e400 in text, Infinity given), or a BigInt, where the schema leaves it unchecked:
-    // as the validator does
-    if (isCompiled(schema) && (raw === undefined || mayOverflow(raw))) {
+    // as the validator does (where it checks every number, the finding on it says so: a second was one more
+    // problem to fix than there was)
+    if (isCompiled(schema) && (raw === undefined || mayOverflow(raw)) && uncheckedFor(schema)) {
       pushUnsendableNumbers(args, checked.findings);
     }
     // (a copy as sent: what was given where a finding points is said, NaN sent as null)

@@ -12,6 +12,7 @@ import { runTool } from "../guard.ts";
 import { createMcpGuard } from "../mcp.ts";
 import { describe, describeVerdict } from "../describe.ts";
 import { createStats } from "../stats.ts";
+import { createValidator } from "../validate.ts";
 import type { CallVerdict, ToolResult, Verdict } from "../types.ts";
 import { evalCommand, isLinux, runtimeCommand, underWine } from "./_runtime.ts";
 import { HANG_MS } from "./_counting.ts";
@@ -177,6 +178,27 @@ test("jsonlLog: includeArguments logs the command and its arguments; model label
   assert.equal(line.command, "C:\\tools\\npx.cmd");
   assert.deepEqual(line.args, ["-y", "thing"]);
   assert.equal(line.model, "qwen3:8b");
+});
+
+test("jsonlLog: includeArguments keeps the line of a refused call holding a BigInt, written as its decimal text and n", async () => {
+  const m = memoryStream();
+  const errors: string[] = [];
+  const log = jsonlLog(m.stream, {
+    now,
+    includeArguments: true,
+    onError: (e) => void errors.push(e.message),
+  });
+  const arguments_ = { q: [5n, 2n ** 70n], s: "x", inf: Infinity };
+  log.onVerdict(
+    createValidator([{ name: "t", parameters: {} }]).validate([{ name: "t", arguments: arguments_ }]),
+  );
+  await log.close();
+  assert.deepEqual(errors, []);
+  assert.deepEqual([log.written, log.failed], [1, 0]);
+  const line = m.lines()[0] as Record<string, unknown>;
+  assert.equal(line.verdict, "blocked");
+  // a BigInt as its decimal text and n; Infinity as JSON writes it elsewhere in the log (null)
+  assert.deepEqual(line.arguments, { q: ["5n", "1180591620717411303424n"], s: "x", inf: null });
 });
 
 test("jsonlLog: a verdict is one line per call, with distinct finding codes and the feedback without values", async () => {

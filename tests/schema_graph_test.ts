@@ -17,6 +17,7 @@ import {
   createValidator,
   lintTools,
   SchemaError,
+  validate,
   validateToolCalls,
   vet,
 } from "../validate.ts";
@@ -206,6 +207,54 @@ test("a chain 100 000 levels deep gets an error that says so from every entry po
     assert.match((e as Error).message, /^tool "t": its definition nests too deeply to pin/);
     return true;
   });
+});
+
+test("a BigInt in a schema built in code is a SchemaError that says what to write, from every entry point", async () => {
+  // (compiled, `const: 5n` told the model "must be exactly 5n", while the tools could not be sent as JSON)
+  for (
+    const [sub, at, instead] of [
+      [{ const: 5n }, "/properties/q/const", /write the number 5 instead/],
+      [{ enum: [1, 5n] }, "/properties/q/enum/1", /write the number 5 instead/],
+      [{ type: "integer", maximum: 2n ** 60n }, "/properties/q/maximum", /the digits as a string/],
+      [
+        { type: "string", "x-note": { since: 3n } },
+        "/properties/q/x-note/since",
+        /write the number 3 instead/,
+      ],
+    ] as const
+  ) {
+    const schema = { type: "object", properties: { q: sub } };
+    const said = (e: unknown) => {
+      assert.ok(e instanceof SchemaError, String(e));
+      assert.equal(e.pointer, at);
+      assert.match(e.message, new RegExp(`holds a BigInt at ${at}.*JSON cannot write`));
+      assert.match(e.message, instead);
+      return true;
+    };
+    assert.throws(() => compileSchema(schema), said);
+    assert.throws(() => createValidator(toolsOf(schema)), said);
+    await assert.rejects(
+      validateToolCalls([{ name: "t", arguments: "{}" }], { tools: toolsOf(schema) }),
+      said,
+    );
+    assert.throws(() => validate("t", schema, { q: 5 }), said); // (a bad schema is thrown at once)
+    assert.throws(() => vet({ name: "t", schema, fn: () => 1 }), said);
+    const tool = { type: "function", function: { name: "t", parameters: schema } };
+    const response = {
+      choices: [{
+        index: 0,
+        finish_reason: "tool_calls",
+        message: {
+          role: "assistant",
+          tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: '{"q":5}' } }],
+        },
+      }],
+    };
+    await assert.rejects(gateCompletion({ model: "m", messages: [], tools: [tool] }, response), said);
+    await assert.rejects(gateCompletion({ model: "m", messages: [] }, response, { tools: [tool] }), said);
+    assert.throws(() => createMcpGuard({}).setTools([{ name: "t", inputSchema: schema }]), said);
+    assert.match(lintTools(toolsOf(schema)).map((i) => i.message).join("\n"), /holds a BigInt/);
+  }
 });
 
 /**

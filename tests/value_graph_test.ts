@@ -163,6 +163,95 @@ test("a sparse array in arguments built in code costs what it holds, not its len
   assert.ok(reads < 50, `${reads} elements read`);
 });
 
+test("a number JSON cannot send where the schema checks every number gets its type finding alone, from every entry point", async () => {
+  // validate and vet added "malformed_arguments /q/0 a BigInt" beside the type finding on /q, where the other
+  // entry points gave the type finding only (the schema refuses the place already); where a schema leaves a
+  // number unchecked, every entry point still names it
+  const checked = { type: "object", properties: { q: { type: "number" } }, additionalProperties: false };
+  const open = { type: "object", properties: { p: {} }, additionalProperties: false };
+  const said = (v: { findings?: { code: string; path: string }[] } | undefined) =>
+    (v?.findings ?? []).map((f) => `${f.code} ${f.path}`);
+  const entries: Record<string, (schema: object, args: unknown) => Promise<string[]>> = {
+    createValidator: (schema, args) =>
+      Promise.resolve(
+        said(
+          createValidator([{ name: "t", parameters: schema }]).validate([{ name: "t", arguments: args }])
+            .calls[0],
+        ),
+      ),
+    validateToolCalls: async (schema, args) =>
+      said(
+        (await validateToolCalls([{ name: "t", arguments: args }], {
+          tools: [{ name: "t", parameters: schema }],
+        }))
+          .calls[0],
+      ),
+    validate: async (schema, args) => {
+      const v = await validate("t", schema, args);
+      return v.valid ? [] : said(v.error);
+    },
+    vet: async (schema, args) => {
+      const run = vet({ name: "t", schema, fn: () => [], onError: (error) => said(error) });
+      return await run(args) as string[];
+    },
+    "the MCP guard": (schema, args) => {
+      const guard = createMcpGuard({});
+      guard.setTools([{ name: "t", inputSchema: schema }]);
+      // (MCP arguments are an object: text is the relay's line, parsed to Infinity)
+      const parsed = typeof args === "string" ? JSON.parse(args) : args;
+      return Promise.resolve(said(guard.checkCall({ name: "t", arguments: parsed }).verdict));
+    },
+  };
+  const cases: [object, unknown, string[]][] = [
+    [checked, { q: [5n] }, ["argument_type_mismatch /q"]],
+    [checked, { q: [Infinity] }, ["argument_type_mismatch /q"]],
+    [checked, { q: { r: -Infinity, s: 2n } }, ["argument_type_mismatch /q"]],
+    [checked, '{"q":[1e400]}', ["argument_type_mismatch /q"]],
+    [open, { p: [6n] }, ["malformed_arguments /p/0"]],
+    [open, '{"p":{"r":1e400}}', ["malformed_arguments /p/r"]],
+  ];
+  for (const [name, entry] of Object.entries(entries)) {
+    for (const [schema, args, want] of cases) {
+      const shown = typeof args === "string"
+        ? args
+        : JSON.stringify(args, (_k, v) => typeof v === "bigint" ? `${v}n` : v);
+      assert.deepEqual(await entry(schema, args), want, `${name}: ${shown}`);
+    }
+  }
+});
+
+test("a large BigInt is shown by its digit count, not written out; BigInt arguments say what to send", async () => {
+  // show() wrote a BigInt out in decimal before cutting it to 60 characters (4 M bits: 1.4 s of the check)
+  const tools = [{ name: "t", parameters: { type: "object", properties: { q: { type: "string" } } } }];
+  const validator = createValidator(tools);
+  for (const value of [2n ** 4000n, -(10n ** 299n), 10n ** 299n - 1n]) {
+    const [finding] = validator.validate([{ name: "t", arguments: { q: value } }]).calls[0].findings;
+    const said = finding.received?.match(/^bigint (-?)a BigInt of about (\d+) digits$/);
+    assert.ok(said, String(finding.received));
+    assert.equal(said[1], value < 0n ? "-" : "");
+    assert.ok(
+      Math.abs(Number(said[2]) - String(value).replace("-", "").length) <= 1,
+      String(finding.received),
+    );
+  }
+  assert.equal(
+    validator.validate([{ name: "t", arguments: { q: 12n } }]).calls[0].findings[0].received,
+    "bigint 12n",
+  );
+  // a BigInt as the whole arguments read "..., not bigint." with nothing on what to send
+  const whole = [
+    validator.validate([{ name: "t", arguments: 5n }]).calls[0].findings,
+    await validate("t", tools[0].parameters, 5n).then((v) => v.valid ? [] : v.error.findings),
+  ];
+  for (const findings of whole) {
+    assert.deepEqual(findings.map((f) => f.received), ["5n"]);
+    assert.match(
+      findings[0].message,
+      /not a BigInt, which JSON cannot send; send an object that names each parameter/,
+    );
+  }
+});
+
 test("past a hole in arguments built in code, an index JSON writes is scanned even when it is not enumerable", async () => {
   // The walks read an array by its enumerable keys past a hole (for...in), which skips an index defined as
   // non-enumerable; JSON.stringify writes it all the same, so the tool got a string no scan had read.
