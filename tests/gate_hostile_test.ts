@@ -975,6 +975,55 @@ test("guardFetch: a Gemini chunk that finishes with words ends them before the r
   assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
 });
 
+test("guardFetch: a named whole Gemini call after a piece left unfinished (willContinue) is a call of its own, judged", async () => {
+  // (it was taken for a piece of the unfinished call and dropped unjudged: a client (ADK) reads it as a call
+  // of its own, so a declared one never reached it, and an undeclared one was told of as dropped, not rejected)
+  for (const name of CALLED) {
+    const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
+    const call = (functionCall: unknown) => ({
+      index: 0,
+      content: { role: "model", parts: [{ functionCall }] },
+    });
+    const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me check." }] } }) +
+      chunk(
+        call({
+          name: "get_weather",
+          partialArgs: [{ jsonPath: "$.city", stringValue: "O" }],
+          willContinue: true,
+        }),
+      ) +
+      chunk(call({ name, args: { city: "Oslo" } })) +
+      chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
+    const seen: GateEvent[] = [];
+    const f = guardFetch(
+      () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+      { onVerdict: (e) => seen.push(e) },
+    );
+    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
+        tools: [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }],
+      }),
+    });
+    let said = "";
+    const calls: unknown[] = [];
+    for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+      const [c] = JSON.parse(l.slice(6)).candidates as { content?: { parts?: Record<string, unknown>[] } }[];
+      for (const p of c?.content?.parts ?? []) {
+        said += typeof p.text === "string" ? p.text : "";
+        if (p.functionCall) calls.push(p.functionCall);
+      }
+    }
+    const passed = name === "get_weather";
+    assert.deepEqual(calls, passed ? [{ name, args: { city: "Oslo" } }] : [], name);
+    assert.deepEqual(seen[0]?.calls?.map((c) => c.name), [name]);
+    assert.equal(seen[0]?.verdict.allowed, passed, name);
+    assert.match(said, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
+    assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+  }
+});
+
 test("guardFetch: a Gemini call dropped in three pieces (willContinue) is told of as one call", async () => {
   // (each chunk's call part was counted a call of its own: "its calls ... none of them ran" of one call)
   const piece = (args: Record<string, unknown>) =>
