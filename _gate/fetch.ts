@@ -26,8 +26,9 @@ export interface GateEvent {
   /** True when the body the client saw was rewritten (calls replaced by the reason). */
   changed: boolean;
   /**
-   * The text that replaced the calls, when `changed`: the whole turn's (with several answers, OpenAI Chat `n`
-   * or Gemini `candidateCount`, each answer read the reason for its own calls).
+   * The text that replaced the calls, when `changed`, as the model read it: the whole turn's (with several
+   * answers, OpenAI Chat `n` or Gemini `candidateCount`, each answer read the reason for its own calls); where
+   * calls were dropped as malformed beside judged ones, their reason first, then the judge's, a blank line apart.
    */
   reason?: string;
   /** For streams, problems with individual events (malformed ones were dropped). */

@@ -832,14 +832,14 @@ export class StreamGate {
   }
 
   #report(report: StreamReport): void {
-    // The reason the router wrote of its own (an answer whose only calls were dropped as malformed) is the
-    // turn's too, beside any the judge wrote for another answer's calls, whatever path ended the stream.
+    // The reason the router wrote of its own (calls dropped as malformed) is the turn's too, beside any the
+    // judge wrote, whatever path ended the stream: ahead of it and a blank line apart, as the model read them.
     const own = this.#router.ownReason?.();
     if (own !== undefined) {
       report = {
         ...report,
         replaced: true,
-        reason: report.reason === undefined ? own : `${report.reason}\n${own}`,
+        reason: report.reason === undefined ? own : `${own}${PARAGRAPH}${report.reason}`,
       };
     }
     const usage = this.#usage.own;

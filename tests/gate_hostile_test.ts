@@ -29,6 +29,14 @@ const { reply, events, gfetch, url } = provider;
 const { openai, anthropic, ollama } = sdkClients(provider);
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 const UNDECLARED = [{ name: "delete_everything", args: {} }];
+/** The names a call kept beside a dropped one takes: one that passes, one the judge rejects. */
+const CALLED = ["get_weather", "delete_everything"];
+/** The reason for a dropped call, alone at the end of what the model read. */
+const DROPPED_ALONE =
+  /\n\ntoolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.$/;
+/** The reason for a dropped call, then a blank line and the judge's for a rejected one, as the model read. */
+const DROPPED_THEN_STOPPED =
+  /\n\ntoolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.\n\ntoolguard stopped /;
 
 test("guardFetch: a stream typed as JSON, as text or as bytes is judged as the stream the client reads", async () => {
   for (const type of ["application/json", "text/plain", "application/octet-stream"]) {
@@ -877,12 +885,15 @@ test("guardFetch n=2: Chat calls at a choice past n or negative are told of by t
   assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, one?.message.content]);
 });
 
-test("guardFetch: an Anthropic call that passes beside a tool_use block dropped as malformed goes with the model told", async () => {
+test("guardFetch: an Anthropic call beside a tool_use block dropped as malformed goes or is rejected with the model told, as onVerdict says", async () => {
   // (the second call's block named index 7 where a client puts block 2: dropped; the first call went out
   // and nothing said the other had not; after words that may start a written call, the watch held the end)
-  for (const words of ["Let me check.", "Sure: <tool_call>"]) {
+  // (with the first call rejected too, onVerdict said the judge's reason first, the model the dropped one)
+  for (
+    const [words, name] of CALLED.flatMap((n) => ["Let me check.", "Sure: <tool_call>"].map((w) => [w, n]))
+  ) {
     const sse = (anthropicStream([words], [
-      { name: "get_weather", args: { city: "Oslo" } },
+      { name, args: { city: "Oslo" } },
       { name: "delete_everything", args: {} },
     ]) as Record<string, unknown>[]).map((e) => e.index === 2 ? { ...e, index: 7 } : e);
     reply({ sse, named: true });
@@ -892,15 +903,16 @@ test("guardFetch: an Anthropic call that passes beside a tool_use block dropped 
       messages,
       tools: TOOLS_ANTHROPIC as never,
     }).finalMessage();
-    assert.deepEqual(message.content.flatMap((b) => b.type === "tool_use" ? [b.name] : []), ["get_weather"]);
-    assert.equal(message.stop_reason, "tool_use");
+    const passed = name === "get_weather";
+    assert.deepEqual(
+      [message.content.flatMap((b) => b.type === "tool_use" ? [b.name] : []), message.stop_reason],
+      passed ? [["get_weather"], "tool_use"] : [[], "end_turn"],
+    );
     const said = message.content.flatMap((b) => b.type === "text" ? [b.text] : []);
     assert.equal(said[0], words);
-    assert.match(
-      said[1] ?? "",
-      /^\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
-    );
-    assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[1]?.trimStart()], words);
+    const told = said.slice(1).join("");
+    assert.match(told, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
+    assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, told.trimStart()], words);
   }
 });
 
@@ -961,6 +973,55 @@ test("guardFetch: a Gemini chunk that finishes with words ends them before the r
     /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
   );
   assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+});
+
+test("guardFetch: a named whole Gemini call after a piece left unfinished (willContinue) is a call of its own, judged", async () => {
+  // (it was taken for a piece of the unfinished call and dropped unjudged: a client (ADK) reads it as a call
+  // of its own, so a declared one never reached it, and an undeclared one was told of as dropped, not rejected)
+  for (const name of CALLED) {
+    const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
+    const call = (functionCall: unknown) => ({
+      index: 0,
+      content: { role: "model", parts: [{ functionCall }] },
+    });
+    const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me check." }] } }) +
+      chunk(
+        call({
+          name: "get_weather",
+          partialArgs: [{ jsonPath: "$.city", stringValue: "O" }],
+          willContinue: true,
+        }),
+      ) +
+      chunk(call({ name, args: { city: "Oslo" } })) +
+      chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
+    const seen: GateEvent[] = [];
+    const f = guardFetch(
+      () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+      { onVerdict: (e) => seen.push(e) },
+    );
+    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
+        tools: [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }],
+      }),
+    });
+    let said = "";
+    const calls: unknown[] = [];
+    for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+      const [c] = JSON.parse(l.slice(6)).candidates as { content?: { parts?: Record<string, unknown>[] } }[];
+      for (const p of c?.content?.parts ?? []) {
+        said += typeof p.text === "string" ? p.text : "";
+        if (p.functionCall) calls.push(p.functionCall);
+      }
+    }
+    const passed = name === "get_weather";
+    assert.deepEqual(calls, passed ? [{ name, args: { city: "Oslo" } }] : [], name);
+    assert.deepEqual(seen[0]?.calls?.map((c) => c.name), [name]);
+    assert.equal(seen[0]?.verdict.allowed, passed, name);
+    assert.match(said, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
+    assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+  }
 });
 
 test("guardFetch: a Gemini call dropped in three pieces (willContinue) is told of as one call", async () => {
@@ -1106,106 +1167,117 @@ test("guardFetch n=2: a Chat call at a choice past n told of by both answers is 
   assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, said[0]]);
 });
 
-test("guardFetch: an Ollama call that passes beside a call line not JSON goes with the model told", async () => {
+test("guardFetch: an Ollama call beside a call line not JSON goes or is rejected with the model told, as onVerdict says", async () => {
   // (the line cut short was dropped unread; the other call went out and nothing said the first had not;
-  // words in the final chunk stay ahead of the reason)
-  const lines = ollamaStream(["Let me "], [{ name: "get_weather", args: { city: "Oslo" } }]).flatMap((l) => {
-    const event = l as { message: { content: string }; done: boolean };
-    if (event.done) return [{ ...event, message: { ...event.message, content: "check." } }];
-    const raw = JSON.stringify(l);
-    return raw.includes('"tool_calls"') ? [raw.slice(0, -1) + "\n", l] : [l];
-  });
-  reply({ ndjson: lines });
-  const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
-  let text = "";
-  const calls: string[] = [];
-  for await (const p of parts) {
-    text += p.message.content;
-    calls.push(...(p.message.tool_calls ?? []).map((c) => c.function.name));
-  }
-  assert.deepEqual(calls, ["get_weather"]);
-  assert.match(
-    text,
-    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
-  );
-  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
-});
-
-test("guardFetch: a Chat call that passes beside a call dropped as malformed goes with the model told", async () => {
-  // (the second call came at a choice the request did not ask for: dropped; the first went out with its
-  // finish and nothing said the other had not)
-  const call = (index: number, id: string, name: string) => ({
-    tool_calls: [{ index, id, type: "function", function: { name, arguments: '{"city":"Oslo"}' } }],
-  });
-  const chunk = (choice: number, delta: unknown, finish: string | null = null) => ({
-    ...chatChunk({}),
-    choices: [{ index: choice, delta, finish_reason: finish }],
-  });
-  reply({
-    sse: [
-      chunk(0, { role: "assistant", content: "Let me check." }),
-      chunk(0, call(0, "A", "get_weather")),
-      chunk(3, call(1, "B", "get_weather")),
-      chunk(0, {}, "tool_calls"),
-      "data: [DONE]\n\n",
-    ],
-  });
-  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
-    .finalChatCompletion();
-  const choice = final.choices[0];
-  assert.deepEqual(
-    [choice?.finish_reason, choice?.message.tool_calls?.map((c) => c.id)],
-    ["tool_calls", ["A"]],
-  );
-  const text = choice?.message.content ?? "";
-  assert.match(
-    text,
-    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
-  );
-  assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
-});
-
-test("guardFetch: a Gemini call that passes beside a call in pieces goes with the model told", async () => {
-  // (the pieced call's chunk was dropped; the whole call went out with its finish and nothing said the other
-  // had not)
-  const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
-  const call = (functionCall: unknown) => ({
-    index: 0,
-    content: { role: "model", parts: [{ functionCall }] },
-  });
-  const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me check." }] } }) +
-    chunk(call({ name: "get_weather", partialArgs: [{ jsonPath: "$.city", stringValue: "O" }] })) +
-    chunk(call({ name: "get_weather", args: { city: "Oslo" } })) +
-    chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
-  const seen: GateEvent[] = [];
-  const f = guardFetch(
-    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
-    { onVerdict: (e) => seen.push(e) },
-  );
-  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-    method: "POST",
-    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
-  });
-  let said = "";
-  let finish: unknown;
-  const calls: unknown[] = [];
-  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
-    const [c] = JSON.parse(l.slice(6)).candidates as {
-      content?: { parts?: { text?: string; functionCall?: { args?: unknown } }[] };
-      finishReason?: string;
-    }[];
-    for (const p of c?.content?.parts ?? []) {
-      said += p.text ?? "";
-      if (p.functionCall) calls.push(p.functionCall.args);
+  // words in the final chunk stay ahead of the reason; with the call rejected, onVerdict said the judge's reason
+  // first, the model the dropped one)
+  for (const name of CALLED) {
+    const lines = ollamaStream(["Let me "], [{ name, args: { city: "Oslo" } }]).flatMap((l) => {
+      const event = l as { message: { content: string }; done: boolean };
+      if (event.done) return [{ ...event, message: { ...event.message, content: "check." } }];
+      const raw = JSON.stringify(l);
+      return raw.includes('"tool_calls"') ? [raw.slice(0, -1) + "\n", l] : [l];
+    });
+    reply({ ndjson: lines });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    const calls: string[] = [];
+    for await (const p of parts) {
+      text += p.message.content;
+      calls.push(...(p.message.tool_calls ?? []).map((c) => c.function.name));
     }
-    finish = c?.finishReason ?? finish;
+    const passed = name === "get_weather";
+    assert.deepEqual(calls, passed ? ["get_weather"] : []);
+    assert.match(text, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
+    assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
   }
-  assert.deepEqual([calls, finish], [[{ city: "Oslo" }], "STOP"]);
-  assert.match(
-    said,
-    /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
-  );
-  assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+});
+
+test("guardFetch: a Chat call beside a call dropped as malformed goes or is rejected with the model told, as onVerdict says", async () => {
+  // (the second call came at a choice the request did not ask for: dropped; the first went out with its
+  // finish and nothing said the other had not; with the first rejected, onVerdict said the judge's reason
+  // first, the model the dropped one)
+  for (const name of CALLED) {
+    const call = (index: number, id: string, name: string) => ({
+      tool_calls: [{ index, id, type: "function", function: { name, arguments: '{"city":"Oslo"}' } }],
+    });
+    const chunk = (choice: number, delta: unknown, finish: string | null = null) => ({
+      ...chatChunk({}),
+      choices: [{ index: choice, delta, finish_reason: finish }],
+    });
+    reply({
+      sse: [
+        chunk(0, { role: "assistant", content: "Let me check." }),
+        chunk(0, call(0, "A", name)),
+        chunk(3, call(1, "B", "get_weather")),
+        chunk(0, {}, "tool_calls"),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await openai().chat.completions.stream({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+    })
+      .finalChatCompletion();
+    const choice = final.choices[0];
+    const passed = name === "get_weather";
+    assert.deepEqual(
+      [choice?.finish_reason, choice?.message.tool_calls?.map((c) => c.id) ?? []],
+      passed ? ["tool_calls", ["A"]] : ["stop", []],
+    );
+    const text = choice?.message.content ?? "";
+    assert.match(text, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
+    assert.match(text, /^Let me check\.\n\n/);
+    assert.deepEqual([events[0]?.changed, events[0]?.reason], [true, text.slice("Let me check.\n\n".length)]);
+  }
+});
+
+test("guardFetch: a Gemini call beside a call in pieces goes or is rejected with the model told, as onVerdict says", async () => {
+  // (the pieced call's chunk was dropped; the whole call went out with its finish and nothing said the other
+  // had not; with the whole call rejected, onVerdict said the judge's reason first, the model the dropped one)
+  for (const name of CALLED) {
+    const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
+    const call = (functionCall: unknown) => ({
+      index: 0,
+      content: { role: "model", parts: [{ functionCall }] },
+    });
+    const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me check." }] } }) +
+      chunk(call({ name: "get_weather", partialArgs: [{ jsonPath: "$.city", stringValue: "O" }] })) +
+      chunk(call({ name, args: { city: "Oslo" } })) +
+      chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
+    const seen: GateEvent[] = [];
+    const f = guardFetch(
+      () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+      { onVerdict: (e) => seen.push(e) },
+    );
+    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
+        tools: [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }],
+      }),
+    });
+    let said = "";
+    let finish: unknown;
+    const calls: unknown[] = [];
+    for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+      const [c] = JSON.parse(l.slice(6)).candidates as {
+        content?: { parts?: { text?: string; functionCall?: { args?: unknown } }[] };
+        finishReason?: string;
+      }[];
+      for (const p of c?.content?.parts ?? []) {
+        said += p.text ?? "";
+        if (p.functionCall) calls.push(p.functionCall.args);
+      }
+      finish = c?.finishReason ?? finish;
+    }
+    const passed = name === "get_weather";
+    assert.deepEqual([calls, finish], [passed ? [{ city: "Oslo" }] : [], "STOP"]);
+    assert.match(said, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
+    assert.match(said, /^Let me check\.\n\n/);
+    assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
+  }
 });
 
 test("guardFetch: a Gemini chunk that carries a call in pieces and the finish sends its finish and tells the model", async () => {

@@ -2000,5 +2000,7 @@ test("guardFetch retry: an Anthropic stream whose first block is the rejected ca
     [["text", told], ["text", "\n\nAgain."], ["call_good", { city: "Oslo" }]],
   );
   assert.deepEqual(seen.map((e) => [e.attempt, e.retried ?? false]), [[0, true], [1, false]]);
-  assert.ok(seen[0]?.reason?.endsWith(`\n${told}`), seen[0]?.reason ?? "no reason");
+  // (the model read of the dropped block first, then of the rejection, as onVerdict says)
+  assert.match(seen[0]?.reason ?? "", /^toolguard dropped [^]*\n\ntoolguard stopped /);
+  assert.ok(seen[0]?.reason?.startsWith(`${told}\n\n`), seen[0]?.reason ?? "no reason");
 });

@@ -30,6 +30,17 @@ import {
 } from "./shared.ts";
 
 const isCall = (part: Record<string, unknown>) => isRecord(part.functionCall);
+
+/** Whether a function call part carries arguments in pieces (`partialArgs`, streamFunctionCallArguments). */
+const piecesArgs = (call: Record<string, unknown>) =>
+  Array.isArray(call.partialArgs) && call.partialArgs.length > 0;
+
+/**
+ * Whether a function call part is a call whole in its part: named, with no `partialArgs`, saying no more
+ * pieces follow. One after a piece left unfinished is a call of its own, as a client (ADK) reads it.
+ */
+const wholeCall = (call: Record<string, unknown>) =>
+  call.name != null && !piecesArgs(call) && call.willContinue !== true;
 /** A text part the model wrote as its answer (thought summaries are reasoning, not answer text). */
 const isAnswerText = (part: Record<string, unknown>) =>
   typeof part.text === "string" && part.thought !== true;
@@ -527,13 +538,12 @@ class GeminiStream implements FrameRouter {
     }
     // (the last piece says `willContinue: false`, perhaps with no `partialArgs`, and follows one that said
     // `true`: let through, it reached the judge as a call of no name, and the call was told of twice; one of
-    // no name is a piece wherever it comes, one named and saying `false` alone is a call whole in its part)
+    // no name is a piece wherever it comes, one named and saying `false` alone is a call whole in its part,
+    // after a piece left unfinished too: a client (ADK's aggregator) reads it as a call of its own)
     const pieced = (Array.isArray(event.candidates) ? event.candidates : []).some((c, i) =>
       isRecord(c) && parts(c).some((p) =>
-        isRecord(p.functionCall) &&
-        ((Array.isArray(p.functionCall.partialArgs) && p.functionCall.partialArgs.length > 0) ||
-          p.functionCall.willContinue === true || this.#continues.has(i) ||
-          (p.functionCall.willContinue != null && p.functionCall.name == null))
+        isRecord(p.functionCall) && !wholeCall(p.functionCall) &&
+        (p.functionCall.willContinue != null || this.#continues.has(i) || piecesArgs(p.functionCall))
       )
     );
     if (pieced) this.#countRefused(event);
@@ -569,9 +579,10 @@ class GeminiStream implements FrameRouter {
     all.forEach((c, i) => {
       let count = 0;
       for (const p of isRecord(c) ? parts(c).filter(isCall) : []) {
-        if (!this.#continues.has(i)) count++;
+        const whole = isRecord(p.functionCall) && wholeCall(p.functionCall);
+        if (whole || !this.#continues.has(i)) count++;
         if (isRecord(p.functionCall) && p.functionCall.willContinue === true) this.#continues.add(i);
-        else this.#continues.delete(i);
+        else if (!whole) this.#continues.delete(i);
       }
       if (count > 0) this.#refusedCalls.set(i, (this.#refusedCalls.get(i) ?? 0) + count);
     });
