@@ -40,8 +40,6 @@ import { checkSwitches, givenValue, idText, isRecord, objectArg, orList } from "
 import { pastMeasure, schemaGraphProblem, walkProblem, whileMeasured } from "../_common/json.ts";
 import { DEFAULT_MAX_DEPTH } from "../_validate/validator.ts";
 import { PatternUnchecked } from "../_schema/values.ts";
-import { refuseBigInt } from "../_schema/compile.ts";
-import { SchemaError } from "../_schema/keywords.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 
 /** The argument-injection policies (`McpGuardOptions.injection`, `toolguard mcp --injection`). */
@@ -248,8 +246,7 @@ export function createMcpGuard(options: McpGuardOptions = {}): McpGuard {
  * Throws a TypeError for a tool of `list` that contains itself or shares its objects past measure: every
  * walk `setTools` makes reads a tool as a tree (a listing read from JSON always is), and would never end;
  * and for one that cannot be read (a getter that throws), naming it. Reads each tool once: its
- * `inputSchema`, then the rest. Throws a `SchemaError` for an `inputSchema` holding a BigInt (built in code:
- * JSON cannot send it).
+ * `inputSchema`, then the rest (a BigInt in it is refused where it is compiled: see `compileTools`).
  *
  * @example
  * ```ts
@@ -278,17 +275,6 @@ export function refuseUnwalkable(list: readonly unknown[]): void {
     if (problem !== null) {
       throw new TypeError(
         `setTools(): ${toolPlace(i, tool)}${inSchema ? " inputSchema" : ""}: ${problem.message}`,
-      );
-    }
-    // (compiled, it would be a tool whose calls are all refused unchecked; the list is the caller's to fix)
-    try {
-      if (isRecord(tool)) refuseBigInt(tool.inputSchema);
-    } catch (e) {
-      if (!(e instanceof SchemaError)) throw e;
-      throw new SchemaError(
-        e.keyword,
-        e.pointer,
-        `setTools(): ${toolPlace(i, tool)} inputSchema: ${e.message}`,
       );
     }
   });

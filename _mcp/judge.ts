@@ -47,7 +47,8 @@ import {
   walkProblem,
 } from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
-import { KNOWN_FORMATS } from "../_schema/keywords.ts";
+import { KNOWN_FORMATS, SchemaError } from "../_schema/keywords.ts";
+import { bigIntRefusal, reworded } from "../_schema/compile.ts";
 import { forgetFailedTest, makeRegExp, type PatternUnchecked, safeTest } from "../_schema/values.ts";
 import { boundedRegExp } from "../_schema/linear_regexp.ts";
 import { DATA_KEYWORDS, relaxDefaults, SCHEMA_MAPS } from "../_validate/defaults.ts";
@@ -1313,6 +1314,7 @@ export function compileTools(
   { scan: scanArgs }: { scan: boolean } = { scan: true },
 ): CompiledTools {
   const tools: McpTool[] = [];
+  const places: number[] = []; // (each tool's index in `list`, for the error a BigInt in its schema makes)
   const relaxed: CompiledTools["relaxed"] = [];
   for (let i = 0; i < list.length; i++) {
     // each tool as JSON sends it (its toJSON, read at its index; a boxed name), as the pins and
@@ -1328,6 +1330,7 @@ export function compileTools(
     if (!isRecord(t) || typeof name !== "string") continue;
     for (const n of schemaNotes(t.inputSchema)) relaxed.push({ name, ...n });
     tools.push({ name, inputSchema: t.inputSchema });
+    places.push(i);
   }
   const unchecked = new Map<string, string>();
   // A defaulted required property may be left out: the server fills it in (Playwright's schemas).
@@ -1338,14 +1341,21 @@ export function compileTools(
   } catch {
     // Find the tools the validator cannot enforce, one by one, so the others stay guarded.
     const good: McpTool[] = [];
-    for (const t of tools) {
+    tools.forEach((t, k) => {
       try {
         createValidator([t]);
         good.push(t);
       } catch (error) {
+        // (a BigInt, built in code: JSON cannot send the schema, so the list is the caller's to fix, as
+        // refuseUnwalkable's refusals are; kept unchecked, every call to the tool would be refused)
+        const refusal = bigIntRefusal(error);
+        if (refusal !== undefined) {
+          const place = toolPlace(places[k], list[places[k]]);
+          throw reworded(refusal, `setTools(): ${place} inputSchema: ${refusal.message}`);
+        }
         unchecked.set(t.name, errorText(error));
       }
-    }
+    });
     try {
       return { tools, validator: createValidator(good), unchecked, relaxed };
     } catch (error) {

@@ -127,6 +127,29 @@ export function refuseBigInt(schema: unknown): void {
   if (found !== null) throw bigIntError(found.at, found.value);
 }
 
+/** The errors {@link refuseBigInt} threw, and those said again by {@link reworded}, each to the first. */
+const bigIntErrors = new WeakMap<object, SchemaError>();
+
+/**
+ * The error {@link refuseBigInt} threw (a schema holding a BigInt) that `error` is or says again, else
+ * undefined: for a caller that otherwise keeps a schema it cannot compile as unchecked (the MCP guard's
+ * `setTools`), and words the refusal its own way.
+ */
+export function bigIntRefusal(error: unknown): SchemaError | undefined {
+  return typeof error === "object" && error !== null ? bigIntErrors.get(error) : undefined;
+}
+
+/**
+ * `error` said again as `message` (a caller naming the tool it came from), still known to
+ * {@link bigIntRefusal} when it was one.
+ */
+export function reworded(error: SchemaError, message: string): SchemaError {
+  const again = new SchemaError(error.keyword, error.pointer, message);
+  const first = bigIntErrors.get(error);
+  if (first !== undefined) bigIntErrors.set(again, first);
+  return again;
+}
+
 /** The {@link SchemaError} for a BigInt at `at`, saying what to write instead. */
 function bigIntError(at: string, value: bigint): SchemaError {
   const place = at === "" ? "the root" : at;
@@ -136,7 +159,7 @@ function bigIntError(at: string, value: bigint): SchemaError {
     : "write it as a number, or the digits as a string (a number rounds them past 2^53)";
   // the keyword holding it, as near as a pointer tells: the last key that is not an array index
   const keyword = at.split("/").reverse().find((k) => !/^\d+$/.test(k)) ?? "";
-  return new SchemaError(
+  const error = new SchemaError(
     unescapePointer(keyword),
     at,
     `the schema holds a BigInt at ${place} (${
@@ -144,6 +167,8 @@ function bigIntError(at: string, value: bigint): SchemaError {
     }), which JSON cannot write, so the model cannot be ` +
       `sent this schema; ${instead}`,
   );
+  bigIntErrors.set(error, error);
+  return error;
 }
 
 /** The closure interpreter: one {@link Check} per schema node, compiled once and cached by node. */

@@ -31,6 +31,7 @@ import {
   COMPILE_OPTION_KEYS,
   type CompileOptions,
   refuseBigInt,
+  reworded,
 } from "../_schema/compile.ts";
 import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
@@ -636,9 +637,8 @@ function compileTool(
     check = compile(schema, options);
   } catch (e) {
     if (e instanceof SchemaError) {
-      throw new SchemaError(
-        e.keyword,
-        e.pointer,
+      throw reworded(
+        e,
         `tool "${tool.name}": ${e.message}` +
           (e.keyword || e.pointer ? ` (keyword "${e.keyword}", schema pointer "${e.pointer}")` : ""),
       );
