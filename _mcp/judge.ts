@@ -47,7 +47,7 @@ import {
   walkProblem,
 } from "../_common/json.ts";
 import { RefResolver } from "../_schema/refs.ts";
-import { KNOWN_FORMATS, SchemaError } from "../_schema/keywords.ts";
+import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { bigIntRefusal, reworded } from "../_schema/compile.ts";
 import { forgetFailedTest, makeRegExp, type PatternUnchecked, safeTest } from "../_schema/values.ts";
 import { boundedRegExp } from "../_schema/linear_regexp.ts";
