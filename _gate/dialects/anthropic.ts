@@ -459,8 +459,7 @@ class AnthropicStream implements FrameRouter {
     });
     const held = flow.held;
     const end = held.findIndex((h) => h.event?.type === "message_delta" || h.event?.type === "message_stop");
-    const at = end < 0 ? held.length : end;
-    flow.setHeld([...held.slice(0, at), ...told, ...held.slice(at)]);
+    flow.holdAt(end < 0 ? held.length : end, told);
   }
 
   /** See `FrameRouter.unread`. */

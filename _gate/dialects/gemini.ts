@@ -485,11 +485,7 @@ class GeminiStream implements FrameRouter {
         candidates: atPosition({ content: { role: "model", parts: [{ text }] }, index: i }, i),
         ...this.#template,
       };
-      flow.setHeld([
-        ...held.slice(0, at),
-        { raw: formatSse(JSON.stringify(told)), event: told, tool: false },
-        ...held.slice(at),
-      ]);
+      flow.holdAt(at, [{ raw: formatSse(JSON.stringify(told)), event: told, tool: false }]);
     }
   }
 

@@ -193,7 +193,7 @@ class OllamaStream implements FrameRouter {
     const at = held.findLastIndex((h) => h.event !== undefined && !!chunkText(h.event)) + 1;
     const text = flow.lead(0, heldText(flow, chunkText)) + this.#ownReason;
     const told = { ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false };
-    flow.setHeld([...held.slice(0, at), { raw: line(told), event: told, tool: false }, ...held.slice(at)]);
+    flow.holdAt(at, [{ raw: line(told), event: told, tool: false }]);
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {

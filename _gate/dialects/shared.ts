@@ -710,6 +710,14 @@ export class StreamFlow {
     for (const h of frames) this.#heldSize += h.raw.length;
   }
 
+  /**
+   * Puts `frames` among the held frames at `at`, ahead of the one held there (past the last at the length):
+   * where a router tells what it dropped, among the frames that go with the calls that pass.
+   */
+  holdAt(at: number, frames: readonly Held[]): void {
+    this.setHeld([...this.#held.slice(0, at), ...frames, ...this.#held.slice(at)]);
+  }
+
   /** Sends every held frame as it came. */
   release(): void {
     for (const h of this.held) this.#out.push(h.raw);
