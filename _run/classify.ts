@@ -227,13 +227,31 @@ function withNote(detail: string, note: string | undefined): string {
 }
 
 /**
+ * Why a read or a load failed (`error`: what was thrown or passed, any value), said briefly: cut at 200
+ * characters, so a long reason never pushes out what the run says of itself, and "no reason given" for none.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { failedBecause } from "./classify.ts";
+ *
+ * assert.equal(failedBecause(new Error("EIO")), "EIO");
+ * assert.equal(failedBecause(""), "no reason given");
+ * assert.ok(failedBecause("x".repeat(1000)).length <= 200);
+ * ```
+ */
+export function failedBecause(error: unknown): string {
+  return clip(errorText(error), 200) || "no reason given";
+}
+
+/**
  * The note for a failed read of stderr ({@linkcode ProcessOutcome.stderrReadError}), or "" when there was none.
  * A note, never a failure: stdout and the exit status decide, and a good answer is not thrown away for its
  * diagnostics.
  */
 function stderrReadNote(readError: unknown): string {
   if (readError === undefined || readError === null) return "";
-  const why = clip(errorText(readError), 200) || "no reason given";
+  const why = failedBecause(readError);
   return `reading stderr failed (${why}), so the stderr shown ends where the read failed`;
 }
 
@@ -488,7 +506,7 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   if (readError !== undefined && readError !== null) {
     // Before the exit status: the guard ends a tool still running once the read failed, so a signal or code
     // after it may be that end, not the tool's answer.
-    const why = clip(errorText(readError), 200) || "no reason given";
+    const why = failedBecause(readError);
     const read = byteCount(toBytes(outcome.stdout).length);
     return failure(
       "protocol",

@@ -21,6 +21,7 @@ import {
   DEFAULT_MAX_DETAIL,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TIMEOUT_MS,
+  failedBecause,
   failure,
   guardFailure,
   type KilledBy,
@@ -30,7 +31,6 @@ import {
 } from "./classify.ts";
 import {
   checkSwitches,
-  clip,
   errorText,
   givenValue,
   isRecord,
@@ -747,7 +747,7 @@ async function scanned(
     return result;
   } catch (error) {
     // (cut like a read error's reason: a long one must not push out what the run said of itself, below)
-    const reason = clip(errorText(error), 200) || "no reason given";
+    const reason = failedBecause(error);
     why = loaded ? reason : `the guard could not load its scanner: ${reason}`;
   }
   return failure(
