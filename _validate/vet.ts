@@ -297,27 +297,36 @@ async function check(schema: unknown, args: unknown): Promise<Checked> {
   }
 }
 
-const cache = new WeakMap<object, ReturnType<typeof compile>>();
-/** Each schema object's copy as sent, compiled (for {@link uncheckedFor}). */
-const sentCopies = new WeakMap<object, unknown>();
-/** Each schema object's {@link numbersUnchecked}, found when a call first needs it. */
-const uncheckedCache = new WeakMap<object, boolean>();
+const cache = new WeakMap<object, CompiledSchema>();
+
+/**
+ * A schema object compiled once: its check, the copy as sent that was compiled, and whether that copy leaves
+ * some number unchecked (see {@link numbersUnchecked}), found when a call first needs it.
+ */
+interface CompiledSchema {
+  check: ReturnType<typeof compile>;
+  sent: unknown;
+  unchecked?: boolean;
+}
+
 /** The compiled JSON Schema (a shape spec is turned into one first), compiled once per schema object. */
 function compiledFor(schema: unknown): ReturnType<typeof compile> {
-  if (typeof schema === "object" && schema !== null) {
-    let c = cache.get(schema);
-    if (!c) {
-      assertReadable(schema);
-      // (what JSON carries of it, as a tool's schema is read: see copyAsSent)
-      const sent = copyAsSent(isShape(schema) ? shapeToSchema(schema) : schema);
-      refuseBigInt(sent);
-      cache.set(schema, c = compile(sent));
-      sentCopies.set(schema, sent);
-    }
-    return c;
-  }
+  if (typeof schema === "object" && schema !== null) return compiledEntry(schema).check;
   refuseBigInt(schema);
   return compile(schema);
+}
+
+/** {@link compiledFor}'s entry for a schema object, made on first use. */
+function compiledEntry(schema: object): CompiledSchema {
+  let c = cache.get(schema);
+  if (!c) {
+    assertReadable(schema);
+    // (what JSON carries of it, as a tool's schema is read: see copyAsSent)
+    const sent = copyAsSent(isShape(schema) ? shapeToSchema(schema) : schema);
+    refuseBigInt(sent);
+    cache.set(schema, c = { check: compile(sent), sent });
+  }
+  return c;
 }
 
 /**
@@ -326,12 +335,8 @@ function compiledFor(schema: unknown): ReturnType<typeof compile> {
  */
 function uncheckedFor(schema: unknown): boolean {
   if (typeof schema !== "object" || schema === null) return numbersUnchecked(schema);
-  let u = uncheckedCache.get(schema);
-  if (u === undefined) {
-    compiledFor(schema);
-    uncheckedCache.set(schema, u = numbersUnchecked(sentCopies.get(schema)));
-  }
-  return u;
+  const c = compiledEntry(schema);
+  return c.unchecked ??= numbersUnchecked(c.sent);
 }
 
 /** Is the schema a JSON Schema or shape (compiled here), rather than a validator or predicate? */
