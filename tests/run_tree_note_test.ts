@@ -9,7 +9,8 @@ import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import type { ToolResult } from "../guard.ts";
 import { fileTempDir } from "./_temp.ts";
-import { isDeno, isLinux } from "./_runtime.ts";
+import { evalCommand, isDeno, isLinux } from "./_runtime.ts";
+import { runInProcess } from "./_cli.ts";
 
 // Only a host that cannot read /proc finds a tree by its process group, and only Deno's permissions make one.
 const options = {
@@ -25,6 +26,8 @@ interface HostOutput {
   results: Record<string, ToolResult>;
   cli: string;
   log: string;
+  /** The CLI's text run of a success whose tool left a daemon holding its pipes, and its log. */
+  success: { stdout: string; stderr: string; log: string };
 }
 
 let host: Promise<HostOutput> | undefined;
@@ -152,6 +155,49 @@ test(
     assert.equal(r.detail.split("process tree").length, 2, `the tree is named once: ${r.detail}`);
   },
 );
+
+test(
+  "toolguard run: a success's note goes to stderr in text mode, and stdout is the sentence alone",
+  options,
+  async () => {
+    const { success } = await hostRun();
+    const line = JSON.parse(readFileSync(success.log, "utf8").trim()) as { detail: string };
+    assert.match(line.detail, /^a process the tool left running held its output open, so the guard ended/);
+    assert.equal(success.stdout, 'Tool returned 1 item(s): ["found"]\n');
+    assert.equal(success.stderr, `note: toolguard run: ${line.detail}\n`);
+  },
+);
+
+test("toolguard run: a cut success notes the cut on stderr; a failure's text says its detail on stdout only", async () => {
+  const { main } = await import("../_cli/run.ts");
+  const tool = evalCommand('console.log("first\\nsecond\\nthird")');
+  const cut = await runInProcess(main, [
+    "--protocol=lines",
+    "--max-output=8",
+    "--truncate",
+    "--",
+    tool.command,
+    ...tool.args,
+  ]);
+  assert.equal(cut.status, 0, cut.stderr);
+  assert.equal(
+    cut.stdout,
+    'Tool returned 1 item(s): ["first"]. The output was cut short, so there may be more than this.\n',
+  );
+  assert.equal(cut.stderr, "note: toolguard run: stdout was cut at 8 bytes; there may be more\n");
+  // A whole success has nothing to note.
+  const whole = await runInProcess(main, ["--protocol=lines", "--", tool.command, ...tool.args]);
+  assert.equal(whole.stdout, 'Tool returned 3 item(s): ["first","second","third"]\n');
+  assert.equal(whole.stderr, "");
+  // A failure's sentence quotes its detail already.
+  const failed = await runInProcess(main, ["--protocol=json", "--", tool.command, ...tool.args]);
+  assert.equal(failed.status, 1);
+  assert.match(
+    failed.stdout,
+    /^Tool did not run successfully \(protocol, exit 0\): stdout is not valid JSON/,
+  );
+  assert.equal(failed.stderr, "");
+});
 
 test("classify: the tree note comes after the sentence, then the read note, then the tool's output", async () => {
   const { classify } = await import("../guard.ts");
