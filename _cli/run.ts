@@ -61,7 +61,7 @@ import { describe, isFailure } from "../_describe/describe.ts";
 import { runTool } from "../_run/run_tool.ts";
 import { interruptStatus, isWindows, onInterrupt } from "../_run/runtime.ts";
 import { type JsonlLog, jsonlLog } from "../_log/log.ts";
-import type { Protocol, RunOptions } from "../types.ts";
+import type { Protocol, RunOptions, ToolResult } from "../types.ts";
 
 /** The `toolguard run --help` text. */
 export const RUN_HELP = `toolguard run: run a tool and say honestly what happened
@@ -69,7 +69,9 @@ export const RUN_HELP = `toolguard run: run a tool and say honestly what happene
 Usage: toolguard run [options] -- CMD [ARGS...]
 
 Runs CMD without a shell, classifies the outcome (spawn, timeout, exit, protocol, refused, empty,
-results) and prints the sentence the model should read.
+results) and prints the sentence the model should read. What the guard says of a success (the output
+was cut, part of the process tree it ended may have survived, reading stderr failed) goes to stderr
+as a note, so stdout holds the sentence alone.
 
 Options:
   --timeout MS        end the whole process tree after MS milliseconds (default 10000)
@@ -125,6 +127,17 @@ function cwdOption(values: OptionValues): string | undefined {
   const cwd = stringOption(values, "cwd");
   if (cwd === "") throw emptyPath("--cwd", "leave --cwd out to run in the current directory, or give one");
   return cwd;
+}
+
+/**
+ * A success's detail on stderr, as a note: the sentence of a success never quotes it, and it holds only what the
+ * guard says of the run (the output was cut, a leftover process held it, the tree was ended and part of it may
+ * have survived, reading stderr failed). A failure's sentence quotes its detail already; stdout stays the
+ * sentence alone either way.
+ */
+function printNote(result: ToolResult): void {
+  if (isFailure(result) || typeof result.detail !== "string" || result.detail === "") return;
+  writeErr(`${paint("bold", "note", "stderr")}: toolguard run: ${safeText(result.detail)}\n`);
 }
 
 /**
@@ -224,7 +237,10 @@ export function main(args: string[]): Promise<number> {
     // The JSON carries the sentence too, so a caller in another language needs one run, not two.
     if (wantsJson(values)) {
       printJson({ ...result, sentence: describe(result, { budget }) }, { pretty: values.pretty === true });
-    } else writeOut(safeText(describe(result, { budget })) + "\n"); // it quotes the tool
+    } else {
+      writeOut(safeText(describe(result, { budget })) + "\n"); // it quotes the tool
+      printNote(result);
+    }
     if (signal !== undefined) return interruptStatus(signal);
     return isFailure(result) ? EXIT_FAIL : EXIT_OK;
   });

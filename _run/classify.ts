@@ -75,10 +75,13 @@ export interface ProcessOutcome {
    */
   stderrReadError?: string;
   /**
-   * Set when the guard ended the process tree and may have missed part of it: why (on Linux without a readable
-   * `/proc`, it was found by its process group only). Said right after the result's own sentence, before any
-   * other note and before the tool's output, so a long stderr never pushes it out of `maxDetail`. Any value
-   * other than `undefined` or `null` is taken as text, cut at 200 characters.
+   * Set when the guard ended the process tree and may have missed part of it: how (on Linux without a readable
+   * `/proc`: "found by its process group only ..."). The detail says "the guard ended the process tree, " and
+   * then this note, once: in the sentence of a timeout, an abort or an output overflow, and otherwise right
+   * after the sentence, before any other note and before the tool's output, so a long stderr never pushes it out
+   * of `maxDetail`. With no `killedBy` and no `stdoutReadError`, the guard ended what the tool left running
+   * holding its pipes after it exited, and the detail says that first. Any value other than `undefined` or
+   * `null` is taken as text, cut at 200 characters.
    */
   treeNote?: string;
   /** Wall-clock milliseconds from spawn to settle. */
@@ -263,6 +266,16 @@ function stderrReadNote(readError: unknown): string {
 function treeNoteOf(note: unknown): string {
   return note === undefined || note === null ? "" : clip(errorText(note), 200);
 }
+
+/** What a result says when the guard ended the process tree, with how it may have missed part of it ("": not). */
+function treeEnded(treeNote: string): string {
+  return treeNote === ""
+    ? "the guard ended the process tree"
+    : `the guard ended the process tree, ${treeNote}`;
+}
+
+/** Why the guard ended the tree of a tool it did not stop (a success, the tool's own exit status). */
+const LEFTOVER_HELD = "a process the tool left running held its output open";
 
 type Parsed = { ok: true; items: unknown[] } | { ok: false; kind: "protocol" | "refused"; detail: string };
 
@@ -467,14 +480,25 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   options = optionsArg(options, "classify");
   const maxDetail = options.maxDetail ?? DEFAULT_MAX_DETAIL;
   const encoding = options.encoding ?? "utf-8";
+  const tree = treeNoteOf(outcome.treeNote);
+  const readNote = stderrReadNote(outcome.stderrReadError);
+  const readError: unknown = outcome.stdoutReadError;
+  // (any value but none: a caller may pass the Error it caught, and a cut output must not pass for all of it)
+  const readFailed = readError !== undefined && readError !== null;
+  // The tree's note once: in the sentence of a kill that names the tree, else as the first note; a tree the
+  // guard ended for no reason the sentence gives held the tool's pipes after it exited, and the note says so.
+  const treeSaid = tree === "" ? "" : treeEnded(tree);
+  const leftover = tree !== "" && !outcome.killedBy && !readFailed;
   const common: Common = {
     exitCode: outcome.exitCode,
     signal: outcome.signal,
     durationMs: Math.round(outcome.durationMs ?? 0),
     stderr: "",
     maxDetail,
-    note: withNote(treeNoteOf(outcome.treeNote), stderrReadNote(outcome.stderrReadError)),
+    note: withNote(leftover ? `${LEFTOVER_HELD}, so ${treeSaid}` : treeSaid, readNote),
   };
+  /** The notes after a sentence that says the tree was ended (a timeout, an abort, an overflow). */
+  const afterTreeSaid: Common = { ...common, note: readNote };
   try {
     common.stderr = stderrText(outcome.stderr, encoding);
   } catch (error) {
@@ -483,15 +507,15 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   if (outcome.spawnError !== undefined) return failure("spawn", outcome.spawnError, common);
   if (outcome.killedBy === "timeout") {
     const ms = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    return failure("timeout", `timed out after ${ms} ms; the guard ended the process tree`, common);
+    return failure("timeout", `timed out after ${ms} ms; ${treeEnded(tree)}`, afterTreeSaid);
   }
   if (outcome.killedBy === "abort") {
     // (cut like a read error's reason: a caller's long reason must not push out the rest, or the notes)
     const reason = outcome.abortReason ? ` (${clip(errorText(outcome.abortReason), 200)})` : "";
     return failure(
       "timeout",
-      `aborted by the caller's AbortSignal${reason}; the guard ended the process tree`,
-      common,
+      `aborted by the caller's AbortSignal${reason}; ${treeEnded(tree)}`,
+      afterTreeSaid,
     );
   }
   const protocol = options.protocol ?? "envelope";
@@ -499,11 +523,9 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   const truncate = outcome.killedBy === "overflow" && options.onOverflow === "truncate" &&
     (protocol === "lines" || protocol === "text");
   if (outcome.killedBy === "overflow" && !truncate) {
-    return failure("protocol", `stdout exceeded ${byteCount(cap)}; the guard ended the process tree`, common);
+    return failure("protocol", `stdout exceeded ${byteCount(cap)}; ${treeEnded(tree)}`, afterTreeSaid);
   }
-  const readError: unknown = outcome.stdoutReadError;
-  // (any value but none: a caller may pass the Error it caught, and a cut output must not pass for all of it)
-  if (readError !== undefined && readError !== null) {
+  if (readFailed) {
     // Before the exit status: the guard ends a tool still running once the read failed, so a signal or code
     // after it may be that end, not the tool's answer.
     const why = failedBecause(readError);
@@ -535,6 +557,8 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     }
   }
   const held = outcome.stdoutHeld === true && !truncate;
+  // Said with a held stdout, which names the leftover already: the tree's note need not say what held it.
+  const c = held ? { ...common, note: withNote(treeSaid, readNote) } : common;
   let text: string;
   try {
     text = truncate
@@ -548,20 +572,20 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     return failure("spawn", `invalid encoding ${JSON.stringify(encoding)}: ${String(error)}`, common);
   }
   // What follows the sentence (the guard's notes) keeps its room; with none, the sentence may take all of it.
-  const notes = withNote(held ? HELD_DETAIL : "", common.note);
+  const notes = withNote(held ? HELD_DETAIL : "", c.note);
   const room = notes === "" ? Infinity : Math.max(Math.ceil(maxDetail / 2), maxDetail - 2 - notes.length);
   const parsed = parseStdout(text, protocol, room);
   if (!parsed.ok) {
-    return failure(parsed.kind, held ? `${parsed.detail}; ${HELD_DETAIL}` : parsed.detail, common);
+    return failure(parsed.kind, held ? `${parsed.detail}; ${HELD_DETAIL}` : parsed.detail, c);
   }
   if (held) {
     if (parsed.items.length === 0) {
       // Nothing whole read while a leftover may still write (it wrote a part, or on Linux it was busy or
       // stopped) must not read as "found nothing": that is all `[]` means.
       const read = outcome.stdout.length > 0 ? "no whole item had ended" : "nothing had come on stdout yet";
-      return failure("protocol", `${read}; ${HELD_DETAIL}`, common); // (a string is empty when its bytes are)
+      return failure("protocol", `${read}; ${HELD_DETAIL}`, c); // (a string is empty when its bytes are)
     }
-    return success(parsed.items, HELD_DETAIL, true, common);
+    return success(parsed.items, HELD_DETAIL, true, c);
   }
   if (truncate) {
     if (parsed.items.length === 0) {

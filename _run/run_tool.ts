@@ -516,8 +516,9 @@ class ToolRun {
         this.#stderrDone = true;
         // A failed read is only a note: stdout and the exit status decide, so the tool is not ended for it.
         // Whether our end of the pipe closes is the runtime's (a failed stream cannot be cancelled): Deno and Bun
-        // close it, so a tool still writing meets a broken pipe; where it stayed open, the tool would block on
-        // it and the run end at the time limit, a failure whose detail says the read failed.
+        // close it (Bun on Windows too, within 100 ms: seen under Wine 10), so a tool still writing meets a broken
+        // pipe; where it stayed open, the tool would block on it and the run end at the time limit, a failure
+        // whose detail says the read failed.
         this.#stderrFailure = source.failure();
         return;
       }

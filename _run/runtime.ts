@@ -180,9 +180,10 @@ export interface LiveChild {
    */
   killTree(signal: "SIGTERM" | "SIGKILL", options?: KillTreeOptions): void;
   /**
-   * Why ending the tree may have missed part of it, for the result's detail, asked once the guard has ended
-   * it: on Linux, when `/proc` cannot be read and the process group alone is signalled (elsewhere the group
-   * is the only way, and says nothing); undefined when nothing was missed that way.
+   * How ending the tree may have missed part of it, for the result's detail (after "the guard ended the
+   * process tree, "), asked once the guard has ended it: on Linux, when `/proc` cannot be read and the process
+   * group alone is signalled (elsewhere the group is the only way, and says nothing); undefined when nothing
+   * was missed that way.
    */
   treeNote(): string | undefined;
   /**
@@ -614,9 +615,9 @@ interface DenoStart {
 /** {@linkcode LiveChild.treeNote} for `tree`. */
 function treeNote(tree: Tree): string | undefined {
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
-  // Said after sentences that need not name the tree (a cut success, a failed read), so it names it itself.
-  return "the process tree the guard ended was found by its process group only (/proc is not readable here), " +
-    "so a descendant that left the group may have survived";
+  // Said after "the guard ended the process tree, " (classify says that once, whatever ended it).
+  return "found by its process group only (/proc is not readable here): " +
+    "a descendant that left the group may have survived";
 }
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
