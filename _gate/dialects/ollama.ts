@@ -15,6 +15,7 @@ import {
   heldText,
   joinText,
   malformedCallsReason,
+  namesKey,
   pick,
   type SplitCalls,
   type StreamFlow,
@@ -69,10 +70,6 @@ function renumbered(call: unknown, at: number): unknown {
   return { ...call, function: { ...call.function, index: at } };
 }
 
-/** `text` with its JSON `\\uXXXX` escapes read (a line not JSON has no other reading). */
-const unescaped = (text: string): string =>
-  text.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-
 /**
  * A message's content, what the client's text goes on with: the reason starts on a new paragraph after words,
  * as a body joins them (`joinText`); after only thinking, or blanks, it stands alone.
@@ -126,9 +123,7 @@ class OllamaStream implements FrameRouter {
    * unsaid, as it may be text.
    */
   unread(data: string): void {
-    const named = data.includes('"tool_calls"') ||
-      (data.includes("\\u") && unescaped(data).includes('"tool_calls"'));
-    if (named) this.#unreadCalls = true;
+    if (namesKey(data, "tool_calls")) this.#unreadCalls = true;
   }
 
   /** See `FrameRouter.ownReason`. */

@@ -115,6 +115,30 @@ export function malformedCallsReason(count: number): string {
   }. Make the ${one ? "call" : "calls"} again if still needed.`;
 }
 
+/**
+ * Whether the text of a frame dropped unread (not JSON) names `key` as a JSON key (`"tool_calls"`), its
+ * `\\uXXXX` escapes read (`"tool\\u005fcalls"` is the same key to JSON): a frame that names a call's key is
+ * taken for a call's, one that does not may be text, and is dropped unsaid where calls are kept beside it.
+ *
+ * @example A call's key, written plain or escaped; text that names none
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { namesKey } from "./shared.ts";
+ *
+ * assert.equal(namesKey('{"message":{"tool_calls":[{"fun', "tool_calls"), true);
+ * assert.equal(namesKey('{"message":{"tool\\u005fcalls":[', "tool_calls"), true);
+ * assert.equal(namesKey('{"message":{"content":"sun', "tool_calls"), false);
+ * ```
+ */
+export function namesKey(data: string, key: string): boolean {
+  const named = `"${key}"`;
+  return data.includes(named) || (data.includes("\\u") && unescaped(data).includes(named));
+}
+
+/** `text` with its JSON `\\uXXXX` escapes read (a frame not JSON has no other reading). */
+const unescaped = (text: string): string =>
+  text.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+
 /** A filter that keeps the calls not in `drop`, counting every call it is asked about, in order. */
 export function callCounter(drop: ReadonlySet<number>): () => boolean {
   let position = 0;

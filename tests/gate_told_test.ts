@@ -1,0 +1,62 @@
+/**
+ * Every call the gate drops, or a frame it cannot read that may have carried one, is told to the model on
+ * every path of a stream (beside calls kept, on a retry, with the client gone at the end), in the text the
+ * model reads, and `onVerdict` reports that text: driven through the official clients (Gemini through
+ * `guardFetch` alone: its SDK is not installed).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { anthropicStream, fakeProvider, TOOLS_ANTHROPIC } from "./_fake_llm_server.ts";
+import { sdkClients } from "./_sdk_clients.ts";
+
+const provider = fakeProvider();
+const { reply, events } = provider;
+const { anthropic } = sdkClients(provider);
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+/** The names a call kept beside a dropped one takes: one that passes, one the judge rejects. */
+const CALLED = ["get_weather", "delete_everything"];
+/** The reason for a dropped call, alone at the end of what the model read. */
+const DROPPED_ALONE =
+  /^toolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.$/;
+/** The reason for a dropped call, then a blank line and the judge's for a rejected one. */
+const DROPPED_THEN_STOPPED =
+  /^toolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.\n\ntoolguard stopped /;
+
+test("guardFetch: an Anthropic frame not JSON that names tool_use beside a call kept is told, as onVerdict says", async () => {
+  // (the second call's block start cut short was dropped unread; the first call went out with its stop, and
+  // nothing said the other had not; a frame not JSON naming no call beside it may be text: dropped unsaid)
+  for (const [name, cut] of CALLED.flatMap((n) => [[n, "tool_use"], [n, "text"]])) {
+    const frames = anthropicStream(["Let me check."], [
+      { name, args: { city: "Oslo" } },
+      { name: "get_weather", args: { city: "Bergen" } },
+    ]) as Record<string, unknown>[];
+    const cutShort = (e: Record<string, unknown>) =>
+      `event: ${e.type}\ndata: ${JSON.stringify(e).slice(0, -1)}\n\n`;
+    const sse: unknown[] = frames.flatMap((e) => {
+      if (cut === "tool_use") return e.type === "content_block_start" && e.index === 2 ? [cutShort(e)] : [e];
+      // (a text delta cut short beside the calls, which both go)
+      const words = { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: " Hm." } };
+      return e.type === "content_block_stop" && e.index === 0 ? [cutShort(words), e] : [e];
+    });
+    reply({ sse, named: true });
+    const message = await anthropic().messages.stream({
+      model: "claude",
+      max_tokens: 10,
+      messages,
+      tools: TOOLS_ANTHROPIC as never,
+    }).finalMessage();
+    const passed = name === "get_weather";
+    const kept = cut === "tool_use" ? ["get_weather"] : ["get_weather", "get_weather"];
+    assert.deepEqual(
+      [message.content.flatMap((b) => b.type === "tool_use" ? [b.name] : []), message.stop_reason],
+      passed ? [kept, "tool_use"] : [[], "end_turn"],
+    );
+    const said = message.content.flatMap((b) => b.type === "text" ? [b.text] : []);
+    assert.equal(said[0], "Let me check.");
+    const told = said.slice(1).join("").trimStart();
+    if (cut === "text" && passed) assert.equal(told, "", `${name} ${cut}`);
+    else if (cut === "text") assert.match(told, /^toolguard stopped /, `${name} ${cut}`);
+    else assert.match(told, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, `${name} ${cut}`);
+    assert.equal(events[0]?.reason ?? "", told, `${name} ${cut}`);
+  }
+});
