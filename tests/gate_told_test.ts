@@ -6,12 +6,18 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { anthropicStream, fakeProvider, TOOLS_ANTHROPIC } from "./_fake_llm_server.ts";
+import {
+  anthropicStream,
+  chatChunk,
+  fakeProvider,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+} from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
 
 const provider = fakeProvider();
 const { reply, events } = provider;
-const { anthropic } = sdkClients(provider);
+const { anthropic, openai } = sdkClients(provider);
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 /** The names a call kept beside a dropped one takes: one that passes, one the judge rejects. */
 const CALLED = ["get_weather", "delete_everything"];
@@ -58,5 +64,58 @@ test("guardFetch: an Anthropic frame not JSON that names tool_use beside a call 
     else if (cut === "text") assert.match(told, /^toolguard stopped /, `${name} ${cut}`);
     else assert.match(told, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, `${name} ${cut}`);
     assert.equal(events[0]?.reason ?? "", told, `${name} ${cut}`);
+  }
+});
+
+test("guardFetch n=2: a Chat call of no known answer beside calls kept is told by every answer that holds one", async () => {
+  // (a call at a choice past n, a chunk not JSON that names tool_calls: either may be any answer's; both
+  // answers kept their calls, and only an answer that lost every call was told; a chunk not JSON that names
+  // no call may be text: dropped unsaid beside kept calls)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = (id: string, index = 0) => ({
+    tool_calls: [{
+      index,
+      id,
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+    }],
+  });
+  const stray: Record<string, unknown> = {
+    "past n": chunk([{ index: 5, delta: call("C") }]),
+    "not JSON": `data: ${JSON.stringify(chunk([{ index: 0, delta: call("C", 1) }])).slice(0, -1)}\n\n`,
+    "text not JSON": `data: ${
+      JSON.stringify(chunk([{ index: 0, delta: { content: "Hm" } }])).slice(0, -1)
+    }\n\n`,
+  };
+  for (const [label, frame] of Object.entries(stray)) {
+    const role = { role: "assistant" };
+    reply({
+      sse: [
+        chunk([0, 1].map((index) => ({ index, delta: { ...role, content: "Let me check." } }))),
+        chunk([{ index: 0, delta: call("A") }, { index: 1, delta: call("B") }]),
+        frame,
+        chunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await openai().chat.completions.stream({
+      model: "m",
+      messages,
+      n: 2,
+      tools: TOOLS_OPENAI as never,
+    })
+      .finalChatCompletion();
+    const answers = [0, 1].map((i) => final.choices.find((c) => c.index === i));
+    assert.deepEqual(
+      answers.map((c) => [c?.finish_reason, c?.message.tool_calls?.map((t) => t.id)]),
+      [["tool_calls", ["A"]], ["tool_calls", ["B"]]],
+      label,
+    );
+    const told = answers.map((c) => (c?.message.content ?? "").slice("Let me check.".length).trimStart());
+    if (label === "text not JSON") assert.deepEqual([told, events[0]?.reason], [["", ""], undefined], label);
+    else {
+      for (const t of told) assert.match(t, DROPPED_ALONE, label);
+      assert.deepEqual(events[0]?.reason, told[0], label);
+    }
   }
 });

@@ -305,7 +305,8 @@ export interface FrameRouter {
    */
   ownReason?(): string | undefined;
   /**
-   * Before the calls held are judged: where calls `refuse` dropped stood beside calls a client holds, puts
+   * Before the calls held are judged: where calls `refuse` dropped (or a frame dropped unread that names a
+   * call's key, see {@linkcode namesKey}) stood beside calls a client holds, puts
    * among the held frames, ahead of the end, the words that tell the model so (they go out with the calls
    * that pass, and ahead of a rejection's reason), or sends them now after the answer's held text where
    * text carries no position (OpenAI Chat), and reports them as `ownReason`. Absent where no such call is
