@@ -10,6 +10,7 @@ import {
   anthropicStream,
   chatChunk,
   fakeProvider,
+  ollamaStream,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
 } from "./_fake_llm_server.ts";
@@ -17,7 +18,7 @@ import { sdkClients } from "./_sdk_clients.ts";
 
 const provider = fakeProvider();
 const { reply, events } = provider;
-const { anthropic, openai } = sdkClients(provider);
+const { anthropic, ollama, openai } = sdkClients(provider);
 const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 /** The names a call kept beside a dropped one takes: one that passes, one the judge rejects. */
 const CALLED = ["get_weather", "delete_everything"];
@@ -117,5 +118,25 @@ test("guardFetch n=2: a Chat call of no known answer beside calls kept is told b
       for (const t of told) assert.match(t, DROPPED_ALONE, label);
       assert.deepEqual(events[0]?.reason, told[0], label);
     }
+  }
+});
+
+test("guardFetch: an Ollama stream with no call and a line not JSON reaches onVerdict, though the client stops at done", async () => {
+  // (the ollama client cancels the stream at the final chunk: sent as it came, the gate never reached the
+  // end, and onVerdict never heard of the line dropped, whether it named a call, told, or not)
+  for (const cut of ["sunny.", "tool_calls"]) {
+    const lines = ollamaStream(["It is ", cut === "sunny." ? "sunny." : ""]).map((l, i) => {
+      if (i !== 1) return l;
+      const line = cut === "sunny."
+        ? l
+        : { ...(l as object), message: { role: "assistant", tool_calls: [{}] } };
+      return JSON.stringify(line).slice(0, -1) + "\n";
+    });
+    reply({ ndjson: lines });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    for await (const p of parts) text += p.message.content;
+    assert.deepEqual(events.map((e) => e.findings.map((f) => f.code)), [["malformed_event"]], cut);
+    assert.equal(text, cut === "sunny." ? "It is " : `It is \n\n${events[0]?.reason}`, cut);
   }
 });

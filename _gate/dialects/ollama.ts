@@ -86,6 +86,8 @@ class OllamaStream implements FrameRouter {
   #template?: Record<string, unknown>;
   /** Whether a line naming `tool_calls` was dropped unread (see `#tellDropped`). */
   #unreadCalls = false;
+  /** Whether any line was dropped unread: the final chunk then waits for the end (see `route`). */
+  #unread = false;
   /** Whether a chunk with calls was routed: a client holds a call. */
   #called = false;
   /** The reason `#tellDropped` wrote, when it did. */
@@ -123,6 +125,7 @@ class OllamaStream implements FrameRouter {
    * unsaid, as it may be text.
    */
   unread(data: string): void {
+    this.#unread = true;
     if (namesKey(data, "tool_calls")) this.#unreadCalls = true;
   }
 
@@ -166,9 +169,6 @@ class OllamaStream implements FrameRouter {
     flow.send(
       line({ ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false }),
     );
-    // The final chunk then waits for the end (as after calls): the ollama client stops reading at it, so
-    // sent now, the stream was cancelled before the gate's end, and onVerdict never heard of the reason.
-    flow.pending = true;
     return { raw, event };
   }
 
@@ -196,6 +196,10 @@ class OllamaStream implements FrameRouter {
       event.message.tool_calls.length > 0;
     if (hasCalls) this.#called = true;
     ({ raw, event } = this.#tellDropped(raw, event, flow));
+    // After a line dropped unread (told or not), the final chunk waits for the end, as after calls: the
+    // ollama client stops reading at it and cancels, so sent now, the stream was cancelled before the gate's
+    // end, and onVerdict never heard of the line dropped (nor of the reason told for it).
+    if (event.done === true && this.#unread) flow.pending = true;
     const message = isRecord(event.message) ? event.message : undefined;
     const hasText = !!message && (textOf(message) !== "");
     if (!hasCalls) {
