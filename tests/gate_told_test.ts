@@ -6,13 +6,18 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { Ollama } from "ollama";
+import { type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicStream,
   chatChunk,
   fakeProvider,
   ollamaStream,
+  REJECTED_CALL,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
+  TOOLS_RESPONSES,
+  withGuardedServer,
 } from "./_fake_llm_server.ts";
 import { sdkClients } from "./_sdk_clients.ts";
 
@@ -139,4 +144,116 @@ test("guardFetch: an Ollama stream with no call and a line not JSON reaches onVe
     assert.deepEqual(events.map((e) => e.findings.map((f) => f.code)), [["malformed_event"]], cut);
     assert.equal(text, cut === "sunny." ? "It is " : `It is \n\n${events[0]?.reason}`, cut);
   }
+});
+
+/** The model's text where a retry follows a call dropped as malformed beside "Let me " and a rejected call. */
+const RETRIED =
+  /^Let me (?:<tool_call>)?\n\ntoolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.\n\nAgain\.$/;
+
+test("guardFetch retry: an Ollama call line not JSON is told ahead of the retry's words though the watch held words after the calls, or the calls", async () => {
+  // (the reason went after the last words held, behind the rejected call, and the retry dropped it with them:
+  // onVerdict told of the dropped call, the model never read of it; where the watch held the call's line
+  // too, the router never saw a call held, and nothing told of the line dropped)
+  for (const words of [["Let me "], ["Let me <tool_call>"]]) {
+    const lines = ollamaStream(words, [REJECTED_CALL]) as Record<string, unknown>[];
+    const cut = JSON.stringify(lines[1]).slice(0, -1) + "\n";
+    const more = {
+      ...lines[0],
+      message: { role: "assistant", content: words[0].endsWith(">") ? " x" : "<tool_call> x" },
+    };
+    const script = [{ ndjson: [lines[0], cut, lines[1], more, lines[2]] }, {
+      ndjson: ollamaStream(["Again."]),
+    }];
+    const { value, seen } = await withGuardedServer(script, { retry: 1 }, async (server, f) => {
+      const client = new Ollama({ host: server.url, fetch: f });
+      let text = "";
+      for await (
+        const part of await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true })
+      ) text += part.message.content;
+      return text;
+    });
+    assert.match(value, RETRIED, words[0]);
+    assert.deepEqual(seen.map((e) => [e.attempt, e.retried]), [[0, true]], words[0]);
+    assert.ok(
+      seen[0].reason?.startsWith(value.slice(value.indexOf("toolguard"), -"\n\nAgain.".length)),
+      words[0],
+    );
+  }
+});
+
+test("guardFetch retry: a Gemini call in pieces is told ahead of the retry's words though the watch held words after the calls, or the calls", async () => {
+  // (as for Ollama: the reason held behind the rejected call was dropped by the retry, or never written)
+  const chunk = (parts: unknown[], extra = {}) =>
+    `data: ${
+      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
+    }\n\n`;
+  const piece = {
+    name: "get_weather",
+    partialArgs: [{ jsonPath: "$.city", stringValue: "O" }],
+    willContinue: true,
+  };
+  for (const words of ["Let me ", "Let me <tool_call>"]) {
+    const answers = [
+      chunk([{ text: words }]) +
+      chunk([{ functionCall: { name: "get_weather", args: REJECTED_CALL.args } }]) +
+      chunk([{ functionCall: piece }]) + chunk([{ text: words.endsWith(">") ? " x" : "<tool_call> x" }]) +
+      chunk([], { finishReason: "STOP" }),
+      chunk([{ text: "Again." }]) + chunk([], { finishReason: "STOP" }),
+    ];
+    const seen: GateEvent[] = [];
+    const f = guardFetch(
+      () =>
+        Promise.resolve(new Response(answers.shift()!, { headers: { "content-type": "text/event-stream" } })),
+      { retry: 1, onVerdict: (e) => seen.push(e) },
+    );
+    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+      }),
+    });
+    const text = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
+      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? [])
+      .map((p: { text?: string }) => p.text ?? "").join("");
+    assert.equal(answers.length, 0, words);
+    assert.match(text, RETRIED, words);
+    assert.deepEqual(seen.map((e) => [e.attempt, e.retried]), [[0, true]], words);
+    assert.ok(seen[0].reason?.startsWith(text.slice(text.indexOf("toolguard"), -"\n\nAgain.".length)), words);
+  }
+});
+
+test("guardFetch: a Chat call the text watch held beside a chunk not JSON that names tool_calls is told, as onVerdict says", async () => {
+  // (the watch held the call's chunk after "<tool_call>", so the router never saw a call held: the call went
+  // out, the chunk dropped beside it unsaid)
+  const chunk = (delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  const call = (id: string) => ({
+    tool_calls: [{
+      index: 0,
+      id,
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+    }],
+  });
+  reply({
+    sse: [
+      chunk({ role: "assistant", content: "Let me <tool_call>" }),
+      chunk(call("A")),
+      `data: ${JSON.stringify(chunk(call("B"))).slice(0, -1)}\n\n`,
+      chunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const choice = final.choices[0];
+  assert.deepEqual([choice?.finish_reason, choice?.message.tool_calls?.map((t) => t.id)], ["tool_calls", [
+    "A",
+  ]]);
+  const told = (choice?.message.content ?? "").slice("Let me <tool_call>".length).trimStart();
+  assert.match(told, DROPPED_ALONE);
+  assert.equal(events[0]?.reason, told);
 });

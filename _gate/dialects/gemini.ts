@@ -471,8 +471,10 @@ class GeminiStream implements FrameRouter {
    * reason. Left out, the kept calls went out with the dropped ones unsaid, and the model never knew that
    * only some of its calls ran.
    */
-  tellDropped(flow: StreamFlow): void {
-    const telling = [...this.#called].filter((i) => this.#refusedCalls.has(i)).sort((a, b) => a - b);
+  tellDropped(flow: StreamFlow, answers: ReadonlySet<number>): void {
+    // (`#called` and `answers`: a call part the text watch held was never routed, yet is held)
+    const holding = new Set([...this.#called, ...answers]);
+    const telling = [...holding].filter((i) => this.#refusedCalls.has(i)).sort((a, b) => a - b);
     for (const i of telling) {
       const count = this.#refusedCalls.get(i)!;
       this.#refusedCalls.delete(i);
@@ -480,12 +482,19 @@ class GeminiStream implements FrameRouter {
       const held = flow.held;
       const at = held.findLastIndex((h) => h.event !== undefined && geminiText(h.event, i).text !== "") + 1;
       const ahead = held.slice(0, at).map((h) => h.event ? geminiText(h.event, i).text : "").join("");
-      const text = flow.lead(i, ahead) + malformedCallsReason(count);
+      const reason = malformedCallsReason(count);
+      const text = flow.lead(i, ahead) + reason;
       const told = {
         candidates: atPosition({ content: { role: "model", parts: [{ text }] }, index: i }, i),
         ...this.#template,
       };
-      flow.holdAt(at, [{ raw: formatSse(JSON.stringify(told)), event: told, tool: false }]);
+      const frame = {
+        raw: formatSse(JSON.stringify(told)),
+        event: told,
+        tool: false,
+        told: { reason, answer: i },
+      };
+      flow.holdAt(at, [frame]);
     }
   }
 

@@ -179,7 +179,8 @@ class OllamaStream implements FrameRouter {
    * with the dropped one unsaid, and the model never knew that not all of its calls ran.
    */
   tellDropped(flow: StreamFlow): void {
-    if (!this.#unreadCalls || !this.#called || this.#ownReason !== undefined) return;
+    // (`#called` is not asked: a call whose line the text watch held was never routed, yet is held)
+    if (!this.#unreadCalls || this.#ownReason !== undefined) return;
     // (an unread line's calls are not known: at least one)
     this.#ownReason = malformedCallsReason(1);
     // After the last words held (the final chunk's are held apart from it, see `route`), else ahead of the
@@ -188,7 +189,12 @@ class OllamaStream implements FrameRouter {
     const at = held.findLastIndex((h) => h.event !== undefined && !!chunkText(h.event)) + 1;
     const text = flow.lead(0, heldText(flow, chunkText)) + this.#ownReason;
     const told = { ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false };
-    flow.holdAt(at, [{ raw: line(told), event: told, tool: false }]);
+    flow.holdAt(at, [{
+      raw: line(told),
+      event: told,
+      tool: false,
+      told: { reason: this.#ownReason, answer: 0 },
+    }]);
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {

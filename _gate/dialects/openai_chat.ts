@@ -538,10 +538,11 @@ class ChatStream implements FrameRouter {
    * are told by every answer that holds a call, as by every answer that lost every call
    * (`#finishOfDropped`): any of them may have made them; counted once.
    */
-  tellDropped(flow: StreamFlow): void {
+  tellDropped(flow: StreamFlow, answers: ReadonlySet<number>): void {
     const unplaced = this.#unreadCall || this.#strayCalls.size > 0;
-    const telling = [...this.#called].filter((index) => unplaced || this.#refusedCalls.has(index))
-      .sort((a, b) => a - b);
+    // (`#called` and `answers`: a call the text watch held was never routed, yet is held)
+    const telling = [...new Set([...this.#called, ...answers])]
+      .filter((index) => unplaced || this.#refusedCalls.has(index)).sort((a, b) => a - b);
     if (telling.length === 0) return;
     this.sendHeldText(new Set(telling), flow);
     const choices = telling.map((index) => {

@@ -253,6 +253,13 @@ export interface Held {
   written?: { rest?: Held; at?: number };
   /** The answer (OpenAI Chat choice) whose watched text held the frame, when a text watch held it. */
   answer?: number;
+  /**
+   * Set on the frame a router put among the held ones to tell `answer` of calls it dropped (`reason`, after
+   * its lead: see `FrameRouter.tellDropped`), where text carries no position (Ollama, Gemini): a retry
+   * that drops the frames held from the first call's on sends the reason all the same, after the text it
+   * sends ahead of its stream.
+   */
+  told?: { reason: string; answer: number };
 }
 
 /** Routes the frames of one dialect's stream through the gate. */
@@ -309,10 +316,11 @@ export interface FrameRouter {
    * call's key, see {@linkcode namesKey}) stood beside calls a client holds, puts
    * among the held frames, ahead of the end, the words that tell the model so (they go out with the calls
    * that pass, and ahead of a rejection's reason), or sends them now after the answer's held text where
-   * text carries no position (OpenAI Chat), and reports them as `ownReason`. Absent where no such call is
-   * known apart from the calls held.
+   * text carries no position (OpenAI Chat), and reports them as `ownReason`. `answers`: those whose calls
+   * are held (a text watch may hold a call's frames, which the router then never saw). Absent where no
+   * such call is known apart from the calls held.
    */
-  tellDropped?(flow: StreamFlow): void;
+  tellDropped?(flow: StreamFlow, answers: ReadonlySet<number>): void;
   /**
    * Sends now the held frames that carry text of the `answers` whose calls were rejected, ahead of what ends
    * the turn (the reason, a retry's stream), where text carries no position (OpenAI Chat): a body puts an
