@@ -96,8 +96,14 @@ export interface RetryAnswer {
 
 /** Options for {@linkcode StreamGate}. */
 export interface StreamGateOptions {
-  /** Judges the assembled calls once the stream has ended. */
-  judge: (calls: AssembledToolCall[]) => StreamJudgement | Promise<StreamJudgement>;
+  /**
+   * Judges the assembled calls once the stream has ended. `dropped`: the router told the model of calls it
+   * dropped as malformed, just ahead of where the judgement's reason goes (see `FrameRouter.ownReason`).
+   */
+  judge: (
+    calls: AssembledToolCall[],
+    turn: { dropped: boolean },
+  ) => StreamJudgement | Promise<StreamJudgement>;
   /** Called once when the stream ends, with what happened. Errors it throws are swallowed. */
   onReport?: (report: StreamReport) => void;
   /**
@@ -830,7 +836,7 @@ export class StreamGate {
 
   async #judge(calls: AssembledToolCall[]): Promise<StreamJudgement> {
     try {
-      return await this.#options.judge(calls);
+      return await this.#options.judge(calls, { dropped: this.#router.ownReason?.() !== undefined });
     } catch (e) {
       // A judge that fails must not let the calls through: fail closed with the reason.
       return failedJudgement(

@@ -7,6 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Ollama } from "ollama";
+import OpenAI from "openai";
 import { type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicStream,
@@ -256,4 +257,45 @@ test("guardFetch: a Chat call the text watch held beside a chunk not JSON that n
   const told = (choice?.message.content ?? "").slice("Let me <tool_call>".length).trimStart();
   assert.match(told, DROPPED_ALONE);
   assert.equal(events[0]?.reason, told);
+});
+
+test("guardFetch: the judge's reason beside a call dropped as malformed speaks of the turn's other calls, which its counts count", async () => {
+  // (the judge's lead said "the other call of this turn was kept" and "stopped this turn's tool calls" just
+  // after the model read of a call of this turn dropped, which it neither kept nor counted: "1 of 2 calls")
+  const call = (index: number, id: string, name: string) => ({
+    tool_calls: [{ index, id, type: "function", function: { name, arguments: '{"city":"Oslo"}' } }],
+  });
+  const chunk = (choice: number, delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: choice, delta, finish_reason: finish }],
+  });
+  const sse = [
+    chunk(0, { role: "assistant", content: "Let me check." }),
+    chunk(0, call(0, "A", "get_weather")),
+    chunk(0, call(1, "B", "delete_everything")),
+    chunk(3, call(2, "C", "get_weather")),
+    chunk(0, {}, "tool_calls"),
+    "data: [DONE]\n\n",
+  ];
+  for (const onRejected of ["drop-call", "withhold-turn"] as const) {
+    const { value, seen } = await withGuardedServer([{ sse }], { onRejected }, async (server, f) => {
+      const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+      return await client.chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+        .finalChatCompletion();
+    });
+    const choice = value.choices[0];
+    const kept = onRejected === "drop-call";
+    assert.deepEqual(choice?.message.tool_calls?.map((t) => t.id) ?? [], kept ? ["A"] : [], onRejected);
+    const told = (choice?.message.content ?? "").slice("Let me check.\n\n".length);
+    const [dropped, judged] = told.split("\n\n");
+    assert.match(dropped, DROPPED_ALONE, onRejected);
+    assert.match(
+      judged,
+      kept
+        ? /^toolguard removed the rejected tool call below; the remaining call of this turn was kept\.\n1 of 2 calls was rejected/
+        : /^toolguard stopped this turn's other tool calls; the accepted one did not run either\.\n1 of 2 calls was rejected/,
+      onRejected,
+    );
+    assert.equal(seen[0]?.reason, told, onRejected);
+  }
 });
