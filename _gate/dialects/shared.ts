@@ -290,7 +290,8 @@ export interface FrameRouter {
   /**
    * Notes a frame the gate dropped unread (not JSON, or not an object), `data` its text: it may have
    * carried a call of any answer, so an answer that then stops for tool use with no call left is told, as
-   * one whose calls `refuse` dropped.
+   * one whose calls `refuse` dropped; so is one that holds calls, where `data` names a call's key (see
+   * {@linkcode namesKey}: any other frame may be text).
    */
   unread?(data: string): void;
   /**
