@@ -299,3 +299,47 @@ test("guardFetch: the judge's reason beside a call dropped as malformed speaks o
     assert.equal(seen[0]?.reason, told, onRejected);
   }
 });
+
+test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone or beside a call kept, as onVerdict says", async () => {
+  // (Gemini finishes a turn of calls STOP as any other: the chunk was dropped unread and nothing said; a
+  // chunk not JSON that names no call may be text: dropped unsaid)
+  const chunk = (parts: unknown[], extra = {}) =>
+    `data: ${
+      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
+    }\n\n`;
+  const cutShort = (frame: string) => frame.replace(/\}\n\n$/, "\n\n");
+  const call = chunk([{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }]);
+  const variants = {
+    alone: cutShort(call),
+    beside: call + cutShort(call),
+    text: cutShort(chunk([{ text: "x" }])),
+  };
+  for (const [label, middle] of Object.entries(variants)) {
+    const seen: GateEvent[] = [];
+    const body = chunk([{ text: "Let me " }]) + middle + chunk([], { finishReason: "STOP" });
+    const f = guardFetch(
+      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
+      { onVerdict: (e) => seen.push(e) },
+    );
+    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+      }),
+    });
+    const parts = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
+      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? []);
+    const calls = parts.flatMap((p: { functionCall?: { name: string } }) =>
+      p.functionCall ? [p.functionCall.name] : []
+    );
+    assert.deepEqual(calls, label === "beside" ? ["get_weather"] : [], label);
+    const text = parts.map((p: { text?: string }) => p.text ?? "").join("");
+    const told = text.slice("Let me ".length).trimStart();
+    if (label === "text") assert.deepEqual([told, seen[0]?.reason], ["", undefined], label);
+    else {
+      assert.match(told, DROPPED_ALONE, label);
+      assert.equal(seen[0]?.reason, told, label);
+    }
+  }
+});
