@@ -325,21 +325,21 @@ function gateStreamed(
     toolsDeclared: judge.tools === undefined || judge.tools.length > 0,
     tools: judge.tools,
     answers: answersAsked(exchange.request),
-    judge: async (calls) => {
+    judge: async (calls, { dropped }) => {
       const verdict = await judge.judge(calls.map(callForValidation));
       const made = madeCalls(verdict, calls);
       const partial = keepsCalls(made, exchange.options);
       const answers = made.calls.map((c) => c.choice);
-      const reason = judge.reason(made.verdict);
-      const partialReason = partial ? judge.reason(made.verdict, { partial }) : undefined;
+      const reason = judge.reason(made.verdict, { dropped });
+      const partialReason = partial ? judge.reason(made.verdict, { partial, dropped }) : undefined;
       return {
         verdict,
         reason,
         partialReason,
-        told: judge.answerReason(made.verdict, answers, reason),
+        told: judge.answerReason(made.verdict, answers, reason, { dropped }),
         partialTold: partialReason === undefined
           ? undefined
-          : judge.answerReason(made.verdict, answers, partialReason, { partial }),
+          : judge.answerReason(made.verdict, answers, partialReason, { partial, dropped }),
       };
     },
     onReport: (r) => {

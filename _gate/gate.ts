@@ -267,6 +267,18 @@ function judgeTools(
   return made;
 }
 
+/** How a judge's reason is worded (see {@linkcode Judge.reason}). */
+export interface ReasonOptions {
+  /** The other calls of the turn were kept (drop-call): the reason speaks of the rejected ones alone. */
+  partial?: boolean;
+  /**
+   * Calls of the turn were dropped as malformed, and the model read so just ahead of this reason (a stream's
+   * router told it): the lead speaks of the turn's other calls, or the remaining ones, those judged, which
+   * the counts that follow count; without it, "this turn's tool call" read as the call dropped too.
+   */
+  dropped?: boolean;
+}
+
 /** A judge bound to one request: its tools compiled up front, so a bad schema fails before any traffic. */
 export interface Judge {
   /** The tools the calls are judged against. */
@@ -274,7 +286,7 @@ export interface Judge {
   /** Judges calls in any provider shape. */
   judge(calls: readonly unknown[]): Promise<Verdict>;
   /** The text that replaces rejected calls; with `partial`, the other calls of the turn were kept. */
-  reason(verdict: Verdict, options?: { partial?: boolean }): string;
+  reason(verdict: Verdict, options?: ReasonOptions): string;
   /**
    * The text each answer reads in place of the calls it lost, of the calls whose answers are `answers` (one
    * per call of the verdict, in order): each speaks of its own calls, counted within it. `whole` is the
@@ -285,7 +297,7 @@ export interface Judge {
     verdict: Verdict,
     answers: readonly number[],
     whole: string,
-    options?: { partial?: boolean },
+    options?: ReasonOptions,
   ): AnswerReason;
 }
 
@@ -307,7 +319,7 @@ export function makeJudge(
   const held = judgeTools(request, dialect, options, read);
   const tools = held.tools;
   const sync = options.validator ?? held.sync;
-  const reason = (verdict: Verdict, { partial = false } = {}): string => {
+  const reason = (verdict: Verdict, { partial = false, dropped = false }: ReasonOptions = {}): string => {
     if (options.message) {
       try {
         return String(options.message(verdict, tools));
@@ -318,14 +330,19 @@ export function makeJudge(
     const kept = verdict.calls.length - verdict.rejectedIndices.length;
     // (what the description that follows does not say: it counts the rejected calls and says they did not
     // run, so the lead counts none of them again; a withheld turn's accepted calls did not run either)
+    // (with calls `dropped` as malformed, told just ahead: the turn's other calls, the remaining ones)
+    const other = dropped ? "other " : "";
     const lead = partial && kept === 0 // (an answer that lost every call, where another answer's stay)
       ? `toolguard removed the rejected tool ${plural(verdict.rejectedIndices.length, "call")} below.\n`
       : partial
       ? `toolguard removed the rejected tool ${plural(verdict.rejectedIndices.length, "call")} below; the ` +
-        `other ${kept === 1 ? "call of this turn was" : "calls of this turn were"} kept.\n`
+        `${dropped ? "remaining" : "other"} ${
+          kept === 1 ? "call of this turn was" : "calls of this turn were"
+        } ` +
+        "kept.\n"
       : kept === 0
-      ? `toolguard stopped this turn's tool ${plural(verdict.calls.length, "call")}.\n`
-      : `toolguard stopped this turn's tool calls; the accepted ${
+      ? `toolguard stopped this turn's ${other}tool ${plural(verdict.calls.length, "call")}.\n`
+      : `toolguard stopped this turn's ${other}tool calls; the accepted ${
         kept === 1 ? "one" : `${kept}`
       } did not run either.\n`;
     return lead + describeVerdict(verdict, { tools });
@@ -334,7 +351,7 @@ export function makeJudge(
     verdict: Verdict,
     answers: readonly number[],
     whole: string,
-    turn?: { partial?: boolean },
+    turn?: ReasonOptions,
   ): AnswerReason => {
     // (the caller's own `message` is asked of the turn, as it always was: it words what it is given)
     if (options.message || new Set(answers).size < 2) return () => whole;
@@ -378,8 +395,8 @@ export function makeJudge(
  */
 function ownReason(
   calls: Verdict["calls"],
-  options: { partial?: boolean } | undefined,
-  reason: (verdict: Verdict, options?: { partial?: boolean }) => string,
+  options: ReasonOptions | undefined,
+  reason: (verdict: Verdict, options?: ReasonOptions) => string,
 ): string {
   const rejectedIndices = calls.flatMap((c, i) => c.allowed ? [] : [i]);
   if (rejectedIndices.length === 0) {

@@ -96,8 +96,14 @@ export interface RetryAnswer {
 
 /** Options for {@linkcode StreamGate}. */
 export interface StreamGateOptions {
-  /** Judges the assembled calls once the stream has ended. */
-  judge: (calls: AssembledToolCall[]) => StreamJudgement | Promise<StreamJudgement>;
+  /**
+   * Judges the assembled calls once the stream has ended. `dropped`: the router told the model of calls it
+   * dropped as malformed, just ahead of where the judgement's reason goes (see `FrameRouter.ownReason`).
+   */
+  judge: (
+    calls: AssembledToolCall[],
+    turn: { dropped: boolean },
+  ) => StreamJudgement | Promise<StreamJudgement>;
   /** Called once when the stream ends, with what happened. Errors it throws are swallowed. */
   onReport?: (report: StreamReport) => void;
   /**
@@ -585,7 +591,7 @@ export class StreamGate {
     let verdict: Verdict | undefined;
     let reason: string | undefined;
     if (flow.pending && calls.length > 0) {
-      this.#router.tellDropped?.(flow);
+      this.#router.tellDropped?.(flow, new Set(calls.map((c) => c.choice)));
       let judgement: StreamJudgement;
       ({ judgement, calls } = await this.#judgeNative(calls, findings));
       verdict = judgement.verdict;
@@ -701,7 +707,7 @@ export class StreamGate {
     let told: string | undefined; // (the partial reason, when drop-call cut only the rejected calls)
     if (native.length > 0) {
       // (as `#finish` does: a call dropped as malformed beside the native calls held is told with them)
-      this.#router.tellDropped?.(flow);
+      this.#router.tellDropped?.(flow, new Set(native.map((c) => c.choice)));
       const first = await this.#judgeNative(native, other.findings);
       calls = [...first.calls, ...written];
       judgement = await this.#judge(calls);
@@ -808,6 +814,15 @@ export class StreamGate {
           if (typeof text === "string") flow.sawText(text);
         }
         dropped = flow.held.slice(Math.max(first, 0));
+        // (a reason a router held after words the retry drops, as the calls' text: dropped with them, the model
+        // never read it, where onVerdict reported it; it follows the text sent ahead instead)
+        for (const { told } of dropped) {
+          if (!told) continue;
+          const text = flow.lead(told.answer) + told.reason;
+          flow.send(router.text!.textFrame(text, told.answer, 0));
+          flow.sawText(text, told.answer);
+        }
+        dropped = dropped.filter((h) => !h.told);
       }
       const ends = router.endsDropped?.(dropped, flow);
       if (ends) flow.send(ends);
@@ -821,7 +836,7 @@ export class StreamGate {
 
   async #judge(calls: AssembledToolCall[]): Promise<StreamJudgement> {
     try {
-      return await this.#options.judge(calls);
+      return await this.#options.judge(calls, { dropped: this.#router.ownReason?.() !== undefined });
     } catch (e) {
       // A judge that fails must not let the calls through: fail closed with the reason.
       return failedJudgement(

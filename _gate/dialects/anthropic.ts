@@ -21,6 +21,7 @@ import {
   heldText,
   malformedCallsReason,
   mayGoBlank,
+  namesKey,
   Openings,
   placeReason,
   reasonBlock,
@@ -195,6 +196,8 @@ class AnthropicStream implements FrameRouter {
   #refusedCalls = 0;
   /** Whether a frame was dropped unread: it may have been a call's (see `#stopOfDropped`). */
   #unread = false;
+  /** Whether a frame dropped unread named `tool_use`: taken for a call's beside the calls kept (see `unread`). */
+  #unreadCall = false;
   /** The reason `#stopOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
   #ownReason: string | undefined;
   /** The frames of the text block `tellDropped` put among the held ones: no block the client had. */
@@ -443,14 +446,17 @@ class AnthropicStream implements FrameRouter {
   }
 
   /**
-   * See `FrameRouter.tellDropped`: a text block saying how many `tool_use` blocks `refuse` dropped, held
+   * See `FrameRouter.tellDropped`: a text block saying how many `tool_use` blocks `refuse` dropped (at least
+   * one where a frame dropped unread named `tool_use`), held
    * ahead of the held end (the stop stays `tool_use`, for the calls kept), so it goes with the calls that
    * pass and a rejection or drop-call replays it before its own reason. Left out, the message went out with
    * the dropped calls unsaid, and the model never knew that only some of its calls ran.
    */
   tellDropped(flow: StreamFlow): void {
-    if (this.#refusedCalls === 0 || this.#tools.size === 0 || this.#ownReason !== undefined) return;
-    const reason = malformedCallsReason(this.#refusedCalls);
+    const lost = this.#refusedCalls > 0 || this.#unreadCall;
+    if (!lost || this.#tools.size === 0 || this.#ownReason !== undefined) return;
+    // (an unread frame's calls are not known: at least one)
+    const reason = malformedCallsReason(Math.max(this.#refusedCalls, 1));
     this.#ownReason = reason;
     const text = flow.lead(0, heldText(flow, blockText)) + reason;
     const told = textBlock(this.#before + this.#blocks, text).map((e) => {
@@ -462,9 +468,15 @@ class AnthropicStream implements FrameRouter {
     flow.holdAt(end < 0 ? held.length : end, told);
   }
 
-  /** See `FrameRouter.unread`. */
-  unread(): void {
+  /**
+   * See `FrameRouter.unread`. A message that stops for tool use with no call left was told of any frame
+   * dropped unread (`#stopOfDropped`: it stopped for a call). Beside calls kept, which stop it so anyway,
+   * only one that names `tool_use` is taken for a call's (see `namesKey`), as Ollama reads its lines: any
+   * other may be text.
+   */
+  unread(data: string): void {
     this.#unread = true;
+    if (namesKey(data, "tool_use")) this.#unreadCall = true;
   }
 
   /** See `FrameRouter.ownReason`. */

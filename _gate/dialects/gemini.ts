@@ -19,6 +19,7 @@ import {
   type FrameRouter,
   type Held,
   malformedCallsReason,
+  namesKey,
   pick,
   reasonBlock,
   sharedStart,
@@ -341,6 +342,13 @@ class GeminiStream implements FrameRouter {
   readonly #called = new Set<number>();
   /** How many dropped calls the reasons `#tellDropped` wrote told of, over every candidate. */
   #toldCalls = 0;
+  /**
+   * Whether a chunk dropped unread named `functionCall` (see `unread`): it belongs to no known candidate,
+   * so every candidate that finishes with no call, or holds one, is told of it, counted once.
+   */
+  #unreadCall = false;
+  /** Whether a reason `#tellDropped` wrote told of that chunk (counted once in `#toldCalls`). */
+  #unreadTold = false;
 
   constructor(answers = 1) {
     this.#answers = answers;
@@ -454,9 +462,7 @@ class GeminiStream implements FrameRouter {
    */
   #tellDropped(ends: readonly number[], flow: StreamFlow): void {
     for (const i of ends) {
-      const count = this.#refusedCalls.get(i)!;
-      this.#refusedCalls.delete(i);
-      this.#toldCalls += count;
+      const count = this.#told(i);
       const text = flow.lead(i) + malformedCallsReason(count);
       const told = { candidates: atPosition({ content: { role: "model", parts: [{ text }] }, index: i }, i) };
       spoke(told, flow);
@@ -471,21 +477,28 @@ class GeminiStream implements FrameRouter {
    * reason. Left out, the kept calls went out with the dropped ones unsaid, and the model never knew that
    * only some of its calls ran.
    */
-  tellDropped(flow: StreamFlow): void {
-    const telling = [...this.#called].filter((i) => this.#refusedCalls.has(i)).sort((a, b) => a - b);
+  tellDropped(flow: StreamFlow, answers: ReadonlySet<number>): void {
+    // (`#called` and `answers`: a call part the text watch held was never routed, yet is held)
+    const holding = new Set([...this.#called, ...answers]);
+    const telling = [...holding].filter((i) => this.#lost(i)).sort((a, b) => a - b);
     for (const i of telling) {
-      const count = this.#refusedCalls.get(i)!;
-      this.#refusedCalls.delete(i);
-      this.#toldCalls += count;
+      const count = this.#told(i);
       const held = flow.held;
       const at = held.findLastIndex((h) => h.event !== undefined && geminiText(h.event, i).text !== "") + 1;
       const ahead = held.slice(0, at).map((h) => h.event ? geminiText(h.event, i).text : "").join("");
-      const text = flow.lead(i, ahead) + malformedCallsReason(count);
+      const reason = malformedCallsReason(count);
+      const text = flow.lead(i, ahead) + reason;
       const told = {
         candidates: atPosition({ content: { role: "model", parts: [{ text }] }, index: i }, i),
         ...this.#template,
       };
-      flow.holdAt(at, [{ raw: formatSse(JSON.stringify(told)), event: told, tool: false }]);
+      const frame = {
+        raw: formatSse(JSON.stringify(told)),
+        event: told,
+        tool: false,
+        told: { reason, answer: i },
+      };
+      flow.holdAt(at, [frame]);
     }
   }
 
@@ -498,10 +511,37 @@ class GeminiStream implements FrameRouter {
     all.forEach((c, i) => {
       if (isRecord(c) && parts(c).some(isCall)) this.#called.add(i);
     });
-    if (this.#refusedCalls.size === 0) return [];
+    if (this.#refusedCalls.size === 0 && !this.#unreadCall) return [];
     return all.flatMap((c, i) =>
-      isRecord(c) && c.finishReason != null && this.#refusedCalls.has(i) && !this.#called.has(i) ? [i] : []
+      isRecord(c) && c.finishReason != null && this.#lost(i) && !this.#called.has(i) ? [i] : []
     );
+  }
+
+  /** Whether candidate `i` is to be told of calls dropped: its own, or those of a chunk not read. */
+  #lost(i: number): boolean {
+    return this.#refusedCalls.has(i) || this.#unreadCall;
+  }
+
+  /**
+   * How many dropped calls candidate `i` is told of, now that it is: its own, else (an unread chunk's calls
+   * are not known) at least one; noted in `#toldCalls`, an unread chunk's once however many candidates read
+   * of it.
+   */
+  #told(i: number): number {
+    const own = this.#refusedCalls.get(i);
+    this.#refusedCalls.delete(i);
+    if (own !== undefined || !this.#unreadTold) this.#toldCalls += own ?? 1;
+    if (own === undefined) this.#unreadTold = true;
+    return own ?? 1;
+  }
+
+  /**
+   * See `FrameRouter.unread`. Gemini finishes a turn of calls `STOP` as any other, so only the chunk's own
+   * text tells whether it carried calls: one that names `functionCall` is taken for a call's (see
+   * `namesKey`), as Ollama reads its lines; any other is dropped unsaid, as it may be text.
+   */
+  unread(data: string): void {
+    if (namesKey(data, "functionCall")) this.#unreadCall = true;
   }
 
   /** See `FrameRouter.ownReason`: the reason `#tellDropped` wrote, counted over every candidate. */

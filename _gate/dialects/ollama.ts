@@ -15,6 +15,7 @@ import {
   heldText,
   joinText,
   malformedCallsReason,
+  namesKey,
   pick,
   type SplitCalls,
   type StreamFlow,
@@ -69,10 +70,6 @@ function renumbered(call: unknown, at: number): unknown {
   return { ...call, function: { ...call.function, index: at } };
 }
 
-/** `text` with its JSON `\\uXXXX` escapes read (a line not JSON has no other reading). */
-const unescaped = (text: string): string =>
-  text.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-
 /**
  * A message's content, what the client's text goes on with: the reason starts on a new paragraph after words,
  * as a body joins them (`joinText`); after only thinking, or blanks, it stands alone.
@@ -89,6 +86,8 @@ class OllamaStream implements FrameRouter {
   #template?: Record<string, unknown>;
   /** Whether a line naming `tool_calls` was dropped unread (see `#tellDropped`). */
   #unreadCalls = false;
+  /** Whether any line was dropped unread: the final chunk then waits for the end (see `route`). */
+  #unread = false;
   /** Whether a chunk with calls was routed: a client holds a call. */
   #called = false;
   /** The reason `#tellDropped` wrote, when it did. */
@@ -126,9 +125,8 @@ class OllamaStream implements FrameRouter {
    * unsaid, as it may be text.
    */
   unread(data: string): void {
-    const named = data.includes('"tool_calls"') ||
-      (data.includes("\\u") && unescaped(data).includes('"tool_calls"'));
-    if (named) this.#unreadCalls = true;
+    this.#unread = true;
+    if (namesKey(data, "tool_calls")) this.#unreadCalls = true;
   }
 
   /** See `FrameRouter.ownReason`. */
@@ -171,9 +169,6 @@ class OllamaStream implements FrameRouter {
     flow.send(
       line({ ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false }),
     );
-    // The final chunk then waits for the end (as after calls): the ollama client stops reading at it, so
-    // sent now, the stream was cancelled before the gate's end, and onVerdict never heard of the reason.
-    flow.pending = true;
     return { raw, event };
   }
 
@@ -184,7 +179,8 @@ class OllamaStream implements FrameRouter {
    * with the dropped one unsaid, and the model never knew that not all of its calls ran.
    */
   tellDropped(flow: StreamFlow): void {
-    if (!this.#unreadCalls || !this.#called || this.#ownReason !== undefined) return;
+    // (`#called` is not asked: a call whose line the text watch held was never routed, yet is held)
+    if (!this.#unreadCalls || this.#ownReason !== undefined) return;
     // (an unread line's calls are not known: at least one)
     this.#ownReason = malformedCallsReason(1);
     // After the last words held (the final chunk's are held apart from it, see `route`), else ahead of the
@@ -193,7 +189,12 @@ class OllamaStream implements FrameRouter {
     const at = held.findLastIndex((h) => h.event !== undefined && !!chunkText(h.event)) + 1;
     const text = flow.lead(0, heldText(flow, chunkText)) + this.#ownReason;
     const told = { ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false };
-    flow.holdAt(at, [{ raw: line(told), event: told, tool: false }]);
+    flow.holdAt(at, [{
+      raw: line(told),
+      event: told,
+      tool: false,
+      told: { reason: this.#ownReason, answer: 0 },
+    }]);
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
@@ -201,6 +202,10 @@ class OllamaStream implements FrameRouter {
       event.message.tool_calls.length > 0;
     if (hasCalls) this.#called = true;
     ({ raw, event } = this.#tellDropped(raw, event, flow));
+    // After a line dropped unread (told or not), the final chunk waits for the end, as after calls: the
+    // ollama client stops reading at it and cancels, so sent now, the stream was cancelled before the gate's
+    // end, and onVerdict never heard of the line dropped (nor of the reason told for it).
+    if (event.done === true && this.#unread) flow.pending = true;
     const message = isRecord(event.message) ? event.message : undefined;
     const hasText = !!message && (textOf(message) !== "");
     if (!hasCalls) {

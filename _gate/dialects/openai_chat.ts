@@ -22,6 +22,7 @@ import {
   type Held,
   joinText,
   malformedCallsReason,
+  namesKey,
   pick,
   REASONING_FIELDS,
   type SplitCalls,
@@ -221,6 +222,11 @@ class ChatStream implements FrameRouter {
    * choice that finishes for tool calls with none is told (see `#finishOfDropped`).
    */
   #unread = false;
+  /**
+   * Whether a chunk dropped unread named a call's key (`tool_calls`, `function_call`): taken for a call's
+   * beside the calls kept (see `tellDropped`); any other may be text.
+   */
+  #unreadCall = false;
   /**
    * The call starts of refused chunks at a choice no answer has (past `n`, negative, with a fraction), by
    * choice and delta `index`: like an unread chunk's, they belong to no known answer, so every choice that
@@ -528,17 +534,24 @@ class ChatStream implements FrameRouter {
    * gets its held text now, then the reason as its text (text carries no position: it goes ahead of the held
    * calls, which keep their finish), so a rejection's reason follows it, and a retry finds it sent. Left
    * out, the kept calls went out with the dropped ones unsaid, and the model never knew that only some of
-   * its calls ran. Calls of no known answer (a chunk not read, a choice past `n`) are told only where an
-   * answer lost every call (`#finishOfDropped`): an answer that kept its calls may never have made them.
+   * its calls ran. Calls of no known answer (a chunk not read that names a call's key, a choice past `n`)
+   * are told by every answer that holds a call, as by every answer that lost every call
+   * (`#finishOfDropped`): any of them may have made them; counted once.
    */
-  tellDropped(flow: StreamFlow): void {
-    const telling = [...this.#called].filter((index) => this.#refusedCalls.has(index)).sort((a, b) => a - b);
+  tellDropped(flow: StreamFlow, answers: ReadonlySet<number>): void {
+    const unplaced = this.#unreadCall || this.#strayCalls.size > 0;
+    // (`#called` and `answers`: a call the text watch held was never routed, yet is held)
+    const telling = [...new Set([...this.#called, ...answers])]
+      .filter((index) => unplaced || this.#refusedCalls.has(index)).sort((a, b) => a - b);
     if (telling.length === 0) return;
     this.sendHeldText(new Set(telling), flow);
     const choices = telling.map((index) => {
-      const count = this.#refusedCalls.get(index)!.size;
+      const own = this.#refusedCalls.get(index)?.size;
+      // (an unread chunk's calls are not known: at least one)
+      const count = own ?? Math.max(this.#strayCalls.size, 1);
       this.#refusedCalls.delete(index);
-      this.#toldCalls += count;
+      if (own !== undefined || !this.#strayTold) this.#toldCalls += count;
+      if (own === undefined) this.#strayTold = true;
       return {
         index,
         delta: { content: flow.lead(index) + malformedCallsReason(count) },
@@ -551,8 +564,9 @@ class ChatStream implements FrameRouter {
   }
 
   /** See `FrameRouter.unread`. */
-  unread(): void {
+  unread(data: string): void {
     this.#unread = true;
+    if (namesKey(data, "tool_calls") || namesKey(data, "function_call")) this.#unreadCall = true;
   }
 
   /** See `FrameRouter.ownReason`: the reason `#finishOfDropped` wrote, counted over every answer. */

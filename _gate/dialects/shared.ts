@@ -115,6 +115,30 @@ export function malformedCallsReason(count: number): string {
   }. Make the ${one ? "call" : "calls"} again if still needed.`;
 }
 
+/**
+ * Whether the text of a frame dropped unread (not JSON) names `key` as a JSON key (`"tool_calls"`), its
+ * `\\uXXXX` escapes read (`"tool\\u005fcalls"` is the same key to JSON): a frame that names a call's key is
+ * taken for a call's, one that does not may be text, and is dropped unsaid where calls are kept beside it.
+ *
+ * @example A call's key, written plain or escaped; text that names none
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { namesKey } from "./shared.ts";
+ *
+ * assert.equal(namesKey('{"message":{"tool_calls":[{"fun', "tool_calls"), true);
+ * assert.equal(namesKey('{"message":{"tool\\u005fcalls":[', "tool_calls"), true);
+ * assert.equal(namesKey('{"message":{"content":"sun', "tool_calls"), false);
+ * ```
+ */
+export function namesKey(data: string, key: string): boolean {
+  const named = `"${key}"`;
+  return data.includes(named) || (data.includes("\\u") && unescaped(data).includes(named));
+}
+
+/** `text` with its JSON `\\uXXXX` escapes read (a frame not JSON has no other reading). */
+const unescaped = (text: string): string =>
+  text.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+
 /** A filter that keeps the calls not in `drop`, counting every call it is asked about, in order. */
 export function callCounter(drop: ReadonlySet<number>): () => boolean {
   let position = 0;
@@ -229,6 +253,13 @@ export interface Held {
   written?: { rest?: Held; at?: number };
   /** The answer (OpenAI Chat choice) whose watched text held the frame, when a text watch held it. */
   answer?: number;
+  /**
+   * Set on the frame a router put among the held ones to tell `answer` of calls it dropped (`reason`, after
+   * its lead: see `FrameRouter.tellDropped`), where text carries no position (Ollama, Gemini): a retry
+   * that drops the frames held from the first call's on sends the reason all the same, after the text it
+   * sends ahead of its stream.
+   */
+  told?: { reason: string; answer: number };
 }
 
 /** Routes the frames of one dialect's stream through the gate. */
@@ -259,7 +290,8 @@ export interface FrameRouter {
   /**
    * Notes a frame the gate dropped unread (not JSON, or not an object), `data` its text: it may have
    * carried a call of any answer, so an answer that then stops for tool use with no call left is told, as
-   * one whose calls `refuse` dropped.
+   * one whose calls `refuse` dropped; so is one that holds calls, where `data` names a call's key (see
+   * {@linkcode namesKey}: any other frame may be text).
    */
   unread?(data: string): void;
   /**
@@ -281,13 +313,15 @@ export interface FrameRouter {
    */
   ownReason?(): string | undefined;
   /**
-   * Before the calls held are judged: where calls `refuse` dropped stood beside calls a client holds, puts
+   * Before the calls held are judged: where calls `refuse` dropped (or a frame dropped unread that names a
+   * call's key, see {@linkcode namesKey}) stood beside calls a client holds, puts
    * among the held frames, ahead of the end, the words that tell the model so (they go out with the calls
    * that pass, and ahead of a rejection's reason), or sends them now after the answer's held text where
-   * text carries no position (OpenAI Chat), and reports them as `ownReason`. Absent where no such call is
-   * known apart from the calls held.
+   * text carries no position (OpenAI Chat), and reports them as `ownReason`. `answers`: those whose calls
+   * are held (a text watch may hold a call's frames, which the router then never saw). Absent where no
+   * such call is known apart from the calls held.
    */
-  tellDropped?(flow: StreamFlow): void;
+  tellDropped?(flow: StreamFlow, answers: ReadonlySet<number>): void;
   /**
    * Sends now the held frames that carry text of the `answers` whose calls were rejected, ahead of what ends
    * the turn (the reason, a retry's stream), where text carries no position (OpenAI Chat): a body puts an

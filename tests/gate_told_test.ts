@@ -1,0 +1,345 @@
+/**
+ * Every call the gate drops, or a frame it cannot read that may have carried one, is told to the model on
+ * every path of a stream (beside calls kept, on a retry, with the client gone at the end), in the text the
+ * model reads, and `onVerdict` reports that text: driven through the official clients (Gemini through
+ * `guardFetch` alone: its SDK is not installed).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Ollama } from "ollama";
+import OpenAI from "openai";
+import { type GateEvent, guardFetch } from "../gate.ts";
+import {
+  anthropicStream,
+  chatChunk,
+  fakeProvider,
+  ollamaStream,
+  REJECTED_CALL,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+  TOOLS_RESPONSES,
+  withGuardedServer,
+} from "./_fake_llm_server.ts";
+import { sdkClients } from "./_sdk_clients.ts";
+
+const provider = fakeProvider();
+const { reply, events } = provider;
+const { anthropic, ollama, openai } = sdkClients(provider);
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+/** The names a call kept beside a dropped one takes: one that passes, one the judge rejects. */
+const CALLED = ["get_weather", "delete_everything"];
+/** The reason for a dropped call, alone at the end of what the model read. */
+const DROPPED_ALONE =
+  /^toolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.$/;
+/** The reason for a dropped call, then a blank line and the judge's for a rejected one. */
+const DROPPED_THEN_STOPPED =
+  /^toolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.\n\ntoolguard stopped /;
+
+test("guardFetch: an Anthropic frame not JSON that names tool_use beside a call kept is told, as onVerdict says", async () => {
+  // (the second call's block start cut short was dropped unread; the first call went out with its stop, and
+  // nothing said the other had not; a frame not JSON naming no call beside it may be text: dropped unsaid)
+  for (const [name, cut] of CALLED.flatMap((n) => [[n, "tool_use"], [n, "text"]])) {
+    const frames = anthropicStream(["Let me check."], [
+      { name, args: { city: "Oslo" } },
+      { name: "get_weather", args: { city: "Bergen" } },
+    ]) as Record<string, unknown>[];
+    const cutShort = (e: Record<string, unknown>) =>
+      `event: ${e.type}\ndata: ${JSON.stringify(e).slice(0, -1)}\n\n`;
+    const sse: unknown[] = frames.flatMap((e) => {
+      if (cut === "tool_use") return e.type === "content_block_start" && e.index === 2 ? [cutShort(e)] : [e];
+      // (a text delta cut short beside the calls, which both go)
+      const words = { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: " Hm." } };
+      return e.type === "content_block_stop" && e.index === 0 ? [cutShort(words), e] : [e];
+    });
+    reply({ sse, named: true });
+    const message = await anthropic().messages.stream({
+      model: "claude",
+      max_tokens: 10,
+      messages,
+      tools: TOOLS_ANTHROPIC as never,
+    }).finalMessage();
+    const passed = name === "get_weather";
+    const kept = cut === "tool_use" ? ["get_weather"] : ["get_weather", "get_weather"];
+    assert.deepEqual(
+      [message.content.flatMap((b) => b.type === "tool_use" ? [b.name] : []), message.stop_reason],
+      passed ? [kept, "tool_use"] : [[], "end_turn"],
+    );
+    const said = message.content.flatMap((b) => b.type === "text" ? [b.text] : []);
+    assert.equal(said[0], "Let me check.");
+    const told = said.slice(1).join("").trimStart();
+    if (cut === "text" && passed) assert.equal(told, "", `${name} ${cut}`);
+    else if (cut === "text") assert.match(told, /^toolguard stopped /, `${name} ${cut}`);
+    else assert.match(told, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, `${name} ${cut}`);
+    assert.equal(events[0]?.reason ?? "", told, `${name} ${cut}`);
+  }
+});
+
+test("guardFetch n=2: a Chat call of no known answer beside calls kept is told by every answer that holds one", async () => {
+  // (a call at a choice past n, a chunk not JSON that names tool_calls: either may be any answer's; both
+  // answers kept their calls, and only an answer that lost every call was told; a chunk not JSON that names
+  // no call may be text: dropped unsaid beside kept calls)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = (id: string, index = 0) => ({
+    tool_calls: [{
+      index,
+      id,
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+    }],
+  });
+  const stray: Record<string, unknown> = {
+    "past n": chunk([{ index: 5, delta: call("C") }]),
+    "not JSON": `data: ${JSON.stringify(chunk([{ index: 0, delta: call("C", 1) }])).slice(0, -1)}\n\n`,
+    "text not JSON": `data: ${
+      JSON.stringify(chunk([{ index: 0, delta: { content: "Hm" } }])).slice(0, -1)
+    }\n\n`,
+  };
+  for (const [label, frame] of Object.entries(stray)) {
+    const role = { role: "assistant" };
+    reply({
+      sse: [
+        chunk([0, 1].map((index) => ({ index, delta: { ...role, content: "Let me check." } }))),
+        chunk([{ index: 0, delta: call("A") }, { index: 1, delta: call("B") }]),
+        frame,
+        chunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await openai().chat.completions.stream({
+      model: "m",
+      messages,
+      n: 2,
+      tools: TOOLS_OPENAI as never,
+    })
+      .finalChatCompletion();
+    const answers = [0, 1].map((i) => final.choices.find((c) => c.index === i));
+    assert.deepEqual(
+      answers.map((c) => [c?.finish_reason, c?.message.tool_calls?.map((t) => t.id)]),
+      [["tool_calls", ["A"]], ["tool_calls", ["B"]]],
+      label,
+    );
+    const told = answers.map((c) => (c?.message.content ?? "").slice("Let me check.".length).trimStart());
+    if (label === "text not JSON") assert.deepEqual([told, events[0]?.reason], [["", ""], undefined], label);
+    else {
+      for (const t of told) assert.match(t, DROPPED_ALONE, label);
+      assert.deepEqual(events[0]?.reason, told[0], label);
+    }
+  }
+});
+
+test("guardFetch: an Ollama stream with no call and a line not JSON reaches onVerdict, though the client stops at done", async () => {
+  // (the ollama client cancels the stream at the final chunk: sent as it came, the gate never reached the
+  // end, and onVerdict never heard of the line dropped, whether it named a call, told, or not)
+  for (const cut of ["sunny.", "tool_calls"]) {
+    const lines = ollamaStream(["It is ", cut === "sunny." ? "sunny." : ""]).map((l, i) => {
+      if (i !== 1) return l;
+      const line = cut === "sunny."
+        ? l
+        : { ...(l as object), message: { role: "assistant", tool_calls: [{}] } };
+      return JSON.stringify(line).slice(0, -1) + "\n";
+    });
+    reply({ ndjson: lines });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    for await (const p of parts) text += p.message.content;
+    assert.deepEqual(events.map((e) => e.findings.map((f) => f.code)), [["malformed_event"]], cut);
+    assert.equal(text, cut === "sunny." ? "It is " : `It is \n\n${events[0]?.reason}`, cut);
+  }
+});
+
+/** The model's text where a retry follows a call dropped as malformed beside "Let me " and a rejected call. */
+const RETRIED =
+  /^Let me (?:<tool_call>)?\n\ntoolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.\n\nAgain\.$/;
+
+test("guardFetch retry: an Ollama call line not JSON is told ahead of the retry's words though the watch held words after the calls, or the calls", async () => {
+  // (the reason went after the last words held, behind the rejected call, and the retry dropped it with them:
+  // onVerdict told of the dropped call, the model never read of it; where the watch held the call's line
+  // too, the router never saw a call held, and nothing told of the line dropped)
+  for (const words of [["Let me "], ["Let me <tool_call>"]]) {
+    const lines = ollamaStream(words, [REJECTED_CALL]) as Record<string, unknown>[];
+    const cut = JSON.stringify(lines[1]).slice(0, -1) + "\n";
+    const more = {
+      ...lines[0],
+      message: { role: "assistant", content: words[0].endsWith(">") ? " x" : "<tool_call> x" },
+    };
+    const script = [{ ndjson: [lines[0], cut, lines[1], more, lines[2]] }, {
+      ndjson: ollamaStream(["Again."]),
+    }];
+    const { value, seen } = await withGuardedServer(script, { retry: 1 }, async (server, f) => {
+      const client = new Ollama({ host: server.url, fetch: f });
+      let text = "";
+      for await (
+        const part of await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true })
+      ) text += part.message.content;
+      return text;
+    });
+    assert.match(value, RETRIED, words[0]);
+    assert.deepEqual(seen.map((e) => [e.attempt, e.retried]), [[0, true]], words[0]);
+    assert.ok(
+      seen[0].reason?.startsWith(value.slice(value.indexOf("toolguard"), -"\n\nAgain.".length)),
+      words[0],
+    );
+  }
+});
+
+test("guardFetch retry: a Gemini call in pieces is told ahead of the retry's words though the watch held words after the calls, or the calls", async () => {
+  // (as for Ollama: the reason held behind the rejected call was dropped by the retry, or never written)
+  const chunk = (parts: unknown[], extra = {}) =>
+    `data: ${
+      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
+    }\n\n`;
+  const piece = {
+    name: "get_weather",
+    partialArgs: [{ jsonPath: "$.city", stringValue: "O" }],
+    willContinue: true,
+  };
+  for (const words of ["Let me ", "Let me <tool_call>"]) {
+    const answers = [
+      chunk([{ text: words }]) +
+      chunk([{ functionCall: { name: "get_weather", args: REJECTED_CALL.args } }]) +
+      chunk([{ functionCall: piece }]) + chunk([{ text: words.endsWith(">") ? " x" : "<tool_call> x" }]) +
+      chunk([], { finishReason: "STOP" }),
+      chunk([{ text: "Again." }]) + chunk([], { finishReason: "STOP" }),
+    ];
+    const seen: GateEvent[] = [];
+    const f = guardFetch(
+      () =>
+        Promise.resolve(new Response(answers.shift()!, { headers: { "content-type": "text/event-stream" } })),
+      { retry: 1, onVerdict: (e) => seen.push(e) },
+    );
+    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+      }),
+    });
+    const text = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
+      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? [])
+      .map((p: { text?: string }) => p.text ?? "").join("");
+    assert.equal(answers.length, 0, words);
+    assert.match(text, RETRIED, words);
+    assert.deepEqual(seen.map((e) => [e.attempt, e.retried]), [[0, true]], words);
+    assert.ok(seen[0].reason?.startsWith(text.slice(text.indexOf("toolguard"), -"\n\nAgain.".length)), words);
+  }
+});
+
+test("guardFetch: a Chat call the text watch held beside a chunk not JSON that names tool_calls is told, as onVerdict says", async () => {
+  // (the watch held the call's chunk after "<tool_call>", so the router never saw a call held: the call went
+  // out, the chunk dropped beside it unsaid)
+  const chunk = (delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  const call = (id: string) => ({
+    tool_calls: [{
+      index: 0,
+      id,
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+    }],
+  });
+  reply({
+    sse: [
+      chunk({ role: "assistant", content: "Let me <tool_call>" }),
+      chunk(call("A")),
+      `data: ${JSON.stringify(chunk(call("B"))).slice(0, -1)}\n\n`,
+      chunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+    .finalChatCompletion();
+  const choice = final.choices[0];
+  assert.deepEqual([choice?.finish_reason, choice?.message.tool_calls?.map((t) => t.id)], ["tool_calls", [
+    "A",
+  ]]);
+  const told = (choice?.message.content ?? "").slice("Let me <tool_call>".length).trimStart();
+  assert.match(told, DROPPED_ALONE);
+  assert.equal(events[0]?.reason, told);
+});
+
+test("guardFetch: the judge's reason beside a call dropped as malformed speaks of the turn's other calls, which its counts count", async () => {
+  // (the judge's lead said "the other call of this turn was kept" and "stopped this turn's tool calls" just
+  // after the model read of a call of this turn dropped, which it neither kept nor counted: "1 of 2 calls")
+  const call = (index: number, id: string, name: string) => ({
+    tool_calls: [{ index, id, type: "function", function: { name, arguments: '{"city":"Oslo"}' } }],
+  });
+  const chunk = (choice: number, delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: choice, delta, finish_reason: finish }],
+  });
+  const sse = [
+    chunk(0, { role: "assistant", content: "Let me check." }),
+    chunk(0, call(0, "A", "get_weather")),
+    chunk(0, call(1, "B", "delete_everything")),
+    chunk(3, call(2, "C", "get_weather")),
+    chunk(0, {}, "tool_calls"),
+    "data: [DONE]\n\n",
+  ];
+  for (const onRejected of ["drop-call", "withhold-turn"] as const) {
+    const { value, seen } = await withGuardedServer([{ sse }], { onRejected }, async (server, f) => {
+      const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+      return await client.chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
+        .finalChatCompletion();
+    });
+    const choice = value.choices[0];
+    const kept = onRejected === "drop-call";
+    assert.deepEqual(choice?.message.tool_calls?.map((t) => t.id) ?? [], kept ? ["A"] : [], onRejected);
+    const told = (choice?.message.content ?? "").slice("Let me check.\n\n".length);
+    const [dropped, judged] = told.split("\n\n");
+    assert.match(dropped, DROPPED_ALONE, onRejected);
+    assert.match(
+      judged,
+      kept
+        ? /^toolguard removed the rejected tool call below; the remaining call of this turn was kept\.\n1 of 2 calls was rejected/
+        : /^toolguard stopped this turn's other tool calls; the accepted one did not run either\.\n1 of 2 calls was rejected/,
+      onRejected,
+    );
+    assert.equal(seen[0]?.reason, told, onRejected);
+  }
+});
+
+test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone or beside a call kept, as onVerdict says", async () => {
+  // (Gemini finishes a turn of calls STOP as any other: the chunk was dropped unread and nothing said; a
+  // chunk not JSON that names no call may be text: dropped unsaid)
+  const chunk = (parts: unknown[], extra = {}) =>
+    `data: ${
+      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
+    }\n\n`;
+  const cutShort = (frame: string) => frame.replace(/\}\n\n$/, "\n\n");
+  const call = chunk([{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }]);
+  const variants = {
+    alone: cutShort(call),
+    beside: call + cutShort(call),
+    text: cutShort(chunk([{ text: "x" }])),
+  };
+  for (const [label, middle] of Object.entries(variants)) {
+    const seen: GateEvent[] = [];
+    const body = chunk([{ text: "Let me " }]) + middle + chunk([], { finishReason: "STOP" });
+    const f = guardFetch(
+      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
+      { onVerdict: (e) => seen.push(e) },
+    );
+    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+      }),
+    });
+    const parts = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
+      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? []);
+    const calls = parts.flatMap((p: { functionCall?: { name: string } }) =>
+      p.functionCall ? [p.functionCall.name] : []
+    );
+    assert.deepEqual(calls, label === "beside" ? ["get_weather"] : [], label);
+    const text = parts.map((p: { text?: string }) => p.text ?? "").join("");
+    const told = text.slice("Let me ".length).trimStart();
+    if (label === "text") assert.deepEqual([told, seen[0]?.reason], ["", undefined], label);
+    else {
+      assert.match(told, DROPPED_ALONE, label);
+      assert.equal(seen[0]?.reason, told, label);
+    }
+  }
+});
