@@ -497,13 +497,13 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     maxDetail,
     note: withNote(leftover ? `${LEFTOVER_HELD}, so ${treeSaid}` : treeSaid, readNote),
   };
-  /** The notes after a sentence that says the tree was ended (a timeout, an abort, an overflow). */
-  const afterTreeSaid: Common = { ...common, note: readNote };
   try {
     common.stderr = stderrText(outcome.stderr, encoding);
   } catch (error) {
     return failure("spawn", `invalid encoding ${JSON.stringify(encoding)}: ${String(error)}`, common);
   }
+  /** The notes after a sentence that says the tree was ended (a timeout, an abort, an overflow). */
+  const afterTreeSaid: Common = { ...common, note: readNote }; // (copied once stderr is decoded into common)
   if (outcome.spawnError !== undefined) return failure("spawn", outcome.spawnError, common);
   if (outcome.killedBy === "timeout") {
     const ms = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
