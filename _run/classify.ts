@@ -274,6 +274,14 @@ function treeEnded(treeNote: string): string {
     : `the guard ended the process tree, ${treeNote}`;
 }
 
+/**
+ * The fields of a failure whose sentence says the tree was ended (a timeout, an abort, an overflow): only the
+ * read note follows it. Built in those branches only: classify runs once per tool run.
+ */
+function afterTreeSaid(common: Common, readNote: string): Common {
+  return { ...common, note: readNote };
+}
+
 /** Why the guard ended the tree of a tool it did not stop (a success, the tool's own exit status). */
 const LEFTOVER_HELD = "a process the tool left running held its output open";
 
@@ -497,8 +505,6 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     maxDetail,
     note: withNote(leftover ? `${LEFTOVER_HELD}, so ${treeSaid}` : treeSaid, readNote),
   };
-  /** The notes after a sentence that says the tree was ended (a timeout, an abort, an overflow). */
-  const afterTreeSaid: Common = { ...common, note: readNote };
   try {
     common.stderr = stderrText(outcome.stderr, encoding);
   } catch (error) {
@@ -507,7 +513,11 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   if (outcome.spawnError !== undefined) return failure("spawn", outcome.spawnError, common);
   if (outcome.killedBy === "timeout") {
     const ms = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    return failure("timeout", `timed out after ${ms} ms; ${treeEnded(tree)}`, afterTreeSaid);
+    return failure(
+      "timeout",
+      `timed out after ${ms} ms; ${treeEnded(tree)}`,
+      afterTreeSaid(common, readNote),
+    );
   }
   if (outcome.killedBy === "abort") {
     // (cut like a read error's reason: a caller's long reason must not push out the rest, or the notes)
@@ -515,7 +525,7 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     return failure(
       "timeout",
       `aborted by the caller's AbortSignal${reason}; ${treeEnded(tree)}`,
-      afterTreeSaid,
+      afterTreeSaid(common, readNote),
     );
   }
   const protocol = options.protocol ?? "envelope";
@@ -523,7 +533,11 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   const truncate = outcome.killedBy === "overflow" && options.onOverflow === "truncate" &&
     (protocol === "lines" || protocol === "text");
   if (outcome.killedBy === "overflow" && !truncate) {
-    return failure("protocol", `stdout exceeded ${byteCount(cap)}; ${treeEnded(tree)}`, afterTreeSaid);
+    return failure(
+      "protocol",
+      `stdout exceeded ${byteCount(cap)}; ${treeEnded(tree)}`,
+      afterTreeSaid(common, readNote),
+    );
   }
   if (readFailed) {
     // Before the exit status: the guard ends a tool still running once the read failed, so a signal or code

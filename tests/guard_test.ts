@@ -10,7 +10,7 @@ import process from "node:process";
 import { classify, type ClassifyOptions, fromModel, type ProcessOutcome, runTool } from "../guard.ts";
 import type { ToolResult } from "../types.ts";
 import { fake, launcher } from "./_guard_helpers.ts";
-import { isBun, isWindows, withoutWineNoise } from "./_runtime.ts";
+import { evalCommand, isBun, isWindows, withoutWineNoise } from "./_runtime.ts";
 import { oversizedFromClient } from "../_mcp/framing.ts";
 import { tooLargeMessage } from "../_gate/bound.ts";
 import type { JsonRpcMessage } from "../_mcp/jsonrpc.ts";
@@ -235,6 +235,28 @@ test("classify: exit codes, signals and the guard's own kills", () => {
   });
   assert.equal(over.kind, "protocol");
   assert.match(over.detail, /exceeded 100 bytes/);
+});
+
+test("classify: a timeout, an abort or an overflow keeps the tool's stderr in the result", () => {
+  const stderr = "warning: slow disk\n";
+  const notes = [{}, { treeNote: "found by group" }, { stderrReadError: "EIO" }];
+  for (const killedBy of ["timeout", "abort", "overflow"] as const) {
+    for (const note of notes) {
+      const r = classify({ exitCode: null, signal: "SIGTERM", stdout: "", stderr, killedBy, ...note });
+      assert.equal(r.ok, false);
+      assert.equal(r.stderr, stderr, `${killedBy} ${JSON.stringify(note)}: ${r.detail}`);
+    }
+  }
+});
+
+test("runTool: a tool ended at the output cap keeps what it wrote on stderr", T, async () => {
+  const tool = evalCommand(
+    'console.error("warning: slow disk"); setTimeout(() => { for (;;) console.log("x".repeat(1000)); }, 50)',
+  );
+  const r = await runTool(tool.command, tool.args, { protocol: "lines", maxOutputBytes: 100 });
+  assert.equal(r.kind, "protocol", r.detail);
+  assert.match(r.detail, /^stdout exceeded 100 bytes/);
+  assert.match(withoutWineNoise(r.stderr), /^warning: slow disk\r?\n/);
 });
 
 test("classify: truncate cuts at a line or character boundary and says so", () => {

@@ -185,6 +185,18 @@ test("toolguard run: a cut success notes the cut on stderr; a failure's text say
     'Tool returned 1 item(s): ["first"]. The output was cut short, so there may be more than this.\n',
   );
   assert.equal(cut.stderr, "note: toolguard run: stdout was cut at 8 bytes; there may be more\n");
+  // With --json the detail is in the JSON, and stderr stays empty.
+  const json = await runInProcess(main, [
+    "--json",
+    "--protocol=lines",
+    "--max-output=8",
+    "--truncate",
+    "--",
+    tool.command,
+    ...tool.args,
+  ]);
+  assert.equal(JSON.parse(json.stdout).detail, "stdout was cut at 8 bytes; there may be more");
+  assert.equal(json.stderr, "");
   // A whole success has nothing to note.
   const whole = await runInProcess(main, ["--protocol=lines", "--", tool.command, ...tool.args]);
   assert.equal(whole.stdout, 'Tool returned 3 item(s): ["first","second","third"]\n');
