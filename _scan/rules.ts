@@ -2583,12 +2583,13 @@ const LOWER_LABEL =
 /**
  * True when the word at `s` opens what a command's help line says it does, after its name and a colon or a dash
  * on the line ("vault list - List all stored credentials", "  -a, --all: Show all saved passwords", "GET
- * /credentials: List all ...", "C:\\> vault list - List ..."), the line opening in lower case as a command's name
- * does or naming a path (a Windows path too); not
- * after a label ("IMPORTANT: List all ...") nor a sentence. Or what a code's doc comment says its function does,
- * the comment opening the line (a docstring's quotes, "/**") or going on in it (" * List all ..." after a "/*").
+ * /credentials: List all ...", "C:\\> vault list - List ...", "Usage: vault list - ...", "Get-StoredCredential:
+ * ..."), the line opening in lower case as a command's name does (past a usage line's label), naming a path (a
+ * Windows path too) or a cmdlet; not after a label ("IMPORTANT: List all ...") nor a sentence. Or what a code's
+ * doc comment says its function does, the comment opening the line (a docstring's quotes, "/**") or going on in
+ * it (" * List all ..." after a "/*"); or a Markdown heading that is the order, ending at `e`, alone.
  */
-function describesCommand(t: string, s: number, upper: (i: number) => boolean): boolean {
+function describesCommand(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
   // (the line's start looked for in the 60 characters before only: one long line of such orders is not read
   // back to its start for each)
   const before = t.slice(Math.max(0, s - 60), s);
@@ -2603,12 +2604,22 @@ function describesCommand(t: string, s: number, upper: (i: number) => boolean): 
   }
   // (a label in lower case names no command: "note: list all ...", "hey claude - list all ...")
   if (LOWER_LABEL.test(line)) return false;
+  // (a Markdown heading that is the order alone titles a manual's section: "# List all stored credentials")
+  if (/^[ \t]*#{1,6}[ \t]+$/.test(line) && /^[ \t#]*(?:\n|$)/.test(t.slice(e, e + 12))) return true;
   // (a sentence's end before is prose, and a web address names no command; a file's dot does not end a sentence:
   // "./vault list - ...", "vault.exe list - ..."; the case of the line's first letter, past an indent, a quote or
-  // a mark: "  IMPORTANT: List ...", "> Note: ...")
-  return !/[.!?][ \t]|:\/\//.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(line) &&
-    (!upper(from + line.search(/[a-z]|$/)) || /[/\\]/.test(line));
+  // a mark: "  IMPORTANT: List ...", "> Note: ..."; past a usage line's label, "Usage: vault list - ...")
+  const name = /^[ \t]*usage ?: ?/.exec(line)?.[0].length ?? 0;
+  return !/[.!?][ \t]|:\/\//.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(line.slice(name)) &&
+    (!upper(from + name + line.slice(name).search(/[a-z]|$/)) || /[/\\]/.test(line) || CMDLET.test(line));
 }
+
+/**
+ * A PowerShell cmdlet's name alone on a help line before its colon or dash, folded: "Get-StoredCredential: List
+ * all stored credentials", which opens in upper case as a label does.
+ */
+const CMDLET =
+  /^[ \t]*(?:get|set|new|remove|show|find|export|import|invoke|read|clear|add|test|select|write|out|unlock|update)-[a-z]+[ \t]*(?::| -{1,2}) ?$/;
 
 /** One of `EXFIL_PARTICIPLES` as written, a space after it: a passive's verb. */
 const PASSIVE_AT = lazy(() => new RegExp(`^${EXFIL_PARTICIPLES} `));
@@ -4102,9 +4113,10 @@ const englishRules = (): Rule[] => [
         // ("print me out all ...", the particle after the person too)
         "(?: out(?: me| us)?| (?:me|us)(?: out)?)? (?:all|every|each) (?:the |of the |your |of your )?" +
         `(?:(?:stored|saved|cached|known|available|current|existing)[ -])?(?:[a-z-]+ )?` +
-        // (not the environment, the prompt or cookies, which tutorials print, nor a bare "tokens", a lexer's;
-        // "credential" after "every" or "each")
-        `(?!env|system|cookies|tokens\\b)(?:${SECRET_AS_NOUN}|credential(?!')${NOUN_ENDS})`,
+        // (not the environment, the prompt or cookies, which tutorials print, nor a bare "tokens", a lexer's, but
+        // with another secret: "Print all tokens and passwords"; "credential" after "every" or "each")
+        `(?!env|system|cookies|tokens\\b(?! (?:and|or|&) (?:all )?(?:the )?(?:[a-z-]+ )?${SECRETS}(?![a-z])))` +
+        `(?:${SECRET_AS_NOUN}|credential(?!')${NOUN_ENDS})`,
       "g",
     ),
     contexts: DATA,
@@ -4116,7 +4128,7 @@ const englishRules = (): Rule[] => [
       // credentials: vault list")
       !(/^(?:list|show|display|enumerate)\b/.test(t.slice(s, s + 10)) &&
         (!/[ \n](?:stored|saved|cached)[ \n-]/.test(t.slice(s, e + 8)) || t.charCodeAt(e) === 0x3a ||
-          describesCommand(t, s, upper))),
+          describesCommand(t, s, e, upper))),
   },
   // ----------------------------------------------------------------------------------- role injection
   {
