@@ -47,7 +47,7 @@
 // order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
 import "./_common/pointer.ts";
 import "./_common/values.ts";
-import "./_common/json.ts";
+import "./_common/measure.ts";
 import "./_common/bytes.ts";
 import "./_scan/words.ts";
 import "./_scan/fold.ts";

@@ -50,6 +50,7 @@ import "./_extract/reasoning.ts";
 import "./_extract/scan.ts";
 import "./_common/values.ts";
 import "./_common/pointer.ts";
+import "./_common/measure.ts";
 import "./_common/json.ts";
 import "./_extract/literal.ts";
 import "./_extract/json_calls.ts";

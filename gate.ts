@@ -68,6 +68,7 @@
 // order they run; scripts/check_imports.ts (`deno task check`) fails when one is missing or not needed.
 import "./_common/values.ts";
 import "./_common/pointer.ts";
+import "./_common/measure.ts";
 import "./_common/json.ts";
 import "./_validate/providers.ts";
 import "./_gate/calls.ts";

@@ -29,6 +29,7 @@ import "../_schema/codegen.ts";
 import "../_schema/object_checker.ts";
 import "../_schema/refs.ts";
 import "../_schema/compile.ts";
+import "../_common/measure.ts";
 import "../_common/json.ts";
 
 import {

@@ -13,6 +13,7 @@ import { plural } from "../_common/values.ts";
 import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
+import "../_common/measure.ts";
 import "../_common/json.ts";
 import "../_scan/words.ts";
 import "../_scan/fold.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { nestsDeeper, pastMeasure } from "../_common/json.ts";
+import { nestsDeeper, pastMeasure } from "../_common/measure.ts";
 import { unescapePointer } from "../_common/pointer.ts";
 import { clip, isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
 import type { CallVerdict, Finding, Verdict } from "../types.ts";

@@ -11,6 +11,7 @@
 // instead of one round per level of the import chain. In the order they run; scripts/check_imports.ts
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/pointer.ts";
+import "../_common/measure.ts";
 import "../_validate/providers.ts";
 import "./calls.ts";
 import "./dialects/shared.ts";

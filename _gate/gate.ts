@@ -4,14 +4,8 @@
  * @module
  */
 import { givenValue, isRecord, orList, plural } from "../_common/values.ts";
-import {
-  copyAsSent,
-  listGraphProblem,
-  type Snapshot,
-  SnapshotCache,
-  takeSnapshot,
-  textAsSent,
-} from "../_common/json.ts";
+import { copyAsSent, type Snapshot, SnapshotCache, takeSnapshot, textAsSent } from "../_common/json.ts";
+import { listGraphProblem } from "../_common/measure.ts";
 
 import type { Classifier, Verdict } from "../types.ts";
 import type { ValidateOptions, Validator } from "../_validate/validator.ts";

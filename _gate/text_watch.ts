@@ -13,6 +13,7 @@
 import "../_extract/text.ts";
 import "../_extract/scan.ts";
 import "../_common/pointer.ts";
+import "../_common/measure.ts";
 import "../_extract/literal.ts";
 import "../_extract/json_calls.ts";
 import "../_extract/readers/json.ts";

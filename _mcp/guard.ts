@@ -37,7 +37,7 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import { checkSwitches, givenValue, idText, isRecord, objectArg, orList } from "../_common/values.ts";
-import { pastMeasure, schemaGraphProblem, walkProblem, whileMeasured } from "../_common/json.ts";
+import { pastMeasure, schemaGraphProblem, walkProblem, whileMeasured } from "../_common/measure.ts";
 import { DEFAULT_MAX_DEPTH } from "../_validate/validator.ts";
 import { PatternUnchecked } from "../_schema/values.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";

@@ -37,15 +37,8 @@ import type {
 } from "./types.ts";
 import { type PinChange, toolName } from "./pins.ts";
 import { eachLeaf, escapePointer } from "../_common/pointer.ts";
-import {
-  asSent,
-  copyAsSent,
-  MOST_WRITTEN_OUT,
-  pastMeasure,
-  refuseSparse,
-  sentMembers,
-  walkProblem,
-} from "../_common/json.ts";
+import { asSent, copyAsSent, refuseSparse, sentMembers } from "../_common/json.ts";
+import { MOST_WRITTEN_OUT, pastMeasure, walkProblem } from "../_common/measure.ts";
 import { RefResolver } from "../_schema/refs.ts";
 import { KNOWN_FORMATS } from "../_schema/keywords.ts";
 import { bigIntRefusal, reworded } from "../_schema/compile.ts";

@@ -23,7 +23,8 @@ import {
   nodeBuiltin,
   urlWithoutSecrets,
 } from "../_common/values.ts";
-import { asSent, MOST_WRITTEN_OUT } from "../_common/json.ts";
+import { asSent } from "../_common/json.ts";
+import { MOST_WRITTEN_OUT } from "../_common/measure.ts";
 
 // The Node built-ins, loaded on use: importing them would load them with every import of the library.
 const crypto = () => nodeBuiltin<typeof NodeCrypto>("node:crypto");

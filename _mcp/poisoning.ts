@@ -15,7 +15,8 @@
 import { scan } from "../_scan/scan.ts";
 import { FLAG_TAGS } from "../_scan/rules.ts";
 import { escapePointer } from "../_common/pointer.ts";
-import { copyAsSent, refuseSparse, schemaGraphProblem } from "../_common/json.ts";
+import { copyAsSent, refuseSparse } from "../_common/json.ts";
+import { schemaGraphProblem } from "../_common/measure.ts";
 import { cutUnits, foldCase, isRecord, lazy } from "../_common/values.ts";
 import { DATA_KEYWORDS, SCHEMA_MAPS } from "../_validate/defaults.ts";
 import type { ScanFinding } from "../types.ts";

@@ -6,14 +6,8 @@
  * @module
  */
 import { clipMiddle, errorText, foldCase, heldIndices, isRecord } from "../_common/values.ts";
-import {
-  copyAsSent,
-  MOST_WRITTEN_OUT,
-  refuseSparse,
-  repeatedKeys,
-  sentMembers,
-  textAsSent,
-} from "../_common/json.ts";
+import { copyAsSent, refuseSparse, repeatedKeys, sentMembers, textAsSent } from "../_common/json.ts";
+import { MOST_WRITTEN_OUT } from "../_common/measure.ts";
 import { isUtf8 } from "../_common/bytes.ts";
 import {
   type DeferredCheck,

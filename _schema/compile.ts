@@ -9,7 +9,8 @@
  */
 import { escapePointer, unescapePointer } from "../_common/pointer.ts";
 import { firstHole, isRecord } from "../_common/values.ts";
-import { bigIntIn, schemaGraphProblem } from "../_common/json.ts";
+import { bigIntIn } from "../_common/json.ts";
+import { schemaGraphProblem } from "../_common/measure.ts";
 import {
   ANNOTATION_KEYWORDS,
   ASSERTION_KEYWORDS,

@@ -5,7 +5,8 @@
  * @module
  */
 import { eachHeld, firstHole, givenValue, isRecord } from "../_common/values.ts";
-import { copyAsSent, schemaGraphProblem } from "../_common/json.ts";
+import { copyAsSent } from "../_common/json.ts";
+import { schemaGraphProblem } from "../_common/measure.ts";
 
 /** Which provider shape a declaration or call came in. */
 export type ProviderShape =

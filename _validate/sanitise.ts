@@ -12,6 +12,7 @@
 // (`deno task check`) fails when one is missing or not needed.
 import "../_common/values.ts";
 import "../_common/bytes.ts";
+import "../_common/measure.ts";
 import "../_scan/words.ts";
 import "../_scan/fold.ts";
 import "../_scan/segments.ts";

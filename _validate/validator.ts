@@ -40,11 +40,7 @@ import { show, typeOf, where } from "../_schema/report.ts";
 import { forgetFailedTest, membersAsSent, PatternUnchecked } from "../_schema/values.ts";
 import {
   copyAsSent,
-  depthOver,
-  listGraphProblem,
   mayOverflow,
-  MOST_WRITTEN_OUT,
-  nestsDeeper,
   parseJson,
   rawSpan,
   resolveLocalRef,
@@ -53,8 +49,14 @@ import {
   takeSnapshot,
   textAsSent,
   unsendableNumbers,
-  walkProblem,
 } from "../_common/json.ts";
+import {
+  depthOver,
+  listGraphProblem,
+  MOST_WRITTEN_OUT,
+  nestsDeeper,
+  walkProblem,
+} from "../_common/measure.ts";
 import {
   normaliseCalls,
   type NormalisedCall,

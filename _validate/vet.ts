@@ -8,14 +8,8 @@ import { escapePointer } from "../_common/pointer.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile, refuseBigInt } from "../_schema/compile.ts";
-import {
-  copyAsSent,
-  holdsUnsent,
-  mayOverflow,
-  nestsDeeper,
-  parseJson,
-  pastMeasure,
-} from "../_common/json.ts";
+import { copyAsSent, holdsUnsent, mayOverflow, parseJson } from "../_common/json.ts";
+import { nestsDeeper, pastMeasure } from "../_common/measure.ts";
 import { SchemaError } from "../_schema/keywords.ts";
 import { forgetFailedTest } from "../_schema/values.ts";
 import { isShape, shapeToSchema } from "./shape.ts";

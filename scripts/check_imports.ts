@@ -182,8 +182,10 @@ const GATE_STATIC = new Set(["_validate/providers.ts", "_gate/dialects/readers.t
 const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
   // (and `ollamaClassifier` asks its model through `_scan/ollama_ask.ts`, loaded on the first question)
   "scan.ts": ["_schema/", "_validate/", "_scan/ollama_ask.ts"],
-  "describe.ts": ["_schema/", "_validate/"],
-  "log.ts": ["_schema/", "_validate/"],
+  // The verdict's sentences measure a value to show (`_common/measure.ts`) but read no JSON text: the JSON
+  // reader and the snapshots (`_common/json.ts`, 21 KB of JavaScript, ~0.5 ms on Bun) are not theirs.
+  "describe.ts": ["_schema/", "_validate/", "_common/json.ts"],
+  "log.ts": ["_schema/", "_validate/", "_common/json.ts"],
   // `statsFromChunks` and `statsFromFile` load their line reader, and with it the file layer, on first call.
   "stats.ts": ["_schema/", "_validate/", "_scan/", "_log/stats_read.ts", "_log/files.ts"],
   // The released-text window is the gate's text watcher's, loaded with the gate's engines.

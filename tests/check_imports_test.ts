@@ -42,3 +42,20 @@ test("check imports: a _-folder module may not import() a root module, nor the s
     "_scan/, _common/, types.ts",
   ]);
 });
+
+test("check imports: describe and log may not load the JSON reader, only the measure of a value", () => {
+  const graph = edges({
+    "describe.ts": ["_describe/describe.ts"],
+    "log.ts": ["_describe/describe.ts"],
+    "_describe/describe.ts": ["_describe/verdict.ts"],
+    "_describe/verdict.ts": ["_common/measure.ts", "_common/json.ts"],
+    "_common/measure.ts": [],
+    "_common/json.ts": ["_common/measure.ts"],
+  });
+  assert.deepEqual(layeringProblems(graph), [
+    "describe.ts loads _common/json.ts statically: none of its synchronous functions needs it",
+    "log.ts loads _common/json.ts statically: none of its synchronous functions needs it",
+  ]);
+  graph.get("_describe/verdict.ts")!.delete("_common/json.ts");
+  assert.deepEqual(layeringProblems(graph), []);
+});
