@@ -81,7 +81,7 @@ export interface ProcessOutcome {
    * after the sentence, before any other note and before the tool's output, so a long stderr never pushes it out
    * of `maxDetail`. With no `killedBy` and no `stdoutReadError`, the guard ended what the tool left running
    * holding its pipes after it exited, and the detail says that first. Any value other than `undefined` or
-   * `null` is taken as text, cut at 200 characters.
+   * `null` is taken as text, trimmed (a blank note is none) and cut at 200 characters.
    */
   treeNote?: string;
   /** Wall-clock milliseconds from spawn to settle. */
@@ -264,7 +264,7 @@ function stderrReadNote(readError: unknown): string {
  * after it.
  */
 function treeNoteOf(note: unknown): string {
-  return note === undefined || note === null ? "" : clip(errorText(note), 200);
+  return note === undefined || note === null ? "" : clip(errorText(note).trim(), 200);
 }
 
 /** What a result says when the guard ended the process tree, with how it may have missed part of it ("": not). */

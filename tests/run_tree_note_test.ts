@@ -329,3 +329,19 @@ test("classify: a long abort reason keeps the rest of the sentence and the notes
   assert.ok(r.detail.includes(`process tree, ${treeNote}; reading stderr failed (EIO)`), r.detail);
   assert.ok(r.detail.length <= 400, r.detail);
 });
+
+test("classify: a blank tree note from a runner is no note, never a dangling comma", async () => {
+  const { classify } = await import("../guard.ts");
+  const timeout = classify({
+    exitCode: null,
+    signal: "SIGTERM",
+    stdout: "",
+    killedBy: "timeout",
+    treeNote: "  \t ",
+  }, {
+    timeoutMs: 100,
+  });
+  assert.equal(timeout.detail, "timed out after 100 ms; the guard ended the process tree");
+  const kept = classify({ exitCode: 0, signal: null, stdout: "a\n", treeNote: "   " }, { protocol: "lines" });
+  assert.deepEqual([kept.kind, kept.detail], ["results", ""]);
+});
