@@ -4,8 +4,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import process from "node:process";
 import { promisify } from "node:util";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
 import { KILL_GRACE_MS } from "../_run/run_tool.ts";
@@ -108,6 +109,51 @@ test(
       assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
       assert.deepEqual(await waitGone(started), [], "no descendant left alive");
     } finally {
+      pids.cleanup();
+    }
+  },
+);
+
+test(
+  "runTool: Deno with a partial --allow-run ends the tool alone and says so, never that it ended the tree",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    const pids = pidFile();
+    const read = (name: string) => readFileSync(`${pids.dir}/${name}`, "utf8").trim().split(" ").map(Number);
+    let sleeps: number[] = [];
+    try {
+      const host = fileURLToPath(new URL("../fixtures/restricted_run.ts", import.meta.url));
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
+        "run",
+        "--allow-run=/bin/sh",
+        `--allow-read=${pids.dir}`,
+        host,
+        pids.dir,
+      ], { encoding: "utf8" });
+      const r = JSON.parse(out) as Record<"abort" | "daemon", { kind: string; detail: string }>;
+      const [tool, sleep] = read("abort");
+      sleeps = [sleep, ...read("daemon")];
+      assert.equal(r.abort.kind, "timeout", r.abort.detail);
+      assert.match(
+        r.abort.detail,
+        /; the guard ended the tool but not its process tree, as Deno's run permission is partial: .*--allow-run/,
+      );
+      assert.deepEqual(await waitGone([tool]), [], "the tool itself was ended (through its own handle)");
+      // The tool had exited: nothing was reached, and the detail does not say otherwise.
+      assert.match(
+        r.daemon.detail,
+        /^a process the tool left running held its output open, and the guard could not end the process tree, as/,
+      );
+      assert.doesNotMatch(`${r.abort.detail} ${r.daemon.detail}`, /ended the process tree|\/proc/);
+    } finally {
+      for (const pid of sleeps) {
+        try {
+          process.kill(pid, "SIGKILL"); // what the guard could not reach
+        } catch {
+          // gone
+        }
+      }
       pids.cleanup();
     }
   },
