@@ -45,6 +45,7 @@ import {
   type TreeMarker,
   treeMarkersWork,
   treeState,
+  whyNoMarkers,
 } from "./tree.ts";
 
 export type { ByteSink, ByteSource } from "./pipes.ts";
@@ -667,8 +668,9 @@ function treeNote(tree: Tree): string | undefined {
   if (tree.reach !== undefined) return PARTIAL_RUN_NOTE;
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
   // Said after "the guard ended the process tree, " (classify says that once, whatever ended it).
-  return "found by its process group only (/proc is not readable here): " +
-    "a descendant that left the group may have survived";
+  // (no marker where markers work: a terminal host whose tool could not start through setsid)
+  const why = treeMarkersWork() ? "" : ` (${whyNoMarkers()})`;
+  return `found by its process group only${why}: a descendant that left the group may have survived`;
 }
 
 /**

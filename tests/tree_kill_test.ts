@@ -81,38 +81,48 @@ test(
   },
 );
 
-test(
-  "runTool: without read access to /proc (Deno), the process group ends the tree and the detail says so",
-  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
-  async () => {
-    const pids = pidFile();
-    try {
-      const host = fileURLToPath(new URL("../fixtures/restricted_host.ts", import.meta.url));
-      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-      // Not execFileSync: a host stalled on a starved machine must not also stall this runner past its timeout.
-      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
-        "run",
-        "--allow-run",
-        "--allow-env",
-        host,
-        "grandchild",
-        pids.path,
-        "2",
-      ], { encoding: "utf8" });
-      const r = JSON.parse(out) as { kind: string; detail: string };
-      assert.equal(r.kind, "timeout", r.detail);
-      assert.match(
-        r.detail,
-        /the guard ended the process tree, found by its process group only \(\/proc is not readable here\): a/,
-      );
-      const started = [...new Set(pids.pids())];
-      assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
-      assert.deepEqual(await waitGone(started), [], "no descendant left alive");
-    } finally {
-      pids.cleanup();
-    }
-  },
-);
+for (
+  const [read, why] of [
+    [[], "/proc is not readable here"],
+    [["--allow-read=/proc"], "Deno reads the environments in /proc only with --allow-all"],
+  ]
+) {
+  test(
+    `runTool: Deno ${
+      read[0] ?? "without read access to /proc"
+    }: the process group ends the tree, the detail says why`,
+    { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+    async () => {
+      const pids = pidFile();
+      try {
+        const host = fileURLToPath(new URL("../fixtures/restricted_host.ts", import.meta.url));
+        const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+        // Not execFileSync: a host stalled on a starved machine must not also stall this runner past its timeout.
+        const { stdout: out } = await promisify(execFile)(deno.execPath(), [
+          "run",
+          "--allow-run",
+          "--allow-env",
+          ...read,
+          host,
+          "grandchild",
+          pids.path,
+          "2",
+        ], { encoding: "utf8" });
+        const r = JSON.parse(out) as { kind: string; detail: string };
+        assert.equal(r.kind, "timeout", r.detail);
+        assert.ok(
+          r.detail.includes(`the guard ended the process tree, found by its process group only (${why}): a`),
+          r.detail,
+        );
+        const started = [...new Set(pids.pids())];
+        assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
+        assert.deepEqual(await waitGone(started), [], "no descendant left alive");
+      } finally {
+        pids.cleanup();
+      }
+    },
+  );
+}
 
 test(
   "runTool: Deno with a partial --allow-run ends the tool alone and says so, never that it ended the tree",
