@@ -81,9 +81,18 @@ export interface ProcessOutcome {
    * after the sentence, before any other note and before the tool's output, so a long stderr never pushes it out
    * of `maxDetail`. With no `killedBy` and no `stdoutReadError`, the guard ended what the tool left running
    * holding its pipes after it exited, and the detail says that first. Any value other than `undefined` or
-   * `null` is taken as text, cut at 200 characters.
+   * `null` is taken as text, trimmed (a blank note is none) and cut at 200 characters.
    */
   treeNote?: string;
+  /**
+   * Set when the guard could not signal the process tree (Deno with a partial `--allow-run`: signalling a
+   * process by its pid needs run permission for every program): `"tool"` when it ended the tool alone through
+   * the child's own handle, `"none"` when it reached no process (the tool had exited). The detail then says
+   * "the guard ended the tool but not its process tree" or "the guard could not end the process tree" where it
+   * would say "the guard ended the process tree", followed by the {@linkcode ProcessOutcome.treeNote} (why).
+   * Any other value is taken as absent.
+   */
+  killReached?: "tool" | "none";
   /** Wall-clock milliseconds from spawn to settle. */
   durationMs?: number;
 }
@@ -264,14 +273,20 @@ function stderrReadNote(readError: unknown): string {
  * after it.
  */
 function treeNoteOf(note: unknown): string {
-  return note === undefined || note === null ? "" : clip(errorText(note), 200);
+  return note === undefined || note === null ? "" : clip(errorText(note).trim(), 200);
 }
 
-/** What a result says when the guard ended the process tree, with how it may have missed part of it ("": not). */
-function treeEnded(treeNote: string): string {
-  return treeNote === ""
-    ? "the guard ended the process tree"
-    : `the guard ended the process tree, ${treeNote}`;
+/**
+ * What a result says when the guard ended the process tree (or tried to: how far it reached, from
+ * {@linkcode ProcessOutcome.killReached}), with how it may have missed part of it ("": not).
+ */
+function treeEnded(treeNote: string, reached: unknown): string {
+  const said = reached === "tool"
+    ? "the guard ended the tool but not its process tree"
+    : reached === "none"
+    ? "the guard could not end the process tree"
+    : "the guard ended the process tree";
+  return treeNote === "" ? said : `${said}, ${treeNote}`;
 }
 
 /**
@@ -495,15 +510,21 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   const readFailed = readError !== undefined && readError !== null;
   // The tree's note once: in the sentence of a kill that names the tree, else as the first note; a tree the
   // guard ended for no reason the sentence gives held the tool's pipes after it exited, and the note says so.
-  const treeSaid = tree === "" ? "" : treeEnded(tree);
-  const leftover = tree !== "" && !outcome.killedBy && !readFailed;
+  const reached = outcome.killReached === "tool" || outcome.killReached === "none"
+    ? outcome.killReached
+    : undefined;
+  const treeSaid = tree === "" && reached === undefined ? "" : treeEnded(tree, reached);
+  const leftover = treeSaid !== "" && !outcome.killedBy && !readFailed;
   const common: Common = {
     exitCode: outcome.exitCode,
     signal: outcome.signal,
     durationMs: Math.round(outcome.durationMs ?? 0),
     stderr: "",
     maxDetail,
-    note: withNote(leftover ? `${LEFTOVER_HELD}, so ${treeSaid}` : treeSaid, readNote),
+    note: withNote(
+      leftover ? `${LEFTOVER_HELD}${reached === "none" ? ", and" : ", so"} ${treeSaid}` : treeSaid,
+      readNote,
+    ),
   };
   try {
     common.stderr = stderrText(outcome.stderr, encoding);
@@ -515,7 +536,7 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     const ms = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     return failure(
       "timeout",
-      `timed out after ${ms} ms; ${treeEnded(tree)}`,
+      `timed out after ${ms} ms; ${treeEnded(tree, reached)}`,
       afterTreeSaid(common, readNote),
     );
   }
@@ -524,7 +545,7 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
     const reason = outcome.abortReason ? ` (${clip(errorText(outcome.abortReason), 200)})` : "";
     return failure(
       "timeout",
-      `aborted by the caller's AbortSignal${reason}; ${treeEnded(tree)}`,
+      `aborted by the caller's AbortSignal${reason}; ${treeEnded(tree, reached)}`,
       afterTreeSaid(common, readNote),
     );
   }
@@ -535,7 +556,7 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
   if (outcome.killedBy === "overflow" && !truncate) {
     return failure(
       "protocol",
-      `stdout exceeded ${byteCount(cap)}; ${treeEnded(tree)}`,
+      `stdout exceeded ${byteCount(cap)}; ${treeEnded(tree, reached)}`,
       afterTreeSaid(common, readNote),
     );
   }

@@ -273,8 +273,10 @@ async function execute(
     stdoutHeld: run.stdoutHeld,
     ...(run.stdoutFailure !== null ? { stdoutReadError: run.stdoutFailure } : {}),
     ...(run.stderrFailure !== null ? { stderrReadError: run.stderrFailure } : {}),
-    // How the tree was found matters only when the guard ended it and may have missed part of it.
-    ...(run.treeEnded ? { treeNote: attempt.child.treeNote() } : {}),
+    // How the tree was found (or how far a kill reached) matters only when the guard ended it.
+    ...(run.treeEnded
+      ? { treeNote: attempt.child.treeNote(), killReached: attempt.child.killReached() }
+      : {}),
     durationMs: elapsed(),
   }, options);
 }

@@ -2,7 +2,9 @@
  * The runtime layer under the guard: one way to start a child process, read its pipes and end its whole
  * process tree, implemented with `Deno.Command` on Deno, `Bun.spawn` on Bun and `node:child_process`
  * elsewhere. Every branch behaves the same: the guard can end the child's whole process tree, stdin is
- * `/dev/null` unless bytes are given, and nothing goes through a shell.
+ * `/dev/null` unless bytes are given, and nothing goes through a shell. One exception: under Deno, signalling a
+ * process by its pid needs run permission for every program, so with a partial `--allow-run` the guard ends
+ * the tool alone, through its own handle (which never prompts), and says so ({@linkcode LiveChild.killReached}).
  *
  * How the tree is found (POSIX): on Linux with a readable `/proc`, every child carries a marker in its
  * environment that its descendants inherit, and ending the tree signals every process carrying it (./tree.ts),
@@ -43,6 +45,7 @@ import {
   type TreeMarker,
   treeMarkersWork,
   treeState,
+  whyNoMarkers,
 } from "./tree.ts";
 
 export type { ByteSink, ByteSource } from "./pipes.ts";
@@ -56,6 +59,7 @@ interface DenoChild {
   stdout: ReadableStream<Uint8Array>;
   stderr: ReadableStream<Uint8Array>;
   status: Promise<{ code: number; signal: string | null }>;
+  kill(signal: string): void;
   unref(): void;
 }
 interface DenoApi {
@@ -183,9 +187,16 @@ export interface LiveChild {
    * How ending the tree may have missed part of it, for the result's detail (after "the guard ended the
    * process tree, "), asked once the guard has ended it: on Linux, when `/proc` cannot be read and the process
    * group alone is signalled (elsewhere the group is the only way, and says nothing); undefined when nothing
-   * was missed that way.
+   * was missed that way. Where the tree could not be signalled at all ({@linkcode LiveChild.killReached}), why,
+   * and what to grant (said after how far the kill reached instead).
    */
   treeNote(): string | undefined;
+  /**
+   * Set once the guard tried to end the tree and could not signal it (Deno without run permission for every
+   * program, which `Deno.kill` needs): `"tool"` when the child's own kill ended the tool alone, `"none"` when
+   * it reached no process (the tool had exited); undefined when the tree was signalled.
+   */
+  killReached(): KillReach | undefined;
   /**
    * What the live processes of the tree are doing (Linux: found by the marker in `/proc`); its state is null
    * where that cannot be told: no marker (macOS, Windows), `/proc` not readable, or no process found. Given the
@@ -201,6 +212,9 @@ export interface LiveChild {
    */
   startFailure?(exit: ChildExit, wroteStdout: boolean, stderr: Uint8Array): string | null;
 }
+
+/** How far a kill reached when the tree could not be signalled: the tool alone, or no process. */
+export type KillReach = "tool" | "none";
 
 /** The result of trying to start a child. */
 export type SpawnAttempt = { ok: true; child: LiveChild } | { ok: false; reason: string };
@@ -406,6 +420,13 @@ interface Tree {
   /** Set once the runtime has reaped the child: from then on its pid may belong to someone else. */
   reaped: boolean;
   /**
+   * The child's own kill (Deno's `ChildProcess.kill`), which needs no permission but reaches the tool alone:
+   * the way left where `Deno.kill` may not be used. Undefined under Bun and Node.
+   */
+  own?: (signal: "SIGTERM" | "SIGKILL") => void;
+  /** Set once a kill could not signal the tree: how far it reached ({@linkcode LiveChild.killReached}). */
+  reach?: KillReach;
+  /**
    * Our ends of the pipes we read, kept from the first look at the tree that needed them: the child's stay
    * open while its output is read, and reading them all again on every recheck costs as much as a /proc scan.
    */
@@ -419,6 +440,7 @@ interface Tree {
  */
 function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOptions = {}): void {
   if (isWindows) return windowsKill(tree.pid, options);
+  if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
   const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
   if (tree.marker !== null) {
     const signalled = signalMarked(tree.marker, signal, {
@@ -436,6 +458,35 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
     else nodeProcess()?.kill(tree.pid, signal);
   } catch {
     // Already gone.
+  }
+}
+
+/**
+ * Whether this host may signal processes by pid: always under Bun and Node; under Deno only with run
+ * permission for every program, which `Deno.kill` needs (a partial `--allow-run` makes it throw, and on a
+ * terminal it would prompt first). Asked without prompting, on each kill: a permission may be revoked.
+ */
+function maySignal(): boolean {
+  if (!denoApi) return true;
+  try {
+    return denoApi.permissions.querySync({ name: "run" }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * End what the child's own kill reaches, where the tree cannot be signalled ({@linkcode maySignal}): the tool
+ * alone while it is unreaped, nothing after; its descendants stay, and the tree's note says so.
+ */
+function endToolOnly(tree: Tree, own: NonNullable<Tree["own"]>, signal: "SIGTERM" | "SIGKILL"): void {
+  tree.reach ??= "none";
+  if (tree.reaped) return;
+  try {
+    own(signal);
+    tree.reach = "tool";
+  } catch {
+    // Exited meanwhile: nothing of the tree was reached by this signal.
   }
 }
 
@@ -614,11 +665,20 @@ interface DenoStart {
 
 /** {@linkcode LiveChild.treeNote} for `tree`. */
 function treeNote(tree: Tree): string | undefined {
+  if (tree.reach !== undefined) return PARTIAL_RUN_NOTE;
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
   // Said after "the guard ended the process tree, " (classify says that once, whatever ended it).
-  return "found by its process group only (/proc is not readable here): " +
-    "a descendant that left the group may have survived";
+  // (no marker where markers work: a terminal host whose tool could not start through setsid)
+  const why = treeMarkersWork() ? "" : ` (${whyNoMarkers()})`;
+  return `found by its process group only${why}: a descendant that left the group may have survived`;
 }
+
+/**
+ * Why a kill reached the tool at most, said after how far it reached ("the guard ended the tool but not its
+ * process tree, " or "the guard could not end the process tree, "), with what to grant.
+ */
+const PARTIAL_RUN_NOTE = "as Deno's run permission is partial: signalling a process needs --allow-run for " +
+  "every program (no list), so processes the tool started may still be running";
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
 function stateOfTree(tree: Tree, look: Pick<TreeLookOptions, "known" | "openPipes" | "gap"> = {}): TreeLook {
@@ -644,7 +704,13 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     const writer = child.stdin.getWriter();
     writer.write(spec.stdin).then(() => writer.close()).catch(() => {});
   }
-  const tree: Tree = { pid: child.pid, grouped: via !== "marked" && !isWindows, marker, reaped: false };
+  const tree: Tree = {
+    pid: child.pid,
+    grouped: via !== "marked" && !isWindows,
+    marker,
+    reaped: false,
+    own: (signal) => child.kill(signal),
+  };
   const exited = child.status.then(
     (s) => {
       tree.reaped = true;
@@ -663,6 +729,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     exited,
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
+    killReached: () => tree.reach,
     treeState: (look) => stateOfTree(tree, look),
   };
   if (via === "setsid") {
@@ -710,11 +777,7 @@ function hostHasTerminal(): boolean {
 }
 
 async function spawnDenoViaSetsid(spec: SpawnSpec, marker: TreeMarker | null): Promise<LiveChild | null> {
-  try {
-    if (denoApi!.permissions.querySync({ name: "run" }).state !== "granted") return null;
-  } catch {
-    return null;
-  }
+  if (!maySignal()) return null; // the launcher would widen a partial permission
   const setsid = await (setsidFound ??= findSetsid());
   if (setsid === null || !preflightSetsid(spec)) return null;
   try {
@@ -910,6 +973,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     ),
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
+    killReached: () => tree.reach,
     treeState: (look) => stateOfTree(tree, look),
   };
 }
@@ -965,6 +1029,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       exited,
       killTree: treeKiller(tree),
       treeNote: () => treeNote(tree),
+      killReached: () => tree.reach,
       treeState: (look) => stateOfTree(tree, look),
     },
   };

@@ -67,6 +67,8 @@ interface ProcReader {
 }
 
 let reader: ProcReader | null | undefined;
+/** Why {@linkcode procReader} found none, for {@linkcode whyNoMarkers}. */
+let noReader = "/proc is not readable here";
 
 function procReader(): ProcReader | null {
   if (reader !== undefined) return reader;
@@ -75,8 +77,12 @@ function procReader(): ProcReader | null {
     const candidate = denoApi ? denoReader() : nodeReader();
     // Our own environment must be readable, or the scan would see nothing (listing /proc waits for a kill).
     if (candidate && candidate.read(`/proc/${candidate.self}/environ`).length > 0) reader = candidate;
-  } catch {
-    // No /proc, or not readable here: the process group stays the only way to find the tree.
+  } catch (error) {
+    // No /proc, or not readable here: the process group stays the only way to find the tree. Deno refuses
+    // an environment in /proc to all but --allow-all, even with /proc granted to read.
+    if ((error as { name?: unknown } | null)?.name === "NotCapable") {
+      noReader = "Deno reads the environments in /proc only with --allow-all";
+    }
   }
   return reader;
 }
@@ -119,6 +125,23 @@ function isPid(name: string): boolean {
 /** Whether trees can be found by marker here (Linux with a readable `/proc`). Probed once. */
 export function treeMarkersWork(): boolean {
   return procReader() !== null;
+}
+
+/**
+ * Why trees cannot be found by marker here, once {@linkcode treeMarkersWork} has said they cannot: `/proc` is
+ * not readable, or (Deno) it is but the environments in it are refused without `--allow-all`.
+ *
+ * @returns The reason, in a few words.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { treeMarkersWork, whyNoMarkers } from "./tree.ts";
+ *
+ * if (!treeMarkersWork()) assert.ok(whyNoMarkers().includes("/proc"));
+ * ```
+ */
+export function whyNoMarkers(): string {
+  return noReader;
 }
 
 // A random part makes the names of different hosts distinct (pid namespaces repeat pids), so a nested guard

@@ -329,3 +329,65 @@ test("classify: a long abort reason keeps the rest of the sentence and the notes
   assert.ok(r.detail.includes(`process tree, ${treeNote}; reading stderr failed (EIO)`), r.detail);
   assert.ok(r.detail.length <= 400, r.detail);
 });
+
+test("classify: a blank tree note from a runner is no note, never a dangling comma", async () => {
+  const { classify } = await import("../guard.ts");
+  const timeout = classify({
+    exitCode: null,
+    signal: "SIGTERM",
+    stdout: "",
+    killedBy: "timeout",
+    treeNote: "  \t ",
+  }, {
+    timeoutMs: 100,
+  });
+  assert.equal(timeout.detail, "timed out after 100 ms; the guard ended the process tree");
+  const kept = classify({ exitCode: 0, signal: null, stdout: "a\n", treeNote: "   " }, { protocol: "lines" });
+  assert.deepEqual([kept.kind, kept.detail], ["results", ""]);
+});
+
+test("classify: a kill that reached the tool alone, or nothing, is said so, never that the tree ended", async () => {
+  const { classify } = await import("../guard.ts");
+  const treeNote = "as its run permission is partial";
+  const aborted = classify({
+    exitCode: null,
+    signal: "SIGTERM",
+    stdout: "",
+    killedBy: "abort",
+    treeNote,
+    killReached: "tool",
+  });
+  assert.equal(
+    aborted.detail,
+    `aborted by the caller's AbortSignal; the guard ended the tool but not its process tree, ${treeNote}`,
+  );
+  const held = classify(
+    { exitCode: 0, signal: null, stdout: "a\n", treeNote, killReached: "none", stderrReadError: "EIO" },
+    { protocol: "lines" },
+  );
+  assert.equal(held.kind, "results", held.detail);
+  assert.ok(
+    held.detail.startsWith(
+      "a process the tool left running held its output open, and the guard could not end the process tree, " +
+        `${treeNote}; reading stderr failed (EIO)`,
+    ),
+    held.detail,
+  );
+  // Said without a note too; any other value is none.
+  const bare = classify({
+    exitCode: null,
+    signal: "SIGTERM",
+    stdout: "",
+    killedBy: "overflow",
+    killReached: "none",
+  });
+  assert.match(bare.detail, /; the guard could not end the process tree$/);
+  const other = classify({
+    exitCode: null,
+    signal: "SIGTERM",
+    stdout: "",
+    killedBy: "timeout",
+    killReached: "all" as "none",
+  }, { timeoutMs: 5 });
+  assert.equal(other.detail, "timed out after 5 ms; the guard ended the process tree");
+});

@@ -4,8 +4,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import process from "node:process";
 import { promisify } from "node:util";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
 import { KILL_GRACE_MS } from "../_run/run_tool.ts";
@@ -80,34 +81,89 @@ test(
   },
 );
 
+for (
+  const [read, why] of [
+    [[], "/proc is not readable here"],
+    [["--allow-read=/proc"], "Deno reads the environments in /proc only with --allow-all"],
+  ]
+) {
+  test(
+    `runTool: Deno ${
+      read[0] ?? "without read access to /proc"
+    }: the process group ends the tree, the detail says why`,
+    { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+    async () => {
+      const pids = pidFile();
+      try {
+        const host = fileURLToPath(new URL("../fixtures/restricted_host.ts", import.meta.url));
+        const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+        // Not execFileSync: a host stalled on a starved machine must not also stall this runner past its timeout.
+        const { stdout: out } = await promisify(execFile)(deno.execPath(), [
+          "run",
+          "--allow-run",
+          "--allow-env",
+          ...read,
+          host,
+          "grandchild",
+          pids.path,
+          "2",
+        ], { encoding: "utf8" });
+        const r = JSON.parse(out) as { kind: string; detail: string };
+        assert.equal(r.kind, "timeout", r.detail);
+        assert.ok(
+          r.detail.includes(`the guard ended the process tree, found by its process group only (${why}): a`),
+          r.detail,
+        );
+        const started = [...new Set(pids.pids())];
+        assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
+        assert.deepEqual(await waitGone(started), [], "no descendant left alive");
+      } finally {
+        pids.cleanup();
+      }
+    },
+  );
+}
+
 test(
-  "runTool: without read access to /proc (Deno), the process group ends the tree and the detail says so",
+  "runTool: Deno with a partial --allow-run ends the tool alone and says so, never that it ended the tree",
   { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
   async () => {
     const pids = pidFile();
+    const read = (name: string) => readFileSync(`${pids.dir}/${name}`, "utf8").trim().split(" ").map(Number);
+    let sleeps: number[] = [];
     try {
-      const host = fileURLToPath(new URL("../fixtures/restricted_host.ts", import.meta.url));
+      const host = fileURLToPath(new URL("../fixtures/restricted_run.ts", import.meta.url));
       const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-      // Not execFileSync: a host stalled on a starved machine must not also stall this runner past its timeout.
       const { stdout: out } = await promisify(execFile)(deno.execPath(), [
         "run",
-        "--allow-run",
-        "--allow-env",
+        "--allow-run=/bin/sh",
+        `--allow-read=${pids.dir}`,
         host,
-        "grandchild",
-        pids.path,
-        "2",
+        pids.dir,
       ], { encoding: "utf8" });
-      const r = JSON.parse(out) as { kind: string; detail: string };
-      assert.equal(r.kind, "timeout", r.detail);
+      const r = JSON.parse(out) as Record<"abort" | "daemon", { kind: string; detail: string }>;
+      const [tool, sleep] = read("abort");
+      sleeps = [sleep, ...read("daemon")];
+      assert.equal(r.abort.kind, "timeout", r.abort.detail);
       assert.match(
-        r.detail,
-        /the guard ended the process tree, found by its process group only \(\/proc is not readable here\): a/,
+        r.abort.detail,
+        /; the guard ended the tool but not its process tree, as Deno's run permission is partial: .*--allow-run/,
       );
-      const started = [...new Set(pids.pids())];
-      assert.ok(started.length >= 2, "tool and its descendant recorded their pids");
-      assert.deepEqual(await waitGone(started), [], "no descendant left alive");
+      assert.deepEqual(await waitGone([tool]), [], "the tool itself was ended (through its own handle)");
+      // The tool had exited: nothing was reached, and the detail does not say otherwise.
+      assert.match(
+        r.daemon.detail,
+        /^a process the tool left running held its output open, and the guard could not end the process tree, as/,
+      );
+      assert.doesNotMatch(`${r.abort.detail} ${r.daemon.detail}`, /ended the process tree|\/proc/);
     } finally {
+      for (const pid of sleeps) {
+        try {
+          process.kill(pid, "SIGKILL"); // what the guard could not reach
+        } catch {
+          // gone
+        }
+      }
       pids.cleanup();
     }
   },

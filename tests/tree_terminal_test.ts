@@ -48,3 +48,37 @@ test("runTool: under Deno, a host with a terminal gives the tool its own session
   const plain = sessions(false);
   assert.equal(plain.tool, plain.host, "without a terminal, the fast path spawns in the host's session");
 });
+
+// A PATH with a relative entry keeps the tool from the setsid launcher (whose search would depend on its cwd):
+// the tool is spawned `detached`, without a marker, where markers work (-A).
+const DETACHED_HOST = `import { runTool } from GUARD;
+const env = { PATH: ".:" + Deno.env.get("PATH") };
+const r = await runTool("sh", ["-c", "sleep 6.17"], { env, timeoutMs: 300 });
+console.log(JSON.stringify({ detail: r.detail }));
+`;
+
+test("runTool: a Deno host with a terminal and /proc never says /proc is not readable when it is", {
+  skip: isDeno && hasScript ? false : "needs Deno on Linux with script(1) to give the host a terminal",
+  timeout: 120_000,
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-tty-"));
+  try {
+    const hostFile = join(dir, "host.ts");
+    writeFileSync(hostFile, DETACHED_HOST.replace("GUARD", JSON.stringify(guard)));
+    const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath();
+    const r = spawnSync("script", ["-qec", `'${deno}' run -A '${hostFile}'`, "/dev/null"], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    const line = r.stdout.split("\n").find((l) => l.trim().startsWith("{"));
+    assert.ok(line, `${r.stdout}\n${r.stderr}`);
+    const { detail } = JSON.parse(line) as { detail: string };
+    assert.match(
+      detail,
+      /^timed out after 300 ms; the guard ended the process tree, found by its process group/,
+    );
+    assert.ok(!detail.includes("/proc"), detail);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
