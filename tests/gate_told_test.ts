@@ -313,6 +313,8 @@ test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone
     alone: cutShort(call),
     beside: call + cutShort(call),
     text: cutShort(chunk([{ text: "x" }])),
+    // (a finish that comes again, with the usage: told once, where each finish told it)
+    "finished twice": cutShort(call) + chunk([], { finishReason: "STOP", usageMetadata: {} }),
   };
   for (const [label, middle] of Object.entries(variants)) {
     const seen: GateEvent[] = [];
