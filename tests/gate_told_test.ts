@@ -345,3 +345,32 @@ test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone
     }
   }
 });
+
+test("guardFetch n=2: only the answer told of a call dropped as malformed reads the judge's reason of its other calls", async () => {
+  // (every answer's reason spoke of "this turn's other tool call" where any answer was told: an answer told of
+  // nothing read of "other" calls it never heard of)
+  const call = (index: number, id: string) => ({
+    tool_calls: [{ index, id, type: "function", function: { name: "delete_everything", arguments: "{}" } }],
+  });
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const sse = [
+    chunk([0, 1].map((index) => ({ index, delta: { role: "assistant", content: "Let me check." } }))),
+    chunk([{ index: 0, delta: call(0, "A") }, { index: 1, delta: call(0, "B") }]),
+    // (a choice at index "1", a string, which clients read two ways: dropped, a call of answer 1)
+    chunk([{ index: "1", delta: call(1, "C") }]),
+    chunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+    "data: [DONE]\n\n",
+  ];
+  const { value } = await withGuardedServer([{ sse }], { onRejected: "withhold-turn" }, async (server, f) => {
+    const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+    return await client.chat.completions.stream({ model: "m", messages, n: 2, tools: TOOLS_OPENAI as never })
+      .finalChatCompletion();
+  });
+  const told = [0, 1].map((i) =>
+    (value.choices.find((c) => c.index === i)?.message.content ?? "").slice("Let me check.\n\n".length)
+  );
+  assert.match(told[0], /^toolguard stopped this turn's tool call\.\nYour call to delete_everything/);
+  const [dropped, judged] = told[1].split("\n\n");
+  assert.match(dropped, DROPPED_ALONE);
+  assert.match(judged, /^toolguard stopped this turn's other tool call\.\nYour call to delete_everything/);
+});

@@ -550,6 +550,11 @@ class GeminiStream implements FrameRouter {
     if (namesKey(data, "functionCall")) this.#unreadCall = true;
   }
 
+  /** See `FrameRouter.toldAnswers`. */
+  toldAnswers(): ReadonlySet<number> {
+    return this.#heard;
+  }
+
   /** See `FrameRouter.ownReason`: the reason `#tellDropped` wrote, counted over every candidate. */
   ownReason(): string | undefined {
     return this.#toldCalls > 0 ? malformedCallsReason(this.#toldCalls) : undefined;

@@ -313,6 +313,11 @@ export interface FrameRouter {
    */
   ownReason?(): string | undefined;
   /**
+   * The answers that read `ownReason`'s words (OpenAI Chat `n`, Gemini `candidateCount`), whose judge's
+   * reason then speaks of their other calls; absent: the one answer, where `ownReason` is set.
+   */
+  toldAnswers?(): ReadonlySet<number>;
+  /**
    * Before the calls held are judged: where calls `refuse` dropped (or a frame dropped unread that names a
    * call's key, see {@linkcode namesKey}) stood beside calls a client holds, puts
    * among the held frames, ahead of the end, the words that tell the model so (they go out with the calls
