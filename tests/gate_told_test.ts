@@ -374,3 +374,65 @@ test("guardFetch n=2: only the answer told of a call dropped as malformed reads 
   assert.match(dropped, DROPPED_ALONE);
   assert.match(judged, /^toolguard stopped this turn's other tool call\.\nYour call to delete_everything/);
 });
+
+test("guardFetch: a finish frame not JSON beside a call kept is not told as a call dropped (its stop names tool_calls or tool_use as a value)", async () => {
+  // (the unread frame was taken for a call's where it named the call's key anywhere, a finish's value too:
+  // the model read that a call did not run, to make again, beside the call that went)
+  const cutShort = (e: unknown, name?: string) =>
+    `${name ? `event: ${name}\n` : ""}data: ${JSON.stringify(e).slice(0, -1)}\n\n`;
+  const frames = anthropicStream(["Let me check."], [{
+    name: "get_weather",
+    args: { city: "Oslo" },
+  }]) as Record<
+    string,
+    unknown
+  >[];
+  reply({
+    sse: frames.map((e) => e.type === "message_delta" ? cutShort(e, "message_delta") : e),
+    named: true,
+  });
+  const message = await anthropic().messages.stream({
+    model: "claude",
+    max_tokens: 10,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  }).finalMessage();
+  assert.deepEqual(message.content.map((b) => b.type === "text" ? b.text : b.type), [
+    "Let me check.",
+    "tool_use",
+  ]);
+  assert.equal(events[0]?.reason, undefined);
+  const chunk = (delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  const call = {
+    index: 0,
+    id: "A",
+    type: "function",
+    function: { name: "get_weather", arguments: `{"city":"Oslo"}` },
+  };
+  for (const finish of ["tool_calls", "function_call"]) {
+    reply({
+      sse: [
+        chunk({ role: "assistant", content: "Let me check." }),
+        chunk({ tool_calls: [call] }),
+        cutShort(chunk({}, finish)),
+        chunk({}, "tool_calls"),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await openai().chat.completions.stream({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+    })
+      .finalChatCompletion();
+    const choice = final.choices[0];
+    assert.deepEqual([choice?.message.content, choice?.message.tool_calls?.map((t) => t.id)], [
+      "Let me check.",
+      ["A"],
+    ], finish);
+    assert.equal(events[0]?.reason, undefined, finish);
+  }
+});
