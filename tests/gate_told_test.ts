@@ -30,10 +30,10 @@ const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 const CALLED = ["get_weather", "delete_everything"];
 /** The reason for a dropped call, alone at the end of what the model read. */
 const DROPPED_ALONE =
-  /^toolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.$/;
+  /^toolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.$/;
 /** The reason for a dropped call, then a blank line and the judge's for a rejected one. */
 const DROPPED_THEN_STOPPED =
-  /^toolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.\n\ntoolguard stopped /;
+  /^toolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.\n\ntoolguard stopped /;
 
 test("guardFetch: an Anthropic frame not JSON that names tool_use beside a call kept is told, as onVerdict says", async () => {
   // (the second call's block start cut short was dropped unread; the first call went out with its stop, and
@@ -149,7 +149,7 @@ test("guardFetch: an Ollama stream with no call and a line not JSON reaches onVe
 
 /** The model's text where a retry follows a call dropped as malformed beside "Let me " and a rejected call. */
 const RETRIED =
-  /^Let me (?:<tool_call>)?\n\ntoolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.\n\nAgain\.$/;
+  /^Let me (?:<tool_call>)?\n\ntoolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.\n\nAgain\.$/;
 
 test("guardFetch retry: an Ollama call line not JSON is told ahead of the retry's words though the watch held words after the calls, or the calls", async () => {
   // (the reason went after the last words held, behind the rejected call, and the retry dropped it with them:
