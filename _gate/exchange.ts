@@ -331,8 +331,11 @@ function gateStreamed(
       const made = madeCalls(verdict, calls);
       const partial = keepsCalls(made, exchange.options);
       const answers = made.calls.map((c) => c.choice);
-      const reason = judge.reason(made.verdict, { dropped });
-      const partialReason = partial ? judge.reason(made.verdict, { partial, dropped }) : undefined;
+      // (the turn's reason after any answer's words of calls dropped; each answer's after its own)
+      const reason = judge.reason(made.verdict, { dropped: dropped.size > 0 });
+      const partialReason = partial
+        ? judge.reason(made.verdict, { partial, dropped: dropped.size > 0 })
+        : undefined;
       return {
         verdict,
         reason,

@@ -273,6 +273,17 @@ export interface ReasonOptions {
   dropped?: boolean;
 }
 
+/** How the reason each answer reads is worded (see {@linkcode Judge.answerReason}). */
+export interface AnswerReasonOptions {
+  /** As {@linkcode ReasonOptions.partial}. */
+  partial?: boolean;
+  /**
+   * The answers that read of calls dropped as malformed just ahead of their reason (see
+   * {@linkcode ReasonOptions.dropped}); any other answer's reason reads as with nothing dropped.
+   */
+  dropped?: ReadonlySet<number>;
+}
+
 /** A judge bound to one request: its tools compiled up front, so a bad schema fails before any traffic. */
 export interface Judge {
   /** The tools the calls are judged against. */
@@ -291,7 +302,7 @@ export interface Judge {
     verdict: Verdict,
     answers: readonly number[],
     whole: string,
-    options?: ReasonOptions,
+    options?: AnswerReasonOptions,
   ): AnswerReason;
 }
 
@@ -345,7 +356,7 @@ export function makeJudge(
     verdict: Verdict,
     answers: readonly number[],
     whole: string,
-    turn?: ReasonOptions,
+    turn?: AnswerReasonOptions,
   ): AnswerReason => {
     // (the caller's own `message` is asked of the turn, as it always was: it words what it is given)
     if (options.message || new Set(answers).size < 2) return () => whole;
@@ -364,7 +375,8 @@ export function makeJudge(
         // (every router and rewrite asks only of an answer that owns a call here: the choice or candidate of
         // a call it replaces or drops, or whose text lost one; one that did not would read the turn's text)
         const calls = own.get(answer);
-        text = calls === undefined ? whole : ownReason(calls, turn, reason);
+        const options = { partial: turn?.partial, dropped: turn?.dropped?.has(answer) };
+        text = calls === undefined ? whole : ownReason(calls, options, reason);
         told.set(answer, text);
       }
       return text;

@@ -97,12 +97,12 @@ export interface RetryAnswer {
 /** Options for {@linkcode StreamGate}. */
 export interface StreamGateOptions {
   /**
-   * Judges the assembled calls once the stream has ended. `dropped`: the router told the model of calls it
+   * Judges the assembled calls once the stream has ended. `dropped`: the answers the router told of calls it
    * dropped as malformed, just ahead of where the judgement's reason goes (see `FrameRouter.ownReason`).
    */
   judge: (
     calls: AssembledToolCall[],
-    turn: { dropped: boolean },
+    turn: { dropped: ReadonlySet<number> },
   ) => StreamJudgement | Promise<StreamJudgement>;
   /** Called once when the stream ends, with what happened. Errors it throws are swallowed. */
   onReport?: (report: StreamReport) => void;
@@ -836,7 +836,11 @@ export class StreamGate {
 
   async #judge(calls: AssembledToolCall[]): Promise<StreamJudgement> {
     try {
-      return await this.#options.judge(calls, { dropped: this.#router.ownReason?.() !== undefined });
+      const router = this.#router;
+      const dropped = router.ownReason?.() === undefined
+        ? new Set<number>()
+        : router.toldAnswers?.() ?? new Set([0]);
+      return await this.#options.judge(calls, { dropped });
     } catch (e) {
       // A judge that fails must not let the calls through: fail closed with the reason.
       return failedJudgement(

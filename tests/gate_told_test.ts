@@ -30,10 +30,10 @@ const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 const CALLED = ["get_weather", "delete_everything"];
 /** The reason for a dropped call, alone at the end of what the model read. */
 const DROPPED_ALONE =
-  /^toolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.$/;
+  /^toolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.$/;
 /** The reason for a dropped call, then a blank line and the judge's for a rejected one. */
 const DROPPED_THEN_STOPPED =
-  /^toolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.\n\ntoolguard stopped /;
+  /^toolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.\n\ntoolguard stopped /;
 
 test("guardFetch: an Anthropic frame not JSON that names tool_use beside a call kept is told, as onVerdict says", async () => {
   // (the second call's block start cut short was dropped unread; the first call went out with its stop, and
@@ -149,7 +149,7 @@ test("guardFetch: an Ollama stream with no call and a line not JSON reaches onVe
 
 /** The model's text where a retry follows a call dropped as malformed beside "Let me " and a rejected call. */
 const RETRIED =
-  /^Let me (?:<tool_call>)?\n\ntoolguard dropped this turn's tool call: its stream events were malformed [^]*needed\.\n\nAgain\.$/;
+  /^Let me (?:<tool_call>)?\n\ntoolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.\n\nAgain\.$/;
 
 test("guardFetch retry: an Ollama call line not JSON is told ahead of the retry's words though the watch held words after the calls, or the calls", async () => {
   // (the reason went after the last words held, behind the rejected call, and the retry dropped it with them:
@@ -313,6 +313,8 @@ test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone
     alone: cutShort(call),
     beside: call + cutShort(call),
     text: cutShort(chunk([{ text: "x" }])),
+    // (a finish that comes again, with the usage: told once, where each finish told it)
+    "finished twice": cutShort(call) + chunk([], { finishReason: "STOP", usageMetadata: {} }),
   };
   for (const [label, middle] of Object.entries(variants)) {
     const seen: GateEvent[] = [];
@@ -341,5 +343,96 @@ test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone
       assert.match(told, DROPPED_ALONE, label);
       assert.equal(seen[0]?.reason, told, label);
     }
+  }
+});
+
+test("guardFetch n=2: only the answer told of a call dropped as malformed reads the judge's reason of its other calls", async () => {
+  // (every answer's reason spoke of "this turn's other tool call" where any answer was told: an answer told of
+  // nothing read of "other" calls it never heard of)
+  const call = (index: number, id: string) => ({
+    tool_calls: [{ index, id, type: "function", function: { name: "delete_everything", arguments: "{}" } }],
+  });
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const sse = [
+    chunk([0, 1].map((index) => ({ index, delta: { role: "assistant", content: "Let me check." } }))),
+    chunk([{ index: 0, delta: call(0, "A") }, { index: 1, delta: call(0, "B") }]),
+    // (a choice at index "1", a string, which clients read two ways: dropped, a call of answer 1)
+    chunk([{ index: "1", delta: call(1, "C") }]),
+    chunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+    "data: [DONE]\n\n",
+  ];
+  const { value } = await withGuardedServer([{ sse }], { onRejected: "withhold-turn" }, async (server, f) => {
+    const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+    return await client.chat.completions.stream({ model: "m", messages, n: 2, tools: TOOLS_OPENAI as never })
+      .finalChatCompletion();
+  });
+  const told = [0, 1].map((i) =>
+    (value.choices.find((c) => c.index === i)?.message.content ?? "").slice("Let me check.\n\n".length)
+  );
+  assert.match(told[0], /^toolguard stopped this turn's tool call\.\nYour call to delete_everything/);
+  const [dropped, judged] = told[1].split("\n\n");
+  assert.match(dropped, DROPPED_ALONE);
+  assert.match(judged, /^toolguard stopped this turn's other tool call\.\nYour call to delete_everything/);
+});
+
+test("guardFetch: a finish frame not JSON beside a call kept is not told as a call dropped (its stop names tool_calls or tool_use as a value)", async () => {
+  // (the unread frame was taken for a call's where it named the call's key anywhere, a finish's value too:
+  // the model read that a call did not run, to make again, beside the call that went)
+  const cutShort = (e: unknown, name?: string) =>
+    `${name ? `event: ${name}\n` : ""}data: ${JSON.stringify(e).slice(0, -1)}\n\n`;
+  const frames = anthropicStream(["Let me check."], [{
+    name: "get_weather",
+    args: { city: "Oslo" },
+  }]) as Record<
+    string,
+    unknown
+  >[];
+  reply({
+    sse: frames.map((e) => e.type === "message_delta" ? cutShort(e, "message_delta") : e),
+    named: true,
+  });
+  const message = await anthropic().messages.stream({
+    model: "claude",
+    max_tokens: 10,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  }).finalMessage();
+  assert.deepEqual(message.content.map((b) => b.type === "text" ? b.text : b.type), [
+    "Let me check.",
+    "tool_use",
+  ]);
+  assert.equal(events[0]?.reason, undefined);
+  const chunk = (delta: unknown, finish: string | null = null) => ({
+    ...chatChunk({}),
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  const call = {
+    index: 0,
+    id: "A",
+    type: "function",
+    function: { name: "get_weather", arguments: `{"city":"Oslo"}` },
+  };
+  for (const finish of ["tool_calls", "function_call"]) {
+    reply({
+      sse: [
+        chunk({ role: "assistant", content: "Let me check." }),
+        chunk({ tool_calls: [call] }),
+        cutShort(chunk({}, finish)),
+        chunk({}, "tool_calls"),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await openai().chat.completions.stream({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+    })
+      .finalChatCompletion();
+    const choice = final.choices[0];
+    assert.deepEqual([choice?.message.content, choice?.message.tool_calls?.map((t) => t.id)], [
+      "Let me check.",
+      ["A"],
+    ], finish);
+    assert.equal(events[0]?.reason, undefined, finish);
   }
 });

@@ -196,7 +196,7 @@ class AnthropicStream implements FrameRouter {
   #refusedCalls = 0;
   /** Whether a frame was dropped unread: it may have been a call's (see `#stopOfDropped`). */
   #unread = false;
-  /** Whether a frame dropped unread named `tool_use`: taken for a call's beside the calls kept (see `unread`). */
+  /** Whether a frame dropped unread named a `tool_use` block: a call's beside the calls kept (see `unread`). */
   #unreadCall = false;
   /** The reason `#stopOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
   #ownReason: string | undefined;
@@ -447,7 +447,7 @@ class AnthropicStream implements FrameRouter {
 
   /**
    * See `FrameRouter.tellDropped`: a text block saying how many `tool_use` blocks `refuse` dropped (at least
-   * one where a frame dropped unread named `tool_use`), held
+   * one where a frame dropped unread named a `tool_use` block), held
    * ahead of the held end (the stop stays `tool_use`, for the calls kept), so it goes with the calls that
    * pass and a rejection or drop-call replays it before its own reason. Left out, the message went out with
    * the dropped calls unsaid, and the model never knew that only some of its calls ran.
@@ -471,12 +471,12 @@ class AnthropicStream implements FrameRouter {
   /**
    * See `FrameRouter.unread`. A message that stops for tool use with no call left was told of any frame
    * dropped unread (`#stopOfDropped`: it stopped for a call). Beside calls kept, which stop it so anyway,
-   * only one that names `tool_use` is taken for a call's (see `namesKey`), as Ollama reads its lines: any
-   * other may be text.
+   * only one that names a `tool_use` block (`"type":"tool_use"`, see `namesKey`) is taken for a call's, as
+   * Ollama reads its lines: any other may be text, or a stop (`"stop_reason":"tool_use"`).
    */
   unread(data: string): void {
     this.#unread = true;
-    if (namesKey(data, "tool_use")) this.#unreadCall = true;
+    if (namesKey(data, "type", "tool_use")) this.#unreadCall = true;
   }
 
   /** See `FrameRouter.ownReason`. */

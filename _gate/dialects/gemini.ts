@@ -349,6 +349,11 @@ class GeminiStream implements FrameRouter {
   #unreadCall = false;
   /** Whether a reason `#tellDropped` wrote told of that chunk (counted once in `#toldCalls`). */
   #unreadTold = false;
+  /**
+   * The candidates told of calls dropped: each is told of that chunk once, where a candidate's finish that
+   * came again (in a later chunk, with the usage) told it again.
+   */
+  readonly #heard = new Set<number>();
 
   constructor(answers = 1) {
     this.#answers = answers;
@@ -519,7 +524,7 @@ class GeminiStream implements FrameRouter {
 
   /** Whether candidate `i` is to be told of calls dropped: its own, or those of a chunk not read. */
   #lost(i: number): boolean {
-    return this.#refusedCalls.has(i) || this.#unreadCall;
+    return this.#refusedCalls.has(i) || (this.#unreadCall && !this.#heard.has(i));
   }
 
   /**
@@ -532,6 +537,7 @@ class GeminiStream implements FrameRouter {
     this.#refusedCalls.delete(i);
     if (own !== undefined || !this.#unreadTold) this.#toldCalls += own ?? 1;
     if (own === undefined) this.#unreadTold = true;
+    this.#heard.add(i);
     return own ?? 1;
   }
 
@@ -542,6 +548,11 @@ class GeminiStream implements FrameRouter {
    */
   unread(data: string): void {
     if (namesKey(data, "functionCall")) this.#unreadCall = true;
+  }
+
+  /** See `FrameRouter.toldAnswers`. */
+  toldAnswers(): ReadonlySet<number> {
+    return this.#heard;
   }
 
   /** See `FrameRouter.ownReason`: the reason `#tellDropped` wrote, counted over every candidate. */

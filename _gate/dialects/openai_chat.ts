@@ -237,6 +237,8 @@ class ChatStream implements FrameRouter {
   #toldCalls = 0;
   /** Whether a reason `#finishOfDropped` wrote told of the `#strayCalls` (counted once in `#toldCalls`). */
   #strayTold = false;
+  /** The answers told of calls dropped (see `toldAnswers`). */
+  readonly #toldAnswers = new Set<number>();
 
   constructor(answers = 1) {
     this.#answers = answers;
@@ -517,6 +519,7 @@ class ChatStream implements FrameRouter {
       // call read as two where two answers finished for tool calls)
       if (own !== undefined || this.#strayCalls.size === 0 || !this.#strayTold) this.#toldCalls += count;
       if (own === undefined) this.#strayTold = true;
+      this.#toldAnswers.add(index);
       const delta = this.#rolePassed.has(index) ? {} : { role: "assistant" };
       return {
         index,
@@ -552,6 +555,7 @@ class ChatStream implements FrameRouter {
       this.#refusedCalls.delete(index);
       if (own !== undefined || !this.#strayTold) this.#toldCalls += count;
       if (own === undefined) this.#strayTold = true;
+      this.#toldAnswers.add(index);
       return {
         index,
         delta: { content: flow.lead(index) + malformedCallsReason(count) },
@@ -567,6 +571,11 @@ class ChatStream implements FrameRouter {
   unread(data: string): void {
     this.#unread = true;
     if (namesKey(data, "tool_calls") || namesKey(data, "function_call")) this.#unreadCall = true;
+  }
+
+  /** See `FrameRouter.toldAnswers`. */
+  toldAnswers(): ReadonlySet<number> {
+    return this.#toldAnswers;
   }
 
   /** See `FrameRouter.ownReason`: the reason `#finishOfDropped` wrote, counted over every answer. */

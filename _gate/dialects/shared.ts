@@ -116,23 +116,35 @@ export function malformedCallsReason(count: number): string {
 }
 
 /**
- * Whether the text of a frame dropped unread (not JSON) names `key` as a JSON key (`"tool_calls"`), its
- * `\\uXXXX` escapes read (`"tool\\u005fcalls"` is the same key to JSON): a frame that names a call's key is
- * taken for a call's, one that does not may be text, and is dropped unsaid where calls are kept beside it.
+ * Whether the text of a frame dropped unread (not JSON) names `key` as a JSON key (`,"tool_calls":`, or at
+ * the text's cut end), with `value` that key with that string value (`"type":"tool_use"`), its `\\uXXXX`
+ * escapes read (`"tool\\u005fcalls"` is the same key to JSON): a frame that names a call's key is taken for a
+ * call's, one that does not may be text, and is dropped unsaid where calls are kept beside it. The same
+ * name as a value is no call's (a finish's `"finish_reason":"tool_calls"`, `"stop_reason":"tool_use"`):
+ * taken for one, the model read of a call dropped beside the call that went, and was asked to make it again.
  *
- * @example A call's key, written plain or escaped; text that names none
+ * @example A call's key, written plain or escaped; a finish and text that name none
  * ```ts
  * import assert from "node:assert/strict";
  * import { namesKey } from "./shared.ts";
  *
  * assert.equal(namesKey('{"message":{"tool_calls":[{"fun', "tool_calls"), true);
  * assert.equal(namesKey('{"message":{"tool\\u005fcalls":[', "tool_calls"), true);
+ * assert.equal(namesKey('{"choices":[{"delta":{"tool_calls"', "tool_calls"), true);
+ * assert.equal(namesKey('{"choices":[{"finish_reason":"tool_calls"', "tool_calls"), false);
+ * assert.equal(namesKey('{"content_block":{"type":"tool_use","id', "type", "tool_use"), true);
+ * assert.equal(namesKey('{"delta":{"stop_reason":"tool_use"', "type", "tool_use"), false);
  * assert.equal(namesKey('{"message":{"content":"sun', "tool_calls"), false);
  * ```
  */
-export function namesKey(data: string, key: string): boolean {
-  const named = `"${key}"`;
-  return data.includes(named) || (data.includes("\\u") && unescaped(data).includes(named));
+export function namesKey(data: string, key: string, value?: string): boolean {
+  // (a key follows `{` or `,`, a value `:`; JSON's white space may stand between; a key the cut left last
+  // may be a call's)
+  const space = "[ \\t\\n\\r]*";
+  const named = new RegExp(
+    `[{,]${space}"${key}"${space}` + (value === undefined ? "(?::|$)" : `:${space}"${value}"`),
+  );
+  return named.test(data) || (data.includes("\\u") && named.test(unescaped(data)));
 }
 
 /** `text` with its JSON `\\uXXXX` escapes read (a frame not JSON has no other reading). */
@@ -312,6 +324,11 @@ export interface FrameRouter {
    * `refuse` dropped, ended as a rejected turn ends): reported as any reason the gate writes.
    */
   ownReason?(): string | undefined;
+  /**
+   * The answers that read `ownReason`'s words (OpenAI Chat `n`, Gemini `candidateCount`), whose judge's
+   * reason then speaks of their other calls; absent: the one answer, where `ownReason` is set.
+   */
+  toldAnswers?(): ReadonlySet<number>;
   /**
    * Before the calls held are judged: where calls `refuse` dropped (or a frame dropped unread that names a
    * call's key, see {@linkcode namesKey}) stood beside calls a client holds, puts
