@@ -954,6 +954,49 @@ test("MCP session: a message built in code is judged as JSON sends it, a toJSON 
   for (const sent of toServer) assert.doesNotMatch(sent, /tools\/call/, sent);
 });
 
+test("MCP session: a toJSON that returns an object with a toJSON of its own is called once, as JSON does", () => {
+  // JSON.stringify calls a value's toJSON once and sends what it returns without calling that one's: the
+  // guard's copy kept the second toJSON, which the client's transport then called, sending what no one judged.
+  const toClient: string[] = [];
+  const events: McpEvent[] = [];
+  const guarded = createMcpGuard({ scanOutput: true, onEvent: (e) => void events.push(e) }).connect({
+    toServer: () => {},
+    toClient: (frame) => void toClient.push(JSON.stringify(frame.message)),
+  });
+  const twice = (judged: Record<string, unknown>, unjudged: Record<string, unknown>) => ({
+    toJSON: () => ({ ...judged, toJSON: () => unjudged }),
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+  guarded.fromServer({
+    message: {
+      jsonrpc: "2.0",
+      id: 1,
+      result: { tools: [{ name: "echo", inputSchema: { type: "object" } }] },
+    },
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } } });
+  toClient.length = 0;
+  const messages = [
+    {
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: twice({ text: "ok" }, { text: INJECTED }) },
+    },
+    { jsonrpc: "2.0", method: "notifications/message", params: twice({ level: "info" }, { data: INJECTED }) },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      result: { content: [], structuredContent: { found: twice({ text: "ok" }, { text: INJECTED }) } },
+    },
+  ];
+  for (const message of messages) guarded.fromServer({ message: message as JsonRpcMessage });
+  assert.equal(toClient.length, 3);
+  // (what JSON.stringify sends of each, as the guard judged it: the first toJSON's result, no second call)
+  assert.deepEqual(toClient.map((t) => JSON.parse(t)), messages.map((m) => JSON.parse(JSON.stringify(m))));
+  for (const sent of toClient) assert.doesNotMatch(sent, /Ignore all previous/, sent);
+  assert.deepEqual(events.filter((e) => e.event === "output_flagged"), []);
+});
+
 test("MCP session: an answer whose copy throws but whose judging reads it still answers the client's request", async () => {
   // (without output scanning, whose copies would go on in its place, the judged answer is the one handed in)
   const toClient: unknown[] = [];
