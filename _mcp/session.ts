@@ -464,6 +464,12 @@ export class GuardedSession implements McpSession {
     }
     | undefined;
   /**
+   * Set while a server frame is handled once a message in it that may be an answer could not be read, nor
+   * its id: the reason, as reported; the client's requests still waiting once the frame is handled are
+   * answered with an error (see #answerLost).
+   */
+  #lost: string | undefined;
+  /**
    * The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up.
    */
   readonly #own = new Map<string, { id: string; stop: AbortController }>();
@@ -913,10 +919,15 @@ export class GuardedSession implements McpSession {
   /** A message from the server. */
   readonly fromServer = (input: McpFrame): void => {
     this.#judgingText = isParsedText(input);
+    const before = this.#lost; // (a sink that hands the session a server message as it is called)
+    this.#lost = undefined;
     try {
       this.#fromServer(input);
     } finally {
       this.#judgingText = false;
+      const lost = this.#lost;
+      this.#lost = before;
+      if (lost !== undefined) this.#answerLost(lost);
     }
   };
 
@@ -927,8 +938,8 @@ export class GuardedSession implements McpSession {
       batch = Array.isArray(input.message);
     } catch (error) {
       // A revoked proxy (a transport's value built in code): nothing in it can be read, not even an id; a
-      // throw would reach the transport's reader.
-      this.#reportNotJudged(error);
+      // throw would reach the transport's reader. It may have been an answer (see #answerLost).
+      this.#lost = this.#reportNotJudged(error);
       return;
     }
     const split = this.#hooks.splitBatches && batch;
@@ -1556,7 +1567,7 @@ export class GuardedSession implements McpSession {
     } catch (error) {
       // A proxy whose length or keys cannot be read (a transport's value built in code): no message in it can
       // be, as in a revoked one (see fromServer); a throw would reach the transport's reader.
-      this.#reportNotJudged(error);
+      this.#lost = this.#reportNotJudged(error);
       return;
     }
     if (slots !== undefined) changed = true;
@@ -1567,9 +1578,10 @@ export class GuardedSession implements McpSession {
         x = batch[i];
       } catch (error) {
         // An element that cannot be read (a getter of a transport's array): dropped, the rest go on (a throw
-        // would lose the answers judged before it, their requests no longer waiting).
+        // would lose the answers judged before it, their requests no longer waiting); it may have been an
+        // answer (see #answerLost).
         changed = true;
-        this.#reportNotJudged(error);
+        this.#lost = this.#reportNotJudged(error);
         continue;
       }
       let r: ServerOutcome = "same";
@@ -1760,14 +1772,17 @@ export class GuardedSession implements McpSession {
    */
   #notJudged(m: JsonRpcMessage, error: unknown): JsonRpcMessage | null {
     let id: unknown;
+    let idUnread = false;
     try {
       id = m.id;
     } catch {
-      // (an id that cannot be read answers nothing: the message is dropped)
+      idUnread = true; // (dropped: no request is known to be the one it answers)
     }
     const method = requestMethod(m);
     if (!isId(id)) {
-      this.#reportNotJudged(error);
+      const why = this.#reportNotJudged(error);
+      // (an answer, or what may be one: see #answerLost)
+      if (idUnread && method === undefined) this.#lost = why;
       return null;
     }
     let key = idKey(id);
@@ -1814,6 +1829,29 @@ export class GuardedSession implements McpSession {
     const answer = this.#notJudgedAnswer(taken.req, error);
     this.#noteAnswered(taken.key, answer);
     return answer;
+  }
+
+  /**
+   * A server message that may have been an answer (one whose id could not be read, or nothing of it: a
+   * revoked proxy, a batch's element behind a getter that throws) was dropped (`why`: the reason reported):
+   * the request it answers, if any, would wait for ever, and which one it is cannot be known, so every
+   * request of the client's still waiting once the frame is handled is answered with an error saying so
+   * (a late answer to one is dropped quietly, as after a cancel). A split batch's other answers then go too.
+   * The guard's own `tools/list` is left to its timeout.
+   */
+  #answerLost(why: string): void {
+    for (const [key, req] of [...this.#pending]) {
+      if (!this.#unpend(key)) continue; // (answered meanwhile: a sink may hand the session a message)
+      const text = `toolguard: a message of the MCP server's could not be read (${why}), nor which request ` +
+        `it answers: it may have been the answer to this ${req.method} (which the server may have run), so ` +
+        "it was not passed on and this error answers the request; send it again if it still needs an answer";
+      const answer = errorResponse(req.id, -32603, text);
+      const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
+      const out = scanned === "same" || scanned === null ? answer : scanned;
+      this.#noteAnswered(key, out);
+      this.#noteCancelled(key, req.id);
+      this.#reply(out);
+    }
   }
 
   /**
