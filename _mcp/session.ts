@@ -549,6 +549,18 @@ export class GuardedSession implements McpSession {
 
   /** A message from the client. Returns the server sink's promise when the message went straight on. */
   readonly fromClient = (frame: McpFrame): void | Promise<void> => {
+    if (Array.isArray(frame.message) && !isParsedText(frame)) {
+      // (built in code: each element read once, and what cannot be read answered, the rest going on)
+      const { read, unread } = this.#readBatch(frame.message);
+      const copy = { message: read as JsonRpcMessage[], extra: frame.extra };
+      if (notUtf8Frames.has(frame)) notUtf8(copy);
+      if (unread.length > 0) {
+        if (read.length === 0) return this.#toClient({ message: unread, extra: frame.extra });
+        if (this.#hooks.splitBatches) return this.#split(copy, read, unread);
+        this.#toClient({ message: unread, extra: frame.extra }); // (the server's answers come on their own)
+      }
+      frame = copy;
+    }
     if (this.#hooks.splitBatches && Array.isArray(frame.message)) {
       this.#judgedBatchText(frame, frame.message);
       return this.#split(frame, frame.message);
@@ -557,6 +569,35 @@ export class GuardedSession implements McpSession {
     // (written anew, it is still the message parsed from the line)
     return this.#accept(judged !== frame && isParsedText(frame) ? parsedText(judged) : judged);
   };
+
+  /**
+   * A client batch built in code, each element read once into a copy (see #clientCopy), which is what is
+   * judged and goes on; `unread`: the answers to the elements that cannot be read (a getter or proxy that
+   * throws), Invalid Request under id null as their ids are not known. A throw out of a later read lost the
+   * elements beside it: the requests judged before it were answered, those after it never, nor any of a split
+   * batch's.
+   */
+  #readBatch(batch: unknown[]): { read: unknown[]; unread: JsonRpcMessage[] } {
+    // (its holes kept, each answered or sent as before; a long sparse batch is read by the slots it holds,
+    // as a server's is; an element that cannot be read leaves no slot)
+    const read: unknown[] = new Array(batch.length);
+    const unread: JsonRpcMessage[] = [];
+    const slots = heldSlots(batch);
+    const count = slots?.length ?? batch.length;
+    for (let n = 0; n < count; n++) {
+      const i = slots === undefined ? n : slots[n];
+      try {
+        if (slots !== undefined || i in batch) read[i - unread.length] = this.#clientCopy(batch[i]);
+      } catch (error) {
+        const why = `toolguard: the batch's element ${i} could not be read ` +
+          `(${clipMiddle(errorText(error))}), so it was not passed on to the MCP server (send it again as ` +
+          "plain data)";
+        unread.push(errorResponse(null, -32600, why));
+      }
+    }
+    read.length = batch.length - unread.length;
+    return { read, unread };
+  }
 
   /**
    * A client batch's line, before the session splits it (each element then goes on written anew, as judged):
@@ -777,12 +818,13 @@ export class GuardedSession implements McpSession {
    * leave them unanswered); the answers go back as one array once every request has one. An element that
    * is not an object is answered at once with Invalid Request, as JSON-RPC asks.
    */
-  #split(frame: McpFrame, batch: unknown[]): void | Promise<void> {
+  #split(frame: McpFrame, batch: unknown[], unread: JsonRpcMessage[] = []): void | Promise<void> {
     if (batch.length === 0) {
       const text = "toolguard: an empty batch is not a valid JSON-RPC request";
       return this.#toClient({ message: errorResponse(null, -32600, text) });
     }
-    const group: Batch = { waiting: new Set(), answers: [], extra: frame.extra };
+    // (the answers to the elements that could not be read: see #readBatch)
+    const group: Batch = { waiting: new Set(), answers: [...unread], extra: frame.extra };
     // A request under the id of one that waits in a batch (this one, or another) is refused here, into this
     // batch's answer: registered under that id, it would take the other's place, whose batch then waited for
     // ever and never reached the client.

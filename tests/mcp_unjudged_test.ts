@@ -1175,3 +1175,57 @@ test("MCP session: a server message that cannot be read, nor its id, has the cli
     assert.equal(guarded.pending, 1);
   }
 });
+
+test("MCP session: a client batch built in code with elements that cannot be read sends the others on", () => {
+  // A throw out of the guard lost the elements beside them: with batches sent on whole, the requests judged
+  // before one were answered with an internal error, those after it never; split, none was.
+  const batch = () => {
+    const revocable = Proxy.revocable({}, {});
+    revocable.revoke();
+    const elements: unknown[] = [
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      null,
+      idUnread({ jsonrpc: "2.0", method: "ping" }),
+      revocable.proxy,
+      { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "echo" } },
+    ];
+    Object.defineProperty(elements, 1, {
+      get() {
+        throw new Error("the transport's getter failed");
+      },
+    });
+    return elements as JsonRpcMessage[];
+  };
+  const refusals = (answers: unknown) => {
+    const texts = (answers as JsonRpcMessage[]).map((m) => {
+      assert.equal(m.id, null);
+      return (m.error as { message: string }).message;
+    });
+    assert.equal(texts.length, 3);
+    assert.match(texts[0], /element 1 could not be read \(the transport's getter failed\)/);
+    assert.match(texts[1], /element 2 could not be read \(the transport's id getter failed\)/);
+    assert.match(texts[2], /element 3 could not be read .*revoked/);
+  };
+  const answer = (id: number) => ({ jsonrpc: "2.0", id, result: { content: [] } });
+  {
+    const { guarded, toClient, toServer } = session();
+    guarded.fromClient({ message: batch() });
+    assert.deepEqual(toServer, [[{ jsonrpc: "2.0", id: 1, method: "ping" }, batch()[4]]]);
+    refusals(toClient[0]);
+    guarded.fromServer({ message: [answer(1), answer(5)] as JsonRpcMessage[] });
+    assert.deepEqual(toClient[1], [answer(1), answer(5)]);
+    assert.equal(guarded.pending, 0);
+  }
+  {
+    const { guarded, toClient, toServer } = session("split");
+    guarded.fromClient({ message: batch() });
+    assert.deepEqual(toServer, [{ jsonrpc: "2.0", id: 1, method: "ping" }, batch()[4]]);
+    guarded.fromServer({ message: answer(1) as JsonRpcMessage });
+    guarded.fromServer({ message: answer(5) as JsonRpcMessage });
+    // (the batch's answer: the refusals, then the answers as they came)
+    assert.equal(toClient.length, 1);
+    const answers = toClient[0] as JsonRpcMessage[];
+    refusals(answers.slice(0, 3));
+    assert.deepEqual(answers.slice(3), [answer(1), answer(5)]);
+  }
+});
