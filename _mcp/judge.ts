@@ -1927,6 +1927,9 @@ export function walkStrings(
       }
     } else if (isRecord(v)) {
       const out: Record<string, unknown> = { ...v };
+      // (a `toJSON` a `toJSON` returned: JSON calls one a value and sends no function, while the copy's, left
+      // in it, would be called as the copy is written out, and send what no one judged)
+      if (!parsed && typeof out.toJSON === "function") delete out.toJSON;
       parent[slot] = out;
       const keys = Object.keys(out);
       for (let i = keys.length - 1; i >= 0; i--) {

@@ -458,6 +458,12 @@ export class GuardedSession implements McpSession {
     }
     | undefined;
   /**
+   * Set while a server frame is handled once a message in it that may be an answer could not be read, nor
+   * its id: the reason, as reported; the client's requests still waiting once the frame is handled are
+   * answered with an error (see #answerLost).
+   */
+  #lost: string | undefined;
+  /**
    * The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up.
    */
   readonly #own = new Map<string, { id: string; stop: AbortController }>();
@@ -537,6 +543,18 @@ export class GuardedSession implements McpSession {
 
   /** A message from the client. Returns the server sink's promise when the message went straight on. */
   readonly fromClient = (frame: McpFrame): void | Promise<void> => {
+    if (Array.isArray(frame.message) && !isParsedText(frame)) {
+      // (built in code: each element read once, and what cannot be read answered, the rest going on)
+      const { read, unread } = this.#readBatch(frame.message);
+      const copy = { message: read as JsonRpcMessage[], extra: frame.extra };
+      if (notUtf8Frames.has(frame)) notUtf8(copy);
+      if (unread.length > 0) {
+        if (read.length === 0) return this.#toClient({ message: unread, extra: frame.extra });
+        if (this.#hooks.splitBatches) return this.#split(copy, read, unread);
+        this.#toClient({ message: unread, extra: frame.extra }); // (the server's answers come on their own)
+      }
+      frame = copy;
+    }
     if (this.#hooks.splitBatches && Array.isArray(frame.message)) {
       this.#judgedBatchText(frame, frame.message);
       return this.#split(frame, frame.message);
@@ -545,6 +563,35 @@ export class GuardedSession implements McpSession {
     // (written anew, it is still the message parsed from the line)
     return this.#accept(judged !== frame && isParsedText(frame) ? parsedText(judged) : judged);
   };
+
+  /**
+   * A client batch built in code, each element read once into a copy (see #clientCopy), which is what is
+   * judged and goes on; `unread`: the answers to the elements that cannot be read (a getter or proxy that
+   * throws), Invalid Request under id null as their ids are not known. A throw out of a later read lost the
+   * elements beside it: the requests judged before it were answered, those after it never, nor any of a split
+   * batch's.
+   */
+  #readBatch(batch: unknown[]): { read: unknown[]; unread: JsonRpcMessage[] } {
+    // (its holes kept, each answered or sent as before; a long sparse batch is read by the slots it holds,
+    // as a server's is; an element that cannot be read leaves no slot)
+    const read: unknown[] = new Array(batch.length);
+    const unread: JsonRpcMessage[] = [];
+    const slots = heldSlots(batch);
+    const count = slots?.length ?? batch.length;
+    for (let n = 0; n < count; n++) {
+      const i = slots === undefined ? n : slots[n];
+      try {
+        if (slots !== undefined || i in batch) read[i - unread.length] = this.#clientCopy(batch[i]);
+      } catch (error) {
+        const why = `toolguard: the batch's element ${i} could not be read ` +
+          `(${clipMiddle(errorText(error))}), so it was not passed on to the MCP server (send it again as ` +
+          "plain data)";
+        unread.push(errorResponse(null, -32600, why));
+      }
+    }
+    read.length = batch.length - unread.length;
+    return { read, unread };
+  }
 
   /**
    * A client batch's line, before the session splits it (each element then goes on written anew, as judged):
@@ -765,12 +812,13 @@ export class GuardedSession implements McpSession {
    * leave them unanswered); the answers go back as one array once every request has one. An element that
    * is not an object is answered at once with Invalid Request, as JSON-RPC asks.
    */
-  #split(frame: McpFrame, batch: unknown[]): void | Promise<void> {
+  #split(frame: McpFrame, batch: unknown[], unread: JsonRpcMessage[] = []): void | Promise<void> {
     if (batch.length === 0) {
       const text = "toolguard: an empty batch is not a valid JSON-RPC request";
       return this.#toClient({ message: errorResponse(null, -32600, text) });
     }
-    const group: Batch = { waiting: new Set(), answers: [], extra: frame.extra };
+    // (the answers to the elements that could not be read: see #readBatch)
+    const group: Batch = { waiting: new Set(), answers: [...unread], extra: frame.extra };
     // A request under the id of one that waits in a batch (this one, or another) is refused here, into this
     // batch's answer: registered under that id, it would take the other's place, whose batch then waited for
     // ever and never reached the client.
@@ -907,10 +955,15 @@ export class GuardedSession implements McpSession {
   /** A message from the server. */
   readonly fromServer = (input: McpFrame): void => {
     this.#judgingText = isParsedText(input);
+    const before = this.#lost; // (a sink that hands the session a server message as it is called)
+    this.#lost = undefined;
     try {
       this.#fromServer(input);
     } finally {
       this.#judgingText = false;
+      const lost = this.#lost;
+      this.#lost = before;
+      if (lost !== undefined) this.#answerLost(lost);
     }
   };
 
@@ -921,8 +974,8 @@ export class GuardedSession implements McpSession {
       batch = Array.isArray(input.message);
     } catch (error) {
       // A revoked proxy (a transport's value built in code): nothing in it can be read, not even an id; a
-      // throw would reach the transport's reader.
-      this.#reportNotJudged(error);
+      // throw would reach the transport's reader. It may have been an answer (see #answerLost).
+      this.#lost = this.#reportNotJudged(error);
       return;
     }
     const split = this.#hooks.splitBatches && batch;
@@ -1550,7 +1603,7 @@ export class GuardedSession implements McpSession {
     } catch (error) {
       // A proxy whose length or keys cannot be read (a transport's value built in code): no message in it can
       // be, as in a revoked one (see fromServer); a throw would reach the transport's reader.
-      this.#reportNotJudged(error);
+      this.#lost = this.#reportNotJudged(error);
       return;
     }
     if (slots !== undefined) changed = true;
@@ -1561,9 +1614,10 @@ export class GuardedSession implements McpSession {
         x = batch[i];
       } catch (error) {
         // An element that cannot be read (a getter of a transport's array): dropped, the rest go on (a throw
-        // would lose the answers judged before it, their requests no longer waiting).
+        // would lose the answers judged before it, their requests no longer waiting); it may have been an
+        // answer (see #answerLost).
         changed = true;
-        this.#reportNotJudged(error);
+        this.#lost = this.#reportNotJudged(error);
         continue;
       }
       let r: ServerOutcome = "same";
@@ -1754,14 +1808,17 @@ export class GuardedSession implements McpSession {
    */
   #notJudged(m: JsonRpcMessage, error: unknown): JsonRpcMessage | null {
     let id: unknown;
+    let idUnread = false;
     try {
       id = m.id;
     } catch {
-      // (an id that cannot be read answers nothing: the message is dropped)
+      idUnread = true; // (dropped: no request is known to be the one it answers)
     }
     const method = requestMethod(m);
     if (!isId(id)) {
-      this.#reportNotJudged(error);
+      const why = this.#reportNotJudged(error);
+      // (an answer, or what may be one: see #answerLost)
+      if (idUnread && method === undefined) this.#lost = why;
       return null;
     }
     let key = idKey(id);
@@ -1808,6 +1865,29 @@ export class GuardedSession implements McpSession {
     const answer = this.#notJudgedAnswer(taken.req, error);
     this.#noteAnswered(taken.key, answer);
     return answer;
+  }
+
+  /**
+   * A server message that may have been an answer (one whose id could not be read, or nothing of it: a
+   * revoked proxy, a batch's element behind a getter that throws) was dropped (`why`: the reason reported):
+   * the request it answers, if any, would wait for ever, and which one it is cannot be known, so every
+   * request of the client's still waiting once the frame is handled is answered with an error saying so
+   * (a late answer to one is dropped quietly, as after a cancel). A split batch's other answers then go too.
+   * The guard's own `tools/list` is left to its timeout.
+   */
+  #answerLost(why: string): void {
+    for (const [key, req] of [...this.#pending]) {
+      if (!this.#unpend(key)) continue; // (answered meanwhile: a sink may hand the session a message)
+      const text = `toolguard: a message of the MCP server's could not be read (${why}), nor which request ` +
+        `it answers: it may have been the answer to this ${req.method} (which the server may have run), so ` +
+        "it was not passed on and this error answers the request; send it again if it still needs an answer";
+      const answer = errorResponse(req.id, -32603, text);
+      const scanned = this.#scanned(answer, req.method, "error", req.id, req.name);
+      const out = scanned === "same" || scanned === null ? answer : scanned;
+      this.#noteAnswered(key, out);
+      this.#noteCancelled(key, req.id);
+      this.#reply(out);
+    }
   }
 
   /**

@@ -65,6 +65,15 @@ async function relayTo(
   return got;
 }
 
+/** The arrays {@linkcode together} made. */
+const chunks = new WeakSet<object>();
+
+/** Messages a {@linkcode relayScript} script yields to be written in one chunk. */
+function together(...messages: unknown[]): unknown[] {
+  chunks.add(messages);
+  return messages;
+}
+
 /** What a scripted test's server does with each request: `m` is a POST's message, undefined for a GET. */
 type Handle = (req: IncomingMessage, res: ServerResponse, m: JsonRpcMessage | undefined) => void;
 
@@ -72,7 +81,9 @@ type Handle = (req: IncomingMessage, res: ServerResponse, m: JsonRpcMessage | un
  * Relays what `script` yields, the client's messages, through {@linkcode relayMcpHttp} (with `options`) to a
  * server on 127.0.0.1 that `handle` answers (a `GET` too); `script` waits with `until(enough)` for what the
  * client got so far to be enough (or 15 s, so that a relay that never answers fails the test, not hangs it).
- * Returns what the client got and the relay's events; the server is closed after.
+ * A message is written as one line; an array made by {@linkcode together}, as its messages' lines in one
+ * chunk, which the relay reads in one go (no timer of its fires between them). Returns what the client got
+ * and the relay's events; the server is closed after.
  */
 async function relayScript(
   handle: Handle,
@@ -107,7 +118,10 @@ async function relayScript(
       onEvent: (e) => void events.push(e),
       ...options,
       input: (async function* () {
-        for await (const m of script(until)) yield enc.encode(JSON.stringify(m) + "\n");
+        for await (const m of script(until)) {
+          const lines = chunks.has(m as object) ? m as unknown[] : [m];
+          yield enc.encode(lines.map((x) => JSON.stringify(x) + "\n").join(""));
+        }
       })(),
       output: (bytes) => {
         for (const text of new TextDecoder().decode(bytes).split("\n").filter(Boolean)) {
@@ -1574,13 +1588,19 @@ test("relayMcpHttp: the guard's own cancel goes in the session of its tools/list
   timeout: 60_000,
 }, async () => {
   // An initialize held behind the guard's tools/list went as the guard gave up on it, before its cancel: the
-  // cancel went with the new session's id (none yet: refused), and the server never learned of it.
+  // cancel went with the new session's id (none yet: refused), and the server never learned of it. No
+  // margin of time decides the test: the tools/list goes as the call comes (no notification of the client's
+  // waits to be accepted before it), and the new initialize is held with it, read in the same chunk, before
+  // any timer fires; the test waits for the cancel to arrive, not for a time.
   const arrived: string[] = [];
   const held: ServerResponse[] = [];
+  let cancelled = () => {};
+  const cancel = new Promise<void>((resolve) => (cancelled = resolve));
   const handle: Handle = (req, res, m) => {
     if (m === undefined) return void res.writeHead(405).end();
     const session = String(req.headers["mcp-session-id"] ?? "none");
     arrived.push(`${m.method} ${session}`);
+    if (m.method === "notifications/cancelled") cancelled();
     if (m.method === "initialize") {
       return void res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${m.id}` })
         .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: INIT_RESULT }));
@@ -1590,12 +1610,14 @@ test("relayMcpHttp: the guard's own cancel goes in the session of its tools/list
   };
   const { events } = await relayScript(handle, async function* (until) {
     yield INIT[0];
-    yield INIT[1];
     await until(answered(0));
-    yield { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } };
-    yield { ...INIT[0] as object, id: 2 };
-    yield INIT[1];
+    const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: {} } };
+    yield together(call, { ...INIT[0] as object, id: 2 }, INIT[1]);
     await until(answered(1, 2));
+    let bound: ReturnType<typeof setTimeout> | undefined;
+    // (or 15 s, when no cancel comes)
+    await Promise.race([cancel, new Promise((resolve) => (bound = setTimeout(resolve, 15_000)))]);
+    clearTimeout(bound);
   }, { toolsTimeoutMs: 100 }).finally(() => held.forEach((res) => res.destroy()));
   assert.ok(arrived.includes("notifications/cancelled s0"), arrived.join(", "));
   assert.deepEqual(events.filter((e) => e.event === "post_failed"), []);

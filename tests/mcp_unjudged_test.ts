@@ -20,6 +20,7 @@ import {
 } from "../mcp.ts";
 import { parseLine } from "../_mcp/framing.ts";
 import { strayNotice } from "../_cli/mcp.ts";
+import { INIT_RESULT } from "./_mcp_messages.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const EVERYTHING = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -251,11 +252,15 @@ test("MCP session: an answer with a method member that cannot be read still answ
 });
 
 /**
- * A transport over `inner` that hands on a revoked proxy before each message, and keeps what the reader it
- * hands them to throws (a relay must never throw into its transport).
+ * A transport over `inner` that hands on a revoked proxy after each answer to the client (when its request
+ * no longer waits: while one waits, a message that cannot be read may be its answer, and answers it with an
+ * error; the guard's own tools/list, under a string id, is answered while the call held for it waits), and
+ * keeps what the reader it hands them to throws (a relay must never throw into its transport).
  */
-function revokedFirst(inner: McpTransport, thrown: unknown[]): McpTransport {
+function revokedAfter(inner: McpTransport, thrown: unknown[]): McpTransport {
   return relaying(inner, (message, read) => {
+    read(message);
+    if (typeof message.id !== "number" || message.method !== undefined) return;
     const revocable = Proxy.revocable({}, {});
     revocable.revoke();
     try {
@@ -263,7 +268,6 @@ function revokedFirst(inner: McpTransport, thrown: unknown[]): McpTransport {
     } catch (error) {
       thrown.push(error);
     }
-    read(message);
   });
 }
 
@@ -280,7 +284,7 @@ test(
       args: [EVERYTHING, "stdio"],
       stderr: "ignore",
     });
-    const transport = guardMcpTransport(revokedFirst(inner as unknown as McpTransport, thrown), {
+    const transport = guardMcpTransport(revokedAfter(inner as unknown as McpTransport, thrown), {
       scanOutput: true,
       onEvent: (event) => void events.push(event),
     });
@@ -954,6 +958,49 @@ test("MCP session: a message built in code is judged as JSON sends it, a toJSON 
   for (const sent of toServer) assert.doesNotMatch(sent, /tools\/call/, sent);
 });
 
+test("MCP session: a toJSON that returns an object with a toJSON of its own is called once, as JSON does", () => {
+  // JSON.stringify calls a value's toJSON once and sends what it returns without calling that one's: the
+  // guard's copy kept the second toJSON, which the client's transport then called, sending what no one judged.
+  const toClient: string[] = [];
+  const events: McpEvent[] = [];
+  const guarded = createMcpGuard({ scanOutput: true, onEvent: (e) => void events.push(e) }).connect({
+    toServer: () => {},
+    toClient: (frame) => void toClient.push(JSON.stringify(frame.message)),
+  });
+  const twice = (judged: Record<string, unknown>, unjudged: Record<string, unknown>) => ({
+    toJSON: () => ({ ...judged, toJSON: () => unjudged }),
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+  guarded.fromServer({
+    message: {
+      jsonrpc: "2.0",
+      id: 1,
+      result: { tools: [{ name: "echo", inputSchema: { type: "object" } }] },
+    },
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } } });
+  toClient.length = 0;
+  const messages = [
+    {
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: twice({ text: "ok" }, { text: INJECTED }) },
+    },
+    { jsonrpc: "2.0", method: "notifications/message", params: twice({ level: "info" }, { data: INJECTED }) },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      result: { content: [], structuredContent: { found: twice({ text: "ok" }, { text: INJECTED }) } },
+    },
+  ];
+  for (const message of messages) guarded.fromServer({ message: message as JsonRpcMessage });
+  assert.equal(toClient.length, 3);
+  // (what JSON.stringify sends of each, as the guard judged it: the first toJSON's result, no second call)
+  assert.deepEqual(toClient.map((t) => JSON.parse(t)), messages.map((m) => JSON.parse(JSON.stringify(m))));
+  for (const sent of toClient) assert.doesNotMatch(sent, /Ignore all previous/, sent);
+  assert.deepEqual(events.filter((e) => e.event === "output_flagged"), []);
+});
+
 test("MCP session: an answer whose copy throws but whose judging reads it still answers the client's request", async () => {
   // (without output scanning, whose copies would go on in its place, the judged answer is the one handed in)
   const toClient: unknown[] = [];
@@ -1010,4 +1057,175 @@ test("MCP session: an answer whose copy throws but whose judging reads it still 
   assert.equal(toClient.length, 1);
   const error = (toServer.at(-1) as JsonRpcMessage).error as { message: string };
   assert.match(error.message, /could not check this sampling\/createMessage request/);
+});
+
+/** `message` with an `id` whose getter always throws, as a transport's value built in code may hand on. */
+function idUnread(message: object): JsonRpcMessage {
+  return Object.defineProperty({ ...message }, "id", {
+    enumerable: true,
+    get() {
+      throw new Error("the transport's id getter failed");
+    },
+  }) as JsonRpcMessage;
+}
+
+test("guardMcpTransport: an answer whose id cannot be read answers the SDK client's call with an error", async () => {
+  // The answer was dropped (not_judged) and the call waited until the connection closed. The server is a
+  // transport built in code (which guardMcpTransport wraps), answering at once: its tool result's id cannot
+  // be read.
+  let handed = () => {};
+  const handedOver = new Promise<void>((resolve) => (handed = resolve));
+  const server: McpTransport = {
+    start: () => Promise.resolve(),
+    close: () => Promise.resolve(server.onclose?.()),
+    send(m) {
+      const answer = (result: unknown) => ({ jsonrpc: "2.0", id: m.id, result });
+      if (m.method === "initialize") server.onmessage?.(answer(INIT_RESULT) as JsonRpcMessage);
+      if (m.method === "tools/list") {
+        server.onmessage?.(
+          answer({ tools: [{ name: "echo", inputSchema: { type: "object" } }] }) as JsonRpcMessage,
+        );
+      }
+      if (m.method === "tools/call") {
+        server.onmessage?.(idUnread(answer({ content: [] })));
+        handed();
+      }
+      return Promise.resolve();
+    },
+  };
+  const client = new Client({ name: "toolguard-test", version: "1.0.0" });
+  let outcome: Promise<string>;
+  try {
+    await client.connect(guardMcpTransport(server) as unknown as StdioClientTransport);
+    outcome = client.callTool({ name: "echo", arguments: {} }).then(
+      () => "answered",
+      (e: Error) => e.message,
+    );
+    await handedOver;
+  } finally {
+    await client.close(); // (a call still waiting now fails with the SDK's "Connection closed")
+  }
+  assert.match(await outcome, /could not be read \(the transport's id getter failed\), nor which request/);
+});
+
+test("MCP session: a server message that cannot be read, nor its id, has the client's waiting requests answered", () => {
+  const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo" } });
+  const answer = (id: number) => ({
+    jsonrpc: "2.0",
+    id,
+    result: { content: [{ type: "text", text: "fine" }] },
+  });
+  // (a batch of `first` and an element behind a getter that throws)
+  const withUnreadable = (first: unknown) => {
+    const batch: unknown[] = [first, null];
+    Object.defineProperty(batch, 1, {
+      get() {
+        throw new Error("the transport's getter failed");
+      },
+    });
+    return batch as JsonRpcMessage[];
+  };
+  const errorOf = (m: unknown) => ((m as JsonRpcMessage).error as { message: string }).message;
+  // A split batch of the client's waited for the answer that could not be read, and held the one beside it.
+  {
+    const { guarded, toClient, events } = session("split");
+    guarded.fromClient({ message: [call(2), call(3)] as JsonRpcMessage[] });
+    guarded.fromServer({ message: withUnreadable(answer(2)) });
+    assert.equal(toClient.length, 1);
+    const [two, three] = toClient[0] as JsonRpcMessage[];
+    assert.deepEqual(two, answer(2));
+    assert.equal(three.id, 3);
+    assert.match(errorOf(three), /could not be read .*nor which request .*answer to this tools\/call/);
+    assert.equal(guarded.pending, 0);
+    // (its late answer, after the error, passes quietly, as after a cancel)
+    guarded.fromServer({ message: answer(3) as JsonRpcMessage });
+    assert.equal(toClient.length, 1);
+    const strays = events.filter((e) => e.event === "stray_message");
+    assert.deepEqual(strays.map((e) => e.event === "stray_message" && e.kind), ["not_judged"]);
+  }
+  // A batch sent on whole: the answers the server's batch holds go first, then the error.
+  {
+    const { guarded, toClient } = session();
+    guarded.fromClient({ message: [call(2), call(3)] as JsonRpcMessage[] });
+    guarded.fromServer({ message: withUnreadable(answer(2)) });
+    assert.deepEqual(toClient[0], [answer(2)]);
+    assert.equal((toClient[1] as JsonRpcMessage).id, 3);
+    assert.equal(guarded.pending, 0);
+  }
+  // An answer whose id cannot be read, and a revoked proxy: every request still waiting is answered.
+  {
+    const { guarded, toClient } = session();
+    guarded.fromClient({ message: call(2) as JsonRpcMessage });
+    guarded.fromClient({ message: call(3) as JsonRpcMessage });
+    guarded.fromServer({ message: idUnread(answer(2)) });
+    assert.deepEqual(toClient.map((m) => (m as JsonRpcMessage).id), [2, 3]);
+    guarded.fromClient({ message: call(4) as JsonRpcMessage });
+    const revocable = Proxy.revocable({}, {});
+    revocable.revoke();
+    guarded.fromServer({ message: revocable.proxy as JsonRpcMessage });
+    assert.deepEqual(toClient.map((m) => (m as JsonRpcMessage).id), [2, 3, 4]);
+    assert.equal(guarded.pending, 0);
+  }
+  // A request or notification of the server's whose id cannot be read answers nothing: none is answered.
+  {
+    const { guarded, toClient } = session();
+    guarded.fromClient({ message: call(2) as JsonRpcMessage });
+    guarded.fromServer({ message: idUnread({ jsonrpc: "2.0", method: "roots/list" }) });
+    assert.deepEqual(toClient, []);
+    assert.equal(guarded.pending, 1);
+  }
+});
+
+test("MCP session: a client batch built in code with elements that cannot be read sends the others on", () => {
+  // A throw out of the guard lost the elements beside them: with batches sent on whole, the requests judged
+  // before one were answered with an internal error, those after it never; split, none was.
+  const batch = () => {
+    const revocable = Proxy.revocable({}, {});
+    revocable.revoke();
+    const elements: unknown[] = [
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      null,
+      idUnread({ jsonrpc: "2.0", method: "ping" }),
+      revocable.proxy,
+      { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "echo" } },
+    ];
+    Object.defineProperty(elements, 1, {
+      get() {
+        throw new Error("the transport's getter failed");
+      },
+    });
+    return elements as JsonRpcMessage[];
+  };
+  const refusals = (answers: unknown) => {
+    const texts = (answers as JsonRpcMessage[]).map((m) => {
+      assert.equal(m.id, null);
+      return (m.error as { message: string }).message;
+    });
+    assert.equal(texts.length, 3);
+    assert.match(texts[0], /element 1 could not be read \(the transport's getter failed\)/);
+    assert.match(texts[1], /element 2 could not be read \(the transport's id getter failed\)/);
+    assert.match(texts[2], /element 3 could not be read .*revoked/);
+  };
+  const answer = (id: number) => ({ jsonrpc: "2.0", id, result: { content: [] } });
+  {
+    const { guarded, toClient, toServer } = session();
+    guarded.fromClient({ message: batch() });
+    assert.deepEqual(toServer, [[{ jsonrpc: "2.0", id: 1, method: "ping" }, batch()[4]]]);
+    refusals(toClient[0]);
+    guarded.fromServer({ message: [answer(1), answer(5)] as JsonRpcMessage[] });
+    assert.deepEqual(toClient[1], [answer(1), answer(5)]);
+    assert.equal(guarded.pending, 0);
+  }
+  {
+    const { guarded, toClient, toServer } = session("split");
+    guarded.fromClient({ message: batch() });
+    assert.deepEqual(toServer, [{ jsonrpc: "2.0", id: 1, method: "ping" }, batch()[4]]);
+    guarded.fromServer({ message: answer(1) as JsonRpcMessage });
+    guarded.fromServer({ message: answer(5) as JsonRpcMessage });
+    // (the batch's answer: the refusals, then the answers as they came)
+    assert.equal(toClient.length, 1);
+    const answers = toClient[0] as JsonRpcMessage[];
+    refusals(answers.slice(0, 3));
+    assert.deepEqual(answers.slice(3), [answer(1), answer(5)]);
+  }
 });
