@@ -139,7 +139,7 @@ export function refuseSparse(list: readonly unknown[], what: string): void {
  * The first BigInt in `value` (a schema built in code: JSON has no form for one, so it cannot be sent) and its
  * JSON Pointer, or null. Reads own enumerable keys, as `JSON.stringify` does, from a list, not the call
  * stack (a value built in code may nest past its reach). Meant for a value within measure (see
- * {@link schemaGraphProblem}, which a chain 100 000 levels deep is: a tree): past ten times
+ * `schemaGraphProblem` in measure.ts, which a chain 100 000 levels deep is: a tree): past ten times
  * {@link MOST_WRITTEN_OUT} objects it skips those it has seen, so that one that holds itself still ends (a
  * set of every object from the start cost that chain ten times the walk).
  *
@@ -834,11 +834,11 @@ export function sameAsSnapshot(roots: readonly unknown[], snap: Snapshot): boole
 }
 
 /**
- * Whether `value` (call arguments built in code, already found by {@link walkProblem} to be within depth and
- * measure) holds what JSON sends otherwise: an object with a `toJSON` (a Date), a boxed value, a number that is
- * not finite, `undefined`, a function ({@link unsentLeaf}, {@link sentOtherwise}); such arguments are checked
- * and scanned as {@link copyAsSent} copies them. One read of each object, and of an array what it holds;
- * throws what reading throws.
+ * Whether `value` (call arguments built in code, already found by `walkProblem` (measure.ts) to be within
+ * depth and measure) holds what JSON sends otherwise: an object with a `toJSON` (a Date), a boxed value, a
+ * number that is not finite, `undefined`, a function ({@link unsentLeaf}, {@link sentOtherwise}); such
+ * arguments are checked and scanned as {@link copyAsSent} copies them. One read of each object, and of an
+ * array what it holds; throws what reading throws.
  *
  * @example
  * ```ts

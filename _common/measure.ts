@@ -43,7 +43,7 @@ export function nestsDeeper(value: unknown, max: number): boolean {
  * (`"deep"`; a cycle does, and so does a value whose reading throws), or it shares its objects so that
  * written out it would hold more than {@link MOST_WRITTEN_OUT} of them (`"shared"`, see {@link pastMeasure}).
  * Within both, `"unsent"` when JSON would send something else than it holds somewhere ({@link unsentLeaf}, a
- * `toJSON`, a boxed value: the arguments are then read as {@link copyAsSent} copies them, as a provider
+ * `toJSON`, a boxed value: the arguments are then read as `copyAsSent` (json.ts) copies them, as a provider
  * carries them). Null when none: in one walk that counts as it goes down, for a value of fewer objects (all
  * of them read from JSON text in practice).
  *

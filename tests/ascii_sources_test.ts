@@ -54,3 +54,38 @@ test("sources: every module of the library is ASCII, so Deno loads it without a 
       '("..." or "-")',
   );
 });
+
+/**
+ * The names `source` declares (a function, a variable, a class, a type) or imports, as a `{@link}` in it may
+ * name them.
+ */
+function namesInScope(source: string): Set<string> {
+  const names = new Set<string>();
+  const declared = /\b(?:function\*?|const|let|var|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/g;
+  for (const [, name] of source.matchAll(declared)) names.add(name);
+  for (const [, list] of source.matchAll(/\b(?:import|export)\s+(?:type\s+)?\{([^}]*)\}/g)) {
+    for (const part of list.split(",")) {
+      const name = part.replace(/\btype\s+/, "").split(/\s+as\s+/).pop()!.trim();
+      if (name !== "") names.add(name);
+    }
+  }
+  const whole = /\bimport\s+(?:type\s+)?(?:\*\s+as\s+)?([A-Za-z_$][\w$]*)\s+from/g; // a default or namespace
+  for (const [, name] of source.matchAll(whole)) names.add(name);
+  return names;
+}
+
+// A `{@link name}` the module neither declares nor imports links nowhere (deno doc and editors show it as
+// plain text), and says where to look when the name has moved to another module: name it with its module in
+// backquotes then, as "`copyAsSent` (json.ts)".
+test("sources: every {@link} in a module of the library names what the module declares or imports", () => {
+  let links = 0;
+  const unresolved = libraryModules().flatMap((f) => {
+    const source = readFileSync(join(root, f), "utf8");
+    const names = namesInScope(source);
+    const named = [...source.matchAll(/\{@link\s+([A-Za-z_$][\w$]*)(?![\w$:])/g)].map(([, name]) => name);
+    links += named.length;
+    return named.filter((name) => !names.has(name) && !(name in globalThis)).map((name) => `${f}: ${name}`);
+  });
+  assert.ok(links > 100, `only ${links} links found`);
+  assert.deepEqual(unresolved, [], "import the name, or write it in backquotes with its module");
+});
