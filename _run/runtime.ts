@@ -72,7 +72,9 @@ interface DenoApi {
   ): { isFile: boolean; isDirectory: boolean; mode: number | null; uid: number | null; gid: number | null };
   uid(): number | null;
   gid(): number | null;
-  permissions: { querySync(descriptor: { name: string; path?: string }): { state: string } };
+  permissions: {
+    querySync(descriptor: { name: string; path?: string }): { state: string; partial?: boolean };
+  };
   stdin: { isTerminal(): boolean };
   stdout: { isTerminal(): boolean };
   stderr: { isTerminal(): boolean };
@@ -777,7 +779,7 @@ function hostHasTerminal(): boolean {
 }
 
 async function spawnDenoViaSetsid(spec: SpawnSpec, marker: TreeMarker | null): Promise<LiveChild | null> {
-  if (!maySignal()) return null; // the launcher would widen a partial permission
+  if (!runGrantedOutright()) return null; // the launcher would widen a partial permission
   const setsid = await (setsidFound ??= findSetsid());
   if (setsid === null || !preflightSetsid(spec)) return null;
   try {
@@ -785,6 +787,20 @@ async function spawnDenoViaSetsid(spec: SpawnSpec, marker: TreeMarker | null): P
     return spawnDeno(spec, launch, { via: "setsid", marker });
   } catch {
     return null; // the direct spawn will report the real problem in its own words
+  }
+}
+
+/**
+ * Whether Deno may run every program, so that the setsid launcher, which execs the tool itself, widens no
+ * permission: not with an allow list (`--allow-run=...`, state "prompt") nor a deny list (`--deny-run=...`,
+ * "granted" but partial), which `Deno.kill` ignores ({@linkcode maySignal}) but a launched tool would escape.
+ */
+function runGrantedOutright(): boolean {
+  try {
+    const status = denoApi!.permissions.querySync({ name: "run" });
+    return status.state === "granted" && status.partial !== true;
+  } catch {
+    return false;
   }
 }
 

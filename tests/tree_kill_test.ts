@@ -6,7 +6,9 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import process from "node:process";
 import { promisify } from "node:util";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
 import { KILL_GRACE_MS } from "../_run/run_tool.ts";
@@ -165,6 +167,44 @@ test(
         }
       }
       pids.cleanup();
+    }
+  },
+);
+
+test(
+  "runTool: Deno with --deny-run never starts a denied tool through the setsid launcher",
+  {
+    ...linuxOnly,
+    skip: linuxOnly.skip || (isDeno && hasSetsid ? false : "needs Deno's permissions and setsid"),
+  },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-deny-"));
+    try {
+      const host = join(dir, "host.ts");
+      writeFileSync(
+        host,
+        `import { runTool } from ${JSON.stringify(fileURLToPath(new URL("../guard.ts", import.meta.url)))};
+const r = await runTool("uname", [], { protocol: "text" });
+console.log(JSON.stringify({ kind: r.kind, detail: r.detail }));
+`,
+      );
+      const root = fileURLToPath(new URL("..", import.meta.url));
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      // No /proc to read: the guard finds the tree by process group, through setsid where it may. `run` is
+      // granted but for uname (partial): setsid would exec what Deno refuses to.
+      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
+        "run",
+        "--allow-run",
+        "--deny-run=uname",
+        "--allow-env",
+        `--allow-read=${root},${dir},/usr/bin,/bin`,
+        host,
+      ], { encoding: "utf8" });
+      const r = JSON.parse(out) as { kind: string; detail: string };
+      assert.equal(r.kind, "spawn", r.detail);
+      assert.match(r.detail, /run access/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   },
 );
