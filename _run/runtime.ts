@@ -624,7 +624,8 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
       }
       const grouped = canUseSetsid(spec) ? await spawnDenoViaSetsid(marked, marker) : null;
       if (grouped) return { ok: true, child: grouped };
-      return windowsExit({ ok: true, child: spawnDeno(spec, launch, { via: "direct", marker: null }) });
+      // Detached, with the marker where markers work: a descendant that leaves the group is still found.
+      return windowsExit({ ok: true, child: spawnDeno(marked, launch, { via: "direct", marker }) });
     }
     if (runtimeName === "bun") {
       try {
@@ -661,7 +662,7 @@ interface DenoStart {
    * `"setsid"`: through the setsid launcher (its own group, without a fork).
    */
   via: "marked" | "direct" | "setsid";
-  /** The marker in the child's environment (`"marked"` only). */
+  /** The marker in the child's environment, whichever way it starts (null where markers do not work). */
   marker: TreeMarker | null;
 }
 
@@ -669,10 +670,9 @@ interface DenoStart {
 function treeNote(tree: Tree): string | undefined {
   if (tree.reach !== undefined) return PARTIAL_RUN_NOTE;
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
-  // Said after "the guard ended the process tree, " (classify says that once, whatever ended it).
-  // (no marker where markers work: a terminal host whose tool could not start through setsid)
-  const why = treeMarkersWork() ? "" : ` (${whyNoMarkers()})`;
-  return `found by its process group only${why}: a descendant that left the group may have survived`;
+  // Said after "the guard ended the process tree, " (classify says that once, whatever ended it). Every
+  // spawn carries the marker where markers work, so here they do not, and why is said.
+  return `found by its process group only (${whyNoMarkers()}): a descendant that left the group may have survived`;
 }
 
 /**
