@@ -700,12 +700,12 @@ function treeNote(tree: Tree): string | undefined {
  * process tree, " or "the guard could not end the process tree, "), with what to grant.
  */
 const PARTIAL_RUN_NOTE = "as Deno's run permission is partial: signalling a process needs --allow-run for " +
-  "every program (no list), so processes the tool started may still be running";
+  "every program (no list), so processes it started may still be running";
 
 /** {@linkcode PARTIAL_RUN_NOTE} on Windows, where `taskkill` ends the tree. */
 const NO_TASKKILL_NOTE =
   "as Deno may not run taskkill here: ending the tree needs --allow-run for taskkill, so " +
-  "processes the tool started may still be running";
+  "processes it started may still be running";
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
 function stateOfTree(tree: Tree, look: Pick<TreeLookOptions, "known" | "openPipes" | "gap"> = {}): TreeLook {

@@ -208,3 +208,67 @@ console.log(JSON.stringify({ kind: r.kind, detail: r.detail }));
     }
   },
 );
+
+// A relay under the same partial permission: the server is ended through its own handle, and the exit's
+// detail says its descendants may have survived instead of saying nothing.
+const RELAY_HOST = `import { relayMcp } from MCP;
+const [dir] = Deno.args;
+const controller = new AbortController();
+const input = (async function* () {
+  await new Promise((resolve) => controller.signal.addEventListener("abort", resolve));
+})();
+const script = 'sleep 7.31 </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; cat >/dev/null';
+const running = relayMcp({
+  command: "/bin/sh",
+  args: ["-c", script, dir],
+  input,
+  output: () => {},
+  stderr: "ignore",
+  signal: controller.signal,
+});
+let settled = false;
+running.finally(() => (settled = true));
+while (!settled && !(await Deno.readTextFile(dir + "/pid").catch(() => "")).endsWith("\\n")) {
+  await new Promise((resolve) => setTimeout(resolve, 20));
+}
+controller.abort();
+console.log(JSON.stringify(await running));
+`;
+
+test(
+  "relayMcp: Deno with a partial --allow-run says the server's descendants may still be running",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-"));
+    let sleep = 0;
+    try {
+      const host = join(dir, "host.ts");
+      const mcp = JSON.stringify(fileURLToPath(new URL("../mcp.ts", import.meta.url)));
+      writeFileSync(host, RELAY_HOST.replace("MCP", mcp));
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
+        "run",
+        "--allow-run=/bin/sh",
+        `--allow-read=${dir}`,
+        host,
+        dir,
+      ], { encoding: "utf8" });
+      sleep = Number(readFileSync(join(dir, "pid"), "utf8").trim());
+      const exit = JSON.parse(out) as { reason: string; detail: string };
+      assert.equal(exit.reason, "aborted", exit.detail);
+      assert.match(
+        exit.detail,
+        /; the relay ended the server but not its process tree, as Deno's run permission is partial: .*--allow-run/,
+      );
+    } finally {
+      if (sleep > 0) {
+        try {
+          process.kill(sleep, "SIGKILL"); // what the relay could not reach
+        } catch {
+          // gone
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
