@@ -83,16 +83,17 @@ test(
   },
 );
 
+const NOT_ALL = "Deno reads the environments in /proc only with --allow-all and no --deny flag";
 for (
-  const [read, why] of [
-    [[], "/proc is not readable here"],
-    [["--allow-read=/proc"], "Deno reads the environments in /proc only with --allow-all"],
-  ]
+  const [flags, why] of [
+    [["--allow-run", "--allow-env"], "/proc is not readable here"],
+    [["--allow-run", "--allow-env", "--allow-read=/proc"], NOT_ALL],
+    // --allow-all with a deny flag beside it: the note must not ask for what is given.
+    [["--allow-all", "--deny-run=uname"], NOT_ALL],
+  ] as const
 ) {
   test(
-    `runTool: Deno ${
-      read[0] ?? "without read access to /proc"
-    }: the process group ends the tree, the detail says why`,
+    `runTool: Deno ${flags.join(" ")}: the process group ends the tree, the detail says why`,
     { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
     async () => {
       const pids = pidFile();
@@ -102,9 +103,7 @@ for (
         // Not execFileSync: a host stalled on a starved machine must not also stall this runner past its timeout.
         const { stdout: out } = await promisify(execFile)(deno.execPath(), [
           "run",
-          "--allow-run",
-          "--allow-env",
-          ...read,
+          ...flags,
           host,
           "grandchild",
           pids.path,
