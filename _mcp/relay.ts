@@ -383,6 +383,19 @@ class McpRelay {
     const signal = this.#exit?.signal ?? null;
     await this.#outChain;
     this.#emit({ event: "exit", reason, exitCode, signal });
-    return { reason, exitCode, signal, detail };
+    return { reason, exitCode, signal, detail: detail + this.#treeMissed() };
+  }
+
+  /**
+   * What the relay's ending of the server's tree could not reach ("": nothing missed that way): under Deno
+   * with a partial `--allow-run` only the server's own handle may be used, and its descendants stay.
+   */
+  #treeMissed(): string {
+    const reach = this.#child?.killReached();
+    if (reach === undefined) return "";
+    const said = reach === "tool"
+      ? "the relay ended the server but not its process tree"
+      : "the relay could not end the server's process tree";
+    return `; ${said}, ${this.#child!.treeNote()}`;
   }
 }

@@ -3,8 +3,9 @@
  * process tree, implemented with `Deno.Command` on Deno, `Bun.spawn` on Bun and `node:child_process`
  * elsewhere. Every branch behaves the same: the guard can end the child's whole process tree, stdin is
  * `/dev/null` unless bytes are given, and nothing goes through a shell. One exception: under Deno, signalling a
- * process by its pid needs run permission for every program, so with a partial `--allow-run` the guard ends
- * the tool alone, through its own handle (which never prompts), and says so ({@linkcode LiveChild.killReached}).
+ * process by its pid needs run permission for every program (on Windows, running `taskkill`), so with a
+ * partial `--allow-run` the guard ends the tool alone, through its own handle (which never prompts), and says
+ * so ({@linkcode LiveChild.killReached}).
  *
  * How the tree is found (POSIX): on Linux with a readable `/proc`, every child carries a marker in its
  * environment that its descendants inherit, and ending the tree signals every process carrying it (./tree.ts),
@@ -72,7 +73,11 @@ interface DenoApi {
   ): { isFile: boolean; isDirectory: boolean; mode: number | null; uid: number | null; gid: number | null };
   uid(): number | null;
   gid(): number | null;
-  permissions: { querySync(descriptor: { name: string; path?: string }): { state: string } };
+  permissions: {
+    querySync(
+      descriptor: { name: string; path?: string; command?: string },
+    ): { state: string; partial?: boolean };
+  };
   stdin: { isTerminal(): boolean };
   stdout: { isTerminal(): boolean };
   stderr: { isTerminal(): boolean };
@@ -193,7 +198,7 @@ export interface LiveChild {
   treeNote(): string | undefined;
   /**
    * Set once the guard tried to end the tree and could not signal it (Deno without run permission for every
-   * program, which `Deno.kill` needs): `"tool"` when the child's own kill ended the tool alone, `"none"` when
+   * program, which `Deno.kill` needs, or on Windows for `taskkill`): `"tool"` when the child's own kill ended the tool alone, `"none"` when
    * it reached no process (the tool had exited); undefined when the tree was signalled.
    */
   killReached(): KillReach | undefined;
@@ -439,7 +444,10 @@ interface Tree {
  * child itself while it is unreaped and neither reached it.
  */
 function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOptions = {}): void {
-  if (isWindows) return windowsKill(tree.pid, options);
+  if (isWindows) {
+    if (tree.own !== undefined && !mayRunTaskkill()) return endToolOnly(tree, tree.own, signal);
+    return windowsKill(tree.pid, options);
+  }
   if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
   const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
   if (tree.marker !== null) {
@@ -470,6 +478,20 @@ function maySignal(): boolean {
   if (!denoApi) return true;
   try {
     return denoApi.permissions.querySync({ name: "run" }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether this Deno host may run `taskkill`, which ends a tree on Windows: a partial `--allow-run` that leaves
+ * it out (or a `--deny-run` that names it) would make the spawn throw, and the tree stay. Asked without
+ * prompting, on each kill.
+ */
+function mayRunTaskkill(): boolean {
+  try {
+    return denoApi!.permissions.querySync({ name: "run", command: windowsTreeKill(1).command }).state ===
+      "granted";
   } catch {
     return false;
   }
@@ -622,7 +644,8 @@ export async function spawnChild(spec: SpawnSpec): Promise<SpawnAttempt> {
       }
       const grouped = canUseSetsid(spec) ? await spawnDenoViaSetsid(marked, marker) : null;
       if (grouped) return { ok: true, child: grouped };
-      return windowsExit({ ok: true, child: spawnDeno(spec, launch, { via: "direct", marker: null }) });
+      // Detached, with the marker where markers work: a descendant that leaves the group is still found.
+      return windowsExit({ ok: true, child: spawnDeno(marked, launch, { via: "direct", marker }) });
     }
     if (runtimeName === "bun") {
       try {
@@ -659,18 +682,17 @@ interface DenoStart {
    * `"setsid"`: through the setsid launcher (its own group, without a fork).
    */
   via: "marked" | "direct" | "setsid";
-  /** The marker in the child's environment (`"marked"` only). */
+  /** The marker in the child's environment, whichever way it starts (null where markers do not work). */
   marker: TreeMarker | null;
 }
 
 /** {@linkcode LiveChild.treeNote} for `tree`. */
 function treeNote(tree: Tree): string | undefined {
-  if (tree.reach !== undefined) return PARTIAL_RUN_NOTE;
+  if (tree.reach !== undefined) return isWindows ? NO_TASKKILL_NOTE : PARTIAL_RUN_NOTE;
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
-  // Said after "the guard ended the process tree, " (classify says that once, whatever ended it).
-  // (no marker where markers work: a terminal host whose tool could not start through setsid)
-  const why = treeMarkersWork() ? "" : ` (${whyNoMarkers()})`;
-  return `found by its process group only${why}: a descendant that left the group may have survived`;
+  // Said after "the guard ended the process tree, " (classify says that once, whatever ended it). Every
+  // spawn carries the marker where markers work, so here they do not, and why is said.
+  return `found by its process group only (${whyNoMarkers()}): a descendant that left the group may have survived`;
 }
 
 /**
@@ -678,7 +700,12 @@ function treeNote(tree: Tree): string | undefined {
  * process tree, " or "the guard could not end the process tree, "), with what to grant.
  */
 const PARTIAL_RUN_NOTE = "as Deno's run permission is partial: signalling a process needs --allow-run for " +
-  "every program (no list), so processes the tool started may still be running";
+  "every program (no list), so processes it started may still be running";
+
+/** {@linkcode PARTIAL_RUN_NOTE} on Windows, where `taskkill` ends the tree. */
+const NO_TASKKILL_NOTE =
+  "as Deno may not run taskkill here: ending the tree needs --allow-run for taskkill, so " +
+  "processes it started may still be running";
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
 function stateOfTree(tree: Tree, look: Pick<TreeLookOptions, "known" | "openPipes" | "gap"> = {}): TreeLook {
@@ -777,7 +804,7 @@ function hostHasTerminal(): boolean {
 }
 
 async function spawnDenoViaSetsid(spec: SpawnSpec, marker: TreeMarker | null): Promise<LiveChild | null> {
-  if (!maySignal()) return null; // the launcher would widen a partial permission
+  if (!runGrantedOutright()) return null; // the launcher would widen a partial permission
   const setsid = await (setsidFound ??= findSetsid());
   if (setsid === null || !preflightSetsid(spec)) return null;
   try {
@@ -785,6 +812,20 @@ async function spawnDenoViaSetsid(spec: SpawnSpec, marker: TreeMarker | null): P
     return spawnDeno(spec, launch, { via: "setsid", marker });
   } catch {
     return null; // the direct spawn will report the real problem in its own words
+  }
+}
+
+/**
+ * Whether Deno may run every program, so that the setsid launcher, which execs the tool itself, widens no
+ * permission: not with an allow list (`--allow-run=...`, state "prompt") nor a deny list (`--deny-run=...`,
+ * "granted" but partial), which `Deno.kill` ignores ({@linkcode maySignal}) but a launched tool would escape.
+ */
+function runGrantedOutright(): boolean {
+  try {
+    const status = denoApi!.permissions.querySync({ name: "run" });
+    return status.state === "granted" && status.partial !== true;
+  } catch {
+    return false;
   }
 }
 

@@ -79,9 +79,10 @@ function procReader(): ProcReader | null {
     if (candidate && candidate.read(`/proc/${candidate.self}/environ`).length > 0) reader = candidate;
   } catch (error) {
     // No /proc, or not readable here: the process group stays the only way to find the tree. Deno refuses
-    // an environment in /proc to all but --allow-all, even with /proc granted to read.
+    // an environment in /proc to all but --allow-all, even with /proc granted to read, and to --allow-all
+    // with any --deny flag beside it.
     if ((error as { name?: unknown } | null)?.name === "NotCapable") {
-      noReader = "Deno reads the environments in /proc only with --allow-all";
+      noReader = "Deno reads the environments in /proc only with --allow-all and no --deny flag";
     }
   }
   return reader;
@@ -129,7 +130,8 @@ export function treeMarkersWork(): boolean {
 
 /**
  * Why trees cannot be found by marker here, once {@linkcode treeMarkersWork} has said they cannot: `/proc` is
- * not readable, or (Deno) it is but the environments in it are refused without `--allow-all`.
+ * not readable, or (Deno) it is but the environments in it are refused without `--allow-all` (or with a
+ * `--deny-*` flag).
  *
  * @returns The reason, in a few words.
  * @example

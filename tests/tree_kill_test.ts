@@ -6,7 +6,9 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import process from "node:process";
 import { promisify } from "node:util";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
 import { KILL_GRACE_MS } from "../_run/run_tool.ts";
@@ -81,16 +83,17 @@ test(
   },
 );
 
+const NOT_ALL = "Deno reads the environments in /proc only with --allow-all and no --deny flag";
 for (
-  const [read, why] of [
-    [[], "/proc is not readable here"],
-    [["--allow-read=/proc"], "Deno reads the environments in /proc only with --allow-all"],
-  ]
+  const [flags, why] of [
+    [["--allow-run", "--allow-env"], "/proc is not readable here"],
+    [["--allow-run", "--allow-env", "--allow-read=/proc"], NOT_ALL],
+    // --allow-all with a deny flag beside it: the note must not ask for what is given.
+    [["--allow-all", "--deny-run=uname"], NOT_ALL],
+  ] as const
 ) {
   test(
-    `runTool: Deno ${
-      read[0] ?? "without read access to /proc"
-    }: the process group ends the tree, the detail says why`,
+    `runTool: Deno ${flags.join(" ")}: the process group ends the tree, the detail says why`,
     { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
     async () => {
       const pids = pidFile();
@@ -100,9 +103,7 @@ for (
         // Not execFileSync: a host stalled on a starved machine must not also stall this runner past its timeout.
         const { stdout: out } = await promisify(execFile)(deno.execPath(), [
           "run",
-          "--allow-run",
-          "--allow-env",
-          ...read,
+          ...flags,
           host,
           "grandchild",
           pids.path,
@@ -165,6 +166,108 @@ test(
         }
       }
       pids.cleanup();
+    }
+  },
+);
+
+test(
+  "runTool: Deno with --deny-run never starts a denied tool through the setsid launcher",
+  {
+    ...linuxOnly,
+    skip: linuxOnly.skip || (isDeno && hasSetsid ? false : "needs Deno's permissions and setsid"),
+  },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-deny-"));
+    try {
+      const host = join(dir, "host.ts");
+      writeFileSync(
+        host,
+        `import { runTool } from ${JSON.stringify(fileURLToPath(new URL("../guard.ts", import.meta.url)))};
+const r = await runTool("uname", [], { protocol: "text" });
+console.log(JSON.stringify({ kind: r.kind, detail: r.detail }));
+`,
+      );
+      const root = fileURLToPath(new URL("..", import.meta.url));
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      // No /proc to read: the guard finds the tree by process group, through setsid where it may. `run` is
+      // granted but for uname (partial): setsid would exec what Deno refuses to.
+      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
+        "run",
+        "--allow-run",
+        "--deny-run=uname",
+        "--allow-env",
+        `--allow-read=${root},${dir},/usr/bin,/bin`,
+        host,
+      ], { encoding: "utf8" });
+      const r = JSON.parse(out) as { kind: string; detail: string };
+      assert.equal(r.kind, "spawn", r.detail);
+      assert.match(r.detail, /run access/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+// A relay under the same partial permission: the server is ended through its own handle, and the exit's
+// detail says its descendants may have survived instead of saying nothing.
+const RELAY_HOST = `import { relayMcp } from MCP;
+const [dir] = Deno.args;
+const controller = new AbortController();
+const input = (async function* () {
+  await new Promise((resolve) => controller.signal.addEventListener("abort", resolve));
+})();
+const script = 'sleep 7.31 </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; cat >/dev/null';
+const running = relayMcp({
+  command: "/bin/sh",
+  args: ["-c", script, dir],
+  input,
+  output: () => {},
+  stderr: "ignore",
+  signal: controller.signal,
+});
+let settled = false;
+running.finally(() => (settled = true));
+while (!settled && !(await Deno.readTextFile(dir + "/pid").catch(() => "")).endsWith("\\n")) {
+  await new Promise((resolve) => setTimeout(resolve, 20));
+}
+controller.abort();
+console.log(JSON.stringify(await running));
+`;
+
+test(
+  "relayMcp: Deno with a partial --allow-run says the server's descendants may still be running",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-"));
+    let sleep = 0;
+    try {
+      const host = join(dir, "host.ts");
+      const mcp = JSON.stringify(fileURLToPath(new URL("../mcp.ts", import.meta.url)));
+      writeFileSync(host, RELAY_HOST.replace("MCP", mcp));
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
+        "run",
+        "--allow-run=/bin/sh",
+        `--allow-read=${dir}`,
+        host,
+        dir,
+      ], { encoding: "utf8" });
+      sleep = Number(readFileSync(join(dir, "pid"), "utf8").trim());
+      const exit = JSON.parse(out) as { reason: string; detail: string };
+      assert.equal(exit.reason, "aborted", exit.detail);
+      assert.match(
+        exit.detail,
+        /; the relay ended the server but not its process tree, as Deno's run permission is partial: .*--allow-run/,
+      );
+    } finally {
+      if (sleep > 0) {
+        try {
+          process.kill(sleep, "SIGKILL"); // what the relay could not reach
+        } catch {
+          // gone
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
     }
   },
 );

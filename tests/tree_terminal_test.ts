@@ -4,10 +4,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { waitGone } from "./_guard_helpers.ts";
 import { isDeno, isLinux } from "./_runtime.ts";
 
 const guard = fileURLToPath(new URL("../guard.ts", import.meta.url));
@@ -50,7 +52,7 @@ test("runTool: under Deno, a host with a terminal gives the tool its own session
 });
 
 // A PATH with a relative entry keeps the tool from the setsid launcher (whose search would depend on its cwd):
-// the tool is spawned `detached`, without a marker, where markers work (-A).
+// the tool is spawned `detached`, with the marker where markers work (-A), so nothing was missed to be said.
 const DETACHED_HOST = `import { runTool } from GUARD;
 const env = { PATH: ".:" + Deno.env.get("PATH") };
 const r = await runTool("sh", ["-c", "sleep 6.17"], { env, timeoutMs: 300 });
@@ -73,12 +75,60 @@ test("runTool: a Deno host with a terminal and /proc never says /proc is not rea
     const line = r.stdout.split("\n").find((l) => l.trim().startsWith("{"));
     assert.ok(line, `${r.stdout}\n${r.stderr}`);
     const { detail } = JSON.parse(line) as { detail: string };
-    assert.match(
-      detail,
-      /^timed out after 300 ms; the guard ended the process tree, found by its process group/,
-    );
+    assert.match(detail, /^timed out after 300 ms; the guard ended the process tree$/);
     assert.ok(!detail.includes("/proc"), detail);
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// The same `detached` spawn carries the marker where markers work: a descendant that starts a session of its
+// own (setsid) leaves the tool's process group, and only the marker finds it when the guard ends the tree.
+const ESCAPE_HOST = `import { runTool } from GUARD;
+const [file] = Deno.args;
+const env = { PATH: ".:" + Deno.env.get("PATH") };
+const script = 'setsid sleep 6.19 </dev/null >/dev/null 2>&1 & echo $! > "$0"; wait';
+const controller = new AbortController();
+const running = runTool("sh", ["-c", script, file], { env, signal: controller.signal, timeoutMs: 30_000 });
+let settled = false;
+running.finally(() => (settled = true));
+while (!settled && !(await Deno.readTextFile(file).catch(() => "")).endsWith("\\n")) {
+  await new Promise((resolve) => setTimeout(resolve, 20));
+}
+controller.abort();
+console.log(JSON.stringify({ detail: (await running).detail }));
+`;
+
+test("runTool: a Deno host with a terminal ends a descendant that left the tool's group (the marker)", {
+  skip: isDeno && hasScript ? false : "needs Deno on Linux with script(1) to give the host a terminal",
+  timeout: 120_000,
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-tty-"));
+  const pidPath = join(dir, "pid");
+  let pid = 0;
+  try {
+    const hostFile = join(dir, "host.ts");
+    writeFileSync(hostFile, ESCAPE_HOST.replace("GUARD", JSON.stringify(guard)));
+    const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath();
+    const r = spawnSync("script", ["-qec", `'${deno}' run -A '${hostFile}' '${pidPath}'`, "/dev/null"], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    const line = r.stdout.split("\n").find((l) => l.trim().startsWith("{"));
+    assert.ok(line, `${r.stdout}\n${r.stderr}`);
+    const { detail } = JSON.parse(line) as { detail: string };
+    pid = Number(readFileSync(pidPath, "utf8").trim());
+    assert.ok(pid > 0, "the descendant recorded its pid");
+    assert.deepEqual(await waitGone([pid]), [], "the descendant in its own session was ended");
+    assert.match(detail, /^aborted by the caller's AbortSignal.*; the guard ended the process tree$/);
+  } finally {
+    if (pid > 0) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 });
