@@ -8,7 +8,7 @@
  * (`(?=\d)`, `(?<!x)`) from the characters beside a position, runs a wide counted repeat of one set
  * (`\d{1,30001}`), or of a group of a few sets read one way (`(?:ab){1000}`), on a count per thread, and reads
  * the `s` and `m` flags (not `i`). A program that keeps thousands of threads alive a character
- * (`(?:a?){5000}x`) stops at a budget of steps, and the value is refused as unchecked. An exponential pattern
+ * (`(?:a?b?){2500}x`) stops at a budget of steps, and the value is refused as unchecked. An exponential pattern
  * that uses syntax it lacks (back-references, a wider lookaround) is refused when compiled: no bound on its
  * time could be given; a polynomial one keeps the native engine (bounded, and common in real schemas). A
  * search may start anywhere: a repeat of a set at an unanchored end is cut to its least count first (`\d+b`
@@ -35,7 +35,7 @@ interface CharSet {
 type Node =
   | CharSet
   | { k: "cat"; items: Node[] }
-  | { k: "alt"; alts: Node[] }
+  | { k: "alt"; alts: Node[]; byFirst?: boolean }
   | { k: "rep"; node: Node; min: number; max: number; span?: Span }
   | { k: "bol" }
   | { k: "eol" }
@@ -65,7 +65,7 @@ class Unsupported extends Error {}
 
 /**
  * Thrown by the matcher's `test` where a string would take it past {@linkcode MATCH_STEPS}: a program of
- * thousands of instructions (`(?:a?){5000}x`, `(?:ab|cd){1,500}x`) costs its size a character. Neither "matches"
+ * thousands of instructions (`(?:a?b?){2500}x`, `(?:ab|cd){1,500}x`) costs its size a character. Neither "matches"
  * nor "does not match" is then known: the caller refuses the value as unchecked.
  */
 export class MatchTooCostly extends Error {
@@ -133,22 +133,28 @@ class Reader {
   /** Whether the sets read are the characters they take (no `i` flag): see {@linkcode Reader.#oneOf}. */
   #caseSensitive: boolean;
 
+  /** Whether alternatives the next character picks between are marked so (see {@linkcode choosesByFirst}). */
+  #byFirst: boolean;
+
   /**
    * Prepares to read `source`, by code point (`unicode`) or, as the legacy syntax reads it, by code unit;
    * `.` takes line ends too with `dotAll`; with `caseSensitive` false (the `i` flag, or unknown) no
-   * alternatives are read as one set.
+   * alternatives are read as one set, nor as picked by their first character, as they are not either without
+   * `byFirst` (a shape read with a lookahead as a group: `(?!a)[ab]|b` is no `a[ab]|b`).
    */
   constructor(
     source: string,
-    { unicode, dotAll = false, caseSensitive = false }: {
+    { unicode, dotAll = false, caseSensitive = false, byFirst = false }: {
       unicode: boolean;
       dotAll?: boolean;
       caseSensitive?: boolean;
+      byFirst?: boolean;
     },
   ) {
     this.#unicode = unicode;
     this.#dotAll = dotAll;
     this.#caseSensitive = caseSensitive;
+    this.#byFirst = byFirst && caseSensitive;
     this.#cps = unicode ? Array.from(source, (c) => c.codePointAt(0)!) : codeUnits(source);
   }
 
@@ -183,7 +189,9 @@ class Reader {
       this.#i++;
       alts.push(this.#sequence());
     }
-    return alts.length === 1 ? alts[0] : this.#oneOf(alts) ?? { k: "alt", alts };
+    if (alts.length === 1) return alts[0];
+    // (read without `i` only: with it, `a|Ab` begin alike)
+    return this.#oneOf(alts) ?? { k: "alt", alts, byFirst: this.#byFirst && choosesByFirst(alts) };
   }
 
   /**
@@ -486,7 +494,11 @@ function exponential(node: Node, inRepeat = false): boolean {
   switch (node.k) {
     case "rep":
       if (fixed(node)) return false;
-      if (!inRepeat && node.max > 1 && splitsOneWay(node.node)) return false;
+      if (
+        !inRepeat && node.max > 1 && (splitsOneWay(node.node) || node.node.k === "alt" && node.node.byFirst)
+      ) {
+        return false;
+      }
       if (inRepeat && node.max > 1) return true;
       if (!inRepeat && node.max > 1 && polynomial({ k: "cat", items: [node.node, node.node] }, varies)) {
         return true;
@@ -518,6 +530,24 @@ function splitsOneWay(body: Node): boolean {
   });
   return plain && stops && !polynomial(body, varies) &&
     !polynomial({ k: "cat", items: [body, body] }, varies);
+}
+
+/**
+ * True when `alts` are sets read one way each ({@linkcode setSequence}) whose first sets share no character
+ * (`a|bb`, `-\d|_[a-z]{2}`): the next character picks the one alternative a round can take, so a repeat of
+ * them, as of one set, reads a string one way (`(?:a|bb){99}x`, refused as unchecked by the matcher on 99 001
+ * characters, takes about 300 native steps a start).
+ */
+function choosesByFirst(alts: Node[]): boolean {
+  const firsts: ([number, number][] | null)[] = [];
+  for (const alt of alts) {
+    const sets = setSequence(alt);
+    if (sets === null) return false;
+    const first = charsOf(sets[0]);
+    if (firsts.some((f) => meet(f, first))) return false;
+    firsts.push(first);
+  }
+  return true;
 }
 
 /**
@@ -843,39 +873,59 @@ function emit(node: Node, prog: Op[], counted: boolean): void {
       return;
     }
     case "rep": {
+      const rep = joined(node);
       // (counted by the characters a round spans: `(?:\w{64}){4}` is 256 copies)
-      const sets = counted && node.max > 1 ? setSequence(node.node) : null;
-      const most = node.max === Infinity ? node.min : node.max;
+      const sets = counted && rep.max > 1 ? setSequence(rep.node) : null;
+      const most = rep.max === Infinity ? rep.min : rep.max;
       if (sets !== null && most * sets.length > COUNTED) {
-        prog.push({ op: "count", sets, min: node.min, max: node.max });
+        prog.push({ op: "count", sets, min: rep.min, max: rep.max });
         return;
       }
       // Each copy adds at least one instruction or none at all: a count past the program's limit is refused
       // before copying (an empty part copied a hundred million times would never grow the program).
-      if (node.min > MAX_PROGRAM || (node.max !== Infinity && node.max > MAX_PROGRAM)) {
+      if (rep.min > MAX_PROGRAM || (rep.max !== Infinity && rep.max > MAX_PROGRAM)) {
         throw new Unsupported("too large");
       }
-      for (let i = 0; i < node.min; i++) emit(node.node, prog, counted);
-      if (node.max === Infinity) {
+      for (let i = 0; i < rep.min; i++) emit(rep.node, prog, counted);
+      if (rep.max === Infinity) {
         const split: Op = { op: "split", x: prog.length + 1, y: 0 };
         const start = prog.length;
         prog.push(split);
-        emit(node.node, prog, counted);
+        emit(rep.node, prog, counted);
         prog.push({ op: "jmp", x: start });
         split.y = prog.length;
         return;
       }
       const splits: { op: "split"; x: number; y: number }[] = [];
-      for (let i = node.min; i < node.max; i++) {
+      for (let i = rep.min; i < rep.max; i++) {
         const split = { op: "split" as const, x: prog.length + 1, y: 0 };
         prog.push(split);
         splits.push(split);
-        emit(node.node, prog, counted);
+        emit(rep.node, prog, counted);
       }
       for (const s of splits) s.y = prog.length;
       return;
     }
   }
+}
+
+/**
+ * `rep` with a repeat it repeats joined into one count where that matches the same strings: `(?:(?:ab){1,999}){1,999}`
+ * is `(?:ab){1,998001}`, as k rounds of 1 to 999 take any count from k to 999k and those ranges meet. Copied,
+ * the inner count's threads were alive in each of 999 copies: `^((?:ab){1,999}){1,999}$` ran out of steps on
+ * 100 000 characters. (Not where the counts leave gaps: `(?:(?:ab){3}){1,2}` takes 3 or 6.)
+ */
+function joined(rep: Node & { k: "rep" }): Node & { k: "rep" } {
+  let inner = rep.node;
+  while (inner.k === "cat" && inner.items.length === 1) inner = inner.items[0];
+  if (inner.k !== "rep") return rep;
+  const { node, min: a, max: b } = joined(inner);
+  const { min: c, max: d } = rep;
+  // k rounds take k*a to k*b; the ranges for k and k + 1 meet where (k + 1)a <= kb + 1, least so at k = c
+  const meets = c === d || (c === 0 ? a <= 1 : b === Infinity || c * (b - a) >= a - 1);
+  if (!meets) return rep;
+  const times = (x: number, y: number) => x === 0 || y === 0 ? 0 : x * y;
+  return { k: "rep", node, min: times(a, c), max: times(b, d) };
 }
 
 /** True when code point `c` is in `set`. */
@@ -1127,22 +1177,30 @@ class LinearRegExp extends RegExp {
   readonly #counts: boolean;
   readonly #native: RegExp | null;
   readonly #nativeBelow: number;
+  readonly #needed: CharSet[];
 
   /**
    * `source` with `flags` (`u`, or none for a pattern only the legacy syntax reads), matched by `prog`; a
-   * string shorter than `nativeBelow` by `native` instead, where backtracking on it is bounded.
+   * string shorter than `nativeBelow` by `native` instead, where backtracking on it is bounded. `needed`: sets
+   * every match takes a character of (see {@linkcode LinearRegExp.rulesOut}).
    */
   constructor(
     source: string,
     flags: string,
     prog: Op[],
-    { native = null, nativeBelow = 0 }: NativeBelow = {},
+    { native = null, nativeBelow = 0, needed = [] }: NativeBelow & { needed?: CharSet[] } = {},
   ) {
     super(source, flags);
     this.#prog = prog;
     this.#counts = hasCounts(prog);
     this.#native = native;
     this.#nativeBelow = nativeBelow;
+    this.#needed = needed;
+  }
+
+  /** Whether `s` has no character of a set every match takes one of: no match, unrun. */
+  rulesOut(s: string): boolean {
+    return this.#needed.some((set) => !hasCharIn(set, s, this.unicode));
   }
 
   /** Whether a string of `length` units is answered by the linear-time matcher (not the native engine). */
@@ -1156,6 +1214,41 @@ class LinearRegExp extends RegExp {
     if (this.#native !== null && text.length < this.#nativeBelow) return this.#native.test(text);
     return run(this.#prog, text, { unicode: this.unicode, multiline: this.multiline, counts: this.#counts });
   }
+}
+
+/**
+ * Whether `re`, from {@linkcode linearRegExp}, cannot match `s`, which lacks a character it must take (`x` of
+ * `(?:a{30}b{40}){10}x`), in one pass of `s` a set and no program run: the matcher, asked to confirm
+ * JavaScriptCore's "no" on a million characters of that pattern, ran out of its steps.
+ */
+export function rulesOut(re: RegExp, s: string): boolean {
+  return re instanceof LinearRegExp && re.rulesOut(s);
+}
+
+/** Whether `s`, read by code point (`unicode`) or code unit, has a character in `set`. */
+function hasCharIn(set: CharSet, s: string, unicode: boolean): boolean {
+  for (let i = 0; i < s.length;) {
+    const c = unicode ? s.codePointAt(i)! : s.charCodeAt(i);
+    if (inSet(set, c)) return true;
+    i += c > 0xffff ? 2 : 1;
+  }
+  return false;
+}
+
+/** The most sets {@linkcode needed} gives: each costs a pass of the string where none is missing. */
+const MAX_NEEDED = 4;
+
+/**
+ * Sets `node` takes a character of wherever it matches (no property escapes, whose test is costly), at most
+ * {@linkcode MAX_NEEDED}, one of each: the sets of its items that must take one, not of alternatives.
+ */
+function needed(node: Node, out: CharSet[] = []): CharSet[] {
+  if (out.length >= MAX_NEEDED) return out;
+  if (node.k === "set") {
+    if (node.props === undefined && !out.includes(node)) out.push(node);
+  } else if (node.k === "cat") { for (const item of node.items) needed(item, out); }
+  else if (node.k === "rep" && node.min >= 1) needed(node.node, out);
+  return out;
 }
 
 /** Whether `re` answers a string of `length` units on the linear-time matcher: its "no" needs no second asking. */
@@ -1278,6 +1371,7 @@ export function boundedRegExp(
       unicode: native.unicode,
       dotAll: native.dotAll,
       caseSensitive: !native.ignoreCase,
+      byFirst: true,
     });
     tree = reader.pattern();
   } catch (e) {
@@ -1329,7 +1423,12 @@ export function boundedRegExp(
   // items that vary take the same character and no search runs through them from every start
   // (`^[a-z]{1,10000}\.[a-z]{1,10000}$` is linear natively); counts take the others (`\d.\d{1,30001}b`,
   // `^\d{1,30001}\d*$`: n x 30 001 steps natively).
-  if (prog !== null && !searched && !polynomial(tree, varies) && program(tree, { counted: false }) === null) {
+  // (not where a count repeats a count, `^(?:(?:ab){1,99}){1,99}$`: exponential natively, refused when it went
+  // native)
+  if (
+    prog !== null && !searched && !exponential(tree) && !polynomial(tree, varies) &&
+    program(tree, { counted: false }) === null
+  ) {
     prog = null;
   }
   if (prog === null) {
@@ -1608,8 +1707,9 @@ export function linearRegExp(source: string, { flags = "u" }: { flags?: string }
       dotAll: flags.includes("s"),
       caseSensitive: true,
     });
-    const prog = program(reader.pattern());
-    return prog === null ? null : new LinearRegExp(source, flags, prog);
+    const tree = reader.pattern();
+    const prog = program(tree);
+    return prog === null ? null : new LinearRegExp(source, flags, prog, { needed: needed(tree) });
   } catch (e) {
     if (e instanceof Unsupported) return null;
     throw e;

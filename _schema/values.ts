@@ -12,6 +12,7 @@ import {
   failsQuietly,
   linearRegExp,
   MatchTooCostly,
+  rulesOut,
 } from "./linear_regexp.ts";
 import { SchemaError } from "./keywords.ts";
 
@@ -265,7 +266,7 @@ const CONFIRMED_FROM = 100_000;
 /**
  * Thrown where the native engine failed on a value (V8 exhausts its stack on about 8 M characters of
  * `^(?:a|b)*$`) and the linear-time matcher cannot read the pattern, or where the matcher ran out of its steps
- * (a program of thousands of instructions, `(?:a?){5000}x`, on a long value): neither "matches" nor "does not match"
+ * (a program of thousands of instructions, `(?:a?b?){2500}x`, on a long value): neither "matches" nor "does not match"
  * is known, and either, under `not`, would let a value by. Callers turn it into a finding.
  */
 export class PatternUnchecked extends Error {
@@ -340,6 +341,7 @@ function linearTest(re: RegExp, s: string): boolean | null {
     // (syntax or flags the matcher lacks: no answer)
   }
   if (linear === null) return null;
+  if (rulesOut(linear, s)) return false;
   try {
     return linear.test(s);
   } catch (e) {
