@@ -20,6 +20,7 @@ import {
   type Dialect,
   type FrameRouter,
   type Held,
+  heldText,
   joinText,
   malformedCallsReason,
   namesKey,
@@ -541,13 +542,14 @@ class ChatStream implements FrameRouter {
    * are told by every answer that holds a call, as by every answer that lost every call
    * (`#finishOfDropped`): any of them may have made them; counted once.
    */
-  tellDropped(flow: StreamFlow, answers: ReadonlySet<number>): void {
+  tellDropped(flow: StreamFlow, answers: ReadonlySet<number>, { written = false } = {}): void {
     const unplaced = this.#unreadCall || this.#strayCalls.size > 0;
     // (`#called` and `answers`: a call the text watch held was never routed, yet is held)
     const telling = [...new Set([...this.#called, ...answers])]
       .filter((index) => unplaced || this.#refusedCalls.has(index)).sort((a, b) => a - b);
     if (telling.length === 0) return;
-    this.sendHeldText(new Set(telling), flow);
+    // (a written call's text, held, is not sent before it is judged: the words wait after it)
+    if (!written) this.sendHeldText(new Set(telling), flow);
     const choices = telling.map((index) => {
       const own = this.#refusedCalls.get(index)?.size;
       // (an unread chunk's calls are not known: at least one)
@@ -556,15 +558,27 @@ class ChatStream implements FrameRouter {
       if (own !== undefined || !this.#strayTold) this.#toldCalls += count;
       if (own === undefined) this.#strayTold = true;
       this.#toldAnswers.add(index);
-      return {
-        index,
-        delta: { content: flow.lead(index) + malformedCallsReason(count) },
-        logprobs: null,
-        finish_reason: null,
-      };
+      const reason = malformedCallsReason(count);
+      const ahead = written ? heldText(flow, (e) => chatText(e, index).text) : "";
+      return { index, reason, delta: { content: flow.lead(index, ahead) + reason } };
     });
     const base = this.#template ?? { object: "chat.completion.chunk" };
-    this.#send(formatSse(JSON.stringify({ ...base, choices })), choices, flow);
+    if (!written) {
+      const told = choices.map(({ index, delta }) => ({ index, delta, logprobs: null, finish_reason: null }));
+      return this.#send(formatSse(JSON.stringify({ ...base, choices: told })), told, flow);
+    }
+    for (const { index, reason, delta } of choices) {
+      const event = { ...base, choices: [{ index, delta, logprobs: null, finish_reason: null }] };
+      const at = flow.held.findLastIndex((h) =>
+        h.event !== undefined && chatText(h.event, index).text !== ""
+      );
+      flow.holdAt(at + 1, [{
+        raw: formatSse(JSON.stringify(event)),
+        event,
+        tool: false,
+        told: { reason, answer: index },
+      }]);
+    }
   }
 
   /** See `FrameRouter.unread`. */
