@@ -530,3 +530,62 @@ test("guardFetch retry: an Ollama line not JSON that names tool_calls beside a r
   assert.deepEqual(seen.map((e) => [e.attempt, e.retried]), [[0, true]]);
   assert.ok(seen[0].reason?.startsWith(value.slice(value.indexOf("toolguard"), -"\n\nAgain.".length)));
 });
+
+test("guardFetch n=2: Chat calls of a chunk not read are counted once however many answers read of them, and calls past n told beside an answer's own", async () => {
+  // (two answers that finished for tool calls with none each read of one call after a chunk not JSON, and
+  // onVerdict counted it once per answer, where beside calls kept it was counted once, and a call past n
+  // once whatever the path; a call past n went unsaid where each answer holding a call had lost one of its
+  // own too)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = (id: string, index = 0) => ({
+    tool_calls: [{
+      index,
+      id,
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+    }],
+  });
+  const role = { role: "assistant", content: "Let me check." };
+  const cases = {
+    // (both answers finish for tool calls with no call: the chunk not read, told by each, counted once)
+    "not JSON, no call kept": {
+      middle: [`data: ${JSON.stringify(chunk([{ index: 1, delta: call("C") }])).slice(0, -1)}\n\n`],
+      kept: [[], []],
+      count: ["tool call", "tool call"],
+      reason: "tool call",
+    },
+    // (each answer keeps a call and loses one of its own, at its index as a string; a call at choice 5 too)
+    "past n beside own": {
+      middle: [
+        chunk([{ index: 0, delta: call("A") }, { index: 1, delta: call("B") }]),
+        chunk([{ index: "0", delta: call("C", 1) }, { index: "1", delta: call("D", 1) }]),
+        chunk([{ index: 5, delta: call("E") }]),
+      ],
+      kept: [["A"], ["B"]],
+      count: ["tool calls", "tool calls"],
+      reason: "tool calls",
+    },
+  };
+  for (const [label, { middle, kept, count, reason }] of Object.entries(cases)) {
+    reply({
+      sse: [
+        chunk([0, 1].map((index) => ({ index, delta: role }))),
+        ...middle,
+        chunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await openai().chat.completions.stream({
+      model: "m",
+      messages,
+      n: 2,
+      tools: TOOLS_OPENAI as never,
+    }).finalChatCompletion();
+    const answers = [0, 1].map((i) => final.choices.find((c) => c.index === i));
+    assert.deepEqual(answers.map((c) => c?.message.tool_calls?.map((t) => t.id) ?? []), kept, label);
+    const told = answers.map((c) => (c?.message.content ?? "").slice(role.content.length).trimStart());
+    const counted = (text: string) => text.match(/^toolguard dropped this turn's (tool calls?):/)?.[1];
+    assert.deepEqual(told.map(counted), count, label);
+    assert.equal(counted(events[0]?.reason ?? ""), reason, label);
+  }
+});
