@@ -440,7 +440,7 @@ test("guardFetch: a finish frame not JSON beside a call kept is not told as a ca
 /** A call written into the text as `<tool_call>` markup, to `name`. */
 const writtenCall = (name: string) => `<tool_call>{"name":"${name}","arguments":{"city":"Oslo"}}</tool_call>`;
 
-test("guardFetch: a written call beside a line or chunk not JSON that names the call key is told, after the call's text or ahead of the judge's reason, as onVerdict says", async () => {
+test("guardFetch: a written call beside a frame not JSON that names a call's key is told, after the call's text or ahead of the judge's reason, as onVerdict says", async () => {
   // (the text watch's ending never asked the router to tell of it: the line was dropped unsaid, onVerdict
   // too; the words go after the written call's text, never ahead of its judgement, and ahead of a reason)
   const lead = "Let me check. ";
@@ -507,6 +507,26 @@ test("guardFetch: a written call beside a line or chunk not JSON that names the 
       .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? [])
       .map((p: { text?: string }) => p.text ?? "").join("");
     assert.equal(seen[0]?.reason, toldOf(said, name, "gemini"));
+
+    const frames = anthropicStream([lead + writtenCall(name)]) as Record<string, unknown>[];
+    const start = { type: "content_block_start", index: 1, content_block: { type: "tool_use", name } };
+    const end = frames.findIndex((e) => e.type === "message_delta");
+    reply({
+      sse: [
+        ...frames.slice(0, end),
+        `event: content_block_start\ndata: ${JSON.stringify(start).slice(0, -1)}\n\n`,
+        ...frames.slice(end),
+      ],
+      named: true,
+    });
+    const message = await anthropic().messages.stream({
+      model: "claude",
+      max_tokens: 10,
+      messages,
+      tools: TOOLS_ANTHROPIC as never,
+    }).finalMessage();
+    const blocks = message.content.map((b) => b.type === "text" ? b.text : `[${b.type}]`).join("");
+    assert.equal(events[0]?.reason, toldOf(blocks, name, "anthropic"));
   }
 });
 
