@@ -13,6 +13,7 @@ import { DIALECTS } from "./dialects/mod.ts";
 import {
   type AnswerReason,
   type FrameRouter,
+  type Held,
   joinsEarlierWords,
   PARAGRAPH,
   type PlaceLead,
@@ -718,6 +719,9 @@ export class StreamGate {
         this.#router.replace(toldOf(judgement, false), first.calls, flow);
       } else flow.release();
     } else {
+      // (a call dropped as malformed beside the written calls is told with them: its words held after their
+      // text, never sent ahead of the judgement, and led by `conclude` into a rejection's reason)
+      this.#router.tellDropped?.(flow, new Set(written.map((c) => c.choice)), { written: true });
       judgement = await this.#judge(calls);
       // A retry sends back what the first answer said: calls another answer wrote (`n`) end in the reason.
       if (!judgement.verdict.allowed && calls.every((c) => c.choice === 0)) {
@@ -805,6 +809,8 @@ export class StreamGate {
       if (fromText) {
         if (ending?.frames) flow.send(ending.frames);
         for (const { answer, text } of ending?.frames ? ending.texts ?? [] : []) flow.sawText(text, answer);
+        this.#sendTold(dropped);
+        dropped = dropped.filter((h) => !h.told);
       } else {
         router.sendHeldText?.(new Set(calls.map((c) => c.choice)), flow);
         const first = flow.held.findIndex((h) => h.tool);
@@ -814,14 +820,7 @@ export class StreamGate {
           if (typeof text === "string") flow.sawText(text);
         }
         dropped = flow.held.slice(Math.max(first, 0));
-        // (a reason a router held after words the retry drops, as the calls' text: dropped with them, the model
-        // never read it, where onVerdict reported it; it follows the text sent ahead instead)
-        for (const { told } of dropped) {
-          if (!told) continue;
-          const text = flow.lead(told.answer) + told.reason;
-          flow.send(router.text!.textFrame(text, told.answer, 0));
-          flow.sawText(text, told.answer);
-        }
+        this.#sendTold(dropped);
         dropped = dropped.filter((h) => !h.told);
       }
       const ends = router.endsDropped?.(dropped, flow);
@@ -831,6 +830,21 @@ export class StreamGate {
     } catch (e) {
       await answer.cancel(); // (its body must not be left open, holding the provider's connection)
       throw e;
+    }
+  }
+
+  /**
+   * Sends the reasons a router held to tell of calls it dropped (`Held.told`) among the frames a retry
+   * drops, after the text it sent ahead of its stream: dropped with the calls (after words the text watch
+   * held, or held after a written call's text), the model never read them, where onVerdict reported them.
+   */
+  #sendTold(dropped: readonly Held[]): void {
+    const flow = this.#flow;
+    for (const { told } of dropped) {
+      if (!told) continue;
+      const text = flow.lead(told.answer) + told.reason;
+      flow.send(this.#router.text!.textFrame(text, told.answer, 0));
+      flow.sawText(text, told.answer);
     }
   }
 

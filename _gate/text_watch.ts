@@ -49,6 +49,7 @@ import {
   hasWords,
   type Held,
   opensWithCall,
+  PARAGRAPH,
   paragraphLead,
   sharedStart,
   type StreamFlow,
@@ -912,7 +913,12 @@ export class TextCalls {
   ): void {
     if (judgement.allowed) return;
     const drop = judgement.drop;
-    const reason = judgement.reason(this.#answer);
+    // The words a router put among the held frames to tell this answer of calls it dropped (see
+    // `FrameRouter.tellDropped`) go first in the reason: left where they were held, after the call's text,
+    // the model read them after the judge's reason, where onVerdict reports them ahead of it.
+    const told = flow.held.filter((h) => h.told?.answer === this.#answer);
+    if (told.length > 0) flow.setHeld(flow.held.filter((h) => h.told?.answer !== this.#answer));
+    const reason = [...told.map((h) => h.told!.reason), judgement.reason(this.#answer)].join(PARAGRAPH);
     const cut = drop ? (i: number) => drop.has(i) : () => true;
     let stretches = this.#frames.placed ? this.#keptStretches(cut, flow) : [];
     let rest = stretches.length > 0 ? stretches.map((k) => k.kept).join("") : this.#heldWithout(cut);

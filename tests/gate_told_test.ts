@@ -436,3 +436,176 @@ test("guardFetch: a finish frame not JSON beside a call kept is not told as a ca
     assert.equal(events[0]?.reason, undefined, finish);
   }
 });
+
+/** A call written into the text as `<tool_call>` markup, to `name`. */
+const writtenCall = (name: string) => `<tool_call>{"name":"${name}","arguments":{"city":"Oslo"}}</tool_call>`;
+
+test("guardFetch: a written call beside a frame not JSON that names a call's key is told, after the call's text or ahead of the judge's reason, as onVerdict says", async () => {
+  // (the text watch's ending never asked the router to tell of it: the line was dropped unsaid, onVerdict
+  // too; the words go after the written call's text, never ahead of its judgement, and ahead of a reason)
+  const lead = "Let me check. ";
+  const toldOf = (text: string, name: string, label: string) => {
+    const passed = name === "get_weather";
+    assert.ok(text.startsWith(lead + (passed ? writtenCall(name) : "")), `${label} ${name}: ${text}`);
+    if (!passed) assert.ok(!text.includes("<tool_call>"), `${label} ${name}: the rejected call's text went`);
+    const told = text.slice(lead.length + (passed ? writtenCall(name).length : 0)).trimStart();
+    assert.match(told, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, `${label} ${name}`);
+    return told;
+  };
+  for (const name of CALLED) {
+    const lines = ollamaStream([lead + writtenCall(name)]) as Record<string, unknown>[];
+    const call = { ...lines[0], message: { role: "assistant", tool_calls: [{ function: { name } }] } };
+    reply({ ndjson: [lines[0], JSON.stringify(call).slice(0, -1) + "\n", lines[1]] });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    for await (const p of parts) text += p.message.content;
+    assert.equal(events[0]?.reason, toldOf(text, name, "ollama"));
+
+    const chunk = (delta: unknown, finish: string | null = null) => ({
+      ...chatChunk({}),
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    const cut = chunk({
+      tool_calls: [{ index: 0, id: "B", type: "function", function: { name, arguments: "{}" } }],
+    });
+    reply({
+      sse: [
+        chunk({ role: "assistant", content: lead + writtenCall(name) }),
+        `data: ${JSON.stringify(cut).slice(0, -1)}\n\n`,
+        chunk({}, "stop"),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await openai().chat.completions.stream({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+    })
+      .finalChatCompletion();
+    assert.equal(events[0]?.reason, toldOf(final.choices[0]?.message.content ?? "", name, "chat"));
+
+    const gemini = (parts: unknown[], extra = {}) =>
+      `data: ${
+        JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
+      }\n\n`;
+    const body = gemini([{ text: lead + writtenCall(name) }]) +
+      gemini([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
+      gemini([], { finishReason: "STOP" });
+    const seen: GateEvent[] = [];
+    const f = guardFetch(
+      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
+      { onVerdict: (e) => seen.push(e) },
+    );
+    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+      }),
+    });
+    const said = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
+      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? [])
+      .map((p: { text?: string }) => p.text ?? "").join("");
+    assert.equal(seen[0]?.reason, toldOf(said, name, "gemini"));
+
+    const frames = anthropicStream([lead + writtenCall(name)]) as Record<string, unknown>[];
+    const start = { type: "content_block_start", index: 1, content_block: { type: "tool_use", name } };
+    const end = frames.findIndex((e) => e.type === "message_delta");
+    reply({
+      sse: [
+        ...frames.slice(0, end),
+        `event: content_block_start\ndata: ${JSON.stringify(start).slice(0, -1)}\n\n`,
+        ...frames.slice(end),
+      ],
+      named: true,
+    });
+    const message = await anthropic().messages.stream({
+      model: "claude",
+      max_tokens: 10,
+      messages,
+      tools: TOOLS_ANTHROPIC as never,
+    }).finalMessage();
+    const blocks = message.content.map((b) => b.type === "text" ? b.text : `[${b.type}]`).join("");
+    assert.equal(events[0]?.reason, toldOf(blocks, name, "anthropic"));
+  }
+});
+
+test("guardFetch retry: an Ollama line not JSON that names tool_calls beside a rejected written call is told ahead of the retry's words", async () => {
+  // (held after the written call's text, the words went with it when the retry dropped the held frames)
+  const lines = ollamaStream([`Let me ${writtenCall("delete_everything")}`]) as Record<string, unknown>[];
+  const call = { ...lines[0], message: { role: "assistant", tool_calls: [{ function: { name: "x" } }] } };
+  const script = [
+    { ndjson: [lines[0], JSON.stringify(call).slice(0, -1) + "\n", lines[1]] },
+    { ndjson: ollamaStream(["Again."]) },
+  ];
+  const { value, seen } = await withGuardedServer(script, { retry: 1 }, async (server, f) => {
+    const client = new Ollama({ host: server.url, fetch: f });
+    let text = "";
+    for await (
+      const part of await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true })
+    ) text += part.message.content;
+    return text;
+  });
+  assert.match(value, RETRIED);
+  assert.deepEqual(seen.map((e) => [e.attempt, e.retried]), [[0, true]]);
+  assert.ok(seen[0].reason?.startsWith(value.slice(value.indexOf("toolguard"), -"\n\nAgain.".length)));
+});
+
+test("guardFetch n=2: Chat calls of a chunk not read are counted once however many answers read of them, and calls past n told beside an answer's own", async () => {
+  // (two answers that finished for tool calls with none each read of one call after a chunk not JSON, and
+  // onVerdict counted it once per answer, where beside calls kept it was counted once, and a call past n
+  // once whatever the path; a call past n went unsaid where each answer holding a call had lost one of its
+  // own too)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const call = (id: string, index = 0) => ({
+    tool_calls: [{
+      index,
+      id,
+      type: "function",
+      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+    }],
+  });
+  const role = { role: "assistant", content: "Let me check." };
+  const cases = {
+    // (both answers finish for tool calls with no call: the chunk not read, told by each, counted once)
+    "not JSON, no call kept": {
+      middle: [`data: ${JSON.stringify(chunk([{ index: 1, delta: call("C") }])).slice(0, -1)}\n\n`],
+      kept: [[], []],
+      count: ["tool call", "tool call"],
+      reason: "tool call",
+    },
+    // (each answer keeps a call and loses one of its own, at its index as a string; a call at choice 5 too)
+    "past n beside own": {
+      middle: [
+        chunk([{ index: 0, delta: call("A") }, { index: 1, delta: call("B") }]),
+        chunk([{ index: "0", delta: call("C", 1) }, { index: "1", delta: call("D", 1) }]),
+        chunk([{ index: 5, delta: call("E") }]),
+      ],
+      kept: [["A"], ["B"]],
+      count: ["tool calls", "tool calls"],
+      reason: "tool calls",
+    },
+  };
+  for (const [label, { middle, kept, count, reason }] of Object.entries(cases)) {
+    reply({
+      sse: [
+        chunk([0, 1].map((index) => ({ index, delta: role }))),
+        ...middle,
+        chunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await openai().chat.completions.stream({
+      model: "m",
+      messages,
+      n: 2,
+      tools: TOOLS_OPENAI as never,
+    }).finalChatCompletion();
+    const answers = [0, 1].map((i) => final.choices.find((c) => c.index === i));
+    assert.deepEqual(answers.map((c) => c?.message.tool_calls?.map((t) => t.id) ?? []), kept, label);
+    const told = answers.map((c) => (c?.message.content ?? "").slice(role.content.length).trimStart());
+    const counted = (text: string) => text.match(/^toolguard dropped this turn's (tool calls?):/)?.[1];
+    assert.deepEqual(told.map(counted), count, label);
+    assert.equal(counted(events[0]?.reason ?? ""), reason, label);
+  }
+});

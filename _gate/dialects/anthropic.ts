@@ -452,17 +452,22 @@ class AnthropicStream implements FrameRouter {
    * pass and a rejection or drop-call replays it before its own reason. Left out, the message went out with
    * the dropped calls unsaid, and the model never knew that only some of its calls ran.
    */
-  tellDropped(flow: StreamFlow): void {
+  tellDropped(flow: StreamFlow, _answers?: ReadonlySet<number>, { written = false } = {}): void {
     const lost = this.#refusedCalls > 0 || this.#unreadCall;
-    if (!lost || this.#tools.size === 0 || this.#ownReason !== undefined) return;
+    if (!lost || (this.#tools.size === 0 && !written) || this.#ownReason !== undefined) return;
     // (an unread frame's calls are not known: at least one)
     const reason = malformedCallsReason(Math.max(this.#refusedCalls, 1));
     this.#ownReason = reason;
     const text = flow.lead(0, heldText(flow, blockText)) + reason;
-    const told = textBlock(this.#before + this.#blocks, text).map((e) => {
-      this.#told.add(e);
-      return { raw: named(e), event: e, tool: false };
-    });
+    const block = textBlock(this.#before + this.#blocks, text);
+    // (beside a written call, the block is one frame marked told: the watch's ending leads a rejection's
+    // reason with its words, and a retry sends them after the text it sends ahead, see `Held.told`)
+    const told = written
+      ? [{ raw: block.map(named).join(""), event: block[1], tool: false, told: { reason, answer: 0 } }]
+      : block.map((e) => {
+        this.#told.add(e);
+        return { raw: named(e), event: e, tool: false };
+      });
     const held = flow.held;
     const end = held.findIndex((h) => h.event?.type === "message_delta" || h.event?.type === "message_stop");
     flow.holdAt(end < 0 ? held.length : end, told);

@@ -20,6 +20,7 @@ import {
   type Dialect,
   type FrameRouter,
   type Held,
+  heldText,
   joinText,
   malformedCallsReason,
   namesKey,
@@ -233,9 +234,9 @@ class ChatStream implements FrameRouter {
    * finishes for tool calls with none is told of them (see `#finishOfDropped`).
    */
   readonly #strayCalls = new Set<string>();
-  /** How many dropped calls the reasons `#finishOfDropped` wrote told of, over every answer. */
+  /** How many dropped calls the reasons written told of, over every answer (see `#told`). */
   #toldCalls = 0;
-  /** Whether a reason `#finishOfDropped` wrote told of the `#strayCalls` (counted once in `#toldCalls`). */
+  /** Whether a reason written told of the calls of no known answer (counted once in `#toldCalls`). */
   #strayTold = false;
   /** The answers told of calls dropped (see `toldAnswers`). */
   readonly #toldAnswers = new Set<number>();
@@ -479,8 +480,9 @@ class ChatStream implements FrameRouter {
    * reason as its text (text flows, as the reason for rejected calls reads) and returns the chunk with that
    * choice finished `stop`; undefined when no choice is such. Left as it came, the client read a finish for
    * tool calls with no call to run and nothing said, and the model was never told. Each answer reads of
-   * its own calls, or, of calls that came at no answer's choice (or in a chunk not read), of those; the
-   * others are left as they were.
+   * its own calls and of calls that came at no answer's choice (or in a chunk not read, one naming a call's
+   * key, or any where it has none of its own), counted as `#told` counts them; the others are left as they
+   * were.
    */
   #finishOfDropped(event: Record<string, unknown>, flow: StreamFlow): Record<string, unknown> | undefined {
     const unplaced = this.#unread || this.#strayCalls.size > 0;
@@ -511,15 +513,11 @@ class ChatStream implements FrameRouter {
     });
     const told = ends.map((c) => {
       const index = choiceIndex(c);
-      // (an unread chunk's calls are not known: at least one)
-      const own = this.#refusedCalls.get(index)?.size;
-      const count = own ?? Math.max(this.#strayCalls.size, 1);
-      this.#refusedCalls.delete(index);
-      // (calls at no answer's choice are told by every answer that may have made them, and counted once: one
-      // call read as two where two answers finished for tool calls)
-      if (own !== undefined || this.#strayCalls.size === 0 || !this.#strayTold) this.#toldCalls += count;
-      if (own === undefined) this.#strayTold = true;
-      this.#toldAnswers.add(index);
+      // (a choice with none of its own finished for calls of no known answer: any unread chunk may hold them)
+      const count = this.#told(
+        index,
+        this.#unreadCall || this.#strayCalls.size > 0 || !this.#refusedCalls.has(index),
+      );
       const delta = this.#rolePassed.has(index) ? {} : { role: "assistant" };
       return {
         index,
@@ -541,30 +539,53 @@ class ChatStream implements FrameRouter {
    * are told by every answer that holds a call, as by every answer that lost every call
    * (`#finishOfDropped`): any of them may have made them; counted once.
    */
-  tellDropped(flow: StreamFlow, answers: ReadonlySet<number>): void {
+  tellDropped(flow: StreamFlow, answers: ReadonlySet<number>, { written = false } = {}): void {
     const unplaced = this.#unreadCall || this.#strayCalls.size > 0;
     // (`#called` and `answers`: a call the text watch held was never routed, yet is held)
     const telling = [...new Set([...this.#called, ...answers])]
       .filter((index) => unplaced || this.#refusedCalls.has(index)).sort((a, b) => a - b);
     if (telling.length === 0) return;
-    this.sendHeldText(new Set(telling), flow);
+    // (a written call's text, held, is not sent before it is judged: the words wait after it)
+    if (!written) this.sendHeldText(new Set(telling), flow);
     const choices = telling.map((index) => {
-      const own = this.#refusedCalls.get(index)?.size;
-      // (an unread chunk's calls are not known: at least one)
-      const count = own ?? Math.max(this.#strayCalls.size, 1);
-      this.#refusedCalls.delete(index);
-      if (own !== undefined || !this.#strayTold) this.#toldCalls += count;
-      if (own === undefined) this.#strayTold = true;
-      this.#toldAnswers.add(index);
-      return {
-        index,
-        delta: { content: flow.lead(index) + malformedCallsReason(count) },
-        logprobs: null,
-        finish_reason: null,
-      };
+      const reason = malformedCallsReason(this.#told(index, unplaced));
+      const ahead = written ? heldText(flow, (e) => chatText(e, index).text) : "";
+      return { index, reason, delta: { content: flow.lead(index, ahead) + reason } };
     });
     const base = this.#template ?? { object: "chat.completion.chunk" };
-    this.#send(formatSse(JSON.stringify({ ...base, choices })), choices, flow);
+    if (!written) {
+      const told = choices.map(({ index, delta }) => ({ index, delta, logprobs: null, finish_reason: null }));
+      return this.#send(formatSse(JSON.stringify({ ...base, choices: told })), told, flow);
+    }
+    for (const { index, reason, delta } of choices) {
+      const event = { ...base, choices: [{ index, delta, logprobs: null, finish_reason: null }] };
+      const at = flow.held.findLastIndex((h) =>
+        h.event !== undefined && chatText(h.event, index).text !== ""
+      );
+      flow.holdAt(at + 1, [{
+        raw: formatSse(JSON.stringify(event)),
+        event,
+        tool: false,
+        told: { reason, answer: index },
+      }]);
+    }
+  }
+
+  /**
+   * How many dropped calls answer `index` is told of, now that it is: its own, and with `stray` the calls of
+   * no known answer (at a choice past `n`, or in a chunk not read, whose calls are not known: at least one),
+   * which every answer told may have made, counted once in `#toldCalls` however many read of them (one call
+   * read as two where two answers finished for tool calls), and told beside an answer's own (where each
+   * answer told had lost calls of its own, they went unsaid).
+   */
+  #told(index: number, stray: boolean): number {
+    const own = this.#refusedCalls.get(index)?.size ?? 0;
+    this.#refusedCalls.delete(index);
+    const strays = stray ? Math.max(this.#strayCalls.size, 1) : 0;
+    this.#toldCalls += own + (this.#strayTold ? 0 : strays);
+    if (stray) this.#strayTold = true;
+    this.#toldAnswers.add(index);
+    return own + strays;
   }
 
   /** See `FrameRouter.unread`. */
@@ -578,7 +599,7 @@ class ChatStream implements FrameRouter {
     return this.#toldAnswers;
   }
 
-  /** See `FrameRouter.ownReason`: the reason `#finishOfDropped` wrote, counted over every answer. */
+  /** See `FrameRouter.ownReason`: the reasons written, counted over every answer (see `#told`). */
   ownReason(): string | undefined {
     return this.#toldCalls > 0 ? malformedCallsReason(this.#toldCalls) : undefined;
   }

@@ -335,10 +335,12 @@ export interface FrameRouter {
    * among the held frames, ahead of the end, the words that tell the model so (they go out with the calls
    * that pass, and ahead of a rejection's reason), or sends them now after the answer's held text where
    * text carries no position (OpenAI Chat), and reports them as `ownReason`. `answers`: those whose calls
-   * are held (a text watch may hold a call's frames, which the router then never saw). Absent where no
-   * such call is known apart from the calls held.
+   * are held (a text watch may hold a call's frames, which the router then never saw). `written`: the calls
+   * are written into text the watch holds, which nothing may send before they are judged: the words go among
+   * the held frames after the answer's text, marked `Held.told` (the watch's ending leads a rejection's
+   * reason with them). Absent where no such call is known apart from the calls held.
    */
-  tellDropped?(flow: StreamFlow, answers: ReadonlySet<number>): void;
+  tellDropped?(flow: StreamFlow, answers: ReadonlySet<number>, options?: { written?: boolean }): void;
   /**
    * Sends now the held frames that carry text of the `answers` whose calls were rejected, ahead of what ends
    * the turn (the reason, a retry's stream), where text carries no position (OpenAI Chat): a body puts an
