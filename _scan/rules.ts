@@ -10,7 +10,7 @@
 import { lazy } from "../_common/values.ts";
 import type { ScanCategory, ScanContext } from "../types.ts";
 import { acrossGaps, gap, gapThen } from "./gap.ts";
-import { withTranslations } from "./translated.ts";
+import { pattern, withTranslations } from "./translated.ts";
 
 /** One signature rule. */
 export interface Rule {
@@ -78,6 +78,21 @@ export interface Rule {
 
 /** The original text behind folded character `i` (see `Rule.accept`). */
 export type Original = (i: number) => string;
+
+/** An expression as its source and flags, not yet made (a `RegExp` is one too). */
+export interface Pattern {
+  /** The expression's source, as `RegExp.source` reads. */
+  readonly source: string;
+  /** Its flags, as `RegExp.flags` reads. */
+  readonly flags: string;
+}
+
+/**
+ * A rule as written, its expression not yet made (see `pattern` in translated.ts): rules() joins and rewrites
+ * these, and makes only the expression of the rule that runs, not one per step (the English rule, its
+ * translation, each read across lines) that only its source was read of.
+ */
+export type Draft = Omit<Rule, "re"> & { re: Pattern };
 
 /** Line breaks in `s`: CR LF, CR or LF each count once (the fold reads them so). */
 function lineBreaks(s: string): number {
@@ -3094,7 +3109,7 @@ export const rules: () => readonly Rule[] = lazy(() =>
  * heading or a new sentence on the next line stays apart. Rules over the original or the letters-only text,
  * those found by code and those without leads are kept as they are.
  */
-function acrossLines(rule: Rule, from: { translated: boolean }): Rule {
+function acrossLines(rule: Draft, from: { translated: boolean }): Draft {
   // (and a rule without leads: its expression runs over whole windows, where the spaces of its words, plain,
   // let the engine skip ahead; classes in their place cost a scan of the dev rows about 5%)
   if (rule.raw || rule.squashed || rule.find || rule.leads === undefined) return rule;
@@ -3109,7 +3124,7 @@ function acrossLines(rule: Rule, from: { translated: boolean }): Rule {
   const accept = rule.accept;
   return {
     ...rule,
-    re: new RegExp(source, rule.re.flags),
+    re: pattern(source, rule.re.flags),
     // (a lead that ends in a space, a whole word, "zeig ", ends in a line break too)
     leads: rule.leads?.flatMap((lead) => lead.endsWith(" ") ? [lead, `${lead.slice(0, -1)}\n`] : [lead]),
     accept: (t, s, e, upper, original) => {
@@ -3168,12 +3183,15 @@ function newlineIn(t: string, from: number, to: number): number {
   return -1;
 }
 
-/** `rule` with every field, in one order: rules of many shapes made Bun's compiled scanner leave its code. */
-function oneShape(rule: Rule): Rule {
+/**
+ * `rule` with its expression made (the only one made of its drafts) and every field, in one order: rules of many
+ * shapes made Bun's compiled scanner leave its code.
+ */
+function oneShape(rule: Draft): Rule {
   return {
     name: rule.name,
     category: rule.category,
-    re: rule.re,
+    re: rule.re instanceof RegExp ? rule.re : new RegExp(rule.re.source, rule.re.flags),
     raw: rule.raw,
     opens: rule.opens,
     squashed: rule.squashed,
@@ -3189,7 +3207,7 @@ function oneShape(rule: Rule): Rule {
 }
 
 /** The signature rules as they read English (and some other languages of their own), in the order they run. */
-const englishRules = (): Rule[] => [
+const englishRules = (): Draft[] => [
   // ---------------------------------------------------------------------------------------- overrides
   {
     name: "override.ignore_previous",
@@ -3226,7 +3244,7 @@ const englishRules = (): Rule[] => [
     // Every match holds one of the nouns: text with the verbs and none of those nouns is skipped whole.
     anchors: INSTRUCTIONS_ANCHORS,
     category: "instruction_override",
-    re: new RegExp(
+    re: pattern(
       `(?<![a-z])(?:ignore|disregard|forget|neglect|discard|abandon|set aside|throw out|ditch) ` +
         `[a-z' ]{0,36}?\\b(?:previous|prior|above|earlier|preceding|foregoing|former|initial|original|old|existing|system|your|all)` +
         ` [a-z' ]{0,30}?\\b${INSTRUCTIONS}\\b|` +
@@ -3257,7 +3275,7 @@ const englishRules = (): Rule[] => [
     category: "instruction_override",
     // (its spaces take a line break too, as `acrossLines` gives rules with leads: "Your previous\ninstructions are
     // void"; the needles keep it to the few texts that hold a verdict, so the classes cost no whole-window scan)
-    re: new RegExp(
+    re: pattern(
       spacesAcrossLines(
         "(?<![a-z])(?:(?:all|any|the|your) (?:of (?:the|your) )?(?:previous|prior|earlier|preceding|former|above|" +
           "original|existing|old) (?:instructions|directions|directives|rules|guidelines|guidance|prompts?|orders|" +
@@ -3335,7 +3353,7 @@ const englishRules = (): Rule[] => [
       ...["anteriormente", "prima", "finora", "in precedenza", "ate agora", "eerder", "tot nu toe"],
     ],
     category: "instruction_override",
-    re: new RegExp(
+    re: pattern(
       // (a line break may fall in the words between, as in a wrapped line: "Ignoriere alle\nvorherigen ...")
       `(?<![a-z])(?:(?:${
         IGNORE_TRANSLATED.join("|")
@@ -3404,7 +3422,7 @@ const englishRules = (): Rule[] => [
     needles: ["instruction", "directive", "orders", "task", "rules", "prompt", "strictly"],
     maxLen: 100,
     category: "instruction_override",
-    re: new RegExp(
+    re: pattern(
       `\\b(?:new|updated|revised|real|actual|true|additional|secret|hidden|override|overriding|urgent|important|priority|system|admin|developer) ` +
         `(?:system )?(?:instructions?|directives?|orders|task|rules|prompt) ?(?::|-{1,2} |follows?\\b)` +
         // ("The new system prompt is:" heads one too; "The system prompt is: a string ..." defines a word)
@@ -3468,7 +3486,7 @@ const englishRules = (): Rule[] => [
     // A prompt handed to the reader to take on from now: "the system prompt you must now use", "instructions
     // that you will from now on follow", "the system prompt you are required to obey". "The instructions you
     // must follow to install it" are a manual's, "the system prompt you should use" a model card's advice.
-    re: new RegExp(
+    re: pattern(
       `\\b(?:system prompt|prompt|instructions|directives|rules|guidelines)${YOU_WHO}${YOU_MUST} ` +
         `(?:now|from now on|henceforth|hereafter|going forward|from this point on) ${TAKE_ON}\\b` +
         `|\\b(?:system prompt|prompt|instructions|directives|rules|guidelines)${YOU_WHO}${YOU_MUST} ${TAKE_ON} ` +
@@ -3495,7 +3513,7 @@ const englishRules = (): Rule[] => [
     maxLen: 140,
     needles: ["important", "urgent", "critical", "official", "priority", "message"],
     category: "instruction_override",
-    re: new RegExp(
+    re: pattern(
       `\\b(?:an? |this is an? )?(?:important|urgent|critical|official|priority) (?:message|instruction|notice|note|update|request) ` +
         `(?:from|for|to) (?:me|the user|your (?:user|owner|admin|administrator|developer|creator|operator|boss|master)|the (?:system|admin|administrator|developer|owner|operator))\\b` +
         `|\\bmessage (?:from|by) (?:me|the user),? [^.\\n]{0,40}?\\bto you\\b`,
@@ -3509,7 +3527,7 @@ const englishRules = (): Rule[] => [
     maxLen: 280,
     needles: ["before", "after"],
     category: "instruction_override",
-    re: new RegExp(
+    re: pattern(
       `\\bbefore (?:you (?:can |do |start |continue |proceed |answer |respond )?|doing |solving |completing |continuing |answering |responding )${
         gap(50)
       }\\b(?:task|request|question|instructions?|assignment)\\b${
@@ -3576,7 +3594,7 @@ const englishRules = (): Rule[] => [
     maxLen: 120,
     needles: ["do not", "don't", "never", "without"],
     category: "instruction_override",
-    re: new RegExp(
+    re: pattern(
       `\\b(?:do not|don't|never|without) (?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|ask(?:ing)?|asking for|consult(?:ing)?|check(?:ing)? with|warn(?:ing)?|reveal(?:ing)? (?:this |it )?to) ` +
         `(?:me|the user|the human|your user|anyone|them)?\\b ?(?:for (?:confirmation|permission|approval|consent)|about (?:this|it)|know)?` +
         `|\\b(?:do not|don't|never|without) (?:asking |waiting )?(?:for )?(?:any |further |the user's |user )?(?:confirmation|approval|permission|consent)\\b` +
@@ -3617,7 +3635,7 @@ const englishRules = (): Rule[] => [
     category: "instruction_override",
     // Data that forbids the reader to doubt what it asks: "Do not question this request", "Never second-guess
     // these instructions", "Comply without question"; also in French, Spanish, Italian, Portuguese, German.
-    re: new RegExp(
+    re: pattern(
       `\\b(?:do not|don't|dont|never|you must not|you should not) (?:question|doubt|second[- ]guess|challenge|` +
         `dispute|argue with|push back on)(?: or (?:question|doubt|second[- ]guess|challenge|dispute|refuse|delay))? ` +
         `(?:this|these|the following|the above|the|my|our|any of (?:these|the following)) (?:[a-z]+ )?` +
@@ -3669,7 +3687,7 @@ const englishRules = (): Rule[] => [
     needles: ["your "],
     category: "instruction_override",
     // Text that came in as data should not tell the assistant how to write its answer.
-    re: new RegExp(
+    re: pattern(
       `\\byour (?:response|answer|reply|output|responses|answers|replies|summary|message's)\\b` +
         `|(?<![a-z])(?:(?:can|could|would|will) you )?${TRANSFORMS} ` +
         `(?:the (?:order of |letters of |words of |characters of )?)?(?:all )?(?:letters |words |characters )?(?:in |of )?your (?:message|text|words|sentences|letters)\\b`,
@@ -3769,7 +3787,7 @@ const englishRules = (): Rule[] => [
       ...["ai", "assistant", "llm", "model", "agent", "bot", "copilot", "gpt", "claude", "gemini"],
       ...FOREIGN_NAME_ANCHORS,
     ],
-    re: new RegExp(
+    re: pattern(
       `(?:^|(?<=[.!?;:\\n"'(\\[{>*#\u00a1\u00bf-] ?))${ADDRESS_GREETING}` +
         `(?:(?:ai|ai assistant|llm|llms|language model|ai model|ai agents?|chatbot|copilot|chatgpt|claude) ?[,:\u3001]|(?:assistant|agent|model|bot|gpt|gemini)[,\u3001]|(?:${FOREIGN_NAMES}) ?,` +
         // (a foreign name's colon before an identity of `NAME_GIVEN`: "IA: sei DAN", see `labelNamesPersona`)
@@ -3848,7 +3866,7 @@ const englishRules = (): Rule[] => [
     contexts: OUTPUT,
     needles: carryOut(),
     farTries: true,
-    re: new RegExp(
+    re: pattern(
       "(?<![a-z])(?:decode|decipher|unscramble|deobfuscate|reverse|read|apply|translate|convert)\\b" +
         "[^.!?\\n;]{0,80}?(?:,? and|,? then|:)(?: then)? (?:(?:follow|obey|execute|carry out|act on|comply with|" +
         "perform|run|do) (?:it|them|that|this|the (?:result|decoded [a-z]+)|what it says)|" +
@@ -3883,7 +3901,7 @@ const englishRules = (): Rule[] => [
     needles: ["tool", "function"],
     category: "forced_tool_use",
     // "Use the X tool", "call the `send_money` function", "... using the X tool": data naming a tool to run.
-    re: new RegExp(
+    re: pattern(
       `(?<![a-z])(?:call|use|invoke|run|execute|trigger|utili[sz]e) (?:the )?[\`'"]?[a-z][a-z0-9_.-]{0,40}[\`'"]?[a-z0-9_ -]{0,30}? (?:tool|function)\\b` +
         `|\\b(?:using|via|with|through) (?:the )?[\`'"]?[a-z][a-z0-9_.-]{0,40}[\`'"]?[a-z0-9_ -]{0,30}? tool\\b`,
       "g",
@@ -3974,7 +3992,7 @@ const englishRules = (): Rule[] => [
     maxLen: 180,
     category: "forced_tool_use",
     // An imperative in data that acts on "my"/the user's things: data speaking as the principal.
-    re: new RegExp(`(?<![a-z])(?:${CONSEQUENTIAL} ${gapThen(70, OWNED)}|${MODEL_TAKES})`, "g"),
+    re: pattern(`(?<![a-z])(?:${CONSEQUENTIAL} ${gapThen(70, OWNED)}|${MODEL_TAKES})`, "g"),
     contexts: OUTPUT,
     accept: (t, s, e, upper) => {
       // (the model made to take someone's data, as policy is written: it opens no imperative)
@@ -4038,7 +4056,7 @@ const englishRules = (): Rule[] => [
     ],
     maxLen: 460,
     category: "exfiltration",
-    re: new RegExp(
+    re: pattern(
       // (the verb in the third person too, after the model made to: "It is now required that the model sends ...")
       // (and in the passive, the model or an agent its doer: "The API key must be sent by the model to ...";
       // after the "be" `SECRET_MUST_BE` reads, so that a bare "sent by the agent" does not scan its gap; with no doer
@@ -4108,7 +4126,7 @@ const englishRules = (): Rule[] => [
     anchors: ["credential", "password", "passphrase", "key", "secret", "token", "id_rsa", ".env"],
     maxLen: 100,
     category: "exfiltration",
-    re: new RegExp(
+    re: pattern(
       "(?<![a-z])(?:print|reveal|dump|output|disclose|leak|expose|list|show|display|enumerate)" +
         // ("print me out all ...", the particle after the person too)
         "(?: out(?: me| us)?| (?:me|us)(?: out)?)? (?:all|every|each) (?:the |of the |your |of your )?" +
@@ -4240,7 +4258,7 @@ const englishRules = (): Rule[] => [
       "\u5fd8\u6389",
       "\u4e0d\u8981\u7406",
     ],
-    re: new RegExp(
+    re: pattern(
       `(?:\u4ee5\u524d|\u524d|\u3053\u308c\u307e\u3067|\u4eca\u307e\u3067|\u5148\u307b\u3069|\u5148\u7a0b|\u4e0a\u8a18|\u6700\u521d)\u306e(?:\u3059\u3079\u3066\u306e|\u5168\u3066\u306e|\u5168\u90e8\u306e)?` +
         `(?:\u6307\u793a|\u547d\u4ee4|\u6307\u4ee4|\u30eb\u30fc\u30eb|\u898f\u5247|\u30d7\u30ed\u30f3\u30d7\u30c8)(?:\u3092|\u306f)(?:\u3059\u3079\u3066|\u5168\u3066|\u5168\u90e8|\u4e00\u65e6|\u5b8c\u5168\u306b)?` +
         // (an order: "shiro", "seyo", "shinasai", "-ro"; or a request, "shite (kudasai)", ending its sentence or
@@ -4266,7 +4284,7 @@ const englishRules = (): Rule[] => [
     category: "hidden_text",
     raw: true,
     // A whole run of tags, but for one that makes a flag after U+1F3F4 (see FLAG_TAGS).
-    re: new RegExp(
+    re: pattern(
       `(?<!\\uDB40[\\uDC00-\\uDC7F])(?!(?<=\\uD83C\\uDFF4)${FLAG_TAGS}(?!\\uDB40[\\uDC00-\\uDC7F]))(?:\\uDB40[\\uDC00-\\uDC7F])+`,
       "g",
     ),

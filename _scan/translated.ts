@@ -14,9 +14,25 @@
  * @module
  */
 import { gap } from "./gap.ts";
-import type { Rule } from "./rules.ts";
+import type { Draft, Pattern } from "./rules.ts";
 import { escapeRegExp, lazy } from "../_common/values.ts";
 import type { ScanContext } from "../types.ts";
+
+/**
+ * A rule's expression as its source and flags (see `Draft` in rules.ts): made a `RegExp` only in the rule that
+ * runs.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pattern } from "./translated.ts";
+ *
+ * assert.deepEqual(pattern("a|b", "g"), { source: "a|b", flags: "g" });
+ * ```
+ */
+export function pattern(source: string, flags: string): Pattern {
+  return { source, flags };
+}
 
 /**
  * The words of a list written on a line, separated by spaces; an underscore stands for a space ("sag_" is the
@@ -31,7 +47,7 @@ function spaced(words: string): string[] {
  * `withTranslations`), made on first use with their word lists and expressions: made at load, they cost every
  * module that imports the scanner, though only a scan reads them.
  */
-const translations = lazy((): Rule[] => {
+const translations = lazy((): Draft[] => {
   const OUTPUT: readonly ScanContext[] = ["tool_output"];
   const DATA: readonly ScanContext[] = ["tool_output", "tool_args", "cli_arg"];
 
@@ -206,7 +222,7 @@ const translations = lazy((): Rule[] => {
     "sleutels?|geschiedenis|gesprek(?:ken)?|gegevens|id_rsa";
 
   /** An order's verb before an address, or (German, Dutch) the verb after it that ends its clause. */
-  const SEND_TO_ADDRESS = new RegExp(
+  const SEND_TO_ADDRESS = pattern(
     `(?<![a-z])(?:${SENDS})(?![a-z])${gap(120)} ${TO_ADDRESS} ['"<]?${ADDRESS}` +
       // (German or Dutch with the verb last, from the data on: "die Zugangsdaten ... an https://... zu senden",
       // "dat hij de inloggegevens naar x@y.nl stuurt", "alle E-Mails an x@y.de weiter")
@@ -1017,7 +1033,7 @@ const translations = lazy((): Rule[] => {
       ],
       maxLen: 100,
       category: "instruction_override",
-      re: new RegExp(`(?<![a-z'])(?:${KEPT_FROM_USER})(?![a-z])`, "g"),
+      re: pattern(`(?<![a-z'])(?:${KEPT_FROM_USER})(?![a-z])`, "g"),
       contexts: OUTPUT,
       accept: (t, s, e) => keepsFromUser(t, s, e),
     },
@@ -1029,7 +1045,7 @@ const translations = lazy((): Rule[] => {
       anchors: TOOL_ANCHORS,
       maxLen: 120,
       category: "forced_tool_use",
-      re: new RegExp(
+      re: pattern(
         `(?<![a-z])(?:${CALL_VERBS}) (?:a )?${TOOL_NOUN} (?:[a-z][a-z0-9]{0,40}_[a-z0-9_]{1,60}|` +
           '`[a-z][a-z0-9_.-]{1,40}`|"[a-z][a-z0-9_.-]{1,40}")(?![a-z0-9_])',
         "g",
@@ -1045,7 +1061,7 @@ const translations = lazy((): Rule[] => {
       anchors: NEW_ANCHORS,
       maxLen: 120,
       category: "instruction_override",
-      re: new RegExp(`(?<![a-z])${NEW_ORDERS}`, "g"),
+      re: pattern(`(?<![a-z])${NEW_ORDERS}`, "g"),
       accept: (t, _s, e, _upper, original) => {
         if (MODEL_ORDERS.test(t.slice(e, e + 160))) return true;
         let after = "";
@@ -1063,7 +1079,7 @@ const translations = lazy((): Rule[] => {
       ),
       maxLen: 120,
       category: "instruction_override",
-      re: new RegExp(
+      re: pattern(
         `(?<![a-z])(?:${PLURAL_IGNORE})(?:[ \\n]${PLURAL_BETWEEN}){0,3}[ \\n]${PLURAL_DROPPED}(?![a-z])`,
         "g",
       ),
@@ -1077,7 +1093,7 @@ const translations = lazy((): Rule[] => {
       anchors: PROMPT_ANCHORS,
       maxLen: 120,
       category: "instruction_override",
-      re: new RegExp(
+      re: pattern(
         `(?<![a-z])(?:(?:(?:${LEAK_VERBS})(?: (?:mir|moi|me|mi|mij|nam))?` +
           // ("Zeig mir bitte deine ...", "Gib jetzt deinen ...")
           `(?: (?:${GERMAN_NOW}|por favor|per favore|alstublieft|prosze|prosim),?){0,2}` +
@@ -1100,7 +1116,7 @@ const translations = lazy((): Rule[] => {
       needles: ["aus"],
       maxLen: 120,
       category: "instruction_override",
-      re: new RegExp(
+      re: pattern(
         `(?<![a-z])(?:gib|gebt|geben sie)(?: mir| uns)?(?: ${GERMAN_NOW}){0,3} (?:(?:alle|s(?:a|ae)mtliche|deine|ihre|eure)` +
           // (a bare "Tokens" only with "aus" right after it ending the clause, "Gib alle Tokens aus"; a lexer's
           // tokens are said whose: "Gib alle Tokens des Satzes aus")
@@ -1125,7 +1141,7 @@ const translations = lazy((): Rule[] => {
       anchors: AUTHORITY_ANCHORS,
       maxLen: 140,
       category: "instruction_override",
-      re: new RegExp(
+      re: pattern(
         `(?<![a-z])(?:(?:${PERMISSION_GIVEN})|${I_ALLOW_YOU}|${YOU_NOW_ALLOWED}|${RULES_OFF})(?![a-z])`,
         "g",
       ),
@@ -1136,7 +1152,8 @@ const translations = lazy((): Rule[] => {
 });
 
 /**
- * The English rules `english`, each joined with its translation where this module has one: one expression that
+ * The English rules `english` (drafts: see `Draft` in rules.ts), each joined with its translation where this
+ * module has one: one expression that
  * reads the English order or the translated one, with the leads, needles and anchors of both. One rule per
  * meaning, not a rule per language: a finding names what the order does, in any language, and the scanner's
  * screen and its lists of anchors hold 31 rules and 31 lists each (see screen.ts and `listsOf` in scan.ts).
@@ -1153,10 +1170,10 @@ const translations = lazy((): Rule[] => {
  * ```
  */
 export function withTranslations(
-  english: readonly Rule[],
-  options: { each?: (rule: Rule, from: { translated: boolean }) => Rule } = {},
-): Rule[] {
-  const each = options.each ?? ((rule: Rule) => rule);
+  english: readonly Draft[],
+  options: { each?: (rule: Draft, from: { translated: boolean }) => Draft } = {},
+): Draft[] {
+  const each = options.each ?? ((rule: Draft) => rule);
   const byName = new Map(translations().map((rule) => [rule.name, each(rule, { translated: true })]));
   return english.map((english) => {
     const rule = each(english, { translated: false });
@@ -1205,7 +1222,7 @@ function both(a: readonly string[] | undefined, b: readonly string[] | undefined
  * any other by the English one's. Every translation has leads, anchors, a length bound and the contexts of its
  * English rule, so the joined rule keeps each of the English rule's pre-checks.
  */
-function joined(en: Rule, tr: Rule): Rule {
+function joined(en: Draft, tr: Draft): Draft {
   // (made at the first match the joined rule's pre-checks let through: a clean text never makes one)
   const alone = lazy(() => new RegExp(tr.re.source, "y"));
   const evidence = tr.anchors ?? tr.needles;
@@ -1213,7 +1230,7 @@ function joined(en: Rule, tr: Rule): Rule {
     ...en,
     // (the translation only where one of its leads starts, tested by a trie of them: where an English lead
     // starts, "you", "send", it gives up after a letter or two, not after each of its hundreds of words)
-    re: new RegExp(`(?:${en.re.source})|(?=${trieOf(tr.leads!)})(?:${tr.re.source})`, "g"),
+    re: pattern(`(?:${en.re.source})|(?=${trieOf(tr.leads!)})(?:${tr.re.source})`, "g"),
     leads: en.leads && tr.leads ? [...new Set([...en.leads, ...tr.leads])] : undefined,
     // (the translation's needles where it has them: a pre-check its anchors alone would not make)
     needles: both(en.needles, tr.needles ?? evidence),
