@@ -83,13 +83,16 @@ test(
   },
 );
 
-const NOT_ALL = "Deno reads the environments in /proc only with --allow-all and no --deny flag";
+const NOT_ALL = "Deno reads the environments in /proc only with every permission granted (--allow-all) " +
+  "and no --deny or --ignore flag";
 for (
   const [flags, why] of [
     [["--allow-run", "--allow-env"], "/proc is not readable here"],
     [["--allow-run", "--allow-env", "--allow-read=/proc"], NOT_ALL],
     // --allow-all with a deny flag beside it: the note must not ask for what is given.
     [["--allow-all", "--deny-run=uname"], NOT_ALL],
+    // An --ignore flag refuses them as well (NotCapable), with --allow-all and no deny flag.
+    [["--allow-all", "--ignore-env=TOOLGUARD_UNSET"], NOT_ALL],
   ] as const
 ) {
   test(
