@@ -198,8 +198,9 @@ export interface LiveChild {
   treeNote(): string | undefined;
   /**
    * Set once the guard tried to end the tree and could not signal it (Deno without run permission for every
-   * program, which `Deno.kill` needs, or on Windows for `taskkill`): `"tool"` when the child's own kill ended the tool alone, `"none"` when
-   * it reached no process (the tool had exited); undefined when the tree was signalled.
+   * program, which `Deno.kill` needs, or on Windows for `taskkill`): `"tool"` when the child's own kill ended
+   * the tool alone, `"none"` when it reached no process (the tool had exited); undefined when the tree was
+   * signalled.
    */
   killReached(): KillReach | undefined;
   /**
