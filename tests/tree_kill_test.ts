@@ -211,6 +211,9 @@ console.log(JSON.stringify({ kind: r.kind, detail: r.detail }));
   },
 );
 
+/** A server that leaves a sleep behind, its pid in DIR/pid, and reads its input to the end. */
+const LEAVES_SLEEP = 'sleep 7.31 </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; cat >/dev/null';
+
 // A relay under the same partial permission: the server is ended through its own handle, and the exit's
 // detail says its descendants may have survived instead of saying nothing.
 const RELAY_HOST = `import { relayMcp } from MCP;
@@ -219,7 +222,7 @@ const controller = new AbortController();
 const input = (async function* () {
   await new Promise((resolve) => controller.signal.addEventListener("abort", resolve));
 })();
-const script = 'sleep 7.31 </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; cat >/dev/null';
+const script = SCRIPT;
 const running = relayMcp({
   command: "/bin/sh",
   args: ["-c", script, dir],
@@ -246,7 +249,7 @@ test(
     try {
       const host = join(dir, "host.ts");
       const mcp = JSON.stringify(fileURLToPath(new URL("../mcp.ts", import.meta.url)));
-      writeFileSync(host, RELAY_HOST.replace("MCP", mcp));
+      writeFileSync(host, RELAY_HOST.replace("MCP", mcp).replace("SCRIPT", JSON.stringify(LEAVES_SLEEP)));
       const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
       const { stdout: out } = await promisify(execFile)(deno.execPath(), [
         "run",
@@ -266,6 +269,45 @@ test(
       if (sleep > 0) {
         try {
           process.kill(sleep, "SIGKILL"); // what the relay could not reach
+        } catch {
+          // gone
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "relayMcp: Deno without /proc says the server's tree was found by its process group only",
+  { ...withSetsid, skip: withSetsid.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-"));
+    let sleep = 0;
+    try {
+      const host = join(dir, "host.ts");
+      const mcp = JSON.stringify(fileURLToPath(new URL("../mcp.ts", import.meta.url)));
+      // The server's descendant starts a session of its own: only a marker, which needs /proc, finds it.
+      const script = JSON.stringify(`setsid ${LEAVES_SLEEP}`);
+      writeFileSync(host, RELAY_HOST.replace("MCP", mcp).replace("SCRIPT", script));
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
+        "run",
+        "--allow-run",
+        `--allow-read=${dir}`,
+        host,
+        dir,
+      ], { encoding: "utf8" });
+      sleep = Number(readFileSync(join(dir, "pid"), "utf8").trim());
+      const exit = JSON.parse(out) as { reason: string; detail: string };
+      assert.equal(exit.reason, "aborted", exit.detail);
+      const said = "; the relay ended the server's process tree, found by its process group only " +
+        "(/proc is not readable here): a descendant that left the group may have survived";
+      assert.ok(exit.detail.endsWith(said), exit.detail);
+    } finally {
+      if (sleep > 0) {
+        try {
+          process.kill(sleep, "SIGKILL"); // what the group did not reach
         } catch {
           // gone
         }
