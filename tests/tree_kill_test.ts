@@ -240,41 +240,49 @@ controller.abort();
 console.log(JSON.stringify(await running));
 `;
 
+/**
+ * The exit of a Deno relay host run with `run` (its run permission) and read access to a fresh folder alone
+ * (no /proc), whose server runs `script`; the sleep the server left is ended afterwards, whatever the relay did.
+ */
+async function relayHostExit(run: string, script: string): Promise<{ reason: string; detail: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-"));
+  let sleep = 0;
+  try {
+    const host = join(dir, "host.ts");
+    const mcp = JSON.stringify(fileURLToPath(new URL("../mcp.ts", import.meta.url)));
+    writeFileSync(host, RELAY_HOST.replace("MCP", mcp).replace("SCRIPT", JSON.stringify(script)));
+    const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+    const { stdout: out } = await promisify(execFile)(deno.execPath(), [
+      "run",
+      run,
+      `--allow-read=${dir}`,
+      host,
+      dir,
+    ], { encoding: "utf8" });
+    sleep = Number(readFileSync(join(dir, "pid"), "utf8").trim());
+    return JSON.parse(out) as { reason: string; detail: string };
+  } finally {
+    if (sleep > 0) {
+      try {
+        process.kill(sleep, "SIGKILL"); // what the relay could not reach
+      } catch {
+        // gone
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 test(
   "relayMcp: Deno with a partial --allow-run says the server's descendants may still be running",
   { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-"));
-    let sleep = 0;
-    try {
-      const host = join(dir, "host.ts");
-      const mcp = JSON.stringify(fileURLToPath(new URL("../mcp.ts", import.meta.url)));
-      writeFileSync(host, RELAY_HOST.replace("MCP", mcp).replace("SCRIPT", JSON.stringify(LEAVES_SLEEP)));
-      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
-        "run",
-        "--allow-run=/bin/sh",
-        `--allow-read=${dir}`,
-        host,
-        dir,
-      ], { encoding: "utf8" });
-      sleep = Number(readFileSync(join(dir, "pid"), "utf8").trim());
-      const exit = JSON.parse(out) as { reason: string; detail: string };
-      assert.equal(exit.reason, "aborted", exit.detail);
-      assert.match(
-        exit.detail,
-        /; the relay ended the server but not its process tree, as Deno's run permission is partial: .*--allow-run/,
-      );
-    } finally {
-      if (sleep > 0) {
-        try {
-          process.kill(sleep, "SIGKILL"); // what the relay could not reach
-        } catch {
-          // gone
-        }
-      }
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const exit = await relayHostExit("--allow-run=/bin/sh", LEAVES_SLEEP);
+    assert.equal(exit.reason, "aborted", exit.detail);
+    assert.match(
+      exit.detail,
+      /; the relay ended the server but not its process tree, as Deno's run permission is partial: .*--allow-run/,
+    );
   },
 );
 
@@ -282,37 +290,11 @@ test(
   "relayMcp: Deno without /proc says the server's tree was found by its process group only",
   { ...withSetsid, skip: withSetsid.skip || (isDeno ? false : "needs Deno's permissions") },
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-"));
-    let sleep = 0;
-    try {
-      const host = join(dir, "host.ts");
-      const mcp = JSON.stringify(fileURLToPath(new URL("../mcp.ts", import.meta.url)));
-      // The server's descendant starts a session of its own: only a marker, which needs /proc, finds it.
-      const script = JSON.stringify(`setsid ${LEAVES_SLEEP}`);
-      writeFileSync(host, RELAY_HOST.replace("MCP", mcp).replace("SCRIPT", script));
-      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
-        "run",
-        "--allow-run",
-        `--allow-read=${dir}`,
-        host,
-        dir,
-      ], { encoding: "utf8" });
-      sleep = Number(readFileSync(join(dir, "pid"), "utf8").trim());
-      const exit = JSON.parse(out) as { reason: string; detail: string };
-      assert.equal(exit.reason, "aborted", exit.detail);
-      const said = "; the relay ended the server's process tree, found by its process group only " +
-        "(/proc is not readable here): a descendant that left the group may have survived";
-      assert.ok(exit.detail.endsWith(said), exit.detail);
-    } finally {
-      if (sleep > 0) {
-        try {
-          process.kill(sleep, "SIGKILL"); // what the group did not reach
-        } catch {
-          // gone
-        }
-      }
-      rmSync(dir, { recursive: true, force: true });
-    }
+    // The server's descendant starts a session of its own: only a marker, which needs /proc, finds it.
+    const exit = await relayHostExit("--allow-run", `setsid ${LEAVES_SLEEP}`);
+    assert.equal(exit.reason, "aborted", exit.detail);
+    const said = "; the relay ended the server's process tree, found by its process group only " +
+      "(/proc is not readable here): a descendant that left the group may have survived";
+    assert.ok(exit.detail.endsWith(said), exit.detail);
   },
 );
