@@ -34,7 +34,11 @@ test("runTool: Deno on Windows whose PATH has no taskkill ends the tool alone an
     const guard = pathToFileURL(fileURLToPath(new URL("../guard.ts", import.meta.url))).href;
     writeFileSync(host, HOST.replace("GUARD", JSON.stringify(guard)));
     const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath();
-    const env = { ...process.env, PATH: join(dir, "nothing-here") };
+    // (Windows names are case-insensitive: a real runner's "Path" must not stay beside the PATH given here)
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => name.toUpperCase() !== "PATH"),
+    );
+    env.PATH = join(dir, "nothing-here");
     const { stdout } = await promisify(execFile)(deno, ["run", "-A", "--no-lock", host], {
       env,
       encoding: "utf8",
