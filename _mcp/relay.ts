@@ -387,12 +387,17 @@ class McpRelay {
   }
 
   /**
-   * What the relay's ending of the server's tree could not reach ("": nothing missed that way): under Deno
-   * with a partial `--allow-run` only the server's own handle may be used, and its descendants stay.
+   * What the relay's ending of the server's tree may have missed ("": nothing), as runTool's detail says it:
+   * under Deno with a partial `--allow-run` only the server's own handle may be used, and its descendants
+   * stay; where markers do not work the tree is found by its process group only, which a descendant that
+   * left it escapes.
    */
   #treeMissed(): string {
     const reach = this.#child?.killReached();
-    if (reach === undefined) return "";
+    if (reach === undefined) {
+      const note = this.#child?.treeNote();
+      return note === undefined ? "" : `; the relay ended the server's process tree, ${note}`;
+    }
     const said = reach === "tool"
       ? "the relay ended the server but not its process tree"
       : "the relay could not end the server's process tree";

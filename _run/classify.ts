@@ -86,10 +86,11 @@ export interface ProcessOutcome {
   treeNote?: string;
   /**
    * Set when the guard could not signal the process tree (Deno with a partial `--allow-run`: signalling a
-   * process by its pid needs run permission for every program, and on Windows for `taskkill`): `"tool"` when it ended the tool alone through
-   * the child's own handle, `"none"` when it reached no process (the tool had exited). The detail then says
-   * "the guard ended the tool but not its process tree" or "the guard could not end the process tree" where it
-   * would say "the guard ended the process tree", followed by the {@linkcode ProcessOutcome.treeNote} (why).
+   * process by its pid needs run permission for every program, and on Windows running `taskkill`): `"tool"`
+   * when it ended the tool alone through the child's own handle, `"none"` when it reached no process (the
+   * tool had exited). The detail then says "the guard ended the tool but not its process tree" or "the guard
+   * could not end the process tree" where it would say "the guard ended the process tree", followed by the
+   * {@linkcode ProcessOutcome.treeNote} (why).
    * Any other value is taken as absent.
    */
   killReached?: "tool" | "none";

@@ -198,8 +198,9 @@ export interface LiveChild {
   treeNote(): string | undefined;
   /**
    * Set once the guard tried to end the tree and could not signal it (Deno without run permission for every
-   * program, which `Deno.kill` needs, or on Windows for `taskkill`): `"tool"` when the child's own kill ended the tool alone, `"none"` when
-   * it reached no process (the tool had exited); undefined when the tree was signalled.
+   * program, which `Deno.kill` needs, or on Windows for `taskkill`): `"tool"` when the child's own kill ended
+   * the tool alone, `"none"` when it reached no process (the tool had exited); undefined when the tree was
+   * signalled.
    */
   killReached(): KillReach | undefined;
   /**
@@ -445,8 +446,11 @@ interface Tree {
  */
 function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOptions = {}): void {
   if (isWindows) {
-    if (tree.own !== undefined && !mayRunTaskkill()) return endToolOnly(tree, tree.own, signal);
-    return windowsKill(tree.pid, options);
+    // Where taskkill may not run, or cannot be started (not on this host's PATH), the tool's own handle is
+    // what is left: the tree is not claimed ended.
+    if (tree.own === undefined) return void windowsKill(tree.pid, options);
+    if (!mayRunTaskkill() || !windowsKill(tree.pid, options)) endToolOnly(tree, tree.own, signal);
+    return;
   }
   if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
   const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
@@ -512,7 +516,8 @@ function endToolOnly(tree: Tree, own: NonNullable<Tree["own"]>, signal: "SIGTERM
   }
 }
 
-function windowsKill(pid: number, { wait = false }: KillTreeOptions): void {
+/** Start `taskkill` on `pid`'s tree; false when it could not be started (a spawn that threw). */
+function windowsKill(pid: number, { wait = false }: KillTreeOptions): boolean {
   const { command, args } = windowsTreeKill(pid);
   try {
     if (denoApi) {
@@ -531,13 +536,15 @@ function windowsKill(pid: number, { wait = false }: KillTreeOptions): void {
           spawnSync(c: string, a: string[], o: unknown): unknown;
           spawn(c: string, a: string[], o: unknown): { on(e: string, h: () => void): void };
         } | undefined;
-      if (!cp) return;
+      if (!cp) return false;
       const opts = { stdio: "ignore", windowsHide: true };
       if (wait) cp.spawnSync(command, args, opts);
       else cp.spawn(command, args, opts).on("error", () => {});
     }
+    return true;
   } catch {
-    // taskkill missing or the tree already gone: nothing more we can do.
+    // taskkill missing (or refused): the caller ends what its own handle reaches, where it has one.
+    return false;
   }
 }
 
@@ -704,8 +711,8 @@ const PARTIAL_RUN_NOTE = "as Deno's run permission is partial: signalling a proc
 
 /** {@linkcode PARTIAL_RUN_NOTE} on Windows, where `taskkill` ends the tree. */
 const NO_TASKKILL_NOTE =
-  "as Deno may not run taskkill here: ending the tree needs --allow-run for taskkill, so " +
-  "processes it started may still be running";
+  "as Deno could not run taskkill here: ending the tree needs --allow-run for taskkill and taskkill on " +
+  "the PATH, so processes it started may still be running";
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
 function stateOfTree(tree: Tree, look: Pick<TreeLookOptions, "known" | "openPipes" | "gap"> = {}): TreeLook {

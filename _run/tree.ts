@@ -79,10 +79,11 @@ function procReader(): ProcReader | null {
     if (candidate && candidate.read(`/proc/${candidate.self}/environ`).length > 0) reader = candidate;
   } catch (error) {
     // No /proc, or not readable here: the process group stays the only way to find the tree. Deno refuses
-    // an environment in /proc to all but --allow-all, even with /proc granted to read, and to --allow-all
-    // with any --deny flag beside it.
+    // an environment in /proc to all but every permission granted, even with /proc granted to read, and to
+    // --allow-all with any --deny or --ignore flag beside it.
     if ((error as { name?: unknown } | null)?.name === "NotCapable") {
-      noReader = "Deno reads the environments in /proc only with --allow-all and no --deny flag";
+      noReader = "Deno reads the environments in /proc only with every permission granted (--allow-all) " +
+        "and no --deny or --ignore flag";
     }
   }
   return reader;
@@ -131,7 +132,7 @@ export function treeMarkersWork(): boolean {
 /**
  * Why trees cannot be found by marker here, once {@linkcode treeMarkersWork} has said they cannot: `/proc` is
  * not readable, or (Deno) it is but the environments in it are refused without `--allow-all` (or with a
- * `--deny-*` flag).
+ * `--deny-*` or `--ignore-*` flag).
  *
  * @returns The reason, in a few words.
  * @example

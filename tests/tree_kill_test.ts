@@ -83,13 +83,16 @@ test(
   },
 );
 
-const NOT_ALL = "Deno reads the environments in /proc only with --allow-all and no --deny flag";
+const NOT_ALL = "Deno reads the environments in /proc only with every permission granted (--allow-all) " +
+  "and no --deny or --ignore flag";
 for (
   const [flags, why] of [
     [["--allow-run", "--allow-env"], "/proc is not readable here"],
     [["--allow-run", "--allow-env", "--allow-read=/proc"], NOT_ALL],
     // --allow-all with a deny flag beside it: the note must not ask for what is given.
     [["--allow-all", "--deny-run=uname"], NOT_ALL],
+    // An --ignore flag refuses them as well (NotCapable), with --allow-all and no deny flag.
+    [["--allow-all", "--ignore-env=TOOLGUARD_UNSET"], NOT_ALL],
   ] as const
 ) {
   test(
@@ -208,6 +211,9 @@ console.log(JSON.stringify({ kind: r.kind, detail: r.detail }));
   },
 );
 
+/** A server that leaves a sleep behind, its pid in DIR/pid, and reads its input to the end. */
+const LEAVES_SLEEP = 'sleep 7.31 </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; cat >/dev/null';
+
 // A relay under the same partial permission: the server is ended through its own handle, and the exit's
 // detail says its descendants may have survived instead of saying nothing.
 const RELAY_HOST = `import { relayMcp } from MCP;
@@ -216,7 +222,7 @@ const controller = new AbortController();
 const input = (async function* () {
   await new Promise((resolve) => controller.signal.addEventListener("abort", resolve));
 })();
-const script = 'sleep 7.31 </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; cat >/dev/null';
+const script = SCRIPT;
 const running = relayMcp({
   command: "/bin/sh",
   args: ["-c", script, dir],
@@ -234,40 +240,61 @@ controller.abort();
 console.log(JSON.stringify(await running));
 `;
 
+/**
+ * The exit of a Deno relay host run with `run` (its run permission) and read access to a fresh folder alone
+ * (no /proc), whose server runs `script`; the sleep the server left is ended afterwards, whatever the relay did.
+ */
+async function relayHostExit(run: string, script: string): Promise<{ reason: string; detail: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-"));
+  let sleep = 0;
+  try {
+    const host = join(dir, "host.ts");
+    const mcp = JSON.stringify(fileURLToPath(new URL("../mcp.ts", import.meta.url)));
+    writeFileSync(host, RELAY_HOST.replace("MCP", mcp).replace("SCRIPT", JSON.stringify(script)));
+    const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+    const { stdout: out } = await promisify(execFile)(deno.execPath(), [
+      "run",
+      run,
+      `--allow-read=${dir}`,
+      host,
+      dir,
+    ], { encoding: "utf8" });
+    sleep = Number(readFileSync(join(dir, "pid"), "utf8").trim());
+    return JSON.parse(out) as { reason: string; detail: string };
+  } finally {
+    if (sleep > 0) {
+      try {
+        process.kill(sleep, "SIGKILL"); // what the relay could not reach
+      } catch {
+        // gone
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 test(
   "relayMcp: Deno with a partial --allow-run says the server's descendants may still be running",
   { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-"));
-    let sleep = 0;
-    try {
-      const host = join(dir, "host.ts");
-      const mcp = JSON.stringify(fileURLToPath(new URL("../mcp.ts", import.meta.url)));
-      writeFileSync(host, RELAY_HOST.replace("MCP", mcp));
-      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
-        "run",
-        "--allow-run=/bin/sh",
-        `--allow-read=${dir}`,
-        host,
-        dir,
-      ], { encoding: "utf8" });
-      sleep = Number(readFileSync(join(dir, "pid"), "utf8").trim());
-      const exit = JSON.parse(out) as { reason: string; detail: string };
-      assert.equal(exit.reason, "aborted", exit.detail);
-      assert.match(
-        exit.detail,
-        /; the relay ended the server but not its process tree, as Deno's run permission is partial: .*--allow-run/,
-      );
-    } finally {
-      if (sleep > 0) {
-        try {
-          process.kill(sleep, "SIGKILL"); // what the relay could not reach
-        } catch {
-          // gone
-        }
-      }
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const exit = await relayHostExit("--allow-run=/bin/sh", LEAVES_SLEEP);
+    assert.equal(exit.reason, "aborted", exit.detail);
+    assert.match(
+      exit.detail,
+      /; the relay ended the server but not its process tree, as Deno's run permission is partial: .*--allow-run/,
+    );
+  },
+);
+
+test(
+  "relayMcp: Deno without /proc says the server's tree was found by its process group only",
+  { ...withSetsid, skip: withSetsid.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    // The server's descendant starts a session of its own: only a marker, which needs /proc, finds it.
+    const exit = await relayHostExit("--allow-run", `setsid ${LEAVES_SLEEP}`);
+    assert.equal(exit.reason, "aborted", exit.detail);
+    const said = "; the relay ended the server's process tree, found by its process group only " +
+      "(/proc is not readable here): a descendant that left the group may have survived";
+    assert.ok(exit.detail.endsWith(said), exit.detail);
   },
 );

@@ -1,0 +1,55 @@
+/**
+ * Windows under Deno: where `taskkill` cannot be started (not on the host's PATH), the guard ends the tool
+ * through its own handle and says the tree was not ended, never that it was. Runs only on Windows (a real
+ * runner, or deno.exe under Wine through `deno task check:windows`).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import process from "node:process";
+import { isDeno, isWindows } from "./_runtime.ts";
+
+// The host finds nothing on its PATH, so the tool and what it starts are named by their full paths.
+const HOST = `import { runTool } from GUARD;
+const sys = Deno.env.get("SystemRoot") + "\\\\System32";
+const r = await runTool(sys + "\\\\cmd.exe", ["/c", sys + "\\\\ping.exe -n 10 127.0.0.1"], {
+  protocol: "text",
+  timeoutMs: 300,
+});
+console.log(JSON.stringify({ kind: r.kind, detail: r.detail }));
+`;
+
+test("runTool: Deno on Windows whose PATH has no taskkill ends the tool alone and says so", {
+  skip: isWindows && isDeno ? false : "Deno on Windows only",
+  timeout: 120_000,
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-taskkill-"));
+  try {
+    const host = join(dir, "host.ts");
+    const guard = pathToFileURL(fileURLToPath(new URL("../guard.ts", import.meta.url))).href;
+    writeFileSync(host, HOST.replace("GUARD", JSON.stringify(guard)));
+    const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath();
+    // (Windows names are case-insensitive: a real runner's "Path" must not stay beside the PATH given here)
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => name.toUpperCase() !== "PATH"),
+    );
+    env.PATH = join(dir, "nothing-here");
+    const { stdout } = await promisify(execFile)(deno, ["run", "-A", "--no-lock", host], {
+      env,
+      encoding: "utf8",
+    });
+    const r = JSON.parse(stdout) as { kind: string; detail: string };
+    assert.equal(r.kind, "timeout", r.detail);
+    assert.match(
+      r.detail,
+      /the guard ended the tool but not its process tree, as Deno could not run taskkill/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
