@@ -30,7 +30,7 @@ import type { AnswerReason } from "./dialects/shared.ts";
 /** The response shapes the gate reads. */
 export type CompletionDialect = StreamDialect;
 
-/** Options for {@linkcode gateCompletion}; also accepted by `guardFetch`. */
+/** Options for `gateCompletion` (completion.ts); also accepted by `guardFetch`. */
 export interface GateOptions extends ValidateOptions {
   /**
    * The declared tools, in any provider shape. Default: the `tools` of the request. Absent from both: the
@@ -74,7 +74,7 @@ export interface GateOptions extends ValidateOptions {
   onRejected?: "withhold-turn" | "drop-call";
 }
 
-/** What {@linkcode gateCompletion} returns. */
+/** What `gateCompletion` (completion.ts) returns. */
 export interface GateResult {
   /** The judgement of every call in the response (empty and allowed when there were none). */
   verdict: Verdict;
@@ -420,7 +420,7 @@ function ownReason(
 // ---------------------------------------------------------------------------------------------------------
 
 /**
- * The body of {@linkcode gateCompletion} (`completion.ts`), which loads this module on its first call: see
+ * The body of `gateCompletion` (`completion.ts`), which loads this module on its first call: see
  * there.
  */
 export async function judgeCompletion(

@@ -58,8 +58,6 @@ export interface FramerOptions {
   onOverflow?: (bytes: number, edges: LineEdges) => void;
 }
 
-/** How many bytes of each end of a skipped line {@linkcode FramerOptions.onOverflow} is given. */
-
 /** How many bytes of a batch member's id are kept at most: a longer one is not noted. */
 const MAX_ID_BYTES = 256;
 

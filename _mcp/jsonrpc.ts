@@ -262,7 +262,7 @@ export interface JsonRpcMessage {
   error?: unknown;
 }
 
-/** How many bytes of each end of a skipped line {@linkcode FramerOptions.onOverflow} is given. */
+/** How many bytes of each end of a skipped line `FramerOptions.onOverflow` (framing.ts) is given. */
 export const EDGE_BYTES = 4096;
 
 /** The first and last bytes of a line too long to keep. */

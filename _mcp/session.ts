@@ -478,7 +478,7 @@ export class GuardedSession implements McpSession {
   #draining: Promise<void> | undefined;
   /** True while a held frame is being passed on (see `#hold`). */
   #forwardingHeld = false;
-  /** Who waits for {@linkcode released}. */
+  /** Who waits for `released()`. */
   #onReleased: (() => void)[] = [];
   #fetching = false;
   #fetchTimer: ReturnType<typeof setTimeout> | undefined;
@@ -716,7 +716,7 @@ export class GuardedSession implements McpSession {
     return true;
   }
 
-  /** Tell those waiting for {@linkcode idle} when no request waits any more. */
+  /** Tell those waiting for `idle()` when no request waits any more. */
   #noteIdle(): void {
     if (this.#pending.size > 0) return;
     for (const resolve of this.#onIdle.splice(0)) resolve();
@@ -736,7 +736,7 @@ export class GuardedSession implements McpSession {
     return new Promise((resolve) => this.#onReleased.push(resolve));
   };
 
-  /** Tell those waiting for {@linkcode released} when nothing is held any more. */
+  /** Tell those waiting for `released()` when nothing is held any more. */
   #noteReleased(): void {
     if (this.#held.length > 0 || this.#draining !== undefined) return;
     for (const resolve of this.#onReleased.splice(0)) resolve();

@@ -463,7 +463,7 @@ function parseStdout(text: string, protocol: Protocol, room: number): Parsed {
 
 /**
  * Classify a finished process: the pure function from what happened (exit code, signal, stdout, stderr,
- * whether and why the guard ended it) to a {@linkcode ToolResult}. {@linkcode runTool} uses it; it is exported
+ * whether and why the guard ended it) to a {@linkcode ToolResult}. `runTool` (run_tool.ts) uses it; it is exported
  * for runners of your own and for tests. It never throws.
  *
  * @example Silence is never an answer

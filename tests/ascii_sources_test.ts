@@ -77,12 +77,15 @@ function namesInScope(source: string): Set<string> {
 // A `{@link name}` the module neither declares nor imports links nowhere (deno doc and editors show it as
 // plain text), and says where to look when the name has moved to another module: name it with its module in
 // backquotes then, as "`copyAsSent` (json.ts)".
+// {@link name}, {@linkcode name} and {@linkplain name} alike: the name each links (not a URL).
+const LINK = /\{@link(?:code|plain)?\s+([A-Za-z_$][\w$]*)(?![\w$:])/g;
+
 test("sources: every {@link} in a module of the library names what the module declares or imports", () => {
   let links = 0;
   const unresolved = libraryModules().flatMap((f) => {
     const source = readFileSync(join(root, f), "utf8");
     const names = namesInScope(source);
-    const named = [...source.matchAll(/\{@link\s+([A-Za-z_$][\w$]*)(?![\w$:])/g)].map(([, name]) => name);
+    const named = [...source.matchAll(LINK)].map(([, name]) => name);
     links += named.length;
     return named.filter((name) => !names.has(name) && !(name in globalThis)).map((name) => `${f}: ${name}`);
   });
