@@ -186,6 +186,8 @@ const LIGHT_FACES: Readonly<Record<string, readonly string[]>> = {
   // reader and the snapshots (`_common/json.ts`, 21 KB of JavaScript, ~0.5 ms on Bun) are not theirs.
   "describe.ts": ["_schema/", "_validate/", "_common/json.ts"],
   "log.ts": ["_schema/", "_validate/", "_common/json.ts"],
+  // `toolguard describe` reads its input through the CLI's reader (`_cli/io.ts`), then works as `describe()`.
+  "_cli/describe.ts": ["_schema/", "_validate/", "_common/json.ts"],
   // `statsFromChunks` and `statsFromFile` load their line reader, and with it the file layer, on first call.
   "stats.ts": ["_schema/", "_validate/", "_scan/", "_log/stats_read.ts", "_log/files.ts"],
   // The released-text window is the gate's text watcher's, loaded with the gate's engines.
