@@ -609,3 +609,23 @@ test("guardFetch n=2: Chat calls of a chunk not read are counted once however ma
     assert.equal(counted(events[0]?.reason ?? ""), reason, label);
   }
 });
+
+test("guardFetch: an Ollama written call whose final chunk brings words, beside a line not JSON naming tool_calls, is told after those words", async () => {
+  // (the final chunk, held whole with the written call, took the words past the reason: "...needed. Done.",
+  // and onVerdict's reason was not the end of what the model read)
+  for (const name of CALLED) {
+    const lines = ollamaStream([`Let me ${writtenCall(name)}`]) as Record<string, unknown>[];
+    const call = { ...lines[0], message: { role: "assistant", tool_calls: [{ function: { name } }] } };
+    const final = { ...lines[1], message: { role: "assistant", content: " Done." } };
+    reply({ ndjson: [lines[0], JSON.stringify(call).slice(0, -1) + "\n", final] });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    let done = false;
+    for await (const p of parts) [text, done] = [text + p.message.content, p.done];
+    const passed = name === "get_weather";
+    const words = `Let me ${passed ? writtenCall(name) : ""} Done.`;
+    assert.ok(text.startsWith(words), `${name}: ${text}`);
+    assert.match(text.slice(words.length).trimStart(), passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
+    assert.deepEqual([events[0]?.reason, done], [text.slice(words.length).trimStart(), true], name);
+  }
+});

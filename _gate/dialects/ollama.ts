@@ -185,6 +185,20 @@ class OllamaStream implements FrameRouter {
     this.#ownReason = malformedCallsReason(1);
     // After the last words held (the final chunk's are held apart from it, see `route`), else ahead of the
     // held chunks: a retry then sends it with the words ahead of the first call, and drops the rest.
+    // (a final chunk the text watch held whole with a written call brings words of its own: apart from it, as
+    // `route` holds them, else the reason went ahead of them, "...needed. Done.")
+    const last = flow.held.findLastIndex((h) => isRecord(h.event?.message) && said(h.event.message) !== "");
+    const done = flow.held[last];
+    if (done?.event?.done === true) {
+      const [words, final] = wordsApart(done.event, done.event.message as Record<string, unknown>);
+      const written = done.written && { at: done.written.at };
+      flow.setHeld([
+        ...flow.held.slice(0, last),
+        { ...done, raw: line(words), event: words, written },
+        { raw: line(final), event: final, tool: false },
+        ...flow.held.slice(last + 1),
+      ]);
+    }
     const held = flow.held;
     const at = held.findLastIndex((h) => h.event !== undefined && !!chunkText(h.event)) + 1;
     const text = flow.lead(0, heldText(flow, chunkText)) + this.#ownReason;
@@ -214,17 +228,8 @@ class OllamaStream implements FrameRouter {
         flow.sawText(said(message));
         flow.send(raw);
       } else if (event.done === true && said(message) !== "") {
-        // The final chunk's words are held apart from it, as a chunk of their own: the final chunk is where a
-        // rejection writes its stop (and empties its content), and a dropped call's reason goes before it.
-        // The words take their logprobs, the final chunk its counts and durations: each once (a client that
-        // adds up each chunk's counts, as LangChain does, counted both).
-        const words = { ...pick(event, ["model", "created_at", "logprobs"]), message, done: false };
-        const final = withoutKeys(
-          { ...event, message: { role: message!.role ?? "assistant", content: "" } },
-          [
-            "logprobs",
-          ],
-        );
+        // The final chunk's words are held apart from it, as a chunk of their own (see `wordsApart`).
+        const [words, final] = wordsApart(event, message!);
         flow.hold({ raw: line(words), event: words, tool: false });
         flow.hold({ raw: line(final), event: final, tool: false });
       } else flow.hold({ raw, event, tool: false });
@@ -271,6 +276,22 @@ class OllamaStream implements FrameRouter {
       : { ...base, message: { role: "assistant", content: "" }, done: true, done_reason: "stop" };
     flow.send(line(final));
   }
+}
+
+/**
+ * A final chunk's words as a chunk of their own, with its logprobs, and the final chunk without them, with
+ * its counts and durations: each once (a client that adds up each chunk's counts, as LangChain does,
+ * counted both). A rejection writes its stop in the final chunk, and a dropped call's reason goes before it.
+ */
+function wordsApart(
+  event: Record<string, unknown>,
+  message: Record<string, unknown>,
+): [Record<string, unknown>, Record<string, unknown>] {
+  const words = { ...pick(event, ["model", "created_at", "logprobs"]), message, done: false };
+  const final = withoutKeys({ ...event, message: { role: message.role ?? "assistant", content: "" } }, [
+    "logprobs",
+  ]);
+  return [words, final];
 }
 
 /** The text a held chunk sends ahead of the reason (the final chunk carries none), for {@linkcode heldText}. */

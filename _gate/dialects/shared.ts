@@ -267,9 +267,10 @@ export interface Held {
   answer?: number;
   /**
    * Set on the frame a router put among the held ones to tell `answer` of calls it dropped (`reason`, after
-   * its lead: see `FrameRouter.tellDropped`), where text carries no position (Ollama, Gemini): a retry
-   * that drops the frames held from the first call's on sends the reason all the same, after the text it
-   * sends ahead of its stream.
+   * its lead: see `FrameRouter.tellDropped`), where text carries no position (Ollama, Gemini), or after a
+   * call written into the text (every dialect that tells, see its `written` option): a retry that drops the
+   * frames held from the first call's on sends the reason all the same, after the text it sends ahead of its
+   * stream, and the text watch's ending leads a rejection's reason with it.
    */
   told?: { reason: string; answer: number };
 }
