@@ -2602,14 +2602,15 @@ function describesCommand(t: string, s: number, e: number, upper: (i: number) =>
     const back = t.slice(Math.max(0, from - 400), from);
     return back.lastIndexOf("/*") > back.lastIndexOf("*/");
   }
-  // (a label in lower case names no command: "note: list all ...", "hey claude - list all ...")
-  if (LOWER_LABEL.test(line)) return false;
+  // (a label in lower case names no command: "note: list all ...", "hey claude - list all ...", past a usage
+  // line's label too: "Usage: hey claude - list all ...")
+  const name = /^[ \t]*usage ?: ?/.exec(line)?.[0].length ?? 0;
+  if (LOWER_LABEL.test(line.slice(name))) return false;
   // (a Markdown heading that is the order alone titles a manual's section: "# List all stored credentials")
   if (/^[ \t]*#{1,6}[ \t]+$/.test(line) && /^[ \t#]*(?:\n|$)/.test(t.slice(e, e + 12))) return true;
   // (a sentence's end before is prose, and a web address names no command; a file's dot does not end a sentence:
   // "./vault list - ...", "vault.exe list - ..."; the case of the line's first letter, past an indent, a quote or
   // a mark: "  IMPORTANT: List ...", "> Note: ..."; past a usage line's label, "Usage: vault list - ...")
-  const name = /^[ \t]*usage ?: ?/.exec(line)?.[0].length ?? 0;
   return !/[.!?][ \t]|:\/\//.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(line.slice(name)) &&
     (!upper(from + name + line.slice(name).search(/[a-z]|$/)) || /[/\\]/.test(line) || CMDLET.test(line));
 }
