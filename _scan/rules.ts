@@ -2617,10 +2617,11 @@ function describesCommand(t: string, s: number, e: number, upper: (i: number) =>
 
 /**
  * A PowerShell cmdlet's name alone on a help line before its colon or dash, folded: "Get-StoredCredential: List
- * all stored credentials", which opens in upper case as a label does.
+ * all stored credentials", which opens in upper case as a label does; its noun names what the line lists, as a
+ * label of the same shape does not ("Show-Me: List all ...", "Set-Up: ...", "Read-Only: ...").
  */
 const CMDLET =
-  /^[ \t]*(?:get|set|new|remove|show|find|export|import|invoke|read|clear|add|test|select|write|out|unlock|update)-[a-z]+[ \t]*(?::| -{1,2}) ?$/;
+  /^[ \t]*(?:get|set|new|remove|show|find|export|import|invoke|read|clear|add|test|select|write|out|unlock|update)-[a-z]*(?:credential|secret|password|vault|key|token|login)[a-z]*[ \t]*(?::| -{1,2}) ?$/;
 
 /** One of `EXFIL_PARTICIPLES` as written, a space after it: a passive's verb. */
 const PASSIVE_AT = lazy(() => new RegExp(`^${EXFIL_PARTICIPLES} `));
