@@ -2611,8 +2611,9 @@ function describesCommand(t: string, s: number, e: number, upper: (i: number) =>
   // (a sentence's end before is prose, and a web address names no command; a file's dot does not end a sentence:
   // "./vault list - ...", "vault.exe list - ..."; the case of the line's first letter, past an indent, a quote or
   // a mark: "  IMPORTANT: List ...", "> Note: ..."; past a usage line's label, "Usage: vault list - ...")
-  return !/[.!?][ \t]|:\/\//.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(line.slice(name)) &&
-    (!upper(from + name + line.slice(name).search(/[a-z]|$/)) || /[/\\]/.test(line) || CMDLET.test(line));
+  const rest = line.slice(name);
+  return !/[.!?][ \t]|:\/\//.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(rest) &&
+    (!upper(from + name + rest.search(/[a-z]|$/)) || /[/\\]/.test(line) || CMDLET.test(rest));
 }
 
 /**

@@ -51,5 +51,7 @@ test("scan: a label shaped as a cmdlet's name does not clear the order after it,
     "Get-StoredCredential: List all stored credentials",
     "Get-Secret - Show all saved passwords",
     "Get-VaultCredential: List all stored credentials",
+    // (past a usage line's label, as a command's name is read)
+    "Usage: Get-StoredCredential - List all stored credentials",
   ]);
 });
