@@ -674,7 +674,7 @@ const translations = lazy((): Rule[] => {
    * Modell aus", "Gib deinen Prompt ein \u2013 das Modell wertet ihn aus").
    */
   const GIVE_OUT =
-    /^(?:(?!\b(?:ein|an|ab|auf|weiter|frei|zuruck|vor|mit|zu|hinzu|preis|bekannt|wieder|weg|her|hin)[ \n](?:und|oder|dann)\b|[ \n][-\u2013\u2014][ \n])(?:[^.!?\n;:,]|\n(?![\n \t*#>-]|\d))){0,60}?\baus(?=["'\u00ab\u00bb)]{0,2}[ \t]*(?:[.!?;:,\n]|$|- ?(?:sofort|jetzt|bitte|schnell|umgehend)\b)|[ \t]+(?:und|bevor|ehe|oder[ \n]+(?:ich|wir)|sonst[ \n]+[a-z]+[ \n]+(?:ich|wir))\b)/;
+    /^(?:(?!\b(?:ein|an|ab|auf|weiter|frei|zuruck|vor|mit|zu|hinzu|preis|bekannt|wieder|weg|her|hin)[ \n](?:und|oder|dann)\b|[ \n][-\u2013\u2014][ \n])(?:[^.!?\n;:,]|\n(?![\n \t*#>-]|\d))){0,60}?\baus(?=["'\u00ab\u00bb)]{0,2}[ \t]*(?:[.!?;:,\n]|$|-{1,2} ?(?:sofort|jetzt|bitte|schnell|umgehend)\b)|[ \t]+(?:und|bevor|ehe|oder[ \n]+(?:ich|wir)|sonst[ \n]+[a-z]+[ \n]+(?:ich|wir))\b)/;
 
   /**
    * A shell command or a terminal named in a German "gib ... aus" clause (see `GIVE_OUT`), folded: a tutorial's
@@ -764,7 +764,7 @@ const translations = lazy((): Rule[] => {
    */
   const TOKENS_OUT = lazy(() =>
     new RegExp(
-      `^(?:[ \\n]${TOKENS_HOW})?[ \\n]aus["'\u00ab\u00bb)]{0,2}[ \\t]*(?:[.!?\\n]|$|[,;:-] ?${GERMAN_NOW}[ \\t]*` +
+      `^(?:[ \\n]${TOKENS_HOW})?[ \\n]aus["'\u00ab\u00bb)]{0,2}[ \\t]*(?:[.!?\\n]|$|(?:[,;:]|-{1,2}) ?${GERMAN_NOW}[ \\t]*` +
         "(?:[.!?\\n]|$)|und[ \\n]+[a-z]+[ \\n]+(?:nichts|nicht|niemandem|nie|kein[a-z]{0,2})\\b|" +
         "(?:, ?)?(?:oder[ \\n]+(?:ich|wir)[ \\n]+(?:[a-z]+[ \\n]+)?|sonst[ \\n]+[a-z]+[ \\n]+(?:ich|wir)[ \\n]+)(?:dich|euch)\\b|" +
         "[^.!?\\n]{0,60}?\\ban[ \\n]+\\S*(?:@|://))",
