@@ -2940,9 +2940,12 @@ function isAlnum(s: string, i: number): boolean {
   return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
 }
 
-/** An e-mail address written out against harvesters, folded: "x [at] evil [dot] io", "x (at) evil (dot) io". */
+/**
+ * An e-mail address written out against harvesters, folded: "x [at] evil [dot] io", "x (at) evil (dot) io", the
+ * domain's dots as written too ("x [at] evil.io").
+ */
 const AT_WRITTEN_OUT =
-  "[a-z0-9._%+-]{1,64} ?[\\[(]at[\\])] ?[a-z0-9-]{1,63}(?: ?[\\[(]dot[\\])] ?[a-z0-9-]{1,63})+";
+  "[a-z0-9._%+-]{1,64} ?[\\[(]at[\\])] ?[a-z0-9-]{1,63}(?:(?: ?[\\[(]dot[\\])] ?|\\.)[a-z0-9-]{1,63})+";
 
 /**
  * Where data could be sent: an e-mail address (or one written out against harvesters, "x [at] evil [dot] io"),
