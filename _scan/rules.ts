@@ -2549,10 +2549,16 @@ function toAnAddress(t: string, s: number, e: number): boolean {
  */
 function mailedTo(t: string, e: number): boolean {
   const end = t.slice(Math.max(0, e - 40), e);
-  return end.includes("@") || /[[(]at[\])]/.test(end) ||
+  return end.includes("@") || (/[[(]at[\])]/.test(end) && ENDS_AT_WRITTEN_OUT().test(end)) ||
     (/the following (?:e-?mail(?: address)?|address)$/.test(t.slice(Math.max(0, e - 30), e)) &&
       /^:?[ \n]+['"<]?[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\./.test(t.slice(e, e + 80)));
 }
+
+/**
+ * An address written out against harvesters (see `AT_WRITTEN_OUT`) that ends the text, folded: a match's end that
+ * is one ("... to x [at] evil [dot] io"), not a bracketed "at" elsewhere ("the API key (at) login to the server").
+ */
+const ENDS_AT_WRITTEN_OUT = lazy(() => new RegExp(`${AT_WRITTEN_OUT}$`));
 
 /**
  * After a web address a secret is sent to, the rest of the address, then how or when an API's protocol sends it,
