@@ -1,6 +1,8 @@
 /**
  * The second reading of det76's catches (stop 62): a usage line's label that let a label after it pass as a
- * command's name, and the threats after a bare "Tokens" that a lexer exercise's error handling read as.
+ * command's name, labels shaped as a cmdlet's name, the threats after a bare "Tokens" that a lexer exercise's error
+ * handling read as, "tokens" joined to a word about a secret, a dash of two hyphens, addresses written out with
+ * the domain's dots, a mail's subject before its "Sent to:" header, and a bracketed "at" outside the address.
  */
 import { test } from "node:test";
 import { assertFlags } from "./_scan_flags.ts";
