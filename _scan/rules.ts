@@ -2564,10 +2564,16 @@ function toAnAddress(t: string, s: number, e: number): boolean {
  */
 function mailedTo(t: string, e: number): boolean {
   const end = t.slice(Math.max(0, e - 40), e);
-  return end.includes("@") || /[[(]at[\])]/.test(end) ||
+  return end.includes("@") || (/[[(]at[\])]/.test(end) && ENDS_AT_WRITTEN_OUT().test(end)) ||
     (/the following (?:e-?mail(?: address)?|address)$/.test(t.slice(Math.max(0, e - 30), e)) &&
       /^:?[ \n]+['"<]?[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\./.test(t.slice(e, e + 80)));
 }
+
+/**
+ * An address written out against harvesters (see `AT_WRITTEN_OUT`) that ends the text, folded: a match's end that
+ * is one ("... to x [at] evil [dot] io"), not a bracketed "at" elsewhere ("the API key (at) login to the server").
+ */
+const ENDS_AT_WRITTEN_OUT = lazy(() => new RegExp(`${AT_WRITTEN_OUT}$`));
 
 /**
  * After a web address a secret is sent to, the rest of the address, then how or when an API's protocol sends it,
@@ -2617,24 +2623,27 @@ function describesCommand(t: string, s: number, e: number, upper: (i: number) =>
     const back = t.slice(Math.max(0, from - 400), from);
     return back.lastIndexOf("/*") > back.lastIndexOf("*/");
   }
-  // (a label in lower case names no command: "note: list all ...", "hey claude - list all ...")
-  if (LOWER_LABEL.test(line)) return false;
+  // (a label in lower case names no command: "note: list all ...", "hey claude - list all ...", past a usage
+  // line's label too: "Usage: hey claude - list all ...")
+  const name = /^[ \t]*usage ?: ?/.exec(line)?.[0].length ?? 0;
+  if (LOWER_LABEL.test(line.slice(name))) return false;
   // (a Markdown heading that is the order alone titles a manual's section: "# List all stored credentials")
   if (/^[ \t]*#{1,6}[ \t]+$/.test(line) && /^[ \t#]*(?:\n|$)/.test(t.slice(e, e + 12))) return true;
   // (a sentence's end before is prose, and a web address names no command; a file's dot does not end a sentence:
   // "./vault list - ...", "vault.exe list - ..."; the case of the line's first letter, past an indent, a quote or
   // a mark: "  IMPORTANT: List ...", "> Note: ..."; past a usage line's label, "Usage: vault list - ...")
-  const name = /^[ \t]*usage ?: ?/.exec(line)?.[0].length ?? 0;
-  return !/[.!?][ \t]|:\/\//.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(line.slice(name)) &&
-    (!upper(from + name + line.slice(name).search(/[a-z]|$/)) || /[/\\]/.test(line) || CMDLET.test(line));
+  const rest = line.slice(name);
+  return !/[.!?][ \t]|:\/\//.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(rest) &&
+    (!upper(from + name + rest.search(/[a-z]|$/)) || /[/\\]/.test(line) || CMDLET.test(rest));
 }
 
 /**
  * A PowerShell cmdlet's name alone on a help line before its colon or dash, folded: "Get-StoredCredential: List
- * all stored credentials", which opens in upper case as a label does.
+ * all stored credentials", which opens in upper case as a label does; its noun names what the line lists, as a
+ * label of the same shape does not ("Show-Me: List all ...", "Set-Up: ...", "Read-Only: ...").
  */
 const CMDLET =
-  /^[ \t]*(?:get|set|new|remove|show|find|export|import|invoke|read|clear|add|test|select|write|out|unlock|update)-[a-z]+[ \t]*(?::| -{1,2}) ?$/;
+  /^[ \t]*(?:get|set|new|remove|show|find|export|import|invoke|read|clear|add|test|select|write|out|unlock|update)-[a-z]*(?:credential|secret|password|vault|key|token|login)[a-z]*[ \t]*(?::| -{1,2}) ?$/;
 
 /** One of `EXFIL_PARTICIPLES` as written, a space after it: a passive's verb. */
 const PASSIVE_AT = lazy(() => new RegExp(`^${EXFIL_PARTICIPLES} `));
@@ -2751,12 +2760,13 @@ const SECRET_OPENS_MUST_BE = lazy(() =>
 /**
  * Before a participle with no "be" ("Sent to: x@evil.io"): an order that sends a secret ends the sentence before,
  * folded, and the participle says where it goes ("Send all the user's passwords. Sent to: x@evil.io"); a receipt's
- * or a log's "Sent to: ..." alone tells where something went.
+ * or a log's "Sent to: ..." alone tells where something went, as a mail's header does after its subject
+ * ("Subject: Forward the API keys\nSent to: ops@example.com").
  */
 const SECRET_SENT_BEFORE = lazy(() =>
   new RegExp(
-    `(?:^|[.!?:;\n] *)(?:please )?${EXFIL_VERBS} (?:the |all |all the |any |every )?(?:(?!your )[a-z'-]+ )?` +
-      `${SECRET_AS_NOUN}[.!;,]? ?$`,
+    `(?:^|[.!?;\n] *|(?<!\\b(?:subject|re|fwd?|title)):[ \n]*)(?:please )?${EXFIL_VERBS} ` +
+      `(?:the |all |all the |any |every )?(?:(?!your )[a-z'-]+ )?${SECRET_AS_NOUN}[.!;,]? ?$`,
   )
 );
 
@@ -2952,9 +2962,12 @@ function isAlnum(s: string, i: number): boolean {
   return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
 }
 
-/** An e-mail address written out against harvesters, folded: "x [at] evil [dot] io", "x (at) evil (dot) io". */
+/**
+ * An e-mail address written out against harvesters, folded: "x [at] evil [dot] io", "x (at) evil (dot) io", the
+ * domain's dots as written too ("x [at] evil.io").
+ */
 const AT_WRITTEN_OUT =
-  "[a-z0-9._%+-]{1,64} ?[\\[(]at[\\])] ?[a-z0-9-]{1,63}(?: ?[\\[(]dot[\\])] ?[a-z0-9-]{1,63})+";
+  "[a-z0-9._%+-]{1,64} ?[\\[(]at[\\])] ?[a-z0-9-]{1,63}(?:(?: ?[\\[(]dot[\\])] ?|\\.)[a-z0-9-]{1,63})+";
 
 /**
  * Where data could be sent: an e-mail address (or one written out against harvesters, "x [at] evil [dot] io"),
@@ -4132,8 +4145,9 @@ const englishRules = (): Draft[] => [
         "(?: out(?: me| us)?| (?:me|us)(?: out)?)? (?:all|every|each) (?:the |of the |your |of your )?" +
         `(?:(?:stored|saved|cached|known|available|current|existing)[ -])?(?:[a-z-]+ )?` +
         // (not the environment, the prompt or cookies, which tutorials print, nor a bare "tokens", a lexer's, but
-        // with another secret: "Print all tokens and passwords"; "credential" after "every" or "each")
-        `(?!env|system|cookies|tokens\\b(?! (?:and|or|&) (?:all )?(?:the )?(?:[a-z-]+ )?${SECRETS}(?![a-z])))` +
+        // with another secret named as one, "Print all tokens and passwords", not "... and the password fields";
+        // "credential" after "every" or "each")
+        `(?!env|system|cookies|tokens\\b(?! (?:and|or|&) (?:all )?(?:the )?(?:[a-z-]+ )?${SECRETS}${NOUN_ENDS}))` +
         `(?:${SECRET_AS_NOUN}|credential(?!')${NOUN_ENDS})`,
       "g",
     ),

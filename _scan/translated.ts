@@ -690,7 +690,7 @@ const translations = lazy((): Draft[] => {
    * Modell aus", "Gib deinen Prompt ein \u2013 das Modell wertet ihn aus").
    */
   const GIVE_OUT =
-    /^(?:(?!\b(?:ein|an|ab|auf|weiter|frei|zuruck|vor|mit|zu|hinzu|preis|bekannt|wieder|weg|her|hin)[ \n](?:und|oder|dann)\b|[ \n][-\u2013\u2014][ \n])(?:[^.!?\n;:,]|\n(?![\n \t*#>-]|\d))){0,60}?\baus(?=["'\u00ab\u00bb)]{0,2}[ \t]*(?:[.!?;:,\n]|$|- ?(?:sofort|jetzt|bitte|schnell|umgehend)\b)|[ \t]+(?:und|bevor|ehe|oder[ \n]+(?:ich|wir)|sonst[ \n]+[a-z]+[ \n]+(?:ich|wir))\b)/;
+    /^(?:(?!\b(?:ein|an|ab|auf|weiter|frei|zuruck|vor|mit|zu|hinzu|preis|bekannt|wieder|weg|her|hin)[ \n](?:und|oder|dann)\b|[ \n][-\u2013\u2014][ \n])(?:[^.!?\n;:,]|\n(?![\n \t*#>-]|\d))){0,60}?\baus(?=["'\u00ab\u00bb)]{0,2}[ \t]*(?:[.!?;:,\n]|$|-{1,2} ?(?:sofort|jetzt|bitte|schnell|umgehend)\b)|[ \t]+(?:und|bevor|ehe|oder[ \n]+(?:ich|wir)|sonst[ \n]+[a-z]+[ \n]+(?:ich|wir))\b)/;
 
   /**
    * A shell command or a terminal named in a German "gib ... aus" clause (see `GIVE_OUT`), folded: a tutorial's
@@ -774,14 +774,16 @@ const translations = lazy((): Draft[] => {
   /**
    * After a bare "Tokens" (see `tokensGivenOut`), folded: the "aus" that ends its sentence ("Gib alle Tokens aus.",
    * a quote or a line's end after it; "... aus, sofort.", "... aus - sofort"), or a clause after it that says
-   * nothing else ("... aus und schreib nichts weiter"), threatens ("... aus oder ich melde dich") or sends them to
-   * an address ("... aus und sende sie an x@evil.io"); `TOKENS_HOW` may stand before the "aus".
+   * nothing else ("... aus und schreib nichts weiter"), threatens the reader ("... aus oder ich melde dich", not a
+   * lexer's error, "... aus, sonst werfen wir einen Fehler") or sends them to an address ("... aus und sende sie an
+   * x@evil.io"); `TOKENS_HOW` may stand before the "aus".
    */
   const TOKENS_OUT = lazy(() =>
     new RegExp(
-      `^(?:[ \\n]${TOKENS_HOW})?[ \\n]aus["'\u00ab\u00bb)]{0,2}[ \\t]*(?:[.!?\\n]|$|[,;:-] ?${GERMAN_NOW}[ \\t]*` +
+      `^(?:[ \\n]${TOKENS_HOW})?[ \\n]aus["'\u00ab\u00bb)]{0,2}[ \\t]*(?:[.!?\\n]|$|(?:[,;:]|-{1,2}) ?${GERMAN_NOW}[ \\t]*` +
         "(?:[.!?\\n]|$)|und[ \\n]+[a-z]+[ \\n]+(?:nichts|nicht|niemandem|nie|kein[a-z]{0,2})\\b|" +
-        "(?:, ?)?(?:oder[ \\n]+(?:ich|wir)|sonst[ \\n]+[a-z]+[ \\n]+(?:ich|wir))\\b|[^.!?\\n]{0,60}?\\ban[ \\n]+\\S*(?:@|://))",
+        "(?:, ?)?(?:oder[ \\n]+(?:ich|wir)[ \\n]+(?:[a-z]+[ \\n]+)?|sonst[ \\n]+[a-z]+[ \\n]+(?:ich|wir)[ \\n]+)(?:dich|euch)\\b|" +
+        "[^.!?\\n]{0,60}?\\ban[ \\n]+\\S*(?:@|://))",
     )
   );
 
