@@ -366,7 +366,7 @@ test("toolguard mcp: the not_judged notice quotes the thrower's text as JSON and
     answer,
     /an answer to a waiting request gets an error in its place, a request is answered with one/,
   );
-  // (a notification, or a message whose id could not be read: only dropped, no error takes its place)
+  // (a notification: only dropped, no error takes its place; the CLI never meets an id that cannot be read)
   const dropped = strayNotice({ event: "stray_message", from: "server", kind: "not_judged", text });
   assert.ok(dropped.includes(`could not judge: ${JSON.stringify(text)}; not passed on`), dropped);
   assert.doesNotMatch(dropped, /error/);
