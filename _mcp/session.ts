@@ -175,6 +175,8 @@ interface PendingRequest {
   name?: string;
   /** The page asked for, for `tools/list`. */
   cursor?: unknown;
+  /** Its place among the client's requests registered (see `GuardedSession.#registered`). */
+  seq: number;
   /** For `tools/list`: the guard could not take the tool list its answer holds (see `#judgedAnswer`). */
   listRefused?: true;
 }
@@ -459,10 +461,12 @@ export class GuardedSession implements McpSession {
     | undefined;
   /**
    * Set while a server frame is handled once a message in it that may be an answer could not be read, nor
-   * its id: the reason, as reported; the client's requests still waiting once the frame is handled are
-   * answered with an error (see #answerLost).
+   * its id: the reason, as reported; the client's requests that waited when the frame came and still wait
+   * once it is handled are answered with an error (see #answerLost).
    */
   #lost: string | undefined;
+  /** How many client requests were registered as waiting, ever: each one's `seq` (see #answerLost). */
+  #registered = 0;
   /**
    * The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up.
    */
@@ -957,13 +961,14 @@ export class GuardedSession implements McpSession {
     this.#judgingText = isParsedText(input);
     const before = this.#lost; // (a sink that hands the session a server message as it is called)
     this.#lost = undefined;
+    const registered = this.#registered; // (the requests the frame may answer: see #answerLost)
     try {
       this.#fromServer(input);
     } finally {
       this.#judgingText = false;
       const lost = this.#lost;
       this.#lost = before;
-      if (lost !== undefined) this.#answerLost(lost);
+      if (lost !== undefined) this.#answerLost(lost, registered);
     }
   };
 
@@ -1152,7 +1157,7 @@ export class GuardedSession implements McpSession {
     if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(m);
     if (method !== "tools/call") {
       const cursor = isRecord(m.params) ? m.params.cursor : undefined;
-      this.#pending.set(idKey(id), { id, method, cursor });
+      this.#pending.set(idKey(id), { id, method, cursor, seq: ++this.#registered });
       return "forward";
     }
     let check: DeferredCheck;
@@ -1178,7 +1183,7 @@ export class GuardedSession implements McpSession {
     if (check.unchecked !== undefined) {
       this.#hooks.emit({ event: "unchecked_call", id, name, error: check.unchecked });
     } else this.#hooks.emit({ event: "call_allowed", id, name });
-    this.#pending.set(idKey(id), { id, method, name });
+    this.#pending.set(idKey(id), { id, method, name, seq: ++this.#registered });
     return "forward";
   }
 
@@ -1872,11 +1877,14 @@ export class GuardedSession implements McpSession {
    * revoked proxy, a batch's element behind a getter that throws) was dropped (`why`: the reason reported):
    * the request it answers, if any, would wait for ever, and which one it is cannot be known, so every
    * request of the client's still waiting once the frame is handled is answered with an error saying so
-   * (a late answer to one is dropped quietly, as after a cancel). A split batch's other answers then go too.
+   * (a late answer to one is dropped quietly, as after a cancel), but those registered after the first
+   * `registered` (sent while the frame was handled, by a sink that sends on at once: the server wrote the
+   * frame before it had them, and their answers are to come). A split batch's other answers then go too.
    * The guard's own `tools/list` is left to its timeout.
    */
-  #answerLost(why: string): void {
+  #answerLost(why: string, registered: number): void {
     for (const [key, req] of [...this.#pending]) {
+      if (req.seq > registered) continue;
       if (!this.#unpend(key)) continue; // (answered meanwhile: a sink may hand the session a message)
       const text = `toolguard: a message of the MCP server's could not be read (${why}), nor which request ` +
         `it answers: it may have been the answer to this ${req.method} (which the server may have run), so ` +

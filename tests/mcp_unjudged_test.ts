@@ -1176,6 +1176,44 @@ test("MCP session: a server message that cannot be read, nor its id, has the cli
   }
 });
 
+test("MCP session: a request the client sends while a server frame that cannot be read is handled is not answered for it", () => {
+  // The server wrote the frame before it had the request, so nothing in it answers the request: answered with
+  // the error, its real answer was then dropped as a late one. (A client whose sink sends on at once.)
+  const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo" } });
+  const answer = (id: number) => ({
+    jsonrpc: "2.0",
+    id,
+    result: { content: [{ type: "text", text: "fine" }] },
+  });
+  const toClient: JsonRpcMessage[] = [];
+  const guarded = createMcpGuard().connect({
+    toServer: () => {},
+    toClient: (frame) => {
+      const messages = Array.isArray(frame.message) ? frame.message : [frame.message as JsonRpcMessage];
+      toClient.push(...messages);
+      if (messages.some((m) => m.id === 2)) guarded.fromClient({ message: call(9) as JsonRpcMessage });
+    },
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+  const tools = [{ name: "echo", inputSchema: { type: "object" } }];
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 1, result: { tools } } });
+  guarded.fromClient({ message: call(2) as JsonRpcMessage });
+  guarded.fromClient({ message: call(3) as JsonRpcMessage });
+  const batch: unknown[] = [answer(2), null];
+  Object.defineProperty(batch, 1, {
+    get() {
+      throw new Error("the transport's getter failed");
+    },
+  });
+  guarded.fromServer({ message: batch as JsonRpcMessage[] });
+  // (3 waited before the frame came: the message that could not be read may be its answer)
+  assert.deepEqual(toClient.slice(1).map((m) => [m.id, m.error === undefined]), [[2, true], [3, false]]);
+  assert.equal(guarded.pending, 1);
+  guarded.fromServer({ message: answer(9) as JsonRpcMessage });
+  assert.deepEqual(toClient.at(-1), answer(9));
+  assert.equal(guarded.pending, 0);
+});
+
 test("MCP session: a client batch built in code with elements that cannot be read sends the others on", () => {
   // A throw out of the guard lost the elements beside them: with batches sent on whole, the requests judged
   // before one were answered with an internal error, those after it never; split, none was.
