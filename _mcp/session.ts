@@ -804,10 +804,11 @@ export class GuardedSession implements McpSession {
       this.#held.push(frame);
       return;
     }
+    const registered = this.#registered;
     try {
       return this.#forward(frame);
     } catch (error) {
-      this.#failClosed(frame, error);
+      this.#failClosed(frame, error, registered);
     }
   }
 
@@ -1357,12 +1358,24 @@ export class GuardedSession implements McpSession {
     this.#noteReleased();
   }
 
-  /** The guard itself failed on a client message (a bug): answer its requests, never forward unjudged. */
-  #failClosed(frame: McpFrame, error: unknown): void {
+  /**
+   * The guard itself failed on a client message (a bug, or a server sink that threw): answer its requests,
+   * never forward unjudged. One it had registered as waiting (past the first `registered`: not an earlier
+   * request under its id) waits no more, as after a cancel (the server may have it): kept, it was answered
+   * again, by its real answer or an error (a server message that could not be read, the server's close).
+   */
+  #failClosed(frame: McpFrame, error: unknown, registered: number): void {
     for (const m of messagesOf(frame)) {
       if (isRecord(m) && isRequest(m)) {
         const text = `toolguard: internal error while checking ${m.method as string}: ${errorText(error)}`;
-        this.#reply(errorResponse(m.id as JsonRpcId, -32603, text));
+        const answer = errorResponse(m.id as JsonRpcId, -32603, text);
+        const key = idKey(m.id as JsonRpcId);
+        const req = this.#pending.get(key);
+        if (req !== undefined && req.seq > registered && this.#unpend(key)) {
+          this.#noteAnswered(key, answer);
+          this.#noteCancelled(key, req.id);
+        }
+        this.#reply(answer);
       }
     }
   }
@@ -1414,12 +1427,13 @@ export class GuardedSession implements McpSession {
    */
   #forwardHeld(frame: McpFrame): void | Promise<void> {
     this.#forwardingHeld = true;
+    const registered = this.#registered;
     try {
       const sent = this.#forward(frame);
       this.#watch(sent);
       return sent;
     } catch (error) {
-      this.#failClosed(frame, error);
+      this.#failClosed(frame, error, registered);
     } finally {
       this.#forwardingHeld = false;
     }

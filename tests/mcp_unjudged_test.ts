@@ -1214,6 +1214,37 @@ test("MCP session: a request the client sends while a server frame that cannot b
   assert.equal(guarded.pending, 0);
 });
 
+test("MCP session: a request the guard failed on and answered waits no more, and gets no second answer", () => {
+  // The server sink threw as the request went on: the guard answered it with an internal error but kept it
+  // waiting, so a server message that could not be read answered it again, as did the server's close (or its
+  // real answer, had the server had it).
+  const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo" } });
+  const answers: JsonRpcMessage[] = [];
+  let failing = false;
+  const guarded = createMcpGuard().connect({
+    toServer: () => {
+      if (failing) throw new Error("the transport's send failed");
+    },
+    toClient: (frame) => void answers.push(frame.message as JsonRpcMessage),
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+  const tools = [{ name: "echo", inputSchema: { type: "object" } }];
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 1, result: { tools } } });
+  answers.length = 0;
+  failing = true;
+  guarded.fromClient({ message: call(2) as JsonRpcMessage });
+  failing = false;
+  assert.equal(answers.length, 1);
+  assert.match((answers[0].error as { message: string }).message, /internal error .*send failed/);
+  assert.equal(guarded.pending, 0);
+  const revocable = Proxy.revocable({}, {});
+  revocable.revoke();
+  guarded.fromServer({ message: revocable.proxy as JsonRpcMessage });
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 2, result: { content: [] } } });
+  guarded.serverClosed("exited");
+  assert.equal(answers.length, 1, JSON.stringify(answers));
+});
+
 test("MCP session: a client batch built in code with elements that cannot be read sends the others on", () => {
   // A throw out of the guard lost the elements beside them: with batches sent on whole, the requests judged
   // before one were answered with an internal error, those after it never; split, none was.
