@@ -1166,6 +1166,21 @@ test("MCP session: a server message that cannot be read, nor its id, has the cli
     assert.deepEqual(toClient.map((m) => (m as JsonRpcMessage).id), [2, 3, 4]);
     assert.equal(guarded.pending, 0);
   }
+  // A batch whose length cannot be read (a transport's proxy): none of its messages can be, an answer neither.
+  {
+    const { guarded, toClient } = session();
+    guarded.fromClient({ message: call(2) as JsonRpcMessage });
+    const batch = new Proxy([answer(2)], {
+      get(target, key) {
+        if (key === "length") throw new Error("the transport's length getter failed");
+        return Reflect.get(target, key);
+      },
+    });
+    guarded.fromServer({ message: batch as JsonRpcMessage[] });
+    assert.equal(toClient.length, 1);
+    assert.match(errorOf(toClient[0]), /could not be read \(the transport's length getter failed\)/);
+    assert.equal(guarded.pending, 0);
+  }
   // A request or notification of the server's whose id cannot be read answers nothing: none is answered.
   {
     const { guarded, toClient } = session();
