@@ -468,6 +468,11 @@ export class GuardedSession implements McpSession {
   /** How many client requests were registered as waiting, ever: each one's `seq` (see #answerLost). */
   #registered = 0;
   /**
+   * While a client frame is forwarded: the keys of the answers that went to the client meanwhile (the guard's
+   * refusals, a server's answer through a sink that delivers at once), which #failClosed must not repeat.
+   */
+  #replied: Set<string> | undefined;
+  /**
    * The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up.
    */
   readonly #own = new Map<string, { id: string; stop: AbortController }>();
@@ -805,10 +810,14 @@ export class GuardedSession implements McpSession {
       return;
     }
     const registered = this.#registered;
+    const replied = this.#replied;
+    this.#replied = new Set();
     try {
       return this.#forward(frame);
     } catch (error) {
       this.#failClosed(frame, error, registered);
+    } finally {
+      this.#replied = replied;
     }
   }
 
@@ -953,6 +962,7 @@ export class GuardedSession implements McpSession {
       this.#toClient({ message, extra });
       return;
     }
+    this.#replied?.add(key);
     group.answers.push(message);
     this.#leaveBatch(key);
   }
@@ -1363,6 +1373,7 @@ export class GuardedSession implements McpSession {
    * never forward unjudged. One it had registered as waiting (past the first `registered`: not an earlier
    * request under its id) waits no more, as after a cancel (the server may have it): kept, it was answered
    * again, by its real answer or an error (a server message that could not be read, the server's close).
+   * One the client had an answer to meanwhile (see #replied) is not answered again.
    */
   #failClosed(frame: McpFrame, error: unknown, registered: number): void {
     for (const m of messagesOf(frame)) {
@@ -1370,6 +1381,7 @@ export class GuardedSession implements McpSession {
         const text = `toolguard: internal error while checking ${m.method as string}: ${errorText(error)}`;
         const answer = errorResponse(m.id as JsonRpcId, -32603, text);
         const key = idKey(m.id as JsonRpcId);
+        if (this.#replied?.has(key)) continue;
         const req = this.#pending.get(key);
         if (req !== undefined && req.seq > registered && this.#unpend(key)) {
           this.#noteAnswered(key, answer);
@@ -1428,6 +1440,8 @@ export class GuardedSession implements McpSession {
   #forwardHeld(frame: McpFrame): void | Promise<void> {
     this.#forwardingHeld = true;
     const registered = this.#registered;
+    const replied = this.#replied;
+    this.#replied = new Set();
     try {
       const sent = this.#forward(frame);
       this.#watch(sent);
@@ -1436,11 +1450,18 @@ export class GuardedSession implements McpSession {
       this.#failClosed(frame, error, registered);
     } finally {
       this.#forwardingHeld = false;
+      this.#replied = replied;
     }
   }
 
   /** Hand `frame` to the client; a sink that throws or rejects is reported to `onError`. */
   #toClient(frame: McpFrame): void {
+    const replied = this.#replied;
+    if (replied !== undefined) {
+      for (const m of messagesOf(frame)) {
+        if (isRecord(m) && isResponse(m)) replied.add(idKey(m.id as JsonRpcId));
+      }
+    }
     try {
       this.#watch(this.#sinks.toClient(frame));
     } catch (error) {

@@ -1260,6 +1260,39 @@ test("MCP session: a request the guard failed on and answered waits no more, and
   assert.equal(answers.length, 1, JSON.stringify(answers));
 });
 
+test("MCP session: a client frame the guard failed on gets no second answer for a request answered meanwhile", () => {
+  // The server sink threw once the guard had refused a call of the batch, or once the server's answer had come
+  // through it: the internal error went under those ids too, a second answer to each.
+  const answers: JsonRpcMessage[] = [];
+  let failing = false;
+  const guarded = createMcpGuard().connect({
+    toServer: (frame) => {
+      if (!failing) return;
+      const m = frame.message as JsonRpcMessage;
+      if (m.method === "ping") guarded.fromServer({ message: { jsonrpc: "2.0", id: m.id, result: {} } });
+      throw new Error("the transport's send failed");
+    },
+    toClient: (frame) => {
+      const message = frame.message as JsonRpcMessage | JsonRpcMessage[];
+      answers.push(...(Array.isArray(message) ? message : [message]));
+    },
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+  const schema = { type: "object", properties: { t: { type: "string" } }, required: ["t"] };
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 1, result: { tools: [{ name: "echo", inputSchema: schema }] } },
+  });
+  answers.length = 0;
+  failing = true;
+  const refused = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: {} } };
+  guarded.fromClient({
+    message: [refused, { jsonrpc: "2.0", id: 3, method: "tools/list" }] as JsonRpcMessage[],
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 4, method: "ping" } });
+  assert.deepEqual(answers.map((m) => [m.id, m.error === undefined]), [[2, true], [3, false], [4, true]]);
+  assert.equal(guarded.pending, 0);
+});
+
 test("MCP session: a client batch built in code with elements that cannot be read sends the others on", () => {
   // A throw out of the guard lost the elements beside them: with batches sent on whole, the requests judged
   // before one were answered with an internal error, those after it never; split, none was.
