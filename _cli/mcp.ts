@@ -312,8 +312,10 @@ export function strayNotice(event: Extract<McpEvent, { event: "stray_message" }>
     return `toolguard mcp: the client sent an answer${id} that no request of the server's waits for; ` +
       "not passed on (nor are later ones; --log records each)\n";
   }
-  // (without an id it is a notification, or its id could not be read: only dropped; with one, the event
-  // does not say whether it was an answer or a request, so the notice says what becomes of each)
+  // (without an id it is a notification, only dropped: a message whose id could not be read, which has the
+  // requests still waiting answered with an error, is a transport's value built in code, which the CLI's
+  // relays, reading JSON text, never hand the guard; with one, the event does not say whether it was an
+  // answer or a request, so the notice says what becomes of each)
   const notJudged = event.id === undefined
     ? ""
     : " (an answer to a waiting request gets an error in its place, a request is answered with one)";

@@ -175,6 +175,8 @@ interface PendingRequest {
   name?: string;
   /** The page asked for, for `tools/list`. */
   cursor?: unknown;
+  /** Its place among the client's requests registered (see `GuardedSession.#registered`). */
+  seq: number;
   /** For `tools/list`: the guard could not take the tool list its answer holds (see `#judgedAnswer`). */
   listRefused?: true;
 }
@@ -459,10 +461,17 @@ export class GuardedSession implements McpSession {
     | undefined;
   /**
    * Set while a server frame is handled once a message in it that may be an answer could not be read, nor
-   * its id: the reason, as reported; the client's requests still waiting once the frame is handled are
-   * answered with an error (see #answerLost).
+   * its id: the reason, as reported; the client's requests that waited when the frame came and still wait
+   * once it is handled are answered with an error (see #answerLost).
    */
   #lost: string | undefined;
+  /** How many client requests were registered as waiting, ever: each one's `seq` (see #answerLost). */
+  #registered = 0;
+  /**
+   * While a client frame is forwarded: the keys of the answers that went to the client meanwhile (the guard's
+   * refusals, a server's answer through a sink that delivers at once), which #failClosed must not repeat.
+   */
+  #replied: Set<string> | undefined;
   /**
    * The guard's own `tools/list` requests in flight, by key: each id, and what ends its `POST` if given up.
    */
@@ -800,10 +809,15 @@ export class GuardedSession implements McpSession {
       this.#held.push(frame);
       return;
     }
+    const registered = this.#registered;
+    const replied = this.#replied;
+    this.#replied = new Set();
     try {
       return this.#forward(frame);
     } catch (error) {
-      this.#failClosed(frame, error);
+      this.#failClosed(frame, error, registered);
+    } finally {
+      this.#replied = replied;
     }
   }
 
@@ -948,6 +962,7 @@ export class GuardedSession implements McpSession {
       this.#toClient({ message, extra });
       return;
     }
+    this.#replied?.add(key);
     group.answers.push(message);
     this.#leaveBatch(key);
   }
@@ -957,13 +972,14 @@ export class GuardedSession implements McpSession {
     this.#judgingText = isParsedText(input);
     const before = this.#lost; // (a sink that hands the session a server message as it is called)
     this.#lost = undefined;
+    const registered = this.#registered; // (the requests the frame may answer: see #answerLost)
     try {
       this.#fromServer(input);
     } finally {
       this.#judgingText = false;
       const lost = this.#lost;
       this.#lost = before;
-      if (lost !== undefined) this.#answerLost(lost);
+      if (lost !== undefined) this.#answerLost(lost, registered);
     }
   };
 
@@ -1152,7 +1168,7 @@ export class GuardedSession implements McpSession {
     if (this.#pending.has(idKey(id)) || this.#own.has(idKey(id))) return this.#idInUse(m);
     if (method !== "tools/call") {
       const cursor = isRecord(m.params) ? m.params.cursor : undefined;
-      this.#pending.set(idKey(id), { id, method, cursor });
+      this.#pending.set(idKey(id), { id, method, cursor, seq: ++this.#registered });
       return "forward";
     }
     let check: DeferredCheck;
@@ -1178,7 +1194,7 @@ export class GuardedSession implements McpSession {
     if (check.unchecked !== undefined) {
       this.#hooks.emit({ event: "unchecked_call", id, name, error: check.unchecked });
     } else this.#hooks.emit({ event: "call_allowed", id, name });
-    this.#pending.set(idKey(id), { id, method, name });
+    this.#pending.set(idKey(id), { id, method, name, seq: ++this.#registered });
     return "forward";
   }
 
@@ -1352,12 +1368,26 @@ export class GuardedSession implements McpSession {
     this.#noteReleased();
   }
 
-  /** The guard itself failed on a client message (a bug): answer its requests, never forward unjudged. */
-  #failClosed(frame: McpFrame, error: unknown): void {
+  /**
+   * The guard itself failed on a client message (a bug, or a server sink that threw): answer its requests,
+   * never forward unjudged. One it had registered as waiting (past the first `registered`: not an earlier
+   * request under its id) waits no more, as after a cancel (the server may have it): kept, it was answered
+   * again, by its real answer or an error (a server message that could not be read, the server's close).
+   * One the client had an answer to meanwhile (see #replied) is not answered again.
+   */
+  #failClosed(frame: McpFrame, error: unknown, registered: number): void {
     for (const m of messagesOf(frame)) {
       if (isRecord(m) && isRequest(m)) {
         const text = `toolguard: internal error while checking ${m.method as string}: ${errorText(error)}`;
-        this.#reply(errorResponse(m.id as JsonRpcId, -32603, text));
+        const answer = errorResponse(m.id as JsonRpcId, -32603, text);
+        const key = idKey(m.id as JsonRpcId);
+        if (this.#replied?.has(key)) continue;
+        const req = this.#pending.get(key);
+        if (req !== undefined && req.seq > registered && this.#unpend(key)) {
+          this.#noteAnswered(key, answer);
+          this.#noteCancelled(key, req.id);
+        }
+        this.#reply(answer);
       }
     }
   }
@@ -1409,19 +1439,29 @@ export class GuardedSession implements McpSession {
    */
   #forwardHeld(frame: McpFrame): void | Promise<void> {
     this.#forwardingHeld = true;
+    const registered = this.#registered;
+    const replied = this.#replied;
+    this.#replied = new Set();
     try {
       const sent = this.#forward(frame);
       this.#watch(sent);
       return sent;
     } catch (error) {
-      this.#failClosed(frame, error);
+      this.#failClosed(frame, error, registered);
     } finally {
       this.#forwardingHeld = false;
+      this.#replied = replied;
     }
   }
 
   /** Hand `frame` to the client; a sink that throws or rejects is reported to `onError`. */
   #toClient(frame: McpFrame): void {
+    const replied = this.#replied;
+    if (replied !== undefined) {
+      for (const m of messagesOf(frame)) {
+        if (isRecord(m) && isResponse(m)) replied.add(idKey(m.id as JsonRpcId));
+      }
+    }
     try {
       this.#watch(this.#sinks.toClient(frame));
     } catch (error) {
@@ -1872,11 +1912,14 @@ export class GuardedSession implements McpSession {
    * revoked proxy, a batch's element behind a getter that throws) was dropped (`why`: the reason reported):
    * the request it answers, if any, would wait for ever, and which one it is cannot be known, so every
    * request of the client's still waiting once the frame is handled is answered with an error saying so
-   * (a late answer to one is dropped quietly, as after a cancel). A split batch's other answers then go too.
+   * (a late answer to one is dropped quietly, as after a cancel), but those registered after the first
+   * `registered` (sent while the frame was handled, by a sink that sends on at once: the server wrote the
+   * frame before it had them, and their answers are to come). A split batch's other answers then go too.
    * The guard's own `tools/list` is left to its timeout.
    */
-  #answerLost(why: string): void {
+  #answerLost(why: string, registered: number): void {
     for (const [key, req] of [...this.#pending]) {
+      if (req.seq > registered) continue;
       if (!this.#unpend(key)) continue; // (answered meanwhile: a sink may hand the session a message)
       const text = `toolguard: a message of the MCP server's could not be read (${why}), nor which request ` +
         `it answers: it may have been the answer to this ${req.method} (which the server may have run), so ` +

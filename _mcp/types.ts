@@ -183,9 +183,10 @@ export type McpEvent =
    * the guard could not judge (`not_judged`, `text`: why: reading it threw, as a getter or proxy of a
    * transport's object may; an answer to a waiting request is replaced by an error, a request of the
    * server's is answered with one; one that may be an answer but whose id could not be read, or nothing of
-   * it, has every request of the client's still waiting answered with an error, as which one it answers is
-   * not known). `from: "client"`: an answer of the client's that no request of the server's waits for
-   * (`no_request`: a second answer, or one to an id the server never used), not passed on to the server.
+   * it, has every request of the client's that waited when it came and still waits answered with an error,
+   * as which one it answers is not known). `from: "client"`: an answer of the client's that no request of
+   * the server's waits for (`no_request`: a second answer, or one to an id the server never used), not passed
+   * on to the server.
    */
   | {
     event: "stray_message";

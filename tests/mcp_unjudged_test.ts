@@ -366,7 +366,7 @@ test("toolguard mcp: the not_judged notice quotes the thrower's text as JSON and
     answer,
     /an answer to a waiting request gets an error in its place, a request is answered with one/,
   );
-  // (a notification, or a message whose id could not be read: only dropped, no error takes its place)
+  // (a notification: only dropped, no error takes its place; the CLI never meets an id that cannot be read)
   const dropped = strayNotice({ event: "stray_message", from: "server", kind: "not_judged", text });
   assert.ok(dropped.includes(`could not judge: ${JSON.stringify(text)}; not passed on`), dropped);
   assert.doesNotMatch(dropped, /error/);
@@ -1166,6 +1166,21 @@ test("MCP session: a server message that cannot be read, nor its id, has the cli
     assert.deepEqual(toClient.map((m) => (m as JsonRpcMessage).id), [2, 3, 4]);
     assert.equal(guarded.pending, 0);
   }
+  // A batch whose length cannot be read (a transport's proxy): none of its messages can be, an answer neither.
+  {
+    const { guarded, toClient } = session();
+    guarded.fromClient({ message: call(2) as JsonRpcMessage });
+    const batch = new Proxy([answer(2)], {
+      get(target, key) {
+        if (key === "length") throw new Error("the transport's length getter failed");
+        return Reflect.get(target, key);
+      },
+    });
+    guarded.fromServer({ message: batch as JsonRpcMessage[] });
+    assert.equal(toClient.length, 1);
+    assert.match(errorOf(toClient[0]), /could not be read \(the transport's length getter failed\)/);
+    assert.equal(guarded.pending, 0);
+  }
   // A request or notification of the server's whose id cannot be read answers nothing: none is answered.
   {
     const { guarded, toClient } = session();
@@ -1174,6 +1189,108 @@ test("MCP session: a server message that cannot be read, nor its id, has the cli
     assert.deepEqual(toClient, []);
     assert.equal(guarded.pending, 1);
   }
+});
+
+test("MCP session: a request the client sends while a server frame that cannot be read is handled is not answered for it", () => {
+  // The server wrote the frame before it had the request, so nothing in it answers the request: answered with
+  // the error, its real answer was then dropped as a late one. (A client whose sink sends on at once.)
+  const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo" } });
+  const answer = (id: number) => ({
+    jsonrpc: "2.0",
+    id,
+    result: { content: [{ type: "text", text: "fine" }] },
+  });
+  const toClient: JsonRpcMessage[] = [];
+  const guarded = createMcpGuard().connect({
+    toServer: () => {},
+    toClient: (frame) => {
+      const messages = Array.isArray(frame.message) ? frame.message : [frame.message as JsonRpcMessage];
+      toClient.push(...messages);
+      if (messages.some((m) => m.id === 2)) guarded.fromClient({ message: call(9) as JsonRpcMessage });
+    },
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+  const tools = [{ name: "echo", inputSchema: { type: "object" } }];
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 1, result: { tools } } });
+  guarded.fromClient({ message: call(2) as JsonRpcMessage });
+  guarded.fromClient({ message: call(3) as JsonRpcMessage });
+  const batch: unknown[] = [answer(2), null];
+  Object.defineProperty(batch, 1, {
+    get() {
+      throw new Error("the transport's getter failed");
+    },
+  });
+  guarded.fromServer({ message: batch as JsonRpcMessage[] });
+  // (3 waited before the frame came: the message that could not be read may be its answer)
+  assert.deepEqual(toClient.slice(1).map((m) => [m.id, m.error === undefined]), [[2, true], [3, false]]);
+  assert.equal(guarded.pending, 1);
+  guarded.fromServer({ message: answer(9) as JsonRpcMessage });
+  assert.deepEqual(toClient.at(-1), answer(9));
+  assert.equal(guarded.pending, 0);
+});
+
+test("MCP session: a request the guard failed on and answered waits no more, and gets no second answer", () => {
+  // The server sink threw as the request went on: the guard answered it with an internal error but kept it
+  // waiting, so a server message that could not be read answered it again, as did the server's close (or its
+  // real answer, had the server had it).
+  const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo" } });
+  const answers: JsonRpcMessage[] = [];
+  let failing = false;
+  const guarded = createMcpGuard().connect({
+    toServer: () => {
+      if (failing) throw new Error("the transport's send failed");
+    },
+    toClient: (frame) => void answers.push(frame.message as JsonRpcMessage),
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+  const tools = [{ name: "echo", inputSchema: { type: "object" } }];
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 1, result: { tools } } });
+  answers.length = 0;
+  failing = true;
+  guarded.fromClient({ message: call(2) as JsonRpcMessage });
+  failing = false;
+  assert.equal(answers.length, 1);
+  assert.match((answers[0].error as { message: string }).message, /internal error .*send failed/);
+  assert.equal(guarded.pending, 0);
+  const revocable = Proxy.revocable({}, {});
+  revocable.revoke();
+  guarded.fromServer({ message: revocable.proxy as JsonRpcMessage });
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 2, result: { content: [] } } });
+  guarded.serverClosed("exited");
+  assert.equal(answers.length, 1, JSON.stringify(answers));
+});
+
+test("MCP session: a client frame the guard failed on gets no second answer for a request answered meanwhile", () => {
+  // The server sink threw once the guard had refused a call of the batch, or once the server's answer had come
+  // through it: the internal error went under those ids too, a second answer to each.
+  const answers: JsonRpcMessage[] = [];
+  let failing = false;
+  const guarded = createMcpGuard().connect({
+    toServer: (frame) => {
+      if (!failing) return;
+      const m = frame.message as JsonRpcMessage;
+      if (m.method === "ping") guarded.fromServer({ message: { jsonrpc: "2.0", id: m.id, result: {} } });
+      throw new Error("the transport's send failed");
+    },
+    toClient: (frame) => {
+      const message = frame.message as JsonRpcMessage | JsonRpcMessage[];
+      answers.push(...(Array.isArray(message) ? message : [message]));
+    },
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+  const schema = { type: "object", properties: { t: { type: "string" } }, required: ["t"] };
+  guarded.fromServer({
+    message: { jsonrpc: "2.0", id: 1, result: { tools: [{ name: "echo", inputSchema: schema }] } },
+  });
+  answers.length = 0;
+  failing = true;
+  const refused = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: {} } };
+  guarded.fromClient({
+    message: [refused, { jsonrpc: "2.0", id: 3, method: "tools/list" }] as JsonRpcMessage[],
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 4, method: "ping" } });
+  assert.deepEqual(answers.map((m) => [m.id, m.error === undefined]), [[2, true], [3, false], [4, true]]);
+  assert.equal(guarded.pending, 0);
 });
 
 test("MCP session: a client batch built in code with elements that cannot be read sends the others on", () => {
@@ -1227,5 +1344,14 @@ test("MCP session: a client batch built in code with elements that cannot be rea
     const answers = toClient[0] as JsonRpcMessage[];
     refusals(answers.slice(0, 3));
     assert.deepEqual(answers.slice(3), [answer(1), answer(5)]);
+  }
+  // A hole (no element) goes as it did before the batch was read element by element: left out of the batch
+  // sent on whole, where a slot read for it sent the server a null.
+  {
+    const { guarded, toServer } = session();
+    const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+    const note = { jsonrpc: "2.0", method: "notifications/progress" };
+    guarded.fromClient({ message: [ping, , note] as JsonRpcMessage[] });
+    assert.deepEqual(toServer, [[ping, note]]);
   }
 });
