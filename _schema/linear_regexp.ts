@@ -1526,8 +1526,21 @@ const WIDE = lazy(() => searchesInPairs() ? 100 : 200);
  * {@linkcode setSequence}), and copies any other group once a count, on its budget of steps.
  */
 const wide: Opens = (rep) =>
-  rep.max === Infinity ||
-  rep.max * (rep.node === undefined ? 1 : setSequence(rep.node)?.length ?? 1) > WIDE();
+  rep.max === Infinity || rep.max * (rep.node === undefined ? 1 : roundWidth(rep.node)) > WIDE();
+
+/**
+ * The characters a round of `node` counts for in {@linkcode wide}: a group of sets read one way, its sets; a
+ * choice of such groups by the next character (see {@linkcode choosesByFirst}), a quarter of the native steps
+ * a round takes (its longest alternative, after a step for each other one tried): the matcher copies it and
+ * gives up on a long string (`(?:a|bb){99}x`, 300 steps a start), so the native engine is given the time of
+ * the matcher's budget, about four times what {@linkcode WIDE} breaks even at. `(?:a|b{64}){99}x` took V8
+ * 7 s on 100 000 characters, 500 alternatives of two characters took JavaScriptCore 13 s.
+ */
+function roundWidth(node: Node): number {
+  if (node.k !== "alt" || !node.byFirst) return setSequence(node)?.length ?? 1;
+  const longest = Math.max(...node.alts.map((alt) => setSequence(alt)?.length ?? 1));
+  return (longest + node.alts.length - 1) / 4;
+}
 
 /** A repeat of one set whose count varies, written where {@linkcode cutEnds} can rewrite it. */
 type SetRepeat = { k: "rep"; node: CharSet; min: number; max: number; span: Span };
