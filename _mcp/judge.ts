@@ -1417,7 +1417,7 @@ export function callName(params: unknown): string {
  * import { refuseUnchecked } from "./judge.ts";
  * import { PatternUnchecked } from "../_schema/values.ts";
  *
- * const check = refuseUnchecked({ name: "act" }, new PatternUnchecked("(?:a?){5000}x", "too costly"), []);
+ * const check = refuseUnchecked({ name: "act" }, new PatternUnchecked("(?:a?b?){2500}x", "too costly"), []);
  * assert.match(check.allowed ? "" : check.feedback, /could not be checked against the pattern/);
  * ```
  */

@@ -533,12 +533,20 @@ function splitsOneWay(body: Node): boolean {
 }
 
 /**
- * True when `alts` are sets read one way each ({@linkcode setSequence}) whose first sets share no character
- * (`a|bb`, `-\d|_[a-z]{2}`): the next character picks the one alternative a round can take, so a repeat of
+ * The most alternatives {@linkcode choosesByFirst} takes: a round tries each before the one it takes, a native
+ * step each, where a set is one step (`^(?:...)*$` of 4 000 alternatives took V8 0.8 s and Bun 1.5 s on 20 000
+ * characters; 8 of two characters counted 99 times cost Bun about what 2 do, 32 four times that).
+ */
+const BY_FIRST_ALTS = 8;
+
+/**
+ * True when `alts`, at most {@linkcode BY_FIRST_ALTS}, are sets read one way each ({@linkcode setSequence})
+ * whose first sets share no character (`a|bb`, `-\d|_[a-z]{2}`): the next character picks the one alternative a round can take, so a repeat of
  * them, as of one set, reads a string one way (`(?:a|bb){99}x`, refused as unchecked by the matcher on 99 001
  * characters, takes about 300 native steps a start).
  */
 function choosesByFirst(alts: Node[]): boolean {
+  if (alts.length > BY_FIRST_ALTS) return false;
   const firsts: ([number, number][] | null)[] = [];
   for (const alt of alts) {
     const sets = setSequence(alt);
@@ -1526,8 +1534,21 @@ const WIDE = lazy(() => searchesInPairs() ? 100 : 200);
  * {@linkcode setSequence}), and copies any other group once a count, on its budget of steps.
  */
 const wide: Opens = (rep) =>
-  rep.max === Infinity ||
-  rep.max * (rep.node === undefined ? 1 : setSequence(rep.node)?.length ?? 1) > WIDE();
+  rep.max === Infinity || rep.max * (rep.node === undefined ? 1 : roundWidth(rep.node)) > WIDE();
+
+/**
+ * The characters a round of `node` counts for in {@linkcode wide}: a group of sets read one way, its sets; a
+ * choice of such groups by the next character (see {@linkcode choosesByFirst}), a quarter of the native steps
+ * a round takes (its longest alternative, after a step for each other one tried): the matcher copies it and
+ * gives up on a long string (`(?:a|bb){99}x`, 300 steps a start), so the native engine is given the time of
+ * the matcher's budget, about four times what {@linkcode WIDE} breaks even at. `(?:a|b{64}){99}x` took V8
+ * 7 s on 100 000 characters, 500 alternatives of two characters took JavaScriptCore 13 s.
+ */
+function roundWidth(node: Node): number {
+  if (node.k !== "alt" || !node.byFirst) return setSequence(node)?.length ?? 1;
+  const longest = Math.max(...node.alts.map((alt) => setSequence(alt)?.length ?? 1));
+  return (longest + node.alts.length - 1) / 4;
+}
 
 /** A repeat of one set whose count varies, written where {@linkcode cutEnds} can rewrite it. */
 type SetRepeat = { k: "rep"; node: CharSet; min: number; max: number; span: Span };
