@@ -629,3 +629,89 @@ test("guardFetch: an Ollama written call whose final chunk brings words, beside 
     assert.deepEqual([events[0]?.reason, done], [text.slice(words.length).trimStart(), true], name);
   }
 });
+
+test("guardFetch: a Chat or Gemini written call whose finishing chunk brings words, beside a chunk not JSON naming a call's key, is told before the finish", async () => {
+  // (the reason was held after the finishing chunk, so it went out after finish_reason "stop" / finishReason
+  // "STOP": nothing follows an answer's finish; the words keep their logprobs and role, the usage goes once)
+  const logprobs = {
+    content: [{ token: " Done.", logprob: -0.5, bytes: null, top_logprobs: [] }],
+    refusal: null,
+  };
+  const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 };
+  for (const name of CALLED) {
+    const passed = name === "get_weather";
+    const words = `Let me ${passed ? writtenCall(name) : ""} Done.`;
+    const cut = chatChunk({ tool_calls: [{ index: 0, id: "B", type: "function", function: { name } }] });
+    const last = {
+      ...chatChunk({}),
+      choices: [{ index: 0, delta: { content: " Done." }, logprobs, finish_reason: "stop" }],
+      usage,
+    };
+    reply({
+      sse: [
+        chatChunk({ role: "assistant", content: `Let me ${writtenCall(name)}` }),
+        `data: ${JSON.stringify(cut).slice(0, -1)}\n\n`,
+        last,
+        "data: [DONE]\n\n",
+      ],
+    });
+    const stream = await openai().chat.completions.create({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+      stream: true,
+    });
+    let [text, finish, after, tokens] = ["", null as string | null, "", [] as string[]];
+    let counted: unknown[] = [];
+    for await (const chunk of stream) {
+      const c = chunk.choices[0];
+      if (finish !== null && c) after += JSON.stringify(c);
+      text += c?.delta.content ?? "";
+      finish ??= c?.finish_reason ?? null;
+      tokens = [...tokens, ...(c?.logprobs?.content ?? []).map((t) => t.token)];
+      if (chunk.usage) counted = [...counted, chunk.usage];
+    }
+    assert.deepEqual([finish, after, tokens, counted], ["stop", "", [" Done."], [usage]], `chat ${name}`);
+    assert.ok(text.startsWith(words), `chat ${name}: ${text}`);
+    const told = text.slice(words.length).trimStart();
+    assert.match(told, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, `chat ${name}`);
+    assert.equal(events[0]?.reason, told, `chat ${name}`);
+
+    const usageMetadata = { promptTokenCount: 3, candidatesTokenCount: 4, totalTokenCount: 7 };
+    const gemini = (parts: unknown[], extra = {}, top = {}) =>
+      `data: ${
+        JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }], ...top })
+      }\n\n`;
+    const body = gemini([{ text: `Let me ${writtenCall(name)}` }]) +
+      gemini([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
+      gemini([{ text: " Done." }], { finishReason: "STOP", avgLogprobs: -0.5 }, { usageMetadata });
+    const seen: GateEvent[] = [];
+    const f = guardFetch(
+      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
+      { onVerdict: (e) => seen.push(e) },
+    );
+    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+      }),
+    });
+    const chunks = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)));
+    const ends = chunks.findIndex((c) => c.candidates?.[0]?.finishReason != null);
+    assert.equal(chunks[ends]?.candidates[0].finishReason, "STOP", `gemini ${name}`);
+    assert.deepEqual(chunks.slice(ends + 1), [], `gemini ${name}: after the finish`);
+    assert.deepEqual(chunks.flatMap((c) => c.usageMetadata ?? []), [usageMetadata], `gemini ${name}`);
+    assert.deepEqual(chunks.flatMap((c) => c.candidates?.[0]?.avgLogprobs ?? []), [-0.5], `gemini ${name}`);
+    const said = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? [])
+      .map((p: { text?: string }) => p.text ?? "").join("");
+    assert.ok(said.startsWith(words), `gemini ${name}: ${said}`);
+    assert.match(
+      said.slice(words.length).trimStart(),
+      passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED,
+      `gemini ${name}`,
+    );
+    assert.equal(seen[0]?.reason, said.slice(words.length).trimStart(), `gemini ${name}`);
+  }
+});

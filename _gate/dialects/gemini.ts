@@ -28,6 +28,7 @@ import {
   type TextFrames,
   type TextPart,
   type TurnRecorder,
+  withoutKeys,
 } from "./shared.ts";
 
 const isCall = (part: Record<string, unknown>) => isRecord(part.functionCall);
@@ -317,6 +318,46 @@ function geminiText(event: Record<string, unknown>, position: number): TextPart 
 const restOf = (part: Record<string, unknown>): Record<string, unknown>[] =>
   !isAnswerText(part) ? [part] : Object.keys(part).some((k) => k !== "text") ? [{ ...part, text: "" }] : [];
 
+/**
+ * A held chunk that finishes the candidate at `position` as two: the chunk without that finish
+ * (`finishReason`, `finishMessage`) and without its usage (its words, ratings and citations, and its other
+ * candidates, stay), then the finish alone, with the usage, so a reason held between them goes before the
+ * finish: nothing follows a candidate's finish. Its `written.rest` (what a rejection leaves of it) loses the
+ * finish too, as the finish stays apart. Undefined where the chunk does not finish that candidate.
+ */
+function finishApart(held: Held, position: number): [Held, Held] | undefined {
+  const event = held.event;
+  const c = Array.isArray(event?.candidates) ? event.candidates[position] : undefined;
+  if (!event || !isRecord(c) || c.finishReason == null) return undefined;
+  const open = (e: Record<string, unknown>) => ({
+    ...withoutKeys(e, ["usageMetadata"]),
+    candidates: (Array.isArray(e.candidates) ? e.candidates : []).map((x, i) =>
+      i === position && isRecord(x) ? withoutKeys(x, ["finishReason", "finishMessage"]) : x
+    ),
+  });
+  const frame = (e: Record<string, unknown>) => ({ raw: formatSse(JSON.stringify(e)), event: e });
+  const rest = held.written?.rest;
+  const left = rest?.event && open(rest.event);
+  // (its words' ratings, citations or logprobs, which a rejection keeps, keep it)
+  const empty = left &&
+    candidates(left).every((x) =>
+      parts(x).length === 0 && Object.keys(x).every((k) => k === "content" || k === "index")
+    );
+  const written = held.written && {
+    at: held.written.at,
+    rest: left ? (empty ? undefined : { ...rest, ...frame(left) }) : rest,
+  };
+  const ends = {
+    ...pick(c, ["index", "finishReason", "finishMessage"]),
+    content: { role: "model", parts: [] },
+  };
+  const finish = {
+    candidates: atPosition(ends, position),
+    ...pick(event, ["usageMetadata", "modelVersion", "responseId"]),
+  };
+  return [{ ...held, ...frame(open(event)), written }, { ...held, ...frame(finish), written: undefined }];
+}
+
 /** `candidate` at `position` of a chunk's candidates: empty ones before it, so a client reads it there. */
 const atPosition = (candidate: unknown, position: number): unknown[] => [
   ...Array.from({ length: position }, () => ({})),
@@ -488,8 +529,11 @@ class GeminiStream implements FrameRouter {
     const telling = [...holding].filter((i) => this.#lost(i)).sort((a, b) => a - b);
     for (const i of telling) {
       const count = this.#told(i);
-      const held = flow.held;
+      let held = flow.held;
       const at = held.findLastIndex((h) => h.event !== undefined && geminiText(h.event, i).text !== "") + 1;
+      // (the last words held may come with the candidate's finish: apart from it, so the reason goes before it)
+      const apart = at === 0 ? undefined : finishApart(held[at - 1], i);
+      if (apart) flow.setHeld(held = [...held.slice(0, at - 1), ...apart, ...held.slice(at)]);
       const ahead = held.slice(0, at).map((h) => h.event ? geminiText(h.event, i).text : "").join("");
       const reason = malformedCallsReason(count);
       const text = flow.lead(i, ahead) + reason;

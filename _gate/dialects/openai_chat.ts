@@ -562,6 +562,9 @@ class ChatStream implements FrameRouter {
       const at = flow.held.findLastIndex((h) =>
         h.event !== undefined && chatText(h.event, index).text !== ""
       );
+      // (the last words held may come with the answer's finish: apart from it, so the reason goes before it)
+      const apart = at < 0 ? undefined : finishApart(flow.held[at], index);
+      if (apart) flow.setHeld([...flow.held.slice(0, at), ...apart, ...flow.held.slice(at + 1)]);
       flow.holdAt(at + 1, [{
         raw: formatSse(JSON.stringify(event)),
         event,
@@ -956,13 +959,60 @@ function chatText(event: Record<string, unknown>, answer: number): TextPart {
       const next = choices.map((
         c,
       ) => (c === c0 ? { ...c0, ...(without ? { delta: without } : {}), ...told } : c));
-      const empty = event.usage == null && next.every((c) =>
-        isRecord(c) && c.finish_reason == null &&
-        (!isRecord(c.delta) || Object.entries(c.delta).every(([k, v]) => k === "role" || v == null))
-      );
-      return empty ? undefined : { ...event, choices: next };
+      const rest = { ...event, choices: next };
+      return emptyChunk(rest) ? undefined : rest;
     },
   };
+}
+
+/** A chunk's choices, none where it has no list. */
+const choicesOf = (event: Record<string, unknown> | undefined): unknown[] =>
+  Array.isArray(event?.choices) ? event.choices : [];
+
+/** Whether a chunk says nothing: no usage, and no choice with a finish or a delta beyond its role. */
+function emptyChunk(event: Record<string, unknown>): boolean {
+  return event.usage == null && choicesOf(event).every((c) =>
+    isRecord(c) && c.finish_reason == null &&
+    (!isRecord(c.delta) || Object.entries(c.delta).every(([k, v]) => k === "role" || v == null))
+  );
+}
+
+/**
+ * A held chunk that finishes answer `index` as two: the chunk without that finish and without its usage
+ * (its words, role and logprobs, and its other choices, stay), then the finish alone, with the usage, so a
+ * reason held between them goes before the finish: nothing follows an answer's finish. Its `written.rest`
+ * (what a rejection leaves of it) loses the finish too, as the finish stays apart. Undefined where the chunk
+ * does not finish `index`.
+ */
+function finishApart(held: Held, index: number): [Held, Held] | undefined {
+  const event = held.event;
+  const ends = choicesOf(event).find((c) =>
+    isRecord(c) && choiceIndex(c) === index && c.finish_reason != null
+  );
+  if (!event || !isRecord(ends)) return undefined;
+  const open = (e: Record<string, unknown>) => ({
+    ...withoutKeys(e, ["usage"]),
+    choices: choicesOf(e).map((c) =>
+      isRecord(c) && choiceIndex(c) === index ? { ...c, finish_reason: null } : c
+    ),
+  });
+  const frame = (e: Record<string, unknown>) => ({ raw: formatSse(JSON.stringify(e)), event: e });
+  const rest = held.written?.rest;
+  const left = rest?.event && open(rest.event);
+  const written = held.written && {
+    at: held.written.at,
+    // (its words' logprobs, which a rejection keeps, keep it)
+    rest: left && emptyChunk(left) && !choicesOf(left).some((c) => isRecord(c) && c.logprobs != null)
+      ? undefined
+      : left
+      ? { ...rest, ...frame(left) }
+      : rest,
+  };
+  const finish = {
+    ...pick(event, [...TEMPLATE_KEYS, "usage"]),
+    choices: [{ index, delta: {}, logprobs: null, finish_reason: ends.finish_reason }],
+  };
+  return [{ ...held, ...frame(open(event)), written }, { ...held, ...frame(finish), written: undefined }];
 }
 
 /** The text fields of a Chat delta a retry sends back: the answer and, where a server streams it, reasoning. */
