@@ -3111,7 +3111,7 @@ export function findDataUrls(
  * _scan/translated.ts has them: built on first use, so importing the scanner builds nothing.
  */
 export const rules: () => readonly Rule[] = lazy(() =>
-  withTranslations(englishRules(), { each: acrossLines }).map(oneShape)
+  withTranslations(englishRules(), { each: acrossLines }).map((rule) => new MadeRule(rule))
 );
 
 /**
@@ -3197,26 +3197,52 @@ function newlineIn(t: string, from: number, to: number): number {
 }
 
 /**
- * `rule` with its expression made (the only one made of its drafts) and every field, in one order: rules of many
- * shapes made Bun's compiled scanner leave its code.
+ * A rule of `rules()`: every field, in one order (rules of many shapes made Bun's compiled scanner leave its
+ * code), and its expression made at its first read, the only one made of its drafts: a scan whose pre-checks
+ * let no rule through (most clean texts) makes none.
  */
-function oneShape(rule: Draft): Rule {
-  return {
-    name: rule.name,
-    category: rule.category,
-    re: rule.re instanceof RegExp ? rule.re : new RegExp(rule.re.source, rule.re.flags),
-    raw: rule.raw,
-    opens: rule.opens,
-    squashed: rule.squashed,
-    needles: rule.needles,
-    anchors: rule.anchors,
-    maxLen: rule.maxLen,
-    leads: rule.leads,
-    farTries: rule.farTries,
-    contexts: rule.contexts,
-    find: rule.find,
-    accept: rule.accept,
-  };
+class MadeRule implements Rule {
+  readonly name: string;
+  readonly category: ScanCategory;
+  readonly raw: true | undefined;
+  readonly opens: string | undefined;
+  readonly squashed: true | undefined;
+  readonly needles: readonly string[] | undefined;
+  readonly anchors: readonly string[] | undefined;
+  readonly maxLen: number | undefined;
+  readonly leads: readonly string[] | undefined;
+  readonly farTries: true | undefined;
+  readonly contexts: readonly ScanContext[] | undefined;
+  readonly find: Rule["find"];
+  readonly accept: Rule["accept"];
+  /** The expression as written. */
+  readonly #pattern: Pattern;
+  /** The expression, once read. */
+  #re: RegExp | undefined;
+
+  /** `rule` as it runs. */
+  constructor(rule: Draft) {
+    this.name = rule.name;
+    this.category = rule.category;
+    this.raw = rule.raw;
+    this.opens = rule.opens;
+    this.squashed = rule.squashed;
+    this.needles = rule.needles;
+    this.anchors = rule.anchors;
+    this.maxLen = rule.maxLen;
+    this.leads = rule.leads;
+    this.farTries = rule.farTries;
+    this.contexts = rule.contexts;
+    this.find = rule.find;
+    this.accept = rule.accept;
+    this.#pattern = rule.re;
+    this.#re = rule.re instanceof RegExp ? rule.re : undefined;
+  }
+
+  /** The rule's expression (see `Rule.re`), made at the first read. */
+  get re(): RegExp {
+    return this.#re ??= new RegExp(this.#pattern.source, this.#pattern.flags);
+  }
 }
 
 /** The signature rules as they read English (and some other languages of their own), in the order they run. */
