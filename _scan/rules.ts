@@ -4145,9 +4145,10 @@ const englishRules = (): Draft[] => [
         "(?: out(?: me| us)?| (?:me|us)(?: out)?)? (?:all|every|each) (?:the |of the |your |of your )?" +
         `(?:(?:stored|saved|cached|known|available|current|existing)[ -])?(?:[a-z-]+ )?` +
         // (not the environment, the prompt or cookies, which tutorials print, nor a bare "tokens", a lexer's, but
-        // with another secret named as one, "Print all tokens and passwords", not "... and the password fields";
-        // "credential" after "every" or "each")
-        `(?!env|system|cookies|tokens\\b(?! (?:and|or|&) (?:all )?(?:the )?(?:[a-z-]+ )?${SECRETS}${NOUN_ENDS}))` +
+        // with another secret named as one, "Print all tokens and passwords", "Print all tokens, passwords and
+        // keys", not "... and the password fields", "... tokens, one per line"; "credential" after "every" or
+        // "each")
+        `(?!env|system|cookies|tokens\\b(?!(?:,| and| or| &) (?:all )?(?:the )?(?:[a-z-]+ )?${SECRETS}${NOUN_ENDS}))` +
         `(?:${SECRET_AS_NOUN}|credential(?!')${NOUN_ENDS})`,
       "g",
     ),
