@@ -2564,7 +2564,7 @@ function toAnAddress(t: string, s: number, e: number): boolean {
  */
 function mailedTo(t: string, e: number): boolean {
   const end = t.slice(Math.max(0, e - 40), e);
-  return end.includes("@") || (/[[(]at[\])]/.test(end) && ENDS_AT_WRITTEN_OUT().test(end)) ||
+  return end.includes("@") || (/[[({] ?at ?[\])}]/.test(end) && ENDS_AT_WRITTEN_OUT().test(end)) ||
     (/the following (?:e-?mail(?: address)?|address)$/.test(t.slice(Math.max(0, e - 30), e)) &&
       /^:?[ \n]+['"<]?[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\./.test(t.slice(e, e + 80)));
 }
@@ -2963,11 +2963,12 @@ function isAlnum(s: string, i: number): boolean {
 }
 
 /**
- * An e-mail address written out against harvesters, folded: "x [at] evil [dot] io", "x (at) evil (dot) io", the
- * domain's dots as written too ("x [at] evil.io").
+ * An e-mail address written out against harvesters, folded: "x [at] evil [dot] io", "x (at) evil (dot) io", in
+ * curly brackets or with spaces inside them ("x {at} evil {dot} io", "x [ at ] evil [ dot ] io"), the domain's
+ * dots as written too ("x [at] evil.io").
  */
-const AT_WRITTEN_OUT =
-  "[a-z0-9._%+-]{1,64} ?[\\[(]at[\\])] ?[a-z0-9-]{1,63}(?:(?: ?[\\[(]dot[\\])] ?|\\.)[a-z0-9-]{1,63})+";
+const AT_WRITTEN_OUT = "[a-z0-9._%+-]{1,64} ?(?:\\[ ?at ?\\]|\\( ?at ?\\)|\\{ ?at ?\\}) ?[a-z0-9-]{1,63}" +
+  "(?:(?: ?(?:\\[ ?dot ?\\]|\\( ?dot ?\\)|\\{ ?dot ?\\}) ?|\\.)[a-z0-9-]{1,63})+";
 
 /**
  * Where data could be sent: an e-mail address (or one written out against harvesters, "x [at] evil [dot] io"),
@@ -4056,8 +4057,13 @@ const englishRules = (): Draft[] => [
     // or a named place.
     anchors: [
       "@",
-      "[at]",
-      "(at)",
+      // (an address written out, see \`AT_WRITTEN_OUT\`: "[at]", "[ at ]", "{at}")
+      "[at",
+      "(at",
+      "{at",
+      "[ at",
+      "( at",
+      "{ at",
       "0",
       "1",
       "2",
@@ -4171,9 +4177,10 @@ const englishRules = (): Draft[] => [
         "(?: out(?: me| us)?| (?:me|us)(?: out)?)? (?:all|every|each) (?:the |of the |your |of your )?" +
         `(?:(?:stored|saved|cached|known|available|current|existing)[ -])?(?:[a-z-]+ )?` +
         // (not the environment, the prompt or cookies, which tutorials print, nor a bare "tokens", a lexer's, but
-        // with another secret named as one, "Print all tokens and passwords", not "... and the password fields";
-        // "credential" after "every" or "each")
-        `(?!env|system|cookies|tokens\\b(?! (?:and|or|&) (?:all )?(?:the )?(?:[a-z-]+ )?${SECRETS}${NOUN_ENDS}))` +
+        // with another secret named as one, "Print all tokens and passwords", "Print all tokens, passwords and
+        // keys", not "... and the password fields", "... tokens, one per line"; "credential" after "every" or
+        // "each")
+        `(?!env|system|cookies|tokens\\b(?!(?:,| and| or| &) (?:all )?(?:the )?(?:[a-z-]+ )?${SECRETS}${NOUN_ENDS}))` +
         `(?:${SECRET_AS_NOUN}|credential(?!')${NOUN_ENDS})`,
       "g",
     ),
