@@ -479,11 +479,18 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
  * terminal it would prompt first). Asked without prompting, on each kill: a permission may be revoked.
  */
 function maySignal(): boolean {
-  if (!denoApi) return true;
+  return !denoApi || runPermission()?.state === "granted";
+}
+
+/**
+ * Deno's run permission, for every program or for `command`, asked without prompting; undefined where the
+ * query throws (read as not granted by every caller).
+ */
+function runPermission(command?: string): { state: string; partial?: boolean } | undefined {
   try {
-    return denoApi.permissions.querySync({ name: "run" }).state === "granted";
+    return denoApi!.permissions.querySync(command === undefined ? { name: "run" } : { name: "run", command });
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -493,12 +500,7 @@ function maySignal(): boolean {
  * prompting, on each kill.
  */
 function mayRunTaskkill(): boolean {
-  try {
-    return denoApi!.permissions.querySync({ name: "run", command: windowsTreeKill(1).command }).state ===
-      "granted";
-  } catch {
-    return false;
-  }
+  return runPermission(windowsTreeKill(1).command)?.state === "granted";
 }
 
 /**
@@ -828,12 +830,8 @@ async function spawnDenoViaSetsid(spec: SpawnSpec, marker: TreeMarker | null): P
  * "granted" but partial), which `Deno.kill` ignores ({@linkcode maySignal}) but a launched tool would escape.
  */
 function runGrantedOutright(): boolean {
-  try {
-    const status = denoApi!.permissions.querySync({ name: "run" });
-    return status.state === "granted" && status.partial !== true;
-  } catch {
-    return false;
-  }
+  const status = runPermission();
+  return status?.state === "granted" && status.partial !== true;
 }
 
 /**
