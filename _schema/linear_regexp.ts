@@ -1186,17 +1186,23 @@ class LinearRegExp extends RegExp {
   readonly #native: RegExp | null;
   readonly #nativeBelow: number;
   readonly #needed: CharSet[];
+  readonly #mayRunOut: boolean;
+  readonly #matchedBy: RegExp | null;
 
   /**
    * `source` with `flags` (`u`, or none for a pattern only the legacy syntax reads), matched by `prog`; a
    * string shorter than `nativeBelow` by `native` instead, where backtracking on it is bounded. `needed`: sets
-   * every match takes a character of (see {@linkcode LinearRegExp.rulesOut}).
+   * every match takes a character of (see {@linkcode LinearRegExp.rulesOut}). `matchedBy`: an engine whose
+   * "yes" is a match, asked where the matcher runs out of its steps (JavaScriptCore fails only by saying no).
    */
   constructor(
     source: string,
     flags: string,
     prog: Op[],
-    { native = null, nativeBelow = 0, needed = [] }: NativeBelow & { needed?: CharSet[] } = {},
+    { native = null, nativeBelow = 0, needed = [], matchedBy = null }: NativeBelow & {
+      needed?: CharSet[];
+      matchedBy?: RegExp | null;
+    } = {},
   ) {
     super(source, flags);
     this.#prog = prog;
@@ -1204,6 +1210,8 @@ class LinearRegExp extends RegExp {
     this.#native = native;
     this.#nativeBelow = nativeBelow;
     this.#needed = needed;
+    this.#mayRunOut = stepsPerChar(prog) > MATCH_STEPS.perChar;
+    this.#matchedBy = matchedBy;
   }
 
   /** Whether `s` has no character of a set every match takes one of: no match, unrun. */
@@ -1220,7 +1228,19 @@ class LinearRegExp extends RegExp {
   override test(s: string): boolean {
     const text = String(s);
     if (this.#native !== null && text.length < this.#nativeBelow) return this.#native.test(text);
-    return run(this.#prog, text, { unicode: this.unicode, multiline: this.multiline, counts: this.#counts });
+    // (a program that may run out of its steps first looks for what every match takes: `(?:a?b?){2500}x` on
+    // 2 000 "a" is "no", where it was refused as unchecked; one that cannot is not slowed by the passes)
+    if (this.#mayRunOut && this.rulesOut(text)) return false;
+    try {
+      return run(this.#prog, text, {
+        unicode: this.unicode,
+        multiline: this.multiline,
+        counts: this.#counts,
+      });
+    } catch (e) {
+      if (e instanceof MatchTooCostly && this.#matchedBy !== null && this.#matchedBy.test(text)) return true;
+      throw e;
+    }
   }
 }
 
@@ -1348,6 +1368,42 @@ const SLOW_ON_JSC = /\)(?:[*+]|\{\d+,(?:\d{4,})?\})/;
  * leaves the rest to its interpreter, about a microsecond a round.
  */
 const JSC_ROUNDS = 100_000;
+/**
+ * Whether a group repeated as {@linkcode SLOW_ON_JSC} reads (any number of times, or up to a thousand or more)
+ * has a round of at most one character: then a round a character, {@linkcode JSC_ROUNDS} of them on as many
+ * characters.
+ */
+function oneCharRounds(node: Node): boolean {
+  switch (node.k) {
+    case "rep":
+      return (node.node.k !== "set" && (node.max === Infinity || node.max >= 1000) &&
+        least(node.node) <= 1) ||
+        oneCharRounds(node.node);
+    case "cat":
+      return node.items.some(oneCharRounds);
+    case "alt":
+      return node.alts.some(oneCharRounds);
+    default:
+      return false;
+  }
+}
+
+/** The fewest characters a match of `node` takes. */
+function least(node: Node): number {
+  switch (node.k) {
+    case "set":
+      return 1;
+    case "rep":
+      return node.min * least(node.node);
+    case "cat":
+      return node.items.reduce((sum, n) => sum + least(n), 0);
+    case "alt":
+      return Math.min(...node.alts.map(least));
+    default:
+      return 0;
+  }
+}
+
 /** Flags under which the ends of a pattern can be cut (see {@linkcode cutEnds}): no `g` or `y` (a match's end is read), no `v`. */
 const CUTTABLE_FLAGS = /^[dimsu]*$/;
 /** Flags the linear-time matcher reads as the native engine does (not `i`: see {@linkcode boundedRegExp}). */
@@ -1420,9 +1476,17 @@ export function boundedRegExp(
     // (fewer deeper in the stack): on Bun `^(?:a|b)*$` took 2.7 s on 2 M characters, and 1.8 s to a "no" on 1 M
     // (asked again), the matcher 0.8-1.1 s and 0.6 s; shorter strings stay native (1 ms on 100 000), unless
     // `shortNative` is false (tests comparing the engines)
-    if (slow !== null && stepsPerChar(slow) <= MATCH_STEPS.perChar) {
+    // (a program that may run out of steps too, where a round can take one character, `^(?:a|b{20})*$`: left
+    // native, JavaScriptCore's wrong "no" on 2 M "a" was asked again of the matcher, 0.64 s where the matcher
+    // alone took 0.24 s; where it runs out, JavaScriptCore's "yes" stands. Wider rounds stay native, fewer to
+    // take: a million characters of base64's `(?:[A-Za-z0-9+/]{4})*` took it 0.5 s, the matcher 1.2 s)
+    if (slow !== null && (stepsPerChar(slow) <= MATCH_STEPS.perChar || oneCharRounds(tree))) {
       const below = shortNative ? { native: runs, nativeBelow: JSC_ROUNDS } : {};
-      return new LinearRegExp(source, native.flags, slow, below);
+      return new LinearRegExp(source, native.flags, slow, {
+        ...below,
+        needed: needed(tree),
+        matchedBy: runs,
+      });
     }
     return runs === native ? native : new CutRegExp(source, runs);
   }
@@ -1458,7 +1522,7 @@ export function boundedRegExp(
   const below = !shortNative || exponential(tree) || native.global || native.sticky
     ? {}
     : { native: runs, nativeBelow: nativeBelowOf(tree) };
-  return new LinearRegExp(source, native.flags, prog, below);
+  return new LinearRegExp(source, native.flags, prog, { ...below, needed: needed(tree) });
 }
 
 /**
