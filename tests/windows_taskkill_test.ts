@@ -1,7 +1,7 @@
 /**
- * Windows under Deno: where `taskkill` cannot be started (not on the host's PATH), the guard ends the tool
- * through its own handle and says the tree was not ended, never that it was. Runs only on Windows (a real
- * runner, or deno.exe under Wine through `deno task check:windows`).
+ * Windows under Deno and Bun: where `taskkill` cannot be started (not on the host's PATH), the guard ends the
+ * tool through its own handle and says the tree was not ended, never that it was. Runs only on Windows (a
+ * real runner, or deno.exe and bun.exe under Wine through `deno task check:windows`).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -16,7 +16,8 @@ import { isDeno, isWindows } from "./_runtime.ts";
 
 // The host finds nothing on its PATH, so the tool and what it starts are named by their full paths.
 const HOST = `import { runTool } from GUARD;
-const sys = Deno.env.get("SystemRoot") + "\\\\System32";
+import process from "node:process";
+const sys = process.env.SystemRoot + "\\\\System32";
 const r = await runTool(sys + "\\\\cmd.exe", ["/c", sys + "\\\\ping.exe -n 10 127.0.0.1"], {
   protocol: "text",
   timeoutMs: 300,
@@ -24,8 +25,8 @@ const r = await runTool(sys + "\\\\cmd.exe", ["/c", sys + "\\\\ping.exe -n 10 12
 console.log(JSON.stringify({ kind: r.kind, detail: r.detail }));
 `;
 
-test("runTool: Deno on Windows whose PATH has no taskkill ends the tool alone and says so", {
-  skip: isWindows && isDeno ? false : "Deno on Windows only",
+test("runTool: Deno or Bun on Windows whose PATH has no taskkill ends the tool alone and says so", {
+  skip: isWindows ? false : "Windows only",
   timeout: 120_000,
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "toolguard-taskkill-"));
@@ -33,21 +34,20 @@ test("runTool: Deno on Windows whose PATH has no taskkill ends the tool alone an
     const host = join(dir, "host.ts");
     const guard = pathToFileURL(fileURLToPath(new URL("../guard.ts", import.meta.url))).href;
     writeFileSync(host, HOST.replace("GUARD", JSON.stringify(guard)));
-    const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath();
     // (Windows names are case-insensitive: a real runner's "Path" must not stay beside the PATH given here)
     const env = Object.fromEntries(
       Object.entries(process.env).filter(([name]) => name.toUpperCase() !== "PATH"),
     );
     env.PATH = join(dir, "nothing-here");
-    const { stdout } = await promisify(execFile)(deno, ["run", "-A", "--no-lock", host], {
-      env,
-      encoding: "utf8",
-    });
+    const args = isDeno ? ["run", "-A", "--no-lock", host] : ["run", host];
+    const { stdout } = await promisify(execFile)(process.execPath, args, { env, encoding: "utf8" });
     const r = JSON.parse(stdout) as { kind: string; detail: string };
     assert.equal(r.kind, "timeout", r.detail);
     assert.match(
       r.detail,
-      /the guard ended the tool but not its process tree, as Deno could not run taskkill/,
+      isDeno
+        ? /the guard ended the tool but not its process tree, as Deno could not run taskkill/
+        : /the guard ended the tool but not its process tree, as taskkill could not be started here/,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
