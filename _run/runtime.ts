@@ -205,6 +205,12 @@ export interface LiveChild {
    */
   killReached(): KillReach | undefined;
   /**
+   * Whether a kill of the tree found a live process to signal: on POSIX its process group had members, a
+   * process carried its marker, or the child was unreaped; on Windows once a kill was sent (what `taskkill`
+   * finds is not known). False before any kill, and after sweeps that found the tree already gone.
+   */
+  killFound(): boolean;
+  /**
    * What the live processes of the tree are doing (Linux: found by the marker in `/proc`); its state is null
    * where that cannot be told: no marker (macOS, Windows), `/proc` not readable, or no process found. Given the
    * pids of the last look, a recheck that finds one of them still busy reads only theirs; told how many of
@@ -433,6 +439,8 @@ interface Tree {
   own?: (signal: "SIGTERM" | "SIGKILL") => void;
   /** Set once a kill could not signal the tree: how far it reached ({@linkcode LiveChild.killReached}). */
   reach?: KillReach;
+  /** Set once a kill found a live process to signal ({@linkcode LiveChild.killFound}). */
+  found?: boolean;
   /**
    * Our ends of the pipes we read, kept from the first look at the tree that needed them: the child's stay
    * open while its output is read, and reading them all again on every recheck costs as much as a /proc scan.
@@ -450,17 +458,20 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
     // Where taskkill may not run, or cannot be started (not on this host's PATH), the tool's own handle is
     // what is left: the tree is not claimed ended.
     const toolOnly = () => tree.own === undefined ? undefined : endToolOnly(tree, tree.own, signal);
+    tree.found = true;
     if (!mayRunTaskkill()) return toolOnly();
     return windowsKill(tree.pid, options, toolOnly);
   }
   if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
   const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
+  if (viaGroup) tree.found = true;
   if (tree.marker !== null) {
     const signalled = signalMarked(tree.marker, signal, {
       // An unreaped child is still ours even if it rewrote its environment; a group member has its signal.
       include: viaGroup || tree.reaped ? null : tree.pid,
       skipGroup: viaGroup ? tree.pid : null,
     });
+    if (signalled > 0) tree.found = true;
     if (signalled >= 0) return;
   }
   if (viaGroup || tree.reaped) return;
@@ -469,6 +480,7 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
   try {
     if (denoApi) denoApi.kill(tree.pid, signal);
     else nodeProcess()?.kill(tree.pid, signal);
+    tree.found = true;
   } catch {
     // Already gone.
   }
@@ -514,6 +526,7 @@ function endToolOnly(tree: Tree, own: NonNullable<Tree["own"]>, signal: "SIGTERM
   try {
     own(signal);
     tree.reach = "tool";
+    tree.found = true;
   } catch {
     // Exited meanwhile: nothing of the tree was reached by this signal.
   }
@@ -765,6 +778,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
     killReached: () => tree.reach,
+    killFound: () => tree.found === true,
     treeState: (look) => stateOfTree(tree, look),
   };
   if (via === "setsid") {
@@ -1025,6 +1039,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
     killReached: () => tree.reach,
+    killFound: () => tree.found === true,
     treeState: (look) => stateOfTree(tree, look),
   };
 }
@@ -1088,6 +1103,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       killTree: treeKiller(tree),
       treeNote: () => treeNote(tree),
       killReached: () => tree.reach,
+      killFound: () => tree.found === true,
       treeState: (look) => stateOfTree(tree, look),
     },
   };

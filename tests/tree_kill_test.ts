@@ -340,3 +340,14 @@ test(
     }
   },
 );
+
+test(
+  "relayMcp: Deno without /proc says nothing of the server's tree after a server that exited leaving none",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    // The server exits at once (its pid file holds no newline, so the host waits for the relay to settle).
+    const exit = await relayHostExit("--allow-run", 'printf 0 > "$0/pid"');
+    assert.equal(exit.reason, "server_exited", exit.detail);
+    assert.equal(exit.detail, "the MCP server exited with code 0");
+  },
+);
