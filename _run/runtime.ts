@@ -35,7 +35,13 @@ import {
   webSink,
   webSource,
 } from "./pipes.ts";
-import { noTaskkillNote, planWindowsLaunch, watchWindowsExitCode, windowsTreeKill } from "./windows.ts";
+import {
+  noTaskkillNote,
+  planWindowsLaunch,
+  TASKKILL_TREE_NOTE,
+  watchWindowsExitCode,
+  windowsTreeKill,
+} from "./windows.ts";
 import {
   newTreeMarker,
   type OurEnds,
@@ -192,8 +198,8 @@ export interface LiveChild {
   /**
    * How ending the tree may have missed part of it, for the result's detail (after "the guard ended the
    * process tree, "), asked once the guard has ended it: on Linux, when `/proc` cannot be read and the process
-   * group alone is signalled (elsewhere the group is the only way, and says nothing); undefined when nothing
-   * was missed that way. Where the tree could not be signalled at all ({@linkcode LiveChild.killReached}), why,
+   * group alone is signalled (macOS: the group is the only way, and says nothing); on Windows, that
+   * `taskkill /T` misses a process whose parent had already exited; undefined when nothing was missed that way. Where the tree could not be signalled at all ({@linkcode LiveChild.killReached}), why,
    * and what to grant (said after how far the kill reached instead).
    */
   treeNote(): string | undefined;
@@ -458,7 +464,8 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
     // Where taskkill may not run, or cannot be started (not on this host's PATH), the tool's own handle is
     // what is left: the tree is not claimed ended.
     const toolOnly = () => tree.own === undefined ? undefined : endToolOnly(tree, tree.own, signal);
-    tree.found = true;
+    // taskkill /T finds the tree from the tool down: nothing once the tool has exited.
+    tree.found ||= !tree.reaped;
     if (!mayRunTaskkill()) return toolOnly();
     return windowsKill(tree.pid, options, toolOnly);
   }
@@ -715,6 +722,7 @@ interface DenoStart {
 /** {@linkcode LiveChild.treeNote} for `tree`. */
 function treeNote(tree: Tree): string | undefined {
   if (tree.reach !== undefined) return isWindows ? noTaskkillNote(runtimeName) : PARTIAL_RUN_NOTE;
+  if (isWindows) return TASKKILL_TREE_NOTE;
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
   // Said after "the guard ended the process tree, " (classify says that once, whatever ended it). Every
   // spawn carries the marker where markers work, so here they do not, and why is said.

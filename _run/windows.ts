@@ -144,6 +144,14 @@ export function windowsTreeKill(pid: number): { command: string; args: string[] 
 }
 
 /**
+ * What a result says after "the guard ended the process tree, " on Windows: `taskkill /T` follows parent links
+ * down from the tool as they stand, so a process whose parent had already exited (started with `start /b` by a
+ * batch file that has ended, or left by a tool that exited) is not part of the tree it ends.
+ */
+export const TASKKILL_TREE_NOTE =
+  "as far as taskkill /T finds it: a process whose parent had already exited is not found and may still be running";
+
+/**
  * What a result says after "the guard ended the tool but not its process tree, " on Windows, where `taskkill`
  * could not be started and the tool was ended through its own handle: why, and what to grant or install.
  * Deno's run permission is named under Deno only: Bun and Node need no permission, only `taskkill` on the PATH.

@@ -1,7 +1,8 @@
 /**
  * Windows under Deno and Bun: where `taskkill` cannot be started (not on the host's PATH), the guard ends the
- * tool through its own handle and says the tree was not ended, never that it was. Runs only on Windows (a
- * real runner, or deno.exe and bun.exe under Wine through `deno task check:windows`).
+ * tool through its own handle and says the tree was not ended, never that it was; where it can, the detail says
+ * how far `taskkill /T` finds the tree. Runs only on Windows (a real runner, or deno.exe and bun.exe under Wine
+ * through `deno task check:windows`).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,6 +13,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import process from "node:process";
+import { runTool } from "../guard.ts";
 import { isDeno, isWindows } from "./_runtime.ts";
 
 // The host finds nothing on its PATH, so the tool and what it starts are named by their full paths.
@@ -52,4 +54,17 @@ test("runTool: Deno or Bun on Windows whose PATH has no taskkill ends the tool a
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("runTool: on Windows a timeout says how far taskkill /T found the tree, not that it ended all of it", {
+  skip: isWindows ? false : "Windows only",
+  timeout: 60_000,
+}, async () => {
+  // taskkill /T follows parent links from the tool down: one whose parent had already exited is missed.
+  const r = await runTool("cmd.exe", ["/c", "ping -n 10 127.0.0.1"], { protocol: "text", timeoutMs: 300 });
+  assert.equal(r.kind, "timeout", r.detail);
+  assert.match(
+    r.detail,
+    /; the guard ended the process tree, as far as taskkill \/T finds it: a process whose parent had already exited is not found/,
+  );
 });
