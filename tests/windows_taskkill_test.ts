@@ -7,20 +7,22 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import process from "node:process";
 import { runTool } from "../guard.ts";
 import { isDeno, isWindows } from "./_runtime.ts";
 
-// The host finds nothing on its PATH, so the tool and what it starts are named by their full paths.
+// The host finds nothing on its PATH, so the tool and what it starts are named by their full paths. What the
+// tool starts (the last argument) is a copy of ping.exe under a name of this run's own, which the test ends.
 const HOST = `import { runTool } from GUARD;
 import process from "node:process";
 const sys = process.env.SystemRoot + "\\\\System32";
-const r = await runTool(sys + "\\\\cmd.exe", ["/c", sys + "\\\\ping.exe -n 10 127.0.0.1"], {
+const left = process.argv[process.argv.length - 1];
+const r = await runTool(sys + "\\\\cmd.exe", ["/c", left + " -n 10 127.0.0.1"], {
   protocol: "text",
   timeoutMs: 300,
 });
@@ -32,6 +34,8 @@ test("runTool: Deno or Bun on Windows whose PATH has no taskkill ends the tool a
   timeout: 120_000,
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "toolguard-taskkill-"));
+  const sys = join(process.env.SystemRoot ?? "C:\\Windows", "System32");
+  const left = join(dir, `toolguard-left-${process.pid}.exe`);
   try {
     const host = join(dir, "host.ts");
     const guard = pathToFileURL(fileURLToPath(new URL("../guard.ts", import.meta.url))).href;
@@ -41,7 +45,8 @@ test("runTool: Deno or Bun on Windows whose PATH has no taskkill ends the tool a
       Object.entries(process.env).filter(([name]) => name.toUpperCase() !== "PATH"),
     );
     env.PATH = join(dir, "nothing-here");
-    const args = isDeno ? ["run", "-A", "--no-lock", host] : ["run", host];
+    copyFileSync(join(sys, "ping.exe"), left);
+    const args = isDeno ? ["run", "-A", "--no-lock", host, left] : ["run", host, left];
     const { stdout } = await promisify(execFile)(process.execPath, args, { env, encoding: "utf8" });
     const r = JSON.parse(stdout) as { kind: string; detail: string };
     assert.equal(r.kind, "timeout", r.detail);
@@ -52,7 +57,9 @@ test("runTool: Deno or Bun on Windows whose PATH has no taskkill ends the tool a
         : /the guard ended the tool but not its process tree, as taskkill could not be started here/,
     );
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    // The descendant the guard could not reach, ended here (under Wine such an orphan may hang on).
+    await promisify(execFile)(join(sys, "taskkill.exe"), ["/IM", basename(left), "/F"]).catch(() => {});
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10 });
   }
 });
 
