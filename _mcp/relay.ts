@@ -390,12 +390,13 @@ class McpRelay {
    * What the relay's ending of the server's tree may have missed ("": nothing), as runTool's detail says it:
    * under Deno with a partial `--allow-run` only the server's own handle may be used, and its descendants
    * stay; where markers do not work the tree is found by its process group only, which a descendant that
-   * left it escapes.
+   * left it escapes. Said only where there was a tree to end: not after a server that exited leaving no
+   * process the relay's sweep could find.
    */
   #treeMissed(): string {
     const reach = this.#child?.killReached();
     if (reach === undefined) {
-      const note = this.#child?.treeNote();
+      const note = this.#child?.killFound() ? this.#child.treeNote() : undefined;
       return note === undefined ? "" : `; the relay ended the server's process tree, ${note}`;
     }
     const said = reach === "tool"

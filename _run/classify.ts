@@ -265,7 +265,8 @@ export function failedBecause(error: unknown): string {
 function stderrReadNote(readError: unknown): string {
   if (readError === undefined || readError === null) return "";
   const why = failedBecause(readError);
-  return `reading stderr failed (${why}), so the stderr shown ends where the read failed`;
+  // The point first: a long reason, or notes before it, may be cut at maxDetail, and the cut takes the reason.
+  return `stderr was read only in part: reading it failed (${why})`;
 }
 
 /**

@@ -35,7 +35,13 @@ import {
   webSink,
   webSource,
 } from "./pipes.ts";
-import { planWindowsLaunch, watchWindowsExitCode, windowsTreeKill } from "./windows.ts";
+import {
+  noTaskkillNote,
+  planWindowsLaunch,
+  TASKKILL_TREE_NOTE,
+  watchWindowsExitCode,
+  windowsTreeKill,
+} from "./windows.ts";
 import {
   newTreeMarker,
   type OurEnds,
@@ -100,6 +106,7 @@ interface BunSubprocess {
   exited: Promise<number>;
   exitCode: number | null;
   signalCode: string | null;
+  kill(signal?: string | number): void;
   unref(): void;
 }
 interface BunApi {
@@ -191,8 +198,8 @@ export interface LiveChild {
   /**
    * How ending the tree may have missed part of it, for the result's detail (after "the guard ended the
    * process tree, "), asked once the guard has ended it: on Linux, when `/proc` cannot be read and the process
-   * group alone is signalled (elsewhere the group is the only way, and says nothing); undefined when nothing
-   * was missed that way. Where the tree could not be signalled at all ({@linkcode LiveChild.killReached}), why,
+   * group alone is signalled (macOS: the group is the only way, and says nothing); on Windows, that
+   * `taskkill /T` misses a process whose parent had already exited; undefined when nothing was missed that way. Where the tree could not be signalled at all ({@linkcode LiveChild.killReached}), why,
    * and what to grant (said after how far the kill reached instead).
    */
   treeNote(): string | undefined;
@@ -203,6 +210,12 @@ export interface LiveChild {
    * signalled.
    */
   killReached(): KillReach | undefined;
+  /**
+   * Whether a kill of the tree found a live process to signal: on POSIX its process group had members, a
+   * process carried its marker, or the child was unreaped; on Windows once a kill was sent (what `taskkill`
+   * finds is not known). False before any kill, and after sweeps that found the tree already gone.
+   */
+  killFound(): boolean;
   /**
    * What the live processes of the tree are doing (Linux: found by the marker in `/proc`); its state is null
    * where that cannot be told: no marker (macOS, Windows), `/proc` not readable, or no process found. Given the
@@ -426,12 +439,14 @@ interface Tree {
   /** Set once the runtime has reaped the child: from then on its pid may belong to someone else. */
   reaped: boolean;
   /**
-   * The child's own kill (Deno's `ChildProcess.kill`), which needs no permission but reaches the tool alone:
-   * the way left where `Deno.kill` may not be used. Undefined under Bun and Node.
+   * The child's own kill (Deno's `ChildProcess.kill`, which needs no permission; Bun's and Node's), which
+   * reaches the tool alone: the way left where `Deno.kill` may not be used, or `taskkill` cannot be started.
    */
   own?: (signal: "SIGTERM" | "SIGKILL") => void;
   /** Set once a kill could not signal the tree: how far it reached ({@linkcode LiveChild.killReached}). */
   reach?: KillReach;
+  /** Set once a kill found a live process to signal ({@linkcode LiveChild.killFound}). */
+  found?: boolean;
   /**
    * Our ends of the pipes we read, kept from the first look at the tree that needed them: the child's stay
    * open while its output is read, and reading them all again on every recheck costs as much as a /proc scan.
@@ -448,18 +463,22 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
   if (isWindows) {
     // Where taskkill may not run, or cannot be started (not on this host's PATH), the tool's own handle is
     // what is left: the tree is not claimed ended.
-    if (tree.own === undefined) return void windowsKill(tree.pid, options);
-    if (!mayRunTaskkill() || !windowsKill(tree.pid, options)) endToolOnly(tree, tree.own, signal);
-    return;
+    const toolOnly = () => tree.own === undefined ? undefined : endToolOnly(tree, tree.own, signal);
+    // taskkill /T finds the tree from the tool down: nothing once the tool has exited.
+    tree.found ||= !tree.reaped;
+    if (!mayRunTaskkill()) return toolOnly();
+    return windowsKill(tree.pid, options, toolOnly);
   }
   if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
   const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
+  if (viaGroup) tree.found = true;
   if (tree.marker !== null) {
     const signalled = signalMarked(tree.marker, signal, {
       // An unreaped child is still ours even if it rewrote its environment; a group member has its signal.
       include: viaGroup || tree.reaped ? null : tree.pid,
       skipGroup: viaGroup ? tree.pid : null,
     });
+    if (signalled > 0) tree.found = true;
     if (signalled >= 0) return;
   }
   if (viaGroup || tree.reaped) return;
@@ -468,6 +487,7 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
   try {
     if (denoApi) denoApi.kill(tree.pid, signal);
     else nodeProcess()?.kill(tree.pid, signal);
+    tree.found = true;
   } catch {
     // Already gone.
   }
@@ -495,12 +515,12 @@ function runPermission(command?: string): { state: string; partial?: boolean } |
 }
 
 /**
- * Whether this Deno host may run `taskkill`, which ends a tree on Windows: a partial `--allow-run` that leaves
- * it out (or a `--deny-run` that names it) would make the spawn throw, and the tree stay. Asked without
- * prompting, on each kill.
+ * Whether this host may run `taskkill`, which ends a tree on Windows: always under Bun and Node; under Deno a
+ * partial `--allow-run` that leaves it out (or a `--deny-run` that names it) would make the spawn throw, and
+ * the tree stay. Asked without prompting, on each kill.
  */
 function mayRunTaskkill(): boolean {
-  return runPermission(windowsTreeKill(1).command)?.state === "granted";
+  return !denoApi || runPermission(windowsTreeKill(1).command)?.state === "granted";
 }
 
 /**
@@ -513,13 +533,17 @@ function endToolOnly(tree: Tree, own: NonNullable<Tree["own"]>, signal: "SIGTERM
   try {
     own(signal);
     tree.reach = "tool";
+    tree.found = true;
   } catch {
     // Exited meanwhile: nothing of the tree was reached by this signal.
   }
 }
 
-/** Start `taskkill` on `pid`'s tree; false when it could not be started (a spawn that threw). */
-function windowsKill(pid: number, { wait = false }: KillTreeOptions): boolean {
+/**
+ * Start `taskkill` on `pid`'s tree, calling `failed` (once) where it could not be started: a spawn that threw
+ * (Deno, Bun), or Node's spawn error, which comes later.
+ */
+function windowsKill(pid: number, { wait = false }: KillTreeOptions, failed: () => void): void {
   const { command, args } = windowsTreeKill(pid);
   try {
     if (denoApi) {
@@ -535,18 +559,18 @@ function windowsKill(pid: number, { wait = false }: KillTreeOptions): boolean {
         ?.getBuiltinModule?.(
           "node:child_process",
         ) as {
-          spawnSync(c: string, a: string[], o: unknown): unknown;
+          spawnSync(c: string, a: string[], o: unknown): { error?: unknown };
           spawn(c: string, a: string[], o: unknown): { on(e: string, h: () => void): void };
         } | undefined;
-      if (!cp) return false;
+      if (!cp) return failed();
       const opts = { stdio: "ignore", windowsHide: true };
-      if (wait) cp.spawnSync(command, args, opts);
-      else cp.spawn(command, args, opts).on("error", () => {});
+      if (wait) {
+        if (cp.spawnSync(command, args, opts).error !== undefined) failed();
+      } else cp.spawn(command, args, opts).on("error", failed);
     }
-    return true;
   } catch {
-    // taskkill missing (or refused): the caller ends what its own handle reaches, where it has one.
-    return false;
+    // taskkill missing (or refused): the caller ends what its own handle reaches.
+    failed();
   }
 }
 
@@ -697,7 +721,8 @@ interface DenoStart {
 
 /** {@linkcode LiveChild.treeNote} for `tree`. */
 function treeNote(tree: Tree): string | undefined {
-  if (tree.reach !== undefined) return isWindows ? NO_TASKKILL_NOTE : PARTIAL_RUN_NOTE;
+  if (tree.reach !== undefined) return isWindows ? noTaskkillNote(runtimeName) : PARTIAL_RUN_NOTE;
+  if (isWindows) return TASKKILL_TREE_NOTE;
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
   // Said after "the guard ended the process tree, " (classify says that once, whatever ended it). Every
   // spawn carries the marker where markers work, so here they do not, and why is said.
@@ -710,11 +735,6 @@ function treeNote(tree: Tree): string | undefined {
  */
 const PARTIAL_RUN_NOTE = "as Deno's run permission is partial: signalling a process needs --allow-run for " +
   "every program (no list), so processes it started may still be running";
-
-/** {@linkcode PARTIAL_RUN_NOTE} on Windows, where `taskkill` ends the tree. */
-const NO_TASKKILL_NOTE =
-  "as Deno could not run taskkill here: ending the tree needs --allow-run for taskkill and taskkill on " +
-  "the PATH, so processes it started may still be running";
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
 function stateOfTree(tree: Tree, look: Pick<TreeLookOptions, "known" | "openPipes" | "gap"> = {}): TreeLook {
@@ -766,6 +786,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
     killReached: () => tree.reach,
+    killFound: () => tree.found === true,
     treeState: (look) => stateOfTree(tree, look),
   };
   if (via === "setsid") {
@@ -1001,7 +1022,13 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
       // The tool closed stdin early (EPIPE): it did not want the input.
     }
   }
-  const tree: Tree = { pid: proc.pid, grouped: !isWindows, marker, reaped: false };
+  const tree: Tree = {
+    pid: proc.pid,
+    grouped: !isWindows,
+    marker,
+    reaped: false,
+    own: (signal) => void proc.kill(signal),
+  };
   const reaped = () => (tree.reaped = true);
   return {
     pid: proc.pid,
@@ -1020,6 +1047,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
     killReached: () => tree.reach,
+    killFound: () => tree.found === true,
     treeState: (look) => stateOfTree(tree, look),
   };
 }
@@ -1029,6 +1057,7 @@ interface NodeChildProcess {
   stdin: NodeWritable | null;
   stdout: NodeReadable;
   stderr: NodeReadable | null;
+  kill(signal?: string): boolean;
   on(event: string, handler: (...a: unknown[]) => void): unknown;
   once(event: string, handler: (...a: unknown[]) => void): unknown;
 }
@@ -1046,7 +1075,13 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
     windowsHide: true,
     shell: false,
   });
-  const tree: Tree = { pid: proc.pid ?? -1, grouped: !isWindows, marker, reaped: false };
+  const tree: Tree = {
+    pid: proc.pid ?? -1,
+    grouped: !isWindows,
+    marker,
+    reaped: false,
+    own: (signal) => void proc.kill(signal),
+  };
   const exited = new Promise<ChildExit>((resolve) => {
     proc.on("exit", (code, signal) => {
       tree.reaped = true;
@@ -1076,6 +1111,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       killTree: treeKiller(tree),
       treeNote: () => treeNote(tree),
       killReached: () => tree.reach,
+      killFound: () => tree.found === true,
       treeState: (look) => stateOfTree(tree, look),
     },
   };

@@ -76,7 +76,11 @@ function procReader(): ProcReader | null {
   try {
     const candidate = denoApi ? denoReader() : nodeReader();
     // Our own environment must be readable, or the scan would see nothing (listing /proc waits for a kill).
-    if (candidate && candidate.read(`/proc/${candidate.self}/environ`).length > 0) reader = candidate;
+    // Empty is readable: a host started with `env -i` has none, and the marker is in each child's own.
+    if (candidate) {
+      candidate.read(`/proc/${candidate.self}/environ`);
+      reader = candidate;
+    }
   } catch (error) {
     // No /proc, or not readable here: the process group stays the only way to find the tree. Deno refuses
     // an environment in /proc to all but every permission granted, even with /proc granted to read, and to

@@ -143,6 +143,37 @@ export function windowsTreeKill(pid: number): { command: string; args: string[] 
   return { command: "taskkill", args: ["/PID", String(pid), "/T", "/F"] };
 }
 
+/**
+ * What a result says after "the guard ended the process tree, " on Windows: `taskkill /T` follows parent links
+ * down from the tool as they stand, so a process whose parent had already exited (started with `start /b` by a
+ * batch file that has ended, or left by a tool that exited) is not part of the tree it ends.
+ */
+export const TASKKILL_TREE_NOTE =
+  "as far as taskkill /T finds it: a process whose parent had already exited is not found and may still be running";
+
+/**
+ * What a result says after "the guard ended the tool but not its process tree, " on Windows, where `taskkill`
+ * could not be started and the tool was ended through its own handle: why, and what to grant or install.
+ * Deno's run permission is named under Deno only: Bun and Node need no permission, only `taskkill` on the PATH.
+ *
+ * @param runtime The runtime the guard runs under.
+ * @returns The note, ending with what may still be running.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { noTaskkillNote } from "./windows.ts";
+ *
+ * assert.match(noTaskkillNote("deno"), /--allow-run for taskkill/);
+ * assert.doesNotMatch(noTaskkillNote("bun"), /Deno|allow-run/);
+ * ```
+ */
+export function noTaskkillNote(runtime: "deno" | "bun" | "node"): string {
+  const why = runtime === "deno"
+    ? "as Deno could not run taskkill here: ending the tree needs --allow-run for taskkill and taskkill on the PATH"
+    : "as taskkill could not be started here: ending the tree needs taskkill on the PATH";
+  return `${why}, so processes it started may still be running`;
+}
+
 /** The batch-file plan: cmd.exe with one raw command line, or the reason an argument cannot be passed. */
 function planBatch(script: string, args: readonly string[], comSpec: string | undefined): WindowsLaunch {
   // A `%` in the script path would be expanded by cmd.exe before the file is looked up.

@@ -200,7 +200,7 @@ test("runTool: a failed stderr read is a note, and a tool still writing stderr i
   });
   assert.equal(r.kind, "results", r.detail);
   assert.deepEqual(r.items, ["a"]);
-  assert.equal(r.detail, `reading stderr failed (${EIO}), so the stderr shown ends where the read failed`);
+  assert.equal(r.detail, `stderr was read only in part: reading it failed (${EIO})`);
 });
 
 test("runTool: a failed stderr read whose pipe the runtime leaves open ends at the time limit, and says both", async () => {
@@ -213,12 +213,12 @@ test("runTool: a failed stderr read whose pipe the runtime leaves open ends at t
   assert.equal(r.kind, "timeout", r.detail);
   assert.match(
     r.detail,
-    /^timed out after 100 ms; the guard ended the process tree; reading stderr failed \(EIO/,
+    /^timed out after 100 ms; the guard ended the process tree(, as far as taskkill [^;]*)?; stderr was read only in part: reading it failed \(EIO/,
   );
 });
 
 test("classify: a failed stderr read is said in the detail whatever the result, and decides none", () => {
-  const note = "reading stderr failed (EIO: i/o error, read), so the stderr shown ends where the read failed";
+  const note = "stderr was read only in part: reading it failed (EIO: i/o error, read)";
   for (const stderrReadError of [EIO, new Error(EIO)]) {
     const given = { signal: null, stdout: "a\n", stderrReadError: stderrReadError as string };
     const ok = classify({ ...given, exitCode: 0 }, { protocol: "lines" });
@@ -281,7 +281,7 @@ test("runTool: output withheld as unscanned still says the stderr read failed", 
   const r = await withheldUnscanned("no scanner here");
   assert.equal(r.kind, "protocol", r.detail);
   assert.match(r.detail, /^its output could not be scanned for injected instructions, so it is withheld: /);
-  assert.match(r.detail, /; reading stderr failed \(EIO: i\/o error, read\), so the stderr shown ends where/);
+  assert.match(r.detail, /; stderr was read only in part: reading it failed \(EIO: i\/o error, read\)/);
 });
 
 test("runTool: a long reason the scanner gives for withheld output leaves the stderr read note its room", async () => {
@@ -291,6 +291,6 @@ test("runTool: a long reason the scanner gives for withheld output leaves the st
     r.detail,
     /^its output could not be scanned .*: the guard could not load its scanner: x+\u2026; /,
   );
-  assert.match(r.detail, /; reading stderr failed \(EIO: i\/o error, read\), so the stderr shown ends where/);
+  assert.match(r.detail, /; stderr was read only in part: reading it failed \(EIO: i\/o error, read\)/);
   assert.ok(r.detail.length <= 400, r.detail);
 });

@@ -109,7 +109,11 @@ test("runTool notes: a timeout says the tree note before a long failed-read note
     /^timed out after 100 ms; the guard ended the process tree, found by its process group only/,
     "reading stderr",
   );
-  assert.match(r.detail, /; reading stderr failed \(EIO x+/, "the read note follows, cut");
+  assert.match(
+    r.detail,
+    /; stderr was read only in part: reading it failed \(EIO x+/,
+    "the read note follows, cut",
+  );
 });
 
 test(
@@ -184,7 +188,11 @@ test("toolguard run: a cut success notes the cut on stderr; a failure's text say
     cut.stdout,
     'Tool returned 1 item(s): ["first"]. The output was cut short, so there may be more than this.\n',
   );
-  assert.equal(cut.stderr, "note: toolguard run: stdout was cut at 8 bytes; there may be more\n");
+  // (on Windows the kill at the cut says how far taskkill /T finds the tree)
+  const cutSaid =
+    /^stdout was cut at 8 bytes; there may be more(; the guard ended the process tree, as far as taskkill \/T finds it: [^;]*)?$/;
+  assert.match(cut.stderr, /^note: toolguard run: .*\n$/);
+  assert.match(cut.stderr.slice("note: toolguard run: ".length, -1), cutSaid);
   // With --json the detail is in the JSON, and stderr stays empty.
   const json = await runInProcess(main, [
     "--json",
@@ -195,7 +203,7 @@ test("toolguard run: a cut success notes the cut on stderr; a failure's text say
     tool.command,
     ...tool.args,
   ]);
-  assert.equal(JSON.parse(json.stdout).detail, "stdout was cut at 8 bytes; there may be more");
+  assert.match(JSON.parse(json.stdout).detail, cutSaid);
   assert.equal(json.stderr, "");
   // A whole success has nothing to note.
   const whole = await runInProcess(main, ["--protocol=lines", "--", tool.command, ...tool.args]);
@@ -251,7 +259,7 @@ test("classify: the tree note comes after the sentence, then the read note, then
   ];
   for (const [sentence, outcome, options] of cases) {
     const { detail } = classify(outcome, options);
-    const notes = `${sentence}; reading stderr failed (EIO: i/o error, read)`;
+    const notes = `${sentence}; stderr was read only in part: reading it failed (EIO: i/o error, read)`;
     assert.ok(detail.startsWith(notes), `every note before the tool's output, once: ${detail}`);
     assert.equal(detail.split("process tree").length, 2, `the tree is named once: ${detail}`);
     assert.ok(detail.length <= 400, detail);
@@ -281,7 +289,9 @@ test("classify: a long sentence from the tool (a refusal, a protocol error) leav
   for (const [r, sentence] of cases) {
     assert.match(r.detail, sentence, "the sentence keeps its shape, cut");
     assert.ok(
-      r.detail.includes(`the guard ended the process tree, ${treeNote}; reading stderr failed (EIO`),
+      r.detail.includes(
+        `the guard ended the process tree, ${treeNote}; stderr was read only in part: reading it failed (EIO`,
+      ),
       `the notes are kept: ${r.detail}`,
     );
     assert.ok(!r.detail.includes("; stderr: "), "the tool's output is what the cut takes first");
@@ -301,11 +311,16 @@ test("classify: a runner's tree note is taken as text and bounded, so it cannot 
   });
   const leftover =
     "a process the tool left running held its output open, so the guard ended the process tree, ";
-  assert.ok(boxed.detail.startsWith(`${leftover}found by group; reading stderr failed (EIO)`), boxed.detail);
+  assert.ok(
+    boxed.detail.startsWith(
+      `${leftover}found by group; stderr was read only in part: reading it failed (EIO)`,
+    ),
+    boxed.detail,
+  );
   // A note of 10 000 characters is cut like a read error's reason, and the read note after it is kept.
   const long = classify({ ...outcome, treeNote: "t".repeat(10_000) }, { protocol: "lines" });
   assert.ok(long.detail.startsWith(`${leftover}ttt`), long.detail);
-  assert.match(long.detail, /t\u2026; reading stderr failed \(EIO\), so the stderr shown ends/);
+  assert.match(long.detail, /t\u2026; stderr was read only in part: reading it failed \(EIO\)/);
   assert.ok(long.detail.length <= 400);
 });
 
@@ -326,7 +341,10 @@ test("classify: a long abort reason keeps the rest of the sentence and the notes
     r.detail,
     /^aborted by the caller's AbortSignal \(r+\u2026\); the guard ended the process tree, found by /,
   );
-  assert.ok(r.detail.includes(`process tree, ${treeNote}; reading stderr failed (EIO)`), r.detail);
+  assert.ok(
+    r.detail.includes(`process tree, ${treeNote}; stderr was read only in part: reading it failed (EIO)`),
+    r.detail,
+  );
   assert.ok(r.detail.length <= 400, r.detail);
 });
 
@@ -369,7 +387,7 @@ test("classify: a kill that reached the tool alone, or nothing, is said so, neve
   assert.ok(
     held.detail.startsWith(
       "a process the tool left running held its output open, and the guard could not end the process tree, " +
-        `${treeNote}; reading stderr failed (EIO)`,
+        `${treeNote}; stderr was read only in part: reading it failed (EIO)`,
     ),
     held.detail,
   );
@@ -390,4 +408,17 @@ test("classify: a kill that reached the tool alone, or nothing, is said so, neve
     killReached: "all" as "none",
   }, { timeoutMs: 5 });
   assert.equal(other.detail, "timed out after 5 ms; the guard ended the process tree");
+});
+
+test("classify: a long stderr read error with a long tree note before it loses its reason, never its point", async () => {
+  const { classify } = await import("../guard.ts");
+  const r = classify({
+    exitCode: 0,
+    signal: null,
+    stdout: "a\n",
+    treeNote: "t".repeat(10_000),
+    stderrReadError: "e".repeat(10_000),
+  }, { protocol: "lines" });
+  assert.ok(r.detail.length <= 400, r.detail);
+  assert.match(r.detail, /t\u2026; stderr was read only in part: reading it failed \(e+/);
 });

@@ -298,3 +298,56 @@ test(
     assert.ok(exit.detail.endsWith(said), exit.detail);
   },
 );
+
+// A host started with an empty environment (`env -i`): /proc shows it none, yet each child's environment
+// carries its marker, which still finds a descendant that left the group.
+const EMPTY_ENV_HOST = `import { runTool } from GUARD;
+const [dir, setsid] = process.argv.slice(-2);
+const script = setsid + ' /bin/sleep 7.32 </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; exec /bin/sleep 7.33';
+const r = await runTool("/bin/sh", ["-c", script, dir], { protocol: "text", timeoutMs: 300 });
+console.log(JSON.stringify({ kind: r.kind, detail: r.detail }));
+`;
+
+test(
+  "runTool: a host with an empty environment still finds by marker a descendant that left the group",
+  withSetsid,
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-emptyenv-"));
+    let sleep = 0;
+    try {
+      const host = join(dir, "host.ts");
+      const guard = JSON.stringify(fileURLToPath(new URL("../guard.ts", import.meta.url)));
+      writeFileSync(host, `import process from "node:process";\n${EMPTY_ENV_HOST.replace("GUARD", guard)}`);
+      const setsid = ["/usr/bin/setsid", "/bin/setsid"].find((p) => existsSync(p))!;
+      const args = isDeno ? ["run", "-A", "--no-lock", host, dir, setsid] : [host, dir, setsid];
+      const { stdout } = await promisify(execFile)("/usr/bin/env", ["-i", process.execPath, ...args], {
+        encoding: "utf8",
+      });
+      sleep = Number(readFileSync(join(dir, "pid"), "utf8").trim());
+      const r = JSON.parse(stdout) as { kind: string; detail: string };
+      assert.equal(r.kind, "timeout", r.detail);
+      assert.doesNotMatch(r.detail, /\/proc is not readable|process group only/);
+      assert.deepEqual(await waitGone([sleep]), [], "the setsid'd descendant was ended");
+    } finally {
+      if (sleep > 0) {
+        try {
+          process.kill(sleep, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "relayMcp: Deno without /proc says nothing of the server's tree after a server that exited leaving none",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    // The server exits at once (its pid file holds no newline, so the host waits for the relay to settle).
+    const exit = await relayHostExit("--allow-run", 'printf 0 > "$0/pid"');
+    assert.equal(exit.reason, "server_exited", exit.detail);
+    assert.equal(exit.detail, "the MCP server exited with code 0");
+  },
+);

@@ -1,55 +1,77 @@
 /**
- * Windows under Deno: where `taskkill` cannot be started (not on the host's PATH), the guard ends the tool
- * through its own handle and says the tree was not ended, never that it was. Runs only on Windows (a real
- * runner, or deno.exe under Wine through `deno task check:windows`).
+ * Windows under Deno and Bun: where `taskkill` cannot be started (not on the host's PATH), the guard ends the
+ * tool through its own handle and says the tree was not ended, never that it was; where it can, the detail says
+ * how far `taskkill /T` finds the tree. Runs only on Windows (a real runner, or deno.exe and bun.exe under Wine
+ * through `deno task check:windows`).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import process from "node:process";
+import { runTool } from "../guard.ts";
 import { isDeno, isWindows } from "./_runtime.ts";
 
-// The host finds nothing on its PATH, so the tool and what it starts are named by their full paths.
+// The host finds nothing on its PATH, so the tool and what it starts are named by their full paths. What the
+// tool starts (the last argument) is a copy of ping.exe under a name of this run's own, which the test ends.
 const HOST = `import { runTool } from GUARD;
-const sys = Deno.env.get("SystemRoot") + "\\\\System32";
-const r = await runTool(sys + "\\\\cmd.exe", ["/c", sys + "\\\\ping.exe -n 10 127.0.0.1"], {
+import process from "node:process";
+const sys = process.env.SystemRoot + "\\\\System32";
+const left = process.argv[process.argv.length - 1];
+const r = await runTool(sys + "\\\\cmd.exe", ["/c", left + " -n 10 127.0.0.1"], {
   protocol: "text",
   timeoutMs: 300,
 });
 console.log(JSON.stringify({ kind: r.kind, detail: r.detail }));
 `;
 
-test("runTool: Deno on Windows whose PATH has no taskkill ends the tool alone and says so", {
-  skip: isWindows && isDeno ? false : "Deno on Windows only",
+test("runTool: Deno or Bun on Windows whose PATH has no taskkill ends the tool alone and says so", {
+  skip: isWindows ? false : "Windows only",
   timeout: 120_000,
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "toolguard-taskkill-"));
+  const sys = join(process.env.SystemRoot ?? "C:\\Windows", "System32");
+  const left = join(dir, `toolguard-left-${process.pid}.exe`);
   try {
     const host = join(dir, "host.ts");
     const guard = pathToFileURL(fileURLToPath(new URL("../guard.ts", import.meta.url))).href;
     writeFileSync(host, HOST.replace("GUARD", JSON.stringify(guard)));
-    const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno.execPath();
     // (Windows names are case-insensitive: a real runner's "Path" must not stay beside the PATH given here)
     const env = Object.fromEntries(
       Object.entries(process.env).filter(([name]) => name.toUpperCase() !== "PATH"),
     );
     env.PATH = join(dir, "nothing-here");
-    const { stdout } = await promisify(execFile)(deno, ["run", "-A", "--no-lock", host], {
-      env,
-      encoding: "utf8",
-    });
+    copyFileSync(join(sys, "ping.exe"), left);
+    const args = isDeno ? ["run", "-A", "--no-lock", host, left] : ["run", host, left];
+    const { stdout } = await promisify(execFile)(process.execPath, args, { env, encoding: "utf8" });
     const r = JSON.parse(stdout) as { kind: string; detail: string };
     assert.equal(r.kind, "timeout", r.detail);
     assert.match(
       r.detail,
-      /the guard ended the tool but not its process tree, as Deno could not run taskkill/,
+      isDeno
+        ? /the guard ended the tool but not its process tree, as Deno could not run taskkill/
+        : /the guard ended the tool but not its process tree, as taskkill could not be started here/,
     );
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    // The descendant the guard could not reach, ended here (under Wine such an orphan may hang on).
+    await promisify(execFile)(join(sys, "taskkill.exe"), ["/IM", basename(left), "/F"]).catch(() => {});
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10 });
   }
+});
+
+test("runTool: on Windows a timeout says how far taskkill /T found the tree, not that it ended all of it", {
+  skip: isWindows ? false : "Windows only",
+  timeout: 60_000,
+}, async () => {
+  // taskkill /T follows parent links from the tool down: one whose parent had already exited is missed.
+  const r = await runTool("cmd.exe", ["/c", "ping -n 10 127.0.0.1"], { protocol: "text", timeoutMs: 300 });
+  assert.equal(r.kind, "timeout", r.detail);
+  assert.match(
+    r.detail,
+    /; the guard ended the process tree, as far as taskkill \/T finds it: a process whose parent had already exited is not found/,
+  );
 });

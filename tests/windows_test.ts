@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { planWindowsLaunch, type WindowsEnv, windowsTreeKill } from "../_run/windows.ts";
+import { noTaskkillNote, planWindowsLaunch, type WindowsEnv, windowsTreeKill } from "../_run/windows.ts";
 import { isWindows, underWine } from "./_runtime.ts";
 
 // ---------------------------------------------------------------------------------------------------------
@@ -662,3 +662,15 @@ test(
     }
   },
 );
+
+test("noTaskkillNote: names Deno's run permission under Deno only; Bun and Node need taskkill on the PATH", () => {
+  assert.match(noTaskkillNote("deno"), /^as Deno could not run taskkill here: .*--allow-run for taskkill/);
+  for (const runtime of ["bun", "node"] as const) {
+    const note = noTaskkillNote(runtime);
+    assert.doesNotMatch(note, /Deno|--allow-run/);
+    assert.match(
+      note,
+      /^as taskkill could not be started here: .*taskkill on the PATH, so processes it started/,
+    );
+  }
+});
