@@ -715,3 +715,52 @@ test("guardFetch: a Chat or Gemini written call whose finishing chunk brings wor
     assert.equal(seen[0]?.reason, said.slice(words.length).trimStart(), `gemini ${name}`);
   }
 });
+
+test("guardFetch: a written call that passes beside a frame not JSON naming a call, whose stop says tool use, stops for no call (Anthropic, Chat)", async () => {
+  // (the stop came for the native call dropped unread; the written call goes as text, so the message ended
+  // for tool use with no call in it, and an SDK user's loop looked for the call it was promised)
+  const lead = "Let me check. ";
+  const frames = anthropicStream([lead + writtenCall("get_weather")]) as Record<string, unknown>[];
+  const start = { type: "content_block_start", index: 1, content_block: { type: "tool_use", name: "x" } };
+  const end = frames.findIndex((e) => e.type === "message_delta");
+  const stop = { ...frames[end], delta: { stop_reason: "tool_use", stop_sequence: null } };
+  reply({
+    sse: [
+      ...frames.slice(0, end),
+      `event: content_block_start\ndata: ${JSON.stringify(start).slice(0, -1)}\n\n`,
+      stop,
+      ...frames.slice(end + 1),
+    ],
+    named: true,
+  });
+  const message = await anthropic().messages.stream({
+    model: "claude",
+    max_tokens: 10,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  }).finalMessage();
+  assert.deepEqual([message.stop_reason, message.content.map((b) => b.type)], ["end_turn", ["text", "text"]]);
+  assert.match(events[0]?.reason ?? "", DROPPED_ALONE);
+
+  const cut = chatChunk({ tool_calls: [{ index: 0, id: "B", type: "function", function: { name: "x" } }] });
+  for (const finish of ["tool_calls", "function_call"]) {
+    reply({
+      sse: [
+        chatChunk({ role: "assistant", content: lead + writtenCall("get_weather") }),
+        `data: ${JSON.stringify(cut).slice(0, -1)}\n\n`,
+        chatChunk({}, finish),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await openai().chat.completions.stream({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+    })
+      .finalChatCompletion();
+    const choice = final.choices[0];
+    assert.deepEqual([choice?.finish_reason, choice?.message.tool_calls ?? []], ["stop", []], finish);
+    assert.ok(choice?.message.content?.startsWith(lead + writtenCall("get_weather")), finish);
+    assert.match(events[0]?.reason ?? "", DROPPED_ALONE, finish);
+  }
+});

@@ -565,6 +565,9 @@ class ChatStream implements FrameRouter {
       // (the last words held may come with the answer's finish: apart from it, so the reason goes before it)
       const apart = at < 0 ? undefined : finishApart(flow.held[at], index);
       if (apart) flow.setHeld([...flow.held.slice(0, at), ...apart, ...flow.held.slice(at + 1)]);
+      // (an answer of a written call alone holds no call: its finish for tool calls says `stop`, as
+      // `#finishOfDropped`'s)
+      if (!this.#called.has(index)) flow.setHeld(flow.held.map((h) => stopsFor(h, index)));
       flow.holdAt(at + 1, [{
         raw: formatSse(JSON.stringify(event)),
         event,
@@ -1013,6 +1016,26 @@ function finishApart(held: Held, index: number): [Held, Held] | undefined {
     choices: [{ index, delta: {}, logprobs: null, finish_reason: ends.finish_reason }],
   };
   return [{ ...held, ...frame(open(event)), written }, { ...held, ...frame(finish), written: undefined }];
+}
+
+/**
+ * A held chunk whose choice `index` finishes for tool calls, with that finish made `stop`; any other as it
+ * is (a frame of written text too: its `rest` would keep the old finish). A choice with no call that
+ * finishes for tool calls sends the SDK user's loop looking for one.
+ */
+function stopsFor(held: Held, index: number): Held {
+  const event = held.event;
+  const ends = (c: unknown) =>
+    isRecord(c) && choiceIndex(c) === index &&
+    (c.finish_reason === "tool_calls" || c.finish_reason === "function_call");
+  if (!event || held.written || !choicesOf(event).some(ends)) return held;
+  const stopped = {
+    ...event,
+    choices: choicesOf(event).map((c) =>
+      ends(c) ? { ...c as Record<string, unknown>, finish_reason: "stop" } : c
+    ),
+  };
+  return { ...held, raw: formatSse(JSON.stringify(stopped)), event: stopped };
 }
 
 /** The text fields of a Chat delta a retry sends back: the answer and, where a server streams it, reasoning. */
