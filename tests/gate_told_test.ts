@@ -764,3 +764,34 @@ test("guardFetch: a written call that passes beside a frame not JSON naming a ca
     assert.match(events[0]?.reason ?? "", DROPPED_ALONE, finish);
   }
 });
+
+test("guardFetch n=2: Chat calls past n that come after an answer was told are counted in onVerdict as the later answer reads them", async () => {
+  // (answer 0 read of one call past n, answer 1, told after a second came, of two, and onVerdict of one)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const past = (index: number, id: string) =>
+    chunk([{
+      index,
+      delta: { tool_calls: [{ index: 0, id, type: "function", function: { name: "get_weather" } }] },
+    }]);
+  const role = { role: "assistant", content: "Let me check." };
+  reply({
+    sse: [
+      chunk([0, 1].map((index) => ({ index, delta: role }))),
+      past(5, "E"),
+      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
+      past(6, "F"),
+      chunk([{ index: 1, delta: {}, finish_reason: "tool_calls" }]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    n: 2,
+    tools: TOOLS_OPENAI as never,
+  })
+    .finalChatCompletion();
+  const counted = (text: string) => text.match(/toolguard dropped this turn's (tool calls?):/)?.[1];
+  const read = [0, 1].map((i) => counted(final.choices.find((c) => c.index === i)?.message.content ?? ""));
+  assert.deepEqual([read, counted(events[0]?.reason ?? "")], [["tool call", "tool calls"], "tool calls"]);
+});

@@ -236,8 +236,11 @@ class ChatStream implements FrameRouter {
   readonly #strayCalls = new Set<string>();
   /** How many dropped calls the reasons written told of, over every answer (see `#told`). */
   #toldCalls = 0;
-  /** Whether a reason written told of the calls of no known answer (counted once in `#toldCalls`). */
-  #strayTold = false;
+  /**
+   * How many calls of no known answer the reasons written told of, at most (counted once in `#toldCalls`):
+   * a call past `n` may come after an answer was told, and the next answer reads of more.
+   */
+  #strayTold = 0;
   /** The answers told of calls dropped (see `toldAnswers`). */
   readonly #toldAnswers = new Set<number>();
 
@@ -581,15 +584,16 @@ class ChatStream implements FrameRouter {
    * How many dropped calls answer `index` is told of, now that it is: its own, and with `stray` the calls of
    * no known answer (at a choice past `n`, or in a chunk not read, whose calls are not known: at least one),
    * which every answer told may have made, counted once in `#toldCalls` however many read of them (one call
-   * read as two where two answers finished for tool calls), and told beside an answer's own (where each
-   * answer told had lost calls of its own, they went unsaid).
+   * read as two where two answers finished for tool calls), as many as the most any answer read of (a call
+   * past `n` may come after an answer was told: the next reads of more), and told beside an answer's own
+   * (where each answer told had lost calls of its own, they went unsaid).
    */
   #told(index: number, stray: boolean): number {
     const own = this.#refusedCalls.get(index)?.size ?? 0;
     this.#refusedCalls.delete(index);
     const strays = stray ? Math.max(this.#strayCalls.size, 1) : 0;
-    this.#toldCalls += own + (this.#strayTold ? 0 : strays);
-    if (stray) this.#strayTold = true;
+    this.#toldCalls += own + Math.max(strays - this.#strayTold, 0);
+    this.#strayTold = Math.max(this.#strayTold, strays);
     this.#toldAnswers.add(index);
     return own + strays;
   }
