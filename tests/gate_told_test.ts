@@ -795,3 +795,76 @@ test("guardFetch n=2: Chat calls past n that come after an answer was told are c
   const read = [0, 1].map((i) => counted(final.choices.find((c) => c.index === i)?.message.content ?? ""));
   assert.deepEqual([read, counted(events[0]?.reason ?? "")], [["tool call", "tool calls"], "tool calls"]);
 });
+
+test("guardFetch retry: a retry's written call whose finishing chunk brings words, beside a chunk not JSON naming a call's key, is told before the finish (Chat, Gemini)", async () => {
+  // (the retry's stream splits its finishing chunk as a first attempt's does: else its reason went out after
+  // finish_reason "stop" / finishReason "STOP")
+  const cut = chatChunk({ tool_calls: [{ index: 0, id: "B", type: "function", function: { name: "x" } }] });
+  const chat = (name: string) => [
+    chatChunk({ role: "assistant", content: `Let me ${writtenCall(name)}` }),
+    `data: ${JSON.stringify(cut).slice(0, -1)}\n\n`,
+    chatChunk({ content: " Done." }, "stop"),
+    "data: [DONE]\n\n",
+  ];
+  const script = [{ sse: chat("delete_everything") }, { sse: chat("get_weather") }];
+  const { value, seen } = await withGuardedServer(script, { retry: 1 }, async (server, f) => {
+    const client = new OpenAI({ baseURL: server.url + "/v1", apiKey: "k", fetch: f });
+    const stream = await client.chat.completions.create({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+      stream: true,
+    });
+    let [text, finish, after] = ["", null as string | null, ""];
+    for await (const chunk of stream) {
+      const c = chunk.choices[0];
+      if (finish !== null && c) after += JSON.stringify(c);
+      text += c?.delta.content ?? "";
+      finish ??= c?.finish_reason ?? null;
+    }
+    return { text, finish, after };
+  });
+  const words = `Let me ${writtenCall("get_weather")} Done.`;
+  assert.deepEqual([value.finish, value.after], ["stop", ""], "chat");
+  assert.deepEqual(seen.map((e) => [e.attempt, e.retried]), [[0, true], [1, undefined]], "chat");
+  assert.ok(value.text.includes(words), `chat: ${value.text}`);
+  assert.equal(
+    value.text.slice(value.text.indexOf(words) + words.length).trimStart(),
+    seen[1].reason,
+    "chat",
+  );
+  assert.match(seen[1].reason ?? "", DROPPED_ALONE, "chat");
+
+  const gemini = (parts: unknown[], extra = {}) =>
+    `data: ${
+      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
+    }\n\n`;
+  const answer = (name: string) =>
+    gemini([{ text: `Let me ${writtenCall(name)}` }]) +
+    gemini([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
+    gemini([{ text: " Done." }], { finishReason: "STOP" });
+  const answers = [answer("delete_everything"), answer("get_weather")];
+  const told: GateEvent[] = [];
+  const f = guardFetch(
+    () =>
+      Promise.resolve(new Response(answers.shift()!, { headers: { "content-type": "text/event-stream" } })),
+    { retry: 1, onVerdict: (e) => told.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({
+      contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+    }),
+  });
+  const chunks = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
+    .map((l) => JSON.parse(l.slice(6)));
+  const ends = chunks.findIndex((c) => c.candidates?.[0]?.finishReason != null);
+  assert.deepEqual([answers.length, chunks[ends]?.candidates[0].finishReason], [0, "STOP"], "gemini");
+  assert.deepEqual(chunks.slice(ends + 1), [], "gemini: after the finish");
+  assert.deepEqual(told.map((e) => [e.attempt, e.retried]), [[0, true], [1, undefined]], "gemini");
+  const said = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? [])
+    .map((p: { text?: string }) => p.text ?? "").join("");
+  assert.ok(said.includes(words), `gemini: ${said}`);
+  assert.equal(said.slice(said.indexOf(words) + words.length).trimStart(), told[1].reason, "gemini");
+});
