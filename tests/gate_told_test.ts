@@ -12,9 +12,11 @@ import { type GateEvent, guardFetch } from "../gate.ts";
 import {
   anthropicStream,
   chatChunk,
+  cohereBlockTexts,
   fakeProvider,
   ollamaStream,
   REJECTED_CALL,
+  sseData,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
@@ -867,4 +869,45 @@ test("guardFetch retry: a retry's written call whose finishing chunk brings word
     .map((p: { text?: string }) => p.text ?? "").join("");
   assert.ok(said.includes(words), `gemini: ${said}`);
   assert.equal(said.slice(said.indexOf(words) + words.length).trimStart(), told[1].reason, "gemini");
+});
+
+test("guardFetch: a Cohere frame not JSON that names a call, in a stream that finishes TOOL_CALL with no call, is told, as onVerdict says", async () => {
+  // (the client read a finish for tool calls with no call to run and nothing said, and onVerdict nothing)
+  const named = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+  const start = {
+    type: "tool-call-start",
+    index: 0,
+    delta: { message: { tool_calls: { id: "t1", type: "function", function: { name: "get_weather" } } } },
+  };
+  for (const finish of ["TOOL_CALL", "COMPLETE"]) {
+    const body = [
+      named({ type: "message-start", id: "c1", delta: { message: { role: "assistant" } } }),
+      named({ type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } }),
+      named({ type: "content-delta", index: 0, delta: { message: { content: { text: "Let me check." } } } }),
+      named({ type: "content-end", index: 0 }),
+      `event: tool-call-start\ndata: ${JSON.stringify(start).slice(0, -1)}\n\n`,
+      named({ type: "message-end", delta: { finish_reason: finish } }),
+    ].join("");
+    const seen: GateEvent[] = [];
+    const f = guardFetch(
+      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
+      { onVerdict: (e) => seen.push(e) },
+    );
+    const res = await f("http://llm.test/v2/chat", {
+      method: "POST",
+      body: JSON.stringify({ model: "command-r", stream: true, messages, tools: TOOLS_OPENAI }),
+    });
+    const events = sseData(await res.text());
+    const [said, told] = cohereBlockTexts(events);
+    const ends = events.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason);
+    assert.equal(said, "Let me check.", finish);
+    if (finish === "COMPLETE") {
+      // (a finish of no call: the frame may have been text, and nothing says it was a call's)
+      assert.deepEqual([told, ends, seen[0]?.reason], [undefined, ["COMPLETE"], undefined], finish);
+      continue;
+    }
+    assert.deepEqual(ends, ["COMPLETE"], finish);
+    assert.match(told?.trimStart() ?? "", DROPPED_ALONE, finish);
+    assert.equal(seen[0]?.reason, told?.trimStart(), finish);
+  }
 });

@@ -22,6 +22,7 @@ import {
   type Held,
   heldText,
   joinsEarlierWords,
+  malformedCallsReason,
   mayGoBlank,
   Openings,
   PARAGRAPH,
@@ -302,6 +303,10 @@ class CohereStream implements FrameRouter {
   #planLead: string | undefined;
   /** On a retry's stream: whether the plan the client had before it ends mid-line. */
   #planRunsOn = false;
+  /** Whether a frame was dropped unread: it may have been a call's (see `#stopOfDropped`). */
+  #unread = false;
+  /** The reason `#stopOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
+  #ownReason: string | undefined;
 
   /**
    * The clients (the AI SDK, Cohere's examples) take the text of each `content-delta`: the text the watch
@@ -616,6 +621,7 @@ class CohereStream implements FrameRouter {
         (type === "content-end" && this.#openings.ends(event.index));
       if (opening || waits) return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
+      if (type === "message-end" && this.#stopOfDropped(event, flow)) return;
       // (white space alone says nothing: the reason then needs no blank line before it; the plan stands
       // ahead of the text, as a body reads it, a retry's plan too)
       const said = saidText(event);
@@ -624,6 +630,41 @@ class CohereStream implements FrameRouter {
       return flow.send(raw);
     }
     flow.hold({ raw, event, tool: false });
+  }
+
+  /**
+   * Ends a stream whose only call came in a frame dropped unread, whose `message-end` says `TOOL_CALL`, as
+   * a rejected turn ends: a text block saying so, then the finish made `COMPLETE`. True when it did. Left
+   * as it came, the client read a finish for tool calls with no call to run and nothing said, and the
+   * model was never told (as Anthropic's `#stopOfDropped`).
+   */
+  #stopOfDropped(event: Record<string, unknown>, flow: StreamFlow): boolean {
+    const delta = isRecord(event.delta) ? event.delta : undefined;
+    if (delta?.finish_reason !== "TOOL_CALL" || !this.#unread) return false;
+    // (an unread frame's calls are not known: at least one)
+    const reason = malformedCallsReason(1);
+    this.#ownReason = reason;
+    const index = this.#nextContent++;
+    const text = reasonLead(flow) + reason;
+    const emit = (e: Record<string, unknown>) => flow.send(this.#wire(e));
+    emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
+    emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
+    emit({ type: "content-end", index });
+    emit({ ...event, delta: { ...delta, finish_reason: "COMPLETE" } });
+    return true;
+  }
+
+  /**
+   * See `FrameRouter.unread`: told where the stream then finishes for tool calls with none held (see
+   * `#stopOfDropped`). Beside calls held it goes unsaid: no Cohere stream tells of calls dropped there yet.
+   */
+  unread(_data: string): void {
+    this.#unread = true;
+  }
+
+  /** See `FrameRouter.ownReason`. */
+  ownReason(): string | undefined {
+    return this.#ownReason;
   }
 
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
