@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Ollama } from "ollama";
 import OpenAI from "openai";
-import { type GateEvent, guardFetch } from "../gate.ts";
+import { type GateEvent, guardFetch, type GuardFetchOptions } from "../gate.ts";
 import {
   anthropicStream,
   chatChunk,
@@ -37,6 +37,47 @@ const DROPPED_ALONE =
 const DROPPED_THEN_STOPPED =
   /^toolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.\n\ntoolguard stopped /;
 
+/** What the openai client assembles of a Chat stream through the gate, asked with the tools (and `n`). */
+const chatFinal = (ask: { n?: number } = {}) =>
+  openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never, ...ask })
+    .finalChatCompletion();
+
+/** What the Anthropic SDK assembles of a stream through the gate, asked with the tools. */
+const anthropicFinal = () =>
+  anthropic().messages.stream({ model: "claude", max_tokens: 10, messages, tools: TOOLS_ANTHROPIC as never })
+    .finalMessage();
+
+/** A Gemini stream chunk of candidate 0 with `parts`, the candidate's other fields `extra`, the chunk's `top`. */
+const geminiChunk = (parts: unknown[], extra = {}, top = {}) =>
+  `data: ${
+    JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }], ...top })
+  }\n\n`;
+
+/**
+ * Streams `bodies` (one per attempt) through guardFetch as Gemini's answer to a request declaring the tools
+ * (its SDK is not installed): the chunks the client got, what onVerdict had, how many bodies went unasked.
+ */
+async function throughGemini(bodies: string[], options: GuardFetchOptions = {}) {
+  const left = [...bodies];
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(left.shift()!, { headers: { "content-type": "text/event-stream" } })),
+    { ...options, onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({
+      contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+    }),
+  });
+  return { chunks: sseData(await res.text()), seen, left: left.length };
+}
+
+/** The text of candidate 0's parts over `chunks`, as a client joins it. */
+const geminiText = (chunks: { candidates?: { content?: { parts?: { text?: string }[] } }[] }[]) =>
+  chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? "").join("");
+
 test("guardFetch: an Anthropic frame not JSON that names tool_use beside a call kept is told, as onVerdict says", async () => {
   // (the second call's block start cut short was dropped unread; the first call went out with its stop, and
   // nothing said the other had not; a frame not JSON naming no call beside it may be text: dropped unsaid)
@@ -54,12 +95,7 @@ test("guardFetch: an Anthropic frame not JSON that names tool_use beside a call 
       return e.type === "content_block_stop" && e.index === 0 ? [cutShort(words), e] : [e];
     });
     reply({ sse, named: true });
-    const message = await anthropic().messages.stream({
-      model: "claude",
-      max_tokens: 10,
-      messages,
-      tools: TOOLS_ANTHROPIC as never,
-    }).finalMessage();
+    const message = await anthropicFinal();
     const passed = name === "get_weather";
     const kept = cut === "tool_use" ? ["get_weather"] : ["get_weather", "get_weather"];
     assert.deepEqual(
@@ -107,13 +143,7 @@ test("guardFetch n=2: a Chat call of no known answer beside calls kept is told b
         "data: [DONE]\n\n",
       ],
     });
-    const final = await openai().chat.completions.stream({
-      model: "m",
-      messages,
-      n: 2,
-      tools: TOOLS_OPENAI as never,
-    })
-      .finalChatCompletion();
+    const final = await chatFinal({ n: 2 });
     const answers = [0, 1].map((i) => final.choices.find((c) => c.index === i));
     assert.deepEqual(
       answers.map((c) => [c?.finish_reason, c?.message.tool_calls?.map((t) => t.id)]),
@@ -186,10 +216,7 @@ test("guardFetch retry: an Ollama call line not JSON is told ahead of the retry'
 
 test("guardFetch retry: a Gemini call in pieces is told ahead of the retry's words though the watch held words after the calls, or the calls", async () => {
   // (as for Ollama: the reason held behind the rejected call was dropped by the retry, or never written)
-  const chunk = (parts: unknown[], extra = {}) =>
-    `data: ${
-      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
-    }\n\n`;
+  const chunk = geminiChunk;
   const piece = {
     name: "get_weather",
     partialArgs: [{ jsonPath: "$.city", stringValue: "O" }],
@@ -203,23 +230,9 @@ test("guardFetch retry: a Gemini call in pieces is told ahead of the retry's wor
       chunk([], { finishReason: "STOP" }),
       chunk([{ text: "Again." }]) + chunk([], { finishReason: "STOP" }),
     ];
-    const seen: GateEvent[] = [];
-    const f = guardFetch(
-      () =>
-        Promise.resolve(new Response(answers.shift()!, { headers: { "content-type": "text/event-stream" } })),
-      { retry: 1, onVerdict: (e) => seen.push(e) },
-    );
-    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-      method: "POST",
-      body: JSON.stringify({
-        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-      }),
-    });
-    const text = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
-      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? [])
-      .map((p: { text?: string }) => p.text ?? "").join("");
-    assert.equal(answers.length, 0, words);
+    const { chunks, seen, left } = await throughGemini(answers, { retry: 1 });
+    const text = geminiText(chunks);
+    assert.equal(left, 0, words);
     assert.match(text, RETRIED, words);
     assert.deepEqual(seen.map((e) => [e.attempt, e.retried]), [[0, true]], words);
     assert.ok(seen[0].reason?.startsWith(text.slice(text.indexOf("toolguard"), -"\n\nAgain.".length)), words);
@@ -250,8 +263,7 @@ test("guardFetch: a Chat call the text watch held beside a chunk not JSON that n
       "data: [DONE]\n\n",
     ],
   });
-  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
-    .finalChatCompletion();
+  const final = await chatFinal();
   const choice = final.choices[0];
   assert.deepEqual([choice?.finish_reason, choice?.message.tool_calls?.map((t) => t.id)], ["tool_calls", [
     "A",
@@ -305,10 +317,7 @@ test("guardFetch: the judge's reason beside a call dropped as malformed speaks o
 test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone or beside a call kept, as onVerdict says", async () => {
   // (Gemini finishes a turn of calls STOP as any other: the chunk was dropped unread and nothing said; a
   // chunk not JSON that names no call may be text: dropped unsaid)
-  const chunk = (parts: unknown[], extra = {}) =>
-    `data: ${
-      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
-    }\n\n`;
+  const chunk = geminiChunk;
   const cutShort = (frame: string) => frame.replace(/\}\n\n$/, "\n\n");
   const call = chunk([{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }]);
   const variants = {
@@ -319,21 +328,9 @@ test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone
     "finished twice": cutShort(call) + chunk([], { finishReason: "STOP", usageMetadata: {} }),
   };
   for (const [label, middle] of Object.entries(variants)) {
-    const seen: GateEvent[] = [];
     const body = chunk([{ text: "Let me " }]) + middle + chunk([], { finishReason: "STOP" });
-    const f = guardFetch(
-      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
-      { onVerdict: (e) => seen.push(e) },
-    );
-    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-      method: "POST",
-      body: JSON.stringify({
-        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-      }),
-    });
-    const parts = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
-      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? []);
+    const { chunks, seen } = await throughGemini([body]);
+    const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
     const calls = parts.flatMap((p: { functionCall?: { name: string } }) =>
       p.functionCall ? [p.functionCall.name] : []
     );
@@ -393,12 +390,7 @@ test("guardFetch: a finish frame not JSON beside a call kept is not told as a ca
     sse: frames.map((e) => e.type === "message_delta" ? cutShort(e, "message_delta") : e),
     named: true,
   });
-  const message = await anthropic().messages.stream({
-    model: "claude",
-    max_tokens: 10,
-    messages,
-    tools: TOOLS_ANTHROPIC as never,
-  }).finalMessage();
+  const message = await anthropicFinal();
   assert.deepEqual(message.content.map((b) => b.type === "text" ? b.text : b.type), [
     "Let me check.",
     "tool_use",
@@ -424,12 +416,7 @@ test("guardFetch: a finish frame not JSON beside a call kept is not told as a ca
         "data: [DONE]\n\n",
       ],
     });
-    const final = await openai().chat.completions.stream({
-      model: "m",
-      messages,
-      tools: TOOLS_OPENAI as never,
-    })
-      .finalChatCompletion();
+    const final = await chatFinal();
     const choice = final.choices[0];
     assert.deepEqual([choice?.message.content, choice?.message.tool_calls?.map((t) => t.id)], [
       "Let me check.",
@@ -478,36 +465,14 @@ test("guardFetch: a written call beside a frame not JSON that names a call's key
         "data: [DONE]\n\n",
       ],
     });
-    const final = await openai().chat.completions.stream({
-      model: "m",
-      messages,
-      tools: TOOLS_OPENAI as never,
-    })
-      .finalChatCompletion();
+    const final = await chatFinal();
     assert.equal(events[0]?.reason, toldOf(final.choices[0]?.message.content ?? "", name, "chat"));
 
-    const gemini = (parts: unknown[], extra = {}) =>
-      `data: ${
-        JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
-      }\n\n`;
-    const body = gemini([{ text: lead + writtenCall(name) }]) +
-      gemini([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
-      gemini([], { finishReason: "STOP" });
-    const seen: GateEvent[] = [];
-    const f = guardFetch(
-      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
-      { onVerdict: (e) => seen.push(e) },
-    );
-    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-      method: "POST",
-      body: JSON.stringify({
-        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-      }),
-    });
-    const said = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
-      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? [])
-      .map((p: { text?: string }) => p.text ?? "").join("");
+    const body = geminiChunk([{ text: lead + writtenCall(name) }]) +
+      geminiChunk([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
+      geminiChunk([], { finishReason: "STOP" });
+    const { chunks, seen } = await throughGemini([body]);
+    const said = geminiText(chunks);
     assert.equal(seen[0]?.reason, toldOf(said, name, "gemini"));
 
     const frames = anthropicStream([lead + writtenCall(name)]) as Record<string, unknown>[];
@@ -521,12 +486,7 @@ test("guardFetch: a written call beside a frame not JSON that names a call's key
       ],
       named: true,
     });
-    const message = await anthropic().messages.stream({
-      model: "claude",
-      max_tokens: 10,
-      messages,
-      tools: TOOLS_ANTHROPIC as never,
-    }).finalMessage();
+    const message = await anthropicFinal();
     const blocks = message.content.map((b) => b.type === "text" ? b.text : `[${b.type}]`).join("");
     assert.equal(events[0]?.reason, toldOf(blocks, name, "anthropic"));
   }
@@ -597,12 +557,7 @@ test("guardFetch n=2: Chat calls of a chunk not read are counted once however ma
         "data: [DONE]\n\n",
       ],
     });
-    const final = await openai().chat.completions.stream({
-      model: "m",
-      messages,
-      n: 2,
-      tools: TOOLS_OPENAI as never,
-    }).finalChatCompletion();
+    const final = await chatFinal({ n: 2 });
     const answers = [0, 1].map((i) => final.choices.find((c) => c.index === i));
     assert.deepEqual(answers.map((c) => c?.message.tool_calls?.map((t) => t.id) ?? []), kept, label);
     const told = answers.map((c) => (c?.message.content ?? "").slice(role.content.length).trimStart());
@@ -680,34 +635,16 @@ test("guardFetch: a Chat or Gemini written call whose finishing chunk brings wor
     assert.equal(events[0]?.reason, told, `chat ${name}`);
 
     const usageMetadata = { promptTokenCount: 3, candidatesTokenCount: 4, totalTokenCount: 7 };
-    const gemini = (parts: unknown[], extra = {}, top = {}) =>
-      `data: ${
-        JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }], ...top })
-      }\n\n`;
-    const body = gemini([{ text: `Let me ${writtenCall(name)}` }]) +
-      gemini([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
-      gemini([{ text: " Done." }], { finishReason: "STOP", avgLogprobs: -0.5 }, { usageMetadata });
-    const seen: GateEvent[] = [];
-    const f = guardFetch(
-      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
-      { onVerdict: (e) => seen.push(e) },
-    );
-    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-      method: "POST",
-      body: JSON.stringify({
-        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-      }),
-    });
-    const chunks = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
-      .map((l) => JSON.parse(l.slice(6)));
+    const body = geminiChunk([{ text: `Let me ${writtenCall(name)}` }]) +
+      geminiChunk([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
+      geminiChunk([{ text: " Done." }], { finishReason: "STOP", avgLogprobs: -0.5 }, { usageMetadata });
+    const { chunks, seen } = await throughGemini([body]);
     const ends = chunks.findIndex((c) => c.candidates?.[0]?.finishReason != null);
     assert.equal(chunks[ends]?.candidates[0].finishReason, "STOP", `gemini ${name}`);
     assert.deepEqual(chunks.slice(ends + 1), [], `gemini ${name}: after the finish`);
     assert.deepEqual(chunks.flatMap((c) => c.usageMetadata ?? []), [usageMetadata], `gemini ${name}`);
     assert.deepEqual(chunks.flatMap((c) => c.candidates?.[0]?.avgLogprobs ?? []), [-0.5], `gemini ${name}`);
-    const said = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? [])
-      .map((p: { text?: string }) => p.text ?? "").join("");
+    const said = geminiText(chunks);
     assert.ok(said.startsWith(words), `gemini ${name}: ${said}`);
     assert.match(
       said.slice(words.length).trimStart(),
@@ -735,12 +672,7 @@ test("guardFetch: a written call that passes beside a frame not JSON naming a ca
     ],
     named: true,
   });
-  const message = await anthropic().messages.stream({
-    model: "claude",
-    max_tokens: 10,
-    messages,
-    tools: TOOLS_ANTHROPIC as never,
-  }).finalMessage();
+  const message = await anthropicFinal();
   assert.deepEqual([message.stop_reason, message.content.map((b) => b.type)], ["end_turn", ["text", "text"]]);
   assert.match(events[0]?.reason ?? "", DROPPED_ALONE);
 
@@ -754,12 +686,7 @@ test("guardFetch: a written call that passes beside a frame not JSON naming a ca
         "data: [DONE]\n\n",
       ],
     });
-    const final = await openai().chat.completions.stream({
-      model: "m",
-      messages,
-      tools: TOOLS_OPENAI as never,
-    })
-      .finalChatCompletion();
+    const final = await chatFinal();
     const choice = final.choices[0];
     assert.deepEqual([choice?.finish_reason, choice?.message.tool_calls ?? []], ["stop", []], finish);
     assert.ok(choice?.message.content?.startsWith(lead + writtenCall("get_weather")), finish);
@@ -786,13 +713,7 @@ test("guardFetch n=2: Chat calls past n that come after an answer was told are c
       "data: [DONE]\n\n",
     ],
   });
-  const final = await openai().chat.completions.stream({
-    model: "m",
-    messages,
-    n: 2,
-    tools: TOOLS_OPENAI as never,
-  })
-    .finalChatCompletion();
+  const final = await chatFinal({ n: 2 });
   const counted = (text: string) => text.match(/toolguard dropped this turn's (tool calls?):/)?.[1];
   const read = [0, 1].map((i) => counted(final.choices.find((c) => c.index === i)?.message.content ?? ""));
   assert.deepEqual([read, counted(events[0]?.reason ?? "")], [["tool call", "tool calls"], "tool calls"]);
@@ -837,36 +758,17 @@ test("guardFetch retry: a retry's written call whose finishing chunk brings word
   );
   assert.match(seen[1].reason ?? "", DROPPED_ALONE, "chat");
 
-  const gemini = (parts: unknown[], extra = {}) =>
-    `data: ${
-      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
-    }\n\n`;
   const answer = (name: string) =>
-    gemini([{ text: `Let me ${writtenCall(name)}` }]) +
-    gemini([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
-    gemini([{ text: " Done." }], { finishReason: "STOP" });
-  const answers = [answer("delete_everything"), answer("get_weather")];
-  const told: GateEvent[] = [];
-  const f = guardFetch(
-    () =>
-      Promise.resolve(new Response(answers.shift()!, { headers: { "content-type": "text/event-stream" } })),
-    { retry: 1, onVerdict: (e) => told.push(e) },
-  );
-  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-    method: "POST",
-    body: JSON.stringify({
-      contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-    }),
-  });
-  const chunks = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
-    .map((l) => JSON.parse(l.slice(6)));
+    geminiChunk([{ text: `Let me ${writtenCall(name)}` }]) +
+    geminiChunk([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
+    geminiChunk([{ text: " Done." }], { finishReason: "STOP" });
+  const gemini = await throughGemini([answer("delete_everything"), answer("get_weather")], { retry: 1 });
+  const { chunks, seen: told } = gemini;
   const ends = chunks.findIndex((c) => c.candidates?.[0]?.finishReason != null);
-  assert.deepEqual([answers.length, chunks[ends]?.candidates[0].finishReason], [0, "STOP"], "gemini");
+  assert.deepEqual([gemini.left, chunks[ends]?.candidates[0].finishReason], [0, "STOP"], "gemini");
   assert.deepEqual(chunks.slice(ends + 1), [], "gemini: after the finish");
   assert.deepEqual(told.map((e) => [e.attempt, e.retried]), [[0, true], [1, undefined]], "gemini");
-  const said = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? [])
-    .map((p: { text?: string }) => p.text ?? "").join("");
+  const said = geminiText(chunks);
   assert.ok(said.includes(words), `gemini: ${said}`);
   assert.equal(said.slice(said.indexOf(words) + words.length).trimStart(), told[1].reason, "gemini");
 });
