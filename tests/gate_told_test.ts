@@ -54,24 +54,32 @@ const geminiChunk = (parts: unknown[], extra = {}, top = {}) =>
   }\n\n`;
 
 /**
- * Streams `bodies` (one per attempt) through guardFetch as Gemini's answer to a request declaring the tools
- * (its SDK is not installed): the chunks the client got, what onVerdict had, how many bodies went unasked.
+ * Streams `bodies` (one per attempt) through guardFetch as the answer to `request` posted to `url` (for the
+ * dialects whose SDK is not installed): the events the client got, what onVerdict had, the bodies unasked.
  */
-async function throughGemini(bodies: string[], options: GuardFetchOptions = {}) {
+async function throughGate(url: string, request: unknown, bodies: string[], options: GuardFetchOptions) {
   const left = [...bodies];
   const seen: GateEvent[] = [];
   const f = guardFetch(
     () => Promise.resolve(new Response(left.shift()!, { headers: { "content-type": "text/event-stream" } })),
     { ...options, onVerdict: (e) => seen.push(e) },
   );
-  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-    method: "POST",
-    body: JSON.stringify({
+  const res = await f(url, { method: "POST", body: JSON.stringify(request) });
+  return { events: sseData(await res.text()), seen, left: left.length };
+}
+
+/** {@linkcode throughGate} for Gemini, its request declaring the tools: the chunks the client got. */
+async function throughGemini(bodies: string[], options: GuardFetchOptions = {}) {
+  const { events, seen, left } = await throughGate(
+    "http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse",
+    {
       contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
       tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-    }),
-  });
-  return { chunks: sseData(await res.text()), seen, left: left.length };
+    },
+    bodies,
+    options,
+  );
+  return { chunks: events, seen, left };
 }
 
 /** The text of candidate 0's parts over `chunks`, as a client joins it. */
@@ -773,33 +781,50 @@ test("guardFetch retry: a retry's written call whose finishing chunk brings word
   assert.equal(said.slice(said.indexOf(words) + words.length).trimStart(), told[1].reason, "gemini");
 });
 
+/** Cohere v2 stream events, named as Cohere names them: a text block at `index`, and a call's start and end. */
+const cohere = {
+  wire: (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`,
+  start: { type: "message-start", id: "c1", delta: { message: { role: "assistant" } } },
+  text: (index: number, text: string) => [
+    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index, delta: { message: { content: { text } } } },
+    { type: "content-end", index },
+  ],
+  call: (index: number, args: unknown) => [
+    {
+      type: "tool-call-start",
+      index,
+      delta: {
+        message: {
+          tool_calls: {
+            id: `t${index}`,
+            type: "function",
+            function: { name: "get_weather", arguments: args },
+          },
+        },
+      },
+    },
+    { type: "tool-call-end", index },
+  ],
+  end: (finish: string) => ({ type: "message-end", delta: { finish_reason: finish } }),
+};
+
+/** {@linkcode throughGate} for Cohere v2 chat, its request declaring the tools. */
+const throughCohere = (bodies: string[], options: GuardFetchOptions = {}) =>
+  throughGate(
+    "http://llm.test/v2/chat",
+    { model: "command-r", stream: true, messages, tools: TOOLS_OPENAI },
+    bodies,
+    options,
+  );
+
 test("guardFetch: a Cohere frame not JSON that names a call, in a stream that finishes TOOL_CALL with no call, is told, as onVerdict says", async () => {
   // (the client read a finish for tool calls with no call to run and nothing said, and onVerdict nothing)
-  const named = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
-  const start = {
-    type: "tool-call-start",
-    index: 0,
-    delta: { message: { tool_calls: { id: "t1", type: "function", function: { name: "get_weather" } } } },
-  };
+  const cut = cohere.wire(cohere.call(0, "{}")[0]).replace(/\}\n\n$/, "\n\n");
   for (const finish of ["TOOL_CALL", "COMPLETE"]) {
-    const body = [
-      named({ type: "message-start", id: "c1", delta: { message: { role: "assistant" } } }),
-      named({ type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } }),
-      named({ type: "content-delta", index: 0, delta: { message: { content: { text: "Let me check." } } } }),
-      named({ type: "content-end", index: 0 }),
-      `event: tool-call-start\ndata: ${JSON.stringify(start).slice(0, -1)}\n\n`,
-      named({ type: "message-end", delta: { finish_reason: finish } }),
-    ].join("");
-    const seen: GateEvent[] = [];
-    const f = guardFetch(
-      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
-      { onVerdict: (e) => seen.push(e) },
-    );
-    const res = await f("http://llm.test/v2/chat", {
-      method: "POST",
-      body: JSON.stringify({ model: "command-r", stream: true, messages, tools: TOOLS_OPENAI }),
-    });
-    const events = sseData(await res.text());
+    const body = [cohere.start, ...cohere.text(0, "Let me check.")].map(cohere.wire).join("") + cut +
+      cohere.wire(cohere.end(finish));
+    const { events, seen } = await throughCohere([body]);
     const [said, told] = cohereBlockTexts(events);
     const ends = events.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason);
     assert.equal(said, "Let me check.", finish);
@@ -811,5 +836,41 @@ test("guardFetch: a Cohere frame not JSON that names a call, in a stream that fi
     assert.deepEqual(ends, ["COMPLETE"], finish);
     assert.match(told?.trimStart() ?? "", DROPPED_ALONE, finish);
     assert.equal(seen[0]?.reason, told?.trimStart(), finish);
+  }
+});
+
+test("guardFetch: a Cohere frame not JSON that names a call beside a call held is told, with the call kept, ahead of a rejection's reason or of a retry's blocks", async () => {
+  // (it went unsaid: only the calls read were judged and sent, and the model never knew one was dropped)
+  const cut = cohere.wire(cohere.call(1, "{}")[0]).replace(/\}\n\n$/, "\n\n");
+  const stream = (text: string, args: string, cutToo = true) =>
+    [cohere.start, ...cohere.text(0, text), ...cohere.call(0, args)].map(cohere.wire).join("") +
+    (cutToo ? cut : "") + cohere.wire(cohere.end("TOOL_CALL"));
+  const good = JSON.stringify({ city: "Oslo" });
+  const bad = JSON.stringify(REJECTED_CALL.args);
+  const cases = {
+    kept: { bodies: [stream("Let me check.", good)], retry: 0, calls: ["t0"], finish: "TOOL_CALL" },
+    rejected: { bodies: [stream("Let me check.", bad)], retry: 0, calls: [], finish: "COMPLETE" },
+    retried: {
+      bodies: [stream("Let me check.", bad), stream("Again.", good, false)],
+      retry: 1,
+      calls: ["t0"],
+      finish: "TOOL_CALL",
+    },
+  };
+  for (const [label, { bodies, retry, calls, finish }] of Object.entries(cases)) {
+    const { events, seen } = await throughCohere(bodies, { retry });
+    const blocks = cohereBlockTexts(events);
+    const starts = events.filter((e) => e.type === "content-start").map((e) => e.index);
+    const ids = events.filter((e) => e.type === "tool-call-start").map((e) => e.delta.message.tool_calls.id);
+    const ends = events.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason);
+    assert.deepEqual([starts, ids, ends], [blocks.map((_, i) => i), calls, [finish]], label);
+    assert.equal(blocks[0], "Let me check.", label);
+    assert.match(blocks[1].trimStart(), DROPPED_ALONE, label);
+    const read = blocks.slice(1, label === "rejected" ? 3 : 2).map((b) => b.trimStart()).join("\n\n");
+    if (label === "rejected") assert.match(read, DROPPED_THEN_STOPPED, label);
+    // (a retried turn's event has the judge's reason too, which the model never read: the retry went on)
+    if (label === "retried") assert.ok(seen[0]?.reason?.startsWith(read + "\n\ntoolguard stopped "), label);
+    else assert.equal(seen[0]?.reason, read, label);
+    if (label === "retried") assert.deepEqual(blocks.slice(2), ["\n\nAgain."], label);
   }
 });

@@ -31,6 +31,7 @@ import {
   type TextFrames,
   type TextPart,
   TextPlaces,
+  toldBlockAt,
   ToolPositions,
   type TurnRecorder,
 } from "./shared.ts";
@@ -366,14 +367,7 @@ class AnthropicStream implements FrameRouter {
     const ends = blockEnds(dropped, "content_block_start", "content_block_stop");
     const at = this.#toldAt;
     if (at === undefined) return ends;
-    let told = "";
-    for (const h of dropped) {
-      if (h.event === undefined || !this.#told.has(h.event)) continue;
-      const text = blockText(h.event);
-      if (typeof text === "string") flow.sawText(text);
-      told += named({ ...h.event, index: at });
-    }
-    return ends + told;
+    return ends + toldBlockAt(dropped, this.#told, at, { flow, text: blockText, wire: named });
   }
 
   /**
