@@ -16,6 +16,7 @@ import {
   fakeProvider,
   ollamaStream,
   REJECTED_CALL,
+  responsesStream,
   sseData,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
@@ -872,5 +873,37 @@ test("guardFetch: a Cohere frame not JSON that names a call beside a call held i
     if (label === "retried") assert.ok(seen[0]?.reason?.startsWith(read + "\n\ntoolguard stopped "), label);
     else assert.equal(seen[0]?.reason, read, label);
     if (label === "retried") assert.deepEqual(blocks.slice(2), ["\n\nAgain."], label);
+  }
+});
+
+test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a response that holds no call, is told, as onVerdict says", async () => {
+  // (Responses has no stop for calls: the response ended as an answer of text, the call unsaid, onVerdict
+  // nothing; a frame not JSON that names no call may be text: dropped unsaid)
+  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
+  const end = frames.findIndex((e) => e.type === "response.completed");
+  const added = (item: Record<string, unknown>) =>
+    `data: ${JSON.stringify({ type: "response.output_item.added", output_index: 1, item }).slice(0, -2)}\n\n`;
+  const cuts = {
+    call: added({ id: "fc_1", type: "function_call", call_id: "c1", name: "get_weather", arguments: "" }),
+    text: added({ id: "msg_2", type: "message", role: "assistant", content: [] }),
+  };
+  for (const [label, cut] of Object.entries(cuts)) {
+    reply({ sse: [...frames.slice(0, end), cut, ...frames.slice(end)] });
+    const final = await openai().responses.stream({
+      model: "m",
+      input: "hi",
+      tools: TOOLS_RESPONSES as never,
+    })
+      .finalResponse();
+    const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+      .map((c) => c.type === "output_text" ? c.text : "");
+    assert.equal(texts[0], "Let me check.", label);
+    if (label === "text") {
+      assert.deepEqual([texts.length, events[0]?.reason], [1, undefined], label);
+      continue;
+    }
+    assert.equal(texts.length, 2, label);
+    assert.match(texts[1].trimStart(), DROPPED_ALONE, label);
+    assert.equal(events[0]?.reason, texts[1].trimStart(), label);
   }
 });
