@@ -876,6 +876,41 @@ test("guardFetch: a Cohere frame not JSON that names a call beside a call held i
   }
 });
 
+test("guardFetch: a Cohere written call beside a frame not JSON that names a call is told, after the call's text or ahead of the judge's reason and a retry's words, and a passing one finishes COMPLETE", async () => {
+  // (the frame went unsaid, and a written call that passed kept the TOOL_CALL finish the dropped call
+  // brought, with no call in the message)
+  const cut = cohere.wire(cohere.call(0, "{}")[0]).replace(/\}\n\n$/, "\n\n");
+  const stream = (text: string, cutToo = true) =>
+    [cohere.start, ...cohere.text(0, text)].map(cohere.wire).join("") + (cutToo ? cut : "") +
+    cohere.wire(cohere.end(cutToo ? "TOOL_CALL" : "COMPLETE"));
+  const cases = {
+    passed: { bodies: [stream(`Let me ${writtenCall("get_weather")}`)], retry: 0 },
+    rejected: { bodies: [stream(`Let me ${writtenCall("delete_everything")}`)], retry: 0 },
+    retried: {
+      bodies: [stream(`Let me ${writtenCall("delete_everything")}`), stream("Again.", false)],
+      retry: 1,
+    },
+  };
+  for (const [label, { bodies, retry }] of Object.entries(cases)) {
+    const { events, seen } = await throughCohere(bodies, { retry });
+    const text = cohereBlockTexts(events).join("");
+    const ends = events.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason);
+    assert.deepEqual(ends, ["COMPLETE"], label);
+    const words = label === "passed" ? `Let me ${writtenCall("get_weather")}` : "Let me ";
+    assert.ok(text.startsWith(words), `${label}: ${text}`);
+    const told = text.slice(words.length).trimStart();
+    if (label === "retried") {
+      assert.ok(told.endsWith("\n\nAgain."), label);
+      const read = told.slice(0, -"\n\nAgain.".length);
+      assert.match(read, DROPPED_ALONE, label);
+      assert.ok(seen[0]?.reason?.startsWith(read + "\n\ntoolguard stopped "), label);
+      continue;
+    }
+    assert.match(told, label === "passed" ? DROPPED_ALONE : DROPPED_THEN_STOPPED, label);
+    assert.equal(seen[0]?.reason, told, label);
+  }
+});
+
 test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a response that holds no call, is told, as onVerdict says", async () => {
   // (Responses has no stop for calls: the response ended as an answer of text, the call unsaid, onVerdict
   // nothing; a frame not JSON that names no call may be text: dropped unsaid)

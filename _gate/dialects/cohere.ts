@@ -201,6 +201,14 @@ function reasonLead(flow: StreamFlow): string {
   );
 }
 
+/** A held `message-end` whose finish says `TOOL_CALL`, made `COMPLETE`; any other frame as it is. */
+function completes(held: Held): Held {
+  const e = held.event;
+  if (e?.type !== "message-end" || !isRecord(e.delta) || e.delta.finish_reason !== "TOOL_CALL") return held;
+  const event = { ...e, delta: { ...e.delta, finish_reason: "COMPLETE" } };
+  return { ...held, raw: reframe(event, { raw: held.raw, event: e }), event };
+}
+
 /** A text content block at `index` holding `text`: its start, one delta and its end. */
 function textBlock(index: number, text: string): Record<string, unknown>[] {
   return [
@@ -693,20 +701,33 @@ class CohereStream implements FrameRouter {
    * See `FrameRouter.tellDropped`: beside calls held, a text block saying that a call came in a frame dropped
    * unread, held ahead of the held end (the finish stays `TOOL_CALL`, for the calls kept), so it goes with
    * the calls that pass, a rejection or drop-call sends it before its own reason, and a retry puts it ahead
-   * of its blocks (see `endsDropped`). Calls written into the text are not told here yet.
+   * of its blocks (see `endsDropped`); beside calls written into the text, after their text, the finish
+   * made `COMPLETE` (no call is left in the message).
    */
   tellDropped(flow: StreamFlow, _answers?: ReadonlySet<number>, { written = false } = {}): void {
-    if (!this.#unreadCall || written || this.#ownReason !== undefined) return;
-    if (!flow.held.some((h) => h.tool)) return;
+    if (!this.#unreadCall || this.#ownReason !== undefined) return;
+    if (!written && !flow.held.some((h) => h.tool)) return;
     // (an unread frame's calls are not known: at least one)
     const reason = malformedCallsReason(1);
     this.#ownReason = reason;
     const block = textBlock(this.#nextContent++, reasonLead(flow) + reason);
-    const told = block.map((e) => {
-      this.#told.add(e);
-      return { raw: this.#wire(e), event: e, tool: false };
-    });
+    // (beside a written call, the block is one frame marked told, as Anthropic's: the watch's ending leads a
+    // rejection's reason with its words, and a retry sends them after the text it sends ahead; its start is
+    // its event, so a retry numbers its blocks as if it never came)
+    const told = written
+      ? [{
+        raw: block.map((e) => this.#wire(e)).join(""),
+        event: block[0],
+        tool: false,
+        told: { reason, answer: 0 },
+      }]
+      : block.map((e) => {
+        this.#told.add(e);
+        return { raw: this.#wire(e), event: e, tool: false };
+      });
     const end = flow.held.findIndex((h) => h.event?.type === "message-end");
+    // (beside a written call alone, no call is left: the finish says so, as `#stopOfDropped`'s)
+    if (written) flow.setHeld(flow.held.map(completes));
     flow.holdAt(end < 0 ? flow.held.length : end, told);
   }
 
