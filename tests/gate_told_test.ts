@@ -8,13 +8,16 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Ollama } from "ollama";
 import OpenAI from "openai";
-import { type GateEvent, guardFetch } from "../gate.ts";
+import { type GateEvent, guardFetch, type GuardFetchOptions } from "../gate.ts";
 import {
   anthropicStream,
   chatChunk,
+  cohereBlockTexts,
   fakeProvider,
   ollamaStream,
   REJECTED_CALL,
+  responsesStream,
+  sseData,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
@@ -35,6 +38,55 @@ const DROPPED_ALONE =
 const DROPPED_THEN_STOPPED =
   /^toolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.\n\ntoolguard stopped /;
 
+/** What the openai client assembles of a Chat stream through the gate, asked with the tools (and `n`). */
+const chatFinal = (ask: { n?: number } = {}) =>
+  openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never, ...ask })
+    .finalChatCompletion();
+
+/** What the Anthropic SDK assembles of a stream through the gate, asked with the tools. */
+const anthropicFinal = () =>
+  anthropic().messages.stream({ model: "claude", max_tokens: 10, messages, tools: TOOLS_ANTHROPIC as never })
+    .finalMessage();
+
+/** A Gemini stream chunk of candidate 0 with `parts`, the candidate's other fields `extra`, the chunk's `top`. */
+const geminiChunk = (parts: unknown[], extra = {}, top = {}) =>
+  `data: ${
+    JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }], ...top })
+  }\n\n`;
+
+/**
+ * Streams `bodies` (one per attempt) through guardFetch as the answer to `request` posted to `url` (for the
+ * dialects whose SDK is not installed): the events the client got, what onVerdict had, the bodies unasked.
+ */
+async function throughGate(url: string, request: unknown, bodies: string[], options: GuardFetchOptions) {
+  const left = [...bodies];
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(left.shift()!, { headers: { "content-type": "text/event-stream" } })),
+    { ...options, onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f(url, { method: "POST", body: JSON.stringify(request) });
+  return { events: sseData(await res.text()), seen, left: left.length };
+}
+
+/** {@linkcode throughGate} for Gemini, its request declaring the tools: the chunks the client got. */
+async function throughGemini(bodies: string[], options: GuardFetchOptions = {}) {
+  const { events, seen, left } = await throughGate(
+    "http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse",
+    {
+      contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
+      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+    },
+    bodies,
+    options,
+  );
+  return { chunks: events, seen, left };
+}
+
+/** The text of candidate 0's parts over `chunks`, as a client joins it. */
+const geminiText = (chunks: { candidates?: { content?: { parts?: { text?: string }[] } }[] }[]) =>
+  chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? "").join("");
+
 test("guardFetch: an Anthropic frame not JSON that names tool_use beside a call kept is told, as onVerdict says", async () => {
   // (the second call's block start cut short was dropped unread; the first call went out with its stop, and
   // nothing said the other had not; a frame not JSON naming no call beside it may be text: dropped unsaid)
@@ -52,12 +104,7 @@ test("guardFetch: an Anthropic frame not JSON that names tool_use beside a call 
       return e.type === "content_block_stop" && e.index === 0 ? [cutShort(words), e] : [e];
     });
     reply({ sse, named: true });
-    const message = await anthropic().messages.stream({
-      model: "claude",
-      max_tokens: 10,
-      messages,
-      tools: TOOLS_ANTHROPIC as never,
-    }).finalMessage();
+    const message = await anthropicFinal();
     const passed = name === "get_weather";
     const kept = cut === "tool_use" ? ["get_weather"] : ["get_weather", "get_weather"];
     assert.deepEqual(
@@ -105,13 +152,7 @@ test("guardFetch n=2: a Chat call of no known answer beside calls kept is told b
         "data: [DONE]\n\n",
       ],
     });
-    const final = await openai().chat.completions.stream({
-      model: "m",
-      messages,
-      n: 2,
-      tools: TOOLS_OPENAI as never,
-    })
-      .finalChatCompletion();
+    const final = await chatFinal({ n: 2 });
     const answers = [0, 1].map((i) => final.choices.find((c) => c.index === i));
     assert.deepEqual(
       answers.map((c) => [c?.finish_reason, c?.message.tool_calls?.map((t) => t.id)]),
@@ -184,10 +225,7 @@ test("guardFetch retry: an Ollama call line not JSON is told ahead of the retry'
 
 test("guardFetch retry: a Gemini call in pieces is told ahead of the retry's words though the watch held words after the calls, or the calls", async () => {
   // (as for Ollama: the reason held behind the rejected call was dropped by the retry, or never written)
-  const chunk = (parts: unknown[], extra = {}) =>
-    `data: ${
-      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
-    }\n\n`;
+  const chunk = geminiChunk;
   const piece = {
     name: "get_weather",
     partialArgs: [{ jsonPath: "$.city", stringValue: "O" }],
@@ -201,23 +239,9 @@ test("guardFetch retry: a Gemini call in pieces is told ahead of the retry's wor
       chunk([], { finishReason: "STOP" }),
       chunk([{ text: "Again." }]) + chunk([], { finishReason: "STOP" }),
     ];
-    const seen: GateEvent[] = [];
-    const f = guardFetch(
-      () =>
-        Promise.resolve(new Response(answers.shift()!, { headers: { "content-type": "text/event-stream" } })),
-      { retry: 1, onVerdict: (e) => seen.push(e) },
-    );
-    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-      method: "POST",
-      body: JSON.stringify({
-        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-      }),
-    });
-    const text = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
-      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? [])
-      .map((p: { text?: string }) => p.text ?? "").join("");
-    assert.equal(answers.length, 0, words);
+    const { chunks, seen, left } = await throughGemini(answers, { retry: 1 });
+    const text = geminiText(chunks);
+    assert.equal(left, 0, words);
     assert.match(text, RETRIED, words);
     assert.deepEqual(seen.map((e) => [e.attempt, e.retried]), [[0, true]], words);
     assert.ok(seen[0].reason?.startsWith(text.slice(text.indexOf("toolguard"), -"\n\nAgain.".length)), words);
@@ -248,8 +272,7 @@ test("guardFetch: a Chat call the text watch held beside a chunk not JSON that n
       "data: [DONE]\n\n",
     ],
   });
-  const final = await openai().chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never })
-    .finalChatCompletion();
+  const final = await chatFinal();
   const choice = final.choices[0];
   assert.deepEqual([choice?.finish_reason, choice?.message.tool_calls?.map((t) => t.id)], ["tool_calls", [
     "A",
@@ -303,10 +326,7 @@ test("guardFetch: the judge's reason beside a call dropped as malformed speaks o
 test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone or beside a call kept, as onVerdict says", async () => {
   // (Gemini finishes a turn of calls STOP as any other: the chunk was dropped unread and nothing said; a
   // chunk not JSON that names no call may be text: dropped unsaid)
-  const chunk = (parts: unknown[], extra = {}) =>
-    `data: ${
-      JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
-    }\n\n`;
+  const chunk = geminiChunk;
   const cutShort = (frame: string) => frame.replace(/\}\n\n$/, "\n\n");
   const call = chunk([{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }]);
   const variants = {
@@ -317,21 +337,9 @@ test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone
     "finished twice": cutShort(call) + chunk([], { finishReason: "STOP", usageMetadata: {} }),
   };
   for (const [label, middle] of Object.entries(variants)) {
-    const seen: GateEvent[] = [];
     const body = chunk([{ text: "Let me " }]) + middle + chunk([], { finishReason: "STOP" });
-    const f = guardFetch(
-      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
-      { onVerdict: (e) => seen.push(e) },
-    );
-    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-      method: "POST",
-      body: JSON.stringify({
-        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-      }),
-    });
-    const parts = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
-      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? []);
+    const { chunks, seen } = await throughGemini([body]);
+    const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
     const calls = parts.flatMap((p: { functionCall?: { name: string } }) =>
       p.functionCall ? [p.functionCall.name] : []
     );
@@ -391,12 +399,7 @@ test("guardFetch: a finish frame not JSON beside a call kept is not told as a ca
     sse: frames.map((e) => e.type === "message_delta" ? cutShort(e, "message_delta") : e),
     named: true,
   });
-  const message = await anthropic().messages.stream({
-    model: "claude",
-    max_tokens: 10,
-    messages,
-    tools: TOOLS_ANTHROPIC as never,
-  }).finalMessage();
+  const message = await anthropicFinal();
   assert.deepEqual(message.content.map((b) => b.type === "text" ? b.text : b.type), [
     "Let me check.",
     "tool_use",
@@ -422,12 +425,7 @@ test("guardFetch: a finish frame not JSON beside a call kept is not told as a ca
         "data: [DONE]\n\n",
       ],
     });
-    const final = await openai().chat.completions.stream({
-      model: "m",
-      messages,
-      tools: TOOLS_OPENAI as never,
-    })
-      .finalChatCompletion();
+    const final = await chatFinal();
     const choice = final.choices[0];
     assert.deepEqual([choice?.message.content, choice?.message.tool_calls?.map((t) => t.id)], [
       "Let me check.",
@@ -476,36 +474,14 @@ test("guardFetch: a written call beside a frame not JSON that names a call's key
         "data: [DONE]\n\n",
       ],
     });
-    const final = await openai().chat.completions.stream({
-      model: "m",
-      messages,
-      tools: TOOLS_OPENAI as never,
-    })
-      .finalChatCompletion();
+    const final = await chatFinal();
     assert.equal(events[0]?.reason, toldOf(final.choices[0]?.message.content ?? "", name, "chat"));
 
-    const gemini = (parts: unknown[], extra = {}) =>
-      `data: ${
-        JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }] })
-      }\n\n`;
-    const body = gemini([{ text: lead + writtenCall(name) }]) +
-      gemini([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
-      gemini([], { finishReason: "STOP" });
-    const seen: GateEvent[] = [];
-    const f = guardFetch(
-      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
-      { onVerdict: (e) => seen.push(e) },
-    );
-    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-      method: "POST",
-      body: JSON.stringify({
-        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-      }),
-    });
-    const said = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
-      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? [])
-      .map((p: { text?: string }) => p.text ?? "").join("");
+    const body = geminiChunk([{ text: lead + writtenCall(name) }]) +
+      geminiChunk([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
+      geminiChunk([], { finishReason: "STOP" });
+    const { chunks, seen } = await throughGemini([body]);
+    const said = geminiText(chunks);
     assert.equal(seen[0]?.reason, toldOf(said, name, "gemini"));
 
     const frames = anthropicStream([lead + writtenCall(name)]) as Record<string, unknown>[];
@@ -519,12 +495,7 @@ test("guardFetch: a written call beside a frame not JSON that names a call's key
       ],
       named: true,
     });
-    const message = await anthropic().messages.stream({
-      model: "claude",
-      max_tokens: 10,
-      messages,
-      tools: TOOLS_ANTHROPIC as never,
-    }).finalMessage();
+    const message = await anthropicFinal();
     const blocks = message.content.map((b) => b.type === "text" ? b.text : `[${b.type}]`).join("");
     assert.equal(events[0]?.reason, toldOf(blocks, name, "anthropic"));
   }
@@ -595,12 +566,7 @@ test("guardFetch n=2: Chat calls of a chunk not read are counted once however ma
         "data: [DONE]\n\n",
       ],
     });
-    const final = await openai().chat.completions.stream({
-      model: "m",
-      messages,
-      n: 2,
-      tools: TOOLS_OPENAI as never,
-    }).finalChatCompletion();
+    const final = await chatFinal({ n: 2 });
     const answers = [0, 1].map((i) => final.choices.find((c) => c.index === i));
     assert.deepEqual(answers.map((c) => c?.message.tool_calls?.map((t) => t.id) ?? []), kept, label);
     const told = answers.map((c) => (c?.message.content ?? "").slice(role.content.length).trimStart());
@@ -678,34 +644,16 @@ test("guardFetch: a Chat or Gemini written call whose finishing chunk brings wor
     assert.equal(events[0]?.reason, told, `chat ${name}`);
 
     const usageMetadata = { promptTokenCount: 3, candidatesTokenCount: 4, totalTokenCount: 7 };
-    const gemini = (parts: unknown[], extra = {}, top = {}) =>
-      `data: ${
-        JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts }, ...extra }], ...top })
-      }\n\n`;
-    const body = gemini([{ text: `Let me ${writtenCall(name)}` }]) +
-      gemini([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
-      gemini([{ text: " Done." }], { finishReason: "STOP", avgLogprobs: -0.5 }, { usageMetadata });
-    const seen: GateEvent[] = [];
-    const f = guardFetch(
-      () => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } })),
-      { onVerdict: (e) => seen.push(e) },
-    );
-    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-      method: "POST",
-      body: JSON.stringify({
-        contents: [{ role: "user", parts: [{ text: "Weather?" }] }],
-        tools: [{ functionDeclarations: TOOLS_RESPONSES }],
-      }),
-    });
-    const chunks = (await res.text()).split("\n").filter((l) => l.startsWith("data: "))
-      .map((l) => JSON.parse(l.slice(6)));
+    const body = geminiChunk([{ text: `Let me ${writtenCall(name)}` }]) +
+      geminiChunk([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
+      geminiChunk([{ text: " Done." }], { finishReason: "STOP", avgLogprobs: -0.5 }, { usageMetadata });
+    const { chunks, seen } = await throughGemini([body]);
     const ends = chunks.findIndex((c) => c.candidates?.[0]?.finishReason != null);
     assert.equal(chunks[ends]?.candidates[0].finishReason, "STOP", `gemini ${name}`);
     assert.deepEqual(chunks.slice(ends + 1), [], `gemini ${name}: after the finish`);
     assert.deepEqual(chunks.flatMap((c) => c.usageMetadata ?? []), [usageMetadata], `gemini ${name}`);
     assert.deepEqual(chunks.flatMap((c) => c.candidates?.[0]?.avgLogprobs ?? []), [-0.5], `gemini ${name}`);
-    const said = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? [])
-      .map((p: { text?: string }) => p.text ?? "").join("");
+    const said = geminiText(chunks);
     assert.ok(said.startsWith(words), `gemini ${name}: ${said}`);
     assert.match(
       said.slice(words.length).trimStart(),
@@ -713,5 +661,284 @@ test("guardFetch: a Chat or Gemini written call whose finishing chunk brings wor
       `gemini ${name}`,
     );
     assert.equal(seen[0]?.reason, said.slice(words.length).trimStart(), `gemini ${name}`);
+  }
+});
+
+test("guardFetch: a written call that passes beside a frame not JSON naming a call, whose stop says tool use, stops for no call (Anthropic, Chat)", async () => {
+  // (the stop came for the native call dropped unread; the written call goes as text, so the message ended
+  // for tool use with no call in it, and an SDK user's loop looked for the call it was promised)
+  const lead = "Let me check. ";
+  const frames = anthropicStream([lead + writtenCall("get_weather")]) as Record<string, unknown>[];
+  const start = { type: "content_block_start", index: 1, content_block: { type: "tool_use", name: "x" } };
+  const end = frames.findIndex((e) => e.type === "message_delta");
+  const stop = { ...frames[end], delta: { stop_reason: "tool_use", stop_sequence: null } };
+  reply({
+    sse: [
+      ...frames.slice(0, end),
+      `event: content_block_start\ndata: ${JSON.stringify(start).slice(0, -1)}\n\n`,
+      stop,
+      ...frames.slice(end + 1),
+    ],
+    named: true,
+  });
+  const message = await anthropicFinal();
+  assert.deepEqual([message.stop_reason, message.content.map((b) => b.type)], ["end_turn", ["text", "text"]]);
+  assert.match(events[0]?.reason ?? "", DROPPED_ALONE);
+
+  const cut = chatChunk({ tool_calls: [{ index: 0, id: "B", type: "function", function: { name: "x" } }] });
+  for (const finish of ["tool_calls", "function_call"]) {
+    reply({
+      sse: [
+        chatChunk({ role: "assistant", content: lead + writtenCall("get_weather") }),
+        `data: ${JSON.stringify(cut).slice(0, -1)}\n\n`,
+        chatChunk({}, finish),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await chatFinal();
+    const choice = final.choices[0];
+    assert.deepEqual([choice?.finish_reason, choice?.message.tool_calls ?? []], ["stop", []], finish);
+    assert.ok(choice?.message.content?.startsWith(lead + writtenCall("get_weather")), finish);
+    assert.match(events[0]?.reason ?? "", DROPPED_ALONE, finish);
+  }
+});
+
+test("guardFetch n=2: Chat calls past n that come after an answer was told are counted in onVerdict as the later answer reads them", async () => {
+  // (answer 0 read of one call past n, answer 1, told after a second came, of two, and onVerdict of one)
+  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+  const past = (index: number, id: string) =>
+    chunk([{
+      index,
+      delta: { tool_calls: [{ index: 0, id, type: "function", function: { name: "get_weather" } }] },
+    }]);
+  const role = { role: "assistant", content: "Let me check." };
+  reply({
+    sse: [
+      chunk([0, 1].map((index) => ({ index, delta: role }))),
+      past(5, "E"),
+      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
+      past(6, "F"),
+      chunk([{ index: 1, delta: {}, finish_reason: "tool_calls" }]),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await chatFinal({ n: 2 });
+  const counted = (text: string) => text.match(/toolguard dropped this turn's (tool calls?):/)?.[1];
+  const read = [0, 1].map((i) => counted(final.choices.find((c) => c.index === i)?.message.content ?? ""));
+  assert.deepEqual([read, counted(events[0]?.reason ?? "")], [["tool call", "tool calls"], "tool calls"]);
+});
+
+test("guardFetch retry: a retry's written call whose finishing chunk brings words, beside a chunk not JSON naming a call's key, is told before the finish (Chat, Gemini)", async () => {
+  // (the retry's stream splits its finishing chunk as a first attempt's does: else its reason went out after
+  // finish_reason "stop" / finishReason "STOP")
+  const cut = chatChunk({ tool_calls: [{ index: 0, id: "B", type: "function", function: { name: "x" } }] });
+  const chat = (name: string) => [
+    chatChunk({ role: "assistant", content: `Let me ${writtenCall(name)}` }),
+    `data: ${JSON.stringify(cut).slice(0, -1)}\n\n`,
+    chatChunk({ content: " Done." }, "stop"),
+    "data: [DONE]\n\n",
+  ];
+  const script = [{ sse: chat("delete_everything") }, { sse: chat("get_weather") }];
+  const { value, seen } = await withGuardedServer(script, { retry: 1 }, async (server, f) => {
+    const client = new OpenAI({ baseURL: server.url + "/v1", apiKey: "k", fetch: f });
+    const stream = await client.chat.completions.create({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+      stream: true,
+    });
+    let [text, finish, after] = ["", null as string | null, ""];
+    for await (const chunk of stream) {
+      const c = chunk.choices[0];
+      if (finish !== null && c) after += JSON.stringify(c);
+      text += c?.delta.content ?? "";
+      finish ??= c?.finish_reason ?? null;
+    }
+    return { text, finish, after };
+  });
+  const words = `Let me ${writtenCall("get_weather")} Done.`;
+  assert.deepEqual([value.finish, value.after], ["stop", ""], "chat");
+  assert.deepEqual(seen.map((e) => [e.attempt, e.retried]), [[0, true], [1, undefined]], "chat");
+  assert.ok(value.text.includes(words), `chat: ${value.text}`);
+  assert.equal(
+    value.text.slice(value.text.indexOf(words) + words.length).trimStart(),
+    seen[1].reason,
+    "chat",
+  );
+  assert.match(seen[1].reason ?? "", DROPPED_ALONE, "chat");
+
+  const answer = (name: string) =>
+    geminiChunk([{ text: `Let me ${writtenCall(name)}` }]) +
+    geminiChunk([{ functionCall: { name, args: {} } }]).replace(/\}\n\n$/, "\n\n") +
+    geminiChunk([{ text: " Done." }], { finishReason: "STOP" });
+  const gemini = await throughGemini([answer("delete_everything"), answer("get_weather")], { retry: 1 });
+  const { chunks, seen: told } = gemini;
+  const ends = chunks.findIndex((c) => c.candidates?.[0]?.finishReason != null);
+  assert.deepEqual([gemini.left, chunks[ends]?.candidates[0].finishReason], [0, "STOP"], "gemini");
+  assert.deepEqual(chunks.slice(ends + 1), [], "gemini: after the finish");
+  assert.deepEqual(told.map((e) => [e.attempt, e.retried]), [[0, true], [1, undefined]], "gemini");
+  const said = geminiText(chunks);
+  assert.ok(said.includes(words), `gemini: ${said}`);
+  assert.equal(said.slice(said.indexOf(words) + words.length).trimStart(), told[1].reason, "gemini");
+});
+
+/** Cohere v2 stream events, named as Cohere names them: a text block at `index`, and a call's start and end. */
+const cohere = {
+  wire: (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`,
+  start: { type: "message-start", id: "c1", delta: { message: { role: "assistant" } } },
+  text: (index: number, text: string) => [
+    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index, delta: { message: { content: { text } } } },
+    { type: "content-end", index },
+  ],
+  call: (index: number, args: unknown) => [
+    {
+      type: "tool-call-start",
+      index,
+      delta: {
+        message: {
+          tool_calls: {
+            id: `t${index}`,
+            type: "function",
+            function: { name: "get_weather", arguments: args },
+          },
+        },
+      },
+    },
+    { type: "tool-call-end", index },
+  ],
+  end: (finish: string) => ({ type: "message-end", delta: { finish_reason: finish } }),
+};
+
+/** {@linkcode throughGate} for Cohere v2 chat, its request declaring the tools. */
+const throughCohere = (bodies: string[], options: GuardFetchOptions = {}) =>
+  throughGate(
+    "http://llm.test/v2/chat",
+    { model: "command-r", stream: true, messages, tools: TOOLS_OPENAI },
+    bodies,
+    options,
+  );
+
+test("guardFetch: a Cohere frame not JSON that names a call, in a stream that finishes TOOL_CALL with no call, is told, as onVerdict says", async () => {
+  // (the client read a finish for tool calls with no call to run and nothing said, and onVerdict nothing)
+  const cut = cohere.wire(cohere.call(0, "{}")[0]).replace(/\}\n\n$/, "\n\n");
+  for (const finish of ["TOOL_CALL", "COMPLETE"]) {
+    const body = [cohere.start, ...cohere.text(0, "Let me check.")].map(cohere.wire).join("") + cut +
+      cohere.wire(cohere.end(finish));
+    const { events, seen } = await throughCohere([body]);
+    const [said, told] = cohereBlockTexts(events);
+    const ends = events.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason);
+    assert.equal(said, "Let me check.", finish);
+    if (finish === "COMPLETE") {
+      // (a finish of no call: the frame may have been text, and nothing says it was a call's)
+      assert.deepEqual([told, ends, seen[0]?.reason], [undefined, ["COMPLETE"], undefined], finish);
+      continue;
+    }
+    assert.deepEqual(ends, ["COMPLETE"], finish);
+    assert.match(told?.trimStart() ?? "", DROPPED_ALONE, finish);
+    assert.equal(seen[0]?.reason, told?.trimStart(), finish);
+  }
+});
+
+test("guardFetch: a Cohere frame not JSON that names a call beside a call held is told, with the call kept, ahead of a rejection's reason or of a retry's blocks", async () => {
+  // (it went unsaid: only the calls read were judged and sent, and the model never knew one was dropped)
+  const cut = cohere.wire(cohere.call(1, "{}")[0]).replace(/\}\n\n$/, "\n\n");
+  const stream = (text: string, args: string, cutToo = true) =>
+    [cohere.start, ...cohere.text(0, text), ...cohere.call(0, args)].map(cohere.wire).join("") +
+    (cutToo ? cut : "") + cohere.wire(cohere.end("TOOL_CALL"));
+  const good = JSON.stringify({ city: "Oslo" });
+  const bad = JSON.stringify(REJECTED_CALL.args);
+  const cases = {
+    kept: { bodies: [stream("Let me check.", good)], retry: 0, calls: ["t0"], finish: "TOOL_CALL" },
+    rejected: { bodies: [stream("Let me check.", bad)], retry: 0, calls: [], finish: "COMPLETE" },
+    retried: {
+      bodies: [stream("Let me check.", bad), stream("Again.", good, false)],
+      retry: 1,
+      calls: ["t0"],
+      finish: "TOOL_CALL",
+    },
+  };
+  for (const [label, { bodies, retry, calls, finish }] of Object.entries(cases)) {
+    const { events, seen } = await throughCohere(bodies, { retry });
+    const blocks = cohereBlockTexts(events);
+    const starts = events.filter((e) => e.type === "content-start").map((e) => e.index);
+    const ids = events.filter((e) => e.type === "tool-call-start").map((e) => e.delta.message.tool_calls.id);
+    const ends = events.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason);
+    assert.deepEqual([starts, ids, ends], [blocks.map((_, i) => i), calls, [finish]], label);
+    assert.equal(blocks[0], "Let me check.", label);
+    assert.match(blocks[1].trimStart(), DROPPED_ALONE, label);
+    const read = blocks.slice(1, label === "rejected" ? 3 : 2).map((b) => b.trimStart()).join("\n\n");
+    if (label === "rejected") assert.match(read, DROPPED_THEN_STOPPED, label);
+    // (a retried turn's event has the judge's reason too, which the model never read: the retry went on)
+    if (label === "retried") assert.ok(seen[0]?.reason?.startsWith(read + "\n\ntoolguard stopped "), label);
+    else assert.equal(seen[0]?.reason, read, label);
+    if (label === "retried") assert.deepEqual(blocks.slice(2), ["\n\nAgain."], label);
+  }
+});
+
+test("guardFetch: a Cohere written call beside a frame not JSON that names a call is told, after the call's text or ahead of the judge's reason and a retry's words, and a passing one finishes COMPLETE", async () => {
+  // (the frame went unsaid, and a written call that passed kept the TOOL_CALL finish the dropped call
+  // brought, with no call in the message)
+  const cut = cohere.wire(cohere.call(0, "{}")[0]).replace(/\}\n\n$/, "\n\n");
+  const stream = (text: string, cutToo = true) =>
+    [cohere.start, ...cohere.text(0, text)].map(cohere.wire).join("") + (cutToo ? cut : "") +
+    cohere.wire(cohere.end(cutToo ? "TOOL_CALL" : "COMPLETE"));
+  const cases = {
+    passed: { bodies: [stream(`Let me ${writtenCall("get_weather")}`)], retry: 0 },
+    rejected: { bodies: [stream(`Let me ${writtenCall("delete_everything")}`)], retry: 0 },
+    retried: {
+      bodies: [stream(`Let me ${writtenCall("delete_everything")}`), stream("Again.", false)],
+      retry: 1,
+    },
+  };
+  for (const [label, { bodies, retry }] of Object.entries(cases)) {
+    const { events, seen } = await throughCohere(bodies, { retry });
+    const text = cohereBlockTexts(events).join("");
+    const ends = events.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason);
+    assert.deepEqual(ends, ["COMPLETE"], label);
+    const words = label === "passed" ? `Let me ${writtenCall("get_weather")}` : "Let me ";
+    assert.ok(text.startsWith(words), `${label}: ${text}`);
+    const told = text.slice(words.length).trimStart();
+    if (label === "retried") {
+      assert.ok(told.endsWith("\n\nAgain."), label);
+      const read = told.slice(0, -"\n\nAgain.".length);
+      assert.match(read, DROPPED_ALONE, label);
+      assert.ok(seen[0]?.reason?.startsWith(read + "\n\ntoolguard stopped "), label);
+      continue;
+    }
+    assert.match(told, label === "passed" ? DROPPED_ALONE : DROPPED_THEN_STOPPED, label);
+    assert.equal(seen[0]?.reason, told, label);
+  }
+});
+
+test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a response that holds no call, is told, as onVerdict says", async () => {
+  // (Responses has no stop for calls: the response ended as an answer of text, the call unsaid, onVerdict
+  // nothing; a frame not JSON that names no call may be text: dropped unsaid)
+  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
+  const end = frames.findIndex((e) => e.type === "response.completed");
+  const added = (item: Record<string, unknown>) =>
+    `data: ${JSON.stringify({ type: "response.output_item.added", output_index: 1, item }).slice(0, -2)}\n\n`;
+  const cuts = {
+    call: added({ id: "fc_1", type: "function_call", call_id: "c1", name: "get_weather", arguments: "" }),
+    text: added({ id: "msg_2", type: "message", role: "assistant", content: [] }),
+  };
+  for (const [label, cut] of Object.entries(cuts)) {
+    reply({ sse: [...frames.slice(0, end), cut, ...frames.slice(end)] });
+    const final = await openai().responses.stream({
+      model: "m",
+      input: "hi",
+      tools: TOOLS_RESPONSES as never,
+    })
+      .finalResponse();
+    const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+      .map((c) => c.type === "output_text" ? c.text : "");
+    assert.equal(texts[0], "Let me check.", label);
+    if (label === "text") {
+      assert.deepEqual([texts.length, events[0]?.reason], [1, undefined], label);
+      continue;
+    }
+    assert.equal(texts.length, 2, label);
+    assert.match(texts[1].trimStart(), DROPPED_ALONE, label);
+    assert.equal(events[0]?.reason, texts[1].trimStart(), label);
   }
 });

@@ -31,6 +31,7 @@ import {
   type TextFrames,
   type TextPart,
   TextPlaces,
+  toldBlockAt,
   ToolPositions,
   type TurnRecorder,
 } from "./shared.ts";
@@ -366,14 +367,7 @@ class AnthropicStream implements FrameRouter {
     const ends = blockEnds(dropped, "content_block_start", "content_block_stop");
     const at = this.#toldAt;
     if (at === undefined) return ends;
-    let told = "";
-    for (const h of dropped) {
-      if (h.event === undefined || !this.#told.has(h.event)) continue;
-      const text = blockText(h.event);
-      if (typeof text === "string") flow.sawText(text);
-      told += named({ ...h.event, index: at });
-    }
-    return ends + told;
+    return ends + toldBlockAt(dropped, this.#told, at, { flow, text: blockText, wire: named });
   }
 
   /**
@@ -470,6 +464,8 @@ class AnthropicStream implements FrameRouter {
       });
     const held = flow.held;
     const end = held.findIndex((h) => h.event?.type === "message_delta" || h.event?.type === "message_stop");
+    // (beside a written call alone, no `tool_use` block is left: the stop says so, as `#stopOfDropped`'s)
+    if (written && this.#tools.size === 0) flow.setHeld(held.map(endsTurn));
     flow.holdAt(end < 0 ? held.length : end, told);
   }
 
@@ -565,6 +561,17 @@ class AnthropicStream implements FrameRouter {
     for (const e of textBlock(next, text)) emit(e);
     for (const h of tail) flow.send(h.raw);
   }
+}
+
+/**
+ * A held `message_delta` whose stop says `tool_use`, made `end_turn`; any other frame as it is. A message
+ * left with no `tool_use` block that stops for tool use sends the SDK user's loop looking for a call.
+ */
+function endsTurn(held: Held): Held {
+  const e = held.event;
+  if (e?.type !== "message_delta" || !isRecord(e.delta) || e.delta.stop_reason !== "tool_use") return held;
+  const event = { ...e, delta: { ...e.delta, stop_reason: "end_turn", stop_sequence: null } };
+  return { ...held, raw: named(event), event };
 }
 
 /**

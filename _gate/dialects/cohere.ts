@@ -22,7 +22,9 @@ import {
   type Held,
   heldText,
   joinsEarlierWords,
+  malformedCallsReason,
   mayGoBlank,
+  namesKey,
   Openings,
   PARAGRAPH,
   placeReason,
@@ -35,6 +37,7 @@ import {
   type TextFrames,
   type TextPart,
   TextPlaces,
+  toldBlockAt,
   ToolPositions,
   type TurnRecorder,
 } from "./shared.ts";
@@ -198,6 +201,23 @@ function reasonLead(flow: StreamFlow): string {
   );
 }
 
+/** A held `message-end` whose finish says `TOOL_CALL`, made `COMPLETE`; any other frame as it is. */
+function completes(held: Held): Held {
+  const e = held.event;
+  if (e?.type !== "message-end" || !isRecord(e.delta) || e.delta.finish_reason !== "TOOL_CALL") return held;
+  const event = { ...e, delta: { ...e.delta, finish_reason: "COMPLETE" } };
+  return { ...held, raw: reframe(event, { raw: held.raw, event: e }), event };
+}
+
+/** A text content block at `index` holding `text`: its start, one delta and its end. */
+function textBlock(index: number, text: string): Record<string, unknown>[] {
+  return [
+    { type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index, delta: { message: { content: { text } } } },
+    { type: "content-end", index },
+  ];
+}
+
 /**
  * Events of no text after which the text goes on (see `TextPart.goesOn`): a block's end and the next one's
  * start too, as a body's text blocks are read joined (a tail that may begin a marker, let out at its block's
@@ -302,6 +322,16 @@ class CohereStream implements FrameRouter {
   #planLead: string | undefined;
   /** On a retry's stream: whether the plan the client had before it ends mid-line. */
   #planRunsOn = false;
+  /** Whether a frame was dropped unread: it may have been a call's (see `#stopOfDropped`). */
+  #unread = false;
+  /** Whether a frame dropped unread named a call: a call's beside the calls held (see `unread`). */
+  #unreadCall = false;
+  /** The reason `#stopOfDropped` or `tellDropped` wrote, once one did (see `FrameRouter.ownReason`). */
+  #ownReason: string | undefined;
+  /** The frames of the text block `tellDropped` put among the held ones: no block the client had. */
+  readonly #told = new Set<Record<string, unknown>>();
+  /** Where a retry puts that block, ahead of its own (see `resumePoint`). */
+  #toldAt: number | undefined;
 
   /**
    * The clients (the AI SDK, Cohere's examples) take the text of each `content-delta`: the text the watch
@@ -493,17 +523,27 @@ class CohereStream implements FrameRouter {
     const first = held.findIndex((h) => h.tool);
     const dropped = held.slice(Math.max(first, 0)).filter((h) => h.event?.type === "content-start").length;
     const from = Math.max(first, 0);
+    // (the block `tellDropped` held goes ahead of the retry's, at `at`: see `endsDropped`)
+    const telling = held.some((h) => h.event !== undefined && this.#told.has(h.event));
+    this.#toldAt = telling ? this.#nextContent - dropped : undefined;
     return {
-      at: this.#nextContent - dropped,
+      at: this.#nextContent - dropped + (telling ? 1 : 0),
       citations: this.#clientCited(from),
       plan: this.#clientPlan(from),
       planRunsOn: this.#clientPlanRunsOn(from),
     };
   }
 
-  /** The ends of the blocks a client holds open that a retry drops (see `FrameRouter.endsDropped`). */
-  endsDropped(dropped: readonly Held[]): string {
-    return blockEnds(dropped, "content-start", "content-end");
+  /**
+   * The ends of the blocks a client holds open that a retry drops (see `FrameRouter.endsDropped`), then the
+   * text block `tellDropped` held, numbered where `resumePoint` put it: dropped with the calls, the model
+   * never knew that a call of its turn was dropped unread, its retry going on as if none had been.
+   */
+  endsDropped(dropped: readonly Held[], flow: StreamFlow): string {
+    const ends = blockEnds(dropped, "content-start", "content-end");
+    const at = this.#toldAt;
+    if (at === undefined) return ends;
+    return ends + toldBlockAt(dropped, this.#told, at, { flow, text: saidText, wire: (e) => this.#wire(e) });
   }
 
   /**
@@ -616,6 +656,7 @@ class CohereStream implements FrameRouter {
         (type === "content-end" && this.#openings.ends(event.index));
       if (opening || waits) return this.#openings.hold({ raw, event }, flow);
       this.sendOpenings(flow);
+      if (type === "message-end" && this.#stopOfDropped(event, flow)) return;
       // (white space alone says nothing: the reason then needs no blank line before it; the plan stands
       // ahead of the text, as a body reads it, a retry's plan too)
       const said = saidText(event);
@@ -624,6 +665,75 @@ class CohereStream implements FrameRouter {
       return flow.send(raw);
     }
     flow.hold({ raw, event, tool: false });
+  }
+
+  /**
+   * Ends a stream whose only call came in a frame dropped unread, whose `message-end` says `TOOL_CALL`, as
+   * a rejected turn ends: a text block saying so, then the finish made `COMPLETE`. True when it did. Left
+   * as it came, the client read a finish for tool calls with no call to run and nothing said, and the
+   * model was never told (as Anthropic's `#stopOfDropped`).
+   */
+  #stopOfDropped(event: Record<string, unknown>, flow: StreamFlow): boolean {
+    const delta = isRecord(event.delta) ? event.delta : undefined;
+    if (delta?.finish_reason !== "TOOL_CALL" || !this.#unread) return false;
+    // (an unread frame's calls are not known: at least one)
+    const reason = malformedCallsReason(1);
+    this.#ownReason = reason;
+    const ending = { ...event, delta: { ...delta, finish_reason: "COMPLETE" } };
+    for (const e of [...textBlock(this.#nextContent++, reasonLead(flow) + reason), ending]) {
+      flow.send(this.#wire(e));
+    }
+    return true;
+  }
+
+  /**
+   * See `FrameRouter.unread`: told where the stream then finishes for tool calls with none held (see
+   * `#stopOfDropped`). Beside calls held, only one that names a call (its `tool_calls` key, or a
+   * `tool-call-start` type, see `namesKey`) is taken for a call's, as Ollama reads its lines: any other may
+   * be text, or a finish (`"finish_reason":"TOOL_CALL"`).
+   */
+  unread(data: string): void {
+    this.#unread = true;
+    if (namesKey(data, "tool_calls") || namesKey(data, "type", "tool-call-start")) this.#unreadCall = true;
+  }
+
+  /**
+   * See `FrameRouter.tellDropped`: beside calls held, a text block saying that a call came in a frame dropped
+   * unread, held ahead of the held end (the finish stays `TOOL_CALL`, for the calls kept), so it goes with
+   * the calls that pass, a rejection or drop-call sends it before its own reason, and a retry puts it ahead
+   * of its blocks (see `endsDropped`); beside calls written into the text, after their text, the finish
+   * made `COMPLETE` (no call is left in the message).
+   */
+  tellDropped(flow: StreamFlow, _answers?: ReadonlySet<number>, { written = false } = {}): void {
+    if (!this.#unreadCall || this.#ownReason !== undefined) return;
+    if (!written && !flow.held.some((h) => h.tool)) return;
+    // (an unread frame's calls are not known: at least one)
+    const reason = malformedCallsReason(1);
+    this.#ownReason = reason;
+    const block = textBlock(this.#nextContent++, reasonLead(flow) + reason);
+    // (beside a written call, the block is one frame marked told, as Anthropic's: the watch's ending leads a
+    // rejection's reason with its words, and a retry sends them after the text it sends ahead; its start is
+    // its event, so a retry numbers its blocks as if it never came)
+    const told = written
+      ? [{
+        raw: block.map((e) => this.#wire(e)).join(""),
+        event: block[0],
+        tool: false,
+        told: { reason, answer: 0 },
+      }]
+      : block.map((e) => {
+        this.#told.add(e);
+        return { raw: this.#wire(e), event: e, tool: false };
+      });
+    const end = flow.held.findIndex((h) => h.event?.type === "message-end");
+    // (beside a written call alone, no call is left: the finish says so, as `#stopOfDropped`'s)
+    if (written) flow.setHeld(flow.held.map(completes));
+    flow.holdAt(end < 0 ? flow.held.length : end, told);
+  }
+
+  /** See `FrameRouter.ownReason`. */
+  ownReason(): string | undefined {
+    return this.#ownReason;
   }
 
   /** Sends the held openings the watch has not let out or dropped since (see `FrameRouter.sendOpenings`). */
@@ -652,9 +762,7 @@ class CohereStream implements FrameRouter {
     let told = false;
     const tell = () => {
       told = true;
-      emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
-      emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
-      emit({ type: "content-end", index });
+      textBlock(index, text).forEach(emit);
     };
     // Only Cohere calls are a Cohere client's (another dialect's event in the stream is judged, not numbered).
     const own = (calls: readonly { dialect: string; slot: number }[]) =>
@@ -690,9 +798,7 @@ class CohereStream implements FrameRouter {
       if (h.event.type === "message-end") end = h.event;
       else flow.send(h.raw);
     }
-    emit({ type: "content-start", index, delta: { message: { content: { type: "text", text: "" } } } });
-    emit({ type: "content-delta", index, delta: { message: { content: { text } } } });
-    emit({ type: "content-end", index });
+    textBlock(index, text).forEach(emit);
     const delta = isRecord(end?.delta) ? end.delta : {};
     emit({ ...(end ?? {}), type: "message-end", delta: { ...delta, finish_reason: "COMPLETE" } });
   }

@@ -236,8 +236,11 @@ class ChatStream implements FrameRouter {
   readonly #strayCalls = new Set<string>();
   /** How many dropped calls the reasons written told of, over every answer (see `#told`). */
   #toldCalls = 0;
-  /** Whether a reason written told of the calls of no known answer (counted once in `#toldCalls`). */
-  #strayTold = false;
+  /**
+   * How many calls of no known answer the reasons written told of, at most (counted once in `#toldCalls`):
+   * a call past `n` may come after an answer was told, and the next answer reads of more.
+   */
+  #strayTold = 0;
   /** The answers told of calls dropped (see `toldAnswers`). */
   readonly #toldAnswers = new Set<number>();
 
@@ -565,6 +568,9 @@ class ChatStream implements FrameRouter {
       // (the last words held may come with the answer's finish: apart from it, so the reason goes before it)
       const apart = at < 0 ? undefined : finishApart(flow.held[at], index);
       if (apart) flow.setHeld([...flow.held.slice(0, at), ...apart, ...flow.held.slice(at + 1)]);
+      // (an answer of a written call alone holds no call: its finish for tool calls says `stop`, as
+      // `#finishOfDropped`'s)
+      if (!this.#called.has(index)) flow.setHeld(flow.held.map((h) => stopsFor(h, index)));
       flow.holdAt(at + 1, [{
         raw: formatSse(JSON.stringify(event)),
         event,
@@ -578,15 +584,16 @@ class ChatStream implements FrameRouter {
    * How many dropped calls answer `index` is told of, now that it is: its own, and with `stray` the calls of
    * no known answer (at a choice past `n`, or in a chunk not read, whose calls are not known: at least one),
    * which every answer told may have made, counted once in `#toldCalls` however many read of them (one call
-   * read as two where two answers finished for tool calls), and told beside an answer's own (where each
-   * answer told had lost calls of its own, they went unsaid).
+   * read as two where two answers finished for tool calls), as many as the most any answer read of (a call
+   * past `n` may come after an answer was told: the next reads of more), and told beside an answer's own
+   * (where each answer told had lost calls of its own, they went unsaid).
    */
   #told(index: number, stray: boolean): number {
     const own = this.#refusedCalls.get(index)?.size ?? 0;
     this.#refusedCalls.delete(index);
     const strays = stray ? Math.max(this.#strayCalls.size, 1) : 0;
-    this.#toldCalls += own + (this.#strayTold ? 0 : strays);
-    if (stray) this.#strayTold = true;
+    this.#toldCalls += own + Math.max(strays - this.#strayTold, 0);
+    this.#strayTold = Math.max(this.#strayTold, strays);
     this.#toldAnswers.add(index);
     return own + strays;
   }
@@ -1013,6 +1020,26 @@ function finishApart(held: Held, index: number): [Held, Held] | undefined {
     choices: [{ index, delta: {}, logprobs: null, finish_reason: ends.finish_reason }],
   };
   return [{ ...held, ...frame(open(event)), written }, { ...held, ...frame(finish), written: undefined }];
+}
+
+/**
+ * A held chunk whose choice `index` finishes for tool calls, with that finish made `stop`; any other as it
+ * is (a frame of written text too: its `rest` would keep the old finish). A choice with no call that
+ * finishes for tool calls sends the SDK user's loop looking for one.
+ */
+function stopsFor(held: Held, index: number): Held {
+  const event = held.event;
+  const ends = (c: unknown) =>
+    isRecord(c) && choiceIndex(c) === index &&
+    (c.finish_reason === "tool_calls" || c.finish_reason === "function_call");
+  if (!event || held.written || !choicesOf(event).some(ends)) return held;
+  const stopped = {
+    ...event,
+    choices: choicesOf(event).map((c) =>
+      ends(c) ? { ...c as Record<string, unknown>, finish_reason: "stop" } : c
+    ),
+  };
+  return { ...held, raw: formatSse(JSON.stringify(stopped)), event: stopped };
 }
 
 /** The text fields of a Chat delta a retry sends back: the answer and, where a server streams it, reasoning. */

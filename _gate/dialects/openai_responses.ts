@@ -21,6 +21,8 @@ import {
   hasWords,
   type Held,
   heldText,
+  malformedCallsReason,
+  namesKey,
   Openings,
   placeReason,
   reasonBlock,
@@ -1026,6 +1028,10 @@ class ResponsesStream implements FrameRouter {
 
   /** How many output items the client holds: the last snapshot's, then one per `output_item.added`. */
   #items = 0;
+  /** Whether a frame dropped unread named a call (see `unread`). */
+  #unreadCall = false;
+  /** The reason `#endOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
+  #ownReason: string | undefined;
   /** Where a client holds each item added, by the `output_index` the provider gave it. */
   readonly #placeOf = new Map<number, number>();
   /** True once a call was added away from its place: from then on every event is sent at its item's place. */
@@ -1294,6 +1300,7 @@ class ResponsesStream implements FrameRouter {
       // (white space alone says nothing: the reason then follows it without a blank line, as in a body)
       const said = this.#said(event);
       if (said !== undefined) flow.sawText(said);
+      if (TERMINAL.has(type as string) && this.#endOfDropped(raw, event, flow)) return;
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
       return flow.send(raw);
     }
@@ -1301,6 +1308,39 @@ class ResponsesStream implements FrameRouter {
     // (an argument event or a call's item at no index is still a call's: a withheld turn drops it with the
     // calls; the item finished there was sent whole, the rejected call in it)
     flow.hold({ raw, event, tool: this.#tools.has(oi) || callItem || ARGUMENT_EVENTS.has(type as string) });
+  }
+
+  /**
+   * Ends a response that holds no call, where a frame dropped unread named one, as a rejected turn ends: a
+   * message item saying so, then the final snapshot listing it. True when it did. Left as it came, the
+   * model was never told that a call of its turn was dropped and did not run (Responses has no stop that
+   * says a call was made: the frame's own words are all there is).
+   */
+  #endOfDropped(raw: string, event: Record<string, unknown>, flow: StreamFlow): boolean {
+    if (!this.#unreadCall || this.#ownReason !== undefined) return false;
+    // (an unread frame's calls are not known: at least one)
+    const reason = malformedCallsReason(1);
+    this.#ownReason = reason;
+    const emit = this.#emitter(flow);
+    const item = this.#message(this.#lead(flow) + reason, this.#items, emit);
+    const response = isRecord(event.response) ? event.response : {};
+    const output = Array.isArray(response.output) ? response.output : [];
+    emit({ ...event, response: { ...response, output: [...output, item] } }, { raw, event });
+    return true;
+  }
+
+  /**
+   * See `FrameRouter.unread`: only a frame that names a call (a `function_call` item's type, a `call_id`,
+   * see `namesKey`) is taken for a call's, as Ollama reads its lines: any other may be text. Told where the
+   * response then ends with no call held (see `#endOfDropped`); beside calls held it goes unsaid yet.
+   */
+  unread(data: string): void {
+    if (namesKey(data, "type", "function_call") || namesKey(data, "call_id")) this.#unreadCall = true;
+  }
+
+  /** See `FrameRouter.ownReason`. */
+  ownReason(): string | undefined {
+    return this.#ownReason;
   }
 
   /**

@@ -956,6 +956,31 @@ export function blockEnds(dropped: readonly Held[], start: string, end: string):
 }
 
 /**
+ * The frames among `dropped` of the text block a router held to tell of calls it dropped (those in `told`,
+ * see {@linkcode FrameRouter.tellDropped}), numbered `at` (where its `resumePoint` put the block, ahead of a
+ * retry's) and written by `wire`, their text noted in `flow` as the client's (Anthropic, Cohere).
+ */
+export function toldBlockAt(
+  dropped: readonly Held[],
+  told: ReadonlySet<Record<string, unknown>>,
+  at: number,
+  { flow, text, wire }: {
+    flow: StreamFlow;
+    text: (event: Record<string, unknown>) => unknown;
+    wire: (event: Record<string, unknown>) => string;
+  },
+): string {
+  let out = "";
+  for (const h of dropped) {
+    if (h.event === undefined || !told.has(h.event)) continue;
+    const said = text(h.event);
+    if (typeof said === "string") flow.sawText(said);
+    out += wire({ ...h.event, index: at });
+  }
+  return out;
+}
+
+/**
  * The reasoning fields of a delta or message, as servers name them (DeepSeek `reasoning_content`, vLLM
  * `reasoning`, Ollama's own API `thinking`): a retry sends each back under the name it came in.
  */
