@@ -312,10 +312,11 @@ export function strayNotice(event: Extract<McpEvent, { event: "stray_message" }>
     return `toolguard mcp: the client sent an answer${id} that no request of the server's waits for; ` +
       "not passed on (nor are later ones; --log records each)\n";
   }
-  // (without an id it is a notification, only dropped: a message whose id could not be read, which has the
-  // requests still waiting answered with an error, is a transport's value built in code, which the CLI's
-  // relays, reading JSON text, never hand the guard; with one, the event does not say whether it was an
-  // answer or a request, so the notice says what becomes of each)
+  // (without an id: a notification, dropped with nothing in its place, as the CLI meets no other; a message
+  // whose id could not be read, for which every request still waiting is answered with an error, is a
+  // transport's value built in code, which the CLI's relays, reading JSON text, never hand the guard; with
+  // an id, the event does not say whether it was an answer or a request, so the notice says what becomes of
+  // each)
   const notJudged = event.id === undefined
     ? ""
     : " (an answer to a waiting request gets an error in its place, a request is answered with one)";
@@ -538,8 +539,9 @@ export function main(args: string[]): Promise<number> {
       const exit = url !== undefined
         ? await relayMcpHttp(url, { ...options, headers, onEvent, ...(maxInFlight ? { maxInFlight } : {}) })
         : await relayMcpStdio(server[0], server.slice(1), { ...options, onEvent });
+      // (how the stdio relay ended, on every exit: its detail says how far ending the server's tree reached)
+      if (url === undefined) notice(`toolguard mcp: ${exit.detail}\n`);
       if (exit.reason === "spawn_failed" || exit.reason === "server_exited") {
-        notice(`toolguard mcp: ${exit.detail}\n`);
         return exit.reason === "server_exited" && exit.exitCode === 0 ? EXIT_OK : EXIT_FAIL;
       }
       // Like a server that exited non-zero: whoever started the relay learns that messages were lost.

@@ -150,7 +150,6 @@ class McpRelay {
   /** Writes to the client, in order. */
   #outChain: Promise<void> = Promise.resolve();
   #clientGone = false;
-  #clientClosed = false;
   /** Set while the server's stdin is full: the client is read again once it drains. */
   #drainWait: Promise<void> | null = null;
   /** Bytes of the relay's own answers to the server written since its stdin was last seen drained. */
@@ -317,7 +316,6 @@ class McpRelay {
     }
     for (const frame of framer.end()) await feed.feed(frame);
     await feed.settled();
-    this.#clientClosed = true;
   }
 
   /** The server exited (or never started): answer what waits, end what it left behind. */
@@ -356,7 +354,8 @@ class McpRelay {
     this.#session.serverClosed("was shut down because the client closed the connection");
     return this.#finish(
       first === "aborted" ? "aborted" : "client_closed",
-      this.#clientClosed ? "the client closed the connection" : "the relay was stopped",
+      // (by what ended the relaying: an interrupt may end the client's input too, as the relay stops)
+      first === "aborted" ? "the relay was stopped" : "the client closed the connection",
     );
   }
 
@@ -383,25 +382,40 @@ class McpRelay {
     const signal = this.#exit?.signal ?? null;
     await this.#outChain;
     this.#emit({ event: "exit", reason, exitCode, signal });
-    return { reason, exitCode, signal, detail: detail + this.#treeMissed() };
+    const tree = this.#treeReached();
+    if (tree === undefined) return { reason, exitCode, signal, detail };
+    return { reason, exitCode, signal, detail: detail + this.#treeSaid(tree), tree };
+  }
+
+  /** How far the relay's ending of the server's tree reached (see `McpRelayExit.tree`); undefined: no server. */
+  #treeReached(): McpRelayExit["tree"] {
+    const child = this.#child;
+    if (child === null) return undefined;
+    const reach = child.killReached();
+    if (reach === "tool") return "server_only";
+    if (reach === "none") return "none";
+    return child.treeNote() === undefined ? "ended" : "group_only";
   }
 
   /**
-   * What the relay's ending of the server's tree may have missed ("": nothing), as runTool's detail says it:
-   * under Deno with a partial `--allow-run` only the server's own handle may be used, and its descendants
-   * stay; where markers do not work the tree is found by its process group only, which a descendant that
-   * left it escapes. Said only where there was a tree to end: not after a server that exited leaving no
-   * process the relay's sweep could find.
+   * `tree` in words, as runTool's detail says it: under Deno with a partial `--allow-run` only the server's
+   * own handle may be used, and its descendants stay; where markers do not work the tree is found by its
+   * process group only, which a descendant that left it escapes. A tree the relay's sweep found no process of
+   * (a server that exited leaving none it could find) is not said to have been ended: where markers reach the
+   * whole tree that is said; where only the group is known, nothing is (what escaped it cannot be seen).
    */
-  #treeMissed(): string {
-    const reach = this.#child?.killReached();
-    if (reach === undefined) {
-      const note = this.#child?.killFound() ? this.#child.treeNote() : undefined;
-      return note === undefined ? "" : `; the relay ended the server's process tree, ${note}`;
+  #treeSaid(tree: NonNullable<McpRelayExit["tree"]>): string {
+    const found = this.#child!.killFound();
+    if (tree === "ended") {
+      return found
+        ? "; the relay ended the server's process tree"
+        : "; the server exited and left no process behind";
     }
-    const said = reach === "tool"
+    const note = this.#child!.treeNote();
+    if (tree === "group_only") return found ? `; the relay ended the server's process tree, ${note}` : "";
+    const said = tree === "server_only"
       ? "the relay ended the server but not its process tree"
       : "the relay could not end the server's process tree";
-    return `; ${said}, ${this.#child!.treeNote()}`;
+    return `; ${said}, ${note}`;
   }
 }

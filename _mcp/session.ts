@@ -33,6 +33,7 @@ import {
   type JsonRpcMessage,
   lineEdges,
   LineFrame,
+  MAX_BATCH_MEMBERS,
   quickAnswerId,
   roundedMatch,
   takeLineText,
@@ -552,17 +553,19 @@ export class GuardedSession implements McpSession {
 
   /** A message from the client. Returns the server sink's promise when the message went straight on. */
   readonly fromClient = (frame: McpFrame): void | Promise<void> => {
-    if (Array.isArray(frame.message) && !isParsedText(frame)) {
-      // (built in code: each element read once, and what cannot be read answered, the rest going on)
-      const { read, unread } = this.#readBatch(frame.message);
-      const copy = { message: read as JsonRpcMessage[], extra: frame.extra };
-      if (notUtf8Frames.has(frame)) notUtf8(copy);
-      if (unread.length > 0) {
-        if (read.length === 0) return this.#toClient({ message: unread, extra: frame.extra });
-        if (this.#hooks.splitBatches) return this.#split(copy, read, unread);
-        this.#toClient({ message: unread, extra: frame.extra }); // (the server's answers come on their own)
+    if (!isParsedText(frame)) {
+      // (built in code: read once into a copy, what cannot be read answered, the rest going on)
+      let read: McpFrame | undefined;
+      try {
+        read = this.#readClient(frame);
+      } catch (error) {
+        // (a revoked proxy, an id or a batch length behind a getter that throws: no id can be read)
+        const why = `toolguard: the message could not be read (${clipMiddle(errorText(error))}), so it was ` +
+          "not passed on to the MCP server (send it again as plain data)";
+        return this.#toClient({ message: errorResponse(null, -32600, why), extra: frame.extra });
       }
-      frame = copy;
+      if (read === undefined) return;
+      frame = read;
     }
     if (this.#hooks.splitBatches && Array.isArray(frame.message)) {
       this.#judgedBatchText(frame, frame.message);
@@ -574,23 +577,51 @@ export class GuardedSession implements McpSession {
   };
 
   /**
+   * A client frame built in code, its message read once into a copy that is what is judged and goes on (a
+   * batch element by element: see #readBatch); undefined when a split batch was taken care of. Throws when the
+   * message itself cannot be read (a revoked proxy, a getter that throws, a batch whose length throws).
+   */
+  #readClient(frame: McpFrame): McpFrame | undefined {
+    const m = frame.message;
+    if (!Array.isArray(m)) {
+      const copy = { message: this.#clientCopy(m), extra: frame.extra };
+      if (notUtf8Frames.has(frame)) notUtf8(copy);
+      return copy;
+    }
+    const { read, unread } = this.#readBatch(m);
+    const copy = { message: read as JsonRpcMessage[], extra: frame.extra };
+    if (notUtf8Frames.has(frame)) notUtf8(copy);
+    if (unread.length > 0) {
+      if (read.length === 0) return void this.#toClient({ message: unread, extra: frame.extra });
+      if (this.#hooks.splitBatches) return void this.#split(copy, read, unread);
+      // (the server's answers come on their own: the batch it is sent goes on as it came, which it may answer
+      // in parts or not at all, so these are not held for its answer)
+      this.#toClient({ message: unread, extra: frame.extra });
+    }
+    return copy;
+  }
+
+  /**
    * A client batch built in code, each element read once into a copy (see #clientCopy), which is what is
-   * judged and goes on; `unread`: the answers to the elements that cannot be read (a getter or proxy that
-   * throws), Invalid Request under id null as their ids are not known. A throw out of a later read lost the
-   * elements beside it: the requests judged before it were answered, those after it never, nor any of a split
-   * batch's.
+   * judged and goes on, in a dense array; `unread`: the answers to the elements that cannot be read (a getter
+   * or proxy that throws), Invalid Request under id null as their ids are not known, and to the slots that
+   * hold no element (which JSON writes `null`, no request), one each for the first
+   * {@linkcode MAX_BATCH_MEMBERS} and one for the rest: a batch 2^32-1 slots long with holes costs what it
+   * holds, not its length. A throw out of a later read lost the elements beside it: the requests judged
+   * before it were answered, those after it never, nor any of a split batch's.
    */
   #readBatch(batch: unknown[]): { read: unknown[]; unread: JsonRpcMessage[] } {
-    // (its holes kept, each answered or sent as before; a long sparse batch is read by the slots it holds,
-    // as a server's is; an element that cannot be read leaves no slot)
-    const read: unknown[] = new Array(batch.length);
+    // (a long sparse batch is read by the slots it holds, as a server's is)
+    const read: unknown[] = [];
     const unread: JsonRpcMessage[] = [];
     const slots = heldSlots(batch);
     const count = slots?.length ?? batch.length;
+    let holes = slots === undefined ? 0 : batch.length - slots.length;
     for (let n = 0; n < count; n++) {
       const i = slots === undefined ? n : slots[n];
       try {
-        if (slots !== undefined || i in batch) read[i - unread.length] = this.#clientCopy(batch[i]);
+        if (slots !== undefined || i in batch) read.push(this.#clientCopy(batch[i]));
+        else holes++;
       } catch (error) {
         const why = `toolguard: the batch's element ${i} could not be read ` +
           `(${clipMiddle(errorText(error))}), so it was not passed on to the MCP server (send it again as ` +
@@ -598,7 +629,17 @@ export class GuardedSession implements McpSession {
         unread.push(errorResponse(null, -32600, why));
       }
     }
-    read.length = batch.length - unread.length;
+    const one =
+      "toolguard: a batch element must be an object (a slot of the batch holds none: JSON writes null)";
+    for (let n = 0; n < Math.min(holes, MAX_BATCH_MEMBERS); n++) {
+      unread.push(errorResponse(null, -32600, one));
+    }
+    if (holes > MAX_BATCH_MEMBERS) {
+      const rest = `toolguard: ${holes - MAX_BATCH_MEMBERS} more slots of the batch hold no element (JSON ` +
+        `writes null, no request): answered with this one error, past the first ${MAX_BATCH_MEMBERS} answered ` +
+        "one by one";
+      unread.push(errorResponse(null, -32600, rest));
+    }
     return { read, unread };
   }
 
@@ -1052,17 +1093,11 @@ export class GuardedSession implements McpSession {
 
   /** Judge a client frame and pass on what may go: all of it, the allowed part of a batch, or nothing. */
   #forward(frame: McpFrame): void | Promise<void> {
-    const given = frame.message;
-    if (given === undefined) return this.#unreadable(frame);
+    // (one built in code is its copy, read once as it came: see fromClient)
+    const m = frame.message;
+    if (m === undefined) return this.#unreadable(frame);
     const parsed = isParsedText(frame);
-    // (one built in code goes on as read here, once: a member read again, as the server's transport writes
-    // it, may answer other than what was judged, a `method` too, or a batch's element)
-    const m = parsed
-      ? given
-      : Array.isArray(given)
-      ? given.map((x) => this.#clientCopy(x))
-      : this.#clientCopy(given);
-    const read = m === given ? frame : { message: m, extra: frame.extra };
+    const read = frame;
     if (Array.isArray(m)) {
       if (!this.#guard.toolsKnown && m.some(isCall)) return this.#hold(frame);
       const kept = m.filter((x) => !isRecord(x) || this.#judgeClient(x, parsed) === "forward")

@@ -1355,3 +1355,78 @@ test("MCP session: a client batch built in code with elements that cannot be rea
     assert.deepEqual(toServer, [[ping, note]]);
   }
 });
+
+test("MCP session: a lone client message built in code that cannot be read is answered under id null, not thrown", () => {
+  // A throwing id getter, a revoked proxy or a batch whose length throws threw back to the caller of
+  // fromClient: no answer, and the transport's reader got the throw.
+  const revoked = () => {
+    const revocable = Proxy.revocable({}, {});
+    revocable.revoke();
+    return revocable.proxy;
+  };
+  const lengthThrows = () =>
+    new Proxy([{ jsonrpc: "2.0", id: 3, method: "ping" }], {
+      get(target, key) {
+        if (key === "length") throw new Error("the transport's length getter failed");
+        return Reflect.get(target, key);
+      },
+    });
+  const cases: [() => unknown, RegExp][] = [
+    [
+      () => idUnread({ jsonrpc: "2.0", method: "ping" }),
+      /could not be read \(the transport's id getter failed\)/,
+    ],
+    [revoked, /could not be read .*revoked/],
+    [lengthThrows, /could not be read \(the transport's length getter failed\)/],
+  ];
+  for (const batches of ["forward", "split"] as const) {
+    for (const [make, said] of cases) {
+      const { guarded, toClient, toServer } = session(batches);
+      guarded.fromClient({ message: make() as JsonRpcMessage });
+      assert.equal(toClient.length, 1, `${batches}: ${JSON.stringify(toClient)}`);
+      const answer = toClient[0] as JsonRpcMessage;
+      assert.equal(answer.id, null);
+      assert.equal((answer.error as { code: number }).code, -32600);
+      assert.match((answer.error as { message: string }).message, said);
+      assert.deepEqual(toServer, []);
+      // (the session goes on)
+      guarded.fromClient({ message: { jsonrpc: "2.0", id: 9, method: "ping" } });
+      assert.deepEqual(toServer, [{ jsonrpc: "2.0", id: 9, method: "ping" }]);
+    }
+  }
+});
+
+test("MCP session: a client batch built in code with holes is answered by what it holds, not slot by slot", () => {
+  // Each hole was answered split (one error per slot: 150 000 for 150 000 slots) and none unsplit, and a
+  // batch 2^32-1 long was walked slot by slot (minutes, as the unsplit one still was). A hole is what JSON writes null, an Invalid Request:
+  // one error each for the first 10 000, one for the rest.
+  const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+  const note = { jsonrpc: "2.0", method: "notifications/progress" };
+  const holes = (answers: unknown[]) =>
+    answers.filter((m) => (m as JsonRpcMessage).id === null && /slot/.test(JSON.stringify(m))).length;
+  for (const batches of ["forward", "split"] as const) {
+    // A few holes: one Invalid Request each, as JSON-RPC answers the nulls JSON writes for them.
+    {
+      const { guarded, toClient, toServer } = session(batches);
+      guarded.fromClient({ message: [ping, , note, ,] as JsonRpcMessage[] });
+      guarded.fromServer({ message: { jsonrpc: "2.0", id: 1, result: {} } });
+      const answers = toClient.flat();
+      assert.equal(holes(answers), 2, `${batches}: ${JSON.stringify(answers)}`);
+      assert.equal(answers.length, 3);
+      assert.deepEqual(toServer.flat(), [ping, note]);
+    }
+    // Holes past 10 000: one answer for the rest (a batch longer than 100 000 is read by the slots it holds).
+    {
+      const { guarded, toClient, toServer } = session(batches);
+      const sparse: unknown[] = [ping];
+      sparse.length = 200_000;
+      sparse[150_000] = note;
+      guarded.fromClient({ message: sparse as JsonRpcMessage[] });
+      guarded.fromServer({ message: { jsonrpc: "2.0", id: 1, result: {} } });
+      const answers = toClient.flat() as JsonRpcMessage[];
+      assert.equal(holes(answers), 10_001, batches);
+      assert.match(JSON.stringify(answers.at(-2)), /189998 more slots/);
+      assert.deepEqual(toServer.flat(), [ping, note]);
+    }
+  }
+});
