@@ -993,12 +993,18 @@ function hasCounts(prog: Op[]): boolean {
  * the `u` flag reads it (`.` takes half of an astral character there), with `^` and `$` at line ends too
  * (`multiline`), in O(length x program) steps. An assertion is decided by the characters beside the
  * position; a {@linkcode CountOp} keeps the character counts its threads entered at, each entered and
- * dropped once, so it costs no more than a set.
+ * dropped once, so it costs no more than a set. Past {@linkcode MATCH_STEPS} it throws
+ * {@linkcode MatchTooCostly}; `paced`, as soon as its steps pass those of the characters read so far.
  */
 function run(
   prog: Op[],
   s: string,
-  { unicode, multiline, counts }: { unicode: boolean; multiline: boolean; counts: boolean },
+  { unicode, multiline, counts, paced = false }: {
+    unicode: boolean;
+    multiline: boolean;
+    counts: boolean;
+    paced?: boolean;
+  },
 ): boolean {
   // read in place, by index into `s`: a list of its code points took 27 bytes a character (276 MB for 10 MB)
   const n = s.length;
@@ -1124,7 +1130,9 @@ function run(
     if (add(current, 0, i, read)) return true;
     if (i === n || (startsOnce && current.length === 0)) break;
     steps += current.length;
-    if (steps > maxSteps) throw new MatchTooCostly(n);
+    if (steps > maxSteps || (paced && steps > MATCH_STEPS.base + MATCH_STEPS.perChar * i)) {
+      throw new MatchTooCostly(n);
+    }
     const c = at(i);
     const after = i + (c > 0xffff ? 2 : 1);
     if (c > 0xffff && searchesInPairs() && emptyInPair(i + 1)) return true;
@@ -1193,7 +1201,8 @@ class LinearRegExp extends RegExp {
    * `source` with `flags` (`u`, or none for a pattern only the legacy syntax reads), matched by `prog`; a
    * string shorter than `nativeBelow` by `native` instead, where backtracking on it is bounded. `needed`: sets
    * every match takes a character of (see {@linkcode LinearRegExp.rulesOut}). `matchedBy`: an engine whose
-   * "yes" is a match, asked where the matcher runs out of its steps (JavaScriptCore fails only by saying no).
+   * "yes" is a match (JavaScriptCore fails only by saying no), asked first where a program that may run out
+   * of its steps reads a value past their pace, before the matcher is asked again whole.
    */
   constructor(
     source: string,
@@ -1231,16 +1240,17 @@ class LinearRegExp extends RegExp {
     // (a program that may run out of its steps first looks for what every match takes: `(?:a?b?){2500}x` on
     // 2 000 "a" is "no", where it was refused as unchecked; one that cannot is not slowed by the passes)
     if (this.#mayRunOut && this.rulesOut(text)) return false;
+    const options = { unicode: this.unicode, multiline: this.multiline, counts: this.#counts };
+    if (!this.#mayRunOut || this.#matchedBy === null) return run(this.#prog, text, options);
+    // (where the native "yes" stands, a value the matcher reads past its budget's pace so far is asked of the
+    // native engine first: run out at the end of 2 M digits of `(?:\d{40}|z)(?:a|b{20})+`, the matcher spent
+    // 2.7 s before the native "yes"; the native "no" is no answer there, and the matcher is asked again whole)
     try {
-      return run(this.#prog, text, {
-        unicode: this.unicode,
-        multiline: this.multiline,
-        counts: this.#counts,
-      });
+      return run(this.#prog, text, { ...options, paced: true });
     } catch (e) {
-      if (e instanceof MatchTooCostly && this.#matchedBy !== null && this.#matchedBy.test(text)) return true;
-      throw e;
+      if (!(e instanceof MatchTooCostly)) throw e;
     }
+    return this.#matchedBy.test(text) || run(this.#prog, text, options);
   }
 }
 
