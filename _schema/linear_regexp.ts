@@ -8,9 +8,11 @@
  * (`(?=\d)`, `(?<!x)`) from the characters beside a position, runs a wide counted repeat of one set
  * (`\d{1,30001}`), or of a group of a few sets read one way (`(?:ab){1000}`), on a count per thread, and reads
  * the `s` and `m` flags (not `i`). A program that keeps thousands of threads alive a character
- * (`(?:a?b?){2500}x`) stops at a budget of steps, and the value is refused as unchecked. An exponential pattern
- * that uses syntax it lacks (back-references, a wider lookaround) is refused when compiled: no bound on its
- * time could be given; a polynomial one keeps the native engine (bounded, and common in real schemas). A
+ * (`(?:a?b?){2500}x`) first fails unrun a value lacking a character every match takes (the `x`); on others it
+ * stops at a budget of steps (on Bun keeping the native engine's "yes"), and the value is refused as
+ * unchecked. An exponential pattern that uses syntax it lacks (back-references, a wider lookaround) is
+ * refused when compiled: no bound on its time could be given; a polynomial one keeps the native engine
+ * (bounded, and common in real schemas). A
  * search may start anywhere: a repeat of a set at an unanchored end is cut to its least count first (`\d+b`
  * is searched as `\db`), and a repeat a search reaches from many starts that no cut removes (`\d\d+b` on a
  * run of digits, n^2; `(?=\d)\d+b`; `\d.\d{1,30001}b`, n x 30 001) is polynomial too.
