@@ -343,6 +343,13 @@ export interface FrameRouter {
    */
   tellDropped?(flow: StreamFlow, answers: ReadonlySet<number>, options?: { written?: boolean }): void;
   /**
+   * Makes a normal stop the held finish for tool use (Anthropic `tool_use`, OpenAI Chat `tool_calls`, Cohere
+   * `TOOL_CALL`) of each of `answers`, whose calls were written into the text and that holds no native call:
+   * once the gate cut those calls, or told of a call it dropped beside them, the message holds no call, and
+   * a stop for tool use sent an SDK user's loop looking for one (a body's `replace` ends it so too).
+   */
+  endsWritten?(flow: StreamFlow, answers: ReadonlySet<number>): void;
+  /**
    * Sends now the held frames that carry text of the `answers` whose calls were rejected, ahead of what ends
    * the turn (the reason, a retry's stream), where text carries no position (OpenAI Chat): a body puts an
    * answer's text before the reason. Absent where text addresses a place (a block, an item) after the calls.
