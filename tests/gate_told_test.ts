@@ -942,3 +942,39 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a res
     assert.equal(events[0]?.reason, texts[1].trimStart(), label);
   }
 });
+
+test("guardFetch: an OpenAI Responses frame not JSON that names a call is told at the place after the items the client holds, whatever the final snapshot lists", async () => {
+  // (the told item took its place from the final snapshot's count: one listing a reasoning item never
+  // streamed made the openai SDK throw "missing output at index 2", and one listing none put the told
+  // text into the message the client held, at index 0)
+  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
+  const end = frames.findIndex((e) => e.type === "response.completed");
+  const completed = frames[end] as { response: { output: unknown[] } };
+  const cut = `data: ${
+    JSON.stringify({
+      type: "response.output_item.added",
+      output_index: 1,
+      item: { id: "fc_1", type: "function_call", call_id: "c1", name: "get_weather", arguments: "" },
+    }).slice(0, -2)
+  }\n\n`;
+  const lists = {
+    more: [{ id: "rs_1", type: "reasoning", summary: [] }, ...completed.response.output],
+    none: [],
+  };
+  for (const [label, output] of Object.entries(lists)) {
+    const last = { ...completed, response: { ...completed.response, output } };
+    reply({ sse: [...frames.slice(0, end), cut, last] });
+    const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+    const places: number[] = [];
+    stream.on("response.output_item.added", (e) => places.push(e.output_index));
+    let told = "";
+    stream.on("response.output_text.delta", (e) => (told = e.snapshot));
+    const final = await stream.finalResponse();
+    assert.deepEqual(places, [0, 1], label);
+    assert.match(told.trimStart(), DROPPED_ALONE, label);
+    const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+      .map((c) => c.type === "output_text" ? c.text : "");
+    assert.equal(texts.at(-1), told, label);
+    assert.equal(events[0]?.reason, told.trimStart(), label);
+  }
+});

@@ -1028,6 +1028,11 @@ class ResponsesStream implements FrameRouter {
 
   /** How many output items the client holds: the last snapshot's, then one per `output_item.added`. */
   #items = 0;
+  /**
+   * How many output items the client held before the last snapshot came: where `#endOfDropped` adds its
+   * item, ahead of the final snapshot (which may list items never streamed, or none).
+   */
+  #itemsBefore = 0;
   /** Whether a frame dropped unread named a call (see `unread`). */
   #unreadCall = false;
   /** The reason `#endOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
@@ -1063,6 +1068,7 @@ class ResponsesStream implements FrameRouter {
       // items added before are void (an event placed by them would go to another item, or to none, where
       // the SDK throws), so placing starts over, as at the stream's start.
       const response = isRecord(event.response) ? event.response : {};
+      this.#itemsBefore = this.#items;
       this.#items = Array.isArray(response.output) ? response.output.length : 0;
       this.#placeOf.clear();
       for (let i = 0; i < this.#items; i++) this.#placeOf.set(i, i);
@@ -1322,7 +1328,8 @@ class ResponsesStream implements FrameRouter {
     const reason = malformedCallsReason(1);
     this.#ownReason = reason;
     const emit = this.#emitter(flow);
-    const item = this.#message(this.#lead(flow) + reason, this.#items, emit);
+    // (the client reads the item's events against the items it holds, the final snapshot coming after them)
+    const item = this.#message(this.#lead(flow) + reason, this.#itemsBefore, emit);
     const response = isRecord(event.response) ? event.response : {};
     const output = Array.isArray(response.output) ? response.output : [];
     emit({ ...event, response: { ...response, output: [...output, item] } }, { raw, event });
