@@ -911,6 +911,27 @@ test("guardFetch: a Cohere written call beside a frame not JSON that names a cal
   }
 });
 
+test("guardFetch: a Cohere frame not JSON is taken for a call's by either sign alone, beside a written call that passes", async () => {
+  // (a tool-call-start cut before its tool_calls, a tool_calls key in a frame of another type: with either
+  // sign no longer read, every other case of this file still passed)
+  const cuts = {
+    start: 'event: tool-call-start\ndata: {"type":"tool-call-start","index":0\n\n',
+    key:
+      'event: tool-call-delta\ndata: {"type":"tool-call-delta","index":0,"delta":{"message":{"tool_calls":{\n\n',
+  };
+  const words = `Let me ${writtenCall("get_weather")}`;
+  for (const [label, cut] of Object.entries(cuts)) {
+    const body = [cohere.start, ...cohere.text(0, words)].map(cohere.wire).join("") + cut +
+      cohere.wire(cohere.end("TOOL_CALL"));
+    const { events, seen } = await throughCohere([body]);
+    const text = cohereBlockTexts(events).join("");
+    const ends = events.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason);
+    assert.deepEqual([text.startsWith(words), ends], [true, ["COMPLETE"]], label);
+    assert.match(text.slice(words.length).trimStart(), DROPPED_ALONE, label);
+    assert.equal(seen[0]?.reason, text.slice(words.length).trimStart(), label);
+  }
+});
+
 test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a response that holds no call, is told, as onVerdict says", async () => {
   // (Responses has no stop for calls: the response ended as an answer of text, the call unsaid, onVerdict
   // nothing; a frame not JSON that names no call may be text: dropped unsaid)
@@ -920,6 +941,9 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a res
     `data: ${JSON.stringify({ type: "response.output_item.added", output_index: 1, item }).slice(0, -2)}\n\n`;
   const cuts = {
     call: added({ id: "fc_1", type: "function_call", call_id: "c1", name: "get_weather", arguments: "" }),
+    // (each sign of a call alone: a function_call cut before its call_id, a custom tool's call by its call_id)
+    type: added({ id: "fc_1", type: "function_call" }),
+    custom: added({ id: "ctc_1", type: "custom_tool_call", call_id: "c1", name: "grep", input: "" }),
     text: added({ id: "msg_2", type: "message", role: "assistant", content: [] }),
   };
   for (const [label, cut] of Object.entries(cuts)) {
