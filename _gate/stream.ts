@@ -656,7 +656,9 @@ export class StreamGate {
       `toolguard could not watch the streamed text for tool calls, so the rest of it was withheld: ${failure}`,
     );
     this.#router.sendOpenings?.(flow);
-    text.withhold(reason, flow);
+    const withheld = text.withhold(reason, flow);
+    // (the rest of their text withheld, those answers hold no call: a finish for tool use stops normally)
+    this.#router.endsWritten?.(flow, withheld);
     if (native.length > 0) this.#router.replace(() => reason, native, flow);
     flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
