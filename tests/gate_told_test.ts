@@ -991,10 +991,20 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call is told a
     const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
     const places: number[] = [];
     stream.on("response.output_item.added", (e) => places.push(e.output_index));
+    const numbers: number[] = [];
+    stream.on("event", (e) => numbers.push(e.sequence_number));
     let told = "";
     stream.on("response.output_text.delta", (e) => (told = e.snapshot));
     const final = await stream.finalResponse();
     assert.deepEqual(places, [0, 1], label);
+    // (numbered on from the last event sent, the told item's in the place of the final snapshot's, which
+    // took its number: none is left free)
+    const from = numbers.length - 7; // (the told item's six events and the final snapshot)
+    assert.deepEqual(
+      numbers.slice(from),
+      numbers.slice(from).map((_, i) => numbers[from - 1] + 1 + i),
+      label,
+    );
     assert.match(told.trimStart(), DROPPED_ALONE, label);
     const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
       .map((c) => c.type === "output_text" ? c.text : "");

@@ -1327,7 +1327,8 @@ class ResponsesStream implements FrameRouter {
     // (an unread frame's calls are not known: at least one)
     const reason = malformedCallsReason(1);
     this.#ownReason = reason;
-    const emit = this.#emitter(flow);
+    // (numbered from the final snapshot's own number, which it gives up for them: none is left free)
+    const emit = this.#emitter(flow, event.sequence_number);
     // (the client reads the item's events against the items it holds, the final snapshot coming after them)
     const item = this.#message(this.#lead(flow) + reason, this.#itemsBefore, emit);
     const response = isRecord(event.response) ? event.response : {};
@@ -1518,13 +1519,15 @@ class ResponsesStream implements FrameRouter {
 
   /**
    * Emits events after the last one forwarded, renumbering sequence numbers so they keep increasing; a held
-   * event under the `event:` name its frame (`from`) had (see `reframe`).
+   * event under the `event:` name its frame (`from`) had (see `reframe`). `first`: the number of an event
+   * not sent that they replace, where no event is held (one past the last sent at least).
    */
-  #emitter(flow: StreamFlow): Emit {
+  #emitter(flow: StreamFlow, first?: unknown): Emit {
     let seq = this.#lastSeq + 1;
     const firstHeldSeq = flow.held.find((h) => typeof h.event?.sequence_number === "number")?.event
       ?.sequence_number;
     if (typeof firstHeldSeq === "number") seq = firstHeldSeq;
+    else if (Number.isInteger(first) && (first as number) > this.#lastSent) seq = first as number;
     return (event, from) => {
       const e = this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
       flow.send(reframe(e, from, e.type as string));
