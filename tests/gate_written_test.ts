@@ -27,7 +27,7 @@ import {
   VALID_CALL,
   withGuardedServer,
 } from "./_fake_llm_server.ts";
-import { sdkClients } from "./_sdk_clients.ts";
+import { readAnthropic, sdkClients } from "./_sdk_clients.ts";
 import { countingWork } from "./_counting.ts";
 import { gateCompletion } from "../gate.ts";
 
@@ -74,19 +74,8 @@ test("guardFetch Chat: an allowed call written into content parts passes the ans
 const anthropicWritten = (prose: string, written: string) =>
   anthropicStream([prose, ...splitN(written, Math.ceil(written.length / 7))]);
 
-/** What the @anthropic-ai/sdk hands its reader from a stream: the text as it came, and the final message. */
-async function anthropicRead(client: Anthropic = anthropic()) {
-  const stream = client.messages.stream({
-    model: "m",
-    max_tokens: 100,
-    messages,
-    tools: TOOLS_ANTHROPIC as never,
-  });
-  let streamed = "";
-  stream.on("text", (t) => (streamed += t));
-  const final = await stream.finalMessage();
-  return { streamed, final, text: await stream.finalText() };
-}
+/** What the @anthropic-ai/sdk hands its reader from a stream (see `readAnthropic`), through `client`. */
+const anthropicRead = (client: Anthropic = anthropic()) => readAnthropic(client, messages);
 
 test("guardFetch Anthropic stream: a call written into a text block is held and judged, the prose flows", async () => {
   provider.reply({ sse: anthropicWritten("Sure.\n", WRITTEN_BAD), named: true });
