@@ -64,7 +64,8 @@ export interface GateOptions extends ValidateOptions {
    * - `"drop-call"`: only the rejected calls are removed; the valid ones still reach the client, which
    *   runs them, with the reason for the removed ones in the turn's text. For turns of independent calls
    *   (several look-ups at once). Bodies and streams of every dialect. Calls written into the text are
-   *   cut out one by one where each sits in markup of its own (`<tool_call>` tags, a fence); calls
+   *   cut out one by one where each sits in markup of its own (`<tool_call>` tags, a fence: those kept
+   *   stay text, so a stop for tool use becomes a normal stop, as a withheld turn's does); calls
    *   written into one block together (a JSON array of calls) cannot be parted without rewriting what the
    *   model wrote, so that turn is withheld whole (and, like any drop-call turn, not retried). So is a
    *   response of several answers (OpenAI Chat `n`, Gemini `candidateCount`) in which one used call fields

@@ -656,7 +656,9 @@ export class StreamGate {
       `toolguard could not watch the streamed text for tool calls, so the rest of it was withheld: ${failure}`,
     );
     this.#router.sendOpenings?.(flow);
-    text.withhold(reason, flow);
+    const withheld = text.withhold(reason, flow);
+    // (the rest of their text withheld, those answers hold no call: a finish for tool use stops normally)
+    this.#router.endsWritten?.(flow, withheld);
     if (native.length > 0) this.#router.replace(() => reason, native, flow);
     flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
@@ -716,6 +718,8 @@ export class StreamGate {
         // (no `sendOpenings`: the dialects that hold openings carry one answer, and it carries no written
         // call beside native ones: `settle` reads none in an answer that used call fields)
         text.conclude({ allowed: false, reason: toldOf(judgement, false) }, flow);
+        // (the answers that wrote their calls hold none now: a finish for tool use there stops normally)
+        this.#router.endsWritten?.(flow, new Set(written.map((c) => c.choice)));
         this.#router.replace(toldOf(judgement, false), first.calls, flow);
       } else flow.release();
     } else {
@@ -750,6 +754,8 @@ export class StreamGate {
           : { allowed: judgement.verdict.allowed, reason: toldOf(judgement, false) },
         flow,
       );
+      // (cut, the calls leave no call in the message: a finish for tool use stops normally, as in a body)
+      if (!judgement.verdict.allowed) this.#router.endsWritten?.(flow, new Set(written.map((c) => c.choice)));
       flow.release();
     }
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);

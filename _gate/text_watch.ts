@@ -1383,9 +1383,16 @@ export class TextWatches {
   /**
    * Where a watch failed: the held text of every answer that holds some is withheld and `reason` told in
    * its place (see {@linkcode TextCalls.withhold}); the calls it may hold go unjudged, as with a failed judge.
+   * Returns those answers.
    */
-  withhold(reason: string, flow: StreamFlow): void {
-    for (const watch of this.#ordered()) if (watch.holding) watch.withhold(reason, flow);
+  withhold(reason: string, flow: StreamFlow): ReadonlySet<number> {
+    const withheld = new Set<number>();
+    for (const [answer, watch] of this.#sorted()) {
+      if (!watch.holding) continue;
+      watch.withhold(reason, flow);
+      withheld.add(answer);
+    }
+    return withheld;
   }
 
   /** Whether the calls at positions `drop` (in `settle`'s list) can be cut while the others stay. */

@@ -911,6 +911,27 @@ test("guardFetch: a Cohere written call beside a frame not JSON that names a cal
   }
 });
 
+test("guardFetch: a Cohere frame not JSON is taken for a call's by either sign alone, beside a written call that passes", async () => {
+  // (a tool-call-start cut before its tool_calls, a tool_calls key in a frame of another type: with either
+  // sign no longer read, every other case of this file still passed)
+  const cuts = {
+    start: 'event: tool-call-start\ndata: {"type":"tool-call-start","index":0\n\n',
+    key:
+      'event: tool-call-delta\ndata: {"type":"tool-call-delta","index":0,"delta":{"message":{"tool_calls":{\n\n',
+  };
+  const words = `Let me ${writtenCall("get_weather")}`;
+  for (const [label, cut] of Object.entries(cuts)) {
+    const body = [cohere.start, ...cohere.text(0, words)].map(cohere.wire).join("") + cut +
+      cohere.wire(cohere.end("TOOL_CALL"));
+    const { events, seen } = await throughCohere([body]);
+    const text = cohereBlockTexts(events).join("");
+    const ends = events.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason);
+    assert.deepEqual([text.startsWith(words), ends], [true, ["COMPLETE"]], label);
+    assert.match(text.slice(words.length).trimStart(), DROPPED_ALONE, label);
+    assert.equal(seen[0]?.reason, text.slice(words.length).trimStart(), label);
+  }
+});
+
 test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a response that holds no call, is told, as onVerdict says", async () => {
   // (Responses has no stop for calls: the response ended as an answer of text, the call unsaid, onVerdict
   // nothing; a frame not JSON that names no call may be text: dropped unsaid)
@@ -920,6 +941,9 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a res
     `data: ${JSON.stringify({ type: "response.output_item.added", output_index: 1, item }).slice(0, -2)}\n\n`;
   const cuts = {
     call: added({ id: "fc_1", type: "function_call", call_id: "c1", name: "get_weather", arguments: "" }),
+    // (each sign of a call alone: a function_call cut before its call_id, a custom tool's call by its call_id)
+    type: added({ id: "fc_1", type: "function_call" }),
+    custom: added({ id: "ctc_1", type: "custom_tool_call", call_id: "c1", name: "grep", input: "" }),
     text: added({ id: "msg_2", type: "message", role: "assistant", content: [] }),
   };
   for (const [label, cut] of Object.entries(cuts)) {
@@ -940,5 +964,51 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a res
     assert.equal(texts.length, 2, label);
     assert.match(texts[1].trimStart(), DROPPED_ALONE, label);
     assert.equal(events[0]?.reason, texts[1].trimStart(), label);
+  }
+});
+
+test("guardFetch: an OpenAI Responses frame not JSON that names a call is told at the place after the items the client holds, whatever the final snapshot lists", async () => {
+  // (the told item took its place from the final snapshot's count: one listing a reasoning item never
+  // streamed made the openai SDK throw "missing output at index 2", and one listing none put the told
+  // text into the message the client held, at index 0)
+  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
+  const end = frames.findIndex((e) => e.type === "response.completed");
+  const completed = frames[end] as { response: { output: unknown[] } };
+  const cut = `data: ${
+    JSON.stringify({
+      type: "response.output_item.added",
+      output_index: 1,
+      item: { id: "fc_1", type: "function_call", call_id: "c1", name: "get_weather", arguments: "" },
+    }).slice(0, -2)
+  }\n\n`;
+  const lists = {
+    more: [{ id: "rs_1", type: "reasoning", summary: [] }, ...completed.response.output],
+    none: [],
+  };
+  for (const [label, output] of Object.entries(lists)) {
+    const last = { ...completed, response: { ...completed.response, output } };
+    reply({ sse: [...frames.slice(0, end), cut, last] });
+    const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+    const places: number[] = [];
+    stream.on("response.output_item.added", (e) => places.push(e.output_index));
+    const numbers: number[] = [];
+    stream.on("event", (e) => numbers.push(e.sequence_number));
+    let told = "";
+    stream.on("response.output_text.delta", (e) => (told = e.snapshot));
+    const final = await stream.finalResponse();
+    assert.deepEqual(places, [0, 1], label);
+    // (numbered on from the last event sent, the told item's in the place of the final snapshot's, which
+    // took its number: none is left free)
+    const from = numbers.length - 7; // (the told item's six events and the final snapshot)
+    assert.deepEqual(
+      numbers.slice(from),
+      numbers.slice(from).map((_, i) => numbers[from - 1] + 1 + i),
+      label,
+    );
+    assert.match(told.trimStart(), DROPPED_ALONE, label);
+    const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+      .map((c) => c.type === "output_text" ? c.text : "");
+    assert.equal(texts.at(-1), told, label);
+    assert.equal(events[0]?.reason, told.trimStart(), label);
   }
 });

@@ -7,19 +7,19 @@ import assert from "node:assert/strict";
 import { watchFault } from "../_gate/text_watch.ts";
 import {
   anthropicStream,
+  chatChunk,
   chatStream,
   fakeProvider,
   ollamaStream,
   responsesStream,
   sseData,
-  TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
   TOOLS_RESPONSES,
   VALID_CALL,
 } from "./_fake_llm_server.ts";
 import { guardFetch } from "../gate.ts";
 import type { Validator } from "../validate.ts";
-import { sdkClients } from "./_sdk_clients.ts";
+import { readAnthropic, readChatStream, sdkClients } from "./_sdk_clients.ts";
 
 const provider = fakeProvider();
 const { openai, anthropic, ollama } = sdkClients(provider);
@@ -50,39 +50,29 @@ function assertWithheld(text: string): void {
 }
 
 test("guardFetch Chat stream: a watch that throws withholds the rest of the text and ends the answer", async () => {
-  faultAtMarker();
-  provider.reply({ sse: chatStream(PIECES) });
-  const stream = await openai().chat.completions.create({
-    model: "m",
-    messages,
-    tools: TOOLS_OPENAI as never,
-    stream: true,
-  });
-  let text = "";
-  let finish: string | null = null;
-  for await (const chunk of stream) {
-    text += chunk.choices[0]?.delta.content ?? "";
-    finish = chunk.choices[0]?.finish_reason ?? finish;
+  // (a server's finish for tool calls too: the text withheld, the answer holds no call)
+  for (const stop of ["stop", "tool_calls"]) {
+    faultAtMarker();
+    provider.reply({ sse: [...chatStream(PIECES).slice(0, -2), chatChunk({}, stop), "data: [DONE]\n\n"] });
+    const { text, finish } = await readChatStream(openai(), messages);
+    assertWithheld(text);
+    assert.equal(finish, "stop", stop);
   }
-  assertWithheld(text);
-  assert.equal(finish, "stop");
 });
 
 test("guardFetch Anthropic stream: a watch that throws withholds the rest of the text and ends the message", async () => {
-  faultAtMarker();
-  provider.reply({ sse: anthropicStream(PIECES), named: true });
-  const stream = anthropic().messages.stream({
-    model: "m",
-    max_tokens: 100,
-    messages,
-    tools: TOOLS_ANTHROPIC as never,
-  });
-  let streamed = "";
-  stream.on("text", (t) => (streamed += t));
-  const final = await stream.finalMessage();
-  assertWithheld(streamed);
-  assert.equal(await stream.finalText(), streamed);
-  assert.equal(final.stop_reason, "end_turn");
+  // (a server's stop for tool use too: the text withheld, the message holds no call)
+  for (const stop of ["end_turn", "tool_use"]) {
+    faultAtMarker();
+    const frames = (anthropicStream(PIECES) as Record<string, unknown>[]).map((e) =>
+      e.type === "message_delta" ? { ...e, delta: { stop_reason: stop, stop_sequence: null } } : e
+    );
+    provider.reply({ sse: frames, named: true });
+    const { streamed, final, text } = await readAnthropic(anthropic(), messages);
+    assertWithheld(streamed);
+    assert.equal(text, streamed);
+    assert.equal(final.stop_reason, "end_turn", stop);
+  }
 });
 
 test("guardFetch Responses stream: a watch that throws withholds the rest of the text and completes the response", async () => {
@@ -141,15 +131,7 @@ test("guardFetch Anthropic stream: a watch that throws on a block's first text p
   // place goes after it, into the block the client then has.
   faultAtMarker();
   provider.reply({ sse: anthropicStream(PIECES.slice(1)), named: true });
-  const stream = anthropic().messages.stream({
-    model: "m",
-    max_tokens: 100,
-    messages,
-    tools: TOOLS_ANTHROPIC as never,
-  });
-  let streamed = "";
-  stream.on("text", (t) => (streamed += t));
-  const final = await stream.finalMessage();
+  const { streamed, final } = await readAnthropic(anthropic(), messages);
   assert.match(streamed, /^toolguard could not watch the streamed text .*a bug in the watch$/s);
   assert.deepEqual(final.content.map((b) => b.type === "text" ? b.text : b.type), [streamed]);
   assert.equal(final.stop_reason, "end_turn");

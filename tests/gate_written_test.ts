@@ -27,7 +27,7 @@ import {
   VALID_CALL,
   withGuardedServer,
 } from "./_fake_llm_server.ts";
-import { sdkClients } from "./_sdk_clients.ts";
+import { readAnthropic, sdkClients } from "./_sdk_clients.ts";
 import { countingWork } from "./_counting.ts";
 import { gateCompletion } from "../gate.ts";
 
@@ -74,19 +74,8 @@ test("guardFetch Chat: an allowed call written into content parts passes the ans
 const anthropicWritten = (prose: string, written: string) =>
   anthropicStream([prose, ...splitN(written, Math.ceil(written.length / 7))]);
 
-/** What the @anthropic-ai/sdk hands its reader from a stream: the text as it came, and the final message. */
-async function anthropicRead(client: Anthropic = anthropic()) {
-  const stream = client.messages.stream({
-    model: "m",
-    max_tokens: 100,
-    messages,
-    tools: TOOLS_ANTHROPIC as never,
-  });
-  let streamed = "";
-  stream.on("text", (t) => (streamed += t));
-  const final = await stream.finalMessage();
-  return { streamed, final, text: await stream.finalText() };
-}
+/** What the @anthropic-ai/sdk hands its reader from a stream (see `readAnthropic`), through `client`. */
+const anthropicRead = (client: Anthropic = anthropic()) => readAnthropic(client, messages);
 
 test("guardFetch Anthropic stream: a call written into a text block is held and judged, the prose flows", async () => {
   provider.reply({ sse: anthropicWritten("Sure.\n", WRITTEN_BAD), named: true });
@@ -280,6 +269,77 @@ test("guardFetch Cohere stream: a call written into the text is held and judged,
   const [event] = provider.events;
   assert.equal(event.changed, true);
   assert.deepEqual(event.calls?.map((c) => c.name), ["delete_everything"]);
+});
+
+test("guardFetch stream: a rejected written call whose stream stops for tool use ends with a normal stop, as its body does (Anthropic, Chat, Cohere)", async () => {
+  // (the stop the server gave for the written call, vLLM's with tool_choice "required" and no tool parser,
+  // went out with the call cut or replaced by the reason and no call in the message: an SDK user's loop
+  // looked for the call it was promised, where the body of the same answer ends end_turn, stop, COMPLETE)
+  for (const onRejected of ["withhold-turn", "drop-call"] as const) {
+    const written = onRejected === "drop-call"
+      ? `Sure. ${WRITTEN_GOOD}\n${WRITTEN_BAD}`
+      : `Sure. ${WRITTEN_BAD}`;
+    const frames = anthropicWritten("", written) as Record<string, unknown>[];
+    const at = frames.findIndex((e) => e.type === "message_delta");
+    frames[at] = { ...frames[at], delta: { stop_reason: "tool_use", stop_sequence: null } };
+    const anthropicRun = await withGuardedServer(
+      () => ({ sse: frames, named: true }),
+      { onRejected },
+      async (server, f) =>
+        (await anthropicRead(new Anthropic({ apiKey: "k", baseURL: server.url, fetch: f }))).final,
+    );
+    const chat = [
+      ...chatStream(splitN(written, 5)).slice(0, -2),
+      chatChunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ];
+    const chatRun = await withGuardedServer(
+      () => ({ sse: chat }),
+      { onRejected },
+      async (server, f) =>
+        await new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f }).chat.completions.stream({
+          model: "m",
+          messages,
+          tools: TOOLS_OPENAI as never,
+        }).finalChatCompletion(),
+    );
+    const cohere = cohereWritten(written);
+    cohere[cohere.length - 1] = { type: "message-end", delta: { finish_reason: "TOOL_CALL" } };
+    const cohereRun = await withGuardedServer(
+      () => ({ sse: cohere, named: true }),
+      { onRejected },
+      async (server, f) => sseData(await cohereWire({ f, url: server.url })),
+    );
+    const stops = [
+      anthropicRun.value.stop_reason,
+      chatRun.value.choices[0].finish_reason,
+      cohereRun.value.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason).join(),
+    ];
+    assert.deepEqual(stops, ["end_turn", "stop", "COMPLETE"], onRejected);
+    const cut = [anthropicRun, chatRun, cohereRun].map((r) => r.seen[0]?.changed);
+    assert.deepEqual(cut, [true, true, true], onRejected);
+  }
+  // (n=2: beside an answer of native calls, judged as one turn with them, the written answer's finish too)
+  const choices = (list: unknown[]) => ({ ...chatChunk({}), choices: list });
+  const native = { index: 0, id: "a", type: "function", function: { name: "get_weather", arguments: "{}" } };
+  provider.reply({
+    sse: [
+      choices([
+        { index: 0, delta: { role: "assistant", content: `Sure. ${WRITTEN_BAD}` } },
+        { index: 1, delta: { role: "assistant", content: null, tool_calls: [native] } },
+      ]),
+      choices([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+      "data: [DONE]\n\n",
+    ],
+  });
+  const final = await openai().chat.completions.stream({
+    model: "m",
+    messages,
+    tools: TOOLS_OPENAI as never,
+    n: 2,
+  })
+    .finalChatCompletion();
+  assert.deepEqual(final.choices.map((c) => [c.index, c.finish_reason]), [[0, "stop"], [1, "stop"]]);
 });
 
 test("guardFetch Cohere stream: an allowed written call reaches the client byte for byte", async () => {

@@ -465,8 +465,13 @@ class AnthropicStream implements FrameRouter {
     const held = flow.held;
     const end = held.findIndex((h) => h.event?.type === "message_delta" || h.event?.type === "message_stop");
     // (beside a written call alone, no `tool_use` block is left: the stop says so, as `#stopOfDropped`'s)
-    if (written && this.#tools.size === 0) flow.setHeld(held.map(endsTurn));
+    if (written) this.endsWritten(flow);
     flow.holdAt(end < 0 ? held.length : end, told);
+  }
+
+  /** See `FrameRouter.endsWritten`: the held `message_delta`'s `tool_use` stop made `end_turn`. */
+  endsWritten(flow: StreamFlow): void {
+    if (this.#tools.size === 0) flow.setHeld(flow.held.map(endsTurn));
   }
 
   /**

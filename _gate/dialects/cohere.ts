@@ -727,8 +727,13 @@ class CohereStream implements FrameRouter {
       });
     const end = flow.held.findIndex((h) => h.event?.type === "message-end");
     // (beside a written call alone, no call is left: the finish says so, as `#stopOfDropped`'s)
-    if (written) flow.setHeld(flow.held.map(completes));
+    if (written) this.endsWritten(flow);
     flow.holdAt(end < 0 ? flow.held.length : end, told);
+  }
+
+  /** See `FrameRouter.endsWritten`: the held `message-end`'s `TOOL_CALL` finish made `COMPLETE`. */
+  endsWritten(flow: StreamFlow): void {
+    if (!flow.held.some((h) => h.tool)) flow.setHeld(flow.held.map(completes));
   }
 
   /** See `FrameRouter.ownReason`. */

@@ -570,13 +570,20 @@ class ChatStream implements FrameRouter {
       if (apart) flow.setHeld([...flow.held.slice(0, at), ...apart, ...flow.held.slice(at + 1)]);
       // (an answer of a written call alone holds no call: its finish for tool calls says `stop`, as
       // `#finishOfDropped`'s)
-      if (!this.#called.has(index)) flow.setHeld(flow.held.map((h) => stopsFor(h, index)));
+      this.endsWritten(flow, new Set([index]));
       flow.holdAt(at + 1, [{
         raw: formatSse(JSON.stringify(event)),
         event,
         tool: false,
         told: { reason, answer: index },
       }]);
+    }
+  }
+
+  /** See `FrameRouter.endsWritten`: each answer's held finish for tool calls made `stop`. */
+  endsWritten(flow: StreamFlow, answers: ReadonlySet<number>): void {
+    for (const index of answers) {
+      if (!this.#called.has(index)) flow.setHeld(flow.held.map((h) => stopsFor(h, index)));
     }
   }
 

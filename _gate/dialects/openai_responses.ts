@@ -1028,6 +1028,11 @@ class ResponsesStream implements FrameRouter {
 
   /** How many output items the client holds: the last snapshot's, then one per `output_item.added`. */
   #items = 0;
+  /**
+   * How many output items the client held before the last snapshot came: where `#endOfDropped` adds its
+   * item, ahead of the final snapshot (which may list items never streamed, or none).
+   */
+  #itemsBefore = 0;
   /** Whether a frame dropped unread named a call (see `unread`). */
   #unreadCall = false;
   /** The reason `#endOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
@@ -1063,6 +1068,7 @@ class ResponsesStream implements FrameRouter {
       // items added before are void (an event placed by them would go to another item, or to none, where
       // the SDK throws), so placing starts over, as at the stream's start.
       const response = isRecord(event.response) ? event.response : {};
+      this.#itemsBefore = this.#items;
       this.#items = Array.isArray(response.output) ? response.output.length : 0;
       this.#placeOf.clear();
       for (let i = 0; i < this.#items; i++) this.#placeOf.set(i, i);
@@ -1321,8 +1327,10 @@ class ResponsesStream implements FrameRouter {
     // (an unread frame's calls are not known: at least one)
     const reason = malformedCallsReason(1);
     this.#ownReason = reason;
-    const emit = this.#emitter(flow);
-    const item = this.#message(this.#lead(flow) + reason, this.#items, emit);
+    // (numbered from the final snapshot's own number, which it gives up for them: none is left free)
+    const emit = this.#emitter(flow, event.sequence_number);
+    // (the client reads the item's events against the items it holds, the final snapshot coming after them)
+    const item = this.#message(this.#lead(flow) + reason, this.#itemsBefore, emit);
     const response = isRecord(event.response) ? event.response : {};
     const output = Array.isArray(response.output) ? response.output : [];
     emit({ ...event, response: { ...response, output: [...output, item] } }, { raw, event });
@@ -1511,13 +1519,15 @@ class ResponsesStream implements FrameRouter {
 
   /**
    * Emits events after the last one forwarded, renumbering sequence numbers so they keep increasing; a held
-   * event under the `event:` name its frame (`from`) had (see `reframe`).
+   * event under the `event:` name its frame (`from`) had (see `reframe`). `first`: the number of an event
+   * not sent that they replace, where no event is held (one past the last sent at least).
    */
-  #emitter(flow: StreamFlow): Emit {
+  #emitter(flow: StreamFlow, first?: unknown): Emit {
     let seq = this.#lastSeq + 1;
     const firstHeldSeq = flow.held.find((h) => typeof h.event?.sequence_number === "number")?.event
       ?.sequence_number;
     if (typeof firstHeldSeq === "number") seq = firstHeldSeq;
+    else if (Number.isInteger(first) && (first as number) > this.#lastSent) seq = first as number;
     return (event, from) => {
       const e = this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
       flow.send(reframe(e, from, e.type as string));

@@ -339,9 +339,19 @@ export interface FrameRouter {
    * are held (a text watch may hold a call's frames, which the router then never saw). `written`: the calls
    * are written into text the watch holds, which nothing may send before they are judged: the words go among
    * the held frames after the answer's text, marked `Held.told` (the watch's ending leads a rejection's
-   * reason with them). Absent where no such call is known apart from the calls held.
+   * reason with them), and the answer's stop for tool use made a normal one (see `endsWritten`). Absent
+   * where no such call is known apart from the calls held.
    */
   tellDropped?(flow: StreamFlow, answers: ReadonlySet<number>, options?: { written?: boolean }): void;
+  /**
+   * Makes a normal stop the held finish for tool use (Anthropic `tool_use`, OpenAI Chat `tool_calls`, Cohere
+   * `TOOL_CALL`) of each of `answers` that holds no native call, whose calls were written into the text
+   * (or whose text a failed watch withheld): once the gate cut those calls, withheld that text, or told of a
+   * call it dropped beside them, the message holds no call, and a stop for tool use sent an SDK user's loop
+   * looking for one (a body's `replace` ends it so too). A written call that passes alone keeps the stop the
+   * server gave, as its body does.
+   */
+  endsWritten?(flow: StreamFlow, answers: ReadonlySet<number>): void;
   /**
    * Sends now the held frames that carry text of the `answers` whose calls were rejected, ahead of what ends
    * the turn (the reason, a retry's stream), where text carries no position (OpenAI Chat): a body puts an
