@@ -199,8 +199,9 @@ export interface LiveChild {
    * How ending the tree may have missed part of it, for the result's detail (after "the guard ended the
    * process tree, "), asked once the guard has ended it: on Linux, when `/proc` cannot be read and the process
    * group alone is signalled (macOS: the group is the only way, and says nothing); on Windows, that
-   * `taskkill /T` misses a process whose parent had already exited; undefined when nothing was missed that way. Where the tree could not be signalled at all ({@linkcode LiveChild.killReached}), why,
-   * and what to grant (said after how far the kill reached instead).
+   * `taskkill /T` misses a process whose parent had already exited; undefined when nothing was missed that
+   * way. Where the tree could not be signalled at all ({@linkcode LiveChild.killReached}), why, and what to
+   * grant (said after how far the kill reached instead).
    */
   treeNote(): string | undefined;
   /**
