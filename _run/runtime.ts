@@ -213,8 +213,9 @@ export interface LiveChild {
   killReached(): KillReach | undefined;
   /**
    * Whether a kill of the tree found a live process to signal: on POSIX its process group had members, a
-   * process carried its marker, or the child was unreaped; on Windows once a kill was sent (what `taskkill`
-   * finds is not known). False before any kill, and after sweeps that found the tree already gone.
+   * process carried its marker, or the child was unreaped; on Windows once a kill was sent while the tool was
+   * unreaped (what `taskkill` finds is not known, and from a tool that exited it finds nothing). False before
+   * any kill, and after sweeps that found the tree already gone.
    */
   killFound(): boolean;
   /**
