@@ -391,17 +391,19 @@ class McpRelay {
    * under Deno with a partial `--allow-run` only the server's own handle may be used, and its descendants
    * stay; where markers do not work the tree is found by its process group only, which a descendant that
    * left it escapes. Said only where there was a tree to end: not after a server that exited leaving no
-   * process the relay's sweep could find.
+   * process the relay's sweep could find, whether the sweep signalled its group or could reach nothing at all.
    */
   #treeMissed(): string {
-    const reach = this.#child?.killReached();
+    const child = this.#child;
+    if (child === null || !child.killFound()) return "";
+    const reach = child.killReached();
     if (reach === undefined) {
-      const note = this.#child?.killFound() ? this.#child.treeNote() : undefined;
+      const note = child.treeNote();
       return note === undefined ? "" : `; the relay ended the server's process tree, ${note}`;
     }
     const said = reach === "tool"
       ? "the relay ended the server but not its process tree"
       : "the relay could not end the server's process tree";
-    return `; ${said}, ${this.#child!.treeNote()}`;
+    return `; ${said}, ${child.treeNote()}`;
   }
 }
