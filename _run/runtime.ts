@@ -38,6 +38,7 @@ import {
 import {
   noTaskkillNote,
   planWindowsLaunch,
+  TASKKILL_GONE_NOTE,
   TASKKILL_TREE_NOTE,
   watchWindowsExitCode,
   windowsTreeKill,
@@ -206,9 +207,9 @@ export interface LiveChild {
   treeNote(): string | undefined;
   /**
    * Set once the guard tried to end the tree and could not signal it (Deno without run permission for every
-   * program, which `Deno.kill` needs, or on Windows for `taskkill`): `"tool"` when the child's own kill ended
-   * the tool alone, `"none"` when it reached no process (the tool had exited); undefined when the tree was
-   * signalled.
+   * program, which `Deno.kill` needs, or on Windows for `taskkill`, or on Windows a tool that had exited, from
+   * which `taskkill /T` finds nothing): `"tool"` when the child's own kill ended the tool alone, `"none"` when
+   * it reached no process (the tool had exited); undefined when the tree was signalled.
    */
   killReached(): KillReach | undefined;
   /**
@@ -463,11 +464,13 @@ interface Tree {
  */
 function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOptions = {}): void {
   if (isWindows) {
+    // taskkill /T finds a tree from a running tool down: from one that exited it finds nothing, and the pid
+    // may since name another process, whose tree it would end. Nothing is reached, and the note says why.
+    if (tree.reaped) return void (tree.reach ??= "none");
     // Where taskkill may not run, or cannot be started (not on this host's PATH), the tool's own handle is
     // what is left: the tree is not claimed ended.
     const toolOnly = () => tree.own === undefined ? undefined : endToolOnly(tree, tree.own, signal);
-    // taskkill /T finds the tree from the tool down: nothing once the tool has exited.
-    tree.found ||= !tree.reaped;
+    tree.found = true;
     if (!mayRunTaskkill()) return toolOnly();
     return windowsKill(tree.pid, options, toolOnly);
   }
@@ -723,7 +726,10 @@ interface DenoStart {
 
 /** {@linkcode LiveChild.treeNote} for `tree`. */
 function treeNote(tree: Tree): string | undefined {
-  if (tree.reach !== undefined) return isWindows ? noTaskkillNote(runtimeName) : PARTIAL_RUN_NOTE;
+  if (tree.reach !== undefined) {
+    if (!isWindows) return PARTIAL_RUN_NOTE;
+    return tree.reach === "none" ? TASKKILL_GONE_NOTE : noTaskkillNote(runtimeName);
+  }
   if (isWindows) return TASKKILL_TREE_NOTE;
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
   // Said after "the guard ended the process tree, " (classify says that once, whatever ended it). Every
