@@ -401,8 +401,9 @@ class McpRelay {
    * `tree` in words, as runTool's detail says it: under Deno with a partial `--allow-run` only the server's
    * own handle may be used, and its descendants stay; where markers do not work the tree is found by its
    * process group only, which a descendant that left it escapes. A tree the relay's sweep found no process of
-   * (a server that exited leaving none it could find) is not said to have been ended: where markers reach the
-   * whole tree that is said; where only the group is known, nothing is (what escaped it cannot be seen).
+   * (a server that exited leaving none it could find) is not said to have been ended, nor its reach: where
+   * markers reach the whole tree the detail says nothing was left; otherwise nothing is said (what escaped the
+   * group, or what a partial permission could not reach, cannot be seen).
    */
   #treeSaid(tree: NonNullable<McpRelayExit["tree"]>): string {
     const found = this.#child!.killFound();
@@ -411,8 +412,9 @@ class McpRelay {
         ? "; the relay ended the server's process tree"
         : "; the server exited and left no process behind";
     }
+    if (!found) return "";
     const note = this.#child!.treeNote();
-    if (tree === "group_only") return found ? `; the relay ended the server's process tree, ${note}` : "";
+    if (tree === "group_only") return `; the relay ended the server's process tree, ${note}`;
     const said = tree === "server_only"
       ? "the relay ended the server but not its process tree"
       : "the relay could not end the server's process tree";

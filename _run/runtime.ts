@@ -38,6 +38,7 @@ import {
 import {
   noTaskkillNote,
   planWindowsLaunch,
+  TASKKILL_GONE_NOTE,
   TASKKILL_TREE_NOTE,
   watchWindowsExitCode,
   windowsTreeKill,
@@ -199,21 +200,23 @@ export interface LiveChild {
    * How ending the tree may have missed part of it, for the result's detail (after "the guard ended the
    * process tree, "), asked once the guard has ended it: on Linux, when `/proc` cannot be read and the process
    * group alone is signalled (macOS: the group is the only way, and says nothing); on Windows, that
-   * `taskkill /T` misses a process whose parent had already exited; undefined when nothing was missed that way. Where the tree could not be signalled at all ({@linkcode LiveChild.killReached}), why,
-   * and what to grant (said after how far the kill reached instead).
+   * `taskkill /T` misses a process whose parent had already exited; undefined when nothing was missed that
+   * way. Where the tree could not be signalled at all ({@linkcode LiveChild.killReached}), why, and what to
+   * grant (said after how far the kill reached instead).
    */
   treeNote(): string | undefined;
   /**
    * Set once the guard tried to end the tree and could not signal it (Deno without run permission for every
-   * program, which `Deno.kill` needs, or on Windows for `taskkill`): `"tool"` when the child's own kill ended
-   * the tool alone, `"none"` when it reached no process (the tool had exited); undefined when the tree was
-   * signalled.
+   * program, which `Deno.kill` needs, or on Windows for `taskkill`, or on Windows a tool that had exited, from
+   * which `taskkill /T` finds nothing): `"tool"` when the child's own kill ended the tool alone, `"none"` when
+   * it reached no process (the tool had exited); undefined when the tree was signalled.
    */
   killReached(): KillReach | undefined;
   /**
    * Whether a kill of the tree found a live process to signal: on POSIX its process group had members, a
-   * process carried its marker, or the child was unreaped; on Windows once a kill was sent (what `taskkill`
-   * finds is not known). False before any kill, and after sweeps that found the tree already gone.
+   * process carried its marker, or the child was unreaped; on Windows once a kill was sent while the tool was
+   * unreaped (what `taskkill` finds is not known, and from a tool that exited it finds nothing). False before
+   * any kill, and after sweeps that found the tree already gone.
    */
   killFound(): boolean;
   /**
@@ -461,11 +464,13 @@ interface Tree {
  */
 function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOptions = {}): void {
   if (isWindows) {
+    // taskkill /T finds a tree from a running tool down: from one that exited it finds nothing, and the pid
+    // may since name another process, whose tree it would end. Nothing is reached, and the note says why.
+    if (tree.reaped) return void (tree.reach ??= "none");
     // Where taskkill may not run, or cannot be started (not on this host's PATH), the tool's own handle is
     // what is left: the tree is not claimed ended.
     const toolOnly = () => tree.own === undefined ? undefined : endToolOnly(tree, tree.own, signal);
-    // taskkill /T finds the tree from the tool down: nothing once the tool has exited.
-    tree.found ||= !tree.reaped;
+    tree.found = true;
     if (!mayRunTaskkill()) return toolOnly();
     return windowsKill(tree.pid, options, toolOnly);
   }
@@ -721,7 +726,10 @@ interface DenoStart {
 
 /** {@linkcode LiveChild.treeNote} for `tree`. */
 function treeNote(tree: Tree): string | undefined {
-  if (tree.reach !== undefined) return isWindows ? noTaskkillNote(runtimeName) : PARTIAL_RUN_NOTE;
+  if (tree.reach !== undefined) {
+    if (!isWindows) return PARTIAL_RUN_NOTE;
+    return tree.reach === "none" ? TASKKILL_GONE_NOTE : noTaskkillNote(runtimeName);
+  }
   if (isWindows) return TASKKILL_TREE_NOTE;
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
   // Said after "the guard ended the process tree, " (classify says that once, whatever ended it). Every

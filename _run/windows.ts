@@ -152,6 +152,15 @@ export const TASKKILL_TREE_NOTE =
   "as far as taskkill /T finds it: a process whose parent had already exited is not found and may still be running";
 
 /**
+ * What a result says after "the guard could not end the process tree, " on Windows, where the tool had exited
+ * before the kill (a descendant held its output): `taskkill /T` finds a tree from a running process down, so
+ * it is not run on the tool's pid, which finds nothing and may since name another process.
+ */
+export const TASKKILL_GONE_NOTE: string =
+  "as taskkill /T finds a tree only under a process still running, and the tool had already exited: " +
+  "processes it started may still be running";
+
+/**
  * What a result says after "the guard ended the tool but not its process tree, " on Windows, where `taskkill`
  * could not be started and the tool was ended through its own handle: why, and what to grant or install.
  * Deno's run permission is named under Deno only: Bun and Node need no permission, only `taskkill` on the PATH.

@@ -75,3 +75,37 @@ test("runTool: on Windows a timeout says how far taskkill /T found the tree, not
     /; the guard ended the process tree, as far as taskkill \/T finds it: a process whose parent had already exited is not found/,
   );
 });
+
+test(
+  "runTool: on Windows a descendant holding the output after the tool exited is said not ended, never the tree",
+  { skip: isWindows ? false : "Windows only", timeout: 60_000 },
+  async () => {
+    // cmd.exe exits at once; what it started (a copy of ping.exe named for this run) holds stdout for about
+    // 2 s, past the 1 s drain. taskkill /T from the exited tool's pid finds nothing, so the guard says it could
+    // not end the tree; the test ends the copy by its name afterwards.
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-gone-"));
+    const sys = join(process.env.SystemRoot ?? "C:\\Windows", "System32");
+    const left = join(dir, `toolguard-gone-${process.pid}.exe`);
+    try {
+      copyFileSync(join(sys, "ping.exe"), left);
+      const r = await runTool("cmd.exe", ["/c", `start /b ${left} -n 3 127.0.0.1 & echo started`], {
+        protocol: "text",
+        timeoutMs: 30_000,
+      });
+      assert.equal(r.kind, "results", r.detail);
+      // (held quiet, or still writing when the drain's bound cut it: either sentence, then the tree)
+      assert.match(
+        r.detail,
+        /^a process the tool left running (held its output open, and|still held stdout open .*;)/,
+      );
+      assert.match(
+        r.detail,
+        /the guard could not end the process tree, as taskkill \/T finds a tree only under a process still running/,
+      );
+      assert.doesNotMatch(r.detail, /the guard ended the process tree/);
+    } finally {
+      await promisify(execFile)(join(sys, "taskkill.exe"), ["/IM", basename(left), "/F"]).catch(() => {});
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10 });
+    }
+  },
+);
