@@ -10,6 +10,7 @@ import { eachLeaf, escapePointer, unescapePointer } from "./pointer.ts";
 import {
   depthOver,
   hasToJSON,
+  isRawJson,
   MOST_WRITTEN_OUT,
   RECURSED_MOST,
   sentOtherwise,
@@ -988,14 +989,32 @@ export function asSent(v: unknown, key: string, infinite = false): unknown {
 
 /**
  * The object `v` (at `key`) as JSON sends it, its own members read once into a plain copy: a `toJSON`'s
- * result, a box opened; a `toJSON` function the copy would hold is left out, as JSON calls one once and
- * sends no function. What is sent is no object (a `toJSON` gave a string): that value.
+ * result, a box opened, and so each member (deeper objects stay as they are); a member JSON writes no key for
+ * (a function: a `toJSON` too, which JSON calls once; a symbol, `undefined`) is left out. A member kept as
+ * it stood was judged as it is while JSON sent another: `method: new String("tools/call")` was no call to the
+ * MCP judge and a call to the server. What is sent is no object (a `toJSON` gave a string): that value.
  */
 export function sentMembers(v: object, key: string): unknown {
   const sent = asSent(v, key);
   if (!isRecord(sent)) return sent;
   const copy = { ...sent };
-  if (typeof copy.toJSON === "function") delete copy.toJSON;
+  for (const k of Object.keys(copy)) {
+    const member = copy[k];
+    // (a number stays as it is, so that the judge refuses one JSON cannot write: an id of 1e400 would go
+    // under id null; a raw JSON's text goes as written: opened, an id past 2^53 would be rounded)
+    if (typeof member === "number" || isRawJson(member)) continue;
+    const out = asSent(member, k, true);
+    if (out === undefined) delete copy[k];
+    // (a toJSON's result is written as it is: its own toJSON, which a later write would call, left out)
+    else if (out !== member) copy[k] = isRecord(out) && hasToJSON(out) ? withoutToJSON(out) : out;
+  }
+  return copy;
+}
+
+/** A plain copy of the object `v`'s own members, without `toJSON`, which JSON does not call twice. */
+function withoutToJSON(v: Record<string, unknown>): Record<string, unknown> {
+  const copy = { ...v };
+  delete copy.toJSON;
   return copy;
 }
 
