@@ -582,9 +582,11 @@ export class GuardedSession implements McpSession {
    * message itself cannot be read (a revoked proxy, a getter that throws, a batch whose length throws).
    */
   #readClient(frame: McpFrame): McpFrame | undefined {
-    const m = frame.message;
+    const given = frame.message;
+    // (a batch a toJSON gave is read as one: its elements went on unread, a call among them unjudged)
+    const m = Array.isArray(given) ? given : this.#clientCopy(given);
     if (!Array.isArray(m)) {
-      const copy = { message: this.#clientCopy(m), extra: frame.extra };
+      const copy = { message: m, extra: frame.extra };
       if (notUtf8Frames.has(frame)) notUtf8(copy);
       return copy;
     }

@@ -1466,3 +1466,22 @@ test("MCP session: a client message built in code whose method or id is boxed or
     assert.equal(JSON.stringify(toServer), '[{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}]');
   }
 });
+
+test("MCP session: a client message built in code whose toJSON gives a batch has each element judged as JSON sends it", () => {
+  // The batch a toJSON gave went on unread: an element with a toJSON or a boxed method sent the server a
+  // tools/call that no one judged.
+  const evil = () => ({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "evil" } });
+  const cases: [string, () => unknown][] = [
+    ["an element's toJSON", () => ({ toJSON: () => [{ toJSON: evil }] })],
+    ["a boxed method", () => ({ toJSON: () => [{ ...evil(), method: new String("tools/call") }] })],
+  ];
+  for (const batches of ["forward", "split"] as const) {
+    for (const [what, make] of cases) {
+      const { guarded, toClient, toServer, events } = session(batches);
+      guarded.fromClient({ message: make() as JsonRpcMessage });
+      assert.deepEqual(toServer, [], `${batches}, ${what}: ${JSON.stringify(toServer)}`);
+      assert.equal(JSON.stringify(toClient).match(/"id":5/g)?.length, 1, `${batches}, ${what}`);
+      assert.ok(events.some((e) => e.event === "call_rejected"), `${batches}, ${what}`);
+    }
+  }
+});
