@@ -1485,3 +1485,22 @@ test("MCP session: a client message built in code whose toJSON gives a batch has
     }
   }
 });
+
+test("MCP session: a split client batch built in code with a hole returns the server sink's promise", async () => {
+  // Returned for any other batch, it was dropped for one with a hole or an element that cannot be read: a
+  // transport awaiting fromClient (guardMcpTransport's send) did not wait for the server's sink, nor learn
+  // that it failed, and the failure was an unhandled rejection.
+  const toServer: unknown[] = [];
+  const guarded = createMcpGuard({ batches: "split" }).connect({
+    toServer: (frame) => {
+      toServer.push(frame.message);
+      return Promise.reject(new Error("the server's transport failed"));
+    },
+    toClient: () => {},
+  });
+  const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+  const sent = guarded.fromClient({ message: [ping, , { ...ping, id: 2 }] as JsonRpcMessage[] });
+  assert.ok(sent instanceof Promise);
+  await assert.rejects(sent, /the server's transport failed/);
+  assert.equal(toServer.length, 2);
+});
