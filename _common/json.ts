@@ -10,6 +10,7 @@ import { eachLeaf, escapePointer, unescapePointer } from "./pointer.ts";
 import {
   depthOver,
   hasToJSON,
+  isRawJson,
   MOST_WRITTEN_OUT,
   RECURSED_MOST,
   sentOtherwise,
@@ -988,14 +989,38 @@ export function asSent(v: unknown, key: string, infinite = false): unknown {
 
 /**
  * The object `v` (at `key`) as JSON sends it, its own members read once into a plain copy: a `toJSON`'s
- * result, a box opened; a `toJSON` function the copy would hold is left out, as JSON calls one once and
- * sends no function. What is sent is no object (a `toJSON` gave a string): that value.
+ * result, a box opened, and so each member that is an object (deeper objects stay as they are); a member JSON
+ * writes no key for (a function: a `toJSON` too, which JSON calls once; a symbol) is left out, one that is no
+ * object (a number JSON cannot write too, for its reader to refuse) stays as it is. A member kept as
+ * it stood was judged as it is while JSON sent another: `method: new String("tools/call")` was no call to the
+ * MCP judge and a call to the server. What is sent is no object (a `toJSON` gave a string): that value.
  */
 export function sentMembers(v: object, key: string): unknown {
   const sent = asSent(v, key);
   if (!isRecord(sent)) return sent;
   const copy = { ...sent };
-  if (typeof copy.toJSON === "function") delete copy.toJSON;
+  for (const k in copy) {
+    const member = copy[k];
+    // (a string, boolean or null goes as it is, as does a number, so that the judge refuses one JSON cannot
+    // write: an id of 1e400 would go under id null; a raw JSON's text goes as written: opened, an id past
+    // 2^53 would be rounded)
+    const type = typeof member;
+    if (type !== "object" && type !== "function" && type !== "symbol" && type !== "bigint") continue;
+    if (member === null) continue;
+    const out = asSent(member, k, true);
+    // (for...in, which costs less than a list of keys, meets an inherited key too: no member of the copy)
+    if (out === member || isRawJson(member) || !HAS_OWN.call(copy, k)) continue;
+    if (out === undefined) delete copy[k];
+    // (a toJSON's result is written as it is: its own toJSON, which a later write would call, left out)
+    else copy[k] = isRecord(out) && hasToJSON(out) ? withoutToJSON(out) : out;
+  }
+  return copy;
+}
+
+/** A plain copy of the object `v`'s own members, without `toJSON`, which JSON does not call twice. */
+function withoutToJSON(v: Record<string, unknown>): Record<string, unknown> {
+  const copy = { ...v };
+  delete copy.toJSON;
   return copy;
 }
 

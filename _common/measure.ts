@@ -503,6 +503,11 @@ export function hasToJSON(node: object): boolean {
 /** `JSON.isRawJSON`, where the engine has it (V8 and JavaScriptCore do). */
 const isRawJSON = (JSON as { isRawJSON?: (v: unknown) => boolean }).isRawJSON;
 
+/** Whether `v` is a raw JSON object (`JSON.rawJSON`: an MCP id past 2^53), which JSON writes as its text. */
+export function isRawJson(v: unknown): boolean {
+  return isRawJSON?.(v) === true;
+}
+
 /**
  * The primitive `JSON.stringify` writes for `node`: a `Number` or `String` object's as `Number()` and
  * `String()` read it, a `Boolean` or `BigInt` object's own, a raw JSON object's text parsed; else `node`. A

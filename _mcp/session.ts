@@ -555,7 +555,7 @@ export class GuardedSession implements McpSession {
   readonly fromClient = (frame: McpFrame): void | Promise<void> => {
     if (!isParsedText(frame)) {
       // (built in code: read once into a copy, what cannot be read answered, the rest going on)
-      let read: McpFrame | undefined;
+      let read: { copy: McpFrame; unread: JsonRpcMessage[] };
       try {
         read = this.#readClient(frame);
       } catch (error) {
@@ -564,8 +564,16 @@ export class GuardedSession implements McpSession {
           "not passed on to the MCP server (send it again as plain data)";
         return this.#toClient({ message: errorResponse(null, -32600, why), extra: frame.extra });
       }
-      if (read === undefined) return;
-      frame = read;
+      const { copy, unread } = read;
+      if (unread.length > 0) {
+        const batch = copy.message as JsonRpcMessage[];
+        if (batch.length === 0) return this.#toClient({ message: unread, extra: frame.extra });
+        if (this.#hooks.splitBatches) return this.#split(copy, batch, unread);
+        // (the server's answers come on their own: the batch it is sent goes on as it came, which it may
+        // answer in parts or not at all, so these are not held for its answer)
+        this.#toClient({ message: unread, extra: frame.extra });
+      }
+      frame = copy;
     }
     if (this.#hooks.splitBatches && Array.isArray(frame.message)) {
       this.#judgedBatchText(frame, frame.message);
@@ -577,28 +585,25 @@ export class GuardedSession implements McpSession {
   };
 
   /**
-   * A client frame built in code, its message read once into a copy that is what is judged and goes on (a
-   * batch element by element: see #readBatch); undefined when a split batch was taken care of. Throws when the
-   * message itself cannot be read (a revoked proxy, a getter that throws, a batch whose length throws).
+   * A client frame built in code, its message read once into a `copy` that is what is judged and goes on (a
+   * batch element by element: see #readBatch), with the answers to what of a batch cannot be read
+   * (`unread`), which fromClient sends. Throws when the message itself cannot be read (a revoked proxy, a
+   * getter that throws, a batch whose length throws); only reads, so that a sink's throw is not taken for
+   * one, and the server sink's promise goes back to fromClient's caller.
    */
-  #readClient(frame: McpFrame): McpFrame | undefined {
-    const m = frame.message;
+  #readClient(frame: McpFrame): { copy: McpFrame; unread: JsonRpcMessage[] } {
+    const given = frame.message;
+    // (a batch a toJSON gave is read as one: its elements went on unread, a call among them unjudged)
+    const m = Array.isArray(given) ? given : this.#clientCopy(given);
     if (!Array.isArray(m)) {
-      const copy = { message: this.#clientCopy(m), extra: frame.extra };
+      const copy = { message: m, extra: frame.extra };
       if (notUtf8Frames.has(frame)) notUtf8(copy);
-      return copy;
+      return { copy, unread: [] };
     }
     const { read, unread } = this.#readBatch(m);
     const copy = { message: read as JsonRpcMessage[], extra: frame.extra };
     if (notUtf8Frames.has(frame)) notUtf8(copy);
-    if (unread.length > 0) {
-      if (read.length === 0) return void this.#toClient({ message: unread, extra: frame.extra });
-      if (this.#hooks.splitBatches) return void this.#split(copy, read, unread);
-      // (the server's answers come on their own: the batch it is sent goes on as it came, which it may answer
-      // in parts or not at all, so these are not held for its answer)
-      this.#toClient({ message: unread, extra: frame.extra });
-    }
-    return copy;
+    return { copy, unread };
   }
 
   /**

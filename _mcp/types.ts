@@ -372,16 +372,19 @@ export interface McpRelayExit {
   signal: string | null;
   /**
    * A short explanation; for the stdio relay, with how far its ending of the server's process tree reached,
-   * in words (see `tree`), where its sweep found a process to end or could not reach the whole tree.
+   * in words (see `tree`), where its sweep found a process to end or could not reach the whole tree, and
+   * where it found none of a tree it reaches whole (`"ended"`), that the server left none.
    */
   detail: string;
   /**
    * How far the stdio relay's ending of the server's process tree reached (it ends the tree on every exit,
    * so that no descendant of the server outlives the relay): `"ended"`, every process of it that was found;
-   * `"group_only"`, found by its process group alone (Linux where `/proc` cannot be read: a descendant that
-   * left the group may have survived); `"server_only"`, the server but not its descendants, and `"none"`, no
-   * process (Deno with a partial `--allow-run`, or on Windows without `taskkill`). Absent when there was no
-   * server process to end: it could not be started, or the HTTP relay, which starts none.
+   * `"group_only"`, as far as a way that misses part of a tree reached: its process group alone (Linux where
+   * `/proc` cannot be read: a descendant that left the group may have survived) or, on Windows, `taskkill /T`
+   * (a process whose parent had already exited is not found); `"server_only"`, the server but not its
+   * descendants, and `"none"`, no process (Deno with a partial `--allow-run`, or on Windows without
+   * `taskkill`). Absent when there was no server process to end: it could not be started, or the HTTP relay,
+   * which starts none.
    */
   tree?: "ended" | "group_only" | "server_only" | "none";
 }

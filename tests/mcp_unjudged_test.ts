@@ -1430,3 +1430,77 @@ test("MCP session: a client batch built in code with holes is answered by what i
     }
   }
 });
+
+test("MCP session: a client message built in code whose method or id is boxed or has a toJSON is judged as JSON sends it", () => {
+  // The copy kept a member as it stood: a `method` boxed or with a toJSON was no "tools/call" to the judge,
+  // while JSON sent the server one, unjudged (an unknown tool ran); an id so sent was refused as an object.
+  const evil = { name: "evil" };
+  const cases: [string, Record<string, unknown>][] = [
+    ["boxed method", { jsonrpc: "2.0", id: 5, method: new String("tools/call"), params: evil }],
+    ["method's toJSON", { jsonrpc: "2.0", id: 5, method: { toJSON: () => "tools/call" }, params: evil }],
+    ["params' toJSON", { jsonrpc: "2.0", id: 5, method: "tools/call", params: { toJSON: () => evil } }],
+  ];
+  for (const batches of ["forward", "split"] as const) {
+    for (const [what, message] of cases) {
+      const { guarded, toClient, toServer, events } = session(batches);
+      guarded.fromClient({ message: message as JsonRpcMessage });
+      assert.deepEqual(toServer, [], `${batches}, ${what}: ${JSON.stringify(toServer)}`);
+      assert.equal(toClient.length, 1, `${batches}, ${what}`);
+      assert.equal((toClient[0] as JsonRpcMessage).id, 5);
+      assert.ok(events.some((e) => e.event === "call_rejected"), `${batches}, ${what}`);
+    }
+    // A boxed id goes on as the number JSON sends, and its answer is taken for it.
+    const { guarded, toClient, toServer } = session(batches);
+    guarded.fromClient({ message: { jsonrpc: "2.0", id: new Number(6), method: "ping" } as JsonRpcMessage });
+    assert.equal(JSON.stringify(toServer), JSON.stringify([{ jsonrpc: "2.0", id: 6, method: "ping" }]));
+    assert.equal(guarded.pending, 1);
+    guarded.fromServer({ message: { jsonrpc: "2.0", id: 6, result: {} } });
+    assert.deepEqual(toClient, [{ jsonrpc: "2.0", id: 6, result: {} }]);
+    assert.equal(guarded.pending, 0);
+    // (an id past 2^53 as JSON.rawJSON keeps its digits: opened, it would be rounded)
+    const rawJSON = (JSON as unknown as { rawJSON?: (text: string) => unknown }).rawJSON;
+    if (rawJSON === undefined) continue;
+    toServer.length = 0;
+    const id = rawJSON("12345678901234567891");
+    guarded.fromClient({ message: { jsonrpc: "2.0", id, method: "ping" } as JsonRpcMessage });
+    assert.equal(JSON.stringify(toServer), '[{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}]');
+  }
+});
+
+test("MCP session: a client message built in code whose toJSON gives a batch has each element judged as JSON sends it", () => {
+  // The batch a toJSON gave went on unread: an element with a toJSON or a boxed method sent the server a
+  // tools/call that no one judged.
+  const evil = () => ({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "evil" } });
+  const cases: [string, () => unknown][] = [
+    ["an element's toJSON", () => ({ toJSON: () => [{ toJSON: evil }] })],
+    ["a boxed method", () => ({ toJSON: () => [{ ...evil(), method: new String("tools/call") }] })],
+  ];
+  for (const batches of ["forward", "split"] as const) {
+    for (const [what, make] of cases) {
+      const { guarded, toClient, toServer, events } = session(batches);
+      guarded.fromClient({ message: make() as JsonRpcMessage });
+      assert.deepEqual(toServer, [], `${batches}, ${what}: ${JSON.stringify(toServer)}`);
+      assert.equal(JSON.stringify(toClient).match(/"id":5/g)?.length, 1, `${batches}, ${what}`);
+      assert.ok(events.some((e) => e.event === "call_rejected"), `${batches}, ${what}`);
+    }
+  }
+});
+
+test("MCP session: a split client batch built in code with a hole returns the server sink's promise", async () => {
+  // Returned for any other batch, it was dropped for one with a hole or an element that cannot be read: a
+  // transport awaiting fromClient (guardMcpTransport's send) did not wait for the server's sink, nor learn
+  // that it failed, and the failure was an unhandled rejection.
+  const toServer: unknown[] = [];
+  const guarded = createMcpGuard({ batches: "split" }).connect({
+    toServer: (frame) => {
+      toServer.push(frame.message);
+      return Promise.reject(new Error("the server's transport failed"));
+    },
+    toClient: () => {},
+  });
+  const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+  const sent = guarded.fromClient({ message: [ping, , { ...ping, id: 2 }] as JsonRpcMessage[] });
+  assert.ok(sent instanceof Promise);
+  await assert.rejects(sent, /the server's transport failed/);
+  assert.equal(toServer.length, 2);
+});
