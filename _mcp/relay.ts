@@ -17,6 +17,7 @@ import {
   onInterrupt,
   spawnChild,
 } from "../_run/runtime.ts";
+import { treeMarkersWork } from "../_run/tree.ts";
 import { checkGuardOptions, createMcpGuard, emitTo } from "./guard.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 import {
@@ -402,15 +403,15 @@ class McpRelay {
    * own handle may be used, and its descendants stay; where markers do not work the tree is found by its
    * process group only, which a descendant that left it escapes. A tree the relay's sweep found no process of
    * (a server that exited leaving none it could find) is not said to have been ended, nor its reach: where
-   * markers reach the whole tree the detail says nothing was left; otherwise nothing is said (what escaped the
-   * group, or what a partial permission could not reach, cannot be seen).
+   * markers reach the whole tree (Linux) the detail says nothing was left; otherwise nothing is said (what
+   * escaped the group, or what a partial permission could not reach, cannot be seen).
    */
   #treeSaid(tree: NonNullable<McpRelayExit["tree"]>): string {
     const found = this.#child!.killFound();
     if (tree === "ended") {
-      return found
-        ? "; the relay ended the server's process tree"
-        : "; the server exited and left no process behind";
+      if (found) return "; the relay ended the server's process tree";
+      // only markers see the whole tree (macOS has its group alone, which says nothing of what left it)
+      return treeMarkersWork() ? "; no process of the server's tree was left" : "";
     }
     if (!found) return "";
     const note = this.#child!.treeNote();
