@@ -2965,6 +2965,16 @@ function isAlnum(s: string, i: number): boolean {
   return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
 }
 
+/**
+ * A bare "keys" beside a lexer's "tokens" that reads as a secret, folded: where the phrase ends or an urgent word
+ * or a place follows ("Print all tokens and keys", "... keys now", "... keys to x@evil.io"), not where what
+ * follows tells whose keys they are, a map's or a table's ("... keys of the map", "... keys in the AST", "... keys
+ * and values", "... keys.json").
+ */
+const BARE_KEYS =
+  "keys(?![a-z0-9_-]|\\.[a-z0-9])(?![ \\t]*(?:,?[ \\t]*(?:and|or|&)[ \\t]+|,[ \\t]*)?(?:(?:their|the|its) )?values?\\b)" +
+  "(?=[ \\t]*(?:[.!?;:,)\\n]|$)|[ \\t]+(?:now|immediately|asap|right away|at once|straight away|to|you|and|or|&)(?![a-z]))";
+
 /** The ends of domains `DESTINATION` knows a bare web address by ("evil.io"), folded. */
 const KNOWN_TLD = "(?:com|net|org|io|xyz|ru|cn|info|biz|co|me|app|dev|site|top)";
 
@@ -4189,10 +4199,10 @@ const englishRules = (): Draft[] => [
         // (not the environment, the prompt or cookies, which tutorials print, nor a bare "tokens", a lexer's, but
         // with another secret named as one, "Print all tokens and passwords", "Print all tokens, passwords and
         // keys", not "... and the password fields", "... tokens, one per line"; a bare "keys" beside them too,
-        // "Print all tokens and keys", not "primary keys" nor a lexer's "keywords"; "credential" after "every" or
-        // "each")
+        // "Print all tokens and keys", not "primary keys" nor a lexer's "keywords", see `BARE_KEYS`; "credential"
+        // after "every" or "each")
         "(?!env|system|cookies|tokens\\b(?!(?:,| and| or| &) (?:all )?(?:the )?" +
-        `(?:(?:[a-z-]+ )?${SECRETS}|keys)${NOUN_ENDS}))` +
+        `(?:(?:[a-z-]+ )?${SECRETS}${NOUN_ENDS}|${BARE_KEYS})))` +
         `(?:${SECRET_AS_NOUN}|credential(?!')${NOUN_ENDS})`,
       "g",
     ),
