@@ -722,7 +722,9 @@ const translations = lazy((): Draft[] => {
    * out (see `BY_COMMAND`): the model's prompt is no shell's to print.
    */
   const givesOut = (t: string, s: number, e: number, upper: (i: number) => boolean): boolean => {
-    const out = GIVE_OUT.exec(t.slice(e, e + 64));
+    // (well past the 60 characters to "aus" and the words `GIVE_OUT` reads after it, so that its "$" is the text's
+    // end, not a cut's: "... aus - direkt danach kommt der Parser" cut after "direkt")
+    const out = GIVE_OUT.exec(t.slice(e, e + 128));
     return out !== null && !(BY_COMMAND.test(out[0]) && GIVEN_SECRET_END().test(t.slice(s, e))) &&
       !otherVerbOut(t, s, e, out[0], upper);
   };
