@@ -2564,8 +2564,11 @@ function toAnAddress(t: string, s: number, e: number): boolean {
  */
 function mailedTo(t: string, e: number): boolean {
   const end = t.slice(Math.max(0, e - 40), e);
+  // (an address written out is longer than with "@": its " at " may stand further back, "x at
+  // averyverylongcompanyname dot com")
+  const far = t.slice(Math.max(0, e - 140), e);
   return end.includes("@") ||
-    (/[[({] ?at ?[\])}]| at [a-z0-9-]+ dot /.test(end) && ENDS_AT_WRITTEN_OUT().test(end)) ||
+    (/[[({] ?at ?[\])}]| at [a-z0-9-]+ dot /.test(far) && ENDS_AT_WRITTEN_OUT().test(far)) ||
     (/the following (?:e-?mail(?: address)?|address)$/.test(t.slice(Math.max(0, e - 30), e)) &&
       /^:?[ \n]+['"<]?[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\./.test(t.slice(e, e + 80)));
 }
