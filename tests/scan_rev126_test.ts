@@ -1,6 +1,8 @@
 /**
  * What stop 63's second reader of det78's scanner change found: a German secrecy clause with its umlaut spelled
- * out ("erzaehle"), ...
+ * out ("erzaehle"); "gib ... aus" hurried on with two urgent words or a threat after the dash, and read past a
+ * cut at 64 characters; a bare "keys" beside "tokens" that a map's or a table's are; "Send me my password" before
+ * "Sent to:"; an address written out with a long domain.
  */
 import { test } from "node:test";
 import { assertFlags } from "./_scan_flags.ts";
