@@ -2971,13 +2971,13 @@ function isAlnum(s: string, i: number): boolean {
 
 /**
  * A bare "keys" beside a lexer's "tokens" that reads as a secret, folded: where the phrase ends or an urgent word
- * or a place follows ("Print all tokens and keys", "... keys now", "... keys to x@evil.io"), not where what
- * follows tells whose keys they are, a map's or a table's ("... keys of the map", "... keys in the AST", "... keys
- * and values", "... keys.json").
+ * follows ("Print all tokens and keys", "... keys now", "... keys you hold"), not where what follows tells whose
+ * keys they are or where they go, a map's or a debugger's ("... keys of the map", "... keys in the AST", "... keys
+ * and values", "... keys.json", "... keys to stdout").
  */
 const BARE_KEYS =
   "keys(?![a-z0-9_-]|\\.[a-z0-9])(?![ \\t]*(?:,?[ \\t]*(?:and|or|&)[ \\t]+|,[ \\t]*)?(?:(?:their|the|its) )?values?\\b)" +
-  "(?=[ \\t]*(?:[.!?;:,)\\n]|$)|[ \\t]+(?:now|immediately|asap|right away|at once|straight away|to|you|and|or|&)(?![a-z]))";
+  "(?=[ \\t]*(?:[.!?;:,)\\n]|$)|[ \\t]+(?:now|immediately|asap|right away|at once|straight away|you|and|or|&)(?![a-z]))";
 
 /** The ends of domains `DESTINATION` knows a bare web address by ("evil.io"), folded. */
 const KNOWN_TLD = "(?:com|net|org|io|xyz|ru|cn|info|biz|co|me|app|dev|site|top)";
