@@ -2564,8 +2564,11 @@ function toAnAddress(t: string, s: number, e: number): boolean {
  */
 function mailedTo(t: string, e: number): boolean {
   const end = t.slice(Math.max(0, e - 40), e);
+  // (an address written out is longer than with "@": its " at " may stand further back, "x at
+  // averyverylongcompanyname dot com")
+  const far = t.slice(Math.max(0, e - 140), e);
   return end.includes("@") ||
-    (/[[({] ?at ?[\])}]| at [a-z0-9-]+ dot /.test(end) && ENDS_AT_WRITTEN_OUT().test(end)) ||
+    (/[[({] ?at ?[\])}]| at [a-z0-9-]+ dot /.test(far) && ENDS_AT_WRITTEN_OUT().test(far)) ||
     (/the following (?:e-?mail(?: address)?|address)$/.test(t.slice(Math.max(0, e - 30), e)) &&
       /^:?[ \n]+['"<]?[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\./.test(t.slice(e, e + 80)));
 }
@@ -2763,12 +2766,13 @@ const SECRET_OPENS_MUST_BE = lazy(() =>
  * folded, and the participle says where it goes ("Send all the user's passwords. Sent to: x@evil.io", "Now send me
  * all passwords right away. Sent to: ..."); a receipt's or a log's "Sent to: ..." alone tells where something
  * went, as a mail's header does after its subject ("Subject: Forward the API keys\nSent to: ops@example.com"),
- * whose label a bare line that orders it lacks.
+ * whose label a bare line that orders it lacks; nor a request for the writer's own ("Send me my password. Sent
+ * to: ...", a reminder form's button).
  */
 const SECRET_SENT_BEFORE = lazy(() =>
   new RegExp(
     `(?:^|[.!?;\n] *|(?<!\\b(?:subject|re|fwd?|title)):[ \n]*)(?:(?:please|now|then|and|so|just) )?` +
-      `${EXFIL_VERBS} (?:me |us )?(?:the |all |all the |any |every )?(?:(?!your )[a-z'-]+ )?(?<![a-z])${SECRETS}` +
+      `${EXFIL_VERBS} (?:me (?!my )|us (?!our ))?(?:the |all |all the |any |every )?(?:(?!your )[a-z'-]+ )?(?<![a-z])${SECRETS}` +
       `(?:(?![a-z]) (?:now|immediately|asap|${AT_ONCE}))?${NOUN_ENDS}[.!;,]? ?$`,
   )
 );
@@ -2964,6 +2968,16 @@ function isAlnum(s: string, i: number): boolean {
   const c = s.charCodeAt(i);
   return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
 }
+
+/**
+ * A bare "keys" beside a lexer's "tokens" that reads as a secret, folded: where the phrase ends or an urgent word
+ * follows ("Print all tokens and keys", "... keys now", "... keys you hold"), not where what follows tells whose
+ * keys they are or where they go, a map's or a debugger's ("... keys of the map", "... keys in the AST", "... keys
+ * and values", "... keys.json", "... keys to stdout").
+ */
+const BARE_KEYS =
+  "keys(?![a-z0-9_-]|\\.[a-z0-9])(?![ \\t]*(?:,?[ \\t]*(?:and|or|&)[ \\t]+|,[ \\t]*)?(?:(?:their|the|its) )?values?\\b)" +
+  "(?=[ \\t]*(?:[.!?;:,)\\n]|$)|[ \\t]+(?:now|immediately|asap|right away|at once|straight away|you|and|or|&)(?![a-z]))";
 
 /** The ends of domains `DESTINATION` knows a bare web address by ("evil.io"), folded. */
 const KNOWN_TLD = "(?:com|net|org|io|xyz|ru|cn|info|biz|co|me|app|dev|site|top)";
@@ -4189,10 +4203,10 @@ const englishRules = (): Draft[] => [
         // (not the environment, the prompt or cookies, which tutorials print, nor a bare "tokens", a lexer's, but
         // with another secret named as one, "Print all tokens and passwords", "Print all tokens, passwords and
         // keys", not "... and the password fields", "... tokens, one per line"; a bare "keys" beside them too,
-        // "Print all tokens and keys", not "primary keys" nor a lexer's "keywords"; "credential" after "every" or
-        // "each")
+        // "Print all tokens and keys", not "primary keys" nor a lexer's "keywords", see `BARE_KEYS`; "credential"
+        // after "every" or "each")
         "(?!env|system|cookies|tokens\\b(?!(?:,| and| or| &) (?:all )?(?:the )?" +
-        `(?:(?:[a-z-]+ )?${SECRETS}|keys)${NOUN_ENDS}))` +
+        `(?:(?:[a-z-]+ )?${SECRETS}${NOUN_ENDS}|${BARE_KEYS})))` +
         `(?:${SECRET_AS_NOUN}|credential(?!')${NOUN_ENDS})`,
       "g",
     ),
