@@ -87,6 +87,19 @@ async function throughGemini(bodies: string[], options: GuardFetchOptions = {}) 
 const geminiText = (chunks: { candidates?: { content?: { parts?: { text?: string }[] } }[] }[]) =>
   chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? "").join("");
 
+/** A Chat stream chunk holding `choices` as given: several answers in one chunk, or a choice out of place. */
+const choicesChunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
+
+/** The delta of a `get_weather` call `id` at position `index` among the answer's calls. */
+const weatherCall = (id: string, index = 0) => ({
+  tool_calls: [{
+    index,
+    id,
+    type: "function",
+    function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+  }],
+});
+
 test("guardFetch: an Anthropic frame not JSON that names tool_use beside a call kept is told, as onVerdict says", async () => {
   // (the second call's block start cut short was dropped unread; the first call went out with its stop, and
   // nothing said the other had not; a frame not JSON naming no call beside it may be text: dropped unsaid)
@@ -125,30 +138,23 @@ test("guardFetch n=2: a Chat call of no known answer beside calls kept is told b
   // (a call at a choice past n, a chunk not JSON that names tool_calls: either may be any answer's; both
   // answers kept their calls, and only an answer that lost every call was told; a chunk not JSON that names
   // no call may be text: dropped unsaid beside kept calls)
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
-  const call = (id: string, index = 0) => ({
-    tool_calls: [{
-      index,
-      id,
-      type: "function",
-      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
-    }],
-  });
   const stray: Record<string, unknown> = {
-    "past n": chunk([{ index: 5, delta: call("C") }]),
-    "not JSON": `data: ${JSON.stringify(chunk([{ index: 0, delta: call("C", 1) }])).slice(0, -1)}\n\n`,
+    "past n": choicesChunk([{ index: 5, delta: weatherCall("C") }]),
+    "not JSON": `data: ${
+      JSON.stringify(choicesChunk([{ index: 0, delta: weatherCall("C", 1) }])).slice(0, -1)
+    }\n\n`,
     "text not JSON": `data: ${
-      JSON.stringify(chunk([{ index: 0, delta: { content: "Hm" } }])).slice(0, -1)
+      JSON.stringify(choicesChunk([{ index: 0, delta: { content: "Hm" } }])).slice(0, -1)
     }\n\n`,
   };
   for (const [label, frame] of Object.entries(stray)) {
     const role = { role: "assistant" };
     reply({
       sse: [
-        chunk([0, 1].map((index) => ({ index, delta: { ...role, content: "Let me check." } }))),
-        chunk([{ index: 0, delta: call("A") }, { index: 1, delta: call("B") }]),
+        choicesChunk([0, 1].map((index) => ({ index, delta: { ...role, content: "Let me check." } }))),
+        choicesChunk([{ index: 0, delta: weatherCall("A") }, { index: 1, delta: weatherCall("B") }]),
         frame,
-        chunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+        choicesChunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
         "data: [DONE]\n\n",
       ],
     });
@@ -360,13 +366,12 @@ test("guardFetch n=2: only the answer told of a call dropped as malformed reads 
   const call = (index: number, id: string) => ({
     tool_calls: [{ index, id, type: "function", function: { name: "delete_everything", arguments: "{}" } }],
   });
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
   const sse = [
-    chunk([0, 1].map((index) => ({ index, delta: { role: "assistant", content: "Let me check." } }))),
-    chunk([{ index: 0, delta: call(0, "A") }, { index: 1, delta: call(0, "B") }]),
+    choicesChunk([0, 1].map((index) => ({ index, delta: { role: "assistant", content: "Let me check." } }))),
+    choicesChunk([{ index: 0, delta: call(0, "A") }, { index: 1, delta: call(0, "B") }]),
     // (a choice at index "1", a string, which clients read two ways: dropped, a call of answer 1)
-    chunk([{ index: "1", delta: call(1, "C") }]),
-    chunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+    choicesChunk([{ index: "1", delta: call(1, "C") }]),
+    choicesChunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
     "data: [DONE]\n\n",
   ];
   const { value } = await withGuardedServer([{ sse }], { onRejected: "withhold-turn" }, async (server, f) => {
@@ -527,20 +532,13 @@ test("guardFetch n=2: Chat calls of a chunk not read are counted once however ma
   // onVerdict counted it once per answer, where beside calls kept it was counted once, and a call past n
   // once whatever the path; a call past n went unsaid where each answer holding a call had lost one of its
   // own too)
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
-  const call = (id: string, index = 0) => ({
-    tool_calls: [{
-      index,
-      id,
-      type: "function",
-      function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
-    }],
-  });
   const role = { role: "assistant", content: "Let me check." };
   const cases = {
     // (both answers finish for tool calls with no call: the chunk not read, told by each, counted once)
     "not JSON, no call kept": {
-      middle: [`data: ${JSON.stringify(chunk([{ index: 1, delta: call("C") }])).slice(0, -1)}\n\n`],
+      middle: [
+        `data: ${JSON.stringify(choicesChunk([{ index: 1, delta: weatherCall("C") }])).slice(0, -1)}\n\n`,
+      ],
       kept: [[], []],
       count: ["tool call", "tool call"],
       reason: "tool call",
@@ -548,9 +546,12 @@ test("guardFetch n=2: Chat calls of a chunk not read are counted once however ma
     // (each answer keeps a call and loses one of its own, at its index as a string; a call at choice 5 too)
     "past n beside own": {
       middle: [
-        chunk([{ index: 0, delta: call("A") }, { index: 1, delta: call("B") }]),
-        chunk([{ index: "0", delta: call("C", 1) }, { index: "1", delta: call("D", 1) }]),
-        chunk([{ index: 5, delta: call("E") }]),
+        choicesChunk([{ index: 0, delta: weatherCall("A") }, { index: 1, delta: weatherCall("B") }]),
+        choicesChunk([
+          { index: "0", delta: weatherCall("C", 1) },
+          { index: "1", delta: weatherCall("D", 1) },
+        ]),
+        choicesChunk([{ index: 5, delta: weatherCall("E") }]),
       ],
       kept: [["A"], ["B"]],
       count: ["tool calls", "tool calls"],
@@ -560,9 +561,9 @@ test("guardFetch n=2: Chat calls of a chunk not read are counted once however ma
   for (const [label, { middle, kept, count, reason }] of Object.entries(cases)) {
     reply({
       sse: [
-        chunk([0, 1].map((index) => ({ index, delta: role }))),
+        choicesChunk([0, 1].map((index) => ({ index, delta: role }))),
         ...middle,
-        chunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+        choicesChunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
         "data: [DONE]\n\n",
       ],
     });
@@ -705,20 +706,19 @@ test("guardFetch: a written call that passes beside a frame not JSON naming a ca
 
 test("guardFetch n=2: Chat calls past n that come after an answer was told are counted in onVerdict as the later answer reads them", async () => {
   // (answer 0 read of one call past n, answer 1, told after a second came, of two, and onVerdict of one)
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
   const past = (index: number, id: string) =>
-    chunk([{
+    choicesChunk([{
       index,
       delta: { tool_calls: [{ index: 0, id, type: "function", function: { name: "get_weather" } }] },
     }]);
   const role = { role: "assistant", content: "Let me check." };
   reply({
     sse: [
-      chunk([0, 1].map((index) => ({ index, delta: role }))),
+      choicesChunk([0, 1].map((index) => ({ index, delta: role }))),
       past(5, "E"),
-      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
+      choicesChunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
       past(6, "F"),
-      chunk([{ index: 1, delta: {}, finish_reason: "tool_calls" }]),
+      choicesChunk([{ index: 1, delta: {}, finish_reason: "tool_calls" }]),
       "data: [DONE]\n\n",
     ],
   });
