@@ -16,8 +16,10 @@
  * import assert from "node:assert/strict";
  * import { describe, runTool } from "@toolguard/toolguard";
  *
- * const runtime = (globalThis as { Deno?: { execPath(): string } }).Deno?.execPath() ?? process.execPath;
- * const result = await runTool(runtime, ["eval", "console.log(JSON.stringify({ ok: true, items: [] }))"]);
+ * // The tool here is the runtime itself, printing an empty envelope (Deno: `deno eval`, Bun and Node: `-e`).
+ * const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+ * const [command, prefix] = deno ? [deno.execPath(), ["eval"]] : [process.execPath, ["-e"]];
+ * const result = await runTool(command, [...prefix, "console.log(JSON.stringify({ ok: true, items: [] }))"]);
  * assert.equal(result.kind, "empty");
  * assert.deepEqual(result.items, []); // the tool ran and found nothing: not a failure
  * assert.match(describe(result), /^Tool ran and returned zero items\./);

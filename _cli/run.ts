@@ -141,6 +141,26 @@ function printNote(result: ToolResult): void {
 }
 
 /**
+ * A hint on stderr when `--protocol` was left out and stdout held something other than the envelope read by
+ * default: a new user's first `toolguard run -- rg TODO .` fails as `protocol` (a JSON object of the tool's
+ * own as `refused`), and the sentence (for the model) does not say that the tool's lines would be read with
+ * `--protocol lines`. Not for empty stdout: a silent tool fails under every protocol that reads JSON, and
+ * `--protocol text` would read it as no results.
+ */
+function printProtocolHint(values: OptionValues, result: ToolResult): void {
+  // Not JSON, JSON but no object, or an object of the tool's own (no `ok`, no `error`: read as a refusal).
+  const notEnvelope = result.kind === "protocol"
+    ? /^stdout is (not valid JSON|.*, not a JSON envelope object)/
+    : /^REFUSED: the envelope has no ok field/;
+  if (values.protocol !== undefined || result.ok || !notEnvelope.test(result.detail)) return;
+  const hint = paint("bold", "hint", "stderr");
+  writeErr(
+    `${hint}: toolguard run: without --protocol, stdout is read as a JSON envelope ({"ok":true,"items":[...]}); ` +
+      "for a tool that prints lines, plain text or JSON of its own, pass --protocol lines, text or json\n",
+  );
+}
+
+/**
  * Run `toolguard run` with the arguments after the subcommand name.
  *
  * @param args Command-line arguments, e.g. `["--protocol", "lines", "--", "ls"]`.
@@ -240,6 +260,7 @@ export function main(args: string[]): Promise<number> {
     } else {
       writeOut(safeText(describe(result, { budget })) + "\n"); // it quotes the tool
       printNote(result);
+      printProtocolHint(values, result);
     }
     if (signal !== undefined) return interruptStatus(signal);
     return isFailure(result) ? EXIT_FAIL : EXIT_OK;

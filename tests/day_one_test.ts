@@ -102,6 +102,27 @@ test("toolguard run: --json carries the sentence the model reads", async () => {
   assert.equal(result.sentence, 'Tool returned 1 item(s): ["hi"]');
 });
 
+test("toolguard run: a tool that prints lines or JSON of its own, run without --protocol, gets a hint on stderr to pass one", async () => {
+  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+  const [command, prefix] = deno ? [deno.execPath(), ["eval"]] : [process.execPath, ["-e"]];
+  const tool = [command, ...prefix, "console.log('./src/a.ts:3: TODO')"];
+  const bare = await cli(["run", "--", ...tool]);
+  assert.equal(bare.status, 1);
+  assert.match(bare.stdout, /^Tool did not run successfully \(protocol, exit 0\): stdout is not valid JSON/);
+  assert.match(bare.stderr, /^hint: toolguard run: .*JSON envelope.*--protocol lines/);
+  // A JSON object of the tool's own is read as an envelope without `ok`: a refusal, with the same hint.
+  const object = await cli(["run", "--", command, ...prefix, "console.log(JSON.stringify({ files: 2 }))"]);
+  assert.match(
+    object.stdout,
+    /^Tool did not run successfully \(refused, exit 0\): REFUSED: the envelope has no ok/,
+  );
+  assert.match(object.stderr, /^hint: toolguard run: .*--protocol lines, text or json/);
+  // Asked for the envelope, the user meant it: no hint.
+  const told = await cli(["run", "--protocol", "envelope", "--", ...tool]);
+  assert.equal(told.status, 1);
+  assert.equal(told.stderr, "");
+});
+
 test("jsonlLog.onMcpEvent: a relay's calls are verdict lines and its other events mcp lines, which stats reads", async () => {
   const chunks: Uint8Array[] = [];
   const log = jsonlLog(new WritableStream<Uint8Array>({ write: (c) => void chunks.push(c) }), { model: "m" });
