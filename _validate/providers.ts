@@ -417,7 +417,8 @@ function call(
 
 /**
  * Normalises tool calls from any supported provider shape. Assistant messages are expanded into their
- * calls (OpenAI `tool_calls`, Anthropic `content` blocks, Gemini `parts`); text blocks are skipped.
+ * calls (OpenAI `tool_calls`, Anthropic `content` blocks, Gemini `parts`); text and reasoning blocks are
+ * skipped, in a message or in a bare content list.
  * Never throws: an entry with no recognisable shape becomes a call with an empty name, and one whose reading
  * throws (a getter, a revoked proxy) a call with `unreadable` set.
  */
@@ -495,6 +496,7 @@ function one(c: unknown, out: NormalisedCall[]): void {
     );
     return;
   }
+  if (isContentBlock(c)) return; // a text or reasoning block beside the calls of a bare content list
   const args = c.arguments !== undefined
     ? c.arguments
     : c.args !== undefined
@@ -503,4 +505,32 @@ function one(c: unknown, out: NormalisedCall[]): void {
     ? c.input
     : c.parameters;
   out.push(call(i, c.id ?? c.call_id, c.name, args, c.args !== undefined ? "gemini" : "plain"));
+}
+
+/**
+ * Whether `c` is content that is no call: a text, reasoning or media block of a bare Anthropic `content`,
+ * Gemini `parts` or Responses `output` list (`{type: "text", text}`, `{text}`, `{type: "reasoning"}`). It names
+ * no tool and carries no arguments, so nothing could run from it; read as a call it would block the turn as a
+ * nameless one.
+ */
+function isContentBlock(c: Record<string, unknown>): boolean {
+  if (
+    c.name !== undefined || c.arguments !== undefined || c.args !== undefined || c.input !== undefined ||
+    c.parameters !== undefined
+  ) return false;
+  switch (c.type) {
+    case undefined:
+      return typeof c.text === "string"; // a Gemini text part
+    case "text":
+    case "thinking":
+    case "redacted_thinking":
+    case "reasoning":
+    case "output_text":
+    case "refusal":
+    case "image":
+    case "document":
+      return true;
+    default:
+      return false;
+  }
 }

@@ -329,6 +329,31 @@ test("normaliseCalls: assistant messages expand into their calls", () => {
   assert.deepEqual(n.map((c) => [c.index, c.id, c.name]), [[0, "a", "x"], [1, "b", "y"], [2, "c", "z"]]);
 });
 
+test("normaliseCalls: a bare content list's text and reasoning blocks are no calls; a nameless call still is", () => {
+  const blocks = [
+    { type: "text", text: "Let me check." }, // Anthropic content
+    { type: "thinking", thinking: "..." },
+    { text: "Checking the weather." }, // Gemini part
+    { type: "reasoning", id: "rs_1", summary: [] }, // Responses output item
+    { type: "tool_use", id: "c", name: "get_weather", input: { city: "Paris" } },
+    { functionCall: { name: "get_weather", args: { city: "Oslo" } } },
+  ];
+  assert.deepEqual(normaliseCalls(blocks).map((c) => [c.index, c.name]), [[0, "get_weather"], [
+    1,
+    "get_weather",
+  ]]);
+  const verdict = createValidator(weather).validate(blocks);
+  assert.equal(verdict.allowed, true);
+  assert.deepEqual(verdict.calls.map((c) => c.arguments), [{ city: "Paris" }, { city: "Oslo" }]);
+  // what names a tool or carries arguments is read as a call, whatever its type says
+  for (
+    const c of [{ type: "text", name: "rm" }, { type: "text", arguments: "{}" }, { type: "image_x" }, {}]
+  ) {
+    assert.equal(normaliseCalls([c]).length, 1, JSON.stringify(c));
+  }
+  assert.equal(createValidator(weather).validate([{ type: "text", name: "rm", text: "" }]).allowed, false);
+});
+
 test("validateToolCalls: unknown_tool suggests the nearest declared name; no tools means the allowlist is off", async () => {
   const tools = [...weather, { name: "search_web", input_schema: { type: "object" } }];
   const c = only([{ name: "get_wether", arguments: "{}" }], tools);
