@@ -711,6 +711,8 @@ export class StreamGate {
     if (native.length > 0) {
       // (as `#finish` does: a call dropped as malformed beside the native calls held is told with them)
       this.#router.tellDropped?.(flow, new Set(native.map((c) => c.choice)));
+      // (and beside the written ones: a chunk of no known answer may have been any answer's)
+      this.#router.tellDropped?.(flow, new Set(written.map((c) => c.choice)), { written: true });
       const first = await this.#judgeNative(native, other.findings);
       calls = [...first.calls, ...written];
       judgement = await this.#judge(calls);

@@ -704,6 +704,71 @@ test("guardFetch: a written call that passes beside a frame not JSON naming a ca
   }
 });
 
+test("guardFetch n=2: a Chat chunk not JSON naming tool_calls beside one answer's native call and another's written call is told by both (Chat, Gemini)", async () => {
+  // (either answer may have made the call dropped unread: only the answer holding a native call was told,
+  // and the one whose written call passed kept finish_reason tool_calls with no call to run, nothing said)
+  const cut = `data: ${
+    JSON.stringify(choicesChunk([{ index: 0, delta: weatherCall("B", 1) }])).slice(0, -1)
+  }\n\n`;
+  for (const name of CALLED) {
+    const passed = name === "get_weather";
+    const written = "Sure. " + writtenCall("get_weather");
+    const call = weatherCall("A").tool_calls[0];
+    const native = { tool_calls: [{ ...call, function: { ...call.function, name } }] };
+    reply({
+      sse: [
+        choicesChunk([
+          { index: 0, delta: { role: "assistant", content: null, ...native } },
+          { index: 1, delta: { role: "assistant", content: written } },
+        ]),
+        cut,
+        choicesChunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await chatFinal({ n: 2 });
+    const [first, second] = [0, 1].map((i) => final.choices.find((c) => c.index === i));
+    assert.deepEqual(
+      [first?.finish_reason, first?.message.tool_calls?.map((t) => t.id), second?.finish_reason],
+      [passed ? "tool_calls" : "stop", passed ? ["A"] : undefined, "stop"],
+      name,
+    );
+    assert.match(first?.message.content ?? "", passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
+    const said = second?.message.content ?? "";
+    // (a rejected turn withholds the written call: its words stay, then what the model is told)
+    const kept = passed ? written : "Sure.";
+    assert.ok(said.startsWith(kept), said);
+    assert.match(said.slice(kept.length).trimStart(), passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
+    assert.deepEqual(second?.message.tool_calls ?? [], [], name);
+    // (one call dropped, whichever answer's: counted once)
+    assert.match(events[0]?.reason ?? "", /^toolguard dropped this turn's tool call: /, name);
+  }
+  // (Gemini, candidateCount 2: the same, the call part cut short naming functionCall)
+  const chunk = (candidates: unknown[]) => `data: ${JSON.stringify({ candidates })}\n\n`;
+  const part = (parts: unknown[], index: number) => ({ index, content: { role: "model", parts } });
+  const written = "Sure. " + writtenCall("get_weather");
+  const body = chunk([
+    part([{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }], 0),
+    part([{ text: written }], 1),
+  ]) + chunk([part([{ functionCall: { name: "x", args: {} } }], 0)]).replace(/\}\n\n$/, "\n\n") +
+    chunk([0, 1].map((index) => ({ index, finishReason: "STOP" })));
+  const { events: chunks } = await throughGate(
+    "http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse",
+    {
+      contents: [],
+      generationConfig: { candidateCount: 2 },
+      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+    },
+    [body],
+    {},
+  );
+  const said = chunks.flatMap((c) => c.candidates?.[1]?.content?.parts ?? []).map((p) => p.text ?? "").join(
+    "",
+  );
+  assert.ok(said.startsWith(written), said);
+  assert.match(said.slice(written.length).trimStart(), DROPPED_ALONE);
+});
+
 test("guardFetch n=2: Chat calls past n that come after an answer was told are counted in onVerdict as the later answer reads them", async () => {
   // (answer 0 read of one call past n, answer 1, told after a second came, of two, and onVerdict of one)
   const past = (index: number, id: string) =>
