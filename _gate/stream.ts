@@ -849,7 +849,7 @@ export class StreamGate {
   #sendTold(dropped: readonly Held[]): void {
     const flow = this.#flow;
     for (const { told } of dropped) {
-      if (!told) continue;
+      if (!told || told.placed) continue;
       const text = flow.lead(told.answer) + told.reason;
       flow.send(this.#router.text!.textFrame(text, told.answer, 0));
       flow.sawText(text, told.answer);

@@ -1077,3 +1077,77 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call is told a
     assert.equal(events[0]?.reason, told.trimStart(), label);
   }
 });
+
+test("guardFetch: an OpenAI Responses frame not JSON that names a call beside a call held, native or written, is told whether the turn is kept, rejected, cut or retried, numbered on", async () => {
+  // (beside calls held it went unsaid: the client had no word of the dropped call, and a written call that
+  // passed went out alone; the told item takes the numbers after the held events, the final snapshot lists it)
+  const cut = `data: ${
+    JSON.stringify({
+      type: "response.output_item.added",
+      output_index: 5,
+      item: { id: "fc_9", type: "function_call", call_id: "c9", name: "get_weather", arguments: "" },
+    }).slice(0, -2)
+  }\n\n`;
+  const withCut = (frames: unknown[]) => {
+    const end = (frames as Record<string, unknown>[]).findIndex((e) => e.type === "response.completed");
+    return [...frames.slice(0, end), cut, ...frames.slice(end)];
+  };
+  // (the retry's message an item of its own: the openai SDK throws on two items of one id)
+  const again = JSON.parse(JSON.stringify(responsesStream(["Again."])).replaceAll("msg_1", "msg_2"));
+  const weather = { name: "get_weather", args: { city: "Oslo" } };
+  const wrong = { name: "delete_everything", args: { city: "Oslo" } };
+  const said = (name: string) => `Let me check. ${writtenCall(name)}`;
+  const cases: [string, unknown[][], GuardFetchOptions, string[], string[]][] = [
+    ["kept", [withCut(responsesStream(["Let me check."], [weather]))], {}, ["get_weather"], [
+      "Let me check.",
+    ]],
+    ["rejected", [withCut(responsesStream(["Let me check."], [wrong]))], {}, [], ["Let me check."]],
+    [
+      "cut",
+      [withCut(responsesStream(["Let me check."], [weather, wrong]))],
+      { onRejected: "drop-call" },
+      ["get_weather"],
+      ["Let me check."],
+    ],
+    ["retried", [withCut(responsesStream(["Let me check."], [wrong])), again], { retry: 1 }, [], [
+      "Let me check.",
+    ]],
+    ["written kept", [withCut(responsesStream([said("get_weather")]))], {}, [], [said("get_weather")]],
+    ["written rejected", [withCut(responsesStream([said("delete_everything")]))], {}, [], []],
+    ["written retried", [withCut(responsesStream([said("delete_everything")])), again], { retry: 1 }, [], [
+      "Let me check. ",
+    ]],
+  ];
+  for (const [label, bodies, options, calls, before] of cases) {
+    const { value, seen } = await withGuardedServer(
+      bodies.map((sse) => ({ sse })),
+      options,
+      async (server, f) => {
+        const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+        const stream = client.responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+        const numbers: number[] = [];
+        stream.on("event", (e) => numbers.push(e.sequence_number));
+        return { final: await stream.finalResponse(), numbers };
+      },
+    );
+    const { final, numbers } = value;
+    assert.deepEqual(numbers, numbers.map((_, i) => i), label);
+    assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), calls, label);
+    const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+      .map((c) => c.type === "output_text" ? c.text : "");
+    assert.deepEqual(texts.slice(0, before.length), before, label);
+    const told = texts.slice(before.length).map((t) => t.trimStart());
+    const reason = seen[0]?.reason ?? "";
+    if (label === "written rejected") {
+      // (one message: the words before the call, then the reason the model reads, as onVerdict says it)
+      assert.equal(told.length, 1, label);
+      assert.ok(told[0].startsWith("Let me check. \n\n"), label);
+      assert.match(told[0].slice("Let me check. ".length).trimStart(), DROPPED_THEN_STOPPED, label);
+      assert.equal(reason, told[0].slice("Let me check. ".length).trimStart(), label);
+      continue;
+    }
+    assert.match(told[0], DROPPED_ALONE, label);
+    assert.ok(reason.startsWith(told[0]), label);
+    if (label.endsWith("retried")) assert.deepEqual(told.slice(1), ["Again."], label);
+  }
+});

@@ -272,7 +272,15 @@ export interface Held {
    * frames held from the first call's on sends the reason all the same, after the text it sends ahead of its
    * stream, and the text watch's ending leads a rejection's reason with it.
    */
-  told?: { reason: string; answer: number };
+  told?: {
+    reason: string;
+    answer: number;
+    /**
+     * Set where the router sends the reason itself ahead of a retry's stream (OpenAI Responses: a message
+     * item of its own, numbered where the retry begins, see `FrameRouter.endsDropped`), not as a text frame.
+     */
+    placed?: boolean;
+  };
 }
 
 /** Routes the frames of one dialect's stream through the gate. */
