@@ -1151,3 +1151,40 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call beside a 
     if (label.endsWith("retried")) assert.deepEqual(told.slice(1), ["Again."], label);
   }
 });
+
+test("guardFetch: an OpenAI Responses final event sent twice after a frame not JSON that names a call is refused, and the client keeps the told item; with nothing told both go", async () => {
+  // (the second passed with its old number, going back, and the openai SDK kept its snapshot, which lacked
+  // the told item, as the response: the client's final response had no word of the dropped call)
+  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
+  const end = frames.length - 1;
+  const cut = `data: ${
+    JSON.stringify({
+      type: "response.output_item.added",
+      output_index: 1,
+      item: { id: "fc_1", type: "function_call", call_id: "c1", name: "get_weather", arguments: "" },
+    }).slice(0, -2)
+  }\n\n`;
+  const read = async (sse: unknown[]) => {
+    reply({ sse });
+    const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+    const numbers: number[] = [];
+    stream.on("event", (e) => numbers.push(e.sequence_number));
+    const final = await stream.finalResponse();
+    const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+      .map((c) => c.type === "output_text" ? c.text.trimStart() : "");
+    return { numbers, texts };
+  };
+  for (const label of ["twice", "around"]) {
+    const sse = label === "twice"
+      ? [...frames.slice(0, end), cut, frames[end], frames[end]]
+      : [...frames.slice(0, end), frames[end], cut, frames[end]];
+    const { numbers, texts } = await read(sse);
+    assert.deepEqual(numbers, numbers.map((_, i) => i), label);
+    assert.equal(texts[0], "Let me check.", label);
+    assert.match(texts[1] ?? "", DROPPED_ALONE, label);
+    assert.equal(events[0]?.reason, texts[1], label);
+  }
+  // (an allowed stream goes as it came, the provider's second final event too)
+  const { numbers } = await read([...frames, frames[end]]);
+  assert.deepEqual(numbers.slice(-2), [end, end]);
+});

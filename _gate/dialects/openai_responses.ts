@@ -1053,6 +1053,11 @@ class ResponsesStream implements FrameRouter {
       terminal: { raw: string; event: Record<string, unknown> };
     }
     | undefined;
+  /**
+   * Whether a final event came after a frame dropped unread that named a call: the gate tells of that call
+   * in it (or ahead of it), and a later final event is refused (see `refuse`).
+   */
+  #endsTold = false;
   /** Where a retry puts that item, ahead of its own (see `#afterTold`). */
   #toldAt: { at: number; seq?: number } | undefined;
   /** Where a client holds each item added, by the `output_index` the provider gave it. */
@@ -1081,6 +1086,15 @@ class ResponsesStream implements FrameRouter {
    */
   refuse(event: Record<string, unknown>): string | undefined {
     const type = event.type as string;
+    if (TERMINAL.has(type)) {
+      // A final event after the first, where the gate tells in the first of a call dropped unread: the
+      // openai SDK keeps the last final snapshot as the response, so the provider's again took the place of
+      // the gate's and the client lost the told item (and, numbered as it came, the numbers went back).
+      // Renumbered it would still say less than the first; refused, the first stays the end. Where the gate
+      // tells nothing, it goes as it came.
+      if (this.#endsTold) return `a second ${type} after the response ended; it was dropped`;
+      this.#endsTold = this.#unreadCall;
+    }
     if (SNAPSHOTS.has(type)) {
       // The client now holds the snapshot's items, each at its index, and nothing else: the places of the
       // items added before are void (an event placed by them would go to another item, or to none, where
