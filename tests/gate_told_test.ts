@@ -1010,6 +1010,10 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a res
     type: added({ id: "fc_1", type: "function_call" }),
     custom: added({ id: "ctc_1", type: "custom_tool_call", call_id: "c1", name: "grep", input: "" }),
     text: added({ id: "msg_2", type: "message", role: "assistant", content: [] }),
+    // (a text delta whose words write a call's key escaped: `\u0022` is a quote inside the string, no key's;
+    // read with its escapes decoded first, the frame was taken for a call's)
+    escaped:
+      `data: {"type":"response.output_text.delta","output_index":0,"delta":"a,\\u0022call_id\\u0022:1\n\n`,
   };
   for (const [label, cut] of Object.entries(cuts)) {
     reply({ sse: [...frames.slice(0, end), cut, ...frames.slice(end)] });
@@ -1022,7 +1026,7 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a res
     const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
       .map((c) => c.type === "output_text" ? c.text : "");
     assert.equal(texts[0], "Let me check.", label);
-    if (label === "text") {
+    if (label === "text" || label === "escaped") {
       assert.deepEqual([texts.length, events[0]?.reason], [1, undefined], label);
       continue;
     }
