@@ -1023,6 +1023,55 @@ test("guardFetch: a named whole Gemini call after a piece left unfinished (willC
   }
 });
 
+test("guardFetch: a Gemini chunk of a whole call and a call in pieces keeps the whole call, judged, and tells of the pieces", async () => {
+  // (the chunk was refused whole: the whole call, which a client reads as a call of its own, was lost
+  // unjudged and told of as dropped with the pieces, two calls where one was)
+  const piece = { name: "search", partialArgs: [{ jsonPath: "$.q", stringValue: "O" }], willContinue: true };
+  for (const name of CALLED) {
+    for (const order of ["whole first", "piece first"]) {
+      const whole = { name, args: { city: "Oslo" } };
+      const calls = order === "whole first" ? [whole, piece] : [piece, whole];
+      const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
+      const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me check." }] } }) +
+        chunk({
+          index: 0,
+          content: { role: "model", parts: calls.map((functionCall) => ({ functionCall })) },
+        }) +
+        chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
+      const seen: GateEvent[] = [];
+      const f = guardFetch(
+        () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+        { onVerdict: (e) => seen.push(e) },
+      );
+      const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+        method: "POST",
+        body: JSON.stringify({
+          contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
+          tools: [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }],
+        }),
+      });
+      let said = "";
+      const sent: unknown[] = [];
+      for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+        const [c] = JSON.parse(l.slice(6)).candidates as {
+          content?: { parts?: Record<string, unknown>[] };
+        }[];
+        for (const p of c?.content?.parts ?? []) {
+          said += typeof p.text === "string" ? p.text : "";
+          if (p.functionCall) sent.push(p.functionCall);
+        }
+      }
+      const passed = name === "get_weather";
+      const label = `${name}, ${order}`;
+      assert.deepEqual(sent, passed ? [whole] : [], label);
+      assert.deepEqual(seen[0]?.calls?.map((c) => c.name), [name], label);
+      assert.equal(seen[0]?.verdict.allowed, passed, label);
+      assert.match(said, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, label);
+      assert.equal(seen[0]?.reason, said.slice("Let me check.\n\n".length), label);
+    }
+  }
+});
+
 test("guardFetch: a Gemini call dropped in three pieces (willContinue) is told of as one call", async () => {
   // (each chunk's call part was counted a call of its own: "its calls ... none of them ran" of one call)
   const piece = (args: Record<string, unknown>) =>
