@@ -12,6 +12,7 @@ import { type GateEvent, guardFetch, type GuardFetchOptions } from "../gate.ts";
 import {
   anthropicStream,
   chatChunk,
+  choicesChunk,
   cohereBlockTexts,
   fakeProvider,
   ollamaStream,
@@ -86,9 +87,6 @@ async function throughGemini(bodies: string[], options: GuardFetchOptions = {}) 
 /** The text of candidate 0's parts over `chunks`, as a client joins it. */
 const geminiText = (chunks: { candidates?: { content?: { parts?: { text?: string }[] } }[] }[]) =>
   chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? "").join("");
-
-/** A Chat stream chunk holding `choices` as given: several answers in one chunk, or a choice out of place. */
-const choicesChunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
 
 /** The delta of a `get_weather` call `id` at position `index` among the answer's calls. */
 const weatherCall = (id: string, index = 0) => ({
