@@ -711,6 +711,8 @@ export class StreamGate {
     if (native.length > 0) {
       // (as `#finish` does: a call dropped as malformed beside the native calls held is told with them)
       this.#router.tellDropped?.(flow, new Set(native.map((c) => c.choice)));
+      // (and beside the written ones: a chunk of no known answer may have been any answer's)
+      this.#router.tellDropped?.(flow, new Set(written.map((c) => c.choice)), { written: true });
       const first = await this.#judgeNative(native, other.findings);
       calls = [...first.calls, ...written];
       judgement = await this.#judge(calls);
@@ -847,7 +849,7 @@ export class StreamGate {
   #sendTold(dropped: readonly Held[]): void {
     const flow = this.#flow;
     for (const { told } of dropped) {
-      if (!told) continue;
+      if (!told || told.placed) continue;
       const text = flow.lead(told.answer) + told.reason;
       flow.send(this.#router.text!.textFrame(text, told.answer, 0));
       flow.sawText(text, told.answer);

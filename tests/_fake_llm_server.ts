@@ -315,6 +315,11 @@ export function chatChunk(
   };
 }
 
+/** A Chat stream chunk holding `choices` as given: several answers in one chunk, or a choice out of place. */
+export function choicesChunk(choices: unknown[]): Record<string, unknown> {
+  return { ...chatChunk({}), choices };
+}
+
 /** A Chat stream chunk of choice `index`, for a stream of several answers (`n`). */
 export function choiceChunk(
   index: number,

@@ -14,6 +14,7 @@ import {
   chatChunk,
   chatCompletion,
   chatStream,
+  choicesChunk,
   fakeProvider,
   ollamaStream,
   responsesStream,
@@ -518,18 +519,17 @@ test("guardFetch n=3: a Chat answer whose only calls came in a chunk dropped as 
     type: "function",
     function: { name: "delete_everything", arguments: "{}" },
   });
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
   const role = { role: "assistant", content: "" };
   reply({
     sse: [
-      chunk([
+      choicesChunk([
         { index: 0, delta: { ...role, content: "Sure: <tool_call>" } },
         { index: 1, delta: { ...role, content: "Hi" } },
         { index: 2, delta: role },
       ]),
-      chunk([{ index: 0, delta: { tool_calls: [call(0, "A")] } }, { index: 0, delta: {} }]),
-      chunk([{ index: "2", delta: { tool_calls: [call(0, "B"), call(1, "C")] } }]),
-      chunk([
+      choicesChunk([{ index: 0, delta: { tool_calls: [call(0, "A")] } }, { index: 0, delta: {} }]),
+      choicesChunk([{ index: "2", delta: { tool_calls: [call(0, "B"), call(1, "C")] } }]),
+      choicesChunk([
         { index: 0, delta: {}, finish_reason: "tool_calls" },
         { index: 1, delta: {}, finish_reason: "stop" },
         { index: 2, delta: {}, finish_reason: "tool_calls" },
@@ -583,7 +583,6 @@ test("guardFetch: a Chat answer whose only call came at a choice past the one as
 test("guardFetch n=2: the reason reported for a Chat turn tells of an answer's dropped calls beside another's rejected ones", async () => {
   // Choice 0's only call came in a chunk naming choice 0 twice (dropped), choice 1 called a tool not
   // declared (rejected): each answer read its own reason, and onVerdict reported the judge's alone.
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
   const call = (id: string) => ({
     index: 0,
     id,
@@ -593,10 +592,10 @@ test("guardFetch n=2: the reason reported for a Chat turn tells of an answer's d
   const role = { role: "assistant", content: "" };
   reply({
     sse: [
-      chunk([{ index: 0, delta: role }, { index: 1, delta: role }]),
-      chunk([{ index: 0, delta: { tool_calls: [call("A")] } }, { index: 0, delta: {} }]),
-      chunk([{ index: 1, delta: { tool_calls: [call("B")] } }]),
-      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }, {
+      choicesChunk([{ index: 0, delta: role }, { index: 1, delta: role }]),
+      choicesChunk([{ index: 0, delta: { tool_calls: [call("A")] } }, { index: 0, delta: {} }]),
+      choicesChunk([{ index: 1, delta: { tool_calls: [call("B")] } }]),
+      choicesChunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }, {
         index: 1,
         delta: {},
         finish_reason: "tool_calls",
@@ -627,18 +626,17 @@ test("guardFetch n=2: the reason reported for a Chat turn tells of an answer's d
 test("guardFetch n=2: a Chat turn with an answer's dropped call and another's allowed written call reports the dropped one", async () => {
   // The turn ended through the written-call path with its call allowed: onVerdict said nothing changed,
   // though answer 0 read a reason in place of its call.
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
   const call = { index: 0, id: "A", type: "function", function: { name: "get_weather", arguments: "{}" } };
   const role = { role: "assistant", content: "" };
   reply({
     sse: [
-      chunk([{ index: 0, delta: role }, { index: 1, delta: role }]),
-      chunk([{ index: 0, delta: { tool_calls: [call] } }, { index: 0, delta: {} }]),
-      chunk([{
+      choicesChunk([{ index: 0, delta: role }, { index: 1, delta: role }]),
+      choicesChunk([{ index: 0, delta: { tool_calls: [call] } }, { index: 0, delta: {} }]),
+      choicesChunk([{
         index: 1,
         delta: { content: '<tool_call>{"name":"get_weather","arguments":{"city":"Oslo"}}</tool_call>' },
       }]),
-      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }, {
+      choicesChunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }, {
         index: 1,
         delta: {},
         finish_reason: "stop",
@@ -661,19 +659,21 @@ test("guardFetch n=2: a Chat turn with an answer's dropped call and another's al
 test("guardFetch: a Chat call whose start came in two dropped chunks is told of as one call", async () => {
   // (its id in one chunk, its name again in the next, both chunks naming choice 0 twice: counted twice, the
   // answer read "tool calls ... none of them ran" of the one call a client would have joined)
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
   const part = (fn: Record<string, unknown>, id?: string) => ({
     tool_calls: [{ index: 0, ...(id ? { id } : {}), function: fn }],
   });
   reply({
     sse: [
-      chunk([{ index: 0, delta: { role: "assistant", content: "" } }]),
-      chunk([{ index: 0, delta: part({ name: "get_weather", arguments: "" }, "A") }, {
+      choicesChunk([{ index: 0, delta: { role: "assistant", content: "" } }]),
+      choicesChunk([{ index: 0, delta: part({ name: "get_weather", arguments: "" }, "A") }, {
         index: 0,
         delta: {},
       }]),
-      chunk([{ index: 0, delta: part({ name: "get_weather", arguments: "{}" }) }, { index: 0, delta: {} }]),
-      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
+      choicesChunk([{ index: 0, delta: part({ name: "get_weather", arguments: "{}" }) }, {
+        index: 0,
+        delta: {},
+      }]),
+      choicesChunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
       "data: [DONE]\n\n",
     ],
   });
@@ -708,17 +708,16 @@ test("guardFetch: an Anthropic message whose only tool_use block came in a frame
 test("guardFetch n=3: a Chat chunk that is not JSON is told of by every answer that finishes for tool calls with none", async () => {
   // (the chunk cut short belongs to no known answer: answers 0 and 2, finished for tool calls with none, each
   // read it; answer 1 stops plainly; onVerdict counts it once, as each answer read it and as a call past n is)
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
   const role = { role: "assistant", content: "" };
-  const call = chunk([{ index: 0, delta: { tool_calls: [{ index: 0, id: "A", type: "function" }] } }]);
+  const call = choicesChunk([{ index: 0, delta: { tool_calls: [{ index: 0, id: "A", type: "function" }] } }]);
   reply({
     sse: [
-      chunk([{ index: 0, delta: role }, { index: 1, delta: { ...role, content: "Hi" } }, {
+      choicesChunk([{ index: 0, delta: role }, { index: 1, delta: { ...role, content: "Hi" } }, {
         index: 2,
         delta: role,
       }]),
       `data: ${JSON.stringify(call).slice(0, -1)}\n\n`,
-      chunk([
+      choicesChunk([
         { index: 0, delta: {}, finish_reason: "tool_calls" },
         { index: 1, delta: {}, finish_reason: "stop" },
         { index: 2, delta: {}, finish_reason: "tool_calls" },
@@ -849,17 +848,16 @@ test("guardFetch candidateCount=2: a Gemini candidate whose only call came in pi
 test("guardFetch n=2: Chat calls at a choice past n or negative are told of by the answer that finishes for tool calls with none", async () => {
   // (their chunks were dropped: they belong to no answer asked for, and answer 1 finished for tool calls
   // with no call and nothing said; answer 0 stops plainly and reads nothing)
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
   const call = (id: string) => ({
     tool_calls: [{ index: 0, id, type: "function", function: { name: "get_weather", arguments: "{}" } }],
   });
   const role = { role: "assistant", content: "" };
   reply({
     sse: [
-      chunk([{ index: 0, delta: { ...role, content: "Hi" } }, { index: 1, delta: role }]),
-      chunk([{ index: 2, delta: call("A") }]),
-      chunk([{ index: -1, delta: call("B") }]),
-      chunk([
+      choicesChunk([{ index: 0, delta: { ...role, content: "Hi" } }, { index: 1, delta: role }]),
+      choicesChunk([{ index: 2, delta: call("A") }]),
+      choicesChunk([{ index: -1, delta: call("B") }]),
+      choicesChunk([
         { index: 0, delta: {}, finish_reason: "stop" },
         { index: 1, delta: {}, finish_reason: "tool_calls" },
       ]),
@@ -1023,6 +1021,55 @@ test("guardFetch: a named whole Gemini call after a piece left unfinished (willC
   }
 });
 
+test("guardFetch: a Gemini chunk of a whole call and a call in pieces keeps the whole call, judged, and tells of the pieces", async () => {
+  // (the chunk was refused whole: the whole call, which a client reads as a call of its own, was lost
+  // unjudged and told of as dropped with the pieces, two calls where one was)
+  const piece = { name: "search", partialArgs: [{ jsonPath: "$.q", stringValue: "O" }], willContinue: true };
+  for (const name of CALLED) {
+    for (const order of ["whole first", "piece first"]) {
+      const whole = { name, args: { city: "Oslo" } };
+      const calls = order === "whole first" ? [whole, piece] : [piece, whole];
+      const chunk = (candidate: unknown) => `data: ${JSON.stringify({ candidates: [candidate] })}\n\n`;
+      const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me check." }] } }) +
+        chunk({
+          index: 0,
+          content: { role: "model", parts: calls.map((functionCall) => ({ functionCall })) },
+        }) +
+        chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
+      const seen: GateEvent[] = [];
+      const f = guardFetch(
+        () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+        { onVerdict: (e) => seen.push(e) },
+      );
+      const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+        method: "POST",
+        body: JSON.stringify({
+          contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
+          tools: [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }],
+        }),
+      });
+      let said = "";
+      const sent: unknown[] = [];
+      for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+        const [c] = JSON.parse(l.slice(6)).candidates as {
+          content?: { parts?: Record<string, unknown>[] };
+        }[];
+        for (const p of c?.content?.parts ?? []) {
+          said += typeof p.text === "string" ? p.text : "";
+          if (p.functionCall) sent.push(p.functionCall);
+        }
+      }
+      const passed = name === "get_weather";
+      const label = `${name}, ${order}`;
+      assert.deepEqual(sent, passed ? [whole] : [], label);
+      assert.deepEqual(seen[0]?.calls?.map((c) => c.name), [name], label);
+      assert.equal(seen[0]?.verdict.allowed, passed, label);
+      assert.match(said, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, label);
+      assert.equal(seen[0]?.reason, said.slice("Let me check.\n\n".length), label);
+    }
+  }
+});
+
 test("guardFetch: a Gemini call dropped in three pieces (willContinue) is told of as one call", async () => {
   // (each chunk's call part was counted a call of its own: "its calls ... none of them ran" of one call)
   const piece = (args: Record<string, unknown>) =>
@@ -1138,16 +1185,15 @@ test("guardFetch: an Ollama call line not JSON that names tool_calls with an esc
 
 test("guardFetch n=2: a Chat call at a choice past n told of by both answers is reported as one call", async () => {
   // (each answer that finished for tool calls with none reads of it, and onVerdict counted it once per answer)
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
   const call = {
     tool_calls: [{ index: 0, id: "A", type: "function", function: { name: "get_weather", arguments: "{}" } }],
   };
   const role = { role: "assistant", content: "" };
   reply({
     sse: [
-      chunk([{ index: 0, delta: role }, { index: 1, delta: role }]),
-      chunk([{ index: 5, delta: call }]),
-      chunk([
+      choicesChunk([{ index: 0, delta: role }, { index: 1, delta: role }]),
+      choicesChunk([{ index: 5, delta: call }]),
+      choicesChunk([
         { index: 0, delta: {}, finish_reason: "tool_calls" },
         { index: 1, delta: {}, finish_reason: "tool_calls" },
       ]),
@@ -1568,27 +1614,30 @@ test("guardFetch n=2: a Chat call kept beside one dropped as malformed is told w
 test("guardFetch: the rest of a Chat call whose start was dropped is dropped with it, not judged as a call of no name", async () => {
   // (its arguments, come after, reached the judge as a call of no name: the turn was rejected, call A with
   // it, and the model read of one call twice, "dropped" and "Your call to (no name) was rejected")
-  const chunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
   const call = (index: number, fields: Record<string, unknown>) => ({ tool_calls: [{ index, ...fields }] });
   const start = (index: number, id: string) =>
     call(index, { id, type: "function", function: { name: "get_weather", arguments: "" } });
   reply({
     sse: [
-      chunk([{ index: 0, delta: { role: "assistant", content: "Let me check." }, finish_reason: null }]),
-      chunk([{ index: 0, delta: start(0, "A"), finish_reason: null }]),
-      chunk([{
+      choicesChunk([{
+        index: 0,
+        delta: { role: "assistant", content: "Let me check." },
+        finish_reason: null,
+      }]),
+      choicesChunk([{ index: 0, delta: start(0, "A"), finish_reason: null }]),
+      choicesChunk([{
         index: 0,
         delta: call(0, { function: { arguments: '{"city":"Oslo"}' } }),
         finish_reason: null,
       }]),
       // (choice 0 twice in one chunk: refused, call B's start with it)
-      chunk([{ index: 0, delta: start(1, "B"), finish_reason: null }, { index: 0, delta: {} }]),
-      chunk([{
+      choicesChunk([{ index: 0, delta: start(1, "B"), finish_reason: null }, { index: 0, delta: {} }]),
+      choicesChunk([{
         index: 0,
         delta: call(1, { function: { arguments: '{"city":"Bergen"}' } }),
         finish_reason: null,
       }]),
-      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
+      choicesChunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]),
       "data: [DONE]\n\n",
     ],
   });

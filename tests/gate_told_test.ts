@@ -12,6 +12,7 @@ import { type GateEvent, guardFetch, type GuardFetchOptions } from "../gate.ts";
 import {
   anthropicStream,
   chatChunk,
+  choicesChunk,
   cohereBlockTexts,
   fakeProvider,
   ollamaStream,
@@ -86,9 +87,6 @@ async function throughGemini(bodies: string[], options: GuardFetchOptions = {}) 
 /** The text of candidate 0's parts over `chunks`, as a client joins it. */
 const geminiText = (chunks: { candidates?: { content?: { parts?: { text?: string }[] } }[] }[]) =>
   chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? "").join("");
-
-/** A Chat stream chunk holding `choices` as given: several answers in one chunk, or a choice out of place. */
-const choicesChunk = (choices: unknown[]) => ({ ...chatChunk({}), choices });
 
 /** The delta of a `get_weather` call `id` at position `index` among the answer's calls. */
 const weatherCall = (id: string, index = 0) => ({
@@ -704,6 +702,71 @@ test("guardFetch: a written call that passes beside a frame not JSON naming a ca
   }
 });
 
+test("guardFetch n=2: a Chat chunk not JSON naming tool_calls beside one answer's native call and another's written call is told by both (Chat, Gemini)", async () => {
+  // (either answer may have made the call dropped unread: only the answer holding a native call was told,
+  // and the one whose written call passed kept finish_reason tool_calls with no call to run, nothing said)
+  const cut = `data: ${
+    JSON.stringify(choicesChunk([{ index: 0, delta: weatherCall("B", 1) }])).slice(0, -1)
+  }\n\n`;
+  for (const name of CALLED) {
+    const passed = name === "get_weather";
+    const written = "Sure. " + writtenCall("get_weather");
+    const call = weatherCall("A").tool_calls[0];
+    const native = { tool_calls: [{ ...call, function: { ...call.function, name } }] };
+    reply({
+      sse: [
+        choicesChunk([
+          { index: 0, delta: { role: "assistant", content: null, ...native } },
+          { index: 1, delta: { role: "assistant", content: written } },
+        ]),
+        cut,
+        choicesChunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+        "data: [DONE]\n\n",
+      ],
+    });
+    const final = await chatFinal({ n: 2 });
+    const [first, second] = [0, 1].map((i) => final.choices.find((c) => c.index === i));
+    assert.deepEqual(
+      [first?.finish_reason, first?.message.tool_calls?.map((t) => t.id), second?.finish_reason],
+      [passed ? "tool_calls" : "stop", passed ? ["A"] : undefined, "stop"],
+      name,
+    );
+    assert.match(first?.message.content ?? "", passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
+    const said = second?.message.content ?? "";
+    // (a rejected turn withholds the written call: its words stay, then what the model is told)
+    const kept = passed ? written : "Sure.";
+    assert.ok(said.startsWith(kept), said);
+    assert.match(said.slice(kept.length).trimStart(), passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
+    assert.deepEqual(second?.message.tool_calls ?? [], [], name);
+    // (one call dropped, whichever answer's: counted once)
+    assert.match(events[0]?.reason ?? "", /^toolguard dropped this turn's tool call: /, name);
+  }
+  // (Gemini, candidateCount 2: the same, the call part cut short naming functionCall)
+  const chunk = (candidates: unknown[]) => `data: ${JSON.stringify({ candidates })}\n\n`;
+  const part = (parts: unknown[], index: number) => ({ index, content: { role: "model", parts } });
+  const written = "Sure. " + writtenCall("get_weather");
+  const body = chunk([
+    part([{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }], 0),
+    part([{ text: written }], 1),
+  ]) + chunk([part([{ functionCall: { name: "x", args: {} } }], 0)]).replace(/\}\n\n$/, "\n\n") +
+    chunk([0, 1].map((index) => ({ index, finishReason: "STOP" })));
+  const { events: chunks } = await throughGate(
+    "http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse",
+    {
+      contents: [],
+      generationConfig: { candidateCount: 2 },
+      tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+    },
+    [body],
+    {},
+  );
+  const said = chunks.flatMap((c) => c.candidates?.[1]?.content?.parts ?? []).map((p) => p.text ?? "").join(
+    "",
+  );
+  assert.ok(said.startsWith(written), said);
+  assert.match(said.slice(written.length).trimStart(), DROPPED_ALONE);
+});
+
 test("guardFetch n=2: Chat calls past n that come after an answer was told are counted in onVerdict as the later answer reads them", async () => {
   // (answer 0 read of one call past n, answer 1, told after a second came, of two, and onVerdict of one)
   const past = (index: number, id: string) =>
@@ -945,6 +1008,10 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a res
     type: added({ id: "fc_1", type: "function_call" }),
     custom: added({ id: "ctc_1", type: "custom_tool_call", call_id: "c1", name: "grep", input: "" }),
     text: added({ id: "msg_2", type: "message", role: "assistant", content: [] }),
+    // (a text delta whose words write a call's key escaped: `\u0022` is a quote inside the string, no key's;
+    // read with its escapes decoded first, the frame was taken for a call's)
+    escaped:
+      `data: {"type":"response.output_text.delta","output_index":0,"delta":"a,\\u0022call_id\\u0022:1\n\n`,
   };
   for (const [label, cut] of Object.entries(cuts)) {
     reply({ sse: [...frames.slice(0, end), cut, ...frames.slice(end)] });
@@ -957,7 +1024,7 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a res
     const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
       .map((c) => c.type === "output_text" ? c.text : "");
     assert.equal(texts[0], "Let me check.", label);
-    if (label === "text") {
+    if (label === "text" || label === "escaped") {
       assert.deepEqual([texts.length, events[0]?.reason], [1, undefined], label);
       continue;
     }
@@ -1011,4 +1078,115 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call is told a
     assert.equal(texts.at(-1), told, label);
     assert.equal(events[0]?.reason, told.trimStart(), label);
   }
+});
+
+test("guardFetch: an OpenAI Responses frame not JSON that names a call beside a call held, native or written, is told whether the turn is kept, rejected, cut or retried, numbered on", async () => {
+  // (beside calls held it went unsaid: the client had no word of the dropped call, and a written call that
+  // passed went out alone; the told item takes the numbers after the held events, the final snapshot lists it)
+  const cut = `data: ${
+    JSON.stringify({
+      type: "response.output_item.added",
+      output_index: 5,
+      item: { id: "fc_9", type: "function_call", call_id: "c9", name: "get_weather", arguments: "" },
+    }).slice(0, -2)
+  }\n\n`;
+  const withCut = (frames: unknown[]) => {
+    const end = (frames as Record<string, unknown>[]).findIndex((e) => e.type === "response.completed");
+    return [...frames.slice(0, end), cut, ...frames.slice(end)];
+  };
+  // (the retry's message an item of its own: the openai SDK throws on two items of one id)
+  const again = JSON.parse(JSON.stringify(responsesStream(["Again."])).replaceAll("msg_1", "msg_2"));
+  const weather = { name: "get_weather", args: { city: "Oslo" } };
+  const wrong = { name: "delete_everything", args: { city: "Oslo" } };
+  const said = (name: string) => `Let me check. ${writtenCall(name)}`;
+  const cases: [string, unknown[][], GuardFetchOptions, string[], string[]][] = [
+    ["kept", [withCut(responsesStream(["Let me check."], [weather]))], {}, ["get_weather"], [
+      "Let me check.",
+    ]],
+    ["rejected", [withCut(responsesStream(["Let me check."], [wrong]))], {}, [], ["Let me check."]],
+    [
+      "cut",
+      [withCut(responsesStream(["Let me check."], [weather, wrong]))],
+      { onRejected: "drop-call" },
+      ["get_weather"],
+      ["Let me check."],
+    ],
+    ["retried", [withCut(responsesStream(["Let me check."], [wrong])), again], { retry: 1 }, [], [
+      "Let me check.",
+    ]],
+    ["written kept", [withCut(responsesStream([said("get_weather")]))], {}, [], [said("get_weather")]],
+    ["written rejected", [withCut(responsesStream([said("delete_everything")]))], {}, [], []],
+    ["written retried", [withCut(responsesStream([said("delete_everything")])), again], { retry: 1 }, [], [
+      "Let me check. ",
+    ]],
+  ];
+  for (const [label, bodies, options, calls, before] of cases) {
+    const { value, seen } = await withGuardedServer(
+      bodies.map((sse) => ({ sse })),
+      options,
+      async (server, f) => {
+        const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+        const stream = client.responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+        const numbers: number[] = [];
+        stream.on("event", (e) => numbers.push(e.sequence_number));
+        return { final: await stream.finalResponse(), numbers };
+      },
+    );
+    const { final, numbers } = value;
+    assert.deepEqual(numbers, numbers.map((_, i) => i), label);
+    assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), calls, label);
+    const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+      .map((c) => c.type === "output_text" ? c.text : "");
+    assert.deepEqual(texts.slice(0, before.length), before, label);
+    const told = texts.slice(before.length).map((t) => t.trimStart());
+    const reason = seen[0]?.reason ?? "";
+    if (label === "written rejected") {
+      // (one message: the words before the call, then the reason the model reads, as onVerdict says it)
+      assert.equal(told.length, 1, label);
+      assert.ok(told[0].startsWith("Let me check. \n\n"), label);
+      assert.match(told[0].slice("Let me check. ".length).trimStart(), DROPPED_THEN_STOPPED, label);
+      assert.equal(reason, told[0].slice("Let me check. ".length).trimStart(), label);
+      continue;
+    }
+    assert.match(told[0], DROPPED_ALONE, label);
+    assert.ok(reason.startsWith(told[0]), label);
+    if (label.endsWith("retried")) assert.deepEqual(told.slice(1), ["Again."], label);
+  }
+});
+
+test("guardFetch: an OpenAI Responses final event sent twice after a frame not JSON that names a call is refused, and the client keeps the told item; with nothing told both go", async () => {
+  // (the second passed with its old number, going back, and the openai SDK kept its snapshot, which lacked
+  // the told item, as the response: the client's final response had no word of the dropped call)
+  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
+  const end = frames.length - 1;
+  const cut = `data: ${
+    JSON.stringify({
+      type: "response.output_item.added",
+      output_index: 1,
+      item: { id: "fc_1", type: "function_call", call_id: "c1", name: "get_weather", arguments: "" },
+    }).slice(0, -2)
+  }\n\n`;
+  const read = async (sse: unknown[]) => {
+    reply({ sse });
+    const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+    const numbers: number[] = [];
+    stream.on("event", (e) => numbers.push(e.sequence_number));
+    const final = await stream.finalResponse();
+    const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+      .map((c) => c.type === "output_text" ? c.text.trimStart() : "");
+    return { numbers, texts };
+  };
+  for (const label of ["twice", "around"]) {
+    const sse = label === "twice"
+      ? [...frames.slice(0, end), cut, frames[end], frames[end]]
+      : [...frames.slice(0, end), frames[end], cut, frames[end]];
+    const { numbers, texts } = await read(sse);
+    assert.deepEqual(numbers, numbers.map((_, i) => i), label);
+    assert.equal(texts[0], "Let me check.", label);
+    assert.match(texts[1] ?? "", DROPPED_ALONE, label);
+    assert.equal(events[0]?.reason, texts[1], label);
+  }
+  // (an allowed stream goes as it came, the provider's second final event too)
+  const { numbers } = await read([...frames, frames[end]]);
+  assert.deepEqual(numbers.slice(-2), [end, end]);
 });

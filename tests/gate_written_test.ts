@@ -13,6 +13,7 @@ import {
   chatChunk,
   chatCompletion,
   chatStream,
+  choicesChunk,
   cohereBlockTexts,
   fakeProvider,
   ollamaChat,
@@ -320,15 +321,14 @@ test("guardFetch stream: a rejected written call whose stream stops for tool use
     assert.deepEqual(cut, [true, true, true], onRejected);
   }
   // (n=2: beside an answer of native calls, judged as one turn with them, the written answer's finish too)
-  const choices = (list: unknown[]) => ({ ...chatChunk({}), choices: list });
   const native = { index: 0, id: "a", type: "function", function: { name: "get_weather", arguments: "{}" } };
   provider.reply({
     sse: [
-      choices([
+      choicesChunk([
         { index: 0, delta: { role: "assistant", content: `Sure. ${WRITTEN_BAD}` } },
         { index: 1, delta: { role: "assistant", content: null, tool_calls: [native] } },
       ]),
-      choices([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
+      choicesChunk([0, 1].map((index) => ({ index, delta: {}, finish_reason: "tool_calls" }))),
       "data: [DONE]\n\n",
     ],
   });

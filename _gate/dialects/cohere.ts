@@ -201,11 +201,17 @@ function reasonLead(flow: StreamFlow): string {
   );
 }
 
-/** A held `message-end` whose finish says `TOOL_CALL`, made `COMPLETE`; any other frame as it is. */
+/** A `message-end` whose finish says `TOOL_CALL`, made `COMPLETE`; any other event as it is. */
+function completed(e: Record<string, unknown>): Record<string, unknown> {
+  if (e.type !== "message-end" || !isRecord(e.delta) || e.delta.finish_reason !== "TOOL_CALL") return e;
+  return { ...e, delta: { ...e.delta, finish_reason: "COMPLETE" } };
+}
+
+/** A held frame whose event `completed` changes, so changed; any other frame as it is. */
 function completes(held: Held): Held {
   const e = held.event;
-  if (e?.type !== "message-end" || !isRecord(e.delta) || e.delta.finish_reason !== "TOOL_CALL") return held;
-  const event = { ...e, delta: { ...e.delta, finish_reason: "COMPLETE" } };
+  const event = e && completed(e);
+  if (!event || event === e) return held;
   return { ...held, raw: reframe(event, { raw: held.raw, event: e }), event };
 }
 
@@ -674,12 +680,11 @@ class CohereStream implements FrameRouter {
    * model was never told (as Anthropic's `#stopOfDropped`).
    */
   #stopOfDropped(event: Record<string, unknown>, flow: StreamFlow): boolean {
-    const delta = isRecord(event.delta) ? event.delta : undefined;
-    if (delta?.finish_reason !== "TOOL_CALL" || !this.#unread) return false;
+    const ending = completed(event);
+    if (ending === event || !this.#unread) return false;
     // (an unread frame's calls are not known: at least one)
     const reason = malformedCallsReason(1);
     this.#ownReason = reason;
-    const ending = { ...event, delta: { ...delta, finish_reason: "COMPLETE" } };
     for (const e of [...textBlock(this.#nextContent++, reasonLead(flow) + reason), ending]) {
       flow.send(this.#wire(e));
     }

@@ -645,16 +645,20 @@ class GeminiStream implements FrameRouter {
   }
 
   /**
-   * See `FrameRouter.rest`: a chunk refused for a call in pieces without its call parts (each counted by
-   * `#countRefused`), where it carries more (a finish, words, usage): dropped whole, the client never read
-   * its candidate finish, and the model was not told of the call. A chunk of too many candidates has none.
+   * See `FrameRouter.rest`: a chunk refused for a call in pieces without its pieces (each call counted by
+   * `#countRefused`), where it carries more (a finish, words, usage, a call whole in its part): dropped
+   * whole, the client never read its candidate finish, the model was not told of the call, and a whole call
+   * beside the pieces, which a client reads as a call of its own, was lost unjudged and told of as dropped.
+   * A chunk of too many candidates has none.
    */
   rest(event: Record<string, unknown>): Record<string, unknown> | undefined {
     const all = Array.isArray(event.candidates) ? event.candidates : [];
     if (all.length > this.#answers) return undefined;
+    const kept = (p: Record<string, unknown>) =>
+      !isCall(p) || wholeCall(p.functionCall as Record<string, unknown>);
     const rest = {
       ...event,
-      candidates: all.map((c) => isRecord(c) ? withParts(c, (ps) => ps.filter((p) => !isCall(p))) : c),
+      candidates: all.map((c) => isRecord(c) ? withParts(c, (ps) => ps.filter(kept)) : c),
     };
     const says = candidates(rest).some((c) => parts(c).length > 0 || c.finishReason != null);
     return says || event.usageMetadata != null ? rest : undefined;
@@ -663,7 +667,7 @@ class GeminiStream implements FrameRouter {
   /**
    * Notes the calls of each candidate of a refused chunk, by position (see `#tellDropped`): a call part
    * that follows one saying `willContinue` is a piece of that call, not a call of its own (a call of five
-   * pieces was told as five calls).
+   * pieces was told as five calls); a call whole in its part is not dropped (see `rest`), nor counted.
    */
   #countRefused(event: Record<string, unknown>): void {
     const all = Array.isArray(event.candidates) ? event.candidates : [];
@@ -671,7 +675,7 @@ class GeminiStream implements FrameRouter {
       let count = 0;
       for (const p of isRecord(c) ? parts(c).filter(isCall) : []) {
         const whole = isRecord(p.functionCall) && wholeCall(p.functionCall);
-        if (whole || !this.#continues.has(i)) count++;
+        if (!whole && !this.#continues.has(i)) count++;
         if (isRecord(p.functionCall) && p.functionCall.willContinue === true) this.#continues.add(i);
         else if (!whole) this.#continues.delete(i);
       }

@@ -545,8 +545,10 @@ class ChatStream implements FrameRouter {
   tellDropped(flow: StreamFlow, answers: ReadonlySet<number>, { written = false } = {}): void {
     const unplaced = this.#unreadCall || this.#strayCalls.size > 0;
     // (`#called` and `answers`: a call the text watch held was never routed, yet is held)
+    // (an answer told already, of native calls held beside written ones, is not told twice)
     const telling = [...new Set([...this.#called, ...answers])]
-      .filter((index) => unplaced || this.#refusedCalls.has(index)).sort((a, b) => a - b);
+      .filter((index) => (unplaced || this.#refusedCalls.has(index)) && !this.#toldAnswers.has(index))
+      .sort((a, b) => a - b);
     if (telling.length === 0) return;
     // (a written call's text, held, is not sent before it is judged: the words wait after it)
     if (!written) this.sendHeldText(new Set(telling), flow);

@@ -272,6 +272,10 @@ function outputText(output: unknown[]): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
+/** The id of the message item that tells of a call dropped unread beside calls held (see `tellDropped`). */
+const TOLD_ID = "msg_toolguard_dropped";
+/** How many events carry a message item the gate writes (see `#message`). */
+const MESSAGE_EVENTS = 6;
 /** The events that repeat a part's text whole when it is done (besides the snapshots). */
 const WHOLE_TEXT = new Set([
   "response.output_text.done",
@@ -752,7 +756,10 @@ class ResponsesStream implements FrameRouter {
         this.#finishedAt[i] < oi && !waiting.has(this.#finishedAt[i])
       );
       const at = oi - [...waiting].filter((o) => typeof o === "number" && o < oi).length;
-      return { frames: "", point: { at, items: [...base, ...own], seq: this.#clientSeq(0) } };
+      return {
+        frames: "",
+        point: this.#afterTold({ at, items: [...base, ...own], seq: this.#clientSeq(0) }),
+      };
     }
     const closed = this.#closedItem(place, change);
     if (!closed) return undefined;
@@ -803,7 +810,7 @@ class ResponsesStream implements FrameRouter {
     const own = this.#finishedItems.filter((_, i) => this.#finishedAt[i] < oi);
     return {
       frames: frames.join(""),
-      point: { at: oi + 1, items: [...base, ...own, item], seq },
+      point: this.#afterTold({ at: oi + 1, items: [...base, ...own, item], seq }),
       // (a part that goes takes its white space with it: the client's text ends where it did, and a retry's
       // text that would run on from it is set apart, see `StreamFlow.runsOn`)
       ...(partGone ? { texts: [] } : {}),
@@ -1035,8 +1042,24 @@ class ResponsesStream implements FrameRouter {
   #itemsBefore = 0;
   /** Whether a frame dropped unread named a call (see `unread`). */
   #unreadCall = false;
-  /** The reason `#endOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
+  /** The reason `#endOfDropped` or `tellDropped` wrote, once one did (see `FrameRouter.ownReason`). */
   #ownReason: string | undefined;
+  /** The message item `tellDropped` held, its text, its held frames, and the final snapshot as it came. */
+  #toldItem:
+    | {
+      item: Record<string, unknown>;
+      text: string;
+      frames: ReadonlySet<Held>;
+      terminal: { raw: string; event: Record<string, unknown> };
+    }
+    | undefined;
+  /**
+   * Whether a final event came after a frame dropped unread that named a call: the gate tells of that call
+   * in it (or ahead of it), and a later final event is refused (see `refuse`).
+   */
+  #endsTold = false;
+  /** Where a retry puts that item, ahead of its own (see `#afterTold`). */
+  #toldAt: { at: number; seq?: number } | undefined;
   /** Where a client holds each item added, by the `output_index` the provider gave it. */
   readonly #placeOf = new Map<number, number>();
   /** True once a call was added away from its place: from then on every event is sent at its item's place. */
@@ -1063,6 +1086,15 @@ class ResponsesStream implements FrameRouter {
    */
   refuse(event: Record<string, unknown>): string | undefined {
     const type = event.type as string;
+    if (TERMINAL.has(type)) {
+      // A final event after the first, where the gate tells in the first of a call dropped unread: the
+      // openai SDK keeps the last final snapshot as the response, so the provider's again took the place of
+      // the gate's and the client lost the told item (and, numbered as it came, the numbers went back).
+      // Renumbered it would still say less than the first; refused, the first stays the end. Where the gate
+      // tells nothing, it goes as it came.
+      if (this.#endsTold) return `a second ${type} after the response ended; it was dropped`;
+      this.#endsTold = this.#unreadCall;
+    }
     if (SNAPSHOTS.has(type)) {
       // The client now holds the snapshot's items, each at its index, and nothing else: the places of the
       // items added before are void (an event placed by them would go to another item, or to none, where
@@ -1136,11 +1168,11 @@ class ResponsesStream implements FrameRouter {
     const at = this.#tools.replacementAt(0);
     const own = this.#finishedItems.filter((_, i) => this.#finishedAt[i] < at);
     const first = this.#flow?.held.findIndex((h) => h.tool) ?? -1;
-    return {
+    return this.#afterTold({
       at,
       items: [...(this.#base?.items ?? []), ...own],
       seq: this.#clientSeq(Math.max(first, 0)), // (no call frame held: all go)
-    };
+    });
   }
 
   /**
@@ -1335,6 +1367,108 @@ class ResponsesStream implements FrameRouter {
     const output = Array.isArray(response.output) ? response.output : [];
     emit({ ...event, response: { ...response, output: [...output, item] } }, { raw, event });
     return true;
+  }
+
+  /**
+   * See `FrameRouter.tellDropped`: beside calls held (native or written), a frame dropped unread that named
+   * a call is told as `#endOfDropped` tells it, a message item put among the held events ahead of the final
+   * snapshot, which lists it and takes the numbers after it. The held events before it keep theirs, so a
+   * kept turn goes out byte for byte up to there; a rejected one replays the item with the rest (the
+   * judge's reason, drop-call's too, then follows it), a retry sends it ahead of its stream (see
+   * `endsDropped`). Beside a written call the item is one frame marked told, as Anthropic's block: the
+   * watch's ending leads a rejection's reason with its words. Left out, the calls that passed went out with
+   * the dropped one unsaid, and the client had no word of it.
+   */
+  tellDropped(flow: StreamFlow, _answers?: ReadonlySet<number>, { written = false } = {}): void {
+    const held = flow.held;
+    const at = held.findLastIndex((h) => h.event !== undefined && TERMINAL.has(h.event.type as string));
+    if (!this.#unreadCall || this.#ownReason !== undefined || at < 0) return;
+    const terminal = held[at].event!;
+    // (an unread frame's calls are not known: at least one)
+    const reason = malformedCallsReason(1);
+    this.#ownReason = reason;
+    let seq = terminal.sequence_number;
+    const frames: Held[] = [];
+    const emit: Emit = (event, from) => {
+      const e = typeof seq === "number" ? { ...event, sequence_number: seq++ } : event;
+      frames.push({ raw: reframe(e, from, e.type as string), event: e, tool: false });
+    };
+    const text = this.#lead(flow) + reason;
+    const item = this.#message(text, this.#itemsBefore, emit, TOLD_ID);
+    const response = isRecord(terminal.response) ? terminal.response : {};
+    const output = Array.isArray(response.output) ? response.output : [];
+    const from = { raw: held[at].raw, event: terminal };
+    emit({ ...terminal, response: { ...response, output: [...output, item] } }, from);
+    // (the final snapshot stays the frame it was to the text watch: it retells the text a written call cut)
+    const end = { ...held[at], ...frames.pop()! };
+    const told = written
+      ? [{
+        raw: frames.map((h) => h.raw).join(""),
+        event: frames[2].event,
+        tool: false,
+        told: { reason, answer: 0, placed: true },
+      }]
+      : frames;
+    this.#toldItem = { item, text, frames: new Set(told), terminal: from };
+    flow.setHeld([...held.slice(0, at), ...told, end, ...held.slice(at + 1)]);
+  }
+
+  /**
+   * Where a retry continues (`point`, the router's or the text watch's), past the item `tellDropped` held
+   * when it is held still: the retry sends it first, at the point's place and numbers (see `endsDropped`;
+   * the frame marked told beside a written call is `placed`: sent as a text frame, its words went as a
+   * delta into a part the client holds, numbered as that part's first).
+   */
+  #afterTold(point: ResumePoint): ResumePoint {
+    const told = this.#toldItem;
+    const flow = this.#flow;
+    if (!told || !flow || !flow.held.some((h) => told.frames.has(h))) return point;
+    this.#toldAt = { at: point.at, seq: point.seq };
+    return {
+      ...point,
+      at: point.at + 1,
+      items: [...point.items ?? [], told.item],
+      ...(typeof point.seq === "number" && this.#lastSeq >= 0 ? { seq: point.seq + MESSAGE_EVENTS } : {}),
+    };
+  }
+
+  /**
+   * See `FrameRouter.endsDropped`: the item `tellDropped` held, at the place and numbers `#afterTold` gave
+   * it, ahead of a retry's stream. Dropped with the calls, the model never knew that a call of its turn
+   * was dropped as malformed, where onVerdict said so.
+   */
+  endsDropped(_dropped: readonly Held[], flow: StreamFlow): string {
+    const at = this.#toldAt;
+    if (!at || !this.#toldItem) return "";
+    let seq = typeof at.seq === "number" ? at.seq + 1 : undefined;
+    let out = "";
+    this.#message(this.#toldItem.text, at.at, (event) => {
+      const e = seq !== undefined && this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
+      out += formatSse(JSON.stringify(e), e.type as string);
+    }, TOLD_ID);
+    flow.sawText(this.#toldItem.text);
+    return out;
+  }
+
+  /**
+   * See `FrameRouter.endsWritten`: a rejected written call's reason was led by the words of the item
+   * `tellDropped` held (the watch's ending took them): the final snapshot no longer lists that item, and
+   * takes back the number it gave up for it.
+   */
+  endsWritten(flow: StreamFlow): void {
+    const told = this.#toldItem;
+    if (!told || flow.held.some((h) => told.frames.has(h))) return;
+    flow.setHeld(flow.held.map((h) => {
+      const e = h.event;
+      if (!e || !TERMINAL.has(e.type as string) || !isRecord(e.response)) return h;
+      const output = Array.isArray(e.response.output) ? e.response.output : [];
+      const event: Record<string, unknown> = {
+        ...e,
+        response: { ...e.response, output: output.filter((o) => !isRecord(o) || o.id !== TOLD_ID) },
+      };
+      if (typeof e.sequence_number === "number") event.sequence_number = told.terminal.event.sequence_number;
+      return { ...h, raw: reframe(event, { raw: h.raw, event: e }, event.type as string), event };
+    }));
   }
 
   /**
@@ -1558,13 +1692,17 @@ class ResponsesStream implements FrameRouter {
     return { next, terminal };
   }
 
-  /** Emits a whole message item carrying `text` at `index`; returns the item. */
+  /**
+   * Emits a whole message item carrying `text` at `index`; returns the item. Its id is `itemId` (the
+   * openai SDK throws on two items of one id: a rejection's reason after `tellDropped`'s is at the index
+   * that item had before the calls went).
+   */
   #message(
     text: string,
     index: number,
     emit: (event: Record<string, unknown>) => void,
+    itemId = `msg_toolguard_${index}`,
   ): Record<string, unknown> {
-    const itemId = `msg_toolguard_${index}`;
     const part = { type: "output_text", text, annotations: [] as unknown[] };
     const item = { id: itemId, type: "message", status: "completed", role: "assistant", content: [part] };
     const at = { item_id: itemId, output_index: index, content_index: 0 };

@@ -117,11 +117,14 @@ export function malformedCallsReason(count: number): string {
 
 /**
  * Whether the text of a frame dropped unread (not JSON) names `key` as a JSON key (`,"tool_calls":`, or at
- * the text's cut end), with `value` that key with that string value (`"type":"tool_use"`), its `\\uXXXX`
- * escapes read (`"tool\\u005fcalls"` is the same key to JSON): a frame that names a call's key is taken for a
- * call's, one that does not may be text, and is dropped unsaid where calls are kept beside it. The same
- * name as a value is no call's (a finish's `"finish_reason":"tool_calls"`, `"stop_reason":"tool_use"`):
- * taken for one, the model read of a call dropped beside the call that went, and was asked to make it again.
+ * the text's cut end), with `value` that key with that string value (`"type":"tool_use"`), each of their
+ * characters written plain or as a `\\uXXXX` escape (`"tool\\u005fcalls"` is the same key to JSON): a frame
+ * that names a call's key is taken for a call's, one that does not may be text, and is dropped unsaid where
+ * calls are kept beside it. The same name as a value is no call's (a finish's `"finish_reason":"tool_calls"`,
+ * `"stop_reason":"tool_use"`): taken for one, the model read of a call dropped beside the call that went, and
+ * was asked to make it again. Only the characters inside the key's quotes may be escaped: an escaped quote
+ * (`\\u0022`) is a character of a string, never the start of a key, so a text value that writes
+ * `,\\u0022call_id\\u0022:` names no key (read with every escape decoded first, it did).
  *
  * @example A call's key, written plain or escaped; a finish and text that name none
  * ```ts
@@ -135,6 +138,7 @@ export function malformedCallsReason(count: number): string {
  * assert.equal(namesKey('{"content_block":{"type":"tool_use","id', "type", "tool_use"), true);
  * assert.equal(namesKey('{"delta":{"stop_reason":"tool_use"', "type", "tool_use"), false);
  * assert.equal(namesKey('{"message":{"content":"sun', "tool_calls"), false);
+ * assert.equal(namesKey('{"delta":"a,\\u0022call_id\\u0022:1', "call_id"), false);
  * ```
  */
 export function namesKey(data: string, key: string, value?: string): boolean {
@@ -142,14 +146,25 @@ export function namesKey(data: string, key: string, value?: string): boolean {
   // may be a call's)
   const space = "[ \\t\\n\\r]*";
   const named = new RegExp(
-    `[{,]${space}"${key}"${space}` + (value === undefined ? "(?::|$)" : `:${space}"${value}"`),
+    `[{,]${space}"${jsonChars(key)}"${space}` +
+      (value === undefined ? "(?::|$)" : `:${space}"${jsonChars(value)}"`),
   );
-  return named.test(data) || (data.includes("\\u") && named.test(unescaped(data)));
+  return named.test(data);
 }
 
-/** `text` with its JSON `\\uXXXX` escapes read (a frame not JSON has no other reading). */
-const unescaped = (text: string): string =>
-  text.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+/**
+ * A pattern of the characters of `name` (letters, digits, `_`) as a JSON string may write them: each plain
+ * or as its `\\uXXXX` escape, its hex digits in either case.
+ */
+function jsonChars(name: string): string {
+  return [...name].map((c) => {
+    const hex = c.charCodeAt(0).toString(16).padStart(4, "0").replace(
+      /[a-f]/g,
+      (h) => `[${h}${h.toUpperCase()}]`,
+    );
+    return `(?:${c}|\\\\u${hex})`;
+  }).join("");
+}
 
 /** A filter that keeps the calls not in `drop`, counting every call it is asked about, in order. */
 export function callCounter(drop: ReadonlySet<number>): () => boolean {
@@ -272,7 +287,15 @@ export interface Held {
    * frames held from the first call's on sends the reason all the same, after the text it sends ahead of its
    * stream, and the text watch's ending leads a rejection's reason with it.
    */
-  told?: { reason: string; answer: number };
+  told?: {
+    reason: string;
+    answer: number;
+    /**
+     * Set where the router sends the reason itself ahead of a retry's stream (OpenAI Responses: a message
+     * item of its own, numbered where the retry begins, see `FrameRouter.endsDropped`), not as a text frame.
+     */
+    placed?: boolean;
+  };
 }
 
 /** Routes the frames of one dialect's stream through the gate. */
