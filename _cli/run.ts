@@ -156,7 +156,8 @@ function printProtocolHint(values: OptionValues, result: ToolResult): void {
   const hint = paint("bold", "hint", "stderr");
   writeErr(
     `${hint}: toolguard run: without --protocol, stdout is read as a JSON envelope ({"ok":true,"items":[...]}); ` +
-      "for a tool that prints lines, plain text or JSON of its own, pass --protocol lines, text or json\n",
+      "for a tool that prints lines, JSON lines (rg --json), one JSON document of its own or plain text, " +
+      "pass --protocol lines, jsonl, json or text\n",
   );
 }
 
@@ -185,7 +186,10 @@ export function main(args: string[]): Promise<number> {
     }
     const [command, ...toolArgs] = args.slice(split + 1);
     if (command === undefined || command === "") {
-      throw new UsageError("no command after `--`", "e.g. `toolguard run -- rg --json TODO`");
+      throw new UsageError(
+        "no command after `--`",
+        "e.g. `toolguard run --protocol jsonl -- rg --json TODO`",
+      );
     }
     const mangled = [command, ...toolArgs].findIndex((a) => a.includes("\uFFFD"));
     if (mangled >= 0) {

@@ -70,7 +70,8 @@ export interface GuardFetchOptions extends GateOptions {
    * `candidateCount`) were rejected, or an answer but the first made native calls, or Gemini listed a
    * candidate away from its `index` (which is the first is then in doubt), since a retry sends back one
    * answer's turn, the first's, and continues it (a stream whose written calls all came in its first answer
-   * is still retried): such a turn ends in the reason. Default 0 (off).
+   * is still retried): such a turn ends in the reason. Default 0 (off); a whole number from 0 up (anything
+   * else is a `TypeError` or a `RangeError`).
    */
   retry?: number;
   /**
@@ -288,6 +289,11 @@ export function guardFetch(
     throw new RangeError(
       `options.maxResponseBytes must be a whole number of bytes, at least 1 (Infinity for no bound), got ${limit}`,
     );
+  }
+  // Read as a number by the exchange ("2" became 2, 1.5 became 1): a count given another way is refused here.
+  const retry = limitOption(options.retry, "retry", 0);
+  if (retry < 0 || !Number.isInteger(retry)) {
+    throw new RangeError(`options.retry must be a whole number of retries, 0 (off) or more, got ${retry}`);
   }
   const report = (event: GateEvent) => {
     try {

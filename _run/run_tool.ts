@@ -189,6 +189,15 @@ function checkOptionTypes(options: RunOptions): string | null {
   if (exitCodes !== undefined && !isRecord(exitCodes)) {
     return `invalid option exitCodes ${givenValue(exitCodes)}: give an object such as { 1: "empty" }`;
   }
+  // A key that is no exit code, or a meaning misspelt ("emtpy"), would be ignored without a word.
+  const wrong = Object.entries(exitCodes ?? {}).find(([code, meaning]) =>
+    !/^-?\d+$/.test(code) || meaning !== "empty"
+  );
+  if (wrong !== undefined) {
+    return `invalid option exitCodes { ${JSON.stringify(wrong[0])}: ${
+      givenValue(wrong[1])
+    } }: give exit codes meaning "empty", such as { 1: "empty" }`;
+  }
   if (onResult !== undefined && typeof onResult !== "function") {
     return `invalid option onResult ${givenValue(onResult)}: give a function`;
   }

@@ -10,7 +10,7 @@ import { renderHtmlReport, statsFromChunks, statsFromFile } from "../stats.ts";
 import { describe } from "../describe.ts";
 import { createValidator, lintTools, validateToolCalls } from "../validate.ts";
 import { classify, runTool } from "../guard.ts";
-import { isWindows } from "./_runtime.ts";
+import { evalCommand, isWindows } from "./_runtime.ts";
 import { fileTempDir } from "./_temp.ts";
 
 const dir = fileTempDir("toolguard-day-one-");
@@ -103,22 +103,36 @@ test("toolguard run: --json carries the sentence the model reads", async () => {
 });
 
 test("toolguard run: a tool that prints lines or JSON of its own, run without --protocol, gets a hint on stderr to pass one", async () => {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  const [command, prefix] = deno ? [deno.execPath(), ["eval"]] : [process.execPath, ["-e"]];
-  const tool = [command, ...prefix, "console.log('./src/a.ts:3: TODO')"];
-  const bare = await cli(["run", "--", ...tool]);
+  const tool = (code: string) => {
+    const { command, args } = evalCommand(code);
+    return [command, ...args];
+  };
+  const lines = tool("console.log('./src/a.ts:3: TODO')");
+  const bare = await cli(["run", "--", ...lines]);
   assert.equal(bare.status, 1);
   assert.match(bare.stdout, /^Tool did not run successfully \(protocol, exit 0\): stdout is not valid JSON/);
   assert.match(bare.stderr, /^hint: toolguard run: .*JSON envelope.*--protocol lines/);
   // A JSON object of the tool's own is read as an envelope without `ok`: a refusal, with the same hint.
-  const object = await cli(["run", "--", command, ...prefix, "console.log(JSON.stringify({ files: 2 }))"]);
+  const object = await cli(["run", "--", ...tool("console.log(JSON.stringify({ files: 2 }))")]);
   assert.match(
     object.stdout,
     /^Tool did not run successfully \(refused, exit 0\): REFUSED: the envelope has no ok/,
   );
-  assert.match(object.stderr, /^hint: toolguard run: .*--protocol lines, text or json/);
+  assert.match(object.stderr, /^hint: toolguard run: .*--protocol lines, jsonl, json or text/);
+  // JSON lines (`rg --json`) fail as one document too, json's way included: the hint names jsonl, which reads them.
+  const jsonLines = tool(
+    "console.log(JSON.stringify({ type: 'begin' }) + '\\n' + JSON.stringify({ type: 'end' }))",
+  );
+  const whole = await cli(["run", "--", ...jsonLines]);
+  assert.match(whole.stdout, /^Tool did not run successfully \(protocol, exit 0\): stdout is not valid JSON/);
+  assert.match(whole.stderr, /^hint: toolguard run: .*JSON lines.*--protocol lines, jsonl/);
+  const read = await cli(["run", "--protocol", "jsonl", "--", ...jsonLines]);
+  assert.equal(read.status, 0, read.stdout);
+  // The usage error's example of a command is one that runs as given: rg --json prints JSON lines.
+  const none = await cli(["run", "--"]);
+  assert.match(none.stderr, /e\.g\. `toolguard run --protocol jsonl -- rg --json TODO`/);
   // Asked for the envelope, the user meant it: no hint.
-  const told = await cli(["run", "--protocol", "envelope", "--", ...tool]);
+  const told = await cli(["run", "--protocol", "envelope", "--", ...lines]);
   assert.equal(told.status, 1);
   assert.equal(told.stderr, "");
 });

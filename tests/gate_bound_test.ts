@@ -573,6 +573,24 @@ test("guardFetch: maxResponseBytes must be a whole number of bytes, at least 1, 
   }
 });
 
+test("guardFetch: retry must be a whole number of retries from 0 up, where text was read as a number and a fraction cut", () => {
+  for (const bad of ["2", "1", true]) {
+    assert.throws(
+      () => guardFetch(fetch, { retry: bad as unknown as number }),
+      /^TypeError: options\.retry must be a number \(default 0\), got /,
+      String(bad),
+    );
+  }
+  for (const bad of [1.5, -1, Infinity]) {
+    assert.throws(
+      () => guardFetch(fetch, { retry: bad }),
+      /^RangeError: options\.retry must be a whole number of retries, 0 \(off\) or more/,
+      String(bad),
+    );
+  }
+  for (const good of [0, 1, 3]) assert.equal(typeof guardFetch(fetch, { retry: good }), "function");
+});
+
 test("guardFetch: a Cohere stream of text under the bound passes byte for byte, as other providers' do", async () => {
   // The stream kept each block's text for its citations and counted it on top of the text the watch keeps:
   // an answer of 60% of the bound (39 000 characters) counted 120% of it, and the client got an error where others pass.

@@ -7,7 +7,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import process from "node:process";
 import { readmeBlock } from "./_readme.ts";
+import { isBun } from "./_runtime.ts";
+import { findBun } from "../scripts/bun.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -19,18 +22,20 @@ function nodeMajor(): number | null {
 }
 
 const major = nodeMajor();
-const hasBun = spawnSync("bun", ["--version"]).status === 0;
+/** The Bun that compiles: this one under Bun, else `bun` on PATH or node_modules' own, as compile_test finds it. */
+const bun = isBun ? process.execPath : findBun();
+const hasBun = spawnSync(bun, ["--version"]).status === 0;
 const skip = major === null
   ? "no node on PATH: the README's Node example did not run"
   : major < 20
   ? `node ${major} is older than the 20 the README names`
   : !hasBun
-  ? "no bun on PATH to compile the package to JavaScript"
+  ? "no bun on PATH nor in node_modules to compile the package to JavaScript"
   : false;
 
 /** Compiles the module `entry` of the project to one JavaScript file for Node, as JSR would serve it. */
 function buildForNode(entry: string, outfile: string): void {
-  const build = spawnSync("bun", [
+  const build = spawnSync(bun, [
     "build",
     join(root, entry),
     "--target=node",

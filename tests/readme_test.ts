@@ -51,6 +51,17 @@ test(
   },
 );
 
+test("README: the list of one job's modules names every face deno.json exports", () => {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const list = /from one job's module\s*\(([^)]*)\)/.exec(readme)?.[1];
+  assert.ok(list !== undefined, "the sentence that lists one job's modules");
+  const named = [...list.matchAll(/`(?:@toolguard\/toolguard)?\/([a-z_]+)`/g)].map((m) => `./${m[1]}`);
+  const exports = (JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as {
+    exports: Record<string, string>;
+  }).exports;
+  assert.deepEqual(named.sort(), Object.keys(exports).filter((key) => key !== ".").sort());
+});
+
 test(
   "README The toolguard command: every line runs as its comment says, with exit 0 fine, 1 failed or rejected",
   {

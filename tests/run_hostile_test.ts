@@ -697,6 +697,10 @@ test(
         ["scanOutput", { scanOutput: 1 }],
         ["exitCodes", { exitCodes: "x" }],
         ["exitCodes", { exitCodes: [1] }],
+        // A misspelt meaning, or a key that is no exit code, would be ignored: the status a failure after all.
+        ["exitCodes", { exitCodes: { 1: "emtpy" } }],
+        ["exitCodes", { exitCodes: { 1: true } }],
+        ["exitCodes", { exitCodes: { one: "empty" } }],
         ["onResult", { onResult: 5 }],
         ["cwd", { cwd: 42 }],
         ["timeoutMs", { timeoutMs: "100" }],
