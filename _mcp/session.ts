@@ -327,10 +327,12 @@ function textOf(value: unknown): string {
  * (built in code: it may be 2^32-1 slots long, which a walk by index would ask each of, for minutes);
  * undefined for any other, which is walked by index. A hole is told by `in`, which reads no element: an
  * element whose getter throws is the walk's to report (read here, it sent a long batch the walk by index).
+ * Only the first `most` slots are asked (a proxy whose `has` always says yes has no hole to find).
  */
-function heldSlots(batch: readonly unknown[]): number[] | undefined {
+function heldSlots(batch: readonly unknown[], most = batch.length): number[] | undefined {
   if (batch.length <= MOST_WRITTEN_OUT) return undefined;
-  for (let i = 0; i < batch.length; i++) if (!(i in batch)) return heldIndices(batch, 0);
+  const end = Math.min(batch.length, most);
+  for (let i = 0; i < end; i++) if (!(i in batch)) return heldIndices(batch, 0);
   return undefined;
 }
 
@@ -612,21 +614,27 @@ export class GuardedSession implements McpSession {
    * or proxy that throws), Invalid Request under id null as their ids are not known, and to the slots that
    * hold no element (which JSON writes `null`, no request), one each for the first
    * {@linkcode MAX_BATCH_MEMBERS} and one for the rest: a batch 2^32-1 slots long with holes costs what it
-   * holds, not its length. A throw out of a later read lost the elements beside it: the requests judged
-   * before it were answered, those after it never, nor any of a split batch's.
+   * holds, not its length. Past {@linkcode MAX_BATCH_MEMBERS} elements, the rest is not read either, and is
+   * answered with one error: a proxy 2^32-1 long whose `has` always says yes hung fromClient. A throw out of
+   * a later read lost the elements beside it: the requests judged before it were answered, those after it
+   * never, nor any of a split batch's.
    */
   #readBatch(batch: unknown[]): { read: unknown[]; unread: JsonRpcMessage[] } {
     // (a long sparse batch is read by the slots it holds, as a server's is)
     const read: unknown[] = [];
     const unread: JsonRpcMessage[] = [];
-    const slots = heldSlots(batch);
-    const count = slots?.length ?? batch.length;
+    // (past MAX_BATCH_MEMBERS elements, the rest is not read: a proxy 2^32-1 long that says it holds each
+    // slot was read slot by slot, for ever, as JSON would write it)
+    const slots = heldSlots(batch, MAX_BATCH_MEMBERS + 1);
+    const end = slots?.length ?? batch.length;
     let holes = slots === undefined ? 0 : batch.length - slots.length;
-    for (let n = 0; n < count; n++) {
+    // (each element read goes to `read` or `unread`: holes are answered after the walk)
+    let n = 0;
+    for (; n < end && read.length + unread.length < MAX_BATCH_MEMBERS; n++) {
       const i = slots === undefined ? n : slots[n];
       try {
-        if (slots !== undefined || i in batch) read.push(this.#clientCopy(batch[i]));
-        else holes++;
+        if (slots === undefined && !(i in batch)) holes++;
+        else read.push(this.#clientCopy(batch[i]));
       } catch (error) {
         const why = `toolguard: the batch's element ${i} could not be read ` +
           `(${clipMiddle(errorText(error))}), so it was not passed on to the MCP server (send it again as ` +
@@ -643,6 +651,13 @@ export class GuardedSession implements McpSession {
       const rest = `toolguard: ${holes - MAX_BATCH_MEMBERS} more slots of the batch hold no element (JSON ` +
         `writes null, no request): answered with this one error, past the first ${MAX_BATCH_MEMBERS} answered ` +
         "one by one";
+      unread.push(errorResponse(null, -32600, rest));
+    }
+    if (n < end) {
+      const rest =
+        `toolguard: ${end - n} more slots of the batch, past its first ${MAX_BATCH_MEMBERS} elements, were ` +
+        "not read, so none of them was passed on to the MCP server (a batch built in code is read up to " +
+        `${MAX_BATCH_MEMBERS} elements: send it in parts)`;
       unread.push(errorResponse(null, -32600, rest));
     }
     return { read, unread };

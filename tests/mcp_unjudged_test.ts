@@ -1431,6 +1431,39 @@ test("MCP session: a client batch built in code with holes is answered by what i
   }
 });
 
+test("MCP session: a client batch built in code that claims 2^32-1 elements is read up to 10 000 elements, the rest answered once", () => {
+  // A proxy whose `has` always says yes was asked slot by slot, 2^32-1 of them: fromClient never returned.
+  // (Its traps give up past 100 000 asks, so the test fails, not hangs, when it is walked.)
+  const lying = () => {
+    let asked = 0;
+    const ask = () => {
+      if (++asked > 100_000) throw new Error(`asked ${asked} slots`);
+    };
+    return new Proxy([], {
+      get: (target, key) => {
+        if (key === "length") return 2 ** 32 - 1;
+        if (typeof key === "symbol" || Number.isNaN(Number(key))) return Reflect.get(target, key);
+        ask();
+        return { jsonrpc: "2.0", method: "notifications/progress" };
+      },
+      has: () => (ask(), true),
+    }) as unknown as JsonRpcMessage[];
+  };
+  for (const batches of ["forward", "split"] as const) {
+    const { guarded, toClient, toServer } = session(batches);
+    guarded.fromClient({ message: lying() });
+    const answers = toClient.flat() as JsonRpcMessage[];
+    assert.equal(answers.length, 1, `${batches}: ${JSON.stringify(answers).slice(0, 500)}`);
+    assert.equal(answers[0].id, null);
+    assert.match((answers[0].error as { message: string }).message, /4294957295 more slots .* not read/);
+    assert.equal(toServer.flat().length, 10_000, batches);
+    // (the session goes on)
+    toServer.length = 0;
+    guarded.fromClient({ message: { jsonrpc: "2.0", id: 9, method: "ping" } });
+    assert.deepEqual(toServer, [{ jsonrpc: "2.0", id: 9, method: "ping" }]);
+  }
+});
+
 test("MCP session: a client message built in code whose method or id is boxed or has a toJSON is judged as JSON sends it", () => {
   // The copy kept a member as it stood: a `method` boxed or with a toJSON was no "tools/call" to the judge,
   // while JSON sent the server one, unjudged (an unknown tool ran); an id so sent was refused as an object.
