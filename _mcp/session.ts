@@ -1140,13 +1140,17 @@ export class GuardedSession implements McpSession {
   /**
    * A client message built in code, its own members read once into a copy that keeps what the session noted
    * of it (a batch's element, bytes not UTF-8, a repeated key). A getter that throws throws here, as it did
-   * when judged.
+   * when judged, and so does an id that is a BigInt, which JSON cannot write: its answer, under that id, was
+   * never sent, and the request waited for ever (it is answered as a message that cannot be read is).
    */
   #clientCopy<T>(m: T): T {
     if (!isRecord(m)) return m;
     // (as JSON sends it: a `toJSON` of its own is what the server reads)
     const copy = sentMembers(m, "");
     if (!isRecord(copy)) return copy as T;
+    if (typeof copy.id === "bigint") {
+      throw new TypeError("its id is a BigInt, which JSON cannot write: use a number or a string");
+    }
     if (this.#batched.has(m)) this.#batched.add(copy);
     if (this.#notUtf8.has(m)) this.#notUtf8.add(copy);
     const repeated = this.#repeated.get(m);

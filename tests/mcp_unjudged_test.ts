@@ -1464,6 +1464,31 @@ test("MCP session: a client batch built in code that claims 2^32-1 elements is r
   }
 });
 
+test("MCP session: a client request built in code under a BigInt id is answered under id null, alone or in a batch", () => {
+  // It was refused under its BigInt id, an answer no sink can write as JSON (the request waited for ever),
+  // and in a split batch its refusal went alone while the batch waited for it, never answered.
+  const ping = (id: unknown) => ({ jsonrpc: "2.0", id, method: "ping" }) as JsonRpcMessage;
+  const said = /could not be read \(its id is a BigInt/;
+  for (const batches of ["forward", "split"] as const) {
+    const { guarded, toClient, toServer } = session(batches);
+    guarded.fromClient({ message: ping(5n) });
+    assert.deepEqual(toServer, []);
+    assert.equal(toClient.length, 1, batches);
+    const answer = toClient[0] as JsonRpcMessage;
+    assert.equal(answer.id, null, batches);
+    assert.match((answer.error as { message: string }).message, said);
+    toClient.length = 0;
+    guarded.fromClient({ message: [ping(7n), ping(6), ping(8n)] });
+    assert.deepEqual(toServer.flat(), [ping(6)], batches);
+    guarded.fromServer({ message: { jsonrpc: "2.0", id: 6, result: {} } });
+    const answers = toClient.flat() as JsonRpcMessage[];
+    assert.doesNotThrow(() => JSON.stringify(toClient), batches);
+    assert.equal(answers.filter((m) => m.id === null && said.test(JSON.stringify(m))).length, 2, batches);
+    assert.deepEqual(answers.filter((m) => m.id === 6), [{ jsonrpc: "2.0", id: 6, result: {} }], batches);
+    assert.equal(guarded.pending, 0);
+  }
+});
+
 test("MCP session: a client message built in code whose method or id is boxed or has a toJSON is judged as JSON sends it", () => {
   // The copy kept a member as it stood: a `method` boxed or with a toJSON was no "tools/call" to the judge,
   // while JSON sent the server one, unjudged (an unknown tool ran); an id so sent was refused as an object.
