@@ -1138,10 +1138,11 @@ export class GuardedSession implements McpSession {
   }
 
   /**
-   * A client message built in code, its own members read once into a copy that keeps what the session noted
-   * of it (a batch's element, bytes not UTF-8, a repeated key). A getter that throws throws here, as it did
-   * when judged, and so does an id that is a BigInt, which JSON cannot write: its answer, under that id, was
-   * never sent, and the request waited for ever (it is answered as a message that cannot be read is).
+   * A client message built in code, its own members (and its params', but for a call's) read once into a
+   * copy that keeps what the session noted of it (a batch's element, bytes not UTF-8, a repeated key). A
+   * getter that throws throws here, as it did when judged, and so does an id that is a BigInt, which JSON
+   * cannot write: its answer, under that id, was never sent, and the request waited for ever (it is answered
+   * as a message that cannot be read is).
    */
   #clientCopy<T>(m: T): T {
     if (!isRecord(m)) return m;
@@ -1150,6 +1151,12 @@ export class GuardedSession implements McpSession {
     if (!isRecord(copy)) return copy as T;
     if (typeof copy.id === "bigint") {
       throw new TypeError("its id is a BigInt, which JSON cannot write: use a number or a string");
+    }
+    // (a call's params are copied whole where they are judged, see #callParams; another method's, what is
+    // judged of them (a cancel's requestId, a listing's cursor), read once too: a getter read again as the
+    // server's transport writes them could name another request to cancel, or another page)
+    if (copy.method !== "tools/call" && isRecord(copy.params)) {
+      copy.params = sentMembers(copy.params, "params");
     }
     if (this.#batched.has(m)) this.#batched.add(copy);
     if (this.#notUtf8.has(m)) this.#notUtf8.add(copy);

@@ -1525,6 +1525,43 @@ test("MCP session: a client message built in code whose method or id is boxed or
   }
 });
 
+test("MCP session: the params of a client message built in code other than a call are read once, as JSON sends them", () => {
+  // Only a call's params were copied: a cancel's requestId or a listing's cursor behind a getter was judged
+  // at one read and written to the server at another, which could name another request or another page.
+  const lying = (key: string, first: unknown, later: unknown) => {
+    let reads = 0;
+    return Object.defineProperty({}, key, { enumerable: true, get: () => reads++ === 0 ? first : later });
+  };
+  const cases: [string, () => JsonRpcMessage, string][] = [
+    [
+      "a cancel's requestId",
+      () => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: lying("requestId", 1, 2) }),
+      '{"requestId":1}',
+    ],
+    [
+      "a listing's cursor",
+      () => ({ jsonrpc: "2.0", id: 4, method: "prompts/list", params: lying("cursor", "a", "b") }),
+      '{"cursor":"a"}',
+    ],
+  ];
+  for (const batches of ["forward", "split"] as const) {
+    for (const [what, make, params] of cases) {
+      for (const batch of [false, true]) {
+        const { guarded, toServer } = session(batches);
+        guarded.fromClient({ message: batch ? [make()] : make() });
+        const sent = toServer.flat() as JsonRpcMessage[];
+        assert.equal(JSON.stringify(sent.at(-1)?.params), params, `${batches}, ${what}, batch ${batch}`);
+      }
+    }
+  }
+  // (what is judged is what went: the cancelled request waits no more, the other still does)
+  const { guarded, toServer } = session();
+  for (const id of [1, 2]) guarded.fromClient({ message: { jsonrpc: "2.0", id, method: "ping" } });
+  guarded.fromClient({ message: cases[0][1]() });
+  assert.equal(JSON.stringify((toServer.at(-1) as JsonRpcMessage).params), '{"requestId":1}');
+  assert.equal(guarded.pending, 1);
+});
+
 test("MCP session: a client message built in code whose toJSON gives a batch has each element judged as JSON sends it", () => {
   // The batch a toJSON gave went on unread: an element with a toJSON or a boxed method sent the server a
   // tools/call that no one judged.
