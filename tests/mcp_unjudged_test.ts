@@ -1539,8 +1539,8 @@ test("MCP session: the params of a client message built in code other than a cal
       '{"requestId":1}',
     ],
     [
-      "a listing's cursor",
-      () => ({ jsonrpc: "2.0", id: 4, method: "prompts/list", params: lying("cursor", "a", "b") }),
+      "a tool listing's cursor",
+      () => ({ jsonrpc: "2.0", id: 4, method: "tools/list", params: lying("cursor", "a", "b") }),
       '{"cursor":"a"}',
     ],
   ];
