@@ -539,8 +539,9 @@ export function main(args: string[]): Promise<number> {
       const exit = url !== undefined
         ? await relayMcpHttp(url, { ...options, headers, onEvent, ...(maxInFlight ? { maxInFlight } : {}) })
         : await relayMcpStdio(server[0], server.slice(1), { ...options, onEvent });
-      // (how the stdio relay ended, on every exit: its detail says how far ending the server's tree reached)
-      if (url === undefined) notice(`toolguard mcp: ${exit.detail}\n`);
+      // (how the relay ended, on every exit: the stdio relay's detail says how far ending the server's tree
+      // reached; the HTTP relay's printed nothing)
+      notice(`toolguard mcp: ${exit.detail}\n`);
       if (exit.reason === "spawn_failed" || exit.reason === "server_exited") {
         return exit.reason === "server_exited" && exit.exitCode === 0 ? EXIT_OK : EXIT_FAIL;
       }

@@ -355,7 +355,9 @@ class HttpRelay {
     await this.#outChain;
     const reason = first === "client" ? "client_closed" : "aborted";
     emitTo(this.#options.onEvent, { event: "exit", reason, exitCode: null, signal: null });
-    return { reason, exitCode: null, signal: null, detail: `relay to ${this.#shown} ended` };
+    // (why it ended, in the stdio relay's words: `toolguard mcp` prints it)
+    const why = first === "client" ? "the client closed the connection" : "the relay was stopped";
+    return { reason, exitCode: null, signal: null, detail: `${why}; the relay to ${this.#shown} ended` };
   }
 
   /**

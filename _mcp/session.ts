@@ -299,6 +299,12 @@ function memberTexts(text: string): string[] {
   return texts;
 }
 
+/**
+ * The client's methods but `tools/call` whose params the session reads (`#judgeClient`): a message built in
+ * code has them copied as JSON sends them (see `#clientCopy`). A method added here when its params are read.
+ */
+const PARAMS_JUDGED = new Set(["notifications/cancelled", "tools/list"]);
+
 /** The members of a JSON-RPC message, as JSON-RPC spells them. */
 const MEMBERS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]);
 
@@ -327,10 +333,12 @@ function textOf(value: unknown): string {
  * (built in code: it may be 2^32-1 slots long, which a walk by index would ask each of, for minutes);
  * undefined for any other, which is walked by index. A hole is told by `in`, which reads no element: an
  * element whose getter throws is the walk's to report (read here, it sent a long batch the walk by index).
+ * Only the first `most` slots are asked (a proxy whose `has` always says yes has no hole to find).
  */
-function heldSlots(batch: readonly unknown[]): number[] | undefined {
+function heldSlots(batch: readonly unknown[], most = batch.length): number[] | undefined {
   if (batch.length <= MOST_WRITTEN_OUT) return undefined;
-  for (let i = 0; i < batch.length; i++) if (!(i in batch)) return heldIndices(batch, 0);
+  const end = Math.min(batch.length, most);
+  for (let i = 0; i < end; i++) if (!(i in batch)) return heldIndices(batch, 0);
   return undefined;
 }
 
@@ -612,21 +620,27 @@ export class GuardedSession implements McpSession {
    * or proxy that throws), Invalid Request under id null as their ids are not known, and to the slots that
    * hold no element (which JSON writes `null`, no request), one each for the first
    * {@linkcode MAX_BATCH_MEMBERS} and one for the rest: a batch 2^32-1 slots long with holes costs what it
-   * holds, not its length. A throw out of a later read lost the elements beside it: the requests judged
-   * before it were answered, those after it never, nor any of a split batch's.
+   * holds, not its length. Past {@linkcode MAX_BATCH_MEMBERS} elements, the rest is not read either, and is
+   * answered with one error: a proxy 2^32-1 long whose `has` always says yes hung fromClient. A throw out of
+   * a later read lost the elements beside it: the requests judged before it were answered, those after it
+   * never, nor any of a split batch's.
    */
   #readBatch(batch: unknown[]): { read: unknown[]; unread: JsonRpcMessage[] } {
     // (a long sparse batch is read by the slots it holds, as a server's is)
     const read: unknown[] = [];
     const unread: JsonRpcMessage[] = [];
-    const slots = heldSlots(batch);
-    const count = slots?.length ?? batch.length;
+    // (past MAX_BATCH_MEMBERS elements, the rest is not read: a proxy 2^32-1 long that says it holds each
+    // slot was read slot by slot, for ever, as JSON would write it)
+    const slots = heldSlots(batch, MAX_BATCH_MEMBERS + 1);
+    const end = slots?.length ?? batch.length;
     let holes = slots === undefined ? 0 : batch.length - slots.length;
-    for (let n = 0; n < count; n++) {
+    // (each element read goes to `read` or `unread`: holes are answered after the walk)
+    let n = 0;
+    for (; n < end && read.length + unread.length < MAX_BATCH_MEMBERS; n++) {
       const i = slots === undefined ? n : slots[n];
       try {
-        if (slots !== undefined || i in batch) read.push(this.#clientCopy(batch[i]));
-        else holes++;
+        if (slots === undefined && !(i in batch)) holes++;
+        else read.push(this.#clientCopy(batch[i]));
       } catch (error) {
         const why = `toolguard: the batch's element ${i} could not be read ` +
           `(${clipMiddle(errorText(error))}), so it was not passed on to the MCP server (send it again as ` +
@@ -643,6 +657,13 @@ export class GuardedSession implements McpSession {
       const rest = `toolguard: ${holes - MAX_BATCH_MEMBERS} more slots of the batch hold no element (JSON ` +
         `writes null, no request): answered with this one error, past the first ${MAX_BATCH_MEMBERS} answered ` +
         "one by one";
+      unread.push(errorResponse(null, -32600, rest));
+    }
+    if (n < end) {
+      const rest =
+        `toolguard: ${end - n} more slots of the batch, past its first ${MAX_BATCH_MEMBERS} elements, were ` +
+        "not read, so none of them was passed on to the MCP server (a batch built in code is read up to " +
+        `${MAX_BATCH_MEMBERS} elements: send it in parts)`;
       unread.push(errorResponse(null, -32600, rest));
     }
     return { read, unread };
@@ -1123,15 +1144,27 @@ export class GuardedSession implements McpSession {
   }
 
   /**
-   * A client message built in code, its own members read once into a copy that keeps what the session noted
-   * of it (a batch's element, bytes not UTF-8, a repeated key). A getter that throws throws here, as it did
-   * when judged.
+   * A client message built in code, its own members (and the params the session reads, but a call's) read
+   * once into a copy that keeps what the session noted of it (a batch's element, bytes not UTF-8, a repeated
+   * key). A getter that throws throws here, as it did when judged, and so does an id that is a BigInt, which
+   * JSON cannot write: its answer, under that id, was never sent, and the request waited for ever (it is
+   * answered as a message that cannot be read is).
    */
   #clientCopy<T>(m: T): T {
     if (!isRecord(m)) return m;
     // (as JSON sends it: a `toJSON` of its own is what the server reads)
     const copy = sentMembers(m, "");
     if (!isRecord(copy)) return copy as T;
+    if (typeof copy.id === "bigint") {
+      throw new TypeError("its id is a BigInt, which JSON cannot write: use a number or a string");
+    }
+    // (a call's params are copied whole where they are judged, see #callParams; those of the other methods
+    // whose params are judged, a cancel's requestId and a tool listing's cursor, are read once too: a getter
+    // read again as the server's transport writes them could name another request to cancel, or another
+    // page; another method's are not read, and a copy cost a ping's round trip ~10%)
+    if (PARAMS_JUDGED.has(copy.method as string) && isRecord(copy.params)) {
+      copy.params = sentMembers(copy.params, "params");
+    }
     if (this.#batched.has(m)) this.#batched.add(copy);
     if (this.#notUtf8.has(m)) this.#notUtf8.add(copy);
     const repeated = this.#repeated.get(m);

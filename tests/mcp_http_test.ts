@@ -212,6 +212,10 @@ test("toolguard mcp --url: exits 1 when messages did not reach the server, 0 whe
     nowhere.stderr,
     /the MCP server at http:\/\/127\.0\.0\.1:\d+\/mcp\?\u2026 did not take 3 messages/,
   );
+  assert.match(
+    nowhere.stderr,
+    /^toolguard mcp: the client closed the connection; the relay to http:.* ended$/m,
+  );
   assert.doesNotMatch(nowhere.stderr + nowhere.stdout, /s3cret/);
   assert.equal(nowhere.stdout.trim().split("\n").length, 2, "each request was still answered");
   const server = await startHttpServer();
@@ -219,6 +223,11 @@ test("toolguard mcp --url: exits 1 when messages did not reach the server, 0 whe
     const reached = await relayOnce(server.url, [JSON.stringify(INIT[0])]);
     assert.equal(reached.status, 0, reached.stderr);
     assert.match(reached.stdout, /"protocolVersion"/);
+    // (how the relay ended, as the stdio relay says it: it said nothing)
+    assert.match(
+      reached.stderr,
+      /^toolguard mcp: the client closed the connection; the relay to http:\/\/127\.0\.0\.1:\d+\/mcp ended$/m,
+    );
   } finally {
     server.stop();
   }

@@ -1431,6 +1431,64 @@ test("MCP session: a client batch built in code with holes is answered by what i
   }
 });
 
+test("MCP session: a client batch built in code that claims 2^32-1 elements is read up to 10 000 elements, the rest answered once", () => {
+  // A proxy whose `has` always says yes was asked slot by slot, 2^32-1 of them: fromClient never returned.
+  // (Its traps give up past 100 000 asks, so the test fails, not hangs, when it is walked.)
+  const lying = () => {
+    let asked = 0;
+    const ask = () => {
+      if (++asked > 100_000) throw new Error(`asked ${asked} slots`);
+    };
+    return new Proxy([], {
+      get: (target, key) => {
+        if (key === "length") return 2 ** 32 - 1;
+        if (typeof key === "symbol" || Number.isNaN(Number(key))) return Reflect.get(target, key);
+        ask();
+        return { jsonrpc: "2.0", method: "notifications/progress" };
+      },
+      has: () => (ask(), true),
+    }) as unknown as JsonRpcMessage[];
+  };
+  for (const batches of ["forward", "split"] as const) {
+    const { guarded, toClient, toServer } = session(batches);
+    guarded.fromClient({ message: lying() });
+    const answers = toClient.flat() as JsonRpcMessage[];
+    assert.equal(answers.length, 1, `${batches}: ${JSON.stringify(answers).slice(0, 500)}`);
+    assert.equal(answers[0].id, null);
+    assert.match((answers[0].error as { message: string }).message, /4294957295 more slots .* not read/);
+    assert.equal(toServer.flat().length, 10_000, batches);
+    // (the session goes on)
+    toServer.length = 0;
+    guarded.fromClient({ message: { jsonrpc: "2.0", id: 9, method: "ping" } });
+    assert.deepEqual(toServer, [{ jsonrpc: "2.0", id: 9, method: "ping" }]);
+  }
+});
+
+test("MCP session: a client request built in code under a BigInt id is answered under id null, alone or in a batch", () => {
+  // It was refused under its BigInt id, an answer no sink can write as JSON (the request waited for ever),
+  // and in a split batch its refusal went alone while the batch waited for it, never answered.
+  const ping = (id: unknown) => ({ jsonrpc: "2.0", id, method: "ping" }) as JsonRpcMessage;
+  const said = /could not be read \(its id is a BigInt/;
+  for (const batches of ["forward", "split"] as const) {
+    const { guarded, toClient, toServer } = session(batches);
+    guarded.fromClient({ message: ping(5n) });
+    assert.deepEqual(toServer, []);
+    assert.equal(toClient.length, 1, batches);
+    const answer = toClient[0] as JsonRpcMessage;
+    assert.equal(answer.id, null, batches);
+    assert.match((answer.error as { message: string }).message, said);
+    toClient.length = 0;
+    guarded.fromClient({ message: [ping(7n), ping(6), ping(8n)] });
+    assert.deepEqual(toServer.flat(), [ping(6)], batches);
+    guarded.fromServer({ message: { jsonrpc: "2.0", id: 6, result: {} } });
+    const answers = toClient.flat() as JsonRpcMessage[];
+    assert.doesNotThrow(() => JSON.stringify(toClient), batches);
+    assert.equal(answers.filter((m) => m.id === null && said.test(JSON.stringify(m))).length, 2, batches);
+    assert.deepEqual(answers.filter((m) => m.id === 6), [{ jsonrpc: "2.0", id: 6, result: {} }], batches);
+    assert.equal(guarded.pending, 0);
+  }
+});
+
 test("MCP session: a client message built in code whose method or id is boxed or has a toJSON is judged as JSON sends it", () => {
   // The copy kept a member as it stood: a `method` boxed or with a toJSON was no "tools/call" to the judge,
   // while JSON sent the server one, unjudged (an unknown tool ran); an id so sent was refused as an object.
@@ -1465,6 +1523,43 @@ test("MCP session: a client message built in code whose method or id is boxed or
     guarded.fromClient({ message: { jsonrpc: "2.0", id, method: "ping" } as JsonRpcMessage });
     assert.equal(JSON.stringify(toServer), '[{"jsonrpc":"2.0","id":12345678901234567891,"method":"ping"}]');
   }
+});
+
+test("MCP session: the params of a client message built in code other than a call are read once, as JSON sends them", () => {
+  // Only a call's params were copied: a cancel's requestId or a listing's cursor behind a getter was judged
+  // at one read and written to the server at another, which could name another request or another page.
+  const lying = (key: string, first: unknown, later: unknown) => {
+    let reads = 0;
+    return Object.defineProperty({}, key, { enumerable: true, get: () => reads++ === 0 ? first : later });
+  };
+  const cases: [string, () => JsonRpcMessage, string][] = [
+    [
+      "a cancel's requestId",
+      () => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: lying("requestId", 1, 2) }),
+      '{"requestId":1}',
+    ],
+    [
+      "a tool listing's cursor",
+      () => ({ jsonrpc: "2.0", id: 4, method: "tools/list", params: lying("cursor", "a", "b") }),
+      '{"cursor":"a"}',
+    ],
+  ];
+  for (const batches of ["forward", "split"] as const) {
+    for (const [what, make, params] of cases) {
+      for (const batch of [false, true]) {
+        const { guarded, toServer } = session(batches);
+        guarded.fromClient({ message: batch ? [make()] : make() });
+        const sent = toServer.flat() as JsonRpcMessage[];
+        assert.equal(JSON.stringify(sent.at(-1)?.params), params, `${batches}, ${what}, batch ${batch}`);
+      }
+    }
+  }
+  // (what is judged is what went: the cancelled request waits no more, the other still does)
+  const { guarded, toServer } = session();
+  for (const id of [1, 2]) guarded.fromClient({ message: { jsonrpc: "2.0", id, method: "ping" } });
+  guarded.fromClient({ message: cases[0][1]() });
+  assert.equal(JSON.stringify((toServer.at(-1) as JsonRpcMessage).params), '{"requestId":1}');
+  assert.equal(guarded.pending, 1);
 });
 
 test("MCP session: a client message built in code whose toJSON gives a batch has each element judged as JSON sends it", () => {
