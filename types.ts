@@ -181,7 +181,10 @@ export interface RunOptions {
   encoding?: string;
   /** How stdout is read. Default `"envelope"`. */
   protocol?: Protocol;
-  /** Extra exit codes that mean "ran, found nothing", e.g. `{ 1: "empty" }` for grep and ripgrep. */
+  /**
+   * Extra exit codes that mean "ran, found nothing", e.g. `{ 1: "empty" }` for grep and ripgrep. Only the
+   * object's own entries are read; 0 (success already) or a misspelt entry is refused, not ignored.
+   */
   exitCodes?: Record<number, "empty">;
   /**
    * Scan the items for injected instructions; findings go to `warnings`. A protocol function's items are

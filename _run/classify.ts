@@ -4,7 +4,16 @@
  * @module
  */
 import { byteCount } from "../_common/bytes.ts";
-import { clip, errorText, givenValue, objectArg, optionsArg } from "../_common/values.ts";
+import {
+  clip,
+  errorText,
+  givenValue,
+  isRecord,
+  MAX_TIMER_MS,
+  objectArg,
+  optionsArg,
+  orList,
+} from "../_common/values.ts";
 import type { FailureKind, Protocol, RunOptions, ToolFailure, ToolResult, ToolSuccess } from "../types.ts";
 
 /** Default `timeoutMs`: 10 seconds. */
@@ -103,6 +112,85 @@ export type ClassifyOptions = Pick<
   RunOptions,
   "timeoutMs" | "maxOutputBytes" | "onOverflow" | "maxDetail" | "encoding" | "protocol" | "exitCodes"
 >;
+
+/**
+ * What is wrong with the options {@linkcode classify} and `runTool` share, as a sentence saying what to give, or
+ * null when they are all usable: one check for both, so that an option `runTool` refuses is never read another
+ * way by `classify`. An `exitCodes` entry must be an exit code of its own (not inherited) meaning `"empty"`,
+ * and never 0, which already means success (the CLI refuses `--empty-exit 0` likewise).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { classifyOptionsProblem } from "./classify.ts";
+ *
+ * assert.equal(classifyOptionsProblem({ protocol: "lines", exitCodes: { 1: "empty" } }), null);
+ * assert.match(classifyOptionsProblem({ exitCodes: { 1: "emtpy" } as never }) ?? "", /^invalid option exitCodes/);
+ * ```
+ */
+export function classifyOptionsProblem(options: ClassifyOptions): string | null {
+  const { timeoutMs, maxOutputBytes, maxDetail, encoding, protocol, onOverflow } = options;
+  if (
+    timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)
+  ) {
+    return `invalid option timeoutMs ${
+      givenValue(timeoutMs)
+    }: give a number of milliseconds above 0, at most ${MAX_TIMER_MS}`;
+  }
+  if (
+    maxOutputBytes !== undefined &&
+    !(typeof maxOutputBytes === "number" && Number.isSafeInteger(maxOutputBytes) && maxOutputBytes > 0)
+  ) {
+    return `invalid option maxOutputBytes ${
+      givenValue(maxOutputBytes)
+    }: give a whole number of bytes above 0`;
+  }
+  if (maxDetail !== undefined && !(typeof maxDetail === "number" && maxDetail >= 1)) {
+    return `invalid option maxDetail ${givenValue(maxDetail)}: give a number of characters of at least 1`;
+  }
+  if (encoding !== undefined) {
+    try {
+      wholeDecoder(encoding); // (kept for the run's decode: a label's decoder is made once)
+    } catch {
+      return `invalid option encoding ${
+        JSON.stringify(encoding)
+      }: give a WHATWG encoding label such as "utf-8"`;
+    }
+  }
+  if (
+    protocol !== undefined && typeof protocol !== "function" &&
+    !(PROTOCOL_NAMES as readonly unknown[]).includes(protocol)
+  ) {
+    return `invalid option protocol ${JSON.stringify(protocol)}: use ${
+      orList([...PROTOCOL_NAMES, "a function"])
+    }`;
+  }
+  if (onOverflow !== undefined && onOverflow !== "fail" && onOverflow !== "truncate") {
+    return `invalid option onOverflow ${JSON.stringify(onOverflow)}: use "fail" or "truncate"`;
+  }
+  return exitCodesProblem(options.exitCodes);
+}
+
+/**
+ * What is wrong with `exitCodes`, or null. A key that is no exit code as the status is written ("01", "one"),
+ * a meaning misspelt ("emtpy"), or exit 0 (success already) would be ignored without a word.
+ */
+function exitCodesProblem(exitCodes: unknown): string | null {
+  if (exitCodes === undefined) return null;
+  if (!isRecord(exitCodes)) {
+    return `invalid option exitCodes ${givenValue(exitCodes)}: give an object such as { 1: "empty" }`;
+  }
+  for (const [code, meaning] of Object.entries(exitCodes)) {
+    const entry = `invalid option exitCodes { ${JSON.stringify(code)}: ${givenValue(meaning)} }`;
+    if (code === "0") {
+      return `${entry}: exit code 0 already means success; give the other codes, such as { 1: "empty" }`;
+    }
+    if (!/^-?[1-9]\d*$/.test(code) || meaning !== "empty") {
+      return `${entry}: give exit codes meaning "empty", such as { 1: "empty" }`;
+    }
+  }
+  return null;
+}
 
 export function excerpt(text: string, max = 80): string {
   return JSON.stringify(clip(text.trim().replace(/\s+/g, " "), max));
@@ -465,7 +553,9 @@ function parseStdout(text: string, protocol: Protocol, room: number): Parsed {
 /**
  * Classify a finished process: the pure function from what happened (exit code, signal, stdout, stderr,
  * whether and why the guard ended it) to a {@linkcode ToolResult}. `runTool` (run_tool.ts) uses it; it is exported
- * for runners of your own and for tests. It never throws.
+ * for runners of your own and for tests. It never throws for anything the tool did; an outcome or options of
+ * the wrong shape (written by the caller) are a `TypeError` saying what to give, the options checked as `runTool`
+ * checks them (which refuses them as `spawn`, nothing run).
  *
  * @example Silence is never an answer
  * ```ts
@@ -499,10 +589,32 @@ function parseStdout(text: string, protocol: Protocol, room: number): Parsed {
  * assert.equal(killed.ok, false);
  * assert.equal(killed.kind, "exit");
  * ```
+ *
+ * @example An option that would be ignored is refused
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { classify } from "@toolguard/toolguard/guard";
+ *
+ * // A misspelt meaning would leave grep's "no match" a failure without a word.
+ * assert.throws(
+ *   () => classify({ exitCode: 1, signal: null, stdout: "" }, { exitCodes: { 1: "emtpy" as never } }),
+ *   /^TypeError: classify\(\): invalid option exitCodes \{ "1": "emtpy" \}: give exit codes meaning "empty"/,
+ * );
+ * ```
  */
 export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): ToolResult {
   checkOutcome(outcome);
-  options = optionsArg(options, "classify");
+  const given = optionsArg(options, "classify");
+  const problem = classifyOptionsProblem(given);
+  if (problem !== null) throw new TypeError(`classify(): ${problem}`);
+  return classifyOutcome(outcome, given);
+}
+
+/**
+ * {@linkcode classify} for `runTool`, which checked the options already: with options it refused, the outcome
+ * carries the refusal as its `spawnError` and only `maxDetail` is read.
+ */
+export function classifyOutcome(outcome: ProcessOutcome, options: ClassifyOptions): ToolResult {
   const maxDetail = options.maxDetail ?? DEFAULT_MAX_DETAIL;
   const encoding = options.encoding ?? "utf-8";
   const tree = treeNoteOf(outcome.treeNote);
@@ -581,7 +693,7 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
       return failure("exit", `killed by signal ${outcome.signal}`, common, why);
     }
     if (outcome.exitCode !== 0) {
-      if (outcome.exitCode !== null && options.exitCodes?.[outcome.exitCode] === "empty") {
+      if (outcome.exitCode !== null && mapsToEmpty(options.exitCodes, outcome.exitCode)) {
         return success([], "", false, common);
       }
       const code = outcome.exitCode === null ? "an unknown status" : `exit code ${outcome.exitCode}`;
@@ -651,6 +763,11 @@ function endedByGuard(outcome: ProcessOutcome): boolean {
 const GUARD_SIGNALS: ReadonlySet<string> = new Set(["SIGTERM", "SIGKILL", "SIGPIPE"]);
 /** Their exit codes when a handler or a shell reports them as a code (128 + 15, 9, 13). */
 const GUARD_EXIT_CODES: ReadonlySet<number> = new Set([143, 137, 141]);
+
+/** Whether `exitCodes` maps `code` to "empty" by an entry of its own: one inherited is never read. */
+function mapsToEmpty(exitCodes: RunOptions["exitCodes"], code: number): boolean {
+  return exitCodes !== undefined && Object.hasOwn(exitCodes, code) && exitCodes[code] === "empty";
+}
 
 /** A `TypeError` unless `outcome` is an object whose stdout (and stderr, when given) is bytes or text. */
 function checkOutcome(outcome: ProcessOutcome): void {

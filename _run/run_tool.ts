@@ -17,7 +17,8 @@ import {
 } from "./runtime.ts";
 import { isModelValue, prepareArgs, type ToolArg } from "./args.ts";
 import {
-  classify,
+  classifyOptionsProblem,
+  classifyOutcome,
   DEFAULT_MAX_DETAIL,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TIMEOUT_MS,
@@ -25,19 +26,10 @@ import {
   failure,
   guardFailure,
   type KilledBy,
-  PROTOCOL_NAMES,
   STDERR_TAIL_BYTES,
   toBytes,
 } from "./classify.ts";
-import {
-  checkSwitches,
-  errorText,
-  givenValue,
-  isRecord,
-  MAX_TIMER_MS,
-  orList,
-  stringsIn,
-} from "../_common/values.ts";
+import { checkSwitches, errorText, givenValue, isRecord, stringsIn } from "../_common/values.ts";
 import type { RunOptions, ToolCallRecord, ToolResult, ToolSuccess } from "../types.ts";
 
 /** Milliseconds between SIGTERM and SIGKILL when the guard ends a process tree. */
@@ -121,46 +113,7 @@ const SETTLE_SLACK_MS = 60;
 /** What is wrong with the options, as a sentence saying what to give, or null when they are all usable. */
 function checkOptions(options: RunOptions): string | null {
   if (!isRecord(options as unknown)) return `invalid options ${givenValue(options)}: give an object`;
-  const { timeoutMs, maxOutputBytes, maxDetail, encoding, protocol, onOverflow } = options;
-  if (
-    timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)
-  ) {
-    return `invalid option timeoutMs ${
-      givenValue(timeoutMs)
-    }: give a number of milliseconds above 0, at most ${MAX_TIMER_MS}`;
-  }
-  if (
-    maxOutputBytes !== undefined &&
-    !(typeof maxOutputBytes === "number" && Number.isSafeInteger(maxOutputBytes) && maxOutputBytes > 0)
-  ) {
-    return `invalid option maxOutputBytes ${
-      givenValue(maxOutputBytes)
-    }: give a whole number of bytes above 0`;
-  }
-  if (maxDetail !== undefined && !(typeof maxDetail === "number" && maxDetail >= 1)) {
-    return `invalid option maxDetail ${givenValue(maxDetail)}: give a number of characters of at least 1`;
-  }
-  if (encoding !== undefined) {
-    try {
-      new TextDecoder(encoding);
-    } catch {
-      return `invalid option encoding ${
-        JSON.stringify(encoding)
-      }: give a WHATWG encoding label such as "utf-8"`;
-    }
-  }
-  if (
-    protocol !== undefined && typeof protocol !== "function" &&
-    !(PROTOCOL_NAMES as readonly unknown[]).includes(protocol)
-  ) {
-    return `invalid option protocol ${JSON.stringify(protocol)}: use ${
-      orList([...PROTOCOL_NAMES, "a function"])
-    }`;
-  }
-  if (onOverflow !== undefined && onOverflow !== "fail" && onOverflow !== "truncate") {
-    return `invalid option onOverflow ${JSON.stringify(onOverflow)}: use "fail" or "truncate"`;
-  }
-  return checkOptionTypes(options);
+  return classifyOptionsProblem(options) ?? checkOptionTypes(options);
 }
 
 /**
@@ -168,7 +121,7 @@ function checkOptions(options: RunOptions): string | null {
  * started): each must have its documented type.
  */
 function checkOptionTypes(options: RunOptions): string | null {
-  const { signal, stdin, env, cwd, exitCodes, onResult } = options;
+  const { signal, stdin, env, cwd, onResult } = options;
   if (signal !== undefined && !isAbortSignal(signal)) {
     return `invalid option signal ${givenValue(signal)}: give an AbortSignal (AbortController's signal)`;
   }
@@ -185,18 +138,6 @@ function checkOptionTypes(options: RunOptions): string | null {
     checkSwitches(options, ["clearEnv", "scanOutput"], "invalid option ");
   } catch (error) {
     return errorText(error);
-  }
-  if (exitCodes !== undefined && !isRecord(exitCodes)) {
-    return `invalid option exitCodes ${givenValue(exitCodes)}: give an object such as { 1: "empty" }`;
-  }
-  // A key that is no exit code, or a meaning misspelt ("emtpy"), would be ignored without a word.
-  const wrong = Object.entries(exitCodes ?? {}).find(([code, meaning]) =>
-    !/^-?\d+$/.test(code) || meaning !== "empty"
-  );
-  if (wrong !== undefined) {
-    return `invalid option exitCodes { ${JSON.stringify(wrong[0])}: ${
-      givenValue(wrong[1])
-    } }: give exit codes meaning "empty", such as { 1: "empty" }`;
   }
   if (onResult !== undefined && typeof onResult !== "function") {
     return `invalid option onResult ${givenValue(onResult)}: give a function`;
@@ -235,7 +176,7 @@ async function execute(
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   const notRun = (spawnError: string, durationMs?: number) =>
-    classify({ spawnError, exitCode: null, signal: null, stdout: "", durationMs }, options);
+    classifyOutcome({ spawnError, exitCode: null, signal: null, stdout: "", durationMs }, options);
   const problem = typeof command !== "string" || command === ""
     ? "command must be a non-empty string"
     : checkOptions(options);
@@ -271,7 +212,7 @@ async function execute(
   if (notStarted) {
     return notRun(`could not start ${JSON.stringify(command)}${where}: ${notStarted}`, elapsed());
   }
-  return classify({
+  return classifyOutcome({
     exitCode: run.exit?.code ?? null,
     signal: run.exit?.signal ?? null,
     stdout: run.stdout,
@@ -293,7 +234,7 @@ async function execute(
 /** The result for a signal that was aborted before the tool could start: nothing runs. */
 function abortedBeforeStart(signal: AbortSignal, options: RunOptions, durationMs: number): ToolResult {
   const reason = abortReasonText(signal);
-  return classify({
+  return classifyOutcome({
     exitCode: null,
     signal: null,
     stdout: "",

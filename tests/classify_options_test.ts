@@ -1,0 +1,91 @@
+// classify() checks its options as runTool does (one check for both): an option that would be ignored or read
+// another way is a TypeError saying what to give, where runTool refuses it as `spawn` with the same sentence.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { classify, type ClassifyOptions, runTool } from "../guard.ts";
+import { fake, launcher } from "./_guard_helpers.ts";
+
+const T = { timeout: 60_000 };
+/** Exit 1 and no output: grep's and rg's "no match". */
+const noMatch = { exitCode: 1, signal: null, stdout: "" };
+
+/** Options written wrong, each with the option its refusal names. */
+const wrong: [string, Record<string, unknown>][] = [
+  ["protocol", { protocol: "csv" }],
+  ["exitCodes", { exitCodes: { 1: "emtpy" } }],
+  ["exitCodes", { exitCodes: { 1: true } }],
+  ["exitCodes", { exitCodes: { one: "empty" } }],
+  // A key no exit status is written as: never read, so ignored without a word.
+  ["exitCodes", { exitCodes: { "01": "empty" } }],
+  ["exitCodes", { exitCodes: { "1.0": "empty" } }],
+  // Exit 0 is success already (the CLI refuses --empty-exit 0).
+  ["exitCodes", { exitCodes: { 0: "empty" } }],
+  ["exitCodes", { exitCodes: "1" }],
+  ["exitCodes", { exitCodes: [1] }],
+  ["encoding", { encoding: "nope" }],
+  ["onOverflow", { onOverflow: "cut" }],
+  ["maxDetail", { maxDetail: 0 }],
+  ["maxOutputBytes", { maxOutputBytes: -1 }],
+  ["timeoutMs", { timeoutMs: "100" }],
+];
+
+test("classify: options written wrong are a TypeError naming the option and what to give", () => {
+  for (const [name, options] of wrong) {
+    assert.throws(
+      () => classify(noMatch, { protocol: "lines", ...options } as ClassifyOptions),
+      (error: unknown) =>
+        error instanceof TypeError &&
+        new RegExp(`^classify\\(\\): invalid option ${name}\\b.*: (give|use|exit code 0)`).test(
+          error.message,
+        ),
+      JSON.stringify(options),
+    );
+  }
+  // The sentence is runTool's own.
+  assert.throws(
+    () => classify(noMatch, { protocol: "csv" as never }),
+    /^TypeError: classify\(\): invalid option protocol "csv": use envelope, json, jsonl, lines, text or a function$/,
+  );
+  assert.throws(
+    () => classify(noMatch, { exitCodes: { 0: "empty" } }),
+    /^TypeError: classify\(\): invalid option exitCodes \{ "0": "empty" \}: exit code 0 already means success/,
+  );
+});
+
+test("classify: options written right still classify, negative exit codes (Windows statuses) included", () => {
+  const lines = { protocol: "lines", exitCodes: { 1: "empty", [-1]: "empty" } } as const;
+  assert.equal(classify(noMatch, lines).kind, "empty");
+  assert.equal(classify({ ...noMatch, exitCode: -1 }, lines).kind, "empty");
+  assert.equal(classify({ ...noMatch, exitCode: 2 }, lines).kind, "exit");
+  const given: ClassifyOptions = {
+    encoding: "latin1",
+    onOverflow: "truncate",
+    maxDetail: 50,
+    maxOutputBytes: 10,
+    timeoutMs: 5,
+  };
+  assert.deepEqual(classify({ ...noMatch, exitCode: 0, stdout: "a\n" }, { ...lines, ...given }).items, ["a"]);
+});
+
+test("classify: an exitCodes entry inherited through the prototype is not read", () => {
+  const inherited = Object.create({ 1: "empty" }) as Record<number, "empty">;
+  const r = classify(noMatch, { protocol: "lines", exitCodes: inherited });
+  assert.equal(r.kind, "exit", r.detail);
+  assert.equal(r.items, null);
+});
+
+test(
+  "runTool: exitCodes that classify refuses are refused before anything runs, and inherited ones unread",
+  T,
+  async () => {
+    for (const exitCodes of [{ 0: "empty" }, { "01": "empty" }]) {
+      const r = await runTool(launcher.command, fake("exit", "1"), { protocol: "lines", exitCodes } as never);
+      assert.equal(r.kind, "spawn", `${JSON.stringify(exitCodes)}: ${r.detail}`);
+      assert.match(r.detail, /^invalid option exitCodes /);
+    }
+    const inherited = Object.create({ 1: "empty" }) as Record<number, "empty">;
+    const r = await runTool(launcher.command, fake("exit", "1"), { protocol: "lines", exitCodes: inherited });
+    assert.equal(r.kind, "exit", r.detail);
+    assert.equal(r.exitCode, 1);
+  },
+);
