@@ -450,6 +450,12 @@ interface Tree {
   reach?: KillReach;
   /** Set once a kill found a live process to signal ({@linkcode LiveChild.killFound}). */
   found?: boolean;
+  /** The pids a kill found in the tree (Linux markers): an unreadable one is still known once its parent exits. */
+  members?: Set<number>;
+  /** Set once a kill met a process of the tree whose environment could not be read (found by parent or group). */
+  unread?: boolean;
+  /** Set once a kill met a process of the tree it was not allowed to signal. */
+  unsignalled?: boolean;
   /**
    * Our ends of the pipes we read, kept from the first look at the tree that needed them: the child's stay
    * open while its output is read, and reading them all again on every recheck costs as much as a /proc scan.
@@ -475,17 +481,22 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
     return windowsKill(tree.pid, options, toolOnly);
   }
   if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
-  const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
-  if (viaGroup) tree.found = true;
-  if (tree.marker !== null) {
-    const signalled = signalMarked(tree.marker, signal, {
-      // An unreaped child is still ours even if it rewrote its environment; a group member has its signal.
-      include: viaGroup || tree.reaped ? null : tree.pid,
-      skipGroup: viaGroup ? tree.pid : null,
+  if (tree.marker !== null && treeMarkersWork()) {
+    const { signalled, unread, unsignalled } = signalMarked(tree.marker, signal, {
+      // An unreaped child is still ours even if it rewrote its environment (unless its group had the signal).
+      include: tree.reaped ? null : tree.pid,
+      group: tree.grouped ? tree.pid : null,
+      // Sent once /proc was scanned: a process whose parent it ends is still linked to the tree there.
+      signalGroup: tree.grouped ? () => signalGroup(tree.pid, signal) : undefined,
+      members: tree.members ??= new Set(),
     });
     if (signalled > 0) tree.found = true;
-    if (signalled >= 0) return;
+    if (unread) tree.unread = true;
+    if (unsignalled) tree.unsignalled = true;
+    return;
   }
+  const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
+  if (viaGroup) tree.found = true;
   if (viaGroup || tree.reaped) return;
   // Started through setsid, which has not made its group yet (or found by a marker /proc no longer shows):
   // the unreaped, so still ours, pid is signalled, which ends setsid before it can exec the tool.
@@ -731,11 +742,26 @@ function treeNote(tree: Tree): string | undefined {
     return tree.reach === "none" ? TASKKILL_GONE_NOTE : noTaskkillNote(runtimeName);
   }
   if (isWindows) return TASKKILL_TREE_NOTE;
+  // One note, the graver first: a process left running outranks one found another way.
+  if (tree.unsignalled) return UNSIGNALLED_NOTE;
+  if (tree.unread) return UNREAD_NOTE;
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
   // Said after "the guard ended the process tree, " (classify says that once, whatever ended it). Every
   // spawn carries the marker where markers work, so here they do not, and why is said.
   return `found by its process group only (${whyNoMarkers()}): a descendant that left the group may have survived`;
 }
+
+/**
+ * Said after "the guard ended the process tree, " where a process of it did not let its environment (and so
+ * its marker) be read: it was found by its parent or its group instead, which misses a descendant of it that
+ * left the group once its parent had exited.
+ */
+const UNREAD_NOTE = "though a process in it whose environment could not be read (a set-uid or non-dumpable " +
+  "program) was found only by its parent or process group: a descendant of it that left both may still be running";
+
+/** Said after "the guard ended the process tree, " where a process of it was not ours to signal (EPERM). */
+const UNSIGNALLED_NOTE =
+  "though a process in it could not be signalled (not ours to signal) and may still be running";
 
 /**
  * Why a kill reached the tool at most, said after how far it reached ("the guard ended the tool but not its
