@@ -380,7 +380,9 @@ export interface McpRelayExit {
    * How far the stdio relay's ending of the server's process tree reached (it ends the tree on every exit,
    * so that no descendant of the server outlives the relay): `"ended"`, every process of it that was found;
    * `"group_only"`, as far as a way that misses part of a tree reached: its process group alone (Linux where
-   * `/proc` cannot be read: a descendant that left the group may have survived) or, on Windows, `taskkill /T`
+   * `/proc` cannot be read: a descendant that left the group may have survived), its parent links and group
+   * (Linux, for a process whose environment could not be read, or that could not be signalled) or, on
+   * Windows, `taskkill /T`
    * (a process whose parent had already exited is not found); `"server_only"`, the server but not its
    * descendants, and `"none"`, no process (Deno with a partial `--allow-run`, or on Windows without
    * `taskkill`). Absent when there was no server process to end: it could not be started, or the HTTP relay,

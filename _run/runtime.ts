@@ -37,6 +37,7 @@ import {
 } from "./pipes.ts";
 import {
   noTaskkillNote,
+  ownKillReach,
   planWindowsLaunch,
   TASKKILL_GONE_NOTE,
   TASKKILL_TREE_NOTE,
@@ -209,7 +210,8 @@ export interface LiveChild {
    * Set once the guard tried to end the tree and could not signal it (Deno without run permission for every
    * program, which `Deno.kill` needs, or on Windows for `taskkill`, or on Windows a tool that had exited, from
    * which `taskkill /T` finds nothing): `"tool"` when the child's own kill ended the tool alone, `"none"` when
-   * it reached no process (the tool had exited); undefined when the tree was signalled.
+   * it reached no process (the tool had exited: under Bun and Node on Windows, told by the tool's exit once
+   * known); undefined when the tree was signalled.
    */
   killReached(): KillReach | undefined;
   /**
@@ -444,12 +446,26 @@ interface Tree {
   /**
    * The child's own kill (Deno's `ChildProcess.kill`, which needs no permission; Bun's and Node's), which
    * reaches the tool alone: the way left where `Deno.kill` may not be used, or `taskkill` cannot be started.
+   * False where it found no process to signal (Node's kill says so; Bun's does not).
    */
-  own?: (signal: "SIGTERM" | "SIGKILL") => void;
+  own?: (signal: "SIGTERM" | "SIGKILL") => boolean | void;
   /** Set once a kill could not signal the tree: how far it reached ({@linkcode LiveChild.killReached}). */
   reach?: KillReach;
   /** Set once a kill found a live process to signal ({@linkcode LiveChild.killFound}). */
   found?: boolean;
+  /** Set on Windows once taskkill could not be run or started, and the tool's own kill was used instead. */
+  noTaskkill?: boolean;
+  /**
+   * How the child exited, kept under Bun and Node on Windows, whose own kill may have found the tool exited
+   * but unreaped (Bun's says nothing of it): the exit tells ({@linkcode ownKillReach}).
+   */
+  exit?: ChildExit;
+  /** The pids a kill found in the tree (Linux markers): an unreadable one is still known once its parent exits. */
+  members?: Set<number>;
+  /** Set once a kill met a process of the tree whose environment could not be read (found by parent or group). */
+  unread?: boolean;
+  /** Set once a kill met a process of the tree it was not allowed to signal. */
+  unsignalled?: boolean;
   /**
    * Our ends of the pipes we read, kept from the first look at the tree that needed them: the child's stay
    * open while its output is read, and reading them all again on every recheck costs as much as a /proc scan.
@@ -469,23 +485,31 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
     if (tree.reaped) return void (tree.reach ??= "none");
     // Where taskkill may not run, or cannot be started (not on this host's PATH), the tool's own handle is
     // what is left: the tree is not claimed ended.
-    const toolOnly = () => tree.own === undefined ? undefined : endToolOnly(tree, tree.own, signal);
+    const toolOnly = () => {
+      tree.noTaskkill = true;
+      if (tree.own !== undefined) endToolOnly(tree, tree.own, signal);
+    };
     tree.found = true;
     if (!mayRunTaskkill()) return toolOnly();
     return windowsKill(tree.pid, options, toolOnly);
   }
   if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
-  const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
-  if (viaGroup) tree.found = true;
-  if (tree.marker !== null) {
-    const signalled = signalMarked(tree.marker, signal, {
-      // An unreaped child is still ours even if it rewrote its environment; a group member has its signal.
-      include: viaGroup || tree.reaped ? null : tree.pid,
-      skipGroup: viaGroup ? tree.pid : null,
+  if (tree.marker !== null && treeMarkersWork()) {
+    const { signalled, unread, unsignalled } = signalMarked(tree.marker, signal, {
+      // An unreaped child is still ours even if it rewrote its environment (unless its group had the signal).
+      include: tree.reaped ? null : tree.pid,
+      group: tree.grouped ? tree.pid : null,
+      // Sent once /proc was scanned: a process whose parent it ends is still linked to the tree there.
+      signalGroup: tree.grouped ? () => signalGroup(tree.pid, signal) : undefined,
+      members: tree.members ??= new Set(),
     });
     if (signalled > 0) tree.found = true;
-    if (signalled >= 0) return;
+    if (unread) tree.unread = true;
+    if (unsignalled) tree.unsignalled = true;
+    return;
   }
+  const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
+  if (viaGroup) tree.found = true;
   if (viaGroup || tree.reaped) return;
   // Started through setsid, which has not made its group yet (or found by a marker /proc no longer shows):
   // the unreaped, so still ours, pid is signalled, which ends setsid before it can exec the tool.
@@ -536,7 +560,7 @@ function endToolOnly(tree: Tree, own: NonNullable<Tree["own"]>, signal: "SIGTERM
   tree.reach ??= "none";
   if (tree.reaped) return;
   try {
-    own(signal);
+    if (own(signal) === false) return; // the tool had exited (Node's kill found no process)
     tree.reach = "tool";
     tree.found = true;
   } catch {
@@ -724,18 +748,42 @@ interface DenoStart {
   marker: TreeMarker | null;
 }
 
+/**
+ * {@linkcode LiveChild.killReached} for `tree`: on Windows under Bun and Node, a kill through the tool's own
+ * handle that its exit shows came after the tool had exited by itself reached no process.
+ */
+function reachOf(tree: Tree): KillReach | undefined {
+  return tree.reach === "tool" && tree.exit !== undefined ? ownKillReach(tree.exit) : tree.reach;
+}
+
 /** {@linkcode LiveChild.treeNote} for `tree`. */
 function treeNote(tree: Tree): string | undefined {
-  if (tree.reach !== undefined) {
+  const reach = reachOf(tree);
+  if (reach !== undefined) {
     if (!isWindows) return PARTIAL_RUN_NOTE;
-    return tree.reach === "none" ? TASKKILL_GONE_NOTE : noTaskkillNote(runtimeName);
+    return tree.noTaskkill ? noTaskkillNote(runtimeName, reach === "none") : TASKKILL_GONE_NOTE;
   }
   if (isWindows) return TASKKILL_TREE_NOTE;
+  // One note, the graver first: a process left running outranks one found another way.
+  if (tree.unsignalled) return UNSIGNALLED_NOTE;
+  if (tree.unread) return UNREAD_NOTE;
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
   // Said after "the guard ended the process tree, " (classify says that once, whatever ended it). Every
   // spawn carries the marker where markers work, so here they do not, and why is said.
   return `found by its process group only (${whyNoMarkers()}): a descendant that left the group may have survived`;
 }
+
+/**
+ * Said after "the guard ended the process tree, " where a process of it did not let its environment (and so
+ * its marker) be read: it was found by its parent or its group instead, which misses a descendant of it that
+ * left the group once its parent had exited.
+ */
+const UNREAD_NOTE = "though a process in it whose environment could not be read (a set-uid or non-dumpable " +
+  "program) was found only by its parent or process group: a descendant of it that left both may still be running";
+
+/** Said after "the guard ended the process tree, " where a process of it was not ours to signal (EPERM). */
+const UNSIGNALLED_NOTE =
+  "though a process in it could not be signalled (not ours to signal) and may still be running";
 
 /**
  * Why a kill reached the tool at most, said after how far it reached ("the guard ended the tool but not its
@@ -793,7 +841,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     exited,
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
-    killReached: () => tree.reach,
+    killReached: () => reachOf(tree),
     killFound: () => tree.found === true,
     treeState: (look) => stateOfTree(tree, look),
   };
@@ -1019,7 +1067,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     windowsHide: true,
   });
   // Windows: Bun keeps only the low 8 bits of the exit code (oven-sh/bun#33720); read the full one.
-  const fullExitCode = isWindows ? watchWindowsExitCode(proc.pid) : (low: number | null) => low;
+  const watch = isWindows ? watchWindowsExitCode(proc.pid) : null;
   let stdin: ByteSink | null = null;
   if (spec.stdin === "piped") stdin = proc.stdin ? bunSink(proc.stdin) : null;
   else if (spec.stdin && proc.stdin) {
@@ -1035,7 +1083,8 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     grouped: !isWindows,
     marker,
     reaped: false,
-    own: (signal) => void proc.kill(signal),
+    // Bun's kill of a tool that exited unreaped says nothing (nor, under Wine, does its exit): Windows' code does.
+    own: (signal) => watch?.exited() ? false : void proc.kill(signal),
   };
   const reaped = () => (tree.reaped = true);
   return {
@@ -1046,15 +1095,16 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     exited: proc.exited.then(
       () => {
         reaped();
-        return proc.signalCode
-          ? { code: null, signal: proc.signalCode }
-          : { code: fullExitCode(proc.exitCode), signal: null };
+        const code = watch ? watch.full(proc.exitCode) : proc.exitCode; // (releases the handle either way)
+        const exit = proc.signalCode ? { code: null, signal: proc.signalCode } : { code, signal: null };
+        if (isWindows) tree.exit = exit;
+        return exit;
       },
       () => (reaped(), { code: null, signal: null }),
     ),
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
-    killReached: () => tree.reach,
+    killReached: () => reachOf(tree),
     killFound: () => tree.found === true,
     treeState: (look) => stateOfTree(tree, look),
   };
@@ -1088,12 +1138,14 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
     grouped: !isWindows,
     marker,
     reaped: false,
-    own: (signal) => void proc.kill(signal),
+    own: (signal) => proc.kill(signal),
   };
   const exited = new Promise<ChildExit>((resolve) => {
     proc.on("exit", (code, signal) => {
       tree.reaped = true;
-      resolve(signal ? { code: null, signal: String(signal) } : { code: code as number, signal: null });
+      const exit = signal ? { code: null, signal: String(signal) } : { code: code as number, signal: null };
+      if (isWindows) tree.exit = exit;
+      resolve(exit);
     });
   });
   const started = await new Promise<string | null>((resolve) => {
@@ -1118,7 +1170,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       exited,
       killTree: treeKiller(tree),
       treeNote: () => treeNote(tree),
-      killReached: () => tree.reach,
+      killReached: () => reachOf(tree),
       killFound: () => tree.found === true,
       treeState: (look) => stateOfTree(tree, look),
     },

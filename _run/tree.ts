@@ -10,8 +10,9 @@
  * and the links in `/proc/PID/fd` which of them still hold the tool's output pipes.
  *
  * A descendant that clears its environment (`env -i`) or rewrites it in place carries no marker; a process
- * whose environment we may not read (another user's, a set-uid program) is not seen. Where the process group
- * is available too, the runtime signals it as well. Such a process is not looked for by the pipes it holds
+ * whose environment we may not read (a set-uid or non-dumpable program) is ended where its parent chain leads
+ * into the tree or it is in the tool's own group or session (`/proc/PID/stat` stays readable), and the detail
+ * says so. Where the process group is available too, the runtime signals it as well. Such a process is not looked for by the pipes it holds
  * either: Linux does not say how many processes hold a pipe, finding them would read the open files of every
  * process on the host (three times the cost of a whole look, 25 ms for 130 processes), and outside the tree
  * nothing tells this child's pipes from our others (another run's, whose children hold them; our own stdin,
@@ -169,6 +170,83 @@ function entryOf(marker: TreeMarker): Uint8Array {
   return new TextEncoder().encode(`${marker.name}=${marker.value}`);
 }
 
+/**
+ * The live processes of `/proc` by what their environment says of `needle` (`NAME=value`): the pids that
+ * carry it, and those whose environment could not be read (a set-uid or non-dumpable program: only its
+ * `stat` is ours to read), with their parent, group and session.
+ */
+function scanMarked(proc: ProcReader, needle: Uint8Array): { marked: number[]; unread: Unread[] } {
+  const marked: number[] = [];
+  const unread: Unread[] = [];
+  for (const name of proc.list("/proc")) {
+    if (!isPid(name)) continue;
+    const pid = Number(name);
+    if (pid === proc.self) continue;
+    let environ: Uint8Array;
+    try {
+      environ = proc.read(`/proc/${pid}/environ`);
+    } catch (error) {
+      // Not ours to read (EACCES), or gone: one exiting (ESRCH: its memory is released) or reaped (ENOENT).
+      if (!refused(error)) continue;
+      const fields = statOf(proc, pid);
+      if (fields !== null) unread.push({ pid, ppid: fields[1], group: fields[2], session: fields[3] });
+      continue;
+    }
+    if (holdsEntry(environ, needle)) marked.push(pid);
+  }
+  return { marked, unread };
+}
+
+/** Whether `error` says a read or a signal was refused (EACCES, EPERM), not that the process is gone. */
+function refused(error: unknown): boolean {
+  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
+  return name === "PermissionDenied" || code === "EACCES" || code === "EPERM";
+}
+
+/** A process whose environment could not be read, as its `stat` line places it. */
+interface Unread {
+  pid: number;
+  ppid: number;
+  group: number;
+  session: number;
+}
+
+/** The fields of `/proc/PID/stat` from the third on, as numbers where they are, or null when it is gone. */
+function statOf(proc: ProcReader, pid: number): number[] | null {
+  try {
+    return fieldsOf(procText(proc, `/proc/${pid}/stat`)).map(Number);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The processes among `unread` that belong to the tree and are not `seen` yet: members already, or whose
+ * parent chain leads into `members` (grown as they are taken: an unreadable child of an unreadable one
+ * counts), or in the tool's own group or session (`group`, the tool's pid where it leads them; null where it
+ * shares ours).
+ */
+function takeUnread(
+  unread: readonly Unread[],
+  members: Set<number>,
+  seen: ReadonlySet<number>,
+  group: number | null,
+): number[] {
+  const taken: number[] = [];
+  const inGroup = (look: Unread) => group !== null && (look.group === group || look.session === group);
+  for (let added = true; added;) {
+    added = false;
+    for (const look of unread) {
+      if (seen.has(look.pid) || taken.includes(look.pid)) continue;
+      if (!members.has(look.pid) && !members.has(look.ppid) && !inGroup(look)) continue;
+      members.add(look.pid);
+      taken.push(look.pid);
+      added = true;
+    }
+  }
+  return taken;
+}
+
 /** The pids (as found in `/proc`) of live processes whose environment carries `needle` (`NAME=value`). */
 function findMarked(proc: ProcReader, needle: Uint8Array): number[] {
   const found: number[] = [];
@@ -203,68 +281,113 @@ export function holdsEntry(environ: Uint8Array, needle: Uint8Array): boolean {
   return false;
 }
 
-function send(pid: number, signal: "SIGTERM" | "SIGKILL"): void {
+/** Send `signal` to `pid`: false only where it is not ours to signal (EPERM); one gone meanwhile is ended. */
+function send(pid: number, signal: "SIGTERM" | "SIGKILL"): boolean {
   try {
     if (denoApi) denoApi.kill(pid, signal);
     else nodeProcess()?.kill(pid, signal);
-  } catch {
-    // Gone meanwhile, or not ours to signal.
+  } catch (error) {
+    return !refused(error);
   }
+  return true;
 }
 
 /** Rounds of scanning for SIGKILL: processes forked while a round was signalling are found by the next. */
 const MAX_KILL_ROUNDS = 8;
 
-/** Which processes {@linkcode signalMarked} adds to or leaves out of those carrying the marker. */
+/** Which processes {@linkcode signalMarked} adds to those carrying the marker, and how it signals a group. */
 export interface SignalMarkedOptions {
-  /** A pid to signal as well, found or not (the child itself while unreaped); null for none. */
+  /** A pid to signal as well, found or not (the child itself while unreaped), unless its group was; null for none. */
   include?: number | null;
-  /** A process group already signalled: its members are not signalled twice; null for none. */
-  skipGroup?: number | null;
+  /**
+   * The tool's own process group and session (its pid, where it leads them), whose members count even when
+   * their environment cannot be read; null where it shares ours.
+   */
+  group?: number | null;
+  /**
+   * Signals that group, once the first scan has placed every process (a process whose parent the signal ends
+   * is then still linked to the tree); true when it had members, which are then not signalled again.
+   */
+  signalGroup?: () => boolean;
+  /**
+   * The pids of the tree found by earlier calls, added to: an unreadable process among them is still taken
+   * once its parent has exited (a SIGTERM it ignored ended its parent).
+   */
+  members?: Set<number>;
+}
+
+/** What {@linkcode signalMarked} reached. */
+export interface SignalReport {
+  /** How many processes (or groups) were signalled, or -1 when `/proc` cannot be read here. */
+  signalled: number;
+  /** Whether a process of the tree could not have its environment read, and was found by parent or group. */
+  unread: boolean;
+  /** Whether a process of the tree was not ours to signal (EPERM): it may still be running. */
+  unsignalled: boolean;
 }
 
 /**
- * Signal every live process that carries `marker`. SIGTERM scans once (the SIGKILL that follows scans
+ * Signal every live process that carries `marker`, and every one whose environment cannot be read (a
+ * set-uid or non-dumpable program) but whose parent chain leads into those, or that is in the tool's own
+ * group or session (`/proc/PID/stat` stays readable). SIGTERM scans once (the SIGKILL that follows scans
  * again); SIGKILL scans until a round finds no process it has not signalled yet, so a descendant forked
- * meanwhile is caught too. Never throws.
+ * meanwhile is caught too. Each round scans before it signals. Never throws.
  *
  * @param marker The child's marker.
  * @param signal The signal to send.
- * @param options A pid to add, a group to leave out.
- * @returns How many processes were signalled, or -1 when `/proc` cannot be read here.
+ * @param options A pid to add, the tool's own group and how to signal it, the members found before.
+ * @returns How many processes were signalled, and what of the tree could not be read or signalled.
  */
 export function signalMarked(
   marker: TreeMarker,
   signal: "SIGTERM" | "SIGKILL",
-  { include = null, skipGroup = null }: SignalMarkedOptions = {},
-): number {
+  { include = null, group = null, signalGroup, members = new Set() }: SignalMarkedOptions = {},
+): SignalReport {
+  const report: SignalReport = { signalled: -1, unread: false, unsignalled: false };
   const proc = procReader();
-  if (proc === null) return -1;
+  if (proc === null) return report;
+  report.signalled = 0;
   const needle = entryOf(marker);
+  let skipGroup: number | null = null;
+  // The pids this call has met: each is signalled once.
   const seen = new Set<number>();
-  let signalled = 0;
   const hit = (pid: number) => {
     seen.add(pid);
+    members.add(pid);
     if (skipGroup !== null && groupOf(proc, pid) === skipGroup) return;
-    send(pid, signal);
-    signalled++;
+    if (!send(pid, signal)) report.unsignalled = true;
+    report.signalled++;
   };
-  if (include !== null) hit(include);
   const rounds = signal === "SIGKILL" ? MAX_KILL_ROUNDS : 1;
   for (let round = 0; round < rounds; round++) {
-    let fresh = 0;
+    let scan: ReturnType<typeof scanMarked> | null;
     try {
-      for (const pid of findMarked(proc, needle)) {
-        if (seen.has(pid)) continue;
-        fresh++;
-        hit(pid);
-      }
+      scan = scanMarked(proc, needle);
     } catch {
-      break; // /proc went away under us: what was signalled stays signalled
+      scan = null; // /proc went away under us: what was signalled stays signalled
+    }
+    if (round === 0) {
+      if (include !== null) members.add(include);
+      if (signalGroup?.()) {
+        skipGroup = group;
+        report.signalled++;
+      } else if (include !== null) hit(include);
+    }
+    if (scan === null) break;
+    let fresh = 0;
+    for (const pid of scan.marked) {
+      if (seen.has(pid)) continue;
+      fresh++;
+      hit(pid);
+    }
+    for (const pid of takeUnread(scan.unread, members, seen, group)) {
+      fresh++;
+      report.unread = true;
+      hit(pid);
     }
     if (fresh === 0) break;
   }
-  return signalled;
+  return report;
 }
 
 /**

@@ -161,11 +161,14 @@ export const TASKKILL_GONE_NOTE: string =
   "processes it started may still be running";
 
 /**
- * What a result says after "the guard ended the tool but not its process tree, " on Windows, where `taskkill`
- * could not be started and the tool was ended through its own handle: why, and what to grant or install.
- * Deno's run permission is named under Deno only: Bun and Node need no permission, only `taskkill` on the PATH.
+ * What a result says on Windows where `taskkill` could not be started and the tool's own handle was used
+ * instead: after "the guard ended the tool but not its process tree, " when that kill ended the tool, after
+ * "the guard could not end the process tree, " when the tool had already exited (`exited`): why, and what to
+ * grant or install. Deno's run permission is named under Deno only: Bun and Node need no permission, only
+ * `taskkill` on the PATH.
  *
  * @param runtime The runtime the guard runs under.
+ * @param exited Whether the tool had already exited, so the kill reached no process.
  * @returns The note, ending with what may still be running.
  * @example
  * ```ts
@@ -173,14 +176,38 @@ export const TASKKILL_GONE_NOTE: string =
  * import { noTaskkillNote } from "./windows.ts";
  *
  * assert.match(noTaskkillNote("deno"), /--allow-run for taskkill/);
- * assert.doesNotMatch(noTaskkillNote("bun"), /Deno|allow-run/);
+ * assert.doesNotMatch(noTaskkillNote("bun"), /Deno|allow-run|exited/);
+ * assert.match(noTaskkillNote("node", true), /PATH, and the tool had already exited/);
  * ```
  */
-export function noTaskkillNote(runtime: "deno" | "bun" | "node"): string {
+export function noTaskkillNote(runtime: "deno" | "bun" | "node", exited = false): string {
   const why = runtime === "deno"
     ? "as Deno could not run taskkill here: ending the tree needs --allow-run for taskkill and taskkill on the PATH"
     : "as taskkill could not be started here: ending the tree needs taskkill on the PATH";
-  return `${why}, so processes it started may still be running`;
+  return `${why}${
+    exited ? ", and the tool had already exited" : ""
+  }, so processes it started may still be running`;
+}
+
+/**
+ * How far the tool's own kill reached on Windows under Bun and Node (where `taskkill` could not be started),
+ * told by the tool's exit: libuv reports the signal of a kill it made (TerminateProcess), so a tool the kill
+ * ended exits by that signal, while one that had exited by itself (not reaped yet when the kill came, which
+ * then found no process: Bun says nothing of it) exits with its own code.
+ *
+ * @param exit How the tool exited.
+ * @returns `"tool"` when the kill ended it, `"none"` when it had exited first.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ownKillReach } from "./windows.ts";
+ *
+ * assert.equal(ownKillReach({ code: null, signal: "SIGTERM" }), "tool");
+ * assert.equal(ownKillReach({ code: 0, signal: null }), "none");
+ * ```
+ */
+export function ownKillReach(exit: { code: number | null; signal: string | null }): "tool" | "none" {
+  return exit.signal === null && exit.code !== null ? "none" : "tool";
 }
 
 /** The batch-file plan: cmd.exe with one raw command line, or the reason an argument cannot be passed. */
@@ -398,41 +425,61 @@ function load(): Kernel32 | null {
   return kernel32;
 }
 
+/** What {@linkcode watchWindowsExitCode} reads of a Windows child under Bun. */
+export interface WindowsExitWatch {
+  /**
+   * Call once, after the runtime reported the exit with its (truncated) `low` code: the full code when Windows
+   * has one whose low byte matches, else `low` unchanged. Releases the handle.
+   */
+  full(low: number | null): number | null;
+  /**
+   * Whether the child has exited already (its code is set), though the runtime may not have reaped it yet:
+   * a kill then finds no process (Bun says nothing of that). False where it cannot be told.
+   */
+  exited(): boolean;
+}
+
 /**
  * Start watching the exit code of the Windows process `pid` (call right after spawning it, under Bun).
- * Returns a function to call once, after the runtime reported the exit with its (truncated) `low` code:
- * it gives the full code when Windows has one whose low byte matches, else `low` unchanged.
  *
  * @param pid The child's process id.
- * @returns A one-shot reader that also releases the handle.
+ * @returns Its full exit code once reported, and whether it has exited meanwhile.
  */
-export function watchWindowsExitCode(pid: number): (low: number | null) => number | null {
+export function watchWindowsExitCode(pid: number): WindowsExitWatch {
   const k = load();
-  if (!k) return (low) => low;
   let handle: unknown = null;
   try {
-    handle = k.OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+    handle = k?.OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) ?? null;
   } catch {
     handle = null;
   }
-  if (!handle) return (low) => low;
-  return (low) => {
-    if (handle === null) return low;
-    const h = handle;
-    handle = null;
+  /** The code Windows holds for the child (STILL_ACTIVE while it runs), or null where it cannot be read. */
+  const code = (): number | null => {
+    if (!handle || !k) return null;
     try {
       const out = new Uint32Array(1);
-      if (k.GetExitCodeProcess(h, out) === 0) return low;
-      const full = out[0];
-      return low !== null && full !== STILL_ACTIVE && (full & 0xff) === (low & 0xff) ? full : low;
+      return k.GetExitCodeProcess(handle, out) === 0 ? null : out[0];
     } catch {
-      return low;
-    } finally {
+      return null;
+    }
+  };
+  return {
+    exited: () => {
+      const now = code();
+      return now !== null && now !== STILL_ACTIVE;
+    },
+    full: (low) => {
+      const now = code();
+      const h = handle;
+      handle = null;
       try {
-        k.CloseHandle(h);
+        if (h && k) k.CloseHandle(h);
       } catch {
         // nothing more to release
       }
-    }
+      return low !== null && now !== null && now !== STILL_ACTIVE && (now & 0xff) === (low & 0xff)
+        ? now
+        : low;
+    },
   };
 }

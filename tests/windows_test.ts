@@ -7,7 +7,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { noTaskkillNote, planWindowsLaunch, type WindowsEnv, windowsTreeKill } from "../_run/windows.ts";
+import {
+  noTaskkillNote,
+  ownKillReach,
+  planWindowsLaunch,
+  type WindowsEnv,
+  windowsTreeKill,
+} from "../_run/windows.ts";
 import { isWindows, underWine } from "./_runtime.ts";
 
 // ---------------------------------------------------------------------------------------------------------
@@ -673,4 +679,25 @@ test("noTaskkillNote: names Deno's run permission under Deno only; Bun and Node 
       /^as taskkill could not be started here: .*taskkill on the PATH, so processes it started/,
     );
   }
+});
+
+test("noTaskkillNote: a tool that had already exited is said so, whatever the runtime", () => {
+  for (const runtime of ["deno", "bun", "node"] as const) {
+    assert.doesNotMatch(noTaskkillNote(runtime), /exited/);
+    assert.match(
+      noTaskkillNote(runtime, true),
+      /PATH, and the tool had already exited, so processes it started may still be running$/,
+    );
+  }
+});
+
+test("ownKillReach: the tool's exit tells whether Bun's or Node's kill ended it or found it already exited", () => {
+  // libuv reports the signal of a kill it made; a tool that exited by itself reports its code, even 1 (the
+  // code TerminateProcess gives), and a kill that came after that found no process.
+  assert.equal(ownKillReach({ code: null, signal: "SIGTERM" }), "tool");
+  assert.equal(ownKillReach({ code: null, signal: "SIGKILL" }), "tool");
+  assert.equal(ownKillReach({ code: 0, signal: null }), "none");
+  assert.equal(ownKillReach({ code: 1, signal: null }), "none");
+  // An exit that says nothing (a failed wait) leaves the kill's own word standing.
+  assert.equal(ownKillReach({ code: null, signal: null }), "tool");
 });
