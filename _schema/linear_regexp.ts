@@ -1198,21 +1198,25 @@ class LinearRegExp extends RegExp {
   readonly #needed: CharSet[];
   readonly #mayRunOut: boolean;
   readonly #matchedBy: RegExp | null;
+  readonly #rounds: Round[] | null;
 
   /**
    * `source` with `flags` (`u`, or none for a pattern only the legacy syntax reads), matched by `prog`; a
    * string shorter than `nativeBelow` by `native` instead, where backtracking on it is bounded. `needed`: sets
    * every match takes a character of (see {@linkcode LinearRegExp.rulesOut}). `matchedBy`: an engine whose
    * "yes" is a match (JavaScriptCore fails only by saying no), asked first where a program that may run out
-   * of its steps reads a value past their pace, before the matcher is asked again whole.
+   * of its steps reads a value past their pace, before the matcher is asked again whole. `rounds`: the
+   * alternatives of the groups JavaScriptCore repeats (see {@linkcode manyRounds}); a value that cannot take
+   * many rounds of them is asked of `matchedBy` first.
    */
   constructor(
     source: string,
     flags: string,
     prog: Op[],
-    { native = null, nativeBelow = 0, needed = [], matchedBy = null }: NativeBelow & {
+    { native = null, nativeBelow = 0, needed = [], matchedBy = null, rounds = null }: NativeBelow & {
       needed?: CharSet[];
       matchedBy?: RegExp | null;
+      rounds?: Round[] | null;
     } = {},
   ) {
     super(source, flags);
@@ -1223,6 +1227,7 @@ class LinearRegExp extends RegExp {
     this.#needed = needed;
     this.#mayRunOut = stepsPerChar(prog) > MATCH_STEPS.perChar;
     this.#matchedBy = matchedBy;
+    this.#rounds = rounds;
   }
 
   /** Whether `s` has no character of a set every match takes one of: no match, unrun. */
@@ -1241,8 +1246,29 @@ class LinearRegExp extends RegExp {
     if (this.#native !== null && text.length < this.#nativeBelow) return this.#native.test(text);
     // (a program that may run out of its steps first looks for what every match takes: `(?:a?b?){2500}x` on
     // 2 000 "a" is "no", where it was refused as unchecked; one that cannot is not slowed by the passes)
-    if (this.#mayRunOut && this.rulesOut(text)) return false;
+    return this.#mayRunOut ? this.confirm(text) : this.#match(text);
+  }
+
+  /**
+   * Whether the pattern matches somewhere in `s`, for a value that may lack a character every match takes:
+   * that first (a pass of `s` a set), then the matcher.
+   */
+  confirm(s: string): boolean {
+    return !this.rulesOut(s) && this.#match(s);
+  }
+
+  /** The answer of the matcher, or of `matchedBy` where it stands (see the constructor). */
+  #match(text: string): boolean {
     const options = { unicode: this.unicode, multiline: this.multiline, counts: this.#counts };
+    // (a value that cannot take many rounds of a repeated group is asked of JavaScriptCore first, whose "yes"
+    // stands: 2 M "b" of `^(?:a|b{20})*$`, 100 000 rounds, took it 60 ms and the matcher 0.5 s; a program that
+    // may run out of its steps, slower a character, takes the matcher from a round every 1.5 characters, not 2)
+    if (
+      this.#rounds !== null && this.#matchedBy !== null &&
+      !manyRounds(this.#rounds, text, this.unicode, this.#mayRunOut ? 1.5 : 2)
+    ) {
+      return this.#matchedBy.test(text) || run(this.#prog, text, options);
+    }
     if (!this.#mayRunOut || this.#matchedBy === null) return run(this.#prog, text, options);
     // (where the native "yes" stands, a value the matcher reads past its budget's pace so far is asked of the
     // native engine first: run out at the end of 2 M digits of `(?:\d{40}|z)(?:a|b{20})+`, the matcher spent
@@ -1257,12 +1283,13 @@ class LinearRegExp extends RegExp {
 }
 
 /**
- * Whether `re`, from {@linkcode linearRegExp}, cannot match `s`, which lacks a character it must take (`x` of
- * `(?:a{30}b{40}){10}x`), in one pass of `s` a set and no program run: the matcher, asked to confirm
- * JavaScriptCore's "no" on a million characters of that pattern, ran out of its steps.
+ * Whether `re`, from {@linkcode linearRegExp}, matches `s`: first whether `s` lacks a character every match
+ * takes (`x` of `(?:a{30}b{40}){10}x`), in one pass of `s` a set and no program run (the matcher, asked to
+ * confirm JavaScriptCore's "no" on a million characters of that pattern, ran out of its steps), then the
+ * matcher. Throws {@linkcode MatchTooCostly} where the matcher runs out of its steps.
  */
-export function rulesOut(re: RegExp, s: string): boolean {
-  return re instanceof LinearRegExp && re.rulesOut(s);
+export function confirmLinearly(re: RegExp, s: string): boolean {
+  return re instanceof LinearRegExp ? re.confirm(s) : re.test(s);
 }
 
 /** Whether `s`, read by code point (`unicode`) or code unit, has a character in `set`. */
@@ -1377,27 +1404,130 @@ const SLOW_ON_JSC = /\)(?:[*+]|\{\d+,(?:\d{4,})?\})/;
 /**
  * From this length a pattern that repeats a group ({@linkcode SLOW_ON_JSC}) runs on the linear-time matcher on
  * JavaScriptCore, whose compiled code gives up past about 150 000 rounds (fewer deeper in the stack) and
- * leaves the rest to its interpreter, about a microsecond a round.
+ * leaves the rest to its interpreter, about a microsecond a round: a round a character, that many rounds on
+ * as many characters. (What a longer value takes, {@linkcode manyRounds} decides.)
  */
 const JSC_ROUNDS = 100_000;
 /**
- * Whether a group repeated as {@linkcode SLOW_ON_JSC} reads (any number of times, or up to a thousand or more)
- * has a round of at most one character: then a round a character, {@linkcode JSC_ROUNDS} of them on as many
- * characters.
+ * The rounds JavaScriptCore takes in its compiled code (see {@linkcode JSC_ROUNDS}), less a margin for a deeper
+ * stack (it left it between 150 000 and 170 000 rounds of `^(?:a|b{20})*$` at the top): fewer, it answers first.
  */
-function oneCharRounds(node: Node): boolean {
+const JSC_COMPILED_ROUNDS = 120_000;
+/** The most alternatives {@linkcode manyRounds} counts the characters of, a test a character each. */
+const MAX_COUNTED_ROUNDS = 8;
+
+/** An alternative of a group repeated as {@linkcode SLOW_ON_JSC} reads: the characters it can begin with and the fewest a round of it takes (at least 1). */
+interface Round {
+  set: CharSet | null;
+  least: number;
+}
+
+/**
+ * The alternatives of the groups in `node` repeated any number of times or up to a thousand or more
+ * ({@linkcode SLOW_ON_JSC}), each a {@linkcode Round}.
+ */
+function roundsOf(node: Node, out: Round[] = []): Round[] {
+  if (node.k === "rep") {
+    if (node.node.k !== "set" && (node.max === Infinity || node.max >= 1000)) {
+      for (const alt of node.node.k === "alt" ? node.node.alts : [node.node]) {
+        const chars = firstOf(alt);
+        out.push({
+          set: chars === null ? null : { k: "set", ranges: chars, neg: false },
+          least: Math.max(1, least(alt)),
+        });
+      }
+    }
+    roundsOf(node.node, out);
+  } else if (node.k === "cat") { for (const item of node.items) roundsOf(item, out); }
+  else if (node.k === "alt") { for (const alt of node.alts) roundsOf(alt, out); }
+  return out;
+}
+
+/** The code points a match of `node` can begin with, as ranges; null when a property escape makes that unknown. */
+function firstOf(node: Node): [number, number][] | null {
   switch (node.k) {
+    case "set":
+      return charsOf(node);
     case "rep":
-      return (node.node.k !== "set" && (node.max === Infinity || node.max >= 1000) &&
-        least(node.node) <= 1) ||
-        oneCharRounds(node.node);
-    case "cat":
-      return node.items.some(oneCharRounds);
+      return node.max === 0 ? [] : firstOf(node.node);
     case "alt":
-      return node.alts.some(oneCharRounds);
+    case "cat": {
+      const out: [number, number][] = [];
+      for (const n of node.k === "cat" ? node.items : node.alts) {
+        const r = firstOf(n);
+        if (r === null) return null;
+        out.push(...r);
+        if (node.k === "cat" && !nullable(n)) break;
+      }
+      return out;
+    }
     default:
-      return false;
+      return [];
   }
+}
+
+/**
+ * Whether `s` may take JavaScriptCore more rounds of `rounds` than its compiled code takes, and at least a
+ * round every `every` characters, where the matcher is the faster: about a microsecond a round past
+ * {@linkcode JSC_COMPILED_ROUNDS} on JavaScriptCore against a third to a half of that a character on the
+ * matcher. On 2 M characters, rounds of two of `^(?:[ab][ab])*$` (a program of few steps a character) took
+ * 0.86 s and 0.61 s, of `^(?:ab|c{40})*$` (of more steps than the matcher's pace) 0.97 s and 1.0 s, of three
+ * of `^(?:abc|d{40})*$` 0.36 s and 0.75 s. Each alternative takes at most a round for each character in `s`
+ * it can begin with (a round that takes one starts on one), and at most the length of `s` over its fewest.
+ */
+function manyRounds(rounds: Round[], s: string, unicode: boolean, every: number): boolean {
+  const n = s.length;
+  const enough = Math.max(JSC_COMPILED_ROUNDS, n / every);
+  const most = rounds.map((r) => Math.floor(n / r.least));
+  if (most.reduce((sum, m) => sum + m, 0) < enough) return false;
+  if (rounds.length > MAX_COUNTED_ROUNDS || rounds.some((r) => r.set === null)) return true;
+  let bits = BMP_BITS.get(rounds);
+  if (bits === undefined) BMP_BITS.set(rounds, bits = bmpBits(rounds));
+  const taken = rounds.map(() => 0);
+  let total = 0;
+  // (read by code unit, a pair put together: a count of `codePointAt` tells the matcher's reading apart)
+  for (let i = 0; i < n; i++) {
+    // (now and then, whether the rest can still bring enough: on 2 M "c" of `^(?:ab|c{40})*$`, from the middle
+    // on it cannot; and whether what was read has rounds enough as densely: 2 M "ab" reached a round every two
+    // characters only at its end)
+    if ((i & 0x3fff) === 0 && i > 0) {
+      const left = n - i;
+      if (most.reduce((sum, m, k) => sum + Math.min(m - taken[k], left), total) < enough) return false;
+      if (total >= JSC_COMPILED_ROUNDS && every * total >= i) return true;
+    }
+    const c = s.charCodeAt(i);
+    let m = bits[c];
+    if (unicode && c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+      const low = s.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        const cp = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
+        m = rounds.reduce((b, r, k) => inSet(r.set!, cp) ? b | (1 << k) : b, 0);
+        i++;
+      }
+    }
+    for (; m !== 0; m &= m - 1) {
+      const k = 31 - Math.clz32(m & -m);
+      if (taken[k] < most[k]) {
+        taken[k]++;
+        if (++total >= enough) return true;
+      }
+    }
+  }
+  return false;
+}
+
+/** What {@linkcode bmpBits} made for each list of rounds (once a pattern, on the first long value). */
+const BMP_BITS = new WeakMap<Round[], Uint8Array>();
+
+/** For each code unit, a bit for each of `rounds` that can begin with it: a lookup a character, not a search of ranges. */
+function bmpBits(rounds: Round[]): Uint8Array {
+  const bits = new Uint8Array(0x10000);
+  rounds.forEach((r, k) => {
+    for (const [lo, hi] of r.set!.ranges) {
+      for (let c = lo; c <= Math.min(hi, 0xffff); c++) bits[c] |= 1 << k;
+    }
+  });
+  return bits;
 }
 
 /** The fewest characters a match of `node` takes. */
@@ -1488,12 +1618,16 @@ export function boundedRegExp(
     // (fewer deeper in the stack): on Bun `^(?:a|b)*$` took 2.7 s on 2 M characters, and 1.8 s to a "no" on 1 M
     // (asked again), the matcher 0.8-1.1 s and 0.6 s; shorter strings stay native (1 ms on 100 000), unless
     // `shortNative` is false (tests comparing the engines)
-    // (a program that may run out of steps too, where a round can take one character, `^(?:a|b{20})*$`: left
-    // native, JavaScriptCore's wrong "no" on 2 M "a" was asked again of the matcher, 0.64 s where the matcher
-    // alone took 0.24 s; where it runs out, JavaScriptCore's "yes" stands. Wider rounds stay native, fewer to
-    // take: a million characters of base64's `(?:[A-Za-z0-9+/]{4})*` took it 0.5 s, the matcher 1.2 s)
-    if (slow !== null && (stepsPerChar(slow) <= MATCH_STEPS.perChar || oneCharRounds(tree))) {
-      const below = shortNative ? { native: runs, nativeBelow: JSC_ROUNDS } : {};
+    // (a program that may run out of steps too, `^(?:a|b{20})*$`: left native, JavaScriptCore's wrong "no" on
+    // 2 M "a" was asked again of the matcher, 0.64 s where the matcher alone took 0.24 s; where it runs out,
+    // JavaScriptCore's "yes" stands. A value that cannot take many rounds is asked of JavaScriptCore first
+    // (see {@linkcode manyRounds}): a million characters of base64's `(?:[A-Za-z0-9+/]{4})*` took it 0.5 s,
+    // the matcher 1.2 s)
+    const rounds = slow === null ? [] : roundsOf(tree);
+    if (slow !== null && (stepsPerChar(slow) <= MATCH_STEPS.perChar || rounds.length > 0)) {
+      const below = shortNative
+        ? { native: runs, nativeBelow: JSC_ROUNDS, rounds: rounds.length > 0 ? rounds : null }
+        : {};
       return new LinearRegExp(source, native.flags, slow, {
         ...below,
         needed: needed(tree),

@@ -9,10 +9,10 @@ import { firstHole, heldIndices } from "../_common/values.ts";
 import {
   answersLinearly,
   boundedRegExp,
+  confirmLinearly,
   failsQuietly,
   linearRegExp,
   MatchTooCostly,
-  rulesOut,
 } from "./linear_regexp.ts";
 import { SchemaError } from "./keywords.ts";
 
@@ -341,9 +341,9 @@ function linearTest(re: RegExp, s: string): boolean | null {
     // (syntax or flags the matcher lacks: no answer)
   }
   if (linear === null) return null;
-  if (rulesOut(linear, s)) return false;
   try {
-    return linear.test(s);
+    // (what every match takes, looked for once: `test` of a program that may run out looked again)
+    return confirmLinearly(linear, s);
   } catch (e) {
     if (e instanceof MatchTooCostly) unchecked(re, e);
     throw e;
