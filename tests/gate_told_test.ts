@@ -11,6 +11,7 @@ import OpenAI from "openai";
 import { type GateEvent, guardFetch, type GuardFetchOptions } from "../gate.ts";
 import {
   anthropicStream,
+  type CallSpec,
   chatChunk,
   choicesChunk,
   cohereBlockTexts,
@@ -1189,4 +1190,49 @@ test("guardFetch: an OpenAI Responses final event sent twice after a frame not J
   // (an allowed stream goes as it came, the provider's second final event too)
   const { numbers } = await read([...frames, frames[end]]);
   assert.deepEqual(numbers.slice(-2), [end, end]);
+});
+
+test("guardFetch: an OpenAI Responses retry whose own stream has a frame not JSON that names a call tells it after the items the client holds, beside a call or alone", async () => {
+  // (the told item took the retry's own count of items for its place, not the client's: the openai SDK
+  // threw "Duplicate response output index", the whole response lost)
+  const cut = `data: ${
+    JSON.stringify({
+      type: "response.output_item.added",
+      output_index: 5,
+      item: { id: "fc_9", type: "function_call", call_id: "c9", name: "get_weather", arguments: "" },
+    }).slice(0, -2)
+  }\n\n`;
+  const withCut = (frames: unknown[]) => {
+    const end = (frames as Record<string, unknown>[]).findIndex((e) => e.type === "response.completed");
+    return [...frames.slice(0, end), cut, ...frames.slice(end)];
+  };
+  const weather = { name: "get_weather", args: { city: "Oslo" } };
+  const wrong = { name: "delete_everything", args: { city: "Oslo" } };
+  const again = (calls: CallSpec[]) =>
+    JSON.parse(JSON.stringify(responsesStream(["Again."], calls)).replaceAll("msg_1", "msg_2"));
+  for (const [label, calls] of [["alone", []], ["beside a call", [weather]]] as const) {
+    const { value, seen } = await withGuardedServer(
+      [{ sse: responsesStream(["Let me check."], [wrong]) }, { sse: withCut(again([...calls])) }],
+      { retry: 1 },
+      async (server, f) => {
+        const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+        const stream = client.responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+        const places: number[] = [];
+        stream.on("response.output_item.added", (e) => places.push(e.output_index));
+        return { final: await stream.finalResponse(), places };
+      },
+    );
+    const { final, places } = value;
+    assert.deepEqual(places, places.map((_, i) => i), label);
+    assert.deepEqual(
+      final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []),
+      calls.map((c) => c.name),
+      label,
+    );
+    const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+      .map((c) => c.type === "output_text" ? c.text.trimStart() : "");
+    assert.deepEqual(texts.slice(0, 2), ["Let me check.", "Again."], label);
+    assert.match(texts[2] ?? "", DROPPED_ALONE, label);
+    assert.equal(seen[1]?.reason, texts[2], label);
+  }
 });

@@ -1036,8 +1036,8 @@ class ResponsesStream implements FrameRouter {
   /** How many output items the client holds: the last snapshot's, then one per `output_item.added`. */
   #items = 0;
   /**
-   * How many output items the client held before the last snapshot came: where `#endOfDropped` adds its
-   * item, ahead of the final snapshot (which may list items never streamed, or none).
+   * How many output items this stream gave before its last snapshot came (see `#toldIndex`, where the gate
+   * adds its item ahead of the final snapshot, which may list items never streamed, or none).
    */
   #itemsBefore = 0;
   /** Whether a frame dropped unread named a call (see `unread`). */
@@ -1362,7 +1362,7 @@ class ResponsesStream implements FrameRouter {
     // (numbered from the final snapshot's own number, which it gives up for them: none is left free)
     const emit = this.#emitter(flow, event.sequence_number);
     // (the client reads the item's events against the items it holds, the final snapshot coming after them)
-    const item = this.#message(this.#lead(flow) + reason, this.#itemsBefore, emit);
+    const item = this.#message(this.#lead(flow) + reason, this.#toldIndex(), emit);
     const response = isRecord(event.response) ? event.response : {};
     const output = Array.isArray(response.output) ? response.output : [];
     emit({ ...event, response: { ...response, output: [...output, item] } }, { raw, event });
@@ -1394,7 +1394,7 @@ class ResponsesStream implements FrameRouter {
       frames.push({ raw: reframe(e, from, e.type as string), event: e, tool: false });
     };
     const text = this.#lead(flow) + reason;
-    const item = this.#message(text, this.#itemsBefore, emit, TOLD_ID);
+    const item = this.#message(text, this.#toldIndex(), emit, TOLD_ID);
     const response = isRecord(terminal.response) ? terminal.response : {};
     const output = Array.isArray(response.output) ? response.output : [];
     const from = { raw: held[at].raw, event: terminal };
@@ -1690,6 +1690,15 @@ class ResponsesStream implements FrameRouter {
       } else emit(withoutCalls(e), { raw: h.raw, event: e });
     }
     return { next, terminal };
+  }
+
+  /**
+   * Where the item telling of a call dropped unread goes, ahead of the final snapshot: after the items the
+   * client holds, which on a retry's stream are those it held before it (`#base`) and this stream's (counted
+   * alone, the item took the place of one the retry sent, and the openai SDK threw on it).
+   */
+  #toldIndex(): number {
+    return (this.#base?.at ?? 0) + this.#itemsBefore;
   }
 
   /**
