@@ -1236,3 +1236,48 @@ test("guardFetch: an OpenAI Responses retry whose own stream has a frame not JSO
     assert.equal(seen[1]?.reason, texts[2], label);
   }
 });
+
+test("guardFetch: an OpenAI Responses turn and its retry each with a frame not JSON that names a call beside a call held tell of each in an item of its own id", async () => {
+  // (both items took one id, msg_toolguard_dropped: the openai SDK threw "duplicate output item identity")
+  const cut = `data: ${
+    JSON.stringify({
+      type: "response.output_item.added",
+      output_index: 5,
+      item: { id: "fc_9", type: "function_call", call_id: "c9", name: "get_weather", arguments: "" },
+    }).slice(0, -2)
+  }\n\n`;
+  const withCut = (frames: unknown[]) => {
+    const end = (frames as Record<string, unknown>[]).findIndex((e) => e.type === "response.completed");
+    return [...frames.slice(0, end), cut, ...frames.slice(end)];
+  };
+  const weather = { name: "get_weather", args: { city: "Oslo" } };
+  const wrong = { name: "delete_everything", args: { city: "Oslo" } };
+  const again = JSON.parse(
+    JSON.stringify(responsesStream(["Again."], [weather])).replaceAll("msg_1", "msg_2").replaceAll(
+      "fc_0",
+      "fc_1",
+    ),
+  );
+  const { value, seen } = await withGuardedServer(
+    [{ sse: withCut(responsesStream(["Let me check."], [wrong])) }, { sse: withCut(again) }],
+    { retry: 1 },
+    async (server, f) => {
+      const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+      const stream = client.responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+      const numbers: number[] = [];
+      stream.on("event", (e) => numbers.push(e.sequence_number));
+      return { final: await stream.finalResponse(), numbers };
+    },
+  );
+  const { final, numbers } = value;
+  assert.deepEqual(numbers, numbers.map((_, i) => i));
+  const ids = final.output.map((o) => o.id);
+  assert.equal(new Set(ids).size, ids.length, ids.join());
+  assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), ["get_weather"]);
+  const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+    .map((c) => c.type === "output_text" ? c.text.trimStart() : "");
+  assert.equal(texts.length, 4, texts.join("|"));
+  assert.deepEqual([texts[0], texts[2]], ["Let me check.", "Again."]);
+  for (const told of [texts[1], texts[3]]) assert.match(told, DROPPED_ALONE);
+  assert.equal(seen[1]?.reason, texts[3]);
+});

@@ -272,8 +272,11 @@ function outputText(output: unknown[]): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
-/** The id of the message item that tells of a call dropped unread beside calls held (see `tellDropped`). */
-const TOLD_ID = "msg_toolguard_dropped";
+/**
+ * The id of the message item that tells of a call dropped unread beside calls held (see `tellDropped`),
+ * followed by its place: of one id, a retry's item and the first attempt's made the openai SDK throw.
+ */
+const TOLD_ID = "msg_toolguard_dropped_";
 /** How many events carry a message item the gate writes (see `#message`). */
 const MESSAGE_EVENTS = 6;
 /** The events that repeat a part's text whole when it is done (besides the snapshots). */
@@ -1394,7 +1397,8 @@ class ResponsesStream implements FrameRouter {
       frames.push({ raw: reframe(e, from, e.type as string), event: e, tool: false });
     };
     const text = this.#lead(flow) + reason;
-    const item = this.#message(text, this.#toldIndex(), emit, TOLD_ID);
+    const index = this.#toldIndex();
+    const item = this.#message(text, index, emit, `${TOLD_ID}${index}`);
     const response = isRecord(terminal.response) ? terminal.response : {};
     const output = Array.isArray(response.output) ? response.output : [];
     const from = { raw: held[at].raw, event: terminal };
@@ -1445,7 +1449,7 @@ class ResponsesStream implements FrameRouter {
     this.#message(this.#toldItem.text, at.at, (event) => {
       const e = seq !== undefined && this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
       out += formatSse(JSON.stringify(e), e.type as string);
-    }, TOLD_ID);
+    }, this.#toldItem.item.id as string);
     flow.sawText(this.#toldItem.text);
     return out;
   }
@@ -1464,7 +1468,7 @@ class ResponsesStream implements FrameRouter {
       const output = Array.isArray(e.response.output) ? e.response.output : [];
       const event: Record<string, unknown> = {
         ...e,
-        response: { ...e.response, output: output.filter((o) => !isRecord(o) || o.id !== TOLD_ID) },
+        response: { ...e.response, output: output.filter((o) => !isRecord(o) || o.id !== told.item.id) },
       };
       if (typeof e.sequence_number === "number") event.sequence_number = told.terminal.event.sequence_number;
       return { ...h, raw: reframe(event, { raw: h.raw, event: e }, event.type as string), event };
