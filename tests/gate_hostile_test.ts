@@ -972,6 +972,40 @@ test("guardFetch: a Gemini chunk that finishes with words ends them before the r
   assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);
 });
 
+/**
+ * A Gemini stream (`wire`) through guardFetch, its request declaring the tools: the text candidate 0 said,
+ * the calls it sent, its last finish, what onVerdict had.
+ */
+async function throughGemini(wire: string) {
+  const seen: GateEvent[] = [];
+  const f = guardFetch(
+    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
+    { onVerdict: (e) => seen.push(e) },
+  );
+  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
+    method: "POST",
+    body: JSON.stringify({
+      contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
+      tools: [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }],
+    }),
+  });
+  let said = "";
+  let finish: unknown;
+  const calls: Record<string, unknown>[] = [];
+  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
+    const [c] = JSON.parse(l.slice(6)).candidates as {
+      content?: { parts?: { text?: unknown; functionCall?: Record<string, unknown> }[] };
+      finishReason?: string;
+    }[];
+    for (const p of c?.content?.parts ?? []) {
+      said += typeof p.text === "string" ? p.text : "";
+      if (p.functionCall) calls.push(p.functionCall);
+    }
+    finish = c?.finishReason ?? finish;
+  }
+  return { said, calls, finish, seen };
+}
+
 test("guardFetch: a named whole Gemini call after a piece left unfinished (willContinue) is a call of its own, judged", async () => {
   // (it was taken for a piece of the unfinished call and dropped unjudged: a client (ADK) reads it as a call
   // of its own, so a declared one never reached it, and an undeclared one was told of as dropped, not rejected)
@@ -991,27 +1025,7 @@ test("guardFetch: a named whole Gemini call after a piece left unfinished (willC
       ) +
       chunk(call({ name, args: { city: "Oslo" } })) +
       chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
-    const seen: GateEvent[] = [];
-    const f = guardFetch(
-      () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
-      { onVerdict: (e) => seen.push(e) },
-    );
-    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-      method: "POST",
-      body: JSON.stringify({
-        contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
-        tools: [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }],
-      }),
-    });
-    let said = "";
-    const calls: unknown[] = [];
-    for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
-      const [c] = JSON.parse(l.slice(6)).candidates as { content?: { parts?: Record<string, unknown>[] } }[];
-      for (const p of c?.content?.parts ?? []) {
-        said += typeof p.text === "string" ? p.text : "";
-        if (p.functionCall) calls.push(p.functionCall);
-      }
-    }
+    const { said, calls, seen } = await throughGemini(wire);
     const passed = name === "get_weather";
     assert.deepEqual(calls, passed ? [{ name, args: { city: "Oslo" } }] : [], name);
     assert.deepEqual(seen[0]?.calls?.map((c) => c.name), [name]);
@@ -1036,29 +1050,7 @@ test("guardFetch: a Gemini chunk of a whole call and a call in pieces keeps the 
           content: { role: "model", parts: calls.map((functionCall) => ({ functionCall })) },
         }) +
         chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
-      const seen: GateEvent[] = [];
-      const f = guardFetch(
-        () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
-        { onVerdict: (e) => seen.push(e) },
-      );
-      const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-        method: "POST",
-        body: JSON.stringify({
-          contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
-          tools: [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }],
-        }),
-      });
-      let said = "";
-      const sent: unknown[] = [];
-      for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
-        const [c] = JSON.parse(l.slice(6)).candidates as {
-          content?: { parts?: Record<string, unknown>[] };
-        }[];
-        for (const p of c?.content?.parts ?? []) {
-          said += typeof p.text === "string" ? p.text : "";
-          if (p.functionCall) sent.push(p.functionCall);
-        }
-      }
+      const { said, calls: sent, seen } = await throughGemini(wire);
       const passed = name === "get_weather";
       const label = `${name}, ${order}`;
       assert.deepEqual(sent, passed ? [whole] : [], label);
@@ -1291,34 +1283,9 @@ test("guardFetch: a Gemini call beside a call in pieces goes or is rejected with
       chunk(call({ name: "get_weather", partialArgs: [{ jsonPath: "$.city", stringValue: "O" }] })) +
       chunk(call({ name, args: { city: "Oslo" } })) +
       chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
-    const seen: GateEvent[] = [];
-    const f = guardFetch(
-      () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
-      { onVerdict: (e) => seen.push(e) },
-    );
-    const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-      method: "POST",
-      body: JSON.stringify({
-        contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
-        tools: [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }],
-      }),
-    });
-    let said = "";
-    let finish: unknown;
-    const calls: unknown[] = [];
-    for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
-      const [c] = JSON.parse(l.slice(6)).candidates as {
-        content?: { parts?: { text?: string; functionCall?: { args?: unknown } }[] };
-        finishReason?: string;
-      }[];
-      for (const p of c?.content?.parts ?? []) {
-        said += p.text ?? "";
-        if (p.functionCall) calls.push(p.functionCall.args);
-      }
-      finish = c?.finishReason ?? finish;
-    }
+    const { said, calls, finish, seen } = await throughGemini(wire);
     const passed = name === "get_weather";
-    assert.deepEqual([calls, finish], [passed ? [{ city: "Oslo" }] : [], "STOP"]);
+    assert.deepEqual([calls.map((c) => c.args), finish], [passed ? [{ city: "Oslo" }] : [], "STOP"]);
     assert.match(said, passed ? DROPPED_ALONE : DROPPED_THEN_STOPPED, name);
     assert.match(said, /^Let me check\.\n\n/);
     assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Let me check.\n\n".length)]);

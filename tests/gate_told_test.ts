@@ -11,6 +11,7 @@ import OpenAI from "openai";
 import { type GateEvent, guardFetch, type GuardFetchOptions } from "../gate.ts";
 import {
   anthropicStream,
+  type CallSpec,
   chatChunk,
   choicesChunk,
   cohereBlockTexts,
@@ -1034,6 +1035,16 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call, in a res
   }
 });
 
+/** An OpenAI Responses frame cut short (not JSON) that adds a `get_weather` call at `outputIndex`. */
+const callCut = (outputIndex: number) =>
+  `data: ${
+    JSON.stringify({
+      type: "response.output_item.added",
+      output_index: outputIndex,
+      item: { id: "fc_9", type: "function_call", call_id: "c9", name: "get_weather", arguments: "" },
+    }).slice(0, -2)
+  }\n\n`;
+
 test("guardFetch: an OpenAI Responses frame not JSON that names a call is told at the place after the items the client holds, whatever the final snapshot lists", async () => {
   // (the told item took its place from the final snapshot's count: one listing a reasoning item never
   // streamed made the openai SDK throw "missing output at index 2", and one listing none put the told
@@ -1041,13 +1052,7 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call is told a
   const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
   const end = frames.findIndex((e) => e.type === "response.completed");
   const completed = frames[end] as { response: { output: unknown[] } };
-  const cut = `data: ${
-    JSON.stringify({
-      type: "response.output_item.added",
-      output_index: 1,
-      item: { id: "fc_1", type: "function_call", call_id: "c1", name: "get_weather", arguments: "" },
-    }).slice(0, -2)
-  }\n\n`;
+  const cut = callCut(1);
   const lists = {
     more: [{ id: "rs_1", type: "reasoning", summary: [] }, ...completed.response.output],
     none: [],
@@ -1080,24 +1085,39 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call is told a
   }
 });
 
+/** OpenAI Responses `frames` with a frame cut short (not JSON) that adds a call, ahead of the final event. */
+function withCut(frames: unknown[]): unknown[] {
+  const cut = callCut(5);
+  const end = (frames as Record<string, unknown>[]).findIndex((e) => e.type === "response.completed");
+  return [...frames.slice(0, end), cut, ...frames.slice(end)];
+}
+/**
+ * What the openai SDK makes of OpenAI Responses streams through the gate (`bodies`: one per attempt): its
+ * final response, the events it read, what onVerdict had.
+ */
+async function responsesFinal(bodies: unknown[][], options: GuardFetchOptions) {
+  const { value, seen } = await withGuardedServer(
+    bodies.map((sse) => ({ sse })),
+    options,
+    async (server, f) => {
+      const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
+      const stream = client.responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
+      const read: { type: string; sequence_number: number; output_index?: number }[] = [];
+      stream.on("event", (e) => read.push(e));
+      return { final: await stream.finalResponse(), read };
+    },
+  );
+  return { ...value, seen };
+}
+/** A call the judge lets pass, and one it rejects (no such tool). */
+const weather = { name: "get_weather", args: { city: "Oslo" } };
+const wrong = { name: "delete_everything", args: { city: "Oslo" } };
+
 test("guardFetch: an OpenAI Responses frame not JSON that names a call beside a call held, native or written, is told whether the turn is kept, rejected, cut or retried, numbered on", async () => {
   // (beside calls held it went unsaid: the client had no word of the dropped call, and a written call that
   // passed went out alone; the told item takes the numbers after the held events, the final snapshot lists it)
-  const cut = `data: ${
-    JSON.stringify({
-      type: "response.output_item.added",
-      output_index: 5,
-      item: { id: "fc_9", type: "function_call", call_id: "c9", name: "get_weather", arguments: "" },
-    }).slice(0, -2)
-  }\n\n`;
-  const withCut = (frames: unknown[]) => {
-    const end = (frames as Record<string, unknown>[]).findIndex((e) => e.type === "response.completed");
-    return [...frames.slice(0, end), cut, ...frames.slice(end)];
-  };
   // (the retry's message an item of its own: the openai SDK throws on two items of one id)
   const again = JSON.parse(JSON.stringify(responsesStream(["Again."])).replaceAll("msg_1", "msg_2"));
-  const weather = { name: "get_weather", args: { city: "Oslo" } };
-  const wrong = { name: "delete_everything", args: { city: "Oslo" } };
   const said = (name: string) => `Let me check. ${writtenCall(name)}`;
   const cases: [string, unknown[][], GuardFetchOptions, string[], string[]][] = [
     ["kept", [withCut(responsesStream(["Let me check."], [weather]))], {}, ["get_weather"], [
@@ -1121,18 +1141,8 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call beside a 
     ]],
   ];
   for (const [label, bodies, options, calls, before] of cases) {
-    const { value, seen } = await withGuardedServer(
-      bodies.map((sse) => ({ sse })),
-      options,
-      async (server, f) => {
-        const client = new OpenAI({ apiKey: "k", baseURL: `${server.url}/v1`, fetch: f, maxRetries: 0 });
-        const stream = client.responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
-        const numbers: number[] = [];
-        stream.on("event", (e) => numbers.push(e.sequence_number));
-        return { final: await stream.finalResponse(), numbers };
-      },
-    );
-    const { final, numbers } = value;
+    const { final, read, seen } = await responsesFinal(bodies, options);
+    const numbers = read.map((e) => e.sequence_number);
     assert.deepEqual(numbers, numbers.map((_, i) => i), label);
     assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), calls, label);
     const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
@@ -1159,13 +1169,7 @@ test("guardFetch: an OpenAI Responses final event sent twice after a frame not J
   // the told item, as the response: the client's final response had no word of the dropped call)
   const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
   const end = frames.length - 1;
-  const cut = `data: ${
-    JSON.stringify({
-      type: "response.output_item.added",
-      output_index: 1,
-      item: { id: "fc_1", type: "function_call", call_id: "c1", name: "get_weather", arguments: "" },
-    }).slice(0, -2)
-  }\n\n`;
+  const cut = callCut(1);
   const read = async (sse: unknown[]) => {
     reply({ sse });
     const stream = openai().responses.stream({ model: "m", input: "hi", tools: TOOLS_RESPONSES as never });
@@ -1189,4 +1193,54 @@ test("guardFetch: an OpenAI Responses final event sent twice after a frame not J
   // (an allowed stream goes as it came, the provider's second final event too)
   const { numbers } = await read([...frames, frames[end]]);
   assert.deepEqual(numbers.slice(-2), [end, end]);
+});
+
+test("guardFetch: an OpenAI Responses retry whose own stream has a frame not JSON that names a call tells it after the items the client holds, beside a call or alone", async () => {
+  // (the told item took the retry's own count of items for its place, not the client's: the openai SDK
+  // threw "Duplicate response output index", the whole response lost)
+  const again = (calls: CallSpec[]) =>
+    JSON.parse(JSON.stringify(responsesStream(["Again."], calls)).replaceAll("msg_1", "msg_2"));
+  for (const [label, calls] of [["alone", []], ["beside a call", [weather]]] as const) {
+    const { final, read, seen } = await responsesFinal(
+      [responsesStream(["Let me check."], [wrong]), withCut(again([...calls]))],
+      { retry: 1 },
+    );
+    const places = read.flatMap((e) => e.type === "response.output_item.added" ? [e.output_index] : []);
+    assert.deepEqual(places, places.map((_, i) => i), label);
+    assert.deepEqual(
+      final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []),
+      calls.map((c) => c.name),
+      label,
+    );
+    const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+      .map((c) => c.type === "output_text" ? c.text.trimStart() : "");
+    assert.deepEqual(texts.slice(0, 2), ["Let me check.", "Again."], label);
+    assert.match(texts[2] ?? "", DROPPED_ALONE, label);
+    assert.equal(seen[1]?.reason, texts[2], label);
+  }
+});
+
+test("guardFetch: an OpenAI Responses turn and its retry each with a frame not JSON that names a call beside a call held tell of each in an item of its own id", async () => {
+  // (both items took one id, msg_toolguard_dropped: the openai SDK threw "duplicate output item identity")
+  const again = JSON.parse(
+    JSON.stringify(responsesStream(["Again."], [weather])).replaceAll("msg_1", "msg_2").replaceAll(
+      "fc_0",
+      "fc_1",
+    ),
+  );
+  const { final, read, seen } = await responsesFinal(
+    [withCut(responsesStream(["Let me check."], [wrong])), withCut(again)],
+    { retry: 1 },
+  );
+  const numbers = read.map((e) => e.sequence_number);
+  assert.deepEqual(numbers, numbers.map((_, i) => i));
+  const ids = final.output.map((o) => o.id);
+  assert.equal(new Set(ids).size, ids.length, ids.join());
+  assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), ["get_weather"]);
+  const texts = final.output.flatMap((o) => o.type === "message" ? o.content : [])
+    .map((c) => c.type === "output_text" ? c.text.trimStart() : "");
+  assert.equal(texts.length, 4, texts.join("|"));
+  assert.deepEqual([texts[0], texts[2]], ["Let me check.", "Again."]);
+  for (const told of [texts[1], texts[3]]) assert.match(told, DROPPED_ALONE);
+  assert.equal(seen[1]?.reason, texts[3]);
 });

@@ -272,8 +272,11 @@ function outputText(output: unknown[]): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.done"]);
-/** The id of the message item that tells of a call dropped unread beside calls held (see `tellDropped`). */
-const TOLD_ID = "msg_toolguard_dropped";
+/**
+ * The id of the message item that tells of a call dropped unread beside calls held (see `tellDropped`),
+ * followed by its place: of one id, a retry's item and the first attempt's made the openai SDK throw.
+ */
+const TOLD_ID = "msg_toolguard_dropped_";
 /** How many events carry a message item the gate writes (see `#message`). */
 const MESSAGE_EVENTS = 6;
 /** The events that repeat a part's text whole when it is done (besides the snapshots). */
@@ -1036,8 +1039,8 @@ class ResponsesStream implements FrameRouter {
   /** How many output items the client holds: the last snapshot's, then one per `output_item.added`. */
   #items = 0;
   /**
-   * How many output items the client held before the last snapshot came: where `#endOfDropped` adds its
-   * item, ahead of the final snapshot (which may list items never streamed, or none).
+   * How many output items this stream gave before its last snapshot came (see `#toldIndex`, where the gate
+   * adds its item ahead of the final snapshot, which may list items never streamed, or none).
    */
   #itemsBefore = 0;
   /** Whether a frame dropped unread named a call (see `unread`). */
@@ -1362,7 +1365,7 @@ class ResponsesStream implements FrameRouter {
     // (numbered from the final snapshot's own number, which it gives up for them: none is left free)
     const emit = this.#emitter(flow, event.sequence_number);
     // (the client reads the item's events against the items it holds, the final snapshot coming after them)
-    const item = this.#message(this.#lead(flow) + reason, this.#itemsBefore, emit);
+    const item = this.#message(this.#lead(flow) + reason, this.#toldIndex(), emit);
     const response = isRecord(event.response) ? event.response : {};
     const output = Array.isArray(response.output) ? response.output : [];
     emit({ ...event, response: { ...response, output: [...output, item] } }, { raw, event });
@@ -1394,7 +1397,8 @@ class ResponsesStream implements FrameRouter {
       frames.push({ raw: reframe(e, from, e.type as string), event: e, tool: false });
     };
     const text = this.#lead(flow) + reason;
-    const item = this.#message(text, this.#itemsBefore, emit, TOLD_ID);
+    const index = this.#toldIndex();
+    const item = this.#message(text, index, emit, `${TOLD_ID}${index}`);
     const response = isRecord(terminal.response) ? terminal.response : {};
     const output = Array.isArray(response.output) ? response.output : [];
     const from = { raw: held[at].raw, event: terminal };
@@ -1445,7 +1449,7 @@ class ResponsesStream implements FrameRouter {
     this.#message(this.#toldItem.text, at.at, (event) => {
       const e = seq !== undefined && this.#lastSeq >= 0 ? { ...event, sequence_number: seq++ } : event;
       out += formatSse(JSON.stringify(e), e.type as string);
-    }, TOLD_ID);
+    }, this.#toldItem.item.id as string);
     flow.sawText(this.#toldItem.text);
     return out;
   }
@@ -1464,7 +1468,7 @@ class ResponsesStream implements FrameRouter {
       const output = Array.isArray(e.response.output) ? e.response.output : [];
       const event: Record<string, unknown> = {
         ...e,
-        response: { ...e.response, output: output.filter((o) => !isRecord(o) || o.id !== TOLD_ID) },
+        response: { ...e.response, output: output.filter((o) => !isRecord(o) || o.id !== told.item.id) },
       };
       if (typeof e.sequence_number === "number") event.sequence_number = told.terminal.event.sequence_number;
       return { ...h, raw: reframe(event, { raw: h.raw, event: e }, event.type as string), event };
@@ -1690,6 +1694,15 @@ class ResponsesStream implements FrameRouter {
       } else emit(withoutCalls(e), { raw: h.raw, event: e });
     }
     return { next, terminal };
+  }
+
+  /**
+   * Where the item telling of a call dropped unread goes, ahead of the final snapshot: after the items the
+   * client holds, which on a retry's stream are those it held before it (`#base`) and this stream's (counted
+   * alone, the item took the place of one the retry sent, and the openai SDK threw on it).
+   */
+  #toldIndex(): number {
+    return (this.#base?.at ?? 0) + this.#itemsBefore;
   }
 
   /**

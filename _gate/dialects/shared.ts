@@ -372,7 +372,8 @@ export interface FrameRouter {
    * (or whose text a failed watch withheld): once the gate cut those calls, withheld that text, or told of a
    * call it dropped beside them, the message holds no call, and a stop for tool use sent an SDK user's loop
    * looking for one (a body's `replace` ends it so too). A written call that passes alone keeps the stop the
-   * server gave, as its body does.
+   * server gave, as its body does. OpenAI Responses has no such stop: there the final snapshot no longer
+   * lists the item `tellDropped` held, once the watch's ending took its words into the reason.
    */
   endsWritten?(flow: StreamFlow, answers: ReadonlySet<number>): void;
   /**
@@ -386,7 +387,9 @@ export interface FrameRouter {
    * (`dropped`, in stream order), to go before the retry's stream, where blocks have an end (Anthropic,
    * Cohere): a block the client got the start of, whose end was held with a call written into its text (or
    * a call after it), stayed open, and clients that end a text part at its block's end never ended it.
-   * `flow` tells what text the client has (Gemini: the grounding of that text, held with the calls).
+   * `flow` tells what text the client has (Gemini: the grounding of that text, held with the calls). With
+   * them, what `tellDropped` held among the dropped frames (Anthropic, Cohere: its text block; OpenAI
+   * Responses: its message item), at the place and numbers the retry's point left it.
    */
   endsDropped?(dropped: readonly Held[], flow: StreamFlow): string;
   /**
