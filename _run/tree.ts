@@ -306,7 +306,8 @@ export interface SignalMarkedOptions {
   group?: number | null;
   /**
    * Signals that group, once the first scan has placed every process (a process whose parent the signal ends
-   * is then still linked to the tree); true when it had members, which are then not signalled again.
+   * is then still linked to the tree); true when it had members, which are then not signalled again (but
+   * one whose environment could not be read: the group's kill skips unsaid one not ours to signal).
    */
   signalGroup?: () => boolean;
   /**
@@ -351,10 +352,12 @@ export function signalMarked(
   let skipGroup: number | null = null;
   // The pids this call has met: each is signalled once.
   const seen = new Set<number>();
-  const hit = (pid: number) => {
+  // A process found unread is signalled even in the signalled group: a group's kill skips, unsaid, a member
+  // not ours to signal (another user's), and only its own kill tells that it may still be running.
+  const hit = (pid: number, unread = false) => {
     seen.add(pid);
     members.add(pid);
-    if (skipGroup !== null && groupOf(proc, pid) === skipGroup) return;
+    if (!unread && skipGroup !== null && groupOf(proc, pid) === skipGroup) return;
     if (!send(pid, signal)) report.unsignalled = true;
     report.signalled++;
   };
@@ -383,7 +386,7 @@ export function signalMarked(
     for (const pid of takeUnread(scan.unread, members, seen, group)) {
       fresh++;
       report.unread = true;
-      hit(pid);
+      hit(pid, true);
     }
     if (fresh === 0) break;
   }
