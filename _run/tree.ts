@@ -12,12 +12,13 @@
  * A descendant that clears its environment (`env -i`) or rewrites it in place carries no marker; a process
  * whose environment we may not read (a set-uid or non-dumpable program) is ended where its parent chain leads
  * into the tree or it is in the tool's own group or session (`/proc/PID/stat` stays readable), and the detail
- * says so. Where the process group is available too, the runtime signals it as well. Such a process is not looked for by the pipes it holds
- * either: Linux does not say how many processes hold a pipe, finding them would read the open files of every
- * process on the host (three times the cost of a whole look, 25 ms for 130 processes), and outside the tree
- * nothing tells this child's pipes from our others (another run's, whose children hold them; our own stdin,
- * whose writer holds it; a socket next to one of ours), so a stranger would be taken for a holder, and a
- * tree still writing called quiet. Where a pipe of ours is held by no process found, every one counts.
+ * says so (and, where it is not ours to signal, that it may still be running). Where the process group is
+ * available too, the runtime signals it as well. A process without the marker is not looked for by the pipes
+ * it holds either: Linux does not say how many processes hold a pipe, finding them would read the open files
+ * of every process on the host (three times the cost of a whole look, 25 ms for 130 processes), and outside
+ * the tree nothing tells this child's pipes from our others (another run's, whose children hold them; our own
+ * stdin, whose writer holds it; a socket next to one of ours), so a stranger would be taken for a holder, and
+ * a tree still writing called quiet. Where a pipe of ours is held by no process found, every one counts.
  *
  * @module
  */
