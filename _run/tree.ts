@@ -386,7 +386,8 @@ export function signalMarked(
     }
     for (const pid of takeUnread(scan.unread, members, seen, group)) {
       fresh++;
-      report.unread = true;
+      // The tool itself (a set-uid program) is known by its pid, not found only by its parent or group.
+      if (pid !== include) report.unread = true;
       hit(pid, true);
     }
     if (fresh === 0) break;

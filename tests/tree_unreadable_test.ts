@@ -48,6 +48,9 @@ const running = runTool("/bin/sh", ["-c", SCRIPT, dir, DESCENDANT], {
 });
 const pid = () => { try { return readFileSync(dir + "/pid", "utf8"); } catch { return ""; } };
 while (!pid().endsWith("\\n")) await new Promise((resolve) => setTimeout(resolve, 20));
+// (until the process that wrote it is one whose environment cannot be read: a tool that execs a set-uid one)
+const readable = () => { try { return readFileSync("/proc/" + Number(pid()) + "/environ"), true; } catch { return false; } };
+for (let i = 0; i < 250 && readable(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
 controller.abort();
 const r = await running;
 console.log(JSON.stringify({ kind: r.kind, detail: r.detail, pid: Number(pid()) }));
@@ -150,6 +153,26 @@ test(
       );
     } finally {
       cleanUp(pid);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "runTool: a tool that is itself a set-uid program is found by its pid, not said to be found by its group",
+  { timeout: 60_000, skip: suidSkip },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-suid-tool-"));
+    try {
+      chmodSync(dir, 0o777); // nobody runs the copy from here
+      const suid = join(dir, "sleep");
+      copyFileSync("/bin/sleep", suid);
+      chmodSync(suid, 0o4755); // root's, run by nobody: ours to signal, its environment not ours to read
+      const r = await runHost(dir, `echo $$ > "$0/pid"; exec ${suid} 30`);
+      assert.equal(r.kind, "timeout", r.detail);
+      assert.match(r.detail, /the guard ended the process tree$/);
+      assert.deepEqual(await waitGone([r.pid]), [], "the tool was ended");
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   },
