@@ -12,12 +12,13 @@
  * A descendant that clears its environment (`env -i`) or rewrites it in place carries no marker; a process
  * whose environment we may not read (a set-uid or non-dumpable program) is ended where its parent chain leads
  * into the tree or it is in the tool's own group or session (`/proc/PID/stat` stays readable), and the detail
- * says so. Where the process group is available too, the runtime signals it as well. Such a process is not looked for by the pipes it holds
- * either: Linux does not say how many processes hold a pipe, finding them would read the open files of every
- * process on the host (three times the cost of a whole look, 25 ms for 130 processes), and outside the tree
- * nothing tells this child's pipes from our others (another run's, whose children hold them; our own stdin,
- * whose writer holds it; a socket next to one of ours), so a stranger would be taken for a holder, and a
- * tree still writing called quiet. Where a pipe of ours is held by no process found, every one counts.
+ * says so (and, where it is not ours to signal, that it may still be running). Where the process group is
+ * available too, the runtime signals it as well. A process without the marker is not looked for by the pipes
+ * it holds either: Linux does not say how many processes hold a pipe, finding them would read the open files
+ * of every process on the host (three times the cost of a whole look, 25 ms for 130 processes), and outside
+ * the tree nothing tells this child's pipes from our others (another run's, whose children hold them; our own
+ * stdin, whose writer holds it; a socket next to one of ours), so a stranger would be taken for a holder, and
+ * a tree still writing called quiet. Where a pipe of ours is held by no process found, every one counts.
  *
  * @module
  */
@@ -306,7 +307,8 @@ export interface SignalMarkedOptions {
   group?: number | null;
   /**
    * Signals that group, once the first scan has placed every process (a process whose parent the signal ends
-   * is then still linked to the tree); true when it had members, which are then not signalled again.
+   * is then still linked to the tree); true when it had members, which are then not signalled again (but
+   * one whose environment could not be read: the group's kill skips unsaid one not ours to signal).
    */
   signalGroup?: () => boolean;
   /**
@@ -351,10 +353,12 @@ export function signalMarked(
   let skipGroup: number | null = null;
   // The pids this call has met: each is signalled once.
   const seen = new Set<number>();
-  const hit = (pid: number) => {
+  // A process found unread is signalled even in the signalled group: a group's kill skips, unsaid, a member
+  // not ours to signal (another user's), and only its own kill tells that it may still be running.
+  const hit = (pid: number, unread = false) => {
     seen.add(pid);
     members.add(pid);
-    if (skipGroup !== null && groupOf(proc, pid) === skipGroup) return;
+    if (!unread && skipGroup !== null && groupOf(proc, pid) === skipGroup) return;
     if (!send(pid, signal)) report.unsignalled = true;
     report.signalled++;
   };
@@ -382,8 +386,9 @@ export function signalMarked(
     }
     for (const pid of takeUnread(scan.unread, members, seen, group)) {
       fresh++;
-      report.unread = true;
-      hit(pid);
+      // The tool itself (a set-uid program) is known by its pid, not found only by its parent or group.
+      if (pid !== include) report.unread = true;
+      hit(pid, true);
     }
     if (fresh === 0) break;
   }

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import process from "node:process";
 import { promisify } from "node:util";
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,16 +42,53 @@ import { readFileSync } from "node:fs";
 import process from "node:process";
 const dir = process.argv[process.argv.length - 1];
 const controller = new AbortController();
-const running = runTool("/bin/sh", ["-c", 'PYTHON -c "$1" "$0/pid" & wait', dir, DESCENDANT], {
+const running = runTool("/bin/sh", ["-c", SCRIPT, dir, DESCENDANT], {
   signal: controller.signal,
   timeoutMs: 30_000,
 });
 const pid = () => { try { return readFileSync(dir + "/pid", "utf8"); } catch { return ""; } };
 while (!pid().endsWith("\\n")) await new Promise((resolve) => setTimeout(resolve, 20));
+// (until the process that wrote it is one whose environment cannot be read: a tool that execs a set-uid one)
+const readable = () => { try { return readFileSync("/proc/" + Number(pid()) + "/environ"), true; } catch { return false; } };
+for (let i = 0; i < 250 && readable(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
 controller.abort();
 const r = await running;
 console.log(JSON.stringify({ kind: r.kind, detail: r.detail, pid: Number(pid()) }));
 `;
+
+/** Run HOST as nobody (when root) with `script` as the tool's `sh -c`; `$0` is the folder for the pid file. */
+async function runHost(dir: string, script: string): Promise<{ kind: string; detail: string; pid: number }> {
+  chmodSync(dir, 0o777); // nobody writes the pid, and Deno its cache, here
+  const host = join(dir, "host.ts");
+  const guard = JSON.stringify(fileURLToPath(new URL("../guard.ts", import.meta.url)));
+  writeFileSync(
+    host,
+    // (functions, as a replacement string would read "$$" in the script as "$")
+    HOST.replace("GUARD", () => guard).replace("SCRIPT", () => JSON.stringify(script))
+      .replace("DESCENDANT", () => JSON.stringify(DESCENDANT)),
+  );
+  const deno = (globalThis as unknown as { Deno?: { execPath(): string } }).Deno;
+  const runtime = isDeno ? [deno!.execPath(), "run", "-A", host, dir] : [process.execPath, host, dir];
+  const asNobody = isRoot ? [setpriv!, ...NOBODY, "--"] : [];
+  const [command, ...args] = [...asNobody, ...runtime];
+  const { stdout } = await promisify(execFile)(command, args, {
+    encoding: "utf8",
+    env: { ...process.env, HOME: dir, DENO_DIR: join(dir, "deno") },
+  });
+  return JSON.parse(stdout);
+}
+
+const NOBODY = ["--reuid=65534", "--regid=65534", "--clear-groups"];
+
+/** End `pid` if the guard missed it. */
+function cleanUp(pid: number): void {
+  if (pid <= 0) return;
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone
+  }
+}
 
 test(
   "runTool: a descendant whose environment cannot be read is ended by its parent link, and the detail says so",
@@ -60,27 +97,9 @@ test(
     const dir = mkdtempSync(join(tmpdir(), "toolguard-unread-"));
     let pid = 0;
     try {
-      chmodSync(dir, 0o777); // nobody writes the pid, and Deno its cache, here
-      const host = join(dir, "host.ts");
-      const guard = JSON.stringify(fileURLToPath(new URL("../guard.ts", import.meta.url)));
-      writeFileSync(
-        host,
-        HOST.replace("GUARD", guard).replace("PYTHON", python!).replace(
-          "DESCENDANT",
-          JSON.stringify(DESCENDANT),
-        ),
-      );
-      const deno = (globalThis as unknown as { Deno?: { execPath(): string } }).Deno;
-      const runtime = isDeno ? [deno!.execPath(), "run", "-A", host, dir] : [process.execPath, host, dir];
-      const asNobody = isRoot ? [setpriv!, "--reuid=65534", "--regid=65534", "--clear-groups", "--"] : [];
-      const [command, ...args] = [...asNobody, ...runtime];
-      const { stdout } = await promisify(execFile)(command, args, {
-        encoding: "utf8",
-        env: { ...process.env, HOME: dir, DENO_DIR: join(dir, "deno") },
-      });
-      const r = JSON.parse(stdout) as { kind: string; detail: string; pid: number };
+      const r = await runHost(dir, `${python} -c "$1" "$0/pid" & wait`);
       pid = r.pid;
-      assert.ok(pid > 0, stdout);
+      assert.ok(pid > 0, JSON.stringify(r));
       assert.equal(r.kind, "timeout", r.detail);
       assert.deepEqual(await waitGone([pid]), [], "the non-dumpable descendant was ended");
       assert.match(
@@ -88,13 +107,72 @@ test(
         /the guard ended the process tree, though a process in it whose environment could not/,
       );
     } finally {
-      if (pid > 0) {
-        try {
-          process.kill(pid, "SIGKILL"); // what the guard missed
-        } catch {
-          // gone
-        }
+      cleanUp(pid);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+// A set-uid copy of setpriv makes, for nobody, a process of root's in the tool's own group: nobody may
+// neither read its environment nor signal it, and the group's kill skips it without a word.
+const suidSkip = skip || (!isRoot ? "needs root to make a set-uid program" : false);
+
+test(
+  "runTool: a process of the tool's group that is not ours to signal is said to be maybe still running",
+  { timeout: 60_000, skip: suidSkip },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-unsignalled-"));
+    let pid = 0;
+    try {
+      chmodSync(dir, 0o777); // nobody runs the copy from here
+      const suid = join(dir, "setpriv");
+      copyFileSync(setpriv!, suid);
+      chmodSync(suid, 0o4755);
+      const asRoot = `${suid} --reuid=0 --regid=0 --clear-groups --`;
+      const probe = await promisify(execFile)(
+        setpriv!,
+        [...NOBODY, "--", "/bin/sh", "-c", `${asRoot} id -u`],
+        {
+          encoding: "utf8",
+        },
+      ).catch(() => ({ stdout: "" }));
+      if (probe.stdout.trim() !== "0") {
+        return void t.skip("set-uid programs do not run as root here (nosuid)");
       }
+      // root's shell writes its pid once it is root's, then becomes the sleep
+      const r = await runHost(
+        dir,
+        `${asRoot} /bin/sh -c 'echo $$ > "$0/pid"; exec /bin/sleep 30' "$0" & wait`,
+      );
+      pid = r.pid;
+      assert.ok(pid > 0, JSON.stringify(r));
+      assert.equal(r.kind, "timeout", r.detail);
+      assert.match(
+        r.detail,
+        /though a process in it could not be signalled \(not ours to signal\) and may still/,
+      );
+    } finally {
+      cleanUp(pid);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "runTool: a tool that is itself a set-uid program is found by its pid, not said to be found by its group",
+  { timeout: 60_000, skip: suidSkip },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-suid-tool-"));
+    try {
+      chmodSync(dir, 0o777); // nobody runs the copy from here
+      const suid = join(dir, "sleep");
+      copyFileSync("/bin/sleep", suid);
+      chmodSync(suid, 0o4755); // root's, run by nobody: ours to signal, its environment not ours to read
+      const r = await runHost(dir, `echo $$ > "$0/pid"; exec ${suid} 30`);
+      assert.equal(r.kind, "timeout", r.detail);
+      assert.match(r.detail, /the guard ended the process tree$/);
+      assert.deepEqual(await waitGone([r.pid]), [], "the tool was ended");
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   },
