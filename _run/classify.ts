@@ -152,21 +152,19 @@ export function classifyOptionsProblem(options: ClassifyOptions): string | null 
     try {
       wholeDecoder(encoding); // (kept for the run's decode: a label's decoder is made once)
     } catch {
-      return `invalid option encoding ${
-        JSON.stringify(encoding)
-      }: give a WHATWG encoding label such as "utf-8"`;
+      return `invalid option encoding ${givenValue(encoding)}: give a WHATWG encoding label such as "utf-8"`;
     }
   }
   if (
     protocol !== undefined && typeof protocol !== "function" &&
     !(PROTOCOL_NAMES as readonly unknown[]).includes(protocol)
   ) {
-    return `invalid option protocol ${JSON.stringify(protocol)}: use ${
+    return `invalid option protocol ${givenValue(protocol)}: use ${
       orList([...PROTOCOL_NAMES, "a function"])
     }`;
   }
   if (onOverflow !== undefined && onOverflow !== "fail" && onOverflow !== "truncate") {
-    return `invalid option onOverflow ${JSON.stringify(onOverflow)}: use "fail" or "truncate"`;
+    return `invalid option onOverflow ${givenValue(onOverflow)}: use "fail" or "truncate"`;
   }
   return exitCodesProblem(options.exitCodes);
 }

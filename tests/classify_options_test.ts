@@ -89,3 +89,30 @@ test(
     assert.equal(r.exitCode, 1);
   },
 );
+
+test(
+  "classify and runTool: an option's value that JSON cannot write is named, never an internal error",
+  T,
+  async () => {
+    // JSON.stringify throws on a BigInt and writes a symbol as undefined; a long string is echoed clipped.
+    const odd: [Record<string, unknown>, RegExp][] = [
+      [{ protocol: 1n }, /^invalid option protocol 1: use /],
+      [{ encoding: 1n }, /^invalid option encoding 1: give /],
+      [{ onOverflow: 1n }, /^invalid option onOverflow 1: use /],
+      [{ protocol: Symbol("lines") }, /^invalid option protocol symbol: use /],
+      [{ encoding: Symbol("utf-8") }, /^invalid option encoding symbol: give /],
+      [{ protocol: "x".repeat(100_000) }, /^invalid option protocol "x{1,300}\u2026/],
+    ];
+    for (const [options, sentence] of odd) {
+      assert.throws(
+        () => classify(noMatch, options as ClassifyOptions),
+        (error: unknown) =>
+          error instanceof TypeError && sentence.test(error.message.replace(/^classify\(\): /, "")),
+        String(Object.keys(options)),
+      );
+      const r = await runTool(launcher.command, fake("exit", "1"), options as never);
+      assert.equal(r.kind, "spawn", r.detail);
+      assert.match(r.detail, sentence);
+    }
+  },
+);
