@@ -178,6 +178,10 @@ function exitCodesProblem(exitCodes: unknown): string | null {
   if (!isRecord(exitCodes)) {
     return `invalid option exitCodes ${givenValue(exitCodes)}: give an object such as { 1: "empty" }`;
   }
+  // A Map's entries are no properties of it: they would never be read.
+  if (exitCodes instanceof Map) {
+    return `invalid option exitCodes Map: give a plain object such as { 1: "empty" }`;
+  }
   for (const [code, meaning] of Object.entries(exitCodes)) {
     const entry = `invalid option exitCodes { ${JSON.stringify(code)}: ${givenValue(meaning)} }`;
     if (code === "0") {

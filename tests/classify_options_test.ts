@@ -22,6 +22,8 @@ const wrong: [string, Record<string, unknown>][] = [
   ["exitCodes", { exitCodes: { 0: "empty" } }],
   ["exitCodes", { exitCodes: "1" }],
   ["exitCodes", { exitCodes: [1] }],
+  // A Map's entries are no properties: never read, so ignored without a word.
+  ["exitCodes", { exitCodes: new Map([[1, "empty"]]) }],
   ["encoding", { encoding: "nope" }],
   ["onOverflow", { onOverflow: "cut" }],
   ["maxDetail", { maxDetail: 0 }],
@@ -78,7 +80,7 @@ test(
   "runTool: exitCodes that classify refuses are refused before anything runs, and inherited ones unread",
   T,
   async () => {
-    for (const exitCodes of [{ 0: "empty" }, { "01": "empty" }]) {
+    for (const exitCodes of [{ 0: "empty" }, { "01": "empty" }, new Map([[1, "empty"]])]) {
       const r = await runTool(launcher.command, fake("exit", "1"), { protocol: "lines", exitCodes } as never);
       assert.equal(r.kind, "spawn", `${JSON.stringify(exitCodes)}: ${r.detail}`);
       assert.match(r.detail, /^invalid option exitCodes /);
