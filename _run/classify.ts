@@ -182,7 +182,9 @@ function exitCodesProblem(exitCodes: unknown): string | null {
   if (exitCodes instanceof Map) {
     return `invalid option exitCodes Map: give a plain object such as { 1: "empty" }`;
   }
-  for (const [code, meaning] of Object.entries(exitCodes)) {
+  // Every key of its own, enumerable or not: mapsToEmpty reads any of them.
+  for (const code of Object.getOwnPropertyNames(exitCodes)) {
+    const meaning = exitCodes[code];
     const entry = `invalid option exitCodes { ${JSON.stringify(code)}: ${givenValue(meaning)} }`;
     if (code === "0") {
       return `${entry}: exit code 0 already means success; give the other codes, such as { 1: "empty" }`;

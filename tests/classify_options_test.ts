@@ -20,6 +20,8 @@ const wrong: [string, Record<string, unknown>][] = [
   ["exitCodes", { exitCodes: { "1.0": "empty" } }],
   // Exit 0 is success already (the CLI refuses --empty-exit 0).
   ["exitCodes", { exitCodes: { 0: "empty" } }],
+  // An entry of its own that is not enumerable is read all the same, so it is checked too.
+  ["exitCodes", { exitCodes: Object.defineProperty({}, 1, { value: "emtpy" }) }],
   ["exitCodes", { exitCodes: "1" }],
   ["exitCodes", { exitCodes: [1] }],
   // A Map's entries are no properties: never read, so ignored without a word.
