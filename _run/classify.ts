@@ -185,7 +185,7 @@ function exitCodesProblem(exitCodes: unknown): string | null {
   // Every key of its own, enumerable or not: mapsToEmpty reads any of them.
   for (const code of Object.getOwnPropertyNames(exitCodes)) {
     const meaning = exitCodes[code];
-    const entry = `invalid option exitCodes { ${JSON.stringify(code)}: ${givenValue(meaning)} }`;
+    const entry = `invalid option exitCodes { ${givenValue(code)}: ${givenValue(meaning)} }`;
     if (code === "0") {
       return `${entry}: exit code 0 already means success; give the other codes, such as { 1: "empty" }`;
     }

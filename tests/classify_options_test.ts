@@ -106,6 +106,7 @@ test(
       [{ protocol: Symbol("lines") }, /^invalid option protocol symbol: use /],
       [{ encoding: Symbol("utf-8") }, /^invalid option encoding symbol: give /],
       [{ protocol: "x".repeat(100_000) }, /^invalid option protocol "x{1,300}\u2026/],
+      [{ exitCodes: { ["1".repeat(100_000)]: "emtpy" } }, /^invalid option exitCodes \{ "1{1,300}\u2026/],
     ];
     for (const [options, sentence] of odd) {
       assert.throws(
