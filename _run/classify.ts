@@ -145,7 +145,7 @@ export function classifyOptionsProblem(options: ClassifyOptions): string | null 
       givenValue(maxOutputBytes)
     }: give a whole number of bytes above 0`;
   }
-  if (maxDetail !== undefined && !(typeof maxDetail === "number" && maxDetail >= 1)) {
+  if (maxDetail !== undefined && !isMaxDetail(maxDetail)) {
     return `invalid option maxDetail ${givenValue(maxDetail)}: give a number of characters of at least 1`;
   }
   if (encoding !== undefined) {
@@ -167,6 +167,19 @@ export function classifyOptionsProblem(options: ClassifyOptions): string | null 
     return `invalid option onOverflow ${givenValue(onOverflow)}: use "fail" or "truncate"`;
   }
   return exitCodesProblem(options.exitCodes);
+}
+
+/** Whether `value` is a usable `maxDetail`: a number of characters of at least 1. */
+function isMaxDetail(value: unknown): value is number {
+  return typeof value === "number" && value >= 1;
+}
+
+/**
+ * The `maxDetail` a detail is cut at: the one given when it is usable, else the default, so that the refusal
+ * of an unusable one (a 0, a string, a BigInt) is never cut to nothing by it nor throws.
+ */
+function maxDetailOf(value: unknown): number {
+  return isMaxDetail(value) ? value : DEFAULT_MAX_DETAIL;
 }
 
 /**
@@ -295,19 +308,16 @@ export function failure(kind: FailureKind, detail: string, c: Common, summary = 
 
 /**
  * The result when the guard itself failed around a run (a bug in it, a runner that would not load): kind
- * `spawn`, so it can never look like an answer. `what` says what failed; the error's message follows.
+ * `spawn`, so it can never look like an answer. `what` says what failed; the error's message follows. `maxDetail`:
+ * the caller's option as given (the default when it is unusable).
  */
-export function guardFailure(
-  what: string,
-  error: unknown,
-  maxDetail: number = DEFAULT_MAX_DETAIL,
-): ToolFailure {
+export function guardFailure(what: string, error: unknown, maxDetail?: unknown): ToolFailure {
   return failure("spawn", `${what}: ${errorText(error)}`, {
     exitCode: null,
     signal: null,
     durationMs: 0,
     stderr: "",
-    maxDetail,
+    maxDetail: maxDetailOf(maxDetail),
   });
 }
 
@@ -616,10 +626,10 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
 
 /**
  * {@linkcode classify} for `runTool`, which checked the options already: with options it refused, the outcome
- * carries the refusal as its `spawnError` and only `maxDetail` is read.
+ * carries the refusal as its `spawnError` and only `maxDetail` is read (the default when it is the one refused).
  */
 export function classifyOutcome(outcome: ProcessOutcome, options: ClassifyOptions): ToolResult {
-  const maxDetail = options.maxDetail ?? DEFAULT_MAX_DETAIL;
+  const maxDetail = maxDetailOf(options.maxDetail);
   const encoding = options.encoding ?? "utf-8";
   const tree = treeNoteOf(outcome.treeNote);
   const readNote = stderrReadNote(outcome.stderrReadError);

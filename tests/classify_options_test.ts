@@ -121,3 +121,11 @@ test(
     }
   },
 );
+
+test("runTool: a maxDetail it refuses does not cut its own refusal, nor make runTool reject", T, async () => {
+  for (const maxDetail of [0, -1, 0.5, NaN, "abc", 1n]) {
+    const r = await runTool(launcher.command, fake("exit", "1"), { maxDetail } as never);
+    assert.equal(r.kind, "spawn", String(maxDetail));
+    assert.match(r.detail, /^invalid option maxDetail .+: give a number of characters of at least 1$/);
+  }
+});
