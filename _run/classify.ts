@@ -169,6 +169,14 @@ export function classifyOptionsProblem(options: ClassifyOptions): string | null 
   return exitCodesProblem(options.exitCodes);
 }
 
+/**
+ * Whether `key` is an exit status as a runtime reports it, written as JavaScript writes the number: 32 bits at
+ * most (Windows keeps all 32, signed or not; POSIX 8), with no leading zero ("01") or fraction ("1.0").
+ */
+function isExitStatus(key: string): boolean {
+  return /^-?[1-9]\d{0,9}$/.test(key) && Number(key) >= -0x80000000 && Number(key) <= 0xffffffff;
+}
+
 /** Whether `value` is a usable `maxDetail`: a number of characters of at least 1. */
 function isMaxDetail(value: unknown): value is number {
   return typeof value === "number" && value >= 1;
@@ -202,7 +210,7 @@ function exitCodesProblem(exitCodes: unknown): string | null {
     if (code === "0") {
       return `${entry}: exit code 0 already means success; give the other codes, such as { 1: "empty" }`;
     }
-    if (!/^-?[1-9]\d*$/.test(code) || meaning !== "empty") {
+    if (!isExitStatus(code) || meaning !== "empty") {
       return `${entry}: give exit codes meaning "empty", such as { 1: "empty" }`;
     }
   }

@@ -18,6 +18,9 @@ const wrong: [string, Record<string, unknown>][] = [
   // A key no exit status is written as: never read, so ignored without a word.
   ["exitCodes", { exitCodes: { "01": "empty" } }],
   ["exitCodes", { exitCodes: { "1.0": "empty" } }],
+  // Beyond 32 bits: no system reports such a status (Windows keeps 32 bits, POSIX 8).
+  ["exitCodes", { exitCodes: { "4294967296": "empty" } }],
+  ["exitCodes", { exitCodes: { "99999999999999999999999": "empty" } }],
   // Exit 0 is success already (the CLI refuses --empty-exit 0).
   ["exitCodes", { exitCodes: { 0: "empty" } }],
   // An entry of its own that is not enumerable is read all the same, so it is checked too.
