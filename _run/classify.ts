@@ -206,13 +206,12 @@ function exitCodesProblem(exitCodes: unknown): string | null {
   // Every key of its own, enumerable or not: mapsToEmpty reads any of them.
   for (const code of Object.getOwnPropertyNames(exitCodes)) {
     const meaning = exitCodes[code];
+    if (meaning === "empty" && code !== "0" && isExitStatus(code)) continue;
+    // (the sentence made only for a wrong entry: echoing a value costs more than the checks)
     const entry = `invalid option exitCodes { ${givenValue(code)}: ${givenValue(meaning)} }`;
-    if (code === "0") {
-      return `${entry}: exit code 0 already means success; give the other codes, such as { 1: "empty" }`;
-    }
-    if (!isExitStatus(code) || meaning !== "empty") {
-      return `${entry}: give exit codes meaning "empty", such as { 1: "empty" }`;
-    }
+    return code === "0"
+      ? `${entry}: exit code 0 already means success; give the other codes, such as { 1: "empty" }`
+      : `${entry}: give exit codes meaning "empty", such as { 1: "empty" }`;
   }
   return null;
 }
