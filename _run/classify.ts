@@ -199,9 +199,11 @@ function exitCodesProblem(exitCodes: unknown): string | null {
   if (!isRecord(exitCodes)) {
     return `invalid option exitCodes ${givenValue(exitCodes)}: give an object such as { 1: "empty" }`;
   }
-  // A Map's entries are no properties of it: they would never be read.
-  if (exitCodes instanceof Map) {
-    return `invalid option exitCodes Map: give a plain object such as { 1: "empty" }`;
+  // A Map's entries, or a Set's codes, are no properties of it: they would never be read.
+  if (exitCodes instanceof Map || exitCodes instanceof Set) {
+    return `invalid option exitCodes ${
+      exitCodes instanceof Map ? "Map" : "Set"
+    }: give a plain object such as { 1: "empty" }`;
   }
   // Every key of its own, enumerable or not: mapsToEmpty reads any of them.
   for (const code of Object.getOwnPropertyNames(exitCodes)) {

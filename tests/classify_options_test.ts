@@ -29,6 +29,7 @@ const wrong: [string, Record<string, unknown>][] = [
   ["exitCodes", { exitCodes: [1] }],
   // A Map's entries are no properties: never read, so ignored without a word.
   ["exitCodes", { exitCodes: new Map([[1, "empty"]]) }],
+  ["exitCodes", { exitCodes: new Set([1]) }],
   ["encoding", { encoding: "nope" }],
   ["onOverflow", { onOverflow: "cut" }],
   ["maxDetail", { maxDetail: 0 }],
