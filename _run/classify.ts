@@ -145,30 +145,49 @@ export function classifyOptionsProblem(options: ClassifyOptions): string | null 
       givenValue(maxOutputBytes)
     }: give a whole number of bytes above 0`;
   }
-  if (maxDetail !== undefined && !(typeof maxDetail === "number" && maxDetail >= 1)) {
+  if (maxDetail !== undefined && !isMaxDetail(maxDetail)) {
     return `invalid option maxDetail ${givenValue(maxDetail)}: give a number of characters of at least 1`;
   }
   if (encoding !== undefined) {
     try {
       wholeDecoder(encoding); // (kept for the run's decode: a label's decoder is made once)
     } catch {
-      return `invalid option encoding ${
-        JSON.stringify(encoding)
-      }: give a WHATWG encoding label such as "utf-8"`;
+      return `invalid option encoding ${givenValue(encoding)}: give a WHATWG encoding label such as "utf-8"`;
     }
   }
   if (
     protocol !== undefined && typeof protocol !== "function" &&
     !(PROTOCOL_NAMES as readonly unknown[]).includes(protocol)
   ) {
-    return `invalid option protocol ${JSON.stringify(protocol)}: use ${
+    return `invalid option protocol ${givenValue(protocol)}: use ${
       orList([...PROTOCOL_NAMES, "a function"])
     }`;
   }
   if (onOverflow !== undefined && onOverflow !== "fail" && onOverflow !== "truncate") {
-    return `invalid option onOverflow ${JSON.stringify(onOverflow)}: use "fail" or "truncate"`;
+    return `invalid option onOverflow ${givenValue(onOverflow)}: use "fail" or "truncate"`;
   }
   return exitCodesProblem(options.exitCodes);
+}
+
+/**
+ * Whether `key` is an exit status as a runtime reports it, written as JavaScript writes the number: 32 bits at
+ * most (Windows keeps all 32, signed or not; POSIX 8), with no leading zero ("01") or fraction ("1.0").
+ */
+function isExitStatus(key: string): boolean {
+  return /^-?[1-9]\d{0,9}$/.test(key) && Number(key) >= -0x80000000 && Number(key) <= 0xffffffff;
+}
+
+/** Whether `value` is a usable `maxDetail`: a number of characters of at least 1. */
+function isMaxDetail(value: unknown): value is number {
+  return typeof value === "number" && value >= 1;
+}
+
+/**
+ * The `maxDetail` a detail is cut at: the one given when it is usable, else the default, so that the refusal
+ * of an unusable one (a 0, a string, a BigInt) is never cut to nothing by it nor throws.
+ */
+function maxDetailOf(value: unknown): number {
+  return isMaxDetail(value) ? value : DEFAULT_MAX_DETAIL;
 }
 
 /**
@@ -180,14 +199,21 @@ function exitCodesProblem(exitCodes: unknown): string | null {
   if (!isRecord(exitCodes)) {
     return `invalid option exitCodes ${givenValue(exitCodes)}: give an object such as { 1: "empty" }`;
   }
-  for (const [code, meaning] of Object.entries(exitCodes)) {
-    const entry = `invalid option exitCodes { ${JSON.stringify(code)}: ${givenValue(meaning)} }`;
-    if (code === "0") {
-      return `${entry}: exit code 0 already means success; give the other codes, such as { 1: "empty" }`;
-    }
-    if (!/^-?[1-9]\d*$/.test(code) || meaning !== "empty") {
-      return `${entry}: give exit codes meaning "empty", such as { 1: "empty" }`;
-    }
+  // A Map's entries, or a Set's codes, are no properties of it: they would never be read.
+  if (exitCodes instanceof Map || exitCodes instanceof Set) {
+    return `invalid option exitCodes ${
+      exitCodes instanceof Map ? "Map" : "Set"
+    }: give a plain object such as { 1: "empty" }`;
+  }
+  // Every key of its own, enumerable or not: mapsToEmpty reads any of them.
+  for (const code of Object.getOwnPropertyNames(exitCodes)) {
+    const meaning = exitCodes[code];
+    if (meaning === "empty" && code !== "0" && isExitStatus(code)) continue;
+    // (the sentence made only for a wrong entry: echoing a value costs more than the checks)
+    const entry = `invalid option exitCodes { ${givenValue(code)}: ${givenValue(meaning)} }`;
+    return code === "0"
+      ? `${entry}: exit code 0 already means success; give the other codes, such as { 1: "empty" }`
+      : `${entry}: give exit codes meaning "empty", such as { 1: "empty" }`;
   }
   return null;
 }
@@ -291,19 +317,16 @@ export function failure(kind: FailureKind, detail: string, c: Common, summary = 
 
 /**
  * The result when the guard itself failed around a run (a bug in it, a runner that would not load): kind
- * `spawn`, so it can never look like an answer. `what` says what failed; the error's message follows.
+ * `spawn`, so it can never look like an answer. `what` says what failed; the error's message follows. `maxDetail`:
+ * the caller's option as given (the default when it is unusable).
  */
-export function guardFailure(
-  what: string,
-  error: unknown,
-  maxDetail: number = DEFAULT_MAX_DETAIL,
-): ToolFailure {
+export function guardFailure(what: string, error: unknown, maxDetail?: unknown): ToolFailure {
   return failure("spawn", `${what}: ${errorText(error)}`, {
     exitCode: null,
     signal: null,
     durationMs: 0,
     stderr: "",
-    maxDetail,
+    maxDetail: maxDetailOf(maxDetail),
   });
 }
 
@@ -612,10 +635,10 @@ export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): To
 
 /**
  * {@linkcode classify} for `runTool`, which checked the options already: with options it refused, the outcome
- * carries the refusal as its `spawnError` and only `maxDetail` is read.
+ * carries the refusal as its `spawnError` and only `maxDetail` is read (the default when it is the one refused).
  */
 export function classifyOutcome(outcome: ProcessOutcome, options: ClassifyOptions): ToolResult {
-  const maxDetail = options.maxDetail ?? DEFAULT_MAX_DETAIL;
+  const maxDetail = maxDetailOf(options.maxDetail);
   const encoding = options.encoding ?? "utf-8";
   const tree = treeNoteOf(outcome.treeNote);
   const readNote = stderrReadNote(outcome.stderrReadError);

@@ -18,10 +18,18 @@ const wrong: [string, Record<string, unknown>][] = [
   // A key no exit status is written as: never read, so ignored without a word.
   ["exitCodes", { exitCodes: { "01": "empty" } }],
   ["exitCodes", { exitCodes: { "1.0": "empty" } }],
+  // Beyond 32 bits: no system reports such a status (Windows keeps 32 bits, POSIX 8).
+  ["exitCodes", { exitCodes: { "4294967296": "empty" } }],
+  ["exitCodes", { exitCodes: { "99999999999999999999999": "empty" } }],
   // Exit 0 is success already (the CLI refuses --empty-exit 0).
   ["exitCodes", { exitCodes: { 0: "empty" } }],
+  // An entry of its own that is not enumerable is read all the same, so it is checked too.
+  ["exitCodes", { exitCodes: Object.defineProperty({}, 1, { value: "emtpy" }) }],
   ["exitCodes", { exitCodes: "1" }],
   ["exitCodes", { exitCodes: [1] }],
+  // A Map's entries are no properties: never read, so ignored without a word.
+  ["exitCodes", { exitCodes: new Map([[1, "empty"]]) }],
+  ["exitCodes", { exitCodes: new Set([1]) }],
   ["encoding", { encoding: "nope" }],
   ["onOverflow", { onOverflow: "cut" }],
   ["maxDetail", { maxDetail: 0 }],
@@ -78,7 +86,7 @@ test(
   "runTool: exitCodes that classify refuses are refused before anything runs, and inherited ones unread",
   T,
   async () => {
-    for (const exitCodes of [{ 0: "empty" }, { "01": "empty" }]) {
+    for (const exitCodes of [{ 0: "empty" }, { "01": "empty" }, new Map([[1, "empty"]])]) {
       const r = await runTool(launcher.command, fake("exit", "1"), { protocol: "lines", exitCodes } as never);
       assert.equal(r.kind, "spawn", `${JSON.stringify(exitCodes)}: ${r.detail}`);
       assert.match(r.detail, /^invalid option exitCodes /);
@@ -89,3 +97,39 @@ test(
     assert.equal(r.exitCode, 1);
   },
 );
+
+test(
+  "classify and runTool: an option's value that JSON cannot write is named, never an internal error",
+  T,
+  async () => {
+    // JSON.stringify throws on a BigInt and writes a symbol as undefined; a long string is echoed clipped.
+    const odd: [Record<string, unknown>, RegExp][] = [
+      [{ protocol: 1n }, /^invalid option protocol 1: use /],
+      [{ encoding: 1n }, /^invalid option encoding 1: give /],
+      [{ onOverflow: 1n }, /^invalid option onOverflow 1: use /],
+      [{ protocol: Symbol("lines") }, /^invalid option protocol symbol: use /],
+      [{ encoding: Symbol("utf-8") }, /^invalid option encoding symbol: give /],
+      [{ protocol: "x".repeat(100_000) }, /^invalid option protocol "x{1,300}\u2026/],
+      [{ exitCodes: { ["1".repeat(100_000)]: "emtpy" } }, /^invalid option exitCodes \{ "1{1,300}\u2026/],
+    ];
+    for (const [options, sentence] of odd) {
+      assert.throws(
+        () => classify(noMatch, options as ClassifyOptions),
+        (error: unknown) =>
+          error instanceof TypeError && sentence.test(error.message.replace(/^classify\(\): /, "")),
+        String(Object.keys(options)),
+      );
+      const r = await runTool(launcher.command, fake("exit", "1"), options as never);
+      assert.equal(r.kind, "spawn", r.detail);
+      assert.match(r.detail, sentence);
+    }
+  },
+);
+
+test("runTool: a maxDetail it refuses does not cut its own refusal, nor make runTool reject", T, async () => {
+  for (const maxDetail of [0, -1, 0.5, NaN, "abc", 1n]) {
+    const r = await runTool(launcher.command, fake("exit", "1"), { maxDetail } as never);
+    assert.equal(r.kind, "spawn", String(maxDetail));
+    assert.match(r.detail, /^invalid option maxDetail .+: give a number of characters of at least 1$/);
+  }
+});
