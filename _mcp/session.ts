@@ -342,6 +342,17 @@ function heldSlots(batch: readonly unknown[], most = batch.length): number[] | u
   return undefined;
 }
 
+/**
+ * Where the walk of a batch built in code ends (`slots`: what {@linkcode heldSlots} found, `length`: how many
+ * slots it has): the slots held, or, walked by index, at most {@linkcode MOST_WRITTEN_OUT} of them. An array
+ * walked by index is no longer than that or holds its first `MAX_BATCH_MEMBERS + 1` slots, where the walk
+ * stops reading: a proxy whose length or `has` says otherwise on a later ask (2^32-1 slots, none held) was
+ * walked slot by slot, for ever.
+ */
+function walkEnd(slots: number[] | undefined, length: number): number {
+  return slots === undefined ? Math.min(length, MOST_WRITTEN_OUT) : length;
+}
+
 /** Messages of a frame, a batch or a single one, as a list. */
 function messagesOf(frame: McpFrame): unknown[] {
   return Array.isArray(frame.message) ? frame.message : [frame.message];
@@ -632,8 +643,9 @@ export class GuardedSession implements McpSession {
     // (past MAX_BATCH_MEMBERS elements, the rest is not read: a proxy 2^32-1 long that says it holds each
     // slot was read slot by slot, for ever, as JSON would write it)
     const slots = heldSlots(batch, MAX_BATCH_MEMBERS + 1);
-    const end = slots?.length ?? batch.length;
+    const length = slots?.length ?? batch.length;
     let holes = slots === undefined ? 0 : batch.length - slots.length;
+    const end = walkEnd(slots, length);
     // (each element read goes to `read` or `unread`: holes are answered after the walk)
     let n = 0;
     for (; n < end && read.length + unread.length < MAX_BATCH_MEMBERS; n++) {
@@ -659,11 +671,11 @@ export class GuardedSession implements McpSession {
         "one by one";
       unread.push(errorResponse(null, -32600, rest));
     }
-    if (n < end) {
+    if (n < length) {
       const rest =
-        `toolguard: ${end - n} more slots of the batch, past its first ${MAX_BATCH_MEMBERS} elements, were ` +
-        "not read, so none of them was passed on to the MCP server (a batch built in code is read up to " +
-        `${MAX_BATCH_MEMBERS} elements: send it in parts)`;
+        `toolguard: ${length - n} more slots of the batch, past its first ${n}, were not read, so ` +
+        `none of them was passed on to the MCP server (a batch built in code is read up to ${MAX_BATCH_MEMBERS} ` +
+        "elements: send it in parts)";
       unread.push(errorResponse(null, -32600, rest));
     }
     return { read, unread };
