@@ -1721,10 +1721,12 @@ export class GuardedSession implements McpSession {
     const replies: JsonRpcMessage[] = [];
     // (a long sparse batch, built in code: only the slots it holds, as a hole holds no message)
     let slots: number[] | undefined;
-    let count: number;
+    let length: number;
     try {
-      slots = heldSlots(batch);
-      count = slots?.length ?? batch.length;
+      // (past MAX_BATCH_MEMBERS elements, the rest is not read, as a client's batch built in code: a proxy
+      // 2^32-1 long that says it holds each slot was read slot by slot, for ever)
+      slots = heldSlots(batch, MAX_BATCH_MEMBERS + 1);
+      length = slots?.length ?? batch.length;
     } catch (error) {
       // A proxy whose length or keys cannot be read (a transport's value built in code): no message in it can
       // be, as in a revoked one (see fromServer); a throw would reach the transport's reader.
@@ -1732,7 +1734,9 @@ export class GuardedSession implements McpSession {
       return;
     }
     if (slots !== undefined) changed = true;
-    for (let n = 0; n < count; n++) {
+    const end = Math.min(walkEnd(slots, length), MAX_BATCH_MEMBERS);
+    if (end < length) changed = true;
+    for (let n = 0; n < end; n++) {
       const i = slots === undefined ? n : slots[n];
       let x: JsonRpcMessage;
       try {
@@ -1766,6 +1770,12 @@ export class GuardedSession implements McpSession {
         changed = true;
         if (r !== null) out.push(r);
       }
+    }
+    if (end < length) {
+      // (what it held may have been answers: the requests still waiting are answered, see #answerLost)
+      const why = `${length - end} more slots of the server's batch, past its first ${end}, were not read ` +
+        `(a batch built in code is read up to ${MAX_BATCH_MEMBERS} elements), so none of them was passed on`;
+      this.#lost = this.#reportNotJudged(new RangeError(why));
     }
     if (this.#hooks.splitBatches) {
       // The client is written to as MCP since 2025-06-18 writes, one message a line: the SDKs' readers drop
