@@ -329,13 +329,14 @@ function textOf(value: unknown): string {
 }
 
 /**
- * The indices a server batch holds when it is an array longer than {@linkcode MOST_WRITTEN_OUT} with holes
- * (built in code: it may be 2^32-1 slots long, which a walk by index would ask each of, for minutes);
+ * The indices a batch (the client's or the server's) holds when it is an array longer than
+ * {@linkcode MOST_WRITTEN_OUT} with holes (built in code: it may be 2^32-1 slots long, which a walk by index
+ * would ask each of, for minutes);
  * undefined for any other, which is walked by index. A hole is told by `in`, which reads no element: an
  * element whose getter throws is the walk's to report (read here, it sent a long batch the walk by index).
  * Only the first `most` slots are asked (a proxy whose `has` always says yes has no hole to find).
  */
-function heldSlots(batch: readonly unknown[], most = batch.length): number[] | undefined {
+function heldSlots(batch: readonly unknown[], most: number): number[] | undefined {
   if (batch.length <= MOST_WRITTEN_OUT) return undefined;
   const end = Math.min(batch.length, most);
   for (let i = 0; i < end; i++) if (!(i in batch)) return heldIndices(batch, 0);
