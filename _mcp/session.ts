@@ -674,9 +674,9 @@ export class GuardedSession implements McpSession {
     }
     if (n < length) {
       const rest =
-        `toolguard: ${length - n} more slots of the batch, past its first ${n}, were not read, so ` +
-        `none of them was passed on to the MCP server (a batch built in code is read up to ${MAX_BATCH_MEMBERS} ` +
-        "elements: send it in parts)";
+        `toolguard: ${length - n} more slots of the batch, past its first ${n}, were not read, so none of ` +
+        "them was passed on to the MCP server (a batch built in code is read up to " +
+        `${MAX_BATCH_MEMBERS} elements: send it in parts)`;
       unread.push(errorResponse(null, -32600, rest));
     }
     return { read, unread };

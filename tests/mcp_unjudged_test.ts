@@ -1466,8 +1466,8 @@ test("MCP session: a client batch built in code that claims 2^32-1 elements is r
 
 test("MCP session: a client batch built in code whose length or has says otherwise on a later ask is walked no further than 100 000 slots", () => {
   // The walk by index (no hole in the first 10 001 slots, or a length of 1 when first read) counted holes
-  // without end: a proxy whose `has` turns to no, or whose length grows to 2^32-1, hung fromClient. (Its traps
-  // throw past 200 000 asks, so the test fails, not hangs, when it is walked further.)
+  // without end: a proxy whose `has` turns to no, or whose length grows to 2^32-1, hung fromClient. (Its
+  // traps throw past 200 000 asks, so the test fails, not hangs, when it is walked further.)
   const lying = (how: "has" | "length") => {
     let asked = 0;
     let lengths = 0;
