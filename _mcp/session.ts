@@ -37,6 +37,7 @@ import {
   quickAnswerId,
   roundedMatch,
   takeLineText,
+  unwritable,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
 
@@ -252,7 +253,8 @@ function repeatedKey(text: string, message: JsonRpcMessage | JsonRpcMessage[]): 
   try {
     json = JSON.stringify(message);
   } catch {
-    // nested too deeply to write out: read below
+    // nested too deeply to write out: read below, and not tried again when it is written out (unwritable)
+    unwritable.add(message);
   }
   if (json === text) return undefined;
   const found = repeatedKeys(text);
