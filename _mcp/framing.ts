@@ -33,6 +33,7 @@ import {
   parseId,
   parseLineText,
   type ShownId,
+  unwritable,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpSession } from "./types.ts";
 
@@ -515,8 +516,9 @@ export function encodeMessage(message: unknown, unwritten?: (message: unknown) =
  * are left out. Undefined when nothing is left.
  */
 export function encodeJson(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
+  // (one the session already failed to write is not tried again: see `unwritable`)
   try {
-    return JSON.stringify(message);
+    if (!unwritable.has(message as object)) return JSON.stringify(message);
   } catch {
     // below, message by message
   }
@@ -526,7 +528,7 @@ export function encodeJson(message: unknown, unwritten?: (message: unknown) => v
   for (const m of message) {
     let json: string | undefined;
     try {
-      json = JSON.stringify(m);
+      json = unwritable.has(m as object) ? writtenInstead(m, unwritten) : JSON.stringify(m);
     } catch {
       json = writtenInstead(m, unwritten);
     }

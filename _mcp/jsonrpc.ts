@@ -297,6 +297,13 @@ export interface BatchMember {
 /** How many members of a batch too long to keep are noted at most; the rest cannot be answered. */
 export const MAX_BATCH_MEMBERS = 10_000;
 
+/**
+ * Messages the runtime's `JSON.stringify` already failed to write out (nested too deeply: see `repeatedKey`
+ * in session.ts), which `encodeJson` (framing.ts) leaves out without trying again: Bun's gives up tens of
+ * thousands of levels down, after 0.3-0.7 s of CPU, as it slows with the depth it reaches.
+ */
+export const unwritable: WeakSet<object> = new WeakSet();
+
 /** Made on first use: under Deno the first decoder loads the text-encoding support. */
 export const decoder: () => TextDecoder = lazy(() => new TextDecoder());
 

@@ -37,6 +37,7 @@ import {
   quickAnswerId,
   roundedMatch,
   takeLineText,
+  unwritable,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
 
@@ -252,7 +253,8 @@ function repeatedKey(text: string, message: JsonRpcMessage | JsonRpcMessage[]): 
   try {
     json = JSON.stringify(message);
   } catch {
-    // nested too deeply to write out: read below
+    // nested too deeply to write out: read below, and not tried again when it is written out (unwritable)
+    unwritable.add(message);
   }
   if (json === text) return undefined;
   const found = repeatedKeys(text);
@@ -329,17 +331,29 @@ function textOf(value: unknown): string {
 }
 
 /**
- * The indices a server batch holds when it is an array longer than {@linkcode MOST_WRITTEN_OUT} with holes
- * (built in code: it may be 2^32-1 slots long, which a walk by index would ask each of, for minutes);
+ * The indices a batch (the client's or the server's) holds when it is an array longer than
+ * {@linkcode MOST_WRITTEN_OUT} with holes (built in code: it may be 2^32-1 slots long, which a walk by index
+ * would ask each of, for minutes);
  * undefined for any other, which is walked by index. A hole is told by `in`, which reads no element: an
  * element whose getter throws is the walk's to report (read here, it sent a long batch the walk by index).
  * Only the first `most` slots are asked (a proxy whose `has` always says yes has no hole to find).
  */
-function heldSlots(batch: readonly unknown[], most = batch.length): number[] | undefined {
+function heldSlots(batch: readonly unknown[], most: number): number[] | undefined {
   if (batch.length <= MOST_WRITTEN_OUT) return undefined;
   const end = Math.min(batch.length, most);
   for (let i = 0; i < end; i++) if (!(i in batch)) return heldIndices(batch, 0);
   return undefined;
+}
+
+/**
+ * Where the walk of a batch built in code ends (`slots`: what {@linkcode heldSlots} found, `length`: how many
+ * slots it has): the slots held, or, walked by index, at most {@linkcode MOST_WRITTEN_OUT} of them. An array
+ * walked by index is no longer than that or holds its first `MAX_BATCH_MEMBERS + 1` slots, where the walk
+ * stops reading: a proxy whose length or `has` says otherwise on a later ask (2^32-1 slots, none held) was
+ * walked slot by slot, for ever.
+ */
+function walkEnd(slots: number[] | undefined, length: number): number {
+  return slots === undefined ? Math.min(length, MOST_WRITTEN_OUT) : length;
 }
 
 /** Messages of a frame, a batch or a single one, as a list. */
@@ -632,8 +646,9 @@ export class GuardedSession implements McpSession {
     // (past MAX_BATCH_MEMBERS elements, the rest is not read: a proxy 2^32-1 long that says it holds each
     // slot was read slot by slot, for ever, as JSON would write it)
     const slots = heldSlots(batch, MAX_BATCH_MEMBERS + 1);
-    const end = slots?.length ?? batch.length;
+    const length = slots?.length ?? batch.length;
     let holes = slots === undefined ? 0 : batch.length - slots.length;
+    const end = walkEnd(slots, length);
     // (each element read goes to `read` or `unread`: holes are answered after the walk)
     let n = 0;
     for (; n < end && read.length + unread.length < MAX_BATCH_MEMBERS; n++) {
@@ -659,10 +674,10 @@ export class GuardedSession implements McpSession {
         "one by one";
       unread.push(errorResponse(null, -32600, rest));
     }
-    if (n < end) {
+    if (n < length) {
       const rest =
-        `toolguard: ${end - n} more slots of the batch, past its first ${MAX_BATCH_MEMBERS} elements, were ` +
-        "not read, so none of them was passed on to the MCP server (a batch built in code is read up to " +
+        `toolguard: ${length - n} more slots of the batch, past its first ${n}, were not read, so none of ` +
+        "them was passed on to the MCP server (a batch built in code is read up to " +
         `${MAX_BATCH_MEMBERS} elements: send it in parts)`;
       unread.push(errorResponse(null, -32600, rest));
     }
@@ -1709,10 +1724,12 @@ export class GuardedSession implements McpSession {
     const replies: JsonRpcMessage[] = [];
     // (a long sparse batch, built in code: only the slots it holds, as a hole holds no message)
     let slots: number[] | undefined;
-    let count: number;
+    let length: number;
     try {
-      slots = heldSlots(batch);
-      count = slots?.length ?? batch.length;
+      // (past MAX_BATCH_MEMBERS elements, the rest is not read, as a client's batch built in code: a proxy
+      // 2^32-1 long that says it holds each slot was read slot by slot, for ever)
+      slots = heldSlots(batch, MAX_BATCH_MEMBERS + 1);
+      length = slots?.length ?? batch.length;
     } catch (error) {
       // A proxy whose length or keys cannot be read (a transport's value built in code): no message in it can
       // be, as in a revoked one (see fromServer); a throw would reach the transport's reader.
@@ -1720,7 +1737,9 @@ export class GuardedSession implements McpSession {
       return;
     }
     if (slots !== undefined) changed = true;
-    for (let n = 0; n < count; n++) {
+    const end = Math.min(walkEnd(slots, length), MAX_BATCH_MEMBERS);
+    if (end < length) changed = true;
+    for (let n = 0; n < end; n++) {
       const i = slots === undefined ? n : slots[n];
       let x: JsonRpcMessage;
       try {
@@ -1754,6 +1773,12 @@ export class GuardedSession implements McpSession {
         changed = true;
         if (r !== null) out.push(r);
       }
+    }
+    if (end < length) {
+      // (what it held may have been answers: the requests still waiting are answered, see #answerLost)
+      const why = `${length - end} more slots of the server's batch, past its first ${end}, were not read ` +
+        `(a batch built in code is read up to ${MAX_BATCH_MEMBERS} elements), so none of them was passed on`;
+      this.#lost = this.#reportNotJudged(new RangeError(why));
     }
     if (this.#hooks.splitBatches) {
       // The client is written to as MCP since 2025-06-18 writes, one message a line: the SDKs' readers drop

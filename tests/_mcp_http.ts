@@ -62,6 +62,11 @@ export function scriptedServer(
       if (!answeredPlainly(m, res, tools)) post(m, res, req, body);
     });
   });
+  // Idle keep-alive sockets stay open until stop() ends them. Closed by the server once idle for
+  // keepAliveTimeout (5 s), one raced the relay's next POST on it: after a relay that held the event loop
+  // that long (Bun's JSON.stringify giving up on a message nested 200 000 deep, on a loaded machine), the POST
+  // went out on a socket the server was closing (ECONNRESET under Bun), as in _fake_llm_server.ts.
+  server.keepAliveTimeout = 0;
   return new Promise((resolve) => {
     server.listen(0, "127.0.0.1", () => {
       const port = (server.address() as { port: number }).port;

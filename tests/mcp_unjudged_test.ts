@@ -1464,6 +1464,74 @@ test("MCP session: a client batch built in code that claims 2^32-1 elements is r
   }
 });
 
+test("MCP session: a client batch built in code whose length or has says otherwise on a later ask is walked no further than 100 000 slots", () => {
+  // The walk by index (no hole in the first 10 001 slots, or a length of 1 when first read) counted holes
+  // without end: a proxy whose `has` turns to no, or whose length grows to 2^32-1, hung fromClient. (Its
+  // traps throw past 200 000 asks, so the test fails, not hangs, when it is walked further.)
+  const lying = (how: "has" | "length") => {
+    let asked = 0;
+    let lengths = 0;
+    const ask = () => {
+      if (++asked > 200_000) throw new Error(`asked ${asked} slots`);
+    };
+    return new Proxy([], {
+      get: (target, key) => {
+        if (key === "length") return how === "length" && lengths++ === 0 ? 1 : 2 ** 32 - 1;
+        if (typeof key === "symbol" || Number.isNaN(Number(key))) return Reflect.get(target, key);
+        ask();
+        return { jsonrpc: "2.0", method: "notifications/progress" };
+      },
+      has: () => (ask(), how === "has" && asked <= 10_001),
+    }) as unknown as JsonRpcMessage[];
+  };
+  for (const how of ["has", "length"] as const) {
+    for (const batches of ["forward", "split"] as const) {
+      const { guarded, toClient } = session(batches);
+      guarded.fromClient({ message: lying(how) });
+      const answers = (toClient.flat() as JsonRpcMessage[]).map((m) =>
+        (m.error as { message: string }).message
+      );
+      assert.deepEqual(answers.filter((m) => /could not be read/.test(m)), [], `${how}, ${batches}`);
+      assert.match(
+        answers.at(-1)!,
+        /^toolguard: 42948\d{5} more slots .* were not read/,
+        `${how}, ${batches}`,
+      );
+    }
+  }
+});
+
+test("MCP session: a server batch built in code that claims 2^32-1 elements is read up to 10 000 elements, the waiting requests answered", () => {
+  // A proxy whose `has` always says yes was asked slot by slot, 2^32-1 of them: fromServer never returned.
+  // (Its traps give up past 200 000 asks, so the test fails, not hangs, when it is walked.)
+  let asked = 0;
+  const ask = () => {
+    if (++asked > 200_000) throw new Error(`asked ${asked} slots`);
+  };
+  const lying = new Proxy([], {
+    get: (target, key) => {
+      if (key === "length") return 2 ** 32 - 1;
+      if (typeof key === "symbol" || Number.isNaN(Number(key))) return Reflect.get(target, key);
+      ask();
+      return { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: 1 } };
+    },
+    has: () => (ask(), true),
+  }) as unknown as JsonRpcMessage[];
+  for (const batches of ["forward", "split"] as const) {
+    asked = 0;
+    const { guarded, toClient, events } = session(batches);
+    guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "ping" } });
+    guarded.fromServer({ message: lying });
+    const out = toClient.flat() as JsonRpcMessage[];
+    assert.equal(out.filter((m) => m.method === "notifications/progress").length, 10_000, batches);
+    // (what was not read may have held its answer: the ping waits no more)
+    const answer = out.find((m) => m.id === 2);
+    assert.match(JSON.stringify(answer?.error), /4294957295 more slots .* were not read/, batches);
+    assert.equal(guarded.pending, 0, batches);
+    assert.equal(events.filter((e) => e.event === "stray_message" && e.kind === "not_judged").length, 1);
+  }
+});
+
 test("MCP session: a client request built in code under a BigInt id is answered under id null, alone or in a batch", () => {
   // It was refused under its BigInt id, an answer no sink can write as JSON (the request waited for ever),
   // and in a split batch its refusal went alone while the batch waited for it, never answered.
