@@ -3082,7 +3082,7 @@ const MODEL_TAKES_LEADS = [
 const MODEL_SUBJECT = lazy(() => /^(?:ai |the |any |every |each |language |llms )/);
 
 const OWNED =
-  `\\b(?:my|all (?:of )?(?:my|the|your)|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
+  `\\b(?:my|all (?:of )?(?:my|the|your)|(?:every(?: single)? (?:person|contact|attendee|participant)|everyone|everybody)(?: (?:that|who|whom))? (?:i|we)|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
 
 /** Where an address ends: white space (`\s`) or `)`, `"`, `'`, `>`. */
 const URL_STOP = lazy(() => /[\s)"'>]/g);
@@ -4065,6 +4065,7 @@ const englishRules = (): Draft[] => [
       "my",
       "all my",
       "all the",
+      "every",
       "all your",
       "all of ",
       "user's",
