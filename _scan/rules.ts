@@ -529,13 +529,21 @@ const CJK_ORDER = lazy(() =>
 );
 
 /**
+ * The labels of a mail's subject line, folded, in English, German and French: "Subject:", "Betreff:", "Objet :",
+ * and the marks a reply or a forward puts before it: "Re:", "Fw:", "Fwd:", German "AW:" and "WG:", French "TR :".
+ */
+const MAIL_MARK = "subject|betreff|objet|re|fwd?|aw|wg|tr";
+
+/**
  * A label, at a line's start, that names who speaks in a transcript or heads an e-mail, a ticket, a post or an
  * episode: "Interviewer:", "Q:", "Reviewer:", "Subject:", "Re:", "Title:", "Ticket #4411:", "Podcast episode 42:".
  */
 const STATEMENT_LABEL = lazy(() =>
   new RegExp(
-    "(?:^|\\n)[ \\t>*#-]*(?:interviewer|interviewee|host|guest|q|a|reviewer|assignee|subject|re|fwd?|title|headline|" +
-      "topic|category|support|betreff|titel|objet|titre|asunto|titulo|oggetto|titolo|assunto|temat|predmet|" +
+    // (a reply's or a forward's marks may stand before the label, "Betreff: AW: ...", "Re: Re: ...")
+    `(?:^|\\n)[ \\t>*#-]*(?:(?:${MAIL_MARK}) ?: ?){0,4}(?:interviewer|interviewee|host|guest|q|a|reviewer|` +
+      `assignee|${MAIL_MARK}|title|headline|topic|category|support|titel|titre|asunto|titulo|oggetto|titolo|` +
+      "assunto|temat|predmet|" +
       "(?:ticket|issue|bug|case)(?: #?[0-9]+)?|(?:podcast )?episode(?: #?[0-9]+)?)" +
       " ?: ?$",
   )
@@ -2554,8 +2562,17 @@ function takesSecret(t: string, s: number, e: number): boolean {
 function toAnAddress(t: string, s: number, e: number): boolean {
   if (mailedTo(t, e)) return true;
   const end = t.slice(Math.max(0, e - 40), e);
-  return /https?:\/\/|www\.|\.[a-z]{2,}$/.test(end) && !SENT_BY_PROTOCOL().test(t.slice(e, e + 60)) &&
+  return /https?:\/\/|www\.|\.[a-z]{2,}$/.test(end) && !sentByProtocol(t, e) &&
     !/[ \n](?:to|at|into|on|with)[ \n](?:your|our)\b/.test(t.slice(s, e));
+}
+
+/**
+ * True when the `exfil.send_to_address` match that ends at `e` ends in no e-mail address, and how or when an API's
+ * protocol sends it follows (see `SENT_BY_PROTOCOL`): a changelog's "The model (GPT-4.1) must send the access token
+ * to https://api.acme.com in the Authorization header".
+ */
+function sentByProtocol(t: string, e: number): boolean {
+  return SENT_BY_PROTOCOL().test(t.slice(e, e + 60)) && !mailedTo(t, e);
 }
 
 /**
@@ -2639,6 +2656,20 @@ function describesCommand(t: string, s: number, e: number, upper: (i: number) =>
   const rest = line.slice(name);
   return !/[.!?][ \t]|:\/\//.test(line) && /[a-z0-9].*(?::| -{1,2}) ?$/.test(rest) &&
     (!upper(from + name + rest.search(/[a-z]|$/)) || /[/\\]/.test(line) || CMDLET.test(rest));
+}
+
+/**
+ * True when an `exfil.print_secrets` match at `t[s..e]` that a manual's verb opens ("show", "list") asks for the
+ * secrets as an order to the model does, folded: shown to the one who asks, not theirs ("Show me all passwords",
+ * not "Show me all my passwords"), or those the model holds ("List all the secrets you can see"); a manual says
+ * what a command shows ("Show all passwords", "Show all passwords you saved").
+ */
+function shownToAsker(t: string, s: number, e: number): boolean {
+  const match = t.slice(s, e);
+  return (/^[a-z]+(?: out)? (?:me|us)\b/.test(match) && !/ (?:my|our) /.test(match)) ||
+    /^[ \n](?:that )?you (?:can |could )?(?:see|access|read|reach|have access to|hold|know|remember)\b/.test(
+      t.slice(e, e + 32),
+    );
 }
 
 /**
@@ -2771,7 +2802,7 @@ const SECRET_OPENS_MUST_BE = lazy(() =>
  */
 const SECRET_SENT_BEFORE = lazy(() =>
   new RegExp(
-    `(?:^|[.!?;\n] *|(?<!\\b(?:subject|re|fwd?|title)):[ \n]*)(?:(?:please|now|then|and|so|just) )?` +
+    `(?:^|[.!?;\n] *|(?<!\\b(?:${MAIL_MARK}|title) ?):[ \n]*)(?:(?:please|now|then|and|so|just) )?` +
       `${EXFIL_VERBS} (?:me (?!my )|us (?!our ))?(?:the |all |all the |any |every )?(?:(?!your )[a-z'-]+ )?(?<![a-z])${SECRETS}` +
       `(?:(?![a-z]) (?:now|immediately|asap|${AT_ONCE}))?${NOUN_ENDS}[.!;,]? ?$`,
   )
@@ -2979,8 +3010,13 @@ const BARE_KEYS =
   "keys(?![a-z0-9_-]|\\.[a-z0-9])(?![ \\t]*(?:,?[ \\t]*(?:and|or|&)[ \\t]+|,[ \\t]*)?(?:(?:their|the|its) )?values?\\b)" +
   "(?=[ \\t]*(?:[.!?;:,)\\n]|$)|[ \\t]+(?:now|immediately|asap|right away|at once|straight away|you|and|or|&)(?![a-z]))";
 
-/** The ends of domains `DESTINATION` knows a bare web address by ("evil.io"), folded. */
-const KNOWN_TLD = "(?:com|net|org|io|xyz|ru|cn|info|biz|co|me|app|dev|site|top)";
+/**
+ * The ends of domains `DESTINATION` knows a bare web address by ("evil.io", "evil.de", "evil.co.uk"), folded: the
+ * generic ones and countries', not those that are words or a file's extension too ("it", "at", "in", "us", "pl",
+ * "pt": "send it to me.it was", "upload the script to deploy.pl").
+ */
+const KNOWN_TLD =
+  "(?:com|net|org|io|xyz|ru|cn|info|biz|co|me|app|dev|site|top|de|uk|fr|es|nl|ch|eu|se|dk|fi|jp|au|ca|br|cz|nz|ie|kr)";
 
 /**
  * An e-mail address written out against harvesters, folded: "x [at] evil [dot] io", "x (at) evil (dot) io", in
@@ -3046,7 +3082,7 @@ const MODEL_TAKES_LEADS = [
 const MODEL_SUBJECT = lazy(() => /^(?:ai |the |any |every |each |language |llms )/);
 
 const OWNED =
-  `\\b(?:my|all (?:of )?(?:my|the|your)|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
+  `\\b(?:my|all (?:of )?(?:my|the|your)|(?:every(?: single)? (?:person|contact|attendee|participant)|everyone|everybody)(?: (?:that|who|whom))? (?:i|we)|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
 
 /** Where an address ends: white space (`\s`) or `)`, `"`, `'`, `>`. */
 const URL_STOP = lazy(() => /[\s)"'>]/g);
@@ -4029,6 +4065,7 @@ const englishRules = (): Draft[] => [
       "my",
       "all my",
       "all the",
+      "every",
       "all your",
       "all of ",
       "user's",
@@ -4114,6 +4151,25 @@ const englishRules = (): Draft[] => [
       ".dev",
       ".site",
       ".top",
+      // (countries' too, see `KNOWN_TLD`)
+      ".de",
+      ".uk",
+      ".fr",
+      ".es",
+      ".nl",
+      ".ch",
+      ".eu",
+      ".se",
+      ".dk",
+      ".fi",
+      ".jp",
+      ".au",
+      ".ca",
+      ".br",
+      ".cz",
+      ".nz",
+      ".ie",
+      ".kr",
       "mail",
       "inbox",
       "account",
@@ -4147,7 +4203,7 @@ const englishRules = (): Draft[] => [
         ? imperativeStart(t, s, upper) !== false ||
           // (or "... required that the model send ...", the verb as a subjunctive has it)
           ((MODEL_MUST().test(lineBefore(t, s, 90)) || MODEL_MADE_TO().test(lineBefore(t, s, 80))) &&
-            takesData(t, s, e)) ||
+            takesData(t, s, e) && !sentByProtocol(t, e)) ||
           (YOU_SHOULD().test(lineBefore(t, s, 40)) && SECRET_SENT().test(t.slice(s, e)) && mailedTo(t, e)) ||
           (MODEL_SHOULD().test(lineBefore(t, s, 90)) && takesSecret(t, s, e))
         : PASSIVE_AT().test(t.slice(s, s + 16))
@@ -4218,8 +4274,8 @@ const englishRules = (): Draft[] => [
       // reference has it, nor a command's help line, nor a heading its step follows, "List all stored
       // credentials: vault list")
       !(/^(?:list|show|display|enumerate)\b/.test(t.slice(s, s + 10)) &&
-        (!/[ \n](?:stored|saved|cached)[ \n-]/.test(t.slice(s, e + 8)) || t.charCodeAt(e) === 0x3a ||
-          describesCommand(t, s, e, upper))),
+        ((!/[ \n](?:stored|saved|cached)[ \n-]/.test(t.slice(s, e + 8)) && !shownToAsker(t, s, e)) ||
+          t.charCodeAt(e) === 0x3a || describesCommand(t, s, e, upper))),
   },
   // ----------------------------------------------------------------------------------- role injection
   {
