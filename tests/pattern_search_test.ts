@@ -560,6 +560,23 @@ test("a value that can take few rounds of a repeated group is asked of JavaScrip
   }
 });
 
+test("a value of pairs takes a round a character, not a code unit, on JavaScriptCore", async () => {
+  // (`^(?:[^\\]|\\[a-z]{20})*$` on 1 M pairs and a backslash, 1 M rounds of 1 M characters, was read as 2 M
+  // characters of too few rounds and asked of JavaScriptCore first: its interpreter took 1.2 s to say no, then
+  // the matcher 0.7 s, where the matcher alone took 0.7 s)
+  const v = validator("^(?:[^\\\\]|\\\\[a-z]{20})*$");
+  const text = "\u{1F600}".repeat(121_000) + "\\";
+  const [call, asked] = await countingWork(
+    RegExp.prototype,
+    "test",
+    () => v.validate([{ name: "t", arguments: { a: text } }]).calls[0],
+    (_, [s]) => String(s).length >= 100_000 ? 1 : 0,
+  );
+  assert.equal(call.allowed, false);
+  // (V8 keeps its engine, asked once)
+  assert.equal(asked, failsQuietly() ? 0 : 1, `the native engine asked ${asked} times`);
+});
+
 test("a group routed to the matcher on JavaScriptCore keeps the native yes where the matcher runs out of steps", () => {
   // `(?:\d{40}|z)(?:a|b{20})+` keeps 40 threads alive on a run of digits: the matcher gives up on 100 001
   // characters, where JavaScriptCore's "yes" (it fails only by saying no) answered before the route
