@@ -1477,14 +1477,22 @@ function firstOf(node: Node): [number, number][] | null {
  */
 function manyRounds(rounds: Round[], s: string, unicode: boolean, every: number): boolean {
   const n = s.length;
-  const enough = Math.max(JSC_COMPILED_ROUNDS, n / every);
+  // (whole rounds: 2 M "ab" and "!" takes a round every two characters but for one, and its "no", sent to
+  // JavaScriptCore first, took its interpreter 1.1 s before the matcher was asked)
+  const enoughFor = (chars: number) => Math.max(JSC_COMPILED_ROUNDS, Math.floor(chars / every));
+  // (the matcher reads a pair as one character: 1 M rounds of `^(?:[^\\]|\\[a-z]{20})*$` on 1 M pairs, read as
+  // 2 M characters of too few rounds, went to JavaScriptCore first, whose "no" took its interpreter 1.2 s before
+  // the matcher; a value's length in code units is the most characters it has, and bounds what it needs)
   const most = rounds.map((r) => Math.floor(n / r.least));
-  if (most.reduce((sum, m) => sum + m, 0) < enough) return false;
+  if (most.reduce((sum, m) => sum + m, 0) < enoughFor(n)) return false;
   if (rounds.length > MAX_COUNTED_ROUNDS || rounds.some((r) => r.set === null)) return true;
   let bits = BMP_BITS.get(rounds);
   if (bits === undefined) BMP_BITS.set(rounds, bits = bmpBits(rounds));
+  // (what `n` characters, the most `s` can be of, take: reached, enough whatever its pairs)
+  const enough = enoughFor(n);
   const taken = rounds.map(() => 0);
   let total = 0;
+  let pairs = 0;
   // (read by code unit, a pair put together: a count of `codePointAt` tells the matcher's reading apart)
   for (let i = 0; i < n; i++) {
     // (now and then, whether the rest can still bring enough: on 2 M "c" of `^(?:ab|c{40})*$`, from the middle
@@ -1492,8 +1500,11 @@ function manyRounds(rounds: Round[], s: string, unicode: boolean, every: number)
     // characters only at its end)
     if ((i & 0x3fff) === 0 && i > 0) {
       const left = n - i;
-      if (most.reduce((sum, m, k) => sum + Math.min(m - taken[k], left), total) < enough) return false;
-      if (total >= JSC_COMPILED_ROUNDS && every * total >= i) return true;
+      if (
+        most.reduce((sum, m, k) => sum + Math.min(m - taken[k], left), total) <
+          enoughFor(i - pairs + left)
+      ) return false;
+      if (total >= JSC_COMPILED_ROUNDS && every * total >= i - pairs) return true;
     }
     const c = s.charCodeAt(i);
     let m = bits[c];
@@ -1503,6 +1514,7 @@ function manyRounds(rounds: Round[], s: string, unicode: boolean, every: number)
         const cp = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
         m = rounds.reduce((b, r, k) => inSet(r.set!, cp) ? b | (1 << k) : b, 0);
         i++;
+        pairs++;
       }
     }
     for (; m !== 0; m &= m - 1) {
@@ -1513,7 +1525,7 @@ function manyRounds(rounds: Round[], s: string, unicode: boolean, every: number)
       }
     }
   }
-  return false;
+  return total >= enoughFor(n - pairs);
 }
 
 /** What {@linkcode bmpBits} made for each list of rounds (once a pattern, on the first long value). */

@@ -500,14 +500,25 @@ test("a group repeated on a long value runs on the linear-time matcher on JavaSc
         [unit.repeat(1_000), true, false],
       ] as const
     ) {
-      const [call, read] = await countingWork(
+      const [[call, asked], read] = await countingWork(
         String.prototype,
         "codePointAt",
-        () => v.validate([{ name: "t", arguments: { a: text } }]).calls[0],
+        () =>
+          countingWork(
+            RegExp.prototype,
+            "test",
+            () => v.validate([{ name: "t", arguments: { a: text } }]).calls[0],
+            (_, [s]) => String(s).length >= 100_000 ? 1 : 0,
+          ),
       );
       assert.equal(call.allowed, allowed, `${pattern} on ${text.length}`);
       // (the matcher reads each code point; the native engine none through this method)
       assert.equal(read >= text.length, matched, `${pattern} on ${text.length}: ${read} code points read`);
+      // (nor is the native engine asked first: a value of odd length, a round every two characters but for
+      // one, went to JavaScriptCore's interpreter, 1.1 s for its "no" on 2 M "ab" and "!", then to the matcher)
+      if (matched) {
+        assert.equal(asked, 0, `${pattern} on ${text.length}: the native engine asked ${asked} times`);
+      }
     }
   }
 });
@@ -547,6 +558,23 @@ test("a value that can take few rounds of a repeated group is asked of JavaScrip
       );
     }
   }
+});
+
+test("a value of pairs takes a round a character, not a code unit, on JavaScriptCore", async () => {
+  // (`^(?:[^\\]|\\[a-z]{20})*$` on 1 M pairs and a backslash, 1 M rounds of 1 M characters, was read as 2 M
+  // characters of too few rounds and asked of JavaScriptCore first: its interpreter took 1.2 s to say no, then
+  // the matcher 0.7 s, where the matcher alone took 0.7 s)
+  const v = validator("^(?:[^\\\\]|\\\\[a-z]{20})*$");
+  const text = "\u{1F600}".repeat(121_000) + "\\";
+  const [call, asked] = await countingWork(
+    RegExp.prototype,
+    "test",
+    () => v.validate([{ name: "t", arguments: { a: text } }]).calls[0],
+    (_, [s]) => String(s).length >= 100_000 ? 1 : 0,
+  );
+  assert.equal(call.allowed, false);
+  // (V8 keeps its engine, asked once)
+  assert.equal(asked, failsQuietly() ? 0 : 1, `the native engine asked ${asked} times`);
 });
 
 test("a group routed to the matcher on JavaScriptCore keeps the native yes where the matcher runs out of steps", () => {
