@@ -231,7 +231,7 @@ interface Unread {
   session: number;
 }
 
-/** The fields of `/proc/PID/stat` from the third on (state, ppid, pgrp, session, ...), or undefined when it is gone. */
+/** Fields 3 to 6 of `/proc/PID/stat` (state, ppid, pgrp, session), or undefined when it is gone. */
 function statOf(proc: ProcReader, pid: number): string[] | undefined {
   try {
     return fieldsOf(procText(proc, `/proc/${pid}/stat`));
@@ -925,8 +925,9 @@ function pipeEnds(proc: ProcReader, pid: number, links: Map<string, string>, our
   return { reads, writes };
 }
 
-/** The fields of a `stat` line from the third on (state, ppid, pgrp, ...). */
+/** Fields 3 to 6 of a `stat` line (state, ppid, pgrp, session): no caller reads further. */
 function fieldsOf(stat: string): string[] {
-  // The command name (field 2) may hold spaces and parentheses: count fields from the last ')'.
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // The command name (field 2) may hold spaces and parentheses: count fields from the last ')'. The limit
+  // spares splitting the ~46 fields after these on every process whose environment could not be read.
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
 }
