@@ -11,6 +11,7 @@
  */
 import {
   type ChildExit,
+  EXITED_NOTE,
   hostInput,
   hostOutput,
   type LiveChild,
@@ -395,7 +396,8 @@ class McpRelay {
     const reach = child.killReached();
     if (reach === "tool") return "server_only";
     if (reach === "none") return "none";
-    return child.treeNote() === undefined ? "ended" : "group_only";
+    const note = child.treeNote();
+    return note === undefined || note === EXITED_NOTE ? "ended" : "group_only";
   }
 
   /**

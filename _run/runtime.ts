@@ -45,6 +45,7 @@ import {
   windowsTreeKill,
 } from "./windows.ts";
 import {
+  exitedUnreaped,
   newTreeMarker,
   type OurEnds,
   ourEnds,
@@ -467,6 +468,11 @@ interface Tree {
   /** Set once a kill met a process of the tree it was not allowed to signal. */
   unsignalled?: boolean;
   /**
+   * Set at the first kill on Linux: whether the tool had exited by itself but was not reaped yet (a zombie,
+   * which a signal reaches and does not end).
+   */
+  exited?: boolean;
+  /**
    * Our ends of the pipes we read, kept from the first look at the tree that needed them: the child's stay
    * open while its output is read, and reading them all again on every recheck costs as much as a /proc scan.
    */
@@ -493,6 +499,9 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
     if (!mayRunTaskkill()) return toolOnly();
     return windowsKill(tree.pid, options, toolOnly);
   }
+  // Read before the guard's first signal, after which a tool it ended looks the same. (Deno reads /proc/PID/stat
+  // only with --allow-all, which also grants the signals: where only the tool's own kill is left, it cannot.)
+  if (isLinux) tree.exited ??= !tree.reaped && exitedUnreaped(tree.pid);
   if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
   if (tree.marker !== null && treeMarkersWork()) {
     const { signalled, unread, unsignalled } = signalMarked(tree.marker, signal, {
@@ -753,6 +762,10 @@ interface DenoStart {
  * handle that its exit shows came after the tool had exited by itself reached no process.
  */
 function reachOf(tree: Tree): KillReach | undefined {
+  // On Linux a tool that had exited, whose tree's markers led to no other process, left nothing it reached.
+  if (tree.reach === undefined && tree.exited && tree.members !== undefined) {
+    return [...tree.members].some((pid) => pid !== tree.pid) ? undefined : "none";
+  }
   return tree.reach === "tool" && tree.exit !== undefined ? ownKillReach(tree.exit) : tree.reach;
 }
 
@@ -760,10 +773,19 @@ function reachOf(tree: Tree): KillReach | undefined {
 function treeNote(tree: Tree): string | undefined {
   const reach = reachOf(tree);
   if (reach !== undefined) {
-    if (!isWindows) return PARTIAL_RUN_NOTE;
-    return tree.noTaskkill ? noTaskkillNote(runtimeName, reach === "none") : TASKKILL_GONE_NOTE;
+    if (isWindows) {
+      return tree.noTaskkill ? noTaskkillNote(runtimeName, reach === "none") : TASKKILL_GONE_NOTE;
+    }
+    return tree.reach === undefined ? EXITED_ALONE_NOTE : PARTIAL_RUN_NOTE;
   }
   if (isWindows) return TASKKILL_TREE_NOTE;
+  const note = ofSignalledTree(tree);
+  if (!tree.exited) return note;
+  return note === undefined ? EXITED_NOTE : `${EXITED_NOTE}, ${note}`;
+}
+
+/** What {@linkcode treeNote} says of a POSIX tree that was signalled, beside whether the tool had exited. */
+function ofSignalledTree(tree: Tree): string | undefined {
   // One note, the graver first: a process left running outranks one found another way.
   if (tree.unsignalled) return UNSIGNALLED_NOTE;
   if (tree.unread) return UNREAD_NOTE;
@@ -772,6 +794,18 @@ function treeNote(tree: Tree): string | undefined {
   // spawn carries the marker where markers work, so here they do not, and why is said.
   return `found by its process group only (${whyNoMarkers()}): a descendant that left the group may have survived`;
 }
+
+/**
+ * Said after "the guard ended the process tree, " where the tool itself had exited first (not yet reaped):
+ * alone, it says nothing of a part of the tree missed.
+ */
+export const EXITED_NOTE = "but the tool itself had already exited";
+
+/**
+ * Said after "the guard could not end the process tree, " where the tool had exited first (not yet reaped) and
+ * its marker led to no process it started.
+ */
+const EXITED_ALONE_NOTE = "as the tool had already exited and no process it started was found running";
 
 /**
  * Said after "the guard ended the process tree, " where a process of it did not let its environment (and so

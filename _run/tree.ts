@@ -71,12 +71,27 @@ interface ProcReader {
 let reader: ProcReader | null | undefined;
 /** Why {@linkcode procReader} found none, for {@linkcode whyNoMarkers}. */
 let noReader = "/proc is not readable here";
+let plain: ProcReader | null | undefined;
+
+/**
+ * How to read `/proc` where it may be read at all, environments or not: a `stat` line needs no more than read
+ * access to `/proc` (Deno refuses only the environments without --allow-all).
+ */
+function plainReader(): ProcReader | null {
+  if (plain !== undefined) return plain;
+  try {
+    plain = denoApi ? denoReader() : nodeReader();
+  } catch {
+    plain = null;
+  }
+  return plain;
+}
 
 function procReader(): ProcReader | null {
   if (reader !== undefined) return reader;
   reader = null;
   try {
-    const candidate = denoApi ? denoReader() : nodeReader();
+    const candidate = plainReader();
     // Our own environment must be readable, or the scan would see nothing (listing /proc waits for a kill).
     // Empty is readable: a host started with `env -i` has none, and the marker is in each child's own.
     if (candidate) {
@@ -173,10 +188,14 @@ function entryOf(marker: TreeMarker): Uint8Array {
 
 /**
  * The live processes of `/proc` by what their environment says of `needle` (`NAME=value`): the pids that
- * carry it, and those whose environment could not be read (a set-uid or non-dumpable program: only its
- * `stat` is ours to read), with their parent, group and session.
+ * carry it, and (`withUnread`) those whose environment could not be read (a set-uid or non-dumpable program:
+ * only its `stat` is ours to read), with their parent, group and session.
  */
-function scanMarked(proc: ProcReader, needle: Uint8Array): { marked: number[]; unread: Unread[] } {
+function scanMarked(
+  proc: ProcReader,
+  needle: Uint8Array,
+  withUnread = true,
+): { marked: number[]; unread: Unread[] } {
   const marked: number[] = [];
   const unread: Unread[] = [];
   for (const name of proc.list("/proc")) {
@@ -188,9 +207,9 @@ function scanMarked(proc: ProcReader, needle: Uint8Array): { marked: number[]; u
       environ = proc.read(`/proc/${pid}/environ`);
     } catch (error) {
       // Not ours to read (EACCES), or gone: one exiting (ESRCH: its memory is released) or reaped (ENOENT).
-      if (!refused(error)) continue;
-      const fields = statOf(proc, pid);
-      if (fields !== null) unread.push({ pid, ppid: fields[1], group: fields[2], session: fields[3] });
+      if (!withUnread || !refused(error)) continue;
+      const fields = statOf(proc, pid)?.map(Number);
+      if (fields !== undefined) unread.push({ pid, ppid: fields[1], group: fields[2], session: fields[3] });
       continue;
     }
     if (holdsEntry(environ, needle)) marked.push(pid);
@@ -212,13 +231,32 @@ interface Unread {
   session: number;
 }
 
-/** The fields of `/proc/PID/stat` from the third on, as numbers where they are, or null when it is gone. */
-function statOf(proc: ProcReader, pid: number): number[] | null {
+/** Fields 3 to 6 of `/proc/PID/stat` (state, ppid, pgrp, session), or undefined when it is gone. */
+function statOf(proc: ProcReader, pid: number): string[] | undefined {
   try {
-    return fieldsOf(procText(proc, `/proc/${pid}/stat`)).map(Number);
+    return fieldsOf(procText(proc, `/proc/${pid}/stat`));
   } catch {
-    return null;
+    return undefined;
   }
+}
+
+/**
+ * Whether process `pid` has exited but is not reaped yet (a zombie, state Z in its `stat`): signalling it
+ * succeeds and ends nothing. False where `/proc` cannot be read here (or the process is gone). Never throws.
+ *
+ * @param pid The process.
+ * @returns Whether it is a zombie.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { exitedUnreaped } from "./tree.ts";
+ *
+ * assert.equal(exitedUnreaped(-1), false);
+ * ```
+ */
+export function exitedUnreaped(pid: number): boolean {
+  const proc = plainReader();
+  return proc !== null && statOf(proc, pid)?.[0] === "Z";
 }
 
 /**
@@ -246,15 +284,6 @@ function takeUnread(
     }
   }
   return taken;
-}
-
-/** The pids (as found in `/proc`) of live processes whose environment carries `needle` (`NAME=value`). */
-function findMarked(proc: ProcReader, needle: Uint8Array): number[] {
-  const found: number[] = [];
-  for (const pid of proc.list("/proc")) {
-    if (isPid(pid) && carries(proc, Number(pid), needle)) found.push(Number(pid));
-  }
-  return found.filter((pid) => pid !== proc.self);
 }
 
 /** Whether process `pid` is alive and its environment carries `needle` (a zombie's is empty). Never throws. */
@@ -358,7 +387,7 @@ export function signalMarked(
   const hit = (pid: number, unread = false) => {
     seen.add(pid);
     members.add(pid);
-    if (!unread && skipGroup !== null && groupOf(proc, pid) === skipGroup) return;
+    if (!unread && skipGroup !== null && Number(statOf(proc, pid)?.[2] ?? -1) === skipGroup) return;
     if (!send(pid, signal)) report.unsignalled = true;
     report.signalled++;
   };
@@ -476,7 +505,7 @@ export function treeState(
   }
   let pids: number[];
   try {
-    pids = findMarked(proc, needle);
+    pids = scanMarked(proc, needle, false).marked;
   } catch {
     return { state: null, pids: [] }; // /proc went away under us
   }
@@ -896,17 +925,9 @@ function pipeEnds(proc: ProcReader, pid: number, links: Map<string, string>, our
   return { reads, writes };
 }
 
-/** The fields of a `stat` line from the third on (state, ppid, pgrp, ...). */
+/** Fields 3 to 6 of a `stat` line (state, ppid, pgrp, session): no caller reads further. */
 function fieldsOf(stat: string): string[] {
-  // The command name (field 2) may hold spaces and parentheses: count fields from the last ')'.
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-}
-
-/** The process group of `pid` (field 5 of `/proc/PID/stat`), or -1. */
-function groupOf(proc: ProcReader, pid: number): number {
-  try {
-    return Number(fieldsOf(procText(proc, `/proc/${pid}/stat`))[2]);
-  } catch {
-    return -1;
-  }
+  // The command name (field 2) may hold spaces and parentheses: count fields from the last ')'. The limit
+  // spares splitting the ~46 fields after these on every process whose environment could not be read.
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
 }
