@@ -180,14 +180,18 @@ test("guardFetch Chat stream: a watch that throws beside a call holds the call b
 test("guardFetch Responses stream: a watch that throws beside a call holds the call back, and tells of a frame not read that names a call", async () => {
   for (const cut of [undefined, RESPONSES_CUT]) {
     faultAtMarker();
-    provider.reply({ sse: cutAhead(responsesStream(PIECES.slice(0, 2), [NATIVE]), cut, 1), named: true });
+    provider.reply({ sse: cutAhead(responsesStream(PIECES.slice(0, 3), [NATIVE]), cut, 1), named: true });
     const stream = openai().responses.stream({
       model: "m",
       input: "Weather in Oslo?",
       tools: TOOLS_RESPONSES as never,
     });
+    const numbers: number[] = [];
+    stream.on("event", (e) => numbers.push(e.sequence_number));
     const final = await stream.finalResponse();
     assert.deepEqual(final.output.filter((o) => o.type === "function_call"), [], String(cut));
+    // (numbered on without gaps from the watch's frame, which took in the deltas after it)
+    assert.deepEqual(numbers, numbers.map((_, i) => i), String(cut));
     const text = final.output_text;
     if (cut) {
       assert.match(text, DROPPED);

@@ -495,6 +495,7 @@ class ResponsesStream implements FrameRouter {
       const seq = place ? this.#seqAt(at) ?? this.#lastSeqOf.get(key) : undefined;
       const event: Record<string, unknown> = { type: "response.output_text.delta" };
       if (seq !== undefined) event.sequence_number = seq; // (that of a delta held in its place)
+      if (seq !== undefined) this.#wroteSeq = Math.max(this.#wroteSeq, seq);
       Object.assign(
         event,
         this.#renumbered({
@@ -1023,6 +1024,8 @@ class ResponsesStream implements FrameRouter {
   readonly #finishedAt: number[] = [];
   /** The length of the frames they came in. */
   #kept = 0;
+  /** The highest `sequence_number` a frame the text watch wrote took (-1: none; see `#numberedOn`). */
+  #wroteSeq = -1;
   /** The last `sequence_number` the router forwarded (-1: none). */
   #lastSent = -1;
   /** The flow of the stream, once a frame was routed: what is held decides where a retry continues. */
@@ -1471,12 +1474,15 @@ class ResponsesStream implements FrameRouter {
    * the text of several deltas in one (a rejected written call's, a failed watch's): the events after it
    * kept their numbers, and the numbers of the deltas it took in were left out (0, 1, 2, 3, 6, 7), where
    * clients read them as a sequence. Only a stream the gate changed comes here: one let on keeps its bytes.
+   * They number on from the first held, or from the watch's last frame where that went out ahead of them.
    */
   #numberedOn(flow: StreamFlow): void {
     let seq: number | undefined;
     const renumber = (e: Record<string, unknown>) => {
       if (typeof e.sequence_number !== "number") return e;
-      seq ??= e.sequence_number;
+      // (on from the watch's last frame where it went out ahead of what is held: a failed watch sends it)
+      const first = e.sequence_number;
+      seq ??= this.#wroteSeq >= 0 && first > this.#wroteSeq + 1 ? this.#wroteSeq + 1 : first;
       return e.sequence_number === seq ? (seq++, e) : { ...e, sequence_number: seq++ };
     };
     flow.setHeld(flow.held.map((h) => {
