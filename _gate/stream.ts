@@ -656,11 +656,16 @@ export class StreamGate {
       `toolguard could not watch the streamed text for tool calls, so the rest of it was withheld: ${failure}`,
     );
     this.#router.sendOpenings?.(flow);
+    // (a call dropped as malformed beside the calls held is told with them, as beside written calls: held,
+    // and led by the watch's ending into its reason; the text held may hold calls)
+    const holding = new Set([...native.map((c) => c.choice), ...text.holding()]);
+    if (holding.size > 0) this.#router.tellDropped?.(flow, holding, { written: true });
     const withheld = text.withhold(reason, flow);
     // (the rest of their text withheld, those answers hold no call: a finish for tool use stops normally)
     this.#router.endsWritten?.(flow, withheld);
+    // (`replace` sends the held frames without their calls: released as well, the calls went out unjudged)
     if (native.length > 0) this.#router.replace(() => reason, native, flow);
-    flow.release();
+    else flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     this.#report({ dialect: this.#dialect, calls, verdict, findings, replaced: true, reason });
     return undefined;

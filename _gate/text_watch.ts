@@ -913,12 +913,8 @@ export class TextCalls {
   ): void {
     if (judgement.allowed) return;
     const drop = judgement.drop;
-    // The words a router put among the held frames to tell this answer of calls it dropped (see
-    // `FrameRouter.tellDropped`) go first in the reason: left where they were held, after the call's text,
-    // the model read them after the judge's reason, where onVerdict reports them ahead of it.
-    const told = flow.held.filter((h) => h.told?.answer === this.#answer);
-    if (told.length > 0) flow.setHeld(flow.held.filter((h) => h.told?.answer !== this.#answer));
-    const reason = [...told.map((h) => h.told!.reason), judgement.reason(this.#answer)].join(PARAGRAPH);
+    // (the words telling of calls dropped beside these go first: see `#afterTold`)
+    const reason = this.#afterTold(judgement.reason(this.#answer), flow);
     const cut = drop ? (i: number) => drop.has(i) : () => true;
     let stretches = this.#frames.placed ? this.#keptStretches(cut, flow) : [];
     let rest = stretches.length > 0 ? stretches.map((k) => k.kept).join("") : this.#heldWithout(cut);
@@ -1053,8 +1049,20 @@ export class TextCalls {
    * frames kept, and `reason` told in its place, as a rejected call's text ends.
    */
   withhold(reason: string, flow: StreamFlow): void {
+    const said = this.#afterTold(reason, flow);
     this.#cutHeld(flow);
-    this.#end([{ at: this.#heldFrom, tail: (this.#heldFrom > 0 ? "\n\n" : "") + reason }], flow);
+    this.#end([{ at: this.#heldFrom, tail: (this.#heldFrom > 0 ? "\n\n" : "") + said }], flow);
+  }
+
+  /**
+   * `reason` led by the words a router put among the held frames to tell this answer of calls it dropped
+   * (see `FrameRouter.tellDropped`), taken from the held frames: left where they were held, after the
+   * call's text, the model read them after the reason, where onVerdict reports them ahead of it.
+   */
+  #afterTold(reason: string, flow: StreamFlow): string {
+    const told = flow.held.filter((h) => h.told?.answer === this.#answer);
+    if (told.length > 0) flow.setHeld(flow.held.filter((h) => h.told?.answer !== this.#answer));
+    return [...told.map((h) => h.told!.reason), reason].join(PARAGRAPH);
   }
 
   /**
@@ -1393,6 +1401,11 @@ export class TextWatches {
       withheld.add(answer);
     }
     return withheld;
+  }
+
+  /** The answers whose watch holds text (see {@linkcode TextWatches.withhold}). */
+  holding(): ReadonlySet<number> {
+    return new Set([...this.#watches].flatMap(([answer, watch]) => watch.holding ? [answer] : []));
   }
 
   /** Whether the calls at positions `drop` (in `settle`'s list) can be cut while the others stay. */

@@ -945,25 +945,7 @@ test("guardFetch: a Gemini chunk that finishes with words ends them before the r
   };
   const wire = chunk({ index: 0, content: { role: "model", parts: [{ text: "Let me " }] } }) + chunk(pieced) +
     chunk({ index: 0, content: { role: "model", parts: [{ text: "check." }] }, finishReason: "STOP" });
-  const seen: GateEvent[] = [];
-  const f = guardFetch(
-    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
-    { onVerdict: (e) => seen.push(e) },
-  );
-  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-    method: "POST",
-    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
-  });
-  let said = "";
-  let finish: unknown;
-  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
-    const [c] = JSON.parse(l.slice(6)).candidates as {
-      content?: { parts?: { text?: string }[] };
-      finishReason?: string;
-    }[];
-    for (const p of c?.content?.parts ?? []) said += p.text ?? "";
-    finish = c?.finishReason ?? finish;
-  }
+  const { said, finish, seen } = await throughGemini(wire);
   assert.equal(finish, "STOP");
   assert.match(
     said,
@@ -974,7 +956,7 @@ test("guardFetch: a Gemini chunk that finishes with words ends them before the r
 
 /**
  * A Gemini stream (`wire`) through guardFetch, its request declaring the tools: the text candidate 0 said,
- * the calls it sent, its last finish, what onVerdict had.
+ * the calls it sent, its last finish and usage, what onVerdict had.
  */
 async function throughGemini(wire: string) {
   const seen: GateEvent[] = [];
@@ -991,9 +973,12 @@ async function throughGemini(wire: string) {
   });
   let said = "";
   let finish: unknown;
+  let usage: unknown;
   const calls: Record<string, unknown>[] = [];
   for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
-    const [c] = JSON.parse(l.slice(6)).candidates as {
+    const event = JSON.parse(l.slice(6));
+    usage = event.usageMetadata ?? usage;
+    const [c] = event.candidates as {
       content?: { parts?: { text?: unknown; functionCall?: Record<string, unknown> }[] };
       finishReason?: string;
     }[];
@@ -1003,7 +988,7 @@ async function throughGemini(wire: string) {
     }
     finish = c?.finishReason ?? finish;
   }
-  return { said, calls, finish, seen };
+  return { said, calls, finish, usage, seen };
 }
 
 test("guardFetch: a named whole Gemini call after a piece left unfinished (willContinue) is a call of its own, judged", async () => {
@@ -1078,16 +1063,7 @@ test("guardFetch: a Gemini call dropped in three pieces (willContinue) is told o
         candidates: [{ index: 0, content: { role: "model", parts: [] }, finishReason: "STOP" }],
       })
     }\n\n`;
-  const seen: GateEvent[] = [];
-  const f = guardFetch(
-    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
-    { onVerdict: (e) => seen.push(e) },
-  );
-  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-    method: "POST",
-    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
-  });
-  await res.text();
+  const { seen } = await throughGemini(wire);
   assert.match(
     seen[0]?.reason ?? "",
     /^toolguard dropped this turn's tool call: its stream events were malformed/,
@@ -1313,33 +1289,8 @@ test("guardFetch: a Gemini chunk that carries a call in pieces and the finish se
         usageMetadata: { totalTokenCount: 3 },
       })
     }\n\n`;
-  const seen: GateEvent[] = [];
-  const f = guardFetch(
-    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
-    { onVerdict: (e) => seen.push(e) },
-  );
-  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-    method: "POST",
-    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
-  });
-  let said = "";
-  let finish: unknown;
-  let usage: unknown;
-  let calls = 0;
-  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
-    const event = JSON.parse(l.slice(6));
-    const [c] = event.candidates as {
-      content?: { parts?: { text?: string; functionCall?: unknown }[] };
-      finishReason?: string;
-    }[];
-    for (const p of c?.content?.parts ?? []) {
-      said += p.text ?? "";
-      if (p.functionCall) calls++;
-    }
-    finish = c?.finishReason ?? finish;
-    usage = event.usageMetadata ?? usage;
-  }
-  assert.deepEqual([calls, finish, usage], [0, "STOP", { totalTokenCount: 3 }]);
+  const { said, calls, finish, usage, seen } = await throughGemini(wire);
+  assert.deepEqual([calls.length, finish, usage], [0, "STOP", { totalTokenCount: 3 }]);
   assert.match(
     said,
     /^Let me check\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/,
@@ -1368,20 +1319,7 @@ test("guardFetch: a Gemini call's last piece (willContinue: false, no partialArg
         candidates: [{ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" }],
       })
     }\n\n`;
-  const seen: GateEvent[] = [];
-  const f = guardFetch(
-    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
-    { onVerdict: (e) => seen.push(e) },
-  );
-  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-    method: "POST",
-    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
-  });
-  let said = "";
-  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
-    const [c] = JSON.parse(l.slice(6)).candidates as { content?: { parts?: { text?: string }[] } }[];
-    for (const p of c?.content?.parts ?? []) said += p.text ?? "";
-  }
+  const { said, seen } = await throughGemini(wire);
   assert.match(said, /^Hi\.\n\ntoolguard dropped this turn's tool call: its stream events were malformed/);
   assert.deepEqual([seen[0]?.changed, seen[0]?.reason], [true, said.slice("Hi.\n\n".length)]);
 });
@@ -1497,27 +1435,8 @@ test("guardFetch: a whole Gemini call that says willContinue: false is judged an
       },
     }) +
     chunk({ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" });
-  const seen: GateEvent[] = [];
-  const f = guardFetch(
-    () => Promise.resolve(new Response(wire, { headers: { "content-type": "text/event-stream" } })),
-    { onVerdict: (e) => seen.push(e) },
-  );
-  const res = await f("http://llm.test/v1beta/models/g:streamGenerateContent?alt=sse", {
-    method: "POST",
-    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }] }),
-  });
-  let said = "";
-  const calls: unknown[] = [];
-  for (const l of (await res.text()).split("\n").filter((l) => l.startsWith("data: "))) {
-    const [c] = JSON.parse(l.slice(6)).candidates as {
-      content?: { parts?: { text?: string; functionCall?: { args?: unknown } }[] };
-    }[];
-    for (const p of c?.content?.parts ?? []) {
-      said += p.text ?? "";
-      if (p.functionCall) calls.push(p.functionCall.args);
-    }
-  }
-  assert.deepEqual([said, calls], ["Let me check.", [{ city: "Oslo" }]]);
+  const { said, calls, seen } = await throughGemini(wire);
+  assert.deepEqual([said, calls.map((c) => c.args)], ["Let me check.", [{ city: "Oslo" }]]);
   assert.deepEqual([seen[0]?.changed, seen[0]?.verdict.allowed], [false, true]);
 });
 

@@ -1244,3 +1244,30 @@ test("guardFetch: an OpenAI Responses turn and its retry each with a frame not J
   for (const told of [texts[1], texts[3]]) assert.match(told, DROPPED_ALONE);
   assert.equal(seen[1]?.reason, texts[3]);
 });
+
+test("guardFetch: an OpenAI Responses written call in several deltas, rejected or cut, leaves no gap in the numbers the client reads", async () => {
+  // (the text watch wrote the deltas it took in as one, and the events after it kept their numbers: 0, 1, 2,
+  // 3, 6, 7, where the openai SDK and other clients read them as a sequence)
+  const cases: [string, string[], GuardFetchOptions][] = [
+    ["rejected", ["Sure ", "thing. <tool_", `call>${writtenCall("delete_everything").slice(11)}`], {}],
+    ["cut", [
+      "Sure ",
+      `${writtenCall("get_weather")} and <tool_`,
+      `call>${writtenCall("delete_everything").slice(11)}`,
+    ], {
+      onRejected: "drop-call",
+    }],
+    [
+      "withheld",
+      ["Sure ", "thing. <tool_", `call>${writtenCall("delete_everything").slice(11)}`, " Done."],
+      {},
+    ],
+  ];
+  for (const [label, pieces, options] of cases) {
+    const { final, read, seen } = await responsesFinal([responsesStream(pieces)], options);
+    const numbers = read.map((e) => e.sequence_number);
+    assert.deepEqual(numbers, numbers.map((_, i) => i), label);
+    assert.ok(seen[0]?.reason, label);
+    assert.doesNotMatch(final.output_text, /"name":"delete_everything"/, label);
+  }
+});

@@ -137,6 +137,69 @@ test("guardFetch Anthropic stream: a watch that throws on a block's first text p
   assert.equal(final.stop_reason, "end_turn");
 });
 
+/** A call the judge lets pass, sent in the calls' own fields after the text the watch throws on. */
+const NATIVE = { name: "get_weather", args: { city: "Oslo" } };
+/** A Chat chunk cut short (not JSON) that names `tool_calls`: it may have carried a call. */
+const CHAT_CUT = `data: ${
+  JSON.stringify(chatChunk({ tool_calls: [{ index: 1, id: "B", function: { name: "get_weather" } }] })).slice(
+    0,
+    -1,
+  )
+}\n\n`;
+/** An OpenAI Responses frame cut short (not JSON) that adds a call. */
+const RESPONSES_CUT = `data: ${
+  JSON.stringify({
+    type: "response.output_item.added",
+    output_index: 5,
+    item: { id: "fc_9", type: "function_call", call_id: "c9", name: "get_weather", arguments: "" },
+  }).slice(0, -2)
+}\n\n`;
+/** `frames` with `cut` put ahead of their last `ending` frames. */
+const cutAhead = (frames: unknown[], cut: string | undefined, ending: number) =>
+  cut === undefined ? frames : [...frames.slice(0, -ending), cut, ...frames.slice(-ending)];
+/** The reason for a call dropped as malformed, ahead of the watch's (see `assertWithheld`). */
+const DROPPED =
+  /^Sure\. \n\ntoolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.\n\n/;
+
+test("guardFetch Chat stream: a watch that throws beside a call holds the call back, and tells of a frame not read that names a call", async () => {
+  // (the held frames went out again after the reason, the call with them, unjudged; the frame cut short
+  // beside the calls went unsaid)
+  for (const cut of [undefined, CHAT_CUT]) {
+    faultAtMarker();
+    provider.reply({ sse: cutAhead(chatStream(PIECES.slice(0, 2), [NATIVE]), cut, 2) });
+    const { text, names, finish } = await readChatStream(openai(), messages);
+    assert.deepEqual([names, finish], [[], "stop"], String(cut));
+    if (cut) {
+      assert.match(text, DROPPED);
+      assert.ok(provider.events[0]?.reason?.startsWith("toolguard dropped this turn's tool call"));
+    } else assert.match(text, /^Sure\. \n\ntoolguard could not watch the streamed text /);
+    assert.doesNotMatch(text, /get_weather/);
+  }
+});
+
+test("guardFetch Responses stream: a watch that throws beside a call holds the call back, and tells of a frame not read that names a call", async () => {
+  for (const cut of [undefined, RESPONSES_CUT]) {
+    faultAtMarker();
+    provider.reply({ sse: cutAhead(responsesStream(PIECES.slice(0, 3), [NATIVE]), cut, 1), named: true });
+    const stream = openai().responses.stream({
+      model: "m",
+      input: "Weather in Oslo?",
+      tools: TOOLS_RESPONSES as never,
+    });
+    const numbers: number[] = [];
+    stream.on("event", (e) => numbers.push(e.sequence_number));
+    const final = await stream.finalResponse();
+    assert.deepEqual(final.output.filter((o) => o.type === "function_call"), [], String(cut));
+    // (numbered on without gaps from the watch's frame, which took in the deltas after it)
+    assert.deepEqual(numbers, numbers.map((_, i) => i), String(cut));
+    const text = final.output_text;
+    if (cut) {
+      assert.match(text, DROPPED);
+      assert.ok(provider.events[0]?.reason?.startsWith("toolguard dropped this turn's tool call"));
+    } else assert.match(text, /^Sure\. \n\ntoolguard could not watch the streamed text /);
+  }
+});
+
 test("guardFetch Chat stream: a validator that throws holds the calls back, and says so counting them in words", async () => {
   const validator = {
     validate() {

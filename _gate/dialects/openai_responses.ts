@@ -6,7 +6,8 @@
  */
 import { isRecord } from "../../_common/values.ts";
 import { builtinArguments, callName, isClientCall, SNAPSHOTS } from "./readers.ts";
-import { formatSse, reframe } from "../sse.ts";
+import { formatSse, reframe, sseParser } from "../sse.ts";
+import { parseJsonSafe } from "../../_common/json.ts";
 import { cutCalls } from "../engines.ts";
 import {
   allCitedOn,
@@ -494,6 +495,7 @@ class ResponsesStream implements FrameRouter {
       const seq = place ? this.#seqAt(at) ?? this.#lastSeqOf.get(key) : undefined;
       const event: Record<string, unknown> = { type: "response.output_text.delta" };
       if (seq !== undefined) event.sequence_number = seq; // (that of a delta held in its place)
+      if (seq !== undefined) this.#wroteSeq = Math.max(this.#wroteSeq, seq);
       Object.assign(
         event,
         this.#renumbered({
@@ -1022,6 +1024,8 @@ class ResponsesStream implements FrameRouter {
   readonly #finishedAt: number[] = [];
   /** The length of the frames they came in. */
   #kept = 0;
+  /** The highest `sequence_number` a frame the text watch wrote took (-1: none; see `#numberedOn`). */
+  #wroteSeq = -1;
   /** The last `sequence_number` the router forwarded (-1: none). */
   #lastSent = -1;
   /** The flow of the stream, once a frame was routed: what is held decides where a retry continues. */
@@ -1457,9 +1461,49 @@ class ResponsesStream implements FrameRouter {
   /**
    * See `FrameRouter.endsWritten`: a rejected written call's reason was led by the words of the item
    * `tellDropped` held (the watch's ending took them): the final snapshot no longer lists that item, and
-   * takes back the number it gave up for it.
+   * takes back the number it gave up for it. The held events are then numbered on without gaps (see
+   * `#numberedOn`).
    */
   endsWritten(flow: StreamFlow): void {
+    this.#untold(flow);
+    this.#numberedOn(flow);
+  }
+
+  /**
+   * Numbers the held events on from the first held number, one each, where the text watch's ending wrote
+   * the text of several deltas in one (a rejected written call's, a failed watch's): the events after it
+   * kept their numbers, and the numbers of the deltas it took in were left out (0, 1, 2, 3, 6, 7), where
+   * clients read them as a sequence. Only a stream the gate changed comes here: one let on keeps its bytes.
+   * They number on from the first held, or from the watch's last frame where that went out ahead of them.
+   */
+  #numberedOn(flow: StreamFlow): void {
+    let seq: number | undefined;
+    const renumber = (e: Record<string, unknown>) => {
+      if (typeof e.sequence_number !== "number") return e;
+      // (on from the watch's last frame where it went out ahead of what is held: a failed watch sends it)
+      const first = e.sequence_number;
+      seq ??= this.#wroteSeq >= 0 && first > this.#wroteSeq + 1 ? this.#wroteSeq + 1 : first;
+      return e.sequence_number === seq ? (seq++, e) : { ...e, sequence_number: seq++ };
+    };
+    flow.setHeld(flow.held.map((h) => {
+      if (h.event !== undefined) {
+        const event = renumber(h.event);
+        return event === h.event ? h : { ...h, raw: reframe(event, { raw: h.raw, event: h.event }), event };
+      }
+      // (a frame the watch wrote holds no parsed event: its events read again, one or more)
+      let raw = "";
+      for (const f of sseParser().push(h.raw)) {
+        const read = f.data === undefined ? undefined : parseJsonSafe(f.data);
+        const parsed = read?.ok && isRecord(read.value) ? read.value : undefined;
+        const event = parsed && renumber(parsed);
+        raw += event === parsed ? f.raw : formatSse(JSON.stringify(event), f.event);
+      }
+      return raw === h.raw ? h : { ...h, raw };
+    }));
+  }
+
+  /** See `endsWritten`: the final snapshot without the item `tellDropped` held, once the watch took it. */
+  #untold(flow: StreamFlow): void {
     const told = this.#toldItem;
     if (!told || flow.held.some((h) => told.frames.has(h))) return;
     flow.setHeld(flow.held.map((h) => {
