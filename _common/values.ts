@@ -8,6 +8,12 @@
  */
 
 /**
+ * How many objects {@link heldIndices} reads along an array's prototype chain (the array itself included)
+ * before it gives up: an array, `Array.prototype` and `Object.prototype` are three, a class's array a few more.
+ */
+const MOST_PROTOTYPES = 64;
+
+/**
  * The indices in `[from, to)` (`to` defaults to the length) at which `list` holds a value, in order: each
  * index key it or its prototypes have, enumerable or not, as `JSON.stringify` reads them (it asks for every
  * index). A walk that meets a hole reads the rest of the array through this, so a sparse array built in code
@@ -25,13 +31,26 @@
  * assert.deepEqual(heldIndices(sparse, 1), [1, 9, 70_000_000]);
  * assert.deepEqual(heldIndices(sparse, 0, 2), [0, 1]);
  * ```
+ *
+ * @throws {TypeError} When the chain is longer than {@link MOST_PROTOTYPES} (a Proxy's getPrototypeOf that
+ * never ends): the array cannot be read, for the caller to report as it reports a getter that throws.
  */
 export function heldIndices(list: readonly unknown[], from: number, to: number = list.length): number[] {
   const out: number[] = [];
   let ordered = true;
   let found: Set<number> | null = null; // (once a prototype is read: an index both own and inherited is one)
+  let depth = 0;
   // own keys and each prototype's, not `for...in`, which skips a non-enumerable index that JSON still writes
   for (let at: object | null = list; at !== null; at = Object.getPrototypeOf(at)) {
+    // A real chain is short and ends; only a Proxy's getPrototypeOf can lie (return itself: a walk without
+    // end). Past the bound the array cannot be read: a throw, as a trap that throws here already is, which
+    // each caller reports as unreadable (never its indices taken for holes: what it holds would pass unread).
+    if (++depth > MOST_PROTOTYPES) {
+      throw new TypeError(
+        `an array whose prototype chain is longer than ${MOST_PROTOTYPES} cannot be read (a Proxy whose ` +
+          "getPrototypeOf never ends): pass a plain array",
+      );
+    }
     if (at !== list) found ??= new Set(out);
     for (const key of Object.getOwnPropertyNames(at)) {
       const i = Number(key);

@@ -1532,6 +1532,51 @@ test("MCP session: a server batch built in code that claims 2^32-1 elements is r
   }
 });
 
+/**
+ * A batch built in code that claims 2^32-1 elements and holds none (its `has` says no, it lists no index) and
+ * whose prototype is itself: the walk of what it holds asked for prototypes without end. (Its trap throws
+ * past 10 000 asks, so the test fails, not hangs, when the walk is not bounded; `protos` counts them.)
+ */
+function selfPrototyped(): { batch: JsonRpcMessage[]; protos: () => number } {
+  let protos = 0;
+  const batch: JsonRpcMessage[] = new Proxy([], {
+    get: (target, key) => (key === "length" ? 2 ** 32 - 1 : Reflect.get(target, key)),
+    has: () => false,
+    ownKeys: () => ["length"],
+    getPrototypeOf: () => {
+      if (++protos > 10_000) throw new Error(`asked ${protos} prototypes`);
+      return batch;
+    },
+  });
+  return { batch, protos: () => protos };
+}
+
+test("MCP session: a batch built in code whose prototype chain never ends is answered as unreadable, not walked for ever", () => {
+  // heldIndices walked the prototype chain to its end: a proxy whose prototype is itself hung fromClient and
+  // fromServer. Past a bound the batch cannot be read, which each side reports (never its slots taken for holes).
+  for (const batches of ["forward", "split"] as const) {
+    const { guarded, toClient, toServer, events } = session(batches);
+    const client = selfPrototyped();
+    guarded.fromClient({ message: client.batch });
+    assert.ok(client.protos() <= 1_000, `${batches}: ${client.protos()} prototypes asked`);
+    assert.deepEqual(toServer, [], batches);
+    const refusal = toClient.flat() as JsonRpcMessage[];
+    assert.equal(refusal.length, 1, batches);
+    assert.match(JSON.stringify(refusal[0].error), /could not be read .*prototype chain/, batches);
+    toClient.length = 0;
+    guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "ping" } });
+    const server = selfPrototyped();
+    guarded.fromServer({ message: server.batch });
+    assert.ok(server.protos() <= 1_000, `${batches}: ${server.protos()} prototypes asked`);
+    const answers = toClient.flat() as JsonRpcMessage[];
+    assert.equal(answers.length, 1, batches);
+    assert.equal(answers[0].id, 2, batches);
+    assert.match(JSON.stringify(answers[0].error), /could not be read .*prototype chain/, batches);
+    assert.equal(guarded.pending, 0, batches);
+    assert.equal(events.filter((e) => e.event === "stray_message" && e.kind === "not_judged").length, 1);
+  }
+});
+
 test("MCP session: a client request built in code under a BigInt id is answered under id null, alone or in a batch", () => {
   // It was refused under its BigInt id, an answer no sink can write as JSON (the request waited for ever),
   // and in a split batch its refusal went alone while the batch waited for it, never answered.

@@ -993,3 +993,42 @@ test("a number too large is found under anyOf, oneOf and allOf where a branch le
     assert.ok(call.findings.some((f) => f.path === "/v"), JSON.stringify(call.findings));
   }
 });
+
+test("an array in a call's arguments whose prototype chain never ends is unreadable: a finding, never a hang or a pass", async () => {
+  // heldIndices walked the prototype chain to its end: a proxy whose prototype is itself (its `has` says no, so
+  // a hole is met and the rest read by what it holds) hung validate() and createValidator(). (Its trap throws
+  // past 10 000 asks, so the test fails, not hangs, when the walk is not bounded; `protos` counts them.)
+  let protos = 0;
+  const looped = (): unknown[] => {
+    const list: unknown[] = new Proxy([], {
+      get: (target, key) => (key === "length" ? 2 : key === "1" ? "rm -rf /" : Reflect.get(target, key)),
+      has: () => false,
+      ownKeys: () => ["length"],
+      getPrototypeOf: () => {
+        if (++protos > 10_000) throw new Error(`asked ${protos} prototypes`);
+        return list;
+      },
+    });
+    return list;
+  };
+  const schemas: Record<string, unknown>[] = [
+    { type: "object" },
+    { type: "object", properties: { list: { type: "array", items: { const: "a" }, uniqueItems: true } } },
+    { type: "object", properties: { list: { const: ["a"] } } },
+  ];
+  const unreadable = /could not be read .*prototype chain/;
+  for (const schema of schemas) {
+    protos = 0;
+    const r = await validate("t", schema, { list: looped() });
+    assert.ok(protos <= 1_000, `${JSON.stringify(schema)}: ${protos} prototypes asked`);
+    assert.equal(r.valid, false);
+    if (!r.valid) assert.match(r.error.findings[0].message, unreadable, JSON.stringify(schema));
+    protos = 0;
+    const v = createValidator([{ name: "t", input_schema: schema }]);
+    const verdict = v.validate([{ type: "tool_use", name: "t", input: { list: looped() } }]);
+    assert.ok(protos <= 1_000, `${JSON.stringify(schema)}: ${protos} prototypes asked`);
+    assert.equal(verdict.allowed, false);
+    assert.equal(verdict.calls[0].findings[0].code, "malformed_arguments");
+    assert.match(verdict.calls[0].findings[0].message, unreadable, JSON.stringify(schema));
+  }
+});
