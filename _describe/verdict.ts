@@ -253,19 +253,96 @@ const MAX_LISTED_CALLS = 10;
 /** Most declared tool names listed for an unknown tool; the rest are counted. */
 const MAX_LISTED_TOOLS = 30;
 
-/** One numbered line per finding: where, what was expected, what was received, and the message. */
+/**
+ * Codes whose messages (the validator's and the MCP guard's, naming the place) state what was expected in words: "must be at
+ * most 50", "is required", "Accepted: ...", "Send one JSON object", so `expected` would say it again.
+ */
+const MESSAGE_STATES_EXPECTED = new Set([
+  "argument_constraint",
+  "missing_required_argument",
+  "unexpected_argument",
+  "malformed_arguments",
+]);
+
+/**
+ * `received` words that the messages naming the place (the validator's, the MCP guard's) say in their own
+ * words ("is required but missing").
+ */
+const MESSAGE_STATES_RECEIVED = new Set([
+  "missing",
+  "too large",
+  "too deep",
+  "no name",
+  "several matching forms",
+  "a repeated property", // the MCP guard's "names ... more than once"
+  "a property in two spellings",
+]);
+
+/**
+ * A type message that only restates `expected` and the kind of `received` (`"/city" must be a string, not an
+ * integer`, as {@linkcode oneLine} leaves it, its period cut): the readable `expected ..., received ...` says
+ * all of it, with the value too.
+ */
+function echoesTypes(message: string, expected: string, received: string): boolean {
+  const m = /^(?:"[^]*"|The arguments) must be (?:an? )?(.+), not an? (\w+)$/.exec(message);
+  return m !== null && m[1] === expected && (received === m[2] || received.startsWith(`${m[2]} `));
+}
+
+/**
+ * One numbered line per finding, each fact said once: the code, the place, what was expected, what was
+ * received and the message. A message that names the place (the validator's do, as a JSON Pointer) is
+ * given with the readable place in its stead and no second place before it; `expected` and `received` are
+ * left out where the message already says them, and the message where it only restates them.
+ */
 function findingLine(f: unknown, n: number): string {
   if (!isRecord(f)) return `${n}. a problem that was not described.`;
-  const path = typeof f.path === "string" ? readablePath(f.path) : "the arguments";
-  // The tool name is not inside the arguments, so an unknown tool has no path worth naming.
-  let line = `${n}. ${oneLine(f.code, 40) || "problem"}${f.code === "unknown_tool" ? "" : ` at ${path}`}`;
+  const code = oneLine(f.code, 40) || "problem";
+  const place = typeof f.path === "string" ? readablePath(f.path) : "the arguments";
+  const expected = f.expected === undefined ? "" : oneLine(f.expected, 200);
+  const received = f.received === undefined ? "" : oneLine(f.received, 200);
+  let raw = typeof f.message === "string" ? f.message : "";
+  // The tool name is not inside the arguments, so an unknown tool has no place worth naming.
+  let named = f.code === "unknown_tool" || (f.path === "" && /^The arguments\b/.test(raw));
+  if (typeof f.path === "string" && f.path !== "" && raw.includes(`"${f.path}"`)) {
+    raw = raw.split(`"${f.path}"`).join(place);
+    named = true;
+  }
+  let message = oneLine(raw, 300);
+  if (named && f.code === "argument_type_mismatch" && echoesTypes(message, expected, received)) message = "";
+  // Only a message that names the place is the validator's own, known to say what it seems to: another is
+  // given after the expected and received it may not repeat.
+  const told = named && message !== "";
+  // (a value the message quotes whole is said whoever wrote it)
+  const quoted = (text: string) =>
+    message !== "" &&
+    (text.startsWith('"') ? message.includes(text) : message.includes(`"${text}"`) ||
+      message.includes(JSON.stringify(text)));
+  const said = (text: string) => quoted(text) || (told && message.includes(text));
   const bits: string[] = [];
-  if (f.expected !== undefined) bits.push(`expected ${oneLine(f.expected, 200)}`);
-  if (f.received !== undefined) bits.push(`received ${oneLine(f.received, 200)}`);
-  if (bits.length > 0) line += `: ${bits.join(", ")}`;
-  line += ".";
-  const message = typeof f.message === "string" ? oneLine(f.message, 300) : "";
-  if (message !== "") line += ` ${message}${/[?!]$/.test(message) ? "" : "."}`;
+  if (
+    expected !== "" && !(told && MESSAGE_STATES_EXPECTED.has(String(f.code))) &&
+    !said(expected.replace(/^one of /, ""))
+  ) {
+    bits.push(`expected ${expected}`);
+  }
+  // an unexpected property's name, quoted in `received`, is the last step of the place
+  const last = typeof f.path === "string" ? unescapePointer(f.path.slice(f.path.lastIndexOf("/") + 1)) : "";
+  const isName = told && f.path !== "" && received === oneLine(JSON.stringify(last), 200);
+  if (received !== "" && !isName && !(told && MESSAGE_STATES_RECEIVED.has(received)) && !said(received)) {
+    bits.push(`received ${received}`);
+  }
+  const stop = (text: string) => `${text}${/[?!.]$/.test(text) ? "" : "."}`;
+  let line: string;
+  if (told) {
+    const more = bits.join(", ");
+    line = `${n}. ${code}: ${stop(message)}${
+      more === "" ? "" : ` ${more[0].toUpperCase()}${more.slice(1)}.`
+    }`;
+  } else {
+    line = `${n}. ${code}${f.code === "unknown_tool" ? "" : ` at ${place}`}`;
+    if (bits.length > 0) line += `: ${bits.join(", ")}`;
+    line += message === "" ? "." : `. ${stop(message)}`;
+  }
   const suggestion = f.suggestion === undefined ? "" : feedbackName(f.suggestion);
   if (suggestion !== "" && !message.includes(`"${suggestion}"`)) line += ` Did you mean "${suggestion}"?`;
   return line;

@@ -803,7 +803,7 @@ test(
     // the feedback: the same places, as a small model reads them
     assert.match(feedback, /^1\. argument_type_mismatch at "opts\.days\[1\]": /m);
     assert.match(feedback, /^1\. unknown_tool: /m);
-    assert.match(feedback, /^1\. malformed_arguments at the arguments as a whole: /m);
+    assert.match(feedback, /^1\. malformed_arguments: The arguments are not valid JSON/m);
   },
 );
 

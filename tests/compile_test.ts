@@ -260,7 +260,7 @@ test(
     assert.deepEqual(answers.map((a) => a.id), [1, 2, 3]);
     assert.equal(answers[0].result.tools[0].name, "echo");
     assert.equal(answers[1].result.isError, true); // the guard's answer: the call never reached the server
-    assert.match(answers[1].result.content[0].text, /missing_required_argument at "text"/);
+    assert.match(answers[1].result.content[0].text, /missing_required_argument: "text" is required/);
     assert.deepEqual(answers[2].result.content, [{ type: "text", text: "echo: hi" }]);
   },
 );

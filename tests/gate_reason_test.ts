@@ -240,7 +240,7 @@ test("guardFetch retry: one streamed call whose arguments clients read two ways 
   assert.deepEqual(assistant.content.filter((b) => b.type === "tool_use").map((b) => b.input), [{
     town: "Oslo",
   }]);
-  assert.match(user.content[0].content!, /unexpected_argument at "town"/);
+  assert.match(user.content[0].content!, /unexpected_argument: "town" is not a parameter/);
 });
 
 test("guardFetch drop-call: an accepted call at the index a rejected one reused goes with it, and the turn is withheld and retried as one with no call kept", async () => {

@@ -294,7 +294,7 @@ test("jsonlLog.onMcpEvent: a rejected relay call's values and the server's argum
   assert.equal("args" in spawned, false);
   assert.equal(rejected.verdict, "blocked");
   assert.deepEqual(rejected.findings, ["argument_type_mismatch"]);
-  assert.match(String(rejected.sentence), /argument_type_mismatch at "pin"/);
+  assert.match(String(rejected.sentence), /argument_type_mismatch: "pin" must be an integer/);
   assert.doesNotMatch(JSON.stringify([spawned, rejected]), /hunter2|9911-PRIVATE/);
 
   const [spawnedAll, rejectedAll] = await logged({ includeArguments: true });
@@ -341,7 +341,7 @@ test("jsonlLog: without includeArguments, an injection's quoted match and a cred
   assert.deepEqual(quoted.findings, ["argument_injection", "argument_secret"]);
   assert.match(String(quoted.sentence), /\(exfiltration\): "…"\. /);
   assert.deepEqual(named.findings, ["unexpected_argument", "argument_secret"]);
-  assert.match(String(named.sentence), /unexpected_argument at "\[GitHub token\]"/);
+  assert.match(String(named.sentence), /unexpected_argument: "\[GitHub token\]" is not a parameter/);
   assert.match(String(verdict.sentence), /instructions: "…"\./);
   assert.doesNotMatch(JSON.stringify([quoted, named, verdict]), new RegExp(token));
 

@@ -100,12 +100,12 @@ function check(got: Map<number, string>, serverLines: string[], events: McpEvent
     JSON.parse(list).result?.tools?.[0]?.description === "Reads a file.",
     "1: not the description judged",
   );
-  for (const [id, named] of [[2, '"/params/name"'], [3, '"/path"'], [5, '"/method"']] as const) {
+  for (const [id, named] of [[2, '"/params/name"'], [3, '"path"'], [5, '"/method"']] as const) {
     const text = textOf(got.get(id));
     expect(JSON.parse(got.get(id) ?? "{}").result?.isError === true, `${id}: not refused: ${got.get(id)}`);
     expect(text.includes(`${named} more than once`) && text.includes("send each"), `${id}: said ${text}`);
   }
-  for (const [id, named] of [[7, '"/params/Name"'], [8, '"/PATH"']] as const) {
+  for (const [id, named] of [[7, '"/params/Name"'], [8, '"PATH"']] as const) {
     const text = textOf(got.get(id));
     expect(JSON.parse(got.get(id) ?? "{}").result?.isError === true, `${id}: not refused: ${got.get(id)}`);
     expect(
