@@ -3036,7 +3036,6 @@ const AT_WRITTEN_OUT = "(?:[a-z0-9._%+-]{1,64} ?(?:\\[ ?at ?\\]|\\( ?at ?\\)|\\{
 const DESTINATION =
   `(?:[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\\.[a-z0-9.-]{2,100}|${AT_WRITTEN_OUT}|\\b[a-z]{2}\\d{2}[a-z0-9]{10,30}\\b|https?://|\\bwww\\.|\\b[a-z0-9-]{2,63}\\.${KNOWN_TLD}\\b|\\b(?:my|this|the following|the) (?:e-?mail(?: address)?|inbox|bank account|account|wallet|address|server|website|phone number|number)\\b)`;
 
-/** Objects that point at the user's data or the agent's resources rather than at the reader's own things. */
 /**
  * The model made to take someone's data, folded, as policy is written (the third person where
  * `imperative_on_user_data` reads an order): to paste or post a person's secrets ("AI tools opening a pull
@@ -3081,8 +3080,13 @@ const MODEL_TAKES_LEADS = [
 /** The start of a `MODEL_TAKES` match: its subject. */
 const MODEL_SUBJECT = lazy(() => /^(?:ai |the |any |every |each |language |llms )/);
 
+/**
+ * Objects that point at the user's data or the agent's resources rather than at the reader's own things, folded:
+ * "my ...", "all the ...", "the user's ...", and the writer's people, "every single person I am meeting" as "all my
+ * contacts" (not "everyone we met": "we" is the reader's too, as "our" is, nor "everyone i.e. ...").
+ */
 const OWNED =
-  `\\b(?:my|all (?:of )?(?:my|the|your)|(?:every(?: single)? (?:person|contact|attendee|participant)|everyone|everybody)(?: (?:that|who|whom))? (?:i|we)|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
+  `\\b(?:my|all (?:of )?(?:my|the|your)|(?:every(?: single)? (?:person|contact|attendee|participant)|everyone|everybody)(?: (?:that|who|whom))? i(?![.a-z])|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
 
 /** Where an address ends: white space (`\s`) or `)`, `"`, `'`, `>`. */
 const URL_STOP = lazy(() => /[\s)"'>]/g);
