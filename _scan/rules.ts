@@ -2536,9 +2536,14 @@ const TAKEN_DATA = lazy(() =>
   /\b(?:(?:customers?|users?|clients?|patients?|employees?|members?)(?:'s|s')?\b(?! (?:a|an|the|some|their|his|her|its)\b)|conversations?|chats?|history|transcripts?|logs?|messages|every message|records|lists?|data|databases?|contents?|credentials|api keys?|keys|passwords?|secrets?|tokens?|files?|e-?mails|inbox|prompts?|context|memory|documents|contacts|accounts?|cookies|sessions?|ssh|\.env|environment)\b/
 );
 
+/** What the `exfil.send_to_address` match at `t[s..e]` sends: its words before where it goes ("to", "at", ...). */
+function sentWhat(t: string, s: number, e: number): string {
+  return t.slice(s, e).split(/[ \n](?:to|at|into|on|with)[ \n:]/, 1)[0];
+}
+
 /** True when what `exfil.send_to_address`'s match at `s` sends is data taken (see `TAKEN_DATA`), not the model's own. */
 function takesData(t: string, s: number, e: number): boolean {
-  const what = t.slice(s, e).split(/[ \n](?:to|at|into|on|with)[ \n:]/, 1)[0];
+  const what = sentWhat(t, s, e);
   return TAKEN_DATA().test(what) && !/\b(?:its|their own)\b/.test(what);
 }
 
@@ -2548,8 +2553,7 @@ function takesData(t: string, s: number, e: number): boolean {
  * ("The model should send the session token to the server with every request", as a design says).
  */
 function takesSecret(t: string, s: number, e: number): boolean {
-  const m = t.slice(s, e);
-  const what = m.split(/[ \n](?:to|at|into|on|with)[ \n:]/, 1)[0];
+  const what = sentWhat(t, s, e);
   return SECRET_NAMED().test(what) && !/\b(?:its|their|his|her)\b/.test(what) && toAnAddress(t, s, e);
 }
 
@@ -4207,7 +4211,9 @@ const englishRules = (): Draft[] => [
         ? imperativeStart(t, s, upper) !== false ||
           // (or "... required that the model send ...", the verb as a subjunctive has it)
           ((MODEL_MUST().test(lineBefore(t, s, 90)) || MODEL_MADE_TO().test(lineBefore(t, s, 80))) &&
-            takesData(t, s, e) && !sentByProtocol(t, e)) ||
+            // (a protocol sends a secret, "the access token ... in the Authorization header", not "the user's
+            // chat history ... with every request")
+            takesData(t, s, e) && !(sentByProtocol(t, e) && SECRET_NAMED().test(sentWhat(t, s, e)))) ||
           (YOU_SHOULD().test(lineBefore(t, s, 40)) && SECRET_SENT().test(t.slice(s, e)) && mailedTo(t, e)) ||
           (MODEL_SHOULD().test(lineBefore(t, s, 90)) && takesSecret(t, s, e))
         : PASSIVE_AT().test(t.slice(s, s + 16))
