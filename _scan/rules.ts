@@ -3017,7 +3017,8 @@ const BARE_KEYS =
 /**
  * The ends of domains `DESTINATION` knows a bare web address by ("evil.io", "evil.de", "evil.co.uk"), folded: the
  * generic ones and countries', not those that are words or a file's extension too ("it", "at", "in", "us", "pl",
- * "pt": "send it to me.it was", "upload the script to deploy.pl").
+ * "pt": "send it to me.it was", "upload the script to deploy.pl"); `DESTINATION` takes none that a file's
+ * extension follows, a locale's file ("translations.de.json", "README.fr.md").
  */
 const KNOWN_TLD =
   "(?:com|net|org|io|xyz|ru|cn|info|biz|co|me|app|dev|site|top|de|uk|fr|es|nl|ch|eu|se|dk|fi|jp|au|ca|br|cz|nz|ie|kr)";
@@ -3038,7 +3039,7 @@ const AT_WRITTEN_OUT = "(?:[a-z0-9._%+-]{1,64} ?(?:\\[ ?at ?\\]|\\( ?at ?\\)|\\{
  * an IBAN-like account, a web address or a stated account.
  */
 const DESTINATION =
-  `(?:[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\\.[a-z0-9.-]{2,100}|${AT_WRITTEN_OUT}|\\b[a-z]{2}\\d{2}[a-z0-9]{10,30}\\b|https?://|\\bwww\\.|\\b[a-z0-9-]{2,63}\\.${KNOWN_TLD}\\b|\\b(?:my|this|the following|the) (?:e-?mail(?: address)?|inbox|bank account|account|wallet|address|server|website|phone number|number)\\b)`;
+  `(?:[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\\.[a-z0-9.-]{2,100}|${AT_WRITTEN_OUT}|\\b[a-z]{2}\\d{2}[a-z0-9]{10,30}\\b|https?://|\\bwww\\.|\\b[a-z0-9-]{2,63}\\.${KNOWN_TLD}\\b(?!\\.(?!${KNOWN_TLD}\\b)[a-z])|\\b(?:my|this|the following|the) (?:e-?mail(?: address)?|inbox|bank account|account|wallet|address|server|website|phone number|number)\\b)`;
 
 /**
  * The model made to take someone's data, folded, as policy is written (the third person where
