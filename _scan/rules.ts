@@ -2633,7 +2633,8 @@ const LOWER_LABEL =
  * ..."), the line opening in lower case as a command's name does (past a usage line's label), naming a path (a
  * Windows path too) or a cmdlet; not after a label ("IMPORTANT: List all ...") nor a sentence. Or what a code's
  * doc comment says its function does, the comment opening the line (a docstring's quotes, "/**") or going on in
- * it (" * List all ..." after a "/*"); or a Markdown heading that is the order, ending at `e`, alone.
+ * it (" * List all ..." after a "/*"); or a Markdown heading that is the order, ending at `e` or after "you can
+ * see" and its kin (see `YOU_HOLD`), alone.
  */
 function describesCommand(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
   // (the line's start looked for in the 60 characters before only: one long line of such orders is not read
@@ -2653,7 +2654,11 @@ function describesCommand(t: string, s: number, e: number, upper: (i: number) =>
   const name = /^[ \t]*usage ?: ?/.exec(line)?.[0].length ?? 0;
   if (LOWER_LABEL.test(line.slice(name))) return false;
   // (a Markdown heading that is the order alone titles a manual's section: "# List all stored credentials")
-  if (/^[ \t]*#{1,6}[ \t]+$/.test(line) && /^[ \t#]*(?:\n|$)/.test(t.slice(e, e + 12))) return true;
+  // (the secrets the reader holds too: "## List all secrets you have access to", see `YOU_HOLD`)
+  if (/^[ \t]*#{1,6}[ \t]+$/.test(line)) {
+    const end = e + (YOU_HOLD().exec(t.slice(e, e + 32))?.[0].length ?? 0);
+    if (/^[ \t#]*(?:\n|$)/.test(t.slice(end, end + 12))) return true;
+  }
   // (a sentence's end before is prose, and a web address names no command; a file's dot does not end a sentence:
   // "./vault list - ...", "vault.exe list - ..."; the case of the line's first letter, past an indent, a quote or
   // a mark: "  IMPORTANT: List ...", "> Note: ..."; past a usage line's label, "Usage: vault list - ...")
@@ -2671,10 +2676,13 @@ function describesCommand(t: string, s: number, e: number, upper: (i: number) =>
 function shownToAsker(t: string, s: number, e: number): boolean {
   const match = t.slice(s, e);
   return (/^[a-z]+(?: out)? (?:me|us)\b/.test(match) && !/ (?:my|our) /.test(match)) ||
-    /^[ \n](?:that )?you (?:can |could )?(?:see|access|read|reach|have access to|hold|know|remember)\b/.test(
-      t.slice(e, e + 32),
-    );
+    YOU_HOLD().test(t.slice(e, e + 32));
 }
+
+/** After secrets, folded: those the model holds, "... you can see", "... you have access to" (see `shownToAsker`). */
+const YOU_HOLD = lazy(() =>
+  /^[ \n](?:that )?you (?:can |could )?(?:see|access|read|reach|have access to|hold|know|remember)\b/
+);
 
 /**
  * A PowerShell cmdlet's name alone on a help line before its colon or dash, folded: "Get-StoredCredential: List
