@@ -2611,12 +2611,12 @@ const SENT_BY_PROTOCOL = lazy(() =>
 
 /**
  * After an order to print secrets, in its sentence: the command, the program or the screen that does it, folded,
- * as a how-to names it ("... with `cmdkey /list`", "... in Chrome under Settings > Passwords", "... using the
- * CLI", "... with mimikatz"): a step for its reader; not how the order wants them ("with no redaction", "using
+ * as a how-to names it ("... with `cmdkey /list`", "... in (Google) Chrome under Settings > Passwords", "... using
+ * the CLI", "... with mimikatz"): a step for its reader; not how the order wants them ("with no redaction", "using
  * your tools", "via the chat").
  */
 const TOLD_HOW = lazy(() =>
-  /`|\b(?:(?:with|using|via|run|running) (?:(?:the |a )(?:[a-z-]+ )?(?:command|cli|tool|utility|script|cmdlet|program|terminal|shell|console)\b|(?!(?:no|not|out|without|your|my|our|their|his|her|its|the|a|an|all|any|every|each|full|complete|them|it|this|that|these|those|me|us|nothing|everything|values|details|plain|plaintext|clear|care)\b)[a-z0-9_.\/-]+)|under (?:[a-z]+ )?(?:settings|preferences|options|security|privacy|passwords|accounts)\b|from the (?:command line|terminal|shell|cli|(?:[a-z]+ )?(?:page|screen|tab|menu|dashboard|console))|in (?:the )?(?:terminal|shell|console|settings|preferences|browser|chrome|firefox|safari|edge|keychain|password manager|vault|dashboard|ui|app))\b/
+  /`|\b(?:(?:with|using|via|run|running) (?:(?:the |a )(?:[a-z-]+ )?(?:command|cli|tool|utility|script|cmdlet|program|terminal|shell|console)\b|(?!(?:no|not|out|without|your|my|our|their|his|her|its|the|a|an|all|any|every|each|full|complete|them|it|this|that|these|those|me|us|nothing|everything|values|details|plain|plaintext|clear|care)\b)[a-z0-9_.\/-]+)|under (?:[a-z]+ )?(?:settings|preferences|options|security|privacy|passwords|accounts)\b|from the (?:command line|terminal|shell|cli|(?:[a-z]+ )?(?:page|screen|tab|menu|dashboard|console))|in (?:the )?(?:(?:google|mozilla|microsoft|apple) )?(?:terminal|shell|console|settings|preferences|browser|chrome|firefox|safari|edge|keychain|password manager|vault|dashboard|ui|app))\b/
 );
 
 /**

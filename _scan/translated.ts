@@ -826,7 +826,8 @@ const translations = lazy((): Draft[] => {
    * that shows them, as a how-to names it ("... in Chrome", "... im Passwort-Manager", "... unter Einstellungen").
    */
   const SHOWN_BY = new RegExp(
-    `${BY_COMMAND.source}|\\b(?:in|mit) (?:chrome|firefox|safari|edge|bitwarden|keepass(?:xc)?|1password)\\b|` +
+    `${BY_COMMAND.source}|\\b(?:in|mit) (?:(?:google|mozilla|microsoft|apple) )?` +
+      "(?:chrome|firefox|safari|edge|bitwarden|keepass(?:xc)?|1password)\\b|" +
       "\\b(?:im|in dem) (?:browser|passwort-?manager|schl(?:u|ue)sselbund|tresor)\\b|\\b(?:unter|in den) einstellungen\\b",
   );
 
