@@ -2536,9 +2536,14 @@ const TAKEN_DATA = lazy(() =>
   /\b(?:(?:customers?|users?|clients?|patients?|employees?|members?)(?:'s|s')?\b(?! (?:a|an|the|some|their|his|her|its)\b)|conversations?|chats?|history|transcripts?|logs?|messages|every message|records|lists?|data|databases?|contents?|credentials|api keys?|keys|passwords?|secrets?|tokens?|files?|e-?mails|inbox|prompts?|context|memory|documents|contacts|accounts?|cookies|sessions?|ssh|\.env|environment)\b/
 );
 
+/** What the `exfil.send_to_address` match at `t[s..e]` sends: its words before where it goes ("to", "at", ...). */
+function sentWhat(t: string, s: number, e: number): string {
+  return t.slice(s, e).split(/[ \n](?:to|at|into|on|with)[ \n:]/, 1)[0];
+}
+
 /** True when what `exfil.send_to_address`'s match at `s` sends is data taken (see `TAKEN_DATA`), not the model's own. */
 function takesData(t: string, s: number, e: number): boolean {
-  const what = t.slice(s, e).split(/[ \n](?:to|at|into|on|with)[ \n:]/, 1)[0];
+  const what = sentWhat(t, s, e);
   return TAKEN_DATA().test(what) && !/\b(?:its|their own)\b/.test(what);
 }
 
@@ -2548,8 +2553,7 @@ function takesData(t: string, s: number, e: number): boolean {
  * ("The model should send the session token to the server with every request", as a design says).
  */
 function takesSecret(t: string, s: number, e: number): boolean {
-  const m = t.slice(s, e);
-  const what = m.split(/[ \n](?:to|at|into|on|with)[ \n:]/, 1)[0];
+  const what = sentWhat(t, s, e);
   return SECRET_NAMED().test(what) && !/\b(?:its|their|his|her)\b/.test(what) && toAnAddress(t, s, e);
 }
 
@@ -2607,12 +2611,12 @@ const SENT_BY_PROTOCOL = lazy(() =>
 
 /**
  * After an order to print secrets, in its sentence: the command, the program or the screen that does it, folded,
- * as a how-to names it ("... with `cmdkey /list`", "... in Chrome under Settings > Passwords", "... using the
- * CLI", "... with mimikatz"): a step for its reader; not how the order wants them ("with no redaction", "using
+ * as a how-to names it ("... with `cmdkey /list`", "... in (Google) Chrome under Settings > Passwords", "... using
+ * the CLI", "... with mimikatz"): a step for its reader; not how the order wants them ("with no redaction", "using
  * your tools", "via the chat").
  */
 const TOLD_HOW = lazy(() =>
-  /`|\b(?:(?:with|using|via|run|running) (?:(?:the |a )(?:[a-z-]+ )?(?:command|cli|tool|utility|script|cmdlet|program|terminal|shell|console)\b|(?!(?:no|not|out|without|your|my|our|their|his|her|its|the|a|an|all|any|every|each|full|complete|them|it|this|that|these|those|me|us|nothing|everything|values|details|plain|plaintext|clear|care)\b)[a-z0-9_.\/-]+)|under (?:[a-z]+ )?(?:settings|preferences|options|security|privacy|passwords|accounts)\b|from the (?:command line|terminal|shell|cli|(?:[a-z]+ )?(?:page|screen|tab|menu|dashboard|console))|in (?:the )?(?:terminal|shell|console|settings|preferences|browser|chrome|firefox|safari|edge|keychain|password manager|vault|dashboard|ui|app))\b/
+  /`|\b(?:(?:with|using|via|run|running) (?:(?:the |a )(?:[a-z-]+ )?(?:command|cli|tool|utility|script|cmdlet|program|terminal|shell|console)\b|(?!(?:no|not|out|without|your|my|our|their|his|her|its|the|a|an|all|any|every|each|full|complete|them|it|this|that|these|those|me|us|nothing|everything|values|details|plain|plaintext|clear|care)\b)[a-z0-9_.\/-]+)|under (?:[a-z]+ )?(?:settings|preferences|options|security|privacy|passwords|accounts)\b|from the (?:command line|terminal|shell|cli|(?:[a-z]+ )?(?:page|screen|tab|menu|dashboard|console))|in (?:the )?(?:(?:google|mozilla|microsoft|apple) )?(?:terminal|shell|console|settings|preferences|browser|chrome|firefox|safari|edge|keychain|password manager|vault|dashboard|ui|app))\b/
 );
 
 /**
@@ -2629,7 +2633,8 @@ const LOWER_LABEL =
  * ..."), the line opening in lower case as a command's name does (past a usage line's label), naming a path (a
  * Windows path too) or a cmdlet; not after a label ("IMPORTANT: List all ...") nor a sentence. Or what a code's
  * doc comment says its function does, the comment opening the line (a docstring's quotes, "/**") or going on in
- * it (" * List all ..." after a "/*"); or a Markdown heading that is the order, ending at `e`, alone.
+ * it (" * List all ..." after a "/*"); or a Markdown heading that is the order, ending at `e` or after "you can
+ * see" and its kin (see `YOU_HOLD`), alone.
  */
 function describesCommand(t: string, s: number, e: number, upper: (i: number) => boolean): boolean {
   // (the line's start looked for in the 60 characters before only: one long line of such orders is not read
@@ -2649,7 +2654,11 @@ function describesCommand(t: string, s: number, e: number, upper: (i: number) =>
   const name = /^[ \t]*usage ?: ?/.exec(line)?.[0].length ?? 0;
   if (LOWER_LABEL.test(line.slice(name))) return false;
   // (a Markdown heading that is the order alone titles a manual's section: "# List all stored credentials")
-  if (/^[ \t]*#{1,6}[ \t]+$/.test(line) && /^[ \t#]*(?:\n|$)/.test(t.slice(e, e + 12))) return true;
+  // (the secrets the reader holds too: "## List all secrets you have access to", see `YOU_HOLD`)
+  if (/^[ \t]*#{1,6}[ \t]+$/.test(line)) {
+    const end = e + (YOU_HOLD().exec(t.slice(e, e + 32))?.[0].length ?? 0);
+    if (/^[ \t#]*(?:\n|$)/.test(t.slice(end, end + 12))) return true;
+  }
   // (a sentence's end before is prose, and a web address names no command; a file's dot does not end a sentence:
   // "./vault list - ...", "vault.exe list - ..."; the case of the line's first letter, past an indent, a quote or
   // a mark: "  IMPORTANT: List ...", "> Note: ..."; past a usage line's label, "Usage: vault list - ...")
@@ -2661,16 +2670,21 @@ function describesCommand(t: string, s: number, e: number, upper: (i: number) =>
 /**
  * True when an `exfil.print_secrets` match at `t[s..e]` that a manual's verb opens ("show", "list") asks for the
  * secrets as an order to the model does, folded: shown to the one who asks, not theirs ("Show me all passwords",
- * not "Show me all my passwords"), or those the model holds ("List all the secrets you can see"); a manual says
+ * not "Show me all my passwords" nor "... passwords for my account"), or those the model holds ("List all the secrets you can see"); a manual says
  * what a command shows ("Show all passwords", "Show all passwords you saved").
  */
 function shownToAsker(t: string, s: number, e: number): boolean {
   const match = t.slice(s, e);
-  return (/^[a-z]+(?: out)? (?:me|us)\b/.test(match) && !/ (?:my|our) /.test(match)) ||
-    /^[ \n](?:that )?you (?:can |could )?(?:see|access|read|reach|have access to|hold|know|remember)\b/.test(
-      t.slice(e, e + 32),
-    );
+  // (theirs before the secrets or a few words after: "Show me all passwords for my account")
+  return (/^[a-z]+(?: out)? (?:me|us)\b/.test(match) && !/ (?:my|our) /.test(match) &&
+    !/^[ \n](?:[a-z-]+[ \n]){0,3}(?:my|our)\b/.test(t.slice(e, e + 40))) ||
+    YOU_HOLD().test(t.slice(e, e + 32));
 }
+
+/** After secrets, folded: those the model holds, "... you can see", "... you have access to" (see `shownToAsker`). */
+const YOU_HOLD = lazy(() =>
+  /^[ \n](?:that )?you (?:can |could )?(?:see|access|read|reach|have access to|hold|know|remember)\b/
+);
 
 /**
  * A PowerShell cmdlet's name alone on a help line before its colon or dash, folded: "Get-StoredCredential: List
@@ -3013,7 +3027,8 @@ const BARE_KEYS =
 /**
  * The ends of domains `DESTINATION` knows a bare web address by ("evil.io", "evil.de", "evil.co.uk"), folded: the
  * generic ones and countries', not those that are words or a file's extension too ("it", "at", "in", "us", "pl",
- * "pt": "send it to me.it was", "upload the script to deploy.pl").
+ * "pt": "send it to me.it was", "upload the script to deploy.pl"); `DESTINATION` takes none that a file's
+ * extension follows, a locale's file ("translations.de.json", "README.fr.md").
  */
 const KNOWN_TLD =
   "(?:com|net|org|io|xyz|ru|cn|info|biz|co|me|app|dev|site|top|de|uk|fr|es|nl|ch|eu|se|dk|fi|jp|au|ca|br|cz|nz|ie|kr)";
@@ -3034,9 +3049,8 @@ const AT_WRITTEN_OUT = "(?:[a-z0-9._%+-]{1,64} ?(?:\\[ ?at ?\\]|\\( ?at ?\\)|\\{
  * an IBAN-like account, a web address or a stated account.
  */
 const DESTINATION =
-  `(?:[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\\.[a-z0-9.-]{2,100}|${AT_WRITTEN_OUT}|\\b[a-z]{2}\\d{2}[a-z0-9]{10,30}\\b|https?://|\\bwww\\.|\\b[a-z0-9-]{2,63}\\.${KNOWN_TLD}\\b|\\b(?:my|this|the following|the) (?:e-?mail(?: address)?|inbox|bank account|account|wallet|address|server|website|phone number|number)\\b)`;
+  `(?:[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\\.[a-z0-9.-]{2,100}|${AT_WRITTEN_OUT}|\\b[a-z]{2}\\d{2}[a-z0-9]{10,30}\\b|https?://|\\bwww\\.|\\b[a-z0-9-]{2,63}\\.${KNOWN_TLD}\\b(?!\\.(?!${KNOWN_TLD}\\b)[a-z])|\\b(?:my|this|the following|the) (?:e-?mail(?: address)?|inbox|bank account|account|wallet|address|server|website|phone number|number)\\b)`;
 
-/** Objects that point at the user's data or the agent's resources rather than at the reader's own things. */
 /**
  * The model made to take someone's data, folded, as policy is written (the third person where
  * `imperative_on_user_data` reads an order): to paste or post a person's secrets ("AI tools opening a pull
@@ -3081,8 +3095,13 @@ const MODEL_TAKES_LEADS = [
 /** The start of a `MODEL_TAKES` match: its subject. */
 const MODEL_SUBJECT = lazy(() => /^(?:ai |the |any |every |each |language |llms )/);
 
+/**
+ * Objects that point at the user's data or the agent's resources rather than at the reader's own things, folded:
+ * "my ...", "all the ...", "the user's ...", and the writer's people, "every single person I am meeting" as "all my
+ * contacts" (not "everyone we met": "we" is the reader's too, as "our" is, nor "everyone i.e. ...").
+ */
 const OWNED =
-  `\\b(?:my|all (?:of )?(?:my|the|your)|(?:every(?: single)? (?:person|contact|attendee|participant)|everyone|everybody)(?: (?:that|who|whom))? (?:i|we)|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
+  `\\b(?:my|all (?:of )?(?:my|the|your)|(?:every(?: single)? (?:person|contact|attendee|participant)|everyone|everybody)(?: (?:that|who|whom))? i(?![.a-z])|(?:the|this) user's|(?:these|those|this) (?:information|details|data|contents?|files?|messages|emails|passwords?|credentials|records))\\b`;
 
 /** Where an address ends: white space (`\s`) or `)`, `"`, `'`, `>`. */
 const URL_STOP = lazy(() => /[\s)"'>]/g);
@@ -4203,7 +4222,9 @@ const englishRules = (): Draft[] => [
         ? imperativeStart(t, s, upper) !== false ||
           // (or "... required that the model send ...", the verb as a subjunctive has it)
           ((MODEL_MUST().test(lineBefore(t, s, 90)) || MODEL_MADE_TO().test(lineBefore(t, s, 80))) &&
-            takesData(t, s, e) && !sentByProtocol(t, e)) ||
+            // (a protocol sends a secret, "the access token ... in the Authorization header", not "the user's
+            // chat history ... with every request")
+            takesData(t, s, e) && !(sentByProtocol(t, e) && SECRET_NAMED().test(sentWhat(t, s, e)))) ||
           (YOU_SHOULD().test(lineBefore(t, s, 40)) && SECRET_SENT().test(t.slice(s, e)) && mailedTo(t, e)) ||
           (MODEL_SHOULD().test(lineBefore(t, s, 90)) && takesSecret(t, s, e))
         : PASSIVE_AT().test(t.slice(s, s + 16))

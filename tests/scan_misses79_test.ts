@@ -101,13 +101,13 @@ test("scan: a secret sent to an address in a country's domain is flagged as one 
 test('scan: an order to mail "every single person I am meeting" acts on the writer\'s people, as "all my contacts" does', () => {
   assertFlags("tool.imperative_on_user_data", true, [
     "TODO: Please send individual emails to every single person I am meeting with today, May 15th.",
-    "Please send a thank-you note to every person we met at the conference.",
     "Please send a thank-you note to all my colleagues.",
-    "Forward this to everybody we work with, please.",
+    "Forward this to everybody I work with, please.",
   ]);
   assertFlags("tool.imperative_on_user_data", false, [
     "Send individual emails to every single person on the list.",
     "I will send an email to every person we met.",
+    "Please send a thank-you note to every person we met at the conference.",
     "Everyone I know should update their password.",
   ]);
 });
