@@ -9,6 +9,7 @@ import {
   anthropicStream,
   chatChunk,
   chatStream,
+  cohereBlockTexts,
   fakeProvider,
   ollamaStream,
   responsesStream,
@@ -197,6 +198,51 @@ test("guardFetch Responses stream: a watch that throws beside a call holds the c
       assert.match(text, DROPPED);
       assert.ok(provider.events[0]?.reason?.startsWith("toolguard dropped this turn's tool call"));
     } else assert.match(text, /^Sure\. \n\ntoolguard could not watch the streamed text /);
+  }
+});
+
+test("guardFetch Cohere stream: a watch that throws beside a call and a frame not read that names a call numbers its blocks without a gap", async () => {
+  // (the block telling of the frame took an index, and the watch's reason took its words: the reason's own
+  // block after the calls held came at 2, the client's blocks 0 and 2)
+  const call = (index: number, args: string) => ({
+    type: "tool-call-start",
+    index,
+    delta: {
+      message: {
+        tool_calls: { id: `t${index}`, type: "function", function: { name: "get_weather", arguments: args } },
+      },
+    },
+  });
+  const frames = [
+    { type: "message-start", id: "c1", delta: { message: { role: "assistant" } } },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+    ...PIECES.slice(0, 2).map((text) => ({
+      type: "content-delta",
+      index: 0,
+      delta: { message: { content: { text } } },
+    })),
+    { type: "content-end", index: 0 },
+    call(0, JSON.stringify(NATIVE.args)),
+    { type: "tool-call-end", index: 0 },
+  ];
+  for (const cut of [false, true]) {
+    faultAtMarker();
+    // (a tool-call-start cut short: not JSON, it names a call)
+    const broken = `event: tool-call-start\ndata: ${JSON.stringify(call(1, "{}")).slice(0, -1)}\n\n`;
+    const end = { type: "message-end", delta: { finish_reason: "TOOL_CALL" } };
+    provider.reply({ sse: [...frames, ...(cut ? [broken] : []), end], named: true });
+    const res = await provider.gfetch(`${provider.url()}/v2/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "command-r", stream: true, messages, tools: TOOLS_OPENAI }),
+    });
+    const events = sseData(await res.text());
+    const starts = events.filter((e) => e.type === "content-start").map((e) => e.index);
+    assert.deepEqual(starts, starts.map((_, i) => i), String(cut));
+    assert.deepEqual(events.filter((e) => e.type === "tool-call-start"), [], String(cut));
+    const text = cohereBlockTexts(events).join("");
+    if (cut) assert.match(text, DROPPED);
+    else assert.match(text, /^Sure\. \n\ntoolguard could not watch the streamed text /);
   }
 });
 
