@@ -201,6 +201,31 @@ test("guardFetch Responses stream: a watch that throws beside a call holds the c
   }
 });
 
+test("guardFetch Chat and Responses streams: a watch that throws with no call held tells of a frame not read that names a call", async () => {
+  // (the text the watch held may have held calls: the frame may have carried one beside them, and went
+  // unsaid with only the calls held asked about)
+  faultAtMarker();
+  provider.reply({ sse: cutAhead(chatStream(PIECES.slice(0, 2)), CHAT_CUT, 2) });
+  const chat = await readChatStream(openai(), messages);
+  assert.deepEqual([chat.names, chat.finish], [[], "stop"]);
+  assert.match(chat.text, DROPPED);
+  faultAtMarker();
+  provider.reply({ sse: cutAhead(responsesStream(PIECES.slice(0, 3)), RESPONSES_CUT, 1), named: true });
+  const stream = openai().responses.stream({
+    model: "m",
+    input: "Weather in Oslo?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  const numbers: number[] = [];
+  stream.on("event", (e) => numbers.push(e.sequence_number));
+  const final = await stream.finalResponse();
+  assert.deepEqual(numbers, numbers.map((_, i) => i));
+  assert.match(final.output_text, DROPPED);
+  for (const told of [chat.text, final.output_text]) {
+    assert.match(told, /toolguard could not watch the streamed text /);
+  }
+});
+
 test("guardFetch Cohere stream: a watch that throws beside a call and a frame not read that names a call numbers its blocks without a gap", async () => {
   // (the block telling of the frame took an index, and the watch's reason took its words: the reason's own
   // block after the calls held came at 2, the client's blocks 0 and 2)
