@@ -162,6 +162,18 @@ const cutAhead = (frames: unknown[], cut: string | undefined, ending: number) =>
 const DROPPED =
   /^Sure\. \n\ntoolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.\n\n/;
 
+/** The openai SDK's final response to a Responses stream, and the sequence numbers of the events it read. */
+async function readResponses() {
+  const stream = openai().responses.stream({
+    model: "m",
+    input: "Weather in Oslo?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  const numbers: number[] = [];
+  stream.on("event", (e) => numbers.push(e.sequence_number));
+  return { final: await stream.finalResponse(), numbers };
+}
+
 test("guardFetch Chat stream: a watch that throws beside a call holds the call back, and tells of a frame not read that names a call", async () => {
   // (the held frames went out again after the reason, the call with them, unjudged; the frame cut short
   // beside the calls went unsaid)
@@ -182,14 +194,7 @@ test("guardFetch Responses stream: a watch that throws beside a call holds the c
   for (const cut of [undefined, RESPONSES_CUT]) {
     faultAtMarker();
     provider.reply({ sse: cutAhead(responsesStream(PIECES.slice(0, 3), [NATIVE]), cut, 1), named: true });
-    const stream = openai().responses.stream({
-      model: "m",
-      input: "Weather in Oslo?",
-      tools: TOOLS_RESPONSES as never,
-    });
-    const numbers: number[] = [];
-    stream.on("event", (e) => numbers.push(e.sequence_number));
-    const final = await stream.finalResponse();
+    const { final, numbers } = await readResponses();
     assert.deepEqual(final.output.filter((o) => o.type === "function_call"), [], String(cut));
     // (numbered on without gaps from the watch's frame, which took in the deltas after it)
     assert.deepEqual(numbers, numbers.map((_, i) => i), String(cut));
@@ -211,14 +216,7 @@ test("guardFetch Chat and Responses streams: a watch that throws with no call he
   assert.match(chat.text, DROPPED);
   faultAtMarker();
   provider.reply({ sse: cutAhead(responsesStream(PIECES.slice(0, 3)), RESPONSES_CUT, 1), named: true });
-  const stream = openai().responses.stream({
-    model: "m",
-    input: "Weather in Oslo?",
-    tools: TOOLS_RESPONSES as never,
-  });
-  const numbers: number[] = [];
-  stream.on("event", (e) => numbers.push(e.sequence_number));
-  const final = await stream.finalResponse();
+  const { final, numbers } = await readResponses();
   assert.deepEqual(numbers, numbers.map((_, i) => i));
   assert.match(final.output_text, DROPPED);
   for (const told of [chat.text, final.output_text]) {
