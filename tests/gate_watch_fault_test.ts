@@ -9,6 +9,7 @@ import {
   anthropicStream,
   chatChunk,
   chatStream,
+  cohereBlockTexts,
   fakeProvider,
   ollamaStream,
   responsesStream,
@@ -161,6 +162,18 @@ const cutAhead = (frames: unknown[], cut: string | undefined, ending: number) =>
 const DROPPED =
   /^Sure\. \n\ntoolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.\n\n/;
 
+/** The openai SDK's final response to a Responses stream, and the sequence numbers of the events it read. */
+async function readResponses() {
+  const stream = openai().responses.stream({
+    model: "m",
+    input: "Weather in Oslo?",
+    tools: TOOLS_RESPONSES as never,
+  });
+  const numbers: number[] = [];
+  stream.on("event", (e) => numbers.push(e.sequence_number));
+  return { final: await stream.finalResponse(), numbers };
+}
+
 test("guardFetch Chat stream: a watch that throws beside a call holds the call back, and tells of a frame not read that names a call", async () => {
   // (the held frames went out again after the reason, the call with them, unjudged; the frame cut short
   // beside the calls went unsaid)
@@ -181,14 +194,7 @@ test("guardFetch Responses stream: a watch that throws beside a call holds the c
   for (const cut of [undefined, RESPONSES_CUT]) {
     faultAtMarker();
     provider.reply({ sse: cutAhead(responsesStream(PIECES.slice(0, 3), [NATIVE]), cut, 1), named: true });
-    const stream = openai().responses.stream({
-      model: "m",
-      input: "Weather in Oslo?",
-      tools: TOOLS_RESPONSES as never,
-    });
-    const numbers: number[] = [];
-    stream.on("event", (e) => numbers.push(e.sequence_number));
-    const final = await stream.finalResponse();
+    const { final, numbers } = await readResponses();
     assert.deepEqual(final.output.filter((o) => o.type === "function_call"), [], String(cut));
     // (numbered on without gaps from the watch's frame, which took in the deltas after it)
     assert.deepEqual(numbers, numbers.map((_, i) => i), String(cut));
@@ -197,6 +203,69 @@ test("guardFetch Responses stream: a watch that throws beside a call holds the c
       assert.match(text, DROPPED);
       assert.ok(provider.events[0]?.reason?.startsWith("toolguard dropped this turn's tool call"));
     } else assert.match(text, /^Sure\. \n\ntoolguard could not watch the streamed text /);
+  }
+});
+
+test("guardFetch Chat and Responses streams: a watch that throws with no call held tells of a frame not read that names a call", async () => {
+  // (the text the watch held may have held calls: the frame may have carried one beside them, and went
+  // unsaid with only the calls held asked about)
+  faultAtMarker();
+  provider.reply({ sse: cutAhead(chatStream(PIECES.slice(0, 2)), CHAT_CUT, 2) });
+  const chat = await readChatStream(openai(), messages);
+  assert.deepEqual([chat.names, chat.finish], [[], "stop"]);
+  assert.match(chat.text, DROPPED);
+  faultAtMarker();
+  provider.reply({ sse: cutAhead(responsesStream(PIECES.slice(0, 3)), RESPONSES_CUT, 1), named: true });
+  const { final, numbers } = await readResponses();
+  assert.deepEqual(numbers, numbers.map((_, i) => i));
+  assert.match(final.output_text, DROPPED);
+  for (const told of [chat.text, final.output_text]) {
+    assert.match(told, /toolguard could not watch the streamed text /);
+  }
+});
+
+test("guardFetch Cohere stream: a watch that throws beside a call and a frame not read that names a call numbers its blocks without a gap", async () => {
+  // (the block telling of the frame took an index, and the watch's reason took its words: the reason's own
+  // block after the calls held came at 2, the client's blocks 0 and 2)
+  const call = (index: number, args: string) => ({
+    type: "tool-call-start",
+    index,
+    delta: {
+      message: {
+        tool_calls: { id: `t${index}`, type: "function", function: { name: "get_weather", arguments: args } },
+      },
+    },
+  });
+  const frames = [
+    { type: "message-start", id: "c1", delta: { message: { role: "assistant" } } },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+    ...PIECES.slice(0, 2).map((text) => ({
+      type: "content-delta",
+      index: 0,
+      delta: { message: { content: { text } } },
+    })),
+    { type: "content-end", index: 0 },
+    call(0, JSON.stringify(NATIVE.args)),
+    { type: "tool-call-end", index: 0 },
+  ];
+  for (const cut of [false, true]) {
+    faultAtMarker();
+    // (a tool-call-start cut short: not JSON, it names a call)
+    const broken = `event: tool-call-start\ndata: ${JSON.stringify(call(1, "{}")).slice(0, -1)}\n\n`;
+    const end = { type: "message-end", delta: { finish_reason: "TOOL_CALL" } };
+    provider.reply({ sse: [...frames, ...(cut ? [broken] : []), end], named: true });
+    const res = await provider.gfetch(`${provider.url()}/v2/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "command-r", stream: true, messages, tools: TOOLS_OPENAI }),
+    });
+    const events = sseData(await res.text());
+    const starts = events.filter((e) => e.type === "content-start").map((e) => e.index);
+    assert.deepEqual(starts, starts.map((_, i) => i), String(cut));
+    assert.deepEqual(events.filter((e) => e.type === "tool-call-start"), [], String(cut));
+    const text = cohereBlockTexts(events).join("");
+    if (cut) assert.match(text, DROPPED);
+    else assert.match(text, /^Sure\. \n\ntoolguard could not watch the streamed text /);
   }
 });
 

@@ -338,6 +338,8 @@ class CohereStream implements FrameRouter {
   readonly #told = new Set<Record<string, unknown>>();
   /** Where a retry puts that block, ahead of its own (see `resumePoint`). */
   #toldAt: number | undefined;
+  /** The one frame of that block beside a written call (or a failed watch), and its index (see `endsWritten`). */
+  #toldWritten: { frame: Held; index: number } | undefined;
 
   /**
    * The clients (the AI SDK, Cohere's examples) take the text of each `content-delta`: the text the watch
@@ -715,7 +717,8 @@ class CohereStream implements FrameRouter {
     // (an unread frame's calls are not known: at least one)
     const reason = malformedCallsReason(1);
     this.#ownReason = reason;
-    const block = textBlock(this.#nextContent++, reasonLead(flow) + reason);
+    const index = this.#nextContent++;
+    const block = textBlock(index, reasonLead(flow) + reason);
     // (beside a written call, the block is one frame marked told, as Anthropic's: the watch's ending leads a
     // rejection's reason with its words, and a retry sends them after the text it sends ahead; its start is
     // its event, so a retry numbers its blocks as if it never came)
@@ -734,11 +737,20 @@ class CohereStream implements FrameRouter {
     // (beside a written call alone, no call is left: the finish says so, as `#stopOfDropped`'s)
     if (written) this.endsWritten(flow);
     flow.holdAt(end < 0 ? flow.held.length : end, told);
+    if (written) this.#toldWritten = { frame: told[0], index };
   }
 
-  /** See `FrameRouter.endsWritten`: the held `message-end`'s `TOOL_CALL` finish made `COMPLETE`. */
+  /**
+   * See `FrameRouter.endsWritten`: the held `message-end`'s `TOOL_CALL` finish made `COMPLETE`; and where
+   * the watch's ending took the words of the block `tellDropped` held beside a written call into its reason,
+   * that block's index is given back (a failed watch's `replace` numbered its block after it: 0, 2).
+   */
   endsWritten(flow: StreamFlow): void {
     if (!flow.held.some((h) => h.tool)) flow.setHeld(flow.held.map(completes));
+    const told = this.#toldWritten;
+    if (!told || flow.held.includes(told.frame)) return;
+    this.#toldWritten = undefined;
+    if (this.#nextContent === told.index + 1) this.#nextContent = told.index;
   }
 
   /** See `FrameRouter.ownReason`. */

@@ -1522,7 +1522,7 @@ class ResponsesStream implements FrameRouter {
   /**
    * See `FrameRouter.unread`: only a frame that names a call (a `function_call` item's type, a `call_id`,
    * see `namesKey`) is taken for a call's, as Ollama reads its lines: any other may be text. Told where the
-   * response then ends with no call held (see `#endOfDropped`); beside calls held it goes unsaid yet.
+   * response then ends with no call held (see `#endOfDropped`), and beside calls held (see `tellDropped`).
    */
   unread(data: string): void {
     if (namesKey(data, "type", "function_call") || namesKey(data, "call_id")) this.#unreadCall = true;

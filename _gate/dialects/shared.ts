@@ -360,10 +360,11 @@ export interface FrameRouter {
    * that pass, and ahead of a rejection's reason), or sends them now after the answer's held text where
    * text carries no position (OpenAI Chat), and reports them as `ownReason`. `answers`: those whose calls
    * are held (a text watch may hold a call's frames, which the router then never saw). `written`: the calls
-   * are written into text the watch holds, which nothing may send before they are judged: the words go among
-   * the held frames after the answer's text, marked `Held.told` (the watch's ending leads a rejection's
-   * reason with them), and the answer's stop for tool use made a normal one (see `endsWritten`). Absent
-   * where no such call is known apart from the calls held.
+   * are written into text the watch holds, which nothing may send before they are judged (or a failed watch
+   * holds the text, to be withheld, beside any calls held): the words go among the held frames after the
+   * answer's text, marked `Held.told` (the watch's ending leads a rejection's reason with them), and the
+   * answer's stop for tool use made a normal one (see `endsWritten`). Absent where no such call is known
+   * apart from the calls held.
    */
   tellDropped?(flow: StreamFlow, answers: ReadonlySet<number>, options?: { written?: boolean }): void;
   /**
