@@ -11,6 +11,7 @@
  */
 import {
   type ChildExit,
+  EXITED_ALONE_NOTE,
   EXITED_NOTE,
   hostInput,
   hostOutput,
@@ -395,8 +396,9 @@ class McpRelay {
     if (child === null) return undefined;
     const reach = child.killReached();
     if (reach === "tool") return "server_only";
-    if (reach === "none") return "none";
     const note = child.treeNote();
+    // A server that had exited (unreaped) and left no process: its whole tree was already gone (Linux markers).
+    if (reach === "none") return note === EXITED_ALONE_NOTE ? "ended" : "none";
     return note === undefined || note === EXITED_NOTE ? "ended" : "group_only";
   }
 

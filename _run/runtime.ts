@@ -217,7 +217,8 @@ export interface LiveChild {
   killReached(): KillReach | undefined;
   /**
    * Whether a kill of the tree found a live process to signal: on POSIX its process group had members, a
-   * process carried its marker, or the child was unreaped; on Windows once a kill was sent while the tool was
+   * process carried its marker, or the child was unreaped (on Linux, a child that had exited by itself, a
+   * zombie, is no live process: where the kill met nothing else, nothing was found); on Windows once a kill was sent while the tool was
    * unreaped (what `taskkill` finds is not known, and from a tool that exited it finds nothing). False before
    * any kill, and after sweeps that found the tree already gone.
    */
@@ -762,11 +763,23 @@ interface DenoStart {
  * handle that its exit shows came after the tool had exited by itself reached no process.
  */
 function reachOf(tree: Tree): KillReach | undefined {
-  // On Linux a tool that had exited, whose tree's markers led to no other process, left nothing it reached.
-  if (tree.reach === undefined && tree.exited && tree.members !== undefined) {
-    return [...tree.members].some((pid) => pid !== tree.pid) ? undefined : "none";
-  }
+  if (exitedAlone(tree)) return "none";
   return tree.reach === "tool" && tree.exit !== undefined ? ownKillReach(tree.exit) : tree.reach;
+}
+
+/**
+ * Linux: whether the tool had exited by itself (unreaped) when the guard came to end its tree, and the tree's
+ * markers led to no other process: the guard reached nothing, though its signals to the zombie succeeded.
+ */
+function exitedAlone(tree: Tree): boolean {
+  if (tree.reach !== undefined || !tree.exited || tree.members === undefined) return false;
+  for (const pid of tree.members) if (pid !== tree.pid) return false;
+  return true;
+}
+
+/** {@linkcode LiveChild.killFound} for `tree`: a zombie tool, all a kill met, was no live process. */
+function foundOf(tree: Tree): boolean {
+  return tree.found === true && !exitedAlone(tree);
 }
 
 /** {@linkcode LiveChild.treeNote} for `tree`. */
@@ -805,7 +818,7 @@ export const EXITED_NOTE = "but the tool itself had already exited";
  * Said after "the guard could not end the process tree, " where the tool had exited first (not yet reaped) and
  * its marker led to no process it started.
  */
-const EXITED_ALONE_NOTE = "as the tool had already exited and no process it started was found running";
+export const EXITED_ALONE_NOTE = "as the tool had already exited and no process it started was found running";
 
 /**
  * Said after "the guard ended the process tree, " where a process of it did not let its environment (and so
@@ -876,7 +889,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
     killReached: () => reachOf(tree),
-    killFound: () => tree.found === true,
+    killFound: () => foundOf(tree),
     treeState: (look) => stateOfTree(tree, look),
   };
   if (via === "setsid") {
@@ -1139,7 +1152,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     killTree: treeKiller(tree),
     treeNote: () => treeNote(tree),
     killReached: () => reachOf(tree),
-    killFound: () => tree.found === true,
+    killFound: () => foundOf(tree),
     treeState: (look) => stateOfTree(tree, look),
   };
 }
@@ -1205,7 +1218,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       killTree: treeKiller(tree),
       treeNote: () => treeNote(tree),
       killReached: () => reachOf(tree),
-      killFound: () => tree.found === true,
+      killFound: () => foundOf(tree),
       treeState: (look) => stateOfTree(tree, look),
     },
   };

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runTool, type ToolResult } from "../guard.ts";
+import { relayMcp } from "../mcp.ts";
 import { fileTempDir } from "./_temp.ts";
 import { isLinux, signalProcess } from "./_runtime.ts";
 
@@ -66,5 +67,33 @@ test(
     } finally {
       signalProcess(child);
     }
+  },
+);
+
+test(
+  "a relayed server that had exited, unreaped, alone: its tree is said ended, with nothing of it left",
+  { skip },
+  async () => {
+    const run = join(dir, "relay");
+    const controller = new AbortController();
+    const script = `echo $$ > ${run}.pid; while [ ! -e ${run}.go ]; do sleep 0.01; done`;
+    const relaying = relayMcp({
+      command: "/bin/sh",
+      args: ["-c", script],
+      input: (async function* () {})(),
+      output: () => {},
+      stderr: "ignore",
+      signal: controller.signal,
+    });
+    while (!existsSync(`${run}.pid`) || readFileSync(`${run}.pid`, "utf8").trim() === "") {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const pid = readFileSync(`${run}.pid`, "utf8").trim();
+    writeFileSync(`${run}.go`, "");
+    while (!/\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8")));
+    controller.abort();
+    const exit = await relaying;
+    assert.equal(exit.tree, "ended");
+    assert.match(exit.detail, /; no process of the server's tree was left$/);
   },
 );
