@@ -114,6 +114,127 @@ export type ClassifyOptions = Pick<
 >;
 
 /**
+ * The options as read once (inherited ones too, as a plain read finds them) into a plain object that the checks
+ * and the run then read alone: an option built in code whose getter answers one value to the check and another
+ * to the run ("lines", then "csv") is never used unchecked. `run`: read `runTool`'s own options too, else only
+ * those of {@linkcode ClassifyOptions}. `exitCodes` is taken as its own entries, each read once
+ * ({@linkcode OwnEntries}). A read that throws (a getter, a Proxy's trap) is the caller's fault and comes back
+ * as a sentence saying so, for `runTool` to refuse and {@linkcode classify} to throw. (Each option read by its
+ * name: a loop over the names costs `classify` more than the rest of its checks.)
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readOptions } from "./classify.ts";
+ *
+ * let reads = 0;
+ * const options = { get protocol() { return reads++ === 0 ? "lines" : "csv"; } };
+ * assert.equal((readOptions(options, false) as { protocol: string }).protocol, "lines");
+ * assert.equal(reads, 1);
+ * const throwing = { get maxDetail(): number { throw new Error("no"); } };
+ * assert.equal(readOptions(throwing, false), "invalid options: reading maxDetail threw: no");
+ * ```
+ */
+export function readOptions(options: object, run: boolean): RunOptions | string {
+  const o = options as RunOptions;
+  let at = "timeoutMs";
+  try {
+    const timeoutMs = o.timeoutMs;
+    at = "maxOutputBytes";
+    const maxOutputBytes = o.maxOutputBytes;
+    at = "onOverflow";
+    const onOverflow = o.onOverflow;
+    at = "maxDetail";
+    const maxDetail = o.maxDetail;
+    at = "encoding";
+    const encoding = o.encoding;
+    at = "protocol";
+    const protocol = o.protocol;
+    at = "exitCodes";
+    const exitCodes = ownEntries(o.exitCodes) as RunOptions["exitCodes"];
+    const shared = { timeoutMs, maxOutputBytes, onOverflow, maxDetail, encoding, protocol, exitCodes };
+    // (every option named: these fail to compile when an option is added without its read)
+    if (!run) return shared satisfies Record<keyof ClassifyOptions, unknown>;
+    at = "signal";
+    const signal = o.signal;
+    at = "cwd";
+    const cwd = o.cwd;
+    at = "env";
+    const env = o.env;
+    at = "clearEnv";
+    const clearEnv = o.clearEnv;
+    at = "stdin";
+    const stdin = o.stdin;
+    at = "scanOutput";
+    const scanOutput = o.scanOutput;
+    at = "onResult";
+    const onResult = o.onResult;
+    return {
+      timeoutMs,
+      maxOutputBytes,
+      onOverflow,
+      maxDetail,
+      encoding,
+      protocol,
+      exitCodes,
+      signal,
+      cwd,
+      env,
+      clearEnv,
+      stdin,
+      scanOutput,
+      onResult,
+    } satisfies Record<keyof RunOptions, unknown>;
+  } catch (error) {
+    const what = error instanceof EntryReadError ? `exitCodes entry ${givenValue(error.key)}` : at;
+    return `invalid options: reading ${what} threw: ${clip(errorText(error), 200)}`;
+  }
+}
+
+/** A read of an `exitCodes` entry that threw: its key, and the error's text as its message. */
+class EntryReadError extends Error {
+  constructor(readonly key: string, error: unknown) {
+    super(errorText(error));
+  }
+}
+
+/**
+ * `exitCodes` as read once: each own entry (enumerable or not, as a plain object's are all read) as its key and
+ * the value read, one after the other. The check and the run read these alone; kept as a list, not copied into
+ * an object, since listing an object's keys again costs more than the rest of `classify`.
+ */
+class OwnEntries {
+  constructor(readonly keysAndValues: readonly unknown[]) {}
+
+  /** Whether `code` is mapped to "empty". */
+  empty(code: number): boolean {
+    const key = String(code);
+    const kv = this.keysAndValues;
+    for (let i = 0; i < kv.length; i += 2) if (kv[i] === key) return kv[i + 1] === "empty";
+    return false;
+  }
+}
+
+/**
+ * `exitCodes` as {@linkcode OwnEntries}; anything that is no plain object as it is (a Map or a Set as an empty
+ * one of its kind: their entries are no properties), for the check to refuse.
+ */
+function ownEntries(exitCodes: unknown): unknown {
+  if (!isRecord(exitCodes)) return exitCodes;
+  if (exitCodes instanceof Map) return new Map();
+  if (exitCodes instanceof Set) return new Set();
+  const keysAndValues: unknown[] = [];
+  for (const code of Object.getOwnPropertyNames(exitCodes)) {
+    try {
+      keysAndValues.push(code, exitCodes[code]);
+    } catch (error) {
+      throw new EntryReadError(code, error);
+    }
+  }
+  return new OwnEntries(keysAndValues);
+}
+
+/**
  * What is wrong with the options {@linkcode classify} and `runTool` share, as a sentence saying what to give, or
  * null when they are all usable: one check for both, so that an option `runTool` refuses is never read another
  * way by `classify`. An `exitCodes` entry must be an exit code of its own (not inherited) meaning `"empty"`,
@@ -205,17 +326,30 @@ function exitCodesProblem(exitCodes: unknown): string | null {
       exitCodes instanceof Map ? "Map" : "Set"
     }: give a plain object such as { 1: "empty" }`;
   }
+  if (exitCodes instanceof OwnEntries) {
+    const kv = exitCodes.keysAndValues;
+    for (let i = 0; i < kv.length; i += 2) {
+      const problem = exitCodeProblem(kv[i] as string, kv[i + 1]);
+      if (problem !== null) return problem;
+    }
+    return null;
+  }
   // Every key of its own, enumerable or not: mapsToEmpty reads any of them.
   for (const code of Object.getOwnPropertyNames(exitCodes)) {
-    const meaning = exitCodes[code];
-    if (meaning === "empty" && code !== "0" && isExitStatus(code)) continue;
-    // (the sentence made only for a wrong entry: echoing a value costs more than the checks)
-    const entry = `invalid option exitCodes { ${givenValue(code)}: ${givenValue(meaning)} }`;
-    return code === "0"
-      ? `${entry}: exit code 0 already means success; give the other codes, such as { 1: "empty" }`
-      : `${entry}: give exit codes meaning "empty", such as { 1: "empty" }`;
+    const problem = exitCodeProblem(code, exitCodes[code]);
+    if (problem !== null) return problem;
   }
   return null;
+}
+
+/** What is wrong with one `exitCodes` entry, or null. */
+function exitCodeProblem(code: string, meaning: unknown): string | null {
+  if (meaning === "empty" && code !== "0" && isExitStatus(code)) return null;
+  // (the sentence made only for a wrong entry: echoing a value costs more than the checks)
+  const entry = `invalid option exitCodes { ${givenValue(code)}: ${givenValue(meaning)} }`;
+  return code === "0"
+    ? `${entry}: exit code 0 already means success; give the other codes, such as { 1: "empty" }`
+    : `${entry}: give exit codes meaning "empty", such as { 1: "empty" }`;
 }
 
 export function excerpt(text: string, max = 80): string {
@@ -627,10 +761,10 @@ function parseStdout(text: string, protocol: Protocol, room: number): Parsed {
  */
 export function classify(outcome: ProcessOutcome, options?: ClassifyOptions): ToolResult {
   checkOutcome(outcome);
-  const given = optionsArg(options, "classify");
-  const problem = classifyOptionsProblem(given);
+  const given = readOptions(optionsArg(options, "classify"), false);
+  const problem = typeof given === "string" ? given : classifyOptionsProblem(given);
   if (problem !== null) throw new TypeError(`classify(): ${problem}`);
-  return classifyOutcome(outcome, given);
+  return classifyOutcome(outcome, given as ClassifyOptions);
 }
 
 /**
@@ -788,8 +922,11 @@ const GUARD_SIGNALS: ReadonlySet<string> = new Set(["SIGTERM", "SIGKILL", "SIGPI
 const GUARD_EXIT_CODES: ReadonlySet<number> = new Set([143, 137, 141]);
 
 /** Whether `exitCodes` maps `code` to "empty" by an entry of its own: one inherited is never read. */
-function mapsToEmpty(exitCodes: RunOptions["exitCodes"], code: number): boolean {
-  return exitCodes !== undefined && Object.hasOwn(exitCodes, code) && exitCodes[code] === "empty";
+function mapsToEmpty(exitCodes: unknown, code: number): boolean {
+  if (exitCodes instanceof OwnEntries) return exitCodes.empty(code);
+  // (options not read through readOptions: a test's, or a runner's of its own calling classifyOutcome)
+  const given = exitCodes as RunOptions["exitCodes"];
+  return given !== undefined && Object.hasOwn(given, code) && given[code] === "empty";
 }
 
 /** A `TypeError` unless `outcome` is an object whose stdout (and stderr, when given) is bytes or text. */

@@ -26,6 +26,7 @@ import {
   failure,
   guardFailure,
   type KilledBy,
+  readOptions,
   STDERR_TAIL_BYTES,
   toBytes,
 } from "./classify.ts";
@@ -110,9 +111,21 @@ const SETTLE_SLACK_MS = 60;
 // runTool
 // ---------------------------------------------------------------------------------------------------------
 
+/**
+ * The options read once ({@linkcode readOptions}), for the checks and the run to read alone, or why they
+ * cannot be: not an object, or a read of one that threw.
+ */
+function takeOptions(options: unknown): RunOptions | string {
+  try {
+    if (!isRecord(options)) return `invalid options ${givenValue(options)}: give an object`;
+  } catch (error) {
+    return `invalid options: ${errorText(error)}`; // (a revoked Proxy)
+  }
+  return readOptions(options, true);
+}
+
 /** What is wrong with the options, as a sentence saying what to give, or null when they are all usable. */
 function checkOptions(options: RunOptions): string | null {
-  if (!isRecord(options as unknown)) return `invalid options ${givenValue(options)}: give an object`;
   return classifyOptionsProblem(options) ?? checkOptionTypes(options);
 }
 
@@ -171,6 +184,7 @@ async function execute(
   command: string,
   args: readonly ToolArg[],
   options: RunOptions,
+  refused: string | null,
   bounds: EngineBounds,
 ): Promise<ToolResult> {
   const started = performance.now();
@@ -179,7 +193,7 @@ async function execute(
     classifyOutcome({ spawnError, exitCode: null, signal: null, stdout: "", durationMs }, options);
   const problem = typeof command !== "string" || command === ""
     ? "command must be a non-empty string"
-    : checkOptions(options);
+    : refused ?? checkOptions(options);
   if (problem) return notRun(problem);
   const prepared = prepareArgs(args);
   if (!prepared.ok) return notRun(prepared.reason);
@@ -628,22 +642,25 @@ function join(chunks: Uint8Array[], total: number): Uint8Array {
 export async function runTool(
   command: string,
   args: readonly ToolArg[] = [],
-  options: RunOptions = {},
+  given: RunOptions = {},
   bounds: EngineBounds = {},
 ): Promise<ToolResult> {
+  // Read once, here: the checks and the run see the same values, and a read that throws is the caller's fault.
+  const taken = takeOptions(given ?? {});
+  const options: RunOptions = typeof taken === "string" ? {} : taken;
   let result: ToolResult;
   try {
-    result = await execute(command, args, options ?? {}, bounds);
+    result = await execute(command, args, options, typeof taken === "string" ? taken : null, bounds);
   } catch (error) {
     // A bug in the guard must still not look like an answer.
-    result = guardFailure("internal error in the guard", error, options?.maxDetail);
+    result = guardFailure("internal error in the guard", error, options.maxDetail);
   }
   // Zero items (kind empty) hold nothing the model reads: nothing to scan. (The kind, not the items' length
   // read again: a protocol function's array may be a Proxy whose read throws, and runTool never rejects.)
-  if (options?.scanOutput && result.kind === "results") {
+  if (options.scanOutput && result.kind === "results") {
     result = await scanned(result, options, bounds.loadScanner ?? loadScanner);
   }
-  if (options?.onResult) {
+  if (options.onResult) {
     const record: ToolCallRecord = {
       command,
       // An argument that was refused (not text) is named by its type: its own text could throw.

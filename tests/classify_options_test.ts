@@ -133,3 +133,86 @@ test("runTool: a maxDetail it refuses does not cut its own refusal, nor make run
     assert.match(r.detail, /^invalid option maxDetail .+: give a number of characters of at least 1$/);
   }
 });
+
+/** Options whose `protocol` getter says "lines" the first time and "csv" after, counting its reads. */
+function fickle(): { options: ClassifyOptions; reads(): number } {
+  let reads = 0;
+  const options = {
+    get protocol() {
+      return reads++ === 0 ? "lines" : "csv";
+    },
+  } as ClassifyOptions;
+  return { options, reads: () => reads };
+}
+
+test(
+  "classify and runTool: each option is read once, so the run uses the value that was checked",
+  T,
+  async () => {
+    const lines = { exitCode: 0, signal: null, stdout: "a\nb\n" };
+    const once = fickle();
+    assert.deepEqual(classify(lines, once.options).items, ["a", "b"]);
+    assert.equal(once.reads(), 1);
+    const run = fickle();
+    const r = await runTool(launcher.command, fake("lines"), run.options);
+    assert.equal(r.kind, "results", r.detail);
+    assert.equal(run.reads(), 1);
+  },
+);
+
+test(
+  "classify and runTool: an option whose read throws is the caller's fault, never the guard's",
+  T,
+  async () => {
+    const throwing: [Record<string, unknown>, RegExp][] = [
+      [
+        Object.defineProperty({}, "maxDetail", {
+          get() {
+            throw new Error("no maxDetail today");
+          },
+        }),
+        /^invalid options: reading maxDetail threw: no maxDetail today$/,
+      ],
+      [
+        Object.create({
+          get protocol() {
+            throw new RangeError("inherited getter");
+          },
+        }),
+        /^invalid options: reading protocol threw: inherited getter$/,
+      ],
+      [
+        {
+          exitCodes: new Proxy({}, {
+            ownKeys() {
+              throw new Error("no keys");
+            },
+          }),
+        },
+        /^invalid options: reading exitCodes threw: no keys$/,
+      ],
+      [
+        {
+          exitCodes: Object.defineProperty({}, 1, {
+            get() {
+              throw new Error("no entry");
+            },
+          }),
+        },
+        /^invalid options: reading exitCodes entry "1" threw: no entry$/,
+      ],
+    ];
+    for (const [options, sentence] of throwing) {
+      assert.throws(
+        () => classify(noMatch, options as ClassifyOptions),
+        (error: unknown) =>
+          error instanceof TypeError && sentence.test(error.message.replace(/^classify\(\): /, "")),
+        sentence.source,
+      );
+      const r = await runTool(launcher.command, fake("exit", "1"), options as never);
+      assert.equal(r.kind, "spawn", r.detail);
+      assert.match(r.detail, sentence);
+      assert.equal(r.exitCode, null);
+    }
+  },
+);
