@@ -793,8 +793,27 @@ function treeNote(tree: Tree): string | undefined {
   }
   if (isWindows) return TASKKILL_TREE_NOTE;
   const note = ofSignalledTree(tree);
-  if (!tree.exited) return note;
-  return note === undefined ? EXITED_NOTE : `${EXITED_NOTE}, ${note}`;
+  return tree.exited ? exitedTreeNote(note) : note;
+}
+
+/**
+ * The tree note where the tool itself had exited first (not yet reaped): {@linkcode EXITED_NOTE} alone, or
+ * after `note` (what may still be running), which comes first as the graver: classify cuts a tree note at 200
+ * characters, and a cut must take the lesser part. Every note fits whole with the exit said (tests/tree_note_cut_test.ts).
+ *
+ * @param note What {@linkcode treeNote} says of the signalled tree; undefined: nothing was missed.
+ * @returns The note to give.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { EXITED_NOTE, exitedTreeNote, UNSIGNALLED_NOTE } from "./runtime.ts";
+ *
+ * assert.equal(exitedTreeNote(undefined), EXITED_NOTE);
+ * assert.match(exitedTreeNote(UNSIGNALLED_NOTE), /may still be running, and the tool had already exited$/);
+ * ```
+ */
+export function exitedTreeNote(note: string | undefined): string {
+  return note === undefined ? EXITED_NOTE : `${note}, and the tool had already exited`;
 }
 
 /** What {@linkcode treeNote} says of a POSIX tree that was signalled, beside whether the tool had exited. */
@@ -805,7 +824,25 @@ function ofSignalledTree(tree: Tree): string | undefined {
   if (!isLinux || (tree.marker !== null && treeMarkersWork())) return undefined;
   // Said after "the guard ended the process tree, " (classify says that once, whatever ended it). Every
   // spawn carries the marker where markers work, so here they do not, and why is said.
-  return `found by its process group only (${whyNoMarkers()}): a descendant that left the group may have survived`;
+  return groupOnlyNote(whyNoMarkers());
+}
+
+/**
+ * What {@linkcode treeNote} says where the tree was found by its process group only, `why` being why
+ * ({@linkcode whyNoMarkers}).
+ *
+ * @param why Why the tree's markers could not be read.
+ * @returns The note, ending with what may have survived.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { groupOnlyNote } from "./runtime.ts";
+ *
+ * assert.match(groupOnlyNote("/proc is not readable here"), /^found by its process group only \(\/proc/);
+ * ```
+ */
+export function groupOnlyNote(why: string): string {
+  return `found by its process group only (${why}): a descendant that left the group may have survived`;
 }
 
 /**
@@ -825,18 +862,20 @@ export const EXITED_ALONE_NOTE = "as the tool had already exited and no process 
  * its marker) be read: it was found by its parent or its group instead, which misses a descendant of it that
  * left the group once its parent had exited.
  */
-const UNREAD_NOTE = "though a process in it whose environment could not be read (a set-uid or non-dumpable " +
-  "program) was found only by its parent or process group: a descendant of it that left both may still be running";
+export const UNREAD_NOTE: string =
+  "though a process in it with an unreadable environment (set-uid or non-dumpable) " +
+  "was found only by parent or group: a descendant that left both may still be running";
 
 /** Said after "the guard ended the process tree, " where a process of it was not ours to signal (EPERM). */
-const UNSIGNALLED_NOTE =
+export const UNSIGNALLED_NOTE =
   "though a process in it could not be signalled (not ours to signal) and may still be running";
 
 /**
  * Why a kill reached the tool at most, said after how far it reached ("the guard ended the tool but not its
  * process tree, " or "the guard could not end the process tree, "), with what to grant.
  */
-const PARTIAL_RUN_NOTE = "as Deno's run permission is partial: signalling a process needs --allow-run for " +
+export const PARTIAL_RUN_NOTE: string =
+  "as Deno's run permission is partial: signalling a process needs --allow-run for " +
   "every program (no list), so processes it started may still be running";
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */

@@ -68,6 +68,13 @@ interface ProcReader {
   self: number;
 }
 
+/**
+ * {@linkcode whyNoMarkers} under Deno refused the environments in `/proc` (NotCapable). Short: the tree note
+ * that quotes it must fit classify's cut with the tool's exit said after it.
+ */
+export const NOT_ALL_GRANTED =
+  "Deno reads /proc environments only with --allow-all and no --deny or --ignore";
+
 let reader: ProcReader | null | undefined;
 /** Why {@linkcode procReader} found none, for {@linkcode whyNoMarkers}. */
 let noReader = "/proc is not readable here";
@@ -103,8 +110,7 @@ function procReader(): ProcReader | null {
     // an environment in /proc to all but every permission granted, even with /proc granted to read, and to
     // --allow-all with any --deny or --ignore flag beside it.
     if ((error as { name?: unknown } | null)?.name === "NotCapable") {
-      noReader = "Deno reads the environments in /proc only with every permission granted (--allow-all) " +
-        "and no --deny or --ignore flag";
+      noReader = NOT_ALL_GRANTED;
     }
   }
   return reader;

@@ -12,6 +12,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
 import { KILL_GRACE_MS } from "../_run/run_tool.ts";
+import { groupOnlyNote } from "../_run/runtime.ts";
+import { NOT_ALL_GRANTED } from "../_run/tree.ts";
 import { pidFile, waitGone, waitPids } from "./_guard_helpers.ts";
 import { isDeno, isLinux, runtimeCommand } from "./_runtime.ts";
 
@@ -83,16 +85,14 @@ test(
   },
 );
 
-const NOT_ALL = "Deno reads the environments in /proc only with every permission granted (--allow-all) " +
-  "and no --deny or --ignore flag";
 for (
   const [flags, why] of [
     [["--allow-run", "--allow-env"], "/proc is not readable here"],
-    [["--allow-run", "--allow-env", "--allow-read=/proc"], NOT_ALL],
+    [["--allow-run", "--allow-env", "--allow-read=/proc"], NOT_ALL_GRANTED],
     // --allow-all with a deny flag beside it: the note must not ask for what is given.
-    [["--allow-all", "--deny-run=uname"], NOT_ALL],
+    [["--allow-all", "--deny-run=uname"], NOT_ALL_GRANTED],
     // An --ignore flag refuses them as well (NotCapable), with --allow-all and no deny flag.
-    [["--allow-all", "--ignore-env=TOOLGUARD_UNSET"], NOT_ALL],
+    [["--allow-all", "--ignore-env=TOOLGUARD_UNSET"], NOT_ALL_GRANTED],
   ] as const
 ) {
   test(
@@ -115,7 +115,7 @@ for (
         const r = JSON.parse(out) as { kind: string; detail: string };
         assert.equal(r.kind, "timeout", r.detail);
         assert.ok(
-          r.detail.includes(`the guard ended the process tree, found by its process group only (${why}): a`),
+          r.detail.includes(`the guard ended the process tree, ${groupOnlyNote(why)}`),
           r.detail,
         );
         const started = [...new Set(pids.pids())];
