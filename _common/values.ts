@@ -33,7 +33,8 @@ const MOST_PROTOTYPES = 64;
  * ```
  *
  * @throws {TypeError} When the chain is longer than {@link MOST_PROTOTYPES} (a Proxy's getPrototypeOf that
- * never ends): the array cannot be read, for the caller to report as it reports a getter that throws.
+ * never ends, or a chain of real objects built that long, which no bound can tell apart): the array cannot be
+ * read, for the caller to report as it reports a getter that throws.
  */
 export function heldIndices(list: readonly unknown[], from: number, to: number = list.length): number[] {
   const out: number[] = [];
@@ -43,12 +44,13 @@ export function heldIndices(list: readonly unknown[], from: number, to: number =
   // own keys and each prototype's, not `for...in`, which skips a non-enumerable index that JSON still writes
   for (let at: object | null = list; at !== null; at = Object.getPrototypeOf(at)) {
     // A real chain is short and ends; only a Proxy's getPrototypeOf can lie (return itself: a walk without
-    // end). Past the bound the array cannot be read: a throw, as a trap that throws here already is, which
-    // each caller reports as unreadable (never its indices taken for holes: what it holds would pass unread).
+    // end). Past the bound (a real chain that long too: the two look alike) the array cannot be read: a
+    // throw, as a trap that throws here already is, which each caller reports as unreadable (never its
+    // indices taken for holes: what it holds would pass unread).
     if (++depth > MOST_PROTOTYPES) {
       throw new TypeError(
         `an array whose prototype chain is longer than ${MOST_PROTOTYPES} cannot be read (a Proxy whose ` +
-          "getPrototypeOf never ends): pass a plain array",
+          "getPrototypeOf never ends, or a chain built that long): pass a plain array",
       );
     }
     if (at !== list) found ??= new Set(out);
