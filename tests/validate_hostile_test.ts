@@ -1033,6 +1033,26 @@ test("an array in a call's arguments whose prototype chain never ends is unreada
   }
 });
 
+test("an array whose prototype chain comes back to itself has its keys listed once, not once a round up to the bound", async () => {
+  // Only a Proxy can make the chain come back; the bound alone let it list its keys 64 times (10^5 keys: 5 s).
+  const { heldIndices } = await import("../_common/values.ts");
+  let listed = 0;
+  const keys = ["2", "3", "length"];
+  const looped: unknown[] = new Proxy([], {
+    get: (target, key) => (key === "length" ? 8 : Reflect.get(target, key)),
+    has: () => false,
+    ownKeys: () => (listed++, keys),
+    getOwnPropertyDescriptor: () => ({ value: "x", enumerable: true, configurable: true, writable: true }),
+    getPrototypeOf: () => looped,
+  });
+  assert.throws(() => heldIndices(looped, 0), /prototype chain comes back to itself cannot be read/);
+  assert.equal(listed, 1);
+  // a real chain, however it was built, is read to its end as before
+  const real = Object.setPrototypeOf([1], Object.setPrototypeOf({ 3: "inherited" }, Array.prototype));
+  real.length = 5;
+  assert.deepEqual(heldIndices(real, 0), [0, 3]);
+});
+
 test("an array whose prototype chain of real objects is too long to read is refused in words that say so, not blamed on a Proxy", async () => {
   // The bound on the walk of a prototype chain cannot tell a Proxy that never ends from real objects chained
   // that long in code; the finding named only the Proxy, which such an array is not.
