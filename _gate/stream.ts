@@ -663,8 +663,9 @@ export class StreamGate {
     const withheld = text.withhold(reason, flow);
     // (the rest of their text withheld, those answers hold no call: a finish for tool use stops normally)
     this.#router.endsWritten?.(flow, withheld);
-    // (`replace` sends the held frames without their calls: released as well, the calls went out unjudged)
-    if (native.length > 0) this.#router.replace(() => reason, native, flow);
+    // (`replace` sends the held frames without their calls: released as well, the calls went out unjudged;
+    // an answer whose text was withheld read the reason there, first, so it reads no second one)
+    if (native.length > 0) this.#router.replace(() => reason, native, flow, withheld);
     else flow.release();
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     this.#report({ dialect: this.#dialect, calls, verdict, findings, replaced: true, reason });

@@ -224,36 +224,39 @@ test("guardFetch Chat and Responses streams: a watch that throws with no call he
   }
 });
 
+/** A Cohere v2 tool-call-start event for call `index`. */
+const cohereCall = (index: number, args: string) => ({
+  type: "tool-call-start",
+  index,
+  delta: {
+    message: {
+      tool_calls: { id: `t${index}`, type: "function", function: { name: "get_weather", arguments: args } },
+    },
+  },
+});
+/** A Cohere v2 stream of PIECES' marker and a native call, up to its end. */
+const COHERE_FRAMES = [
+  { type: "message-start", id: "c1", delta: { message: { role: "assistant" } } },
+  { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+  ...PIECES.slice(0, 2).map((text) => ({
+    type: "content-delta",
+    index: 0,
+    delta: { message: { content: { text } } },
+  })),
+  { type: "content-end", index: 0 },
+  cohereCall(0, JSON.stringify(NATIVE.args)),
+  { type: "tool-call-end", index: 0 },
+];
+
 test("guardFetch Cohere stream: a watch that throws beside a call and a frame not read that names a call numbers its blocks without a gap", async () => {
   // (the block telling of the frame took an index, and the watch's reason took its words: the reason's own
   // block after the calls held came at 2, the client's blocks 0 and 2)
-  const call = (index: number, args: string) => ({
-    type: "tool-call-start",
-    index,
-    delta: {
-      message: {
-        tool_calls: { id: `t${index}`, type: "function", function: { name: "get_weather", arguments: args } },
-      },
-    },
-  });
-  const frames = [
-    { type: "message-start", id: "c1", delta: { message: { role: "assistant" } } },
-    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
-    ...PIECES.slice(0, 2).map((text) => ({
-      type: "content-delta",
-      index: 0,
-      delta: { message: { content: { text } } },
-    })),
-    { type: "content-end", index: 0 },
-    call(0, JSON.stringify(NATIVE.args)),
-    { type: "tool-call-end", index: 0 },
-  ];
   for (const cut of [false, true]) {
     faultAtMarker();
     // (a tool-call-start cut short: not JSON, it names a call)
-    const broken = `event: tool-call-start\ndata: ${JSON.stringify(call(1, "{}")).slice(0, -1)}\n\n`;
+    const broken = `event: tool-call-start\ndata: ${JSON.stringify(cohereCall(1, "{}")).slice(0, -1)}\n\n`;
     const end = { type: "message-end", delta: { finish_reason: "TOOL_CALL" } };
-    provider.reply({ sse: [...frames, ...(cut ? [broken] : []), end], named: true });
+    provider.reply({ sse: [...COHERE_FRAMES, ...(cut ? [broken] : []), end], named: true });
     const res = await provider.gfetch(`${provider.url()}/v2/chat`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -267,6 +270,72 @@ test("guardFetch Cohere stream: a watch that throws beside a call and a frame no
     if (cut) assert.match(text, DROPPED);
     else assert.match(text, /^Sure\. \n\ntoolguard could not watch the streamed text /);
   }
+});
+
+test("guardFetch streams: a watch that throws beside a call says its reason once, in every dialect", async () => {
+  // (the answer read it where its text was withheld, then again in place of the call held: in the same text
+  // (Chat, Ollama, Gemini), or in a block or item of its own (Anthropic, Cohere, Responses))
+  const read: Record<string, () => Promise<string>> = {
+    chat: async () => {
+      provider.reply({ sse: chatStream(PIECES.slice(0, 2), [NATIVE]) });
+      return (await readChatStream(openai(), messages)).text;
+    },
+    anthropic: async () => {
+      provider.reply({ sse: anthropicStream(PIECES.slice(0, 2), [NATIVE]), named: true });
+      const { final } = await readAnthropic(anthropic(), messages);
+      return final.content.map((b) => b.type === "text" ? b.text : b.type).join("");
+    },
+    responses: async () => {
+      provider.reply({ sse: responsesStream(PIECES.slice(0, 3), [NATIVE]), named: true });
+      return (await readResponses()).final.output_text;
+    },
+    ollama: async () => {
+      provider.reply({ ndjson: ollamaStream(PIECES.slice(0, 2), [NATIVE]) });
+      const stream = await ollama().chat({
+        model: "m",
+        messages,
+        tools: TOOLS_OPENAI as never,
+        stream: true,
+      });
+      let text = "";
+      for await (const part of stream) text += part.message.content;
+      return text;
+    },
+    gemini: async () => {
+      const chunk = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+        candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
+      });
+      const call = { functionCall: { name: NATIVE.name, args: NATIVE.args } };
+      const texts = PIECES.slice(0, 2).map((text) => chunk([{ text }]));
+      provider.reply({ sse: [...texts, chunk([call]), chunk([{ text: "" }], { finishReason: "STOP" })] });
+      const tools = [{ functionDeclarations: TOOLS_OPENAI.map((t) => t.function) }];
+      const res = await provider.gfetch(`${provider.url()}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ contents: [], tools }),
+      });
+      const parts = sseData(await res.text()).flatMap((e) => e.candidates[0].content?.parts ?? []);
+      return parts.map((p: { text?: string }) => p.text ?? "[call]").join("");
+    },
+    cohere: async () => {
+      const end = { type: "message-end", delta: { finish_reason: "TOOL_CALL" } };
+      provider.reply({ sse: [...COHERE_FRAMES, end], named: true });
+      const res = await provider.gfetch(`${provider.url()}/v2/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "command-r", stream: true, messages, tools: TOOLS_OPENAI }),
+      });
+      return cohereBlockTexts(sseData(await res.text())).join("");
+    },
+  };
+  const said: Record<string, number> = {};
+  for (const [dialect, reads] of Object.entries(read)) {
+    faultAtMarker();
+    const text = await reads();
+    said[dialect] = text.split("toolguard could not watch").length - 1;
+    assertWithheld(text);
+  }
+  assert.deepEqual(said, { chat: 1, anthropic: 1, responses: 1, ollama: 1, gemini: 1, cohere: 1 });
 });
 
 test("guardFetch Chat stream: a validator that throws holds the calls back, and says so counting them in words", async () => {

@@ -500,9 +500,7 @@ class AnthropicStream implements FrameRouter {
     this.#openings.send(flow);
   }
 
-  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow): void {
-    const reason = answerReason(0); // (one answer)
-    const text = flow.lead(0, heldText(flow, blockText)) + reason;
+  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow, told?: ReadonlySet<number>): void {
     const emit = (event: Record<string, unknown>) =>
       flow.send(formatSse(JSON.stringify(event), event.type as string));
     let next = 0;
@@ -522,8 +520,10 @@ class AnthropicStream implements FrameRouter {
         emit({ ...e, message: { ...message, content } });
       } else flow.send(h.raw);
     }
-    next = this.#tools.replacementAt(next);
-    for (const e of textBlock(next, text)) emit(e);
+    if (!told?.has(0)) {
+      const text = flow.lead(0, heldText(flow, blockText)) + answerReason(0); // (one answer)
+      for (const e of textBlock(this.#tools.replacementAt(next), text)) emit(e);
+    }
     const delta = isRecord(messageDelta?.delta) ? messageDelta.delta : {};
     emit({
       ...(messageDelta ?? { usage: { output_tokens: 0 } }),

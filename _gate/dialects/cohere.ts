@@ -809,9 +809,7 @@ class CohereStream implements FrameRouter {
     if (!told) tell();
   }
 
-  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow): void {
-    const reason = answerReason(0); // (one answer)
-    const text = reasonLead(flow) + reason;
+  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow, told?: ReadonlySet<number>): void {
     const emit = (event: Record<string, unknown>) => flow.send(this.#wire(event));
     const index = this.#nextContent;
     let end: Record<string, unknown> | undefined;
@@ -820,7 +818,7 @@ class CohereStream implements FrameRouter {
       if (h.event.type === "message-end") end = h.event;
       else flow.send(h.raw);
     }
-    textBlock(index, text).forEach(emit);
+    if (!told?.has(0)) textBlock(index, reasonLead(flow) + answerReason(0)).forEach(emit); // (one answer)
     const delta = isRecord(end?.delta) ? end.delta : {};
     emit({ ...(end ?? {}), type: "message-end", delta: { ...delta, finish_reason: "COMPLETE" } });
   }

@@ -812,7 +812,7 @@ class GeminiStream implements FrameRouter {
    * as in a whole body: a candidate whose call was held after another's (candidate 1 first) lost its calls
    * without a word.
    */
-  replace(reason: AnswerReason, _calls: unknown, flow: StreamFlow): void {
+  replace(reason: AnswerReason, _calls: unknown, flow: StreamFlow, told?: ReadonlySet<number>): void {
     const held = flow.held;
     const place = new Map<number, number>(); // candidate -> the held chunk its reason goes in
     held.forEach((h, k) => {
@@ -838,7 +838,9 @@ class GeminiStream implements FrameRouter {
         candidates: all.map((c, i) =>
           !isRecord(c) ? c : withParts(c, (ps) => {
             const kept = ps.filter((p) => !isCall(p));
-            if (place.get(i) === k) kept.push({ text: flow.lead(i, answerText(kept)) + reason(i) });
+            if (place.get(i) === k && !told?.has(i)) {
+              kept.push({ text: flow.lead(i, answerText(kept)) + reason(i) });
+            }
             return kept;
           })
         ),
@@ -848,7 +850,7 @@ class GeminiStream implements FrameRouter {
       spoke(chunk, flow);
       if (!empty) flow.send(formatSse(JSON.stringify(chunk)));
     });
-    if (place.size === 0) {
+    if (place.size === 0 && !told?.has(0)) {
       flow.send(formatSse(JSON.stringify({
         candidates: [{
           content: { role: "model", parts: [{ text: flow.lead(0) + reason(0) }] },

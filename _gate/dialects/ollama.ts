@@ -256,9 +256,9 @@ class OllamaStream implements FrameRouter {
    * (text held as a call written beside the native ones, which is not judged, the text a chunk brought with
    * its calls), then `text` (the reason), then the final chunk, where the client stops reading.
    */
-  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow): void {
-    const reason = answerReason(0); // (one answer)
-    const text = flow.lead(0, heldText(flow, chunkText)) + reason;
+  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow, told?: ReadonlySet<number>): void {
+    // (one answer)
+    const text = told?.has(0) ? undefined : flow.lead(0, heldText(flow, chunkText)) + answerReason(0);
     const base = this.#template ?? { model: "" };
     for (const h of flow.held) {
       if (!h.event || h.event.done === true) continue;
@@ -269,7 +269,9 @@ class OllamaStream implements FrameRouter {
         flow.send(line({ ...h.event, message: withoutKeys(message, ["tool_calls"]) }));
       }
     }
-    flow.send(line({ ...base, message: { role: "assistant", content: text }, done: false }));
+    if (text !== undefined) {
+      flow.send(line({ ...base, message: { role: "assistant", content: text }, done: false }));
+    }
     const done = flow.held.find((h) => h.event?.done === true);
     const final = done?.event
       ? { ...done.event, message: { role: "assistant", content: "" }, done_reason: "stop" }

@@ -712,21 +712,29 @@ class ChatStream implements FrameRouter {
    * a call and anything else (usage, `x_groq`, the finish) keeps the rest, with `finish_reason: "stop"`; a
    * chunk that carried nothing but the call is dropped; the others go out as they came.
    */
-  replace(reason: AnswerReason, calls: readonly AssembledToolCall[], flow: StreamFlow): void {
+  replace(
+    reason: AnswerReason,
+    calls: readonly AssembledToolCall[],
+    flow: StreamFlow,
+    told?: ReadonlySet<number>,
+  ): void {
     const base = {
       ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk", model: "" }),
     };
     base.created ??= Math.floor(Date.now() / 1000);
     const replaced = [...new Set(calls.map((c) => c.choice))];
     this.sendHeldText(new Set(replaced), flow);
-    flow.send(formatSse(JSON.stringify({
-      ...base,
-      choices: replaced.map((index) => ({
-        index,
-        delta: { role: "assistant", content: flow.lead(index) + reason(index) },
-        finish_reason: null,
-      })),
-    })));
+    const telling = replaced.filter((index) => !told?.has(index));
+    if (telling.length > 0) {
+      flow.send(formatSse(JSON.stringify({
+        ...base,
+        choices: telling.map((index) => ({
+          index,
+          delta: { role: "assistant", content: flow.lead(index) + reason(index) },
+          finish_reason: null,
+        })),
+      })));
+    }
     const finished = new Set<number>();
     const out: string[] = [];
     for (const h of flow.held) {

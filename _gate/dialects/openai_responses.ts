@@ -1623,19 +1623,20 @@ class ResponsesStream implements FrameRouter {
     return flow.lead(0, heldText(flow, (event) => this.#said(event)));
   }
 
-  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow): void {
-    const reason = answerReason(0); // (one answer)
-    const text = this.#lead(flow) + reason;
+  replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow, told?: ReadonlySet<number>): void {
     const emit = this.#emitter(flow);
     const { next, terminal } = this.#replay(flow, emit);
-    const item = this.#message(text, this.#tools.replacementAt(next), emit);
+    // (an answer told already, where a failed watch withheld its text, gets no second message)
+    const item = told?.has(0) // (one answer)
+      ? []
+      : [this.#message(this.#lead(flow) + answerReason(0), this.#tools.replacementAt(next), emit)];
     const base = isRecord(terminal?.response) ? terminal.response : this.#template ?? {};
     // The final snapshot's items when it lists them, else the items this stream finished.
     const listed = Array.isArray(base.output) ? base.output.filter((o) => !isClientCall(o)) : [];
     const priorOutput = listed.length >= this.#finishedItems.length ? listed : this.#finishedItems;
     emit({
       type: "response.completed",
-      response: { ...base, status: "completed", output: [...priorOutput, item] },
+      response: { ...base, status: "completed", output: [...priorOutput, ...item] },
     });
   }
 

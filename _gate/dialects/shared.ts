@@ -408,9 +408,16 @@ export interface FrameRouter {
   textOf?(event: Record<string, unknown>): unknown;
   /**
    * Ends a stream whose calls were rejected: `reason` in place of the calls, after the answer's lead
-   * (`flow.lead`, once the router sent what goes before it), then a normal stop.
+   * (`flow.lead`, once the router sent what goes before it), then a normal stop. The answers
+   * in `told` read it already (a failed text watch's ending, where their text was withheld): their calls go
+   * and they stop normally, with no second reason.
    */
-  replace(reason: AnswerReason, calls: readonly AssembledToolCall[], flow: StreamFlow): void;
+  replace(
+    reason: AnswerReason,
+    calls: readonly AssembledToolCall[],
+    flow: StreamFlow,
+    told?: ReadonlySet<number>,
+  ): void;
   /**
    * Ends a stream of which only the `dropped` calls were rejected: those are removed, `reason` (after the
    * answer's `flow.lead`) says why, and the other calls go out as they came. Absent where a dialect
