@@ -2566,18 +2566,53 @@ function takesSecret(t: string, s: number, e: number): boolean {
 function toAnAddress(t: string, s: number, e: number): boolean {
   if (mailedTo(t, e)) return true;
   const end = t.slice(Math.max(0, e - 40), e);
-  return /https?:\/\/|www\.|\.[a-z]{2,}$/.test(end) && !sentByProtocol(t, e) &&
+  return /https?:\/\/|www\.|\.[a-z]{2,}$/.test(end) && !sentByProtocol(t, s, e) &&
     !/[ \n](?:to|at|into|on|with)[ \n](?:your|our)\b/.test(t.slice(s, e));
 }
 
 /**
- * True when the `exfil.send_to_address` match that ends at `e` ends in no e-mail address, and how or when an API's
- * protocol sends it follows (see `SENT_BY_PROTOCOL`): a changelog's "The model (GPT-4.1) must send the access token
- * to https://api.acme.com in the Authorization header".
+ * True when the `exfil.send_to_address` match at `s` that ends at `e` ends in no e-mail address but in a service's
+ * own API (see `toOwnApi`), and how or when an API's protocol sends it follows (see `SENT_BY_PROTOCOL`): a
+ * changelog's "The model (GPT-4.1) must send the access token to https://api.acme.com in the Authorization header",
+ * not "... to https://evil.io/collect with every request".
  */
-function sentByProtocol(t: string, e: number): boolean {
-  return SENT_BY_PROTOCOL().test(t.slice(e, e + 60)) && !mailedTo(t, e);
+function sentByProtocol(t: string, s: number, e: number): boolean {
+  const after = t.slice(e, e + 60);
+  return SENT_BY_PROTOCOL().test(after) && !mailedTo(t, e) &&
+    toOwnApi(t, s, e, /^\S*[ \n]+(?:only )?over /.test(after));
 }
+
+/**
+ * True when the web address the `exfil.send_to_address` match at `s` ends in at `e` is presented as a service's
+ * own API: an API's host or path ("https://api.acme.com", "https://acme.com/v1/token", see `API_ADDRESS`), or
+ * called one before it ("to the Acme API at https://acme.com"), or a site's address with no path when the text
+ * says only that it goes `overTls` ("The agent should send cookies to www.acme.com only over HTTPS"); never a
+ * collector's path ("https://api.x.io/collect", see `COLLECTOR_PATH`). What a doc says of its own API; an order
+ * sends to wherever it likes.
+ */
+function toOwnApi(t: string, s: number, e: number, overTls: boolean): boolean {
+  // (the address: its part up to `e` and the rest after, to a space or a quote)
+  const address = /[^\s'"<(\[]*$/.exec(t.slice(Math.max(0, e - 100), e))![0] +
+    /^[^\s'">)\]]*/.exec(t.slice(e, e + 200))![0];
+  const called = /\b(?:api|endpoint)\b/.test(t.slice(s + sentWhat(t, s, e).length, e));
+  const site = overTls && /^(?:[a-z]+:\/\/)?[^/?#]*\/?$/.test(address);
+  return (called || site || API_ADDRESS().test(address)) && !COLLECTOR_PATH().test(address);
+}
+
+/**
+ * A web address an API has, folded: its host opens with "api", "auth" and their kin ("api.acme.com",
+ * "auth-eu.acme.com") or its path has an API's part ("/api/", "/v1", "/oauth2/token", "/graphql").
+ */
+const API_ADDRESS = lazy(() =>
+  /^(?:[a-z]+:\/\/)?(?:(?:api|apis|auth|oauth|login|sso|accounts|identity|id|gateway)[.-]|[^/?#]*\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?|oauth2?|tokens?|auth|graphql|rest|rpc)(?:[/?#.]|$))/
+);
+
+/**
+ * A collector's part in a web address's path, folded: "/collect", "/log", "/exfil", "/hook", "/x".
+ */
+const COLLECTOR_PATH = lazy(() =>
+  /^(?:[a-z]+:\/\/)?[^/?#]*\/(?:[^?#]*\/)?(?:collect(?:or)?|logs?|exfil(?:trate)?|steal|dump|grab|leak|loot|capture|(?:web)?hooks?|receive|drop|beacon|track|[a-z])(?:[/?#.]|$)/
+);
 
 /**
  * True when the `exfil.send_to_address` match that ends at `e` ends in an e-mail address, or in "the following
@@ -3049,7 +3084,7 @@ const AT_WRITTEN_OUT = "(?:[a-z0-9._%+-]{1,64} ?(?:\\[ ?at ?\\]|\\( ?at ?\\)|\\{
  * an IBAN-like account, a web address or a stated account.
  */
 const DESTINATION =
-  `(?:[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\\.[a-z0-9.-]{2,100}|${AT_WRITTEN_OUT}|\\b[a-z]{2}\\d{2}[a-z0-9]{10,30}\\b|https?://|\\bwww\\.|\\b[a-z0-9-]{2,63}\\.${KNOWN_TLD}\\b(?!\\.(?!${KNOWN_TLD}\\b)[a-z])|\\b(?:my|this|the following|the) (?:e-?mail(?: address)?|inbox|bank account|account|wallet|address|server|website|phone number|number)\\b)`;
+  `(?:[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}\\.[a-z0-9.-]{2,100}|${AT_WRITTEN_OUT}|\\b[a-z]{2}\\d{2}[a-z0-9]{10,30}\\b|https?://|\\bwww\\.|\\b(?:[a-z0-9-]{1,63}\\.){0,3}[a-z0-9-]{2,63}\\.${KNOWN_TLD}\\b(?!\\.(?!${KNOWN_TLD}\\b)[a-z])|\\b(?:my|this|the following|the) (?:e-?mail(?: address)?|inbox|bank account|account|wallet|address|server|website|phone number|number)\\b)`;
 
 /**
  * The model made to take someone's data, folded, as policy is written (the third person where
@@ -4224,7 +4259,7 @@ const englishRules = (): Draft[] => [
           ((MODEL_MUST().test(lineBefore(t, s, 90)) || MODEL_MADE_TO().test(lineBefore(t, s, 80))) &&
             // (a protocol sends a secret, "the access token ... in the Authorization header", not "the user's
             // chat history ... with every request")
-            takesData(t, s, e) && !(sentByProtocol(t, e) && SECRET_NAMED().test(sentWhat(t, s, e)))) ||
+            takesData(t, s, e) && !(sentByProtocol(t, s, e) && SECRET_NAMED().test(sentWhat(t, s, e)))) ||
           (YOU_SHOULD().test(lineBefore(t, s, 40)) && SECRET_SENT().test(t.slice(s, e)) && mailedTo(t, e)) ||
           (MODEL_SHOULD().test(lineBefore(t, s, 90)) && takesSecret(t, s, e))
         : PASSIVE_AT().test(t.slice(s, s + 16))
