@@ -186,8 +186,21 @@ export function readOptions(options: object, run: boolean): RunOptions | string 
       onResult,
     } satisfies Record<keyof RunOptions, unknown>;
   } catch (error) {
-    const what = error instanceof EntryReadError ? `exitCodes entry ${givenValue(error.key)}` : at;
+    const key = entryKey(error);
+    const what = key === undefined ? at : `exitCodes entry ${givenValue(key)}`;
     return `invalid options: reading ${what} threw: ${clip(errorText(error), 200)}`;
+  }
+}
+
+/**
+ * The key of the `exitCodes` entry whose read threw, when `error` is an {@linkcode EntryReadError}. Never throws:
+ * the value thrown is the caller's (a Proxy whose prototype cannot be read), and runTool never rejects.
+ */
+function entryKey(error: unknown): string | undefined {
+  try {
+    return error instanceof EntryReadError ? error.key : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -216,3 +216,30 @@ test(
     }
   },
 );
+
+test(
+  "classify and runTool: a getter that throws a value whose prototype cannot be read is still the caller's fault",
+  T,
+  async () => {
+    // The thrown value is the caller's too: asking what it is must not throw again (runTool never rejects).
+    const untouchable = new Proxy({}, {
+      getPrototypeOf() {
+        throw new Error("no prototype");
+      },
+    });
+    const options = {
+      get protocol() {
+        throw untouchable;
+      },
+    } as ClassifyOptions;
+    const sentence = /^invalid options: reading protocol threw: a thrown object with no text$/;
+    assert.throws(
+      () => classify(noMatch, options),
+      (error: unknown) =>
+        error instanceof TypeError && sentence.test(error.message.replace(/^classify\(\): /, "")),
+    );
+    const r = await runTool(launcher.command, fake("exit", "1"), options);
+    assert.equal(r.kind, "spawn", r.detail);
+    assert.match(r.detail, sentence);
+  },
+);
