@@ -118,9 +118,10 @@ export type ClassifyOptions = Pick<
  * and the run then read alone: an option built in code whose getter answers one value to the check and another
  * to the run ("lines", then "csv") is never used unchecked. `run`: read `runTool`'s own options too, else only
  * those of {@linkcode ClassifyOptions}. `exitCodes` is taken as its own entries, each read once
- * ({@linkcode OwnEntries}). A read that throws (a getter, a Proxy's trap) is the caller's fault and comes back
- * as a sentence saying so, for `runTool` to refuse and {@linkcode classify} to throw. (Each option read by its
- * name: a loop over the names costs `classify` more than the rest of its checks.)
+ * ({@linkcode OwnEntries}), and `env` as a copy ({@linkcode envCopy}). A read that throws (a getter, a Proxy's
+ * trap) is the caller's fault and comes back as a sentence saying so, for `runTool` to refuse and
+ * {@linkcode classify} to throw. (Each option read by its name: a loop over the names costs `classify` more
+ * than the rest of its checks.)
  *
  * @example
  * ```ts
@@ -160,7 +161,7 @@ export function readOptions(options: object, run: boolean): RunOptions | string 
     at = "cwd";
     const cwd = o.cwd;
     at = "env";
-    const env = o.env;
+    const env = envCopy(o.env) as RunOptions["env"];
     at = "clearEnv";
     const clearEnv = o.clearEnv;
     at = "stdin";
@@ -226,6 +227,18 @@ class OwnEntries {
     for (let i = 0; i < kv.length; i += 2) if (kv[i] === key) return kv[i + 1] === "empty";
     return false;
   }
+}
+
+/**
+ * `env` as read once: a copy of its own enumerable entries (those the check and the spawn read), each read once,
+ * so that a getter cannot show the check a string and the spawn another value; with no prototype, so that
+ * `__proto__` stays a name like any other. Anything that is no plain object as it is, for the check to refuse.
+ */
+function envCopy(env: unknown): unknown {
+  if (!isRecord(env)) return env;
+  const copy: Record<string, unknown> = Object.create(null);
+  for (const name of Object.keys(env)) copy[name] = env[name];
+  return copy;
 }
 
 /**

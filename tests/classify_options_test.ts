@@ -243,3 +243,26 @@ test(
     assert.match(r.detail, sentence);
   },
 );
+
+test("runTool: each env value is read once, so the tool gets the value that was checked", T, async () => {
+  let reads = 0;
+  const env = {
+    get TG_FICKLE() {
+      return reads++ === 0 ? "checked" : "unchecked";
+    },
+  };
+  const r = await runTool(launcher.command, fake("env", "TG_FICKLE"), { env });
+  assert.equal(r.kind, "results", r.detail);
+  assert.equal((r.items?.[0] as { vars: Record<string, string | null> }).vars.TG_FICKLE, "checked");
+  assert.equal(reads, 1);
+  // A value read as text and then as no text reaches neither runtime's spawn (Deno refused it, Bun wrote it).
+  let later = 0;
+  const shifty = {
+    get TG_SHIFTY() {
+      return later++ === 0 ? "text" : { toString: () => "no text" };
+    },
+  } as unknown as Record<string, string>;
+  const s = await runTool(launcher.command, fake("env", "TG_SHIFTY"), { env: shifty });
+  assert.equal(s.kind, "results", s.detail);
+  assert.equal((s.items?.[0] as { vars: Record<string, string | null> }).vars.TG_SHIFTY, "text");
+});
