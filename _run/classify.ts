@@ -118,10 +118,10 @@ export type ClassifyOptions = Pick<
  * and the run then read alone: an option built in code whose getter answers one value to the check and another
  * to the run ("lines", then "csv") is never used unchecked. `run`: read `runTool`'s own options too, else only
  * those of {@linkcode ClassifyOptions}. `exitCodes` is taken as its own entries, each read once
- * ({@linkcode OwnEntries}), and `env` as a copy ({@linkcode envCopy}). A read that throws (a getter, a Proxy's
- * trap) is the caller's fault and comes back as a sentence saying so, for `runTool` to refuse and
- * {@linkcode classify} to throw. (Each option read by its name: a loop over the names costs `classify` more
- * than the rest of its checks.)
+ * ({@linkcode OwnEntries}), `env` as a copy ({@linkcode envCopy}), an `encoding` object as its text
+ * ({@linkcode labelText}). A read that throws (a getter, a Proxy's trap) is the caller's fault and comes back
+ * as a sentence saying so, for `runTool` to refuse and {@linkcode classify} to throw. (Each option read by its
+ * name: a loop over the names costs `classify` more than the rest of its checks.)
  *
  * @example
  * ```ts
@@ -148,7 +148,7 @@ export function readOptions(options: object, run: boolean): RunOptions | string 
     at = "maxDetail";
     const maxDetail = o.maxDetail;
     at = "encoding";
-    const encoding = o.encoding;
+    const encoding = labelText(o.encoding) as string | undefined;
     at = "protocol";
     const protocol = o.protocol;
     at = "exitCodes";
@@ -227,6 +227,17 @@ class OwnEntries {
     for (let i = 0; i < kv.length; i += 2) if (kv[i] === key) return kv[i + 1] === "empty";
     return false;
   }
+}
+
+/**
+ * An encoding label given as an object (a boxed string, one with a `toString`) made text once, here, where the
+ * decoders made text of it at each use (the check's, then the run's, which could differ or throw); anything else
+ * as it is.
+ */
+function labelText(encoding: unknown): unknown {
+  return (typeof encoding === "object" && encoding !== null) || typeof encoding === "function"
+    ? String(encoding)
+    : encoding;
 }
 
 /**

@@ -266,3 +266,25 @@ test("runTool: each env value is read once, so the tool gets the value that was 
   assert.equal(s.kind, "results", s.detail);
   assert.equal((s.items?.[0] as { vars: Record<string, string | null> }).vars.TG_SHIFTY, "text");
 });
+
+test("classify: an encoding given as an object is made text once, so the run decodes with the label checked", () => {
+  // Cut at 4 bytes of "ab\ncd\n": the truncating decode is the run's second use of the label.
+  const cut = { exitCode: null, signal: "SIGTERM", killedBy: "overflow" as const, stdout: "ab\ncd\n" };
+  const options = { protocol: "lines", onOverflow: "truncate", maxOutputBytes: 4 } as const;
+  let calls = 0;
+  const fickle = { toString: () => calls++ === 0 ? "utf-8" : "utf-16le" };
+  const r = classify(cut, { ...options, encoding: fickle as never });
+  assert.equal(r.kind, "results", r.detail);
+  assert.deepEqual(r.items, ["ab"]);
+  assert.equal(calls, 1);
+  // One that throws when asked again never turns a run into "spawn" (the tool did run).
+  let asked = 0;
+  const once = {
+    toString() {
+      if (asked++ > 0) throw new Error("asked twice");
+      return "utf-8";
+    },
+  };
+  const s = classify(cut, { ...options, encoding: once as never });
+  assert.equal(s.kind, "results", s.detail);
+});
