@@ -288,3 +288,22 @@ test("classify: an encoding given as an object is made text once, so the run dec
   const s = classify(cut, { ...options, encoding: once as never });
   assert.equal(s.kind, "results", s.detail);
 });
+
+test(
+  "runTool: a refusal for an option whose read threw still reaches onResult, as every result does",
+  T,
+  async () => {
+    const results: string[] = [];
+    const options = {
+      onResult(result: { detail: string }) {
+        results.push(result.detail);
+      },
+      get protocol(): never {
+        throw new Error("no protocol today");
+      },
+    } as unknown as ClassifyOptions;
+    const r = await runTool(launcher.command, fake("exit", "1"), options);
+    assert.equal(r.kind, "spawn", r.detail);
+    assert.deepEqual(results, [r.detail]);
+  },
+);
