@@ -165,7 +165,10 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Working directory for the tool. */
   cwd?: string;
-  /** Extra environment variables (merged over the host's unless `clearEnv`). */
+  /**
+   * Extra environment variables (merged over the host's unless `clearEnv`): the object's own enumerable entries,
+   * each read once.
+   */
   env?: Record<string, string>;
   /** Start from an empty environment instead of the host's. */
   clearEnv?: boolean;

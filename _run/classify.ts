@@ -118,7 +118,8 @@ export type ClassifyOptions = Pick<
  * and the run then read alone: an option built in code whose getter answers one value to the check and another
  * to the run ("lines", then "csv") is never used unchecked. `run`: read `runTool`'s own options too, else only
  * those of {@linkcode ClassifyOptions}. `exitCodes` is taken as its own entries, each read once
- * ({@linkcode OwnEntries}). A read that throws (a getter, a Proxy's trap) is the caller's fault and comes back
+ * ({@linkcode OwnEntries}), `env` as a copy ({@linkcode envCopy}), an `encoding` object as its text
+ * ({@linkcode labelText}). A read that throws (a getter, a Proxy's trap) is the caller's fault and comes back
  * as a sentence saying so, for `runTool` to refuse and {@linkcode classify} to throw. (Each option read by its
  * name: a loop over the names costs `classify` more than the rest of its checks.)
  *
@@ -147,7 +148,7 @@ export function readOptions(options: object, run: boolean): RunOptions | string 
     at = "maxDetail";
     const maxDetail = o.maxDetail;
     at = "encoding";
-    const encoding = o.encoding;
+    const encoding = labelText(o.encoding) as string | undefined;
     at = "protocol";
     const protocol = o.protocol;
     at = "exitCodes";
@@ -160,7 +161,7 @@ export function readOptions(options: object, run: boolean): RunOptions | string 
     at = "cwd";
     const cwd = o.cwd;
     at = "env";
-    const env = o.env;
+    const env = envCopy(o.env) as RunOptions["env"];
     at = "clearEnv";
     const clearEnv = o.clearEnv;
     at = "stdin";
@@ -186,8 +187,21 @@ export function readOptions(options: object, run: boolean): RunOptions | string 
       onResult,
     } satisfies Record<keyof RunOptions, unknown>;
   } catch (error) {
-    const what = error instanceof EntryReadError ? `exitCodes entry ${givenValue(error.key)}` : at;
+    const key = entryKey(error);
+    const what = key === undefined ? at : `exitCodes entry ${givenValue(key)}`;
     return `invalid options: reading ${what} threw: ${clip(errorText(error), 200)}`;
+  }
+}
+
+/**
+ * The key of the `exitCodes` entry whose read threw, when `error` is an {@linkcode EntryReadError}. Never throws:
+ * the value thrown is the caller's (a Proxy whose prototype cannot be read), and runTool never rejects.
+ */
+function entryKey(error: unknown): string | undefined {
+  try {
+    return error instanceof EntryReadError ? error.key : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -213,6 +227,29 @@ class OwnEntries {
     for (let i = 0; i < kv.length; i += 2) if (kv[i] === key) return kv[i + 1] === "empty";
     return false;
   }
+}
+
+/**
+ * An encoding label given as an object (a boxed string, one with a `toString`) made text once, here, where the
+ * decoders made text of it at each use (the check's, then the run's, which could differ or throw); anything else
+ * as it is.
+ */
+function labelText(encoding: unknown): unknown {
+  return (typeof encoding === "object" && encoding !== null) || typeof encoding === "function"
+    ? String(encoding)
+    : encoding;
+}
+
+/**
+ * `env` as read once: a copy of its own enumerable entries (those the check and the spawn read), each read once,
+ * so that a getter cannot show the check a string and the spawn another value; with no prototype, so that
+ * `__proto__` stays a name like any other. Anything that is no plain object as it is, for the check to refuse.
+ */
+function envCopy(env: unknown): unknown {
+  if (!isRecord(env)) return env;
+  const copy: Record<string, unknown> = Object.create(null);
+  for (const name of Object.keys(env)) copy[name] = env[name];
+  return copy;
 }
 
 /**

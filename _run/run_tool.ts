@@ -124,6 +124,19 @@ function takeOptions(options: unknown): RunOptions | string {
   return readOptions(options, true);
 }
 
+/**
+ * The `onResult` of options that could not all be read, when it is a function: a refusal is a result, and
+ * every result is logged. Read on its own, once; a read that throws (it may be the one that failed) means none.
+ */
+function logOf(options: unknown): RunOptions["onResult"] {
+  try {
+    const onResult = (options as RunOptions | null | undefined)?.onResult;
+    return typeof onResult === "function" ? onResult : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What is wrong with the options, as a sentence saying what to give, or null when they are all usable. */
 function checkOptions(options: RunOptions): string | null {
   return classifyOptionsProblem(options) ?? checkOptionTypes(options);
@@ -647,7 +660,7 @@ export async function runTool(
 ): Promise<ToolResult> {
   // Read once, here: the checks and the run see the same values, and a read that throws is the caller's fault.
   const taken = takeOptions(given ?? {});
-  const options: RunOptions = typeof taken === "string" ? {} : taken;
+  const options: RunOptions = typeof taken === "string" ? { onResult: logOf(given) } : taken;
   let result: ToolResult;
   try {
     result = await execute(command, args, options, typeof taken === "string" ? taken : null, bounds);

@@ -216,3 +216,94 @@ test(
     }
   },
 );
+
+test(
+  "classify and runTool: a getter that throws a value whose prototype cannot be read is still the caller's fault",
+  T,
+  async () => {
+    // The thrown value is the caller's too: asking what it is must not throw again (runTool never rejects).
+    const untouchable = new Proxy({}, {
+      getPrototypeOf() {
+        throw new Error("no prototype");
+      },
+    });
+    const options = {
+      get protocol() {
+        throw untouchable;
+      },
+    } as ClassifyOptions;
+    const sentence = /^invalid options: reading protocol threw: a thrown object with no text$/;
+    assert.throws(
+      () => classify(noMatch, options),
+      (error: unknown) =>
+        error instanceof TypeError && sentence.test(error.message.replace(/^classify\(\): /, "")),
+    );
+    const r = await runTool(launcher.command, fake("exit", "1"), options);
+    assert.equal(r.kind, "spawn", r.detail);
+    assert.match(r.detail, sentence);
+  },
+);
+
+test("runTool: each env value is read once, so the tool gets the value that was checked", T, async () => {
+  let reads = 0;
+  const env = {
+    get TG_FICKLE() {
+      return reads++ === 0 ? "checked" : "unchecked";
+    },
+  };
+  const r = await runTool(launcher.command, fake("env", "TG_FICKLE"), { env });
+  assert.equal(r.kind, "results", r.detail);
+  assert.equal((r.items?.[0] as { vars: Record<string, string | null> }).vars.TG_FICKLE, "checked");
+  assert.equal(reads, 1);
+  // A value read as text and then as no text reaches neither runtime's spawn (Deno refused it, Bun wrote it).
+  let later = 0;
+  const shifty = {
+    get TG_SHIFTY() {
+      return later++ === 0 ? "text" : { toString: () => "no text" };
+    },
+  } as unknown as Record<string, string>;
+  const s = await runTool(launcher.command, fake("env", "TG_SHIFTY"), { env: shifty });
+  assert.equal(s.kind, "results", s.detail);
+  assert.equal((s.items?.[0] as { vars: Record<string, string | null> }).vars.TG_SHIFTY, "text");
+});
+
+test("classify: an encoding given as an object is made text once, so the run decodes with the label checked", () => {
+  // Cut at 4 bytes of "ab\ncd\n": the truncating decode is the run's second use of the label.
+  const cut = { exitCode: null, signal: "SIGTERM", killedBy: "overflow" as const, stdout: "ab\ncd\n" };
+  const options = { protocol: "lines", onOverflow: "truncate", maxOutputBytes: 4 } as const;
+  let calls = 0;
+  const fickle = { toString: () => calls++ === 0 ? "utf-8" : "utf-16le" };
+  const r = classify(cut, { ...options, encoding: fickle as never });
+  assert.equal(r.kind, "results", r.detail);
+  assert.deepEqual(r.items, ["ab"]);
+  assert.equal(calls, 1);
+  // One that throws when asked again never turns a run into "spawn" (the tool did run).
+  let asked = 0;
+  const once = {
+    toString() {
+      if (asked++ > 0) throw new Error("asked twice");
+      return "utf-8";
+    },
+  };
+  const s = classify(cut, { ...options, encoding: once as never });
+  assert.equal(s.kind, "results", s.detail);
+});
+
+test(
+  "runTool: a refusal for an option whose read threw still reaches onResult, as every result does",
+  T,
+  async () => {
+    const results: string[] = [];
+    const options = {
+      onResult(result: { detail: string }) {
+        results.push(result.detail);
+      },
+      get protocol(): never {
+        throw new Error("no protocol today");
+      },
+    } as unknown as ClassifyOptions;
+    const r = await runTool(launcher.command, fake("exit", "1"), options);
+    assert.equal(r.kind, "spawn", r.detail);
+    assert.deepEqual(results, [r.detail]);
+  },
+);
