@@ -328,7 +328,13 @@ function findingLine(f: unknown, n: number): string {
   // an unexpected property's name, quoted in `received`, is the last step of the place
   const last = typeof f.path === "string" ? unescapePointer(f.path.slice(f.path.lastIndexOf("/") + 1)) : "";
   const isName = told && f.path !== "" && received === oneLine(JSON.stringify(last), 200);
-  if (received !== "" && !isName && !(told && MESSAGE_STATES_RECEIVED.has(received)) && !said(received)) {
+  // (said only where quoted, or as what the value is "not": the 10 of "must be at least 10" is not a 0 or 1
+  // received)
+  const notIt = told && message.endsWith(` not ${received}`);
+  if (
+    received !== "" && !isName && !(told && MESSAGE_STATES_RECEIVED.has(received)) && !quoted(received) &&
+    !notIt
+  ) {
     bits.push(`received ${received}`);
   }
   const stop = (text: string) => `${text}${/[?!.]$/.test(text) ? "" : "."}`;

@@ -327,6 +327,17 @@ test("describeVerdict: a constraint is its message with the readable place, then
   );
 });
 
+test("describeVerdict: a value received is kept when the message holds its digits only inside a bound", () => {
+  // "must be at least 10" holds a 1 and a 0: neither is the value received
+  const verdict = createValidator([{
+    name: "t",
+    input_schema: { type: "object", properties: { n: { type: "integer", minimum: 10, multipleOf: 5 } } },
+  }]).validate([{ id: "c", type: "function", function: { name: "t", arguments: '{"n":1}' } }]);
+  const text = describeVerdict(verdict);
+  assert.match(text, /^1\. argument_constraint: "n" must be at least 10\. Received 1\.$/m, text);
+  assert.match(text, /^2\. argument_constraint: "n" must be a multiple of 5\. Received 1\.$/m, text);
+});
+
 test("describeVerdict: a missing argument is said once, by its message at the readable place", () => {
   assert.equal(
     lineFor('{"city":"Oslo","guests":[{}]}', "missing_required_argument"),
