@@ -303,8 +303,11 @@ function findingLine(f: unknown, n: number): string {
   let raw = typeof f.message === "string" ? f.message : "";
   // The tool name is not inside the arguments, so an unknown tool has no place worth naming.
   let named = f.code === "unknown_tool" || (f.path === "" && /^The arguments\b/.test(raw));
-  if (typeof f.path === "string" && f.path !== "" && raw.includes(`"${f.path}"`)) {
-    raw = raw.split(`"${f.path}"`).join(place);
+  // The place is a sentence's subject, a space after it; a value equal to the pointer (an enum's "/tmp" at
+  // "/tmp"), a comma or a period after it, is left as written.
+  const subject = `"${f.path}" `;
+  if (typeof f.path === "string" && f.path !== "" && raw.includes(subject)) {
+    raw = raw.split(subject).join(`${place} `);
     named = true;
   }
   let message = oneLine(raw, 300);

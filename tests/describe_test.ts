@@ -338,6 +338,17 @@ test("describeVerdict: a value received is kept when the message holds its digit
   assert.match(text, /^2\. argument_constraint: "n" must be a multiple of 5\. Received 1\.$/m, text);
 });
 
+test("describeVerdict: an allowed value that reads like the place's pointer is quoted as it is", () => {
+  const verdict = createValidator([{
+    name: "t",
+    input_schema: { type: "object", properties: { root: { enum: ["/root", "/tmp"] } } },
+  }]).validate([{ id: "c", type: "function", function: { name: "t", arguments: '{"root":"/x"}' } }]);
+  assert.equal(
+    describeVerdict(verdict).split("\n")[2],
+    '1. argument_constraint: "root" must be one of: "/root", "/tmp". Received string "/x".',
+  );
+});
+
 test("describeVerdict: a missing argument is said once, by its message at the readable place", () => {
   assert.equal(
     lineFor('{"city":"Oslo","guests":[{}]}', "missing_required_argument"),
