@@ -306,7 +306,9 @@ function findingLine(f: unknown, n: number): string {
   // The place is a sentence's subject, a space after it; a value equal to the pointer (an enum's "/tmp" at
   // "/tmp"), a comma or a period after it, is left as written.
   const subject = `"${f.path}" `;
+  let others = raw; // the message but the place: a value it quotes is not the place's name
   if (typeof f.path === "string" && f.path !== "" && raw.includes(subject)) {
+    others = raw.split(subject).join(" ");
     raw = raw.split(subject).join(`${place} `);
     named = true;
   }
@@ -316,11 +318,12 @@ function findingLine(f: unknown, n: number): string {
   // given after the expected and received it may not repeat.
   const told = named && message !== "";
   // (a value the message quotes whole is said whoever wrote it)
+  others = message === "" ? "" : oneLine(others, 300);
   const quoted = (text: string) =>
-    message !== "" &&
-    (text.startsWith('"') ? message.includes(text) : message.includes(`"${text}"`) ||
-      message.includes(JSON.stringify(text)));
-  const said = (text: string) => quoted(text) || (told && message.includes(text));
+    others !== "" &&
+    (text.startsWith('"') ? others.includes(text) : others.includes(`"${text}"`) ||
+      others.includes(JSON.stringify(text)));
+  const said = (text: string) => quoted(text) || (told && others.includes(text));
   const bits: string[] = [];
   if (
     expected !== "" && !(told && MESSAGE_STATES_EXPECTED.has(String(f.code))) &&
@@ -330,7 +333,7 @@ function findingLine(f: unknown, n: number): string {
   }
   // an unexpected property's name, quoted in `received`, is the last step of the place
   const last = typeof f.path === "string" ? unescapePointer(f.path.slice(f.path.lastIndexOf("/") + 1)) : "";
-  const isName = told && f.path !== "" && received === oneLine(JSON.stringify(last), 200);
+  const isName = told && f.code === "unexpected_argument" && received === oneLine(JSON.stringify(last), 200);
   // (said only where quoted, or as what the value is "not": the 10 of "must be at least 10" is not a 0 or 1
   // received)
   const notIt = told && message.endsWith(` not ${received}`);

@@ -349,6 +349,17 @@ test("describeVerdict: an allowed value that reads like the place's pointer is q
   );
 });
 
+test("describeVerdict: a value received that reads like the place's name is still said", () => {
+  const verdict = createValidator([{
+    name: "t",
+    input_schema: { type: "object", properties: { date: { type: "string", format: "date" } } },
+  }]).validate([{ id: "c", type: "function", function: { name: "t", arguments: '{"date":"date"}' } }]);
+  assert.equal(
+    describeVerdict(verdict).split("\n")[2],
+    '1. argument_constraint: "date" must be a valid date. Received "date".',
+  );
+});
+
 test("describeVerdict: a missing argument is said once, by its message at the readable place", () => {
   assert.equal(
     lineFor('{"city":"Oslo","guests":[{}]}', "missing_required_argument"),
