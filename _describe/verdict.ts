@@ -254,8 +254,9 @@ const MAX_LISTED_CALLS = 10;
 const MAX_LISTED_TOOLS = 30;
 
 /**
- * Codes whose messages (the validator's and the MCP guard's, naming the place) state what was expected in words: "must be at
- * most 50", "is required", "Accepted: ...", "Send one JSON object", so `expected` would say it again.
+ * Codes whose messages (the validator's and the MCP guard's, naming the place) state what was expected in
+ * words: "must be at most 50", "is required", "Accepted: ...", "Send one JSON object", so `expected` would say
+ * it again.
  */
 const MESSAGE_STATES_EXPECTED = new Set([
   "argument_constraint",
