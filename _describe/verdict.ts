@@ -254,15 +254,18 @@ const MAX_LISTED_CALLS = 10;
 const MAX_LISTED_TOOLS = 30;
 
 /**
- * Codes whose messages (the validator's and the MCP guard's, naming the place) state what was expected in
- * words: "must be at most 50", "is required", "Accepted: ...", "Send one JSON object", so `expected` would say
- * it again.
+ * The words in which the messages of the validator and the MCP guard state what was expected, by code: "must be
+ * at most 50", "is required", "Accepted: ...", "Send one JSON object". A message in those words makes
+ * `expected` say it again; another (hand-made: `"/limit" is too big`) keeps it.
  */
-const MESSAGE_STATES_EXPECTED = new Set([
-  "argument_constraint",
-  "missing_required_argument",
-  "unexpected_argument",
-  "malformed_arguments",
+const STATES_EXPECTED: ReadonlyMap<string, RegExp> = new Map([
+  ["argument_constraint", /\bmust\b|\bnot allowed\b/],
+  ["missing_required_argument", /\bis required\b/],
+  ["unexpected_argument", /\bAccepted: |\bnot allowed\b|\bnot an allowed\b/],
+  [
+    "malformed_arguments",
+    /\bSend one JSON object\b|\bmust be a JSON object\b|\btoo large\b|\bdeep|\bsend (?:each|a number|plain JSON)\b|\bpass a copy\b/i,
+  ],
 ]);
 
 /**
@@ -327,7 +330,7 @@ function findingLine(f: unknown, n: number): string {
   const said = (text: string) => quoted(text) || (told && others.includes(text));
   const bits: string[] = [];
   if (
-    expected !== "" && !(told && MESSAGE_STATES_EXPECTED.has(String(f.code))) &&
+    expected !== "" && !(told && STATES_EXPECTED.get(String(f.code))?.test(message)) &&
     !said(expected.replace(/^one of /, ""))
   ) {
     bits.push(`expected ${expected}`);

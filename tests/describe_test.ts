@@ -360,6 +360,35 @@ test("describeVerdict: a value received that reads like the place's name is stil
   );
 });
 
+test("describeVerdict: a hand-made message naming the place keeps the expected it does not state", () => {
+  const text = describeVerdict({
+    index: 0,
+    name: "t",
+    allowed: false,
+    findings: [
+      {
+        code: "argument_constraint",
+        path: "/limit",
+        message: '"/limit" is too big',
+        expected: "<= 50",
+        received: "70",
+      },
+      {
+        code: "malformed_arguments",
+        path: "",
+        message: "The arguments are not valid JSON: x.",
+        expected: "a JSON object",
+      },
+    ],
+  });
+  assert.match(text, /^1\. argument_constraint: "limit" is too big\. Expected <= 50, received 70\.$/m, text);
+  assert.match(
+    text,
+    /^2\. malformed_arguments: The arguments are not valid JSON: x\. Expected a JSON object\.$/m,
+    text,
+  );
+});
+
 test("describeVerdict: a missing argument is said once, by its message at the readable place", () => {
   assert.equal(
     lineFor('{"city":"Oslo","guests":[{}]}', "missing_required_argument"),
