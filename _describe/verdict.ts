@@ -310,10 +310,10 @@ function findingLine(f: unknown, n: number): string {
   // The place is a sentence's subject, a space after it; a value equal to the pointer (an enum's "/tmp" at
   // "/tmp"), a comma or a period after it, is left as written.
   const subject = `"${f.path}" `;
-  let others = raw; // the message but the place: a value it quotes is not the place's name
+  let placed = false;
   if (typeof f.path === "string" && f.path !== "" && raw.includes(subject)) {
-    others = raw.split(subject).join(" ");
     raw = raw.split(subject).join(`${place} `);
+    placed = true;
     named = true;
   }
   let message = oneLine(raw, 300);
@@ -321,8 +321,8 @@ function findingLine(f: unknown, n: number): string {
   // Only a message that names the place is the validator's own, known to say what it seems to: another is
   // given after the expected and received it may not repeat.
   const told = named && message !== "";
-  // (a value the message quotes whole is said whoever wrote it)
-  others = message === "" ? "" : oneLine(others, 300);
+  // A value the message as printed quotes whole is said, whoever wrote it; the place is not such a value.
+  const others = placed ? message.split(`${place} `).join(" ") : message;
   const quoted = (text: string) =>
     others !== "" &&
     (text.startsWith('"') ? others.includes(text) : others.includes(`"${text}"`) ||
