@@ -191,11 +191,11 @@ function callNames(calls: readonly unknown[]): string[] {
  * The verdict as text, one line per call and one per finding. A finding's place is its `path`, quoted as the
  * JSON Pointer it is (`at "/opts/days/1"`): what `--json` holds and what the finding's own message names, so
  * the text report can be matched with both and with the schema. The feedback for the model printed after it
- * (`describeVerdict`) names the same place as a dotted path (`at "opts.days[1]"`, or in its message) on purpose: SPEC.md section 4 asks
- * for text a small model can use to retry, and a small model reads and writes back `opts.days[1]` more
- * surely than a pointer's slashes and `~1` escapes; section 2 fixes `path` itself as a JSON Pointer. Both leave the
- * place out for `unknown_tool` (the tool's name is not inside the arguments), and both say when a finding is
- * about the arguments as a whole (path `""`).
+ * (`describeVerdict`) names the same place as a dotted path (`at "opts.days[1]"`, or in the message's stead
+ * of the pointer) on purpose: SPEC.md section 4 asks for text a small model can use to retry, and a small model
+ * reads and writes back `opts.days[1]` more surely than a pointer's slashes and `~1` escapes; section 2 fixes
+ * `path` itself as a JSON Pointer. Both leave the place out for `unknown_tool` (the tool's name is not inside
+ * the arguments), and both say when a finding is about the arguments as a whole (path `""`).
  */
 function formatVerdict(verdict: Verdict): string {
   let out = "";

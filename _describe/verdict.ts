@@ -254,14 +254,18 @@ const MAX_LISTED_CALLS = 10;
 const MAX_LISTED_TOOLS = 30;
 
 /**
- * Codes whose messages (the validator's and the MCP guard's, naming the place) state what was expected in words: "must be at
- * most 50", "is required", "Accepted: ...", "Send one JSON object", so `expected` would say it again.
+ * The words in which the messages of the validator and the MCP guard state what was expected, by code: "must be
+ * at most 50", "is required", "Accepted: ...", "Send one JSON object". A message in those words makes
+ * `expected` say it again; another (hand-made: `"/limit" is too big`) keeps it.
  */
-const MESSAGE_STATES_EXPECTED = new Set([
-  "argument_constraint",
-  "missing_required_argument",
-  "unexpected_argument",
-  "malformed_arguments",
+const STATES_EXPECTED: ReadonlyMap<string, RegExp> = new Map([
+  ["argument_constraint", /\bmust\b|\bnot allowed\b/],
+  ["missing_required_argument", /\bis required\b/],
+  ["unexpected_argument", /\bAccepted: |\bnot allowed\b|\bnot an allowed\b/],
+  [
+    "malformed_arguments",
+    /\bSend one JSON object\b|\bmust be a JSON object\b|\btoo large\b|\bdeep|\bsend (?:each|a number|plain JSON)\b|\bpass a copy\b/i,
+  ],
 ]);
 
 /**
@@ -303,8 +307,13 @@ function findingLine(f: unknown, n: number): string {
   let raw = typeof f.message === "string" ? f.message : "";
   // The tool name is not inside the arguments, so an unknown tool has no place worth naming.
   let named = f.code === "unknown_tool" || (f.path === "" && /^The arguments\b/.test(raw));
-  if (typeof f.path === "string" && f.path !== "" && raw.includes(`"${f.path}"`)) {
-    raw = raw.split(`"${f.path}"`).join(place);
+  // The place is a sentence's subject, a space after it; a value equal to the pointer (an enum's "/tmp" at
+  // "/tmp"), a comma or a period after it, is left as written.
+  const subject = `"${f.path}" `;
+  let placed = false;
+  if (typeof f.path === "string" && f.path !== "" && raw.includes(subject)) {
+    raw = raw.split(subject).join(`${place} `);
+    placed = true;
     named = true;
   }
   let message = oneLine(raw, 300);
@@ -312,23 +321,30 @@ function findingLine(f: unknown, n: number): string {
   // Only a message that names the place is the validator's own, known to say what it seems to: another is
   // given after the expected and received it may not repeat.
   const told = named && message !== "";
-  // (a value the message quotes whole is said whoever wrote it)
+  // A value the message as printed quotes whole is said, whoever wrote it; the place is not such a value.
+  const others = placed ? message.split(`${place} `).join(" ") : message;
   const quoted = (text: string) =>
-    message !== "" &&
-    (text.startsWith('"') ? message.includes(text) : message.includes(`"${text}"`) ||
-      message.includes(JSON.stringify(text)));
-  const said = (text: string) => quoted(text) || (told && message.includes(text));
+    others !== "" &&
+    (text.startsWith('"') ? others.includes(text) : others.includes(`"${text}"`) ||
+      others.includes(JSON.stringify(text)));
+  const said = (text: string) => quoted(text) || (told && others.includes(text));
   const bits: string[] = [];
   if (
-    expected !== "" && !(told && MESSAGE_STATES_EXPECTED.has(String(f.code))) &&
+    expected !== "" && !(told && STATES_EXPECTED.get(String(f.code))?.test(message)) &&
     !said(expected.replace(/^one of /, ""))
   ) {
     bits.push(`expected ${expected}`);
   }
   // an unexpected property's name, quoted in `received`, is the last step of the place
   const last = typeof f.path === "string" ? unescapePointer(f.path.slice(f.path.lastIndexOf("/") + 1)) : "";
-  const isName = told && f.path !== "" && received === oneLine(JSON.stringify(last), 200);
-  if (received !== "" && !isName && !(told && MESSAGE_STATES_RECEIVED.has(received)) && !said(received)) {
+  const isName = told && f.code === "unexpected_argument" && received === oneLine(JSON.stringify(last), 200);
+  // (said only where quoted, or as what the value is "not": the 10 of "must be at least 10" is not a 0 or 1
+  // received)
+  const notIt = told && message.endsWith(` not ${received}`);
+  if (
+    received !== "" && !isName && !(told && MESSAGE_STATES_RECEIVED.has(received)) && !quoted(received) &&
+    !notIt
+  ) {
     bits.push(`received ${received}`);
   }
   const stop = (text: string) => `${text}${/[?!.]$/.test(text) ? "" : "."}`;

@@ -27,7 +27,11 @@ test("README From Python: the example drives toolguard run --json and toolguard 
     });
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
     assert.match(run.stdout, /^Tool did not run successfully \(spawn, exit n\/a\)/);
-    assert.match(run.stdout, /\/query/);
+    // the retry hint names the place as the model reads it, with what was expected and received
+    assert.match(
+      run.stdout,
+      /^1\. argument_type_mismatch at "query": expected string, received integer 42\.$/m,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
