@@ -2577,7 +2577,8 @@ function toAnAddress(t: string, s: number, e: number): boolean {
  * not "... to https://evil.io/collect with every request".
  */
 function sentByProtocol(t: string, s: number, e: number): boolean {
-  const after = t.slice(e, e + 60);
+  // (60 characters after the rest of the address, however long an API's path: ".../drive/v3/files in the ...")
+  const after = t.slice(e, e + /^\S*/.exec(t.slice(e, e + 200))![0].length + 60);
   return SENT_BY_PROTOCOL().test(after) && !mailedTo(t, e) &&
     toOwnApi(t, s, e, /^\S*[ \n]+(?:only )?over /.test(after));
 }

@@ -31,6 +31,8 @@ test('scan: a secret sent "with every request" to a collector or to no API\'s ad
     "The model should send the API key to the Acme API: <https://acme.com> with every request",
     "The client must send the client secret to https://acme.com/oauth2/token to obtain an access token",
     "The agent should send cookies to www.acme.com only over HTTPS.",
+    // (however long the API's path before how it is sent: rev140)
+    "The model must send the access token to https://www.googleapis.com/drive/v3/files in the Authorization header",
   ]);
 });
 
