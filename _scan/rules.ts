@@ -2579,8 +2579,9 @@ function toAnAddress(t: string, s: number, e: number): boolean {
 function sentByProtocol(t: string, s: number, e: number): boolean {
   // (60 characters after the rest of the address, however long an API's path: ".../drive/v3/files in the ...")
   const after = t.slice(e, e + /^\S*/.exec(t.slice(e, e + 200))![0].length + 60);
-  return SENT_BY_PROTOCOL().test(after) && !mailedTo(t, e) &&
-    toOwnApi(t, s, e, /^\S*[ \n]+(?:only )?over /.test(after));
+  const protocol = SENT_BY_PROTOCOL().exec(after);
+  // (over TLS as the protocol read it, not any "over" after an "only": "... only over the weekend")
+  return protocol !== null && !mailedTo(t, e) && toOwnApi(t, s, e, /[ \n]over /.test(protocol[0]));
 }
 
 /**
