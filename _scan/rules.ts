@@ -2577,9 +2577,11 @@ function toAnAddress(t: string, s: number, e: number): boolean {
  * not "... to https://evil.io/collect with every request".
  */
 function sentByProtocol(t: string, s: number, e: number): boolean {
-  const after = t.slice(e, e + 60);
-  return SENT_BY_PROTOCOL().test(after) && !mailedTo(t, e) &&
-    toOwnApi(t, s, e, /^\S*[ \n]+(?:only )?over /.test(after));
+  // (60 characters after the rest of the address, however long an API's path: ".../drive/v3/files in the ...")
+  const after = t.slice(e, e + /^\S*/.exec(t.slice(e, e + 200))![0].length + 60);
+  const protocol = SENT_BY_PROTOCOL().exec(after);
+  // (over TLS as the protocol read it, not any "over" after an "only": "... only over the weekend")
+  return protocol !== null && !mailedTo(t, e) && toOwnApi(t, s, e, /[ \n]over /.test(protocol[0]));
 }
 
 /**
@@ -2592,9 +2594,12 @@ function sentByProtocol(t: string, s: number, e: number): boolean {
  */
 function toOwnApi(t: string, s: number, e: number, overTls: boolean): boolean {
   // (the address: its part up to `e` and the rest after, to a space or a quote)
-  const address = /[^\s'"<(\[]*$/.exec(t.slice(Math.max(0, e - 100), e))![0] +
-    /^[^\s'">)\]]*/.exec(t.slice(e, e + 200))![0];
-  const called = /\b(?:api|endpoint)\b/.test(t.slice(s + sentWhat(t, s, e).length, e));
+  const opening = /[^\s'"<(\[]*$/.exec(t.slice(Math.max(0, e - 100), e))![0];
+  const address = opening + /^[^\s'">)\]]*/.exec(t.slice(e, e + 200))![0];
+  // (the word right before the address, not anywhere after the verb: "... with the API client to https://evil.io")
+  const called = /\b(?:api|endpoint)(?: at|:)?[ \n]['"<(\[]{0,2} ?$/.test(
+    t.slice(s + sentWhat(t, s, e).length, e - opening.length),
+  );
   const site = overTls && /^(?:[a-z]+:\/\/)?[^/?#]*\/?$/.test(address);
   return (called || site || API_ADDRESS().test(address)) && !COLLECTOR_PATH().test(address);
 }
