@@ -340,7 +340,8 @@ test("guardFetch streams: a watch that throws beside a call says its reason once
 
 test("guardFetch Anthropic and Responses streams: a watch that throws in text after a call still says its reason where the client reads it", async () => {
   // (the watch's reason went out ahead of the held block it ends, in a block or item not yet opened, which
-  // the SDKs drop: with no second reason the answer read none)
+  // the SDKs drop: with no second reason the answer read none; Responses' final snapshot listed the item held
+  // as it came, with the text withheld)
   const W = `toolguard could not watch`;
   const text = (index: number, pieces: string[]) => [
     { type: "content_block_start", index, content_block: { type: "text", text: "" } },
@@ -417,6 +418,7 @@ test("guardFetch Anthropic and Responses streams: a watch that throws in text af
   });
   const output = (await readResponses()).final.output_text;
   assert.ok(output.includes(W), output);
+  assert.doesNotMatch(output, /TOOL_CALLS|more/);
 });
 
 test("guardFetch Chat stream: a validator that throws holds the calls back, and says so counting them in words", async () => {
