@@ -662,9 +662,10 @@ export class StreamGate {
     if (holding.size > 0) this.#router.tellDropped?.(flow, holding, { written: true });
     // (the reason a watch tells goes out now: where frames other than calls were held ahead of its answer's
     // text, after a call, it reached the client before them, in a block or item not yet opened; `replace`
-    // tells those answers after them)
-    const ahead = answersHeldAhead(flow.held);
-    const withheld = text.withhold(reason, flow, native.length > 0 ? ahead : undefined);
+    // tells those answers after them, only those that hold a call: it tells no other)
+    const choices = new Set(native.map((c) => c.choice));
+    const quiet = new Set([...answersHeldAhead(flow.held)].filter((answer) => choices.has(answer)));
+    const withheld = text.withhold(reason, flow, quiet);
     // (the rest of their text withheld, those answers hold no call: a finish for tool use stops normally)
     this.#router.endsWritten?.(flow, withheld);
     // (`replace` sends the held frames without their calls: released as well, the calls went out unjudged;
