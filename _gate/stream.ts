@@ -660,7 +660,12 @@ export class StreamGate {
     // and led by the watch's ending into its reason; the text held may hold calls)
     const holding = new Set([...native.map((c) => c.choice), ...text.holding()]);
     if (holding.size > 0) this.#router.tellDropped?.(flow, holding, { written: true });
-    const withheld = text.withhold(reason, flow);
+    // (the reason a watch tells goes out now: where frames other than calls were held ahead of its answer's
+    // text, after a call, it reached the client before them, in a block or item not yet opened; `replace`
+    // tells those answers after them, only those that hold a call: it tells no other)
+    const choices = new Set(native.map((c) => c.choice));
+    const quiet = new Set([...answersHeldAhead(flow.held)].filter((answer) => choices.has(answer)));
+    const withheld = text.withhold(reason, flow, quiet);
     // (the rest of their text withheld, those answers hold no call: a finish for tool use stops normally)
     this.#router.endsWritten?.(flow, withheld);
     // (`replace` sends the held frames without their calls: released as well, the calls went out unjudged;
@@ -896,4 +901,24 @@ export class StreamGate {
       // A report hook must not break the stream.
     }
   }
+}
+
+/**
+ * The answers whose held frames put a frame other than a call's ahead of the first frame of their text held
+ * by a text watch (text and block openings held after a call).
+ */
+function answersHeldAhead(held: readonly Held[]): Set<number> {
+  const ahead = new Set<number>();
+  const reached = new Set<number>();
+  let unowned = false; // (a frame no watch owns may be any answer's: Anthropic, Responses, Cohere have one)
+  for (const h of held) {
+    if (h.written && h.answer !== undefined && !reached.has(h.answer)) {
+      reached.add(h.answer);
+      if (unowned) ahead.add(h.answer);
+    } else if (!h.tool && !h.written) {
+      if (h.answer === undefined) unowned = true;
+      else if (!reached.has(h.answer)) ahead.add(h.answer);
+    }
+  }
+  return ahead;
 }

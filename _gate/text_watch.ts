@@ -1046,12 +1046,13 @@ export class TextCalls {
 
   /**
    * Where the watch failed ({@linkcode TextCalls.failure}): the held text is withheld, the rest of its
-   * frames kept, and `reason` told in its place, as a rejected call's text ends.
+   * frames kept, and `reason` (when given) told in its place, as a rejected call's text ends.
    */
-  withhold(reason: string, flow: StreamFlow): void {
-    const said = this.#afterTold(reason, flow);
+  withhold(reason: string | undefined, flow: StreamFlow): void {
+    const said = reason === undefined ? undefined : this.#afterTold(reason, flow);
     this.#cutHeld(flow);
-    this.#end([{ at: this.#heldFrom, tail: (this.#heldFrom > 0 ? "\n\n" : "") + said }], flow);
+    const tail = said === undefined ? "" : (this.#heldFrom > 0 ? "\n\n" : "") + said;
+    this.#end([{ at: this.#heldFrom, tail }], flow);
   }
 
   /**
@@ -1391,14 +1392,15 @@ export class TextWatches {
   /**
    * Where a watch failed: the held text of every answer that holds some is withheld and `reason` told in
    * its place (see {@linkcode TextCalls.withhold}); the calls it may hold go unjudged, as with a failed judge.
-   * Returns those answers.
+   * The answers in `quiet` have their text withheld with no reason told (their router tells it). Returns the
+   * answers told.
    */
-  withhold(reason: string, flow: StreamFlow): ReadonlySet<number> {
+  withhold(reason: string, flow: StreamFlow, quiet: ReadonlySet<number> = new Set()): ReadonlySet<number> {
     const withheld = new Set<number>();
     for (const [answer, watch] of this.#sorted()) {
       if (!watch.holding) continue;
-      watch.withhold(reason, flow);
-      withheld.add(answer);
+      watch.withhold(quiet.has(answer) ? undefined : reason, flow);
+      if (!quiet.has(answer)) withheld.add(answer);
     }
     return withheld;
   }

@@ -338,6 +338,89 @@ test("guardFetch streams: a watch that throws beside a call says its reason once
   assert.deepEqual(said, { chat: 1, anthropic: 1, responses: 1, ollama: 1, gemini: 1, cohere: 1 });
 });
 
+test("guardFetch Anthropic and Responses streams: a watch that throws in text after a call still says its reason where the client reads it", async () => {
+  // (the watch's reason went out ahead of the held block it ends, in a block or item not yet opened, which
+  // the SDKs drop: with no second reason the answer read none; Responses' final snapshot listed the item held
+  // as it came, with the text withheld)
+  const W = `toolguard could not watch`;
+  const text = (index: number, pieces: string[]) => [
+    { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+    ...pieces.map((t) => ({ type: "content_block_delta", index, delta: { type: "text_delta", text: t } })),
+    { type: "content_block_stop", index },
+  ];
+  const [start, ...rest] = anthropicStream(["Sure. "], [NATIVE]) as Record<string, unknown>[];
+  const calls = rest.filter((e) => e.type !== "message_delta" && e.type !== "message_stop").slice(3);
+  faultAtMarker();
+  provider.reply({
+    sse: [
+      start,
+      ...text(0, ["Sure. "]),
+      ...calls,
+      ...text(2, ["Then ", PIECES[1], "more"]),
+      ...rest.slice(-2),
+    ],
+    named: true,
+  });
+  const { final } = await readAnthropic(anthropic(), messages);
+  const said = final.content.map((b) => b.type === "text" ? b.text : "").join("");
+  assert.ok(said.includes(W), said);
+  assert.doesNotMatch(said, /TOOL_CALLS|more/);
+  const item = (oi: number, id: string, pieces: string[]) => [
+    {
+      type: "response.output_item.added",
+      output_index: oi,
+      item: { id, type: "message", role: "assistant", content: [] },
+    },
+    {
+      type: "response.content_part.added",
+      item_id: id,
+      output_index: oi,
+      content_index: 0,
+      part: { type: "output_text", text: "" },
+    },
+    ...pieces.map((delta) => ({
+      type: "response.output_text.delta",
+      item_id: id,
+      output_index: oi,
+      content_index: 0,
+      delta,
+    })),
+    {
+      type: "response.output_item.done",
+      output_index: oi,
+      item: {
+        id,
+        type: "message",
+        role: "assistant",
+        content: [{ type: "output_text", text: pieces.join(""), annotations: [] }],
+      },
+    },
+  ];
+  const fc = {
+    id: "fc1",
+    type: "function_call",
+    call_id: "c1",
+    name: NATIVE.name,
+    arguments: JSON.stringify(NATIVE.args),
+  };
+  const response = { id: "r", object: "response", model: "m", output: [], status: "in_progress" };
+  faultAtMarker();
+  provider.reply({
+    sse: [
+      { type: "response.created", response },
+      ...item(0, "m1", ["Sure. "]),
+      { type: "response.output_item.added", output_index: 1, item: { ...fc, arguments: "" } },
+      { type: "response.output_item.done", output_index: 1, item: fc },
+      ...item(2, "m2", ["Then ", PIECES[1], "more"]),
+      { type: "response.completed", response: { ...response, status: "completed" } },
+    ].map((e, sequence_number) => ({ ...e, sequence_number })),
+    named: true,
+  });
+  const output = (await readResponses()).final.output_text;
+  assert.ok(output.includes(W), output);
+  assert.doesNotMatch(output, /TOOL_CALLS|more/);
+});
+
 test("guardFetch Chat stream: a validator that throws holds the calls back, and says so counting them in words", async () => {
   const validator = {
     validate() {

@@ -1625,7 +1625,7 @@ class ResponsesStream implements FrameRouter {
 
   replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow, told?: ReadonlySet<number>): void {
     const emit = this.#emitter(flow);
-    const { next, terminal } = this.#replay(flow, emit);
+    const { next, terminal, sent } = this.#replay(flow, emit);
     // (an answer told already, where a failed watch withheld its text, gets no second message)
     const item = told?.has(0) // (one answer)
       ? []
@@ -1633,7 +1633,9 @@ class ResponsesStream implements FrameRouter {
     const base = isRecord(terminal?.response) ? terminal.response : this.#template ?? {};
     // The final snapshot's items when it lists them, else the items this stream finished.
     const listed = Array.isArray(base.output) ? base.output.filter((o) => !isClientCall(o)) : [];
-    const priorOutput = listed.length >= this.#finishedItems.length ? listed : this.#finishedItems;
+    // (a finished item held is listed as it went out: noted as it came, it held the text a failed watch withheld)
+    const finished = this.#finishedItems.map((i) => (typeof i.id === "string" && sent.get(i.id)) || i);
+    const priorOutput = listed.length >= finished.length ? listed : finished;
     emit({
       type: "response.completed",
       response: { ...base, status: "completed", output: [...priorOutput, ...item] },
@@ -1720,25 +1722,30 @@ class ResponsesStream implements FrameRouter {
   /**
    * Replays the held events that are not part of a call, renumbered. Returns the output index after the
    * last one replayed and the held terminal event (not replayed: a new one ends the stream), whatever held
-   * it: the text watch holds one that lists calls as part of a call, and its usage must still be told.
+   * it: the text watch holds one that lists calls as part of a call, and its usage must still be told; and
+   * the finished items replayed, by id, as they went out.
    */
   #replay(
     flow: StreamFlow,
     emit: Emit,
-  ): { next: number; terminal?: Record<string, unknown> } {
+  ): { next: number; terminal?: Record<string, unknown>; sent: Map<string, Record<string, unknown>> } {
     let next = 0;
     let terminal: Record<string, unknown> | undefined;
+    const sent = new Map<string, Record<string, unknown>>();
     for (const h of flow.held) {
       const e = h.event;
       if (e && TERMINAL.has(e.type as string)) terminal = e;
       else if (!e || h.tool) continue;
       else if (typeof e.output_index === "number") {
+        if (e.type === "response.output_item.done" && isRecord(e.item) && typeof e.item.id === "string") {
+          sent.set(e.item.id, e.item);
+        }
         const output_index = this.#tools.renumber(e.output_index);
         next = Math.max(next, output_index + 1);
         emit({ ...e, output_index }, { raw: h.raw, event: e });
       } else emit(withoutCalls(e), { raw: h.raw, event: e });
     }
-    return { next, terminal };
+    return { next, terminal, sent };
   }
 
   /**
