@@ -254,7 +254,8 @@ class OllamaStream implements FrameRouter {
   /**
    * Ends a stream whose calls were rejected: the text and thinking of the held chunks first, as they came
    * (text held as a call written beside the native ones, which is not judged, the text a chunk brought with
-   * its calls), then `text` (the reason), then the final chunk, where the client stops reading.
+   * its calls), then `text` (the reason), then the final chunk, where the client stops reading. An answer in
+   * `told` read the reason already (where its withheld text was): no second reason, nor its held text.
    */
   replace(answerReason: AnswerReason, _calls: unknown, flow: StreamFlow, told?: ReadonlySet<number>): void {
     // (one answer)

@@ -708,9 +708,10 @@ class ChatStream implements FrameRouter {
 
   /**
    * The held text of the choices whose calls were rejected (`sendHeldText`), then the reason as text for
-   * them, as a body joins them, then every other held chunk without its call parts: a chunk that carried
-   * a call and anything else (usage, `x_groq`, the finish) keeps the rest, with `finish_reason: "stop"`; a
-   * chunk that carried nothing but the call is dropped; the others go out as they came.
+   * them, as a body joins them (not for a choice in `told`, which read it where its withheld text was), then
+   * every other held chunk without its call parts: a chunk that carried a call and anything else (usage,
+   * `x_groq`, the finish) keeps the rest, with `finish_reason: "stop"`; a chunk that carried nothing but the
+   * call is dropped; the others go out as they came.
    */
   replace(
     reason: AnswerReason,
