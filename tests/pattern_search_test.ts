@@ -45,6 +45,15 @@ const judgesAsNative = (pattern: string, text: string) => {
   assert.equal(call.allowed, native.test(text), `/${pattern}/${native.flags} on ${JSON.stringify(text)}`);
 };
 
+/** `v`'s verdict on `text` and how often the native engine was asked of a long value (100 000 units or more). */
+const withNativeAsks = (v: ReturnType<typeof validator>, text: string) =>
+  countingWork(
+    RegExp.prototype,
+    "test",
+    () => v.validate([{ name: "t", arguments: { a: text } }]).calls[0],
+    (_, [s]) => String(s).length >= 100_000 ? 1 : 0,
+  );
+
 /** The sources of the regular expressions handed `text` while `pattern` judges it through validate(). */
 async function handed(pattern: string, text: string): Promise<{ sources: string[]; message: string }> {
   const v = validator(pattern);
@@ -503,13 +512,7 @@ test("a group repeated on a long value runs on the linear-time matcher on JavaSc
       const [[call, asked], read] = await countingWork(
         String.prototype,
         "codePointAt",
-        () =>
-          countingWork(
-            RegExp.prototype,
-            "test",
-            () => v.validate([{ name: "t", arguments: { a: text } }]).calls[0],
-            (_, [s]) => String(s).length >= 100_000 ? 1 : 0,
-          ),
+        () => withNativeAsks(v, text),
       );
       assert.equal(call.allowed, allowed, `${pattern} on ${text.length}`);
       // (the matcher reads each code point; the native engine none through this method)
@@ -565,12 +568,7 @@ test("a value of a round every three characters of a program of few steps is not
   // JavaScriptCore's "no" and then the matcher's, where the matcher alone took 0.22 s)
   const v = validator("^(?:[a-z]{3})*$");
   const text = "abc".repeat(130_000) + "!";
-  const [call, asked] = await countingWork(
-    RegExp.prototype,
-    "test",
-    () => v.validate([{ name: "t", arguments: { a: text } }]).calls[0],
-    (_, [s]) => String(s).length >= 100_000 ? 1 : 0,
-  );
+  const [call, asked] = await withNativeAsks(v, text);
   assert.equal(call.allowed, false);
   // (V8 keeps its engine, asked once)
   assert.equal(asked, failsQuietly() ? 0 : 1, `the native engine asked ${asked} times`);
@@ -582,12 +580,7 @@ test("a value of pairs takes a round a character, not a code unit, on JavaScript
   // the matcher 0.7 s, where the matcher alone took 0.7 s)
   const v = validator("^(?:[^\\\\]|\\\\[a-z]{20})*$");
   const text = "\u{1F600}".repeat(121_000) + "\\";
-  const [call, asked] = await countingWork(
-    RegExp.prototype,
-    "test",
-    () => v.validate([{ name: "t", arguments: { a: text } }]).calls[0],
-    (_, [s]) => String(s).length >= 100_000 ? 1 : 0,
-  );
+  const [call, asked] = await withNativeAsks(v, text);
   assert.equal(call.allowed, false);
   // (V8 keeps its engine, asked once)
   assert.equal(asked, failsQuietly() ? 0 : 1, `the native engine asked ${asked} times`);
