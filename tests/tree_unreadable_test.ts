@@ -6,7 +6,17 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import process from "node:process";
 import { promisify } from "node:util";
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  linkSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -56,22 +66,58 @@ const r = await running;
 console.log(JSON.stringify({ kind: r.kind, detail: r.detail, pid: Number(pid()) }));
 `;
 
+/**
+ * Where a host's folder is made: as root, /tmp itself, which nobody may enter, where the suite's own temporary
+ * folder (`deno task check` gives it one only its owner enters) may be closed to nobody.
+ */
+function hostBase(): string {
+  return isRoot && existsSync("/tmp") ? "/tmp" : tmpdir();
+}
+
+/**
+ * The guard and the runtime where nobody can read them: the checkout, the runtime (Bun is a dev dependency) and
+ * the temporary folder may each sit in a folder only its owner enters (CI's clone and `deno task check`'s
+ * TMPDIR do), so the library's modules are copied into `dir` and the runtime linked there (copied across file
+ * systems). As another user the tests run the checkout as it is.
+ */
+function readableByNobody(dir: string, runtime: string): { guard: string; runtime: string } {
+  if (!isRoot) return { guard: fileURLToPath(new URL("../guard.ts", import.meta.url)), runtime };
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const lib = join(dir, "lib");
+  for (const name of readdirSync(root)) {
+    // (the faces and their private folders: what guard.ts can load)
+    if (name.endsWith(".ts") || (name.startsWith("_") && !name.includes("."))) {
+      cpSync(join(root, name), join(lib, name), { recursive: true });
+    }
+  }
+  const linked = join(dir, "runtime");
+  try {
+    linkSync(runtime, linked);
+  } catch {
+    copyFileSync(runtime, linked);
+  }
+  chmodSync(linked, 0o755);
+  return { guard: join(lib, "guard.ts"), runtime: linked };
+}
+
 /** Run HOST as nobody (when root) with `script` as the tool's `sh -c`; `$0` is the folder for the pid file. */
 async function runHost(dir: string, script: string): Promise<{ kind: string; detail: string; pid: number }> {
   chmodSync(dir, 0o777); // nobody writes the pid, and Deno its cache, here
   const host = join(dir, "host.ts");
-  const guard = JSON.stringify(fileURLToPath(new URL("../guard.ts", import.meta.url)));
+  const deno = (globalThis as unknown as { Deno?: { execPath(): string } }).Deno;
+  const readable = readableByNobody(dir, isDeno ? deno!.execPath() : process.execPath);
+  const guard = JSON.stringify(readable.guard);
   writeFileSync(
     host,
     // (functions, as a replacement string would read "$$" in the script as "$")
     HOST.replace("GUARD", () => guard).replace("SCRIPT", () => JSON.stringify(script))
       .replace("DESCENDANT", () => JSON.stringify(DESCENDANT)),
   );
-  const deno = (globalThis as unknown as { Deno?: { execPath(): string } }).Deno;
-  const runtime = isDeno ? [deno!.execPath(), "run", "-A", host, dir] : [process.execPath, host, dir];
+  const runtime = isDeno ? [readable.runtime, "run", "-A", host, dir] : [readable.runtime, host, dir];
   const asNobody = isRoot ? [setpriv!, ...NOBODY, "--"] : [];
   const [command, ...args] = [...asNobody, ...runtime];
   const { stdout } = await promisify(execFile)(command, args, {
+    cwd: dir, // (the runtimes read the folder they start in: the checkout's may be closed to nobody)
     encoding: "utf8",
     env: { ...process.env, HOME: dir, DENO_DIR: join(dir, "deno") },
   });
@@ -94,7 +140,7 @@ test(
   "runTool: a descendant whose environment cannot be read is ended by its parent link, and the detail says so",
   { timeout: 60_000, skip },
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), "toolguard-unread-"));
+    const dir = mkdtempSync(join(hostBase(), "toolguard-unread-"));
     let pid = 0;
     try {
       const r = await runHost(dir, `${python} -c "$1" "$0/pid" & wait`);
@@ -121,7 +167,7 @@ test(
   "runTool: a process of the tool's group that is not ours to signal is said to be maybe still running",
   { timeout: 60_000, skip: suidSkip },
   async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), "toolguard-unsignalled-"));
+    const dir = mkdtempSync(join(hostBase(), "toolguard-unsignalled-"));
     let pid = 0;
     try {
       chmodSync(dir, 0o777); // nobody runs the copy from here
@@ -162,7 +208,7 @@ test(
   "runTool: a tool that is itself a set-uid program is found by its pid, not said to be found by its group",
   { timeout: 60_000, skip: suidSkip },
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), "toolguard-suid-tool-"));
+    const dir = mkdtempSync(join(hostBase(), "toolguard-suid-tool-"));
     try {
       chmodSync(dir, 0o777); // nobody runs the copy from here
       const suid = join(dir, "sleep");
