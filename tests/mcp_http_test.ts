@@ -199,7 +199,10 @@ function relayOnce(
 
 test("toolguard mcp --url: exits 1 when messages did not reach the server, 0 when all were", {
   timeout: 60_000,
-  skip: noClosedPortUnderWine,
+  // (deno.exe panicked in mio's named-pipe code during this test in two of the three suite runs under Wine
+  // that reached it at stop 64, ending the whole suite: Wine's pipes, not the relay; elsewhere it runs)
+  skip: noClosedPortUnderWine ||
+    (underWine && !isBun ? "under Wine, deno.exe panics reading this test's child's pipes" : false),
 }, async () => {
   const ping = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
   // (a user name, a password and a query may carry a token: the notice, kept as the server's log, hides them)
