@@ -7,7 +7,36 @@
 # as it starts it, Bun only its result: there, the last test that ended).
 #
 # Only the last summary counts: a test may print a nested run's output before it. Colours and CRs are ignored.
+#
+# _suite_status.sh left FILE TEST...: for a deno.exe run that Deno's own panic ended (its banner "Deno has
+# panicked"; under Wine, in mio's named-pipe code, in no test's code), the test files still to run, one a line,
+# in TEST's order: the file it ended in and every file it never started. Exits 0 with them; exits 1 and prints
+# nothing when the run did not end in a panic or a test failed before it (a fault of ours is never skipped by
+# resuming past it).
 set -uo pipefail
+if [ "${1:-}" = left ]; then
+  file=${2:-}
+  [ -f "$file" ] || { echo "usage: _suite_status.sh left FILE TEST..." >&2; exit 64; }
+  shift 2
+  # "FILE name" for each file Deno started, "FAILED" for each failed test, "PANIC" where it panicked (the
+  # banner goes to stderr, so it may land inside a test's printed output)
+  said=$(sed -e 's/\x1b\[[0-9;]*m//g' -e 's/\r$//' "$file" | awk '
+    /^Deno has panicked\./ { print "PANIC"; exit }
+    /^-+ ((pre|post)-test )?output end -+$/ { out = 0; next }
+    /^-+ ((pre|post)-test )?output -+$/ { out = 1; next }
+    out { next }
+    /^running [0-9]+ tests? from / { sub(/^running [0-9]+ tests? from /, ""); gsub(/\\/, "/"); sub(/^\.\//, ""); print "FILE " $0; next }
+    / \.\.\. FAILED( |$)/ { print "FAILED" }')
+  grep -qx PANIC <<<"$said" && ! grep -qx FAILED <<<"$said" || exit 1
+  # every started file but the last one ended
+  ended=$(grep '^FILE ' <<<"$said" | sed -e 's/^FILE //' -e '$d')
+  for t in "$@"; do
+    n=${t//\\//}
+    n=${n#./}
+    grep -qxF -- "$n" <<<"$ended" || printf '%s\n' "$t"
+  done
+  exit 0
+fi
 kind=${1:-} file=${2:-}
 if [ ! -f "$file" ] || { [ "$kind" != deno ] && [ "$kind" != bun ]; }; then
   echo "usage: _suite_status.sh deno|bun FILE" >&2

@@ -100,14 +100,16 @@ suite() {
   suite_out=$out # for at_once's TERM trap, which removes it
   sleep infinity & sentinel=$!
   sentinels+=("$sentinel")
-  tail -n +1 -s 0.5 -f --pid="$sentinel" "$out" & tailer=$!
+  tail -n +1 -s 0.2 -f --pid="$sentinel" "$out" & tailer=$!
   step "$name" "$@" >"$out" 2>&1
   rc=$?
   # tail prints the rest of the file, then ends once the sentinel is gone
   kill "$sentinel" 2>/dev/null; wait "$sentinel" "$tailer" 2>/dev/null
   said=$(bash scripts/_suite_status.sh "$kind" "$out")
   src=$?
-  rm -f "$out"
+  # kept for `retried`, which reads where a panic ended the run, then removes it
+  rm -f "${suite_said_file:-}"
+  suite_said_file=$out
   log "$name: the output says: $said"
   if [ "$rc" = 0 ] && [ "$src" = 0 ]; then
     states[-1]="PASS(exit 0; the output: $said)"
@@ -119,19 +121,40 @@ suite() {
   fi
   return "$rc"
 }
-# retried deno|bun NAME SECONDS CMD...: `suite`, run once more if it fails. Under Wine on a loaded machine the
-# Windows runtimes now and then fail by themselves (deno.exe panicked in mio's named-pipe code; a bun.exe
-# child's stdout came back empty); a fault of ours fails twice. The summary says when the second run was needed.
+# retried deno|bun NAME SECONDS CMD...: `suite` on CMD followed by the test files (`tests`), run again if it
+# fails. Under Wine on a loaded machine the Windows runtimes now and then fail by themselves: deno.exe panics in
+# mio's named-pipe code (or on a job object's handle) while a test reads a child's output, in up to two of three
+# runs at stop 64, ending the whole run; a bun.exe child's stdout came back empty. A run that deno.exe's own
+# panic ended, with no test failed before it, goes on from the file it ended in (`_suite_status.sh left`), up to
+# three times; any other failure reruns the same files once, so a fault of ours fails twice. The summary says
+# which runs were needed and what each said.
 retried() {
-  local kind=$1 name=$2
-  suite "$@" && return 0
-  local first=${states[-1]}
-  unset 'names[-1]' 'states[-1]' 'secs[-1]'
-  log "$name failed ($first); running it once more"
-  shift 2
-  suite "$kind" "$name (second run)" "$@"
-  local rc=$?
-  states[-1]="${states[-1]%)}; the first run: $first)"
+  local kind=$1 name=$2 seconds=$3 run rc next earlier="" resumes=0 reran=0; shift 3
+  local -a cmd=("$@") files=("${tests[@]}") left
+  run=$name
+  while :; do
+    suite "$kind" "$run" "$seconds" "${cmd[@]}" "${files[@]}"
+    rc=$?
+    [ "$rc" = 0 ] && break
+    left=()
+    if [ "$kind" = deno ] && [ "$resumes" -lt 3 ]; then
+      mapfile -t left < <(bash scripts/_suite_status.sh left "$suite_said_file" "${files[@]}" 2>/dev/null)
+    fi
+    if [ ${#left[@]} -gt 0 ]; then
+      resumes=$((resumes + 1)) files=("${left[@]}")
+      next="$name (after deno.exe's own panic, from ${files[0]} on: ${#files[@]} files)"
+    elif [ "$reran" = 0 ]; then
+      reran=1 next="$name (again)"
+    else
+      break
+    fi
+    earlier="${earlier:+$earlier; }$run: ${states[-1]}"
+    log "$run failed (${states[-1]}); next: $next"
+    unset 'names[-1]' 'states[-1]' 'secs[-1]'
+    run=$next
+  done
+  rm -f "${suite_said_file:-}"
+  [ -z "$earlier" ] || states[-1]="${states[-1]%)}; before: $earlier)"
   return $rc
 }
 
@@ -152,7 +175,7 @@ at_once() {
     (
       trap '[ ${#sentinels[@]} = 0 ] || kill "${sentinels[@]}" 2>/dev/null; wait; rm -f "${suite_out:-}"; exit 143' TERM
       names=() states=() secs=() sentinels=()
-      retried "${parts[@]}" "${tests[@]}"
+      retried "${parts[@]}"
       printf '%s\t%s\t%s\n' "${names[-1]}" "${states[-1]}" "${secs[-1]}" >"$out.state"
     ) >"$out" 2>&1 </dev/null &
     runners+=("$!") runner_outs+=("$out") runner_names+=("${parts[1]}")
@@ -234,7 +257,7 @@ if [ ${#tests[@]} = 0 ]; then
   skip "tests under Wine" "no test files found"
 else
   # Type-checking happened on Linux already; --no-check saves a minute under Wine. The two suites run at once
-  # (`at_once`), in the one prefix: each keeps about one core busy. Each has 900 s (twice if it fails once):
+  # (`at_once`), in the one prefix: each keeps about one core busy. Each run of a suite has 900 s (`retried`):
   # both took 380 s at once at stop 60 alone on the machine. One that runs out is named in the summary with
   # the test file and test it was in (scripts/_suite_status.sh). bun.exe gets the Linux run's 120 s test
   # timeout: under Wine a test that spawns several tools takes near Bun's default 5 s (4.6 s at stop 64).

@@ -153,3 +153,109 @@ test("_suite_status.sh: reads the output as the Windows runtimes write it: CRLF,
   assert.equal(status("bun", windows(bun.failed)).code, 1);
   assert.equal(status("node", deno.passed).code, 64);
 });
+
+/** Runs `_suite_status.sh left` on `output` for the test files `files`: its exit status and the files it listed. */
+function left(output: string, files: string[]): { code: number | null; left: string[] } {
+  const dir = mkdtempSync(join(tmpdir(), "toolguard-suite-left-"));
+  try {
+    const file = join(dir, "out.txt");
+    writeFileSync(file, output);
+    const run = spawnSync("bash", [script, "left", file, ...files], { encoding: "utf8" });
+    return { code: run.status, left: run.stdout.split("\n").filter((line) => line !== "") };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const panicked = "Deno has panicked. This is a bug in Deno. Please report this\nat https://github.com/...\n";
+
+test(
+  "_suite_status.sh left: a run Deno's own panic ended goes on from the file it ended in",
+  { skip },
+  () => {
+    const files = ["tests/a_test.ts", "tests/b_test.ts", "tests/c_test.ts", "tests/d_test.ts"];
+    const started =
+      "running 1 test from ./tests/a_test.ts\na ... ok (1ms)\nrunning 2 tests from ./tests\\b_test.ts\n" +
+      "b one ... ok (2ms)\nb two ...\n";
+    assert.deepEqual(left(started + panicked, files), { code: 0, left: files.slice(1) });
+    // the banner goes to stderr: it may land inside what the test printed
+    assert.deepEqual(left(started + "------- output -------\nhi\n" + panicked, files), {
+      code: 0,
+      left: files.slice(1),
+    });
+    // a panic before any file started: all of them
+    assert.deepEqual(left(panicked, files), { code: 0, left: files });
+    // a test that failed before the panic is never skipped by going on past it; no panic, nothing to go on from
+    assert.deepEqual(left(started.replace("b one ... ok", "b one ... FAILED") + panicked, files), {
+      code: 1,
+      left: [],
+    });
+    assert.deepEqual(left(started, files), { code: 1, left: [] });
+    assert.deepEqual(left(deno.failed, files), { code: 1, left: [] });
+  },
+);
+
+test(
+  "check:windows: after deno.exe's own panic the suite goes on from there; a failed test reruns it all once",
+  {
+    skip,
+  },
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-suite-retried-"));
+    try {
+      // a stand-in for `wine deno.exe test`: its first run panics in its third file, the others pass or fail
+      const runtime = join(dir, "runtime.sh");
+      writeFileSync(
+        runtime,
+        `#!/usr/bin/env bash
+n=$(( $(cat "${dir}/count" 2>/dev/null || echo 0) + 1 )); echo $n >"${dir}/count"; echo "$*" >>"${dir}/args"
+i=0
+for f in "$@"; do
+  i=$((i + 1)); echo "running 1 test from ./$f"
+  if [ $n = 1 ] && [ $i = 3 ]; then echo "x ..."; echo "Deno has panicked. This is a bug in Deno."; exit 1; fi
+  if [ "$f" = "$FAIL_IN" ]; then echo "x ... FAILED (1ms)"; else echo "x ... ok (1ms)"; fi
+done
+[ -z "$FAIL_IN" ] || { echo "FAILED | $# passed | 1 failed (1ms)"; exit 1; }
+echo "ok | $# passed | 0 failed (1ms)"
+`,
+      );
+      const windows = fileURLToPath(new URL("../scripts/windows.sh", import.meta.url));
+      // windows.sh's own `step`, `suite` and `retried`, run on five files
+      const harness = `log() { :; }; eval "$(sed -n '/^# step NAME SECONDS CMD/,/^# at_once "KIND/p' "$1")"
+names=() states=() secs=() sentinels=(); tests=(tests/a_test.ts tests/b_test.ts tests/c_test.ts tests/d_test.ts tests/e_test.ts)
+retried deno "deno.exe test" 60 bash "$2" >/dev/null 2>&1; rc=$?
+printf '%s\\n' "$rc" "\${names[@]}" "\${states[@]}"`;
+      const cwd = fileURLToPath(new URL("..", import.meta.url));
+      const run = (failIn: string) => {
+        rmSync(join(dir, "count"), { force: true });
+        rmSync(join(dir, "args"), { force: true });
+        const out = spawnSync("bash", ["-c", harness, "harness", windows, runtime], {
+          encoding: "utf8",
+          cwd,
+          env: { ...process.env, FAIL_IN: failIn },
+        });
+        const args = spawnSync("cat", [join(dir, "args")], { encoding: "utf8" }).stdout.trim().split("\n");
+        return { lines: out.stdout.trim().split("\n"), args };
+      };
+      const resumed = run("");
+      assert.equal(resumed.lines[0], "0");
+      assert.equal(
+        resumed.lines[1],
+        "deno.exe test (after deno.exe's own panic, from tests/c_test.ts on: 3 files)",
+      );
+      assert.match(
+        resumed.lines[2],
+        /^PASS\(exit 0; the output: ok \| 3 passed \| 0 failed; before: deno\.exe test: FAIL/,
+      );
+      assert.deepEqual(resumed.args.slice(1), ["tests/c_test.ts tests/d_test.ts tests/e_test.ts"]);
+      // a failure of ours (in a file after the panic) fails again on a whole rerun of what was left
+      const failed = run("tests/d_test.ts");
+      assert.equal(failed.lines[0], "1");
+      assert.equal(failed.args.length, 3);
+      assert.equal(failed.args[2], failed.args[1]);
+      assert.match(failed.lines[2], /^FAIL\(1; the output: FAILED \| 3 passed \| 1 failed; before: .*panic/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
