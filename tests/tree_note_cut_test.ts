@@ -61,7 +61,7 @@ test("treeNote: every note of the guard, with the tool's exit said, comes whole 
 
 test("treeNote: a maxDetail that cuts the warning leaves the mark of a cut", () => {
   for (const note of signalled.map(exitedTreeNote)) {
-    for (let maxDetail = 2; maxDetail <= 400; maxDetail++) {
+    for (let maxDetail = 1; maxDetail <= 400; maxDetail++) {
       const { detail } = timedOut(note, maxDetail);
       assert.ok(WARNING.test(detail) || detail.endsWith("\u2026"), `${maxDetail}: ${detail}`);
     }
