@@ -459,7 +459,8 @@ interface Tree {
   noTaskkill?: boolean;
   /**
    * How the child exited, kept under Bun and Node on Windows, whose own kill may have found the tool exited
-   * but unreaped (Bun's says nothing of it): the exit tells ({@linkcode ownKillReach}).
+   * but unreaped (Bun's says nothing of it), and under Deno on POSIX, where its own kill cannot see that either
+   * (`/proc/PID/stat` needs --allow-all): the exit tells ({@linkcode ownKillReach}).
    */
   exit?: ChildExit;
   /** The pids a kill found in the tree (Linux markers): an unreadable one is still known once its parent exits. */
@@ -759,8 +760,9 @@ interface DenoStart {
 }
 
 /**
- * {@linkcode LiveChild.killReached} for `tree`: on Windows under Bun and Node, a kill through the tool's own
- * handle that its exit shows came after the tool had exited by itself reached no process.
+ * {@linkcode LiveChild.killReached} for `tree`: a kill through the tool's own handle (on Windows under Bun and
+ * Node, under Deno with a partial --allow-run) that the tool's exit does not show ended it is not said to have
+ * reached it.
  */
 function reachOf(tree: Tree): KillReach | undefined {
   if (exitedAlone(tree)) return "none";
@@ -912,7 +914,12 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
   const exited = child.status.then(
     (s) => {
       tree.reaped = true;
-      return s.signal ? { code: null, signal: s.signal } : { code: s.code, signal: null };
+      const exit = s.signal ? { code: null, signal: s.signal } : { code: s.code, signal: null };
+      // POSIX: where only the tool's own kill may be used (a partial --allow-run), /proc/PID/stat, which shows
+      // a tool that had exited first, is refused too (it needs --allow-all): the exit tells instead. (On Windows
+      // Deno's kill ends the tool with code 1, which tells nothing.)
+      if (!isWindows) tree.exit = exit;
+      return exit;
     },
     () => {
       tree.reaped = true;

@@ -193,7 +193,9 @@ export function noTaskkillNote(runtime: "deno" | "bun" | "node", exited = false)
  * How far the tool's own kill reached on Windows under Bun and Node (where `taskkill` could not be started),
  * told by the tool's exit: libuv reports the signal of a kill it made (TerminateProcess), so a tool the kill
  * ended exits by that signal, while one that had exited by itself (not reaped yet when the kill came, which
- * then found no process: Bun says nothing of it) exits with its own code.
+ * then found no process: Bun says nothing of it) exits with its own code. Under Deno on POSIX with a partial
+ * `--allow-run` too, where a tool that exits with a code either had exited first or left on a SIGTERM it
+ * caught: the kill is then not known to have ended it, and is not said to have.
  *
  * @param exit How the tool exited.
  * @returns `"tool"` when the kill ended it, `"none"` when it had exited first.
