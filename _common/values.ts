@@ -465,6 +465,12 @@ export function clip(text: string, max: number): string {
   return max < 1 ? "" : cutUnits(text, Math.floor(max) - 1) + "\u2026";
 }
 
+/**
+ * The most characters of a note on how a process tree was ended that a result's detail (or the MCP relay's
+ * exit) gives: cut there, a note never pushes out what follows it.
+ */
+export const MAX_TREE_NOTE = 200;
+
 /** The longest outside input (in UTF-16 units) that {@linkcode clipMiddle} echoes whole. */
 export const MAX_ECHOED = 240;
 
