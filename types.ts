@@ -178,7 +178,10 @@ export interface RunOptions {
   maxOutputBytes?: number;
   /** What to do when stdout exceeds the cap: `"fail"` (default) or, for `lines`/`text`, `"truncate"`. */
   onOverflow?: "fail" | "truncate";
-  /** Longest `detail` in characters. Default 400. */
+  /**
+   * Longest `detail` in characters, at least 1 (a fraction counts as the whole characters below it). Default
+   * 400. A detail cut to fit ends in an ellipsis (U+2026), so 1 leaves only that mark.
+   */
   maxDetail?: number;
   /** A WHATWG encoding label for stdout and stderr. Default `"utf-8"`. */
   encoding?: string;

@@ -445,7 +445,8 @@ export function objectArg<T>(value: T, caller: string, name: string): T {
 
 /**
  * `text` cut to at most `max` characters, ending in an ellipsis (U+2026) when cut (never inside a surrogate
- * pair).
+ * pair): a `max` of 1 leaves the ellipsis alone, since a first character without it would pass for the whole
+ * text; a fraction counts as the whole characters below it; below 1 nothing is left.
  *
  * @example
  * ```ts
@@ -455,13 +456,20 @@ export function objectArg<T>(value: T, caller: string, name: string): T {
  * assert.equal(clip("abcdef", 4), "abc\u2026");
  * assert.equal(clip("ab\u{1F600}cd", 4), "ab\u2026"); // the emoji is not cut in half
  * assert.equal(clip("short", 10), "short");
+ * assert.equal(clip("abcdef", 1), "\u2026");
+ * assert.equal(clip("abcdef", 2.5), "a\u2026");
  * ```
  */
 export function clip(text: string, max: number): string {
   if (text.length <= max) return text;
-  if (max <= 1) return text.slice(0, Math.max(0, max));
-  return cutUnits(text, max - 1) + "\u2026";
+  return max < 1 ? "" : cutUnits(text, Math.floor(max) - 1) + "\u2026";
 }
+
+/**
+ * The most characters of a note on how a process tree was ended that a result's detail (or the MCP relay's
+ * exit) gives: cut there, a note never pushes out what follows it.
+ */
+export const MAX_TREE_NOTE = 200;
 
 /** The longest outside input (in UTF-16 units) that {@linkcode clipMiddle} echoes whole. */
 export const MAX_ECHOED = 240;

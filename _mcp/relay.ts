@@ -20,6 +20,7 @@ import {
   spawnChild,
 } from "../_run/runtime.ts";
 import { treeMarkersWork } from "../_run/tree.ts";
+import { clip, MAX_TREE_NOTE } from "../_common/values.ts";
 import { checkGuardOptions, createMcpGuard, emitTo } from "./guard.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 import {
@@ -396,7 +397,7 @@ class McpRelay {
     if (child === null) return undefined;
     const reach = child.killReached();
     if (reach === "tool") return "server_only";
-    const note = child.treeNote();
+    const note = child.treeNote(); // (in the tool's words, which the notes compared here are)
     // A server that had exited (unreaped) and left no process: its whole tree was already gone (Linux markers).
     if (reach === "none") return note === EXITED_ALONE_NOTE ? "ended" : "none";
     return note === undefined || note === EXITED_NOTE ? "ended" : "group_only";
@@ -418,11 +419,13 @@ class McpRelay {
       return treeMarkersWork() ? "; no process of the server's tree was left" : "";
     }
     if (!found) return "";
-    const note = this.#child!.treeNote();
-    if (tree === "group_only") return `; the relay ended the server's process tree, ${note}`;
+    // Named for the server, and cut as runTool's detail cuts a tree note.
+    const note = this.#child!.treeNote("server");
+    const why = note === undefined ? "" : `, ${clip(note, MAX_TREE_NOTE)}`;
+    if (tree === "group_only") return `; the relay ended the server's process tree${why}`;
     const said = tree === "server_only"
       ? "the relay ended the server but not its process tree"
       : "the relay could not end the server's process tree";
-    return `; ${said}, ${note}`;
+    return `; ${said}${why}`;
   }
 }

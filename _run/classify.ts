@@ -10,6 +10,7 @@ import {
   givenValue,
   isRecord,
   MAX_TIMER_MS,
+  MAX_TREE_NOTE,
   objectArg,
   optionsArg,
   orList,
@@ -557,7 +558,7 @@ function stderrReadNote(readError: unknown): string {
  * after it.
  */
 function treeNoteOf(note: unknown): string {
-  return note === undefined || note === null ? "" : clip(errorText(note).trim(), 200);
+  return note === undefined || note === null ? "" : clip(errorText(note).trim(), MAX_TREE_NOTE);
 }
 
 /**

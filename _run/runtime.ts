@@ -39,8 +39,8 @@ import {
   noTaskkillNote,
   ownKillReach,
   planWindowsLaunch,
-  TASKKILL_GONE_NOTE,
   TASKKILL_TREE_NOTE,
+  taskkillGoneNote,
   watchWindowsExitCode,
   windowsTreeKill,
 } from "./windows.ts";
@@ -54,12 +54,13 @@ import {
   type TreeLookOptions,
   type TreeMarker,
   treeMarkersWork,
+  type TreeOwner,
   treeState,
   whyNoMarkers,
 } from "./tree.ts";
 
 export type { ByteSink, ByteSource } from "./pipes.ts";
-export type { TreeLook, TreeState } from "./tree.ts";
+export type { TreeLook, TreeOwner, TreeState } from "./tree.ts";
 import { nodeBuiltin } from "../_common/values.ts";
 
 // Minimal structural views of the runtime APIs used here, so this file type-checks under Deno and Bun alike.
@@ -204,9 +205,10 @@ export interface LiveChild {
    * group alone is signalled (macOS: the group is the only way, and says nothing); on Windows, that
    * `taskkill /T` misses a process whose parent had already exited; undefined when nothing was missed that
    * way. Where the tree could not be signalled at all ({@linkcode LiveChild.killReached}), why, and what to
-   * grant (said after how far the kill reached instead).
+   * grant (said after how far the kill reached instead). `owner`: what the note calls the child (default
+   * `"tool"`; the relay's is the MCP server).
    */
-  treeNote(): string | undefined;
+  treeNote(owner?: TreeOwner): string | undefined;
   /**
    * Set once the guard tried to end the tree and could not signal it (Deno without run permission for every
    * program, which `Deno.kill` needs, or on Windows for `taskkill`, or on Windows a tool that had exited, from
@@ -459,7 +461,8 @@ interface Tree {
   noTaskkill?: boolean;
   /**
    * How the child exited, kept under Bun and Node on Windows, whose own kill may have found the tool exited
-   * but unreaped (Bun's says nothing of it): the exit tells ({@linkcode ownKillReach}).
+   * but unreaped (Bun's says nothing of it), and under Deno on POSIX, where its own kill cannot see that either
+   * (`/proc/PID/stat` needs --allow-all): the exit tells ({@linkcode ownKillReach}).
    */
   exit?: ChildExit;
   /** The pids a kill found in the tree (Linux markers): an unreadable one is still known once its parent exits. */
@@ -759,8 +762,9 @@ interface DenoStart {
 }
 
 /**
- * {@linkcode LiveChild.killReached} for `tree`: on Windows under Bun and Node, a kill through the tool's own
- * handle that its exit shows came after the tool had exited by itself reached no process.
+ * {@linkcode LiveChild.killReached} for `tree`: a kill through the tool's own handle (on Windows under Bun and
+ * Node, under Deno with a partial --allow-run) that the tool's exit does not show ended it is not said to have
+ * reached it.
  */
 function reachOf(tree: Tree): KillReach | undefined {
   if (exitedAlone(tree)) return "none";
@@ -782,18 +786,18 @@ function foundOf(tree: Tree): boolean {
   return tree.found === true && !exitedAlone(tree);
 }
 
-/** {@linkcode LiveChild.treeNote} for `tree`. */
-function treeNote(tree: Tree): string | undefined {
+/** {@linkcode LiveChild.treeNote} for `tree`, calling the child `owner`. */
+function treeNote(tree: Tree, owner: TreeOwner = "tool"): string | undefined {
   const reach = reachOf(tree);
   if (reach !== undefined) {
     if (isWindows) {
-      return tree.noTaskkill ? noTaskkillNote(runtimeName, reach === "none") : TASKKILL_GONE_NOTE;
+      return tree.noTaskkill ? noTaskkillNote(runtimeName, reach === "none", owner) : taskkillGoneNote(owner);
     }
-    return tree.reach === undefined ? EXITED_ALONE_NOTE : PARTIAL_RUN_NOTE;
+    return tree.reach === undefined ? exitedAloneNote(owner) : PARTIAL_RUN_NOTE;
   }
   if (isWindows) return TASKKILL_TREE_NOTE;
   const note = ofSignalledTree(tree);
-  return tree.exited ? exitedTreeNote(note) : note;
+  return tree.exited ? exitedTreeNote(note, owner) : note;
 }
 
 /**
@@ -802,6 +806,7 @@ function treeNote(tree: Tree): string | undefined {
  * characters, and a cut must take the lesser part. Every note fits whole with the exit said (tests/tree_note_cut_test.ts).
  *
  * @param note What {@linkcode treeNote} says of the signalled tree; undefined: nothing was missed.
+ * @param owner What the note calls the process started (the relay's is the server).
  * @returns The note to give.
  * @example
  * ```ts
@@ -810,10 +815,13 @@ function treeNote(tree: Tree): string | undefined {
  *
  * assert.equal(exitedTreeNote(undefined), EXITED_NOTE);
  * assert.match(exitedTreeNote(UNSIGNALLED_NOTE), /may still be running, and the tool had already exited$/);
+ * assert.equal(exitedTreeNote(undefined, "server"), "but the server itself had already exited");
  * ```
  */
-export function exitedTreeNote(note: string | undefined): string {
-  return note === undefined ? EXITED_NOTE : `${note}, and the tool had already exited`;
+export function exitedTreeNote(note: string | undefined, owner: TreeOwner = "tool"): string {
+  return note === undefined
+    ? `but the ${owner} itself had already exited`
+    : `${note}, and the ${owner} had already exited`;
 }
 
 /** What {@linkcode treeNote} says of a POSIX tree that was signalled, beside whether the tool had exited. */
@@ -849,13 +857,28 @@ export function groupOnlyNote(why: string): string {
  * Said after "the guard ended the process tree, " where the tool itself had exited first (not yet reaped):
  * alone, it says nothing of a part of the tree missed.
  */
-export const EXITED_NOTE = "but the tool itself had already exited";
+export const EXITED_NOTE: string = exitedTreeNote(undefined);
 
 /**
- * Said after "the guard could not end the process tree, " where the tool had exited first (not yet reaped) and
- * its marker led to no process it started.
+ * Said after "the guard could not end the process tree, " where the process started had exited first (not yet
+ * reaped) and its marker led to no process it started.
+ *
+ * @param owner What the note calls the process started (the relay's is the server).
+ * @returns The note.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { exitedAloneNote } from "./runtime.ts";
+ *
+ * assert.match(exitedAloneNote("server"), /^as the server had already exited/);
+ * ```
  */
-export const EXITED_ALONE_NOTE = "as the tool had already exited and no process it started was found running";
+export function exitedAloneNote(owner: TreeOwner = "tool"): string {
+  return `as the ${owner} had already exited and no process it started was found running`;
+}
+
+/** {@linkcode exitedAloneNote} of a tool. */
+export const EXITED_ALONE_NOTE: string = exitedAloneNote();
 
 /**
  * Said after "the guard ended the process tree, " where a process of it did not let its environment (and so
@@ -912,7 +935,12 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
   const exited = child.status.then(
     (s) => {
       tree.reaped = true;
-      return s.signal ? { code: null, signal: s.signal } : { code: s.code, signal: null };
+      const exit = s.signal ? { code: null, signal: s.signal } : { code: s.code, signal: null };
+      // POSIX: where only the tool's own kill may be used (a partial --allow-run), /proc/PID/stat, which shows
+      // a tool that had exited first, is refused too (it needs --allow-all): the exit tells instead. (On Windows
+      // Deno's kill ends the tool with code 1, which tells nothing.)
+      if (!isWindows) tree.exit = exit;
+      return exit;
     },
     () => {
       tree.reaped = true;
@@ -926,7 +954,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     stderr: stderrPiped(spec) ? byteStreamSource(child.stderr) : ENDED,
     exited,
     killTree: treeKiller(tree),
-    treeNote: () => treeNote(tree),
+    treeNote: (owner) => treeNote(tree, owner),
     killReached: () => reachOf(tree),
     killFound: () => foundOf(tree),
     treeState: (look) => stateOfTree(tree, look),
@@ -1189,7 +1217,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
       () => (reaped(), { code: null, signal: null }),
     ),
     killTree: treeKiller(tree),
-    treeNote: () => treeNote(tree),
+    treeNote: (owner) => treeNote(tree, owner),
     killReached: () => reachOf(tree),
     killFound: () => foundOf(tree),
     treeState: (look) => stateOfTree(tree, look),
@@ -1255,7 +1283,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       stderr: proc.stderr ? nodeSource(proc.stderr) : ENDED,
       exited,
       killTree: treeKiller(tree),
-      treeNote: () => treeNote(tree),
+      treeNote: (owner) => treeNote(tree, owner),
       killReached: () => reachOf(tree),
       killFound: () => foundOf(tree),
       treeState: (look) => stateOfTree(tree, look),

@@ -68,6 +68,9 @@ interface ProcReader {
   self: number;
 }
 
+/** What a tree note calls the process the guard started: `runTool`'s tool, or the relay's MCP server. */
+export type TreeOwner = "tool" | "server";
+
 /**
  * {@linkcode whyNoMarkers} under Deno refused the environments in `/proc` (NotCapable). Short: the tree note
  * that quotes it must fit classify's cut with the tool's exit said after it.

@@ -14,6 +14,7 @@
  *
  * @module
  */
+import type { TreeOwner } from "./tree.ts";
 
 /** The environment values Windows command resolution depends on (injected, so tests run anywhere). */
 export interface WindowsEnv {
@@ -155,10 +156,24 @@ export const TASKKILL_TREE_NOTE =
  * What a result says after "the guard could not end the process tree, " on Windows, where the tool had exited
  * before the kill (a descendant held its output): `taskkill /T` finds a tree from a running process down, so
  * it is not run on the tool's pid, which finds nothing and may since name another process.
+ *
+ * @param owner What the note calls the process started (the relay's is the server).
+ * @returns The note, ending with what may still be running.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { taskkillGoneNote } from "./windows.ts";
+ *
+ * assert.match(taskkillGoneNote("server"), /, and the server had already exited: /);
+ * ```
  */
-export const TASKKILL_GONE_NOTE: string =
-  "as taskkill /T finds a tree only under a process still running, and the tool had already exited: " +
-  "processes it started may still be running";
+export function taskkillGoneNote(owner: TreeOwner = "tool"): string {
+  return `as taskkill /T finds a tree only under a process still running, and the ${owner} had already exited: ` +
+    "processes it started may still be running";
+}
+
+/** {@linkcode taskkillGoneNote} of a tool. */
+export const TASKKILL_GONE_NOTE: string = taskkillGoneNote();
 
 /**
  * What a result says on Windows where `taskkill` could not be started and the tool's own handle was used
@@ -169,6 +184,7 @@ export const TASKKILL_GONE_NOTE: string =
  *
  * @param runtime The runtime the guard runs under.
  * @param exited Whether the tool had already exited, so the kill reached no process.
+ * @param owner What the note calls the process started (the relay's is the server).
  * @returns The note, ending with what may still be running.
  * @example
  * ```ts
@@ -180,12 +196,16 @@ export const TASKKILL_GONE_NOTE: string =
  * assert.match(noTaskkillNote("node", true), /PATH, and the tool had already exited/);
  * ```
  */
-export function noTaskkillNote(runtime: "deno" | "bun" | "node", exited = false): string {
+export function noTaskkillNote(
+  runtime: "deno" | "bun" | "node",
+  exited = false,
+  owner: TreeOwner = "tool",
+): string {
   const why = runtime === "deno"
     ? "as Deno could not run taskkill here: ending the tree needs --allow-run for taskkill and taskkill on the PATH"
     : "as taskkill could not be started here: ending the tree needs taskkill on the PATH";
   return `${why}${
-    exited ? ", and the tool had already exited" : ""
+    exited ? `, and the ${owner} had already exited` : ""
   }, so processes it started may still be running`;
 }
 
@@ -193,7 +213,9 @@ export function noTaskkillNote(runtime: "deno" | "bun" | "node", exited = false)
  * How far the tool's own kill reached on Windows under Bun and Node (where `taskkill` could not be started),
  * told by the tool's exit: libuv reports the signal of a kill it made (TerminateProcess), so a tool the kill
  * ended exits by that signal, while one that had exited by itself (not reaped yet when the kill came, which
- * then found no process: Bun says nothing of it) exits with its own code.
+ * then found no process: Bun says nothing of it) exits with its own code. Under Deno on POSIX with a partial
+ * `--allow-run` too, where a tool that exits with a code either had exited first or left on a SIGTERM it
+ * caught: the kill is then not known to have ended it, and is not said to have.
  *
  * @param exit How the tool exited.
  * @returns `"tool"` when the kill ended it, `"none"` when it had exited first.

@@ -134,6 +134,15 @@ test("runTool: a maxDetail it refuses does not cut its own refusal, nor make run
   }
 });
 
+test("classify: the smallest maxDetail still marks a cut detail, and a fraction counts whole characters", () => {
+  const failed = { exitCode: 2, signal: null, stdout: "", stderr: "a long reason the tool gave" };
+  // One character: the mark alone, never a first letter that would pass for the whole detail.
+  assert.equal(classify(failed, { maxDetail: 1 }).detail, "\u2026");
+  assert.equal(classify(failed, { maxDetail: 1.9 }).detail, "\u2026");
+  assert.equal(classify(failed, { maxDetail: 2 }).detail, "t\u2026");
+  assert.equal(classify(failed, { maxDetail: 3.5 }).detail, "th\u2026");
+});
+
 /** Options whose `protocol` getter says "lines" the first time and "csv" after, counting its reads. */
 function fickle(): { options: ClassifyOptions; reads(): number } {
   let reads = 0;

@@ -128,6 +128,22 @@ for (
   );
 }
 
+/**
+ * For fixtures/restricted_run.ts: once its third tool (pid in `dir/exited`) is a zombie, as this process may
+ * read in /proc and the host may not, make `dir/zombie` for the host to abort it. Gives up once `hosting` ends.
+ */
+async function zombieSeen(dir: string, hosting: Promise<unknown>): Promise<void> {
+  let ended = false;
+  hosting.then(() => (ended = true), () => (ended = true));
+  const pidText = () => existsSync(`${dir}/exited`) ? readFileSync(`${dir}/exited`, "utf8") : "";
+  while (!ended && !pidText().endsWith("\n")) await new Promise((resolve) => setTimeout(resolve, 5));
+  const stat = `/proc/${pidText().trim()}/stat`;
+  while (!ended && !(existsSync(stat) && /\) Z /.test(readFileSync(stat, "utf8")))) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  writeFileSync(`${dir}/zombie`, "");
+}
+
 test(
   "runTool: Deno with a partial --allow-run ends the tool alone and says so, never that it ended the tree",
   { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
@@ -138,14 +154,19 @@ test(
     try {
       const host = fileURLToPath(new URL("../fixtures/restricted_run.ts", import.meta.url));
       const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-      const { stdout: out } = await promisify(execFile)(deno.execPath(), [
+      const hosting = promisify(execFile)(deno.execPath(), [
         "run",
         "--allow-run=/bin/sh",
         `--allow-read=${pids.dir}`,
+        `--allow-write=${pids.dir}`,
         host,
         pids.dir,
       ], { encoding: "utf8" });
-      const r = JSON.parse(out) as Record<"abort" | "daemon", { kind: string; detail: string }>;
+      await zombieSeen(pids.dir, hosting);
+      const r = JSON.parse((await hosting).stdout) as Record<
+        "abort" | "daemon" | "exited",
+        { kind: string; detail: string; exitCode: number | null }
+      >;
       const [tool, sleep] = read("abort");
       sleeps = [sleep, ...read("daemon")];
       assert.equal(r.abort.kind, "timeout", r.abort.detail);
@@ -160,6 +181,14 @@ test(
         /^a process the tool left running held its output open, and the guard could not end the process tree, as/,
       );
       assert.doesNotMatch(`${r.abort.detail} ${r.daemon.detail}`, /ended the process tree|\/proc/);
+      // A tool that had exited by itself, unreaped, when the guard's own kill came: /proc/PID/stat, which tells
+      // a zombie, is read only with --allow-all, so its exit tells; the guard does not say it ended the tool.
+      assert.equal(r.exited.kind, "timeout", r.exited.detail);
+      assert.equal(r.exited.exitCode, 3, "the tool exited by itself");
+      assert.match(
+        r.exited.detail,
+        /; the guard could not end the process tree, as Deno's run permission is partial/,
+      );
     } finally {
       for (const pid of sleeps) {
         try {

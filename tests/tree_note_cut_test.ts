@@ -4,8 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { classify } from "../guard.ts";
+import { MAX_TREE_NOTE } from "../_common/values.ts";
 import {
   EXITED_ALONE_NOTE,
+  exitedAloneNote,
   exitedTreeNote,
   groupOnlyNote,
   PARTIAL_RUN_NOTE,
@@ -13,7 +15,7 @@ import {
   UNSIGNALLED_NOTE,
 } from "../_run/runtime.ts";
 import { NOT_ALL_GRANTED, whyNoMarkers } from "../_run/tree.ts";
-import { noTaskkillNote, TASKKILL_GONE_NOTE, TASKKILL_TREE_NOTE } from "../_run/windows.ts";
+import { noTaskkillNote, TASKKILL_GONE_NOTE, TASKKILL_TREE_NOTE, taskkillGoneNote } from "../_run/windows.ts";
 
 /** What a note says of a process it may have missed. */
 const WARNING = /may (still be running|have survived)/;
@@ -27,7 +29,7 @@ const signalled = [
 ];
 const notes = [
   ...signalled,
-  ...signalled.map(exitedTreeNote),
+  ...signalled.map((note) => exitedTreeNote(note)),
   EXITED_ALONE_NOTE,
   PARTIAL_RUN_NOTE,
   TASKKILL_TREE_NOTE,
@@ -60,10 +62,26 @@ test("treeNote: every note of the guard, with the tool's exit said, comes whole 
 });
 
 test("treeNote: a maxDetail that cuts the warning leaves the mark of a cut", () => {
-  for (const note of signalled.map(exitedTreeNote)) {
-    for (let maxDetail = 2; maxDetail <= 400; maxDetail++) {
+  for (const note of signalled.map((note) => exitedTreeNote(note))) {
+    for (let maxDetail = 1; maxDetail <= 400; maxDetail++) {
       const { detail } = timedOut(note, maxDetail);
       assert.ok(WARNING.test(detail) || detail.endsWith("\u2026"), `${maxDetail}: ${detail}`);
     }
+  }
+});
+
+test("treeNote: every note worded for the MCP relay's server names the server and fits the cut", () => {
+  // The notes that name the process the guard started, as the relay asks for them (treeNote("server")).
+  const forServer = [
+    ...signalled.map((note) => exitedTreeNote(note, "server")),
+    exitedTreeNote(undefined, "server"),
+    exitedAloneNote("server"),
+    taskkillGoneNote("server"),
+    ...(["deno", "bun", "node"] as const).map((rt) => noTaskkillNote(rt, true, "server")),
+  ];
+  for (const note of forServer) {
+    assert.match(note, /the server (itself )?had already exited/);
+    assert.doesNotMatch(note, /\btool\b/);
+    assert.ok(note.length <= MAX_TREE_NOTE, `${note.length}: ${note}`);
   }
 });
