@@ -1271,3 +1271,94 @@ test("guardFetch: an OpenAI Responses written call in several deltas, rejected o
     assert.doesNotMatch(final.output_text, /"name":"delete_everything"/, label);
   }
 });
+
+/**
+ * OpenAI Responses events of one `get_weather` call (or `name`) at `outputIndex`, numbered from `seq`, as a
+ * provider may send them after its final event.
+ */
+function callAfter(outputIndex: number, seq: number, name = "get_weather"): unknown[] {
+  const item = { id: "fc_7", type: "function_call", call_id: "c7", name, arguments: "" };
+  const args = '{"city":"Oslo"}';
+  return [
+    { type: "response.output_item.added", output_index: outputIndex, item, sequence_number: seq },
+    {
+      type: "response.function_call_arguments.delta",
+      item_id: "fc_7",
+      output_index: outputIndex,
+      delta: args,
+      sequence_number: seq + 1,
+    },
+    {
+      type: "response.output_item.done",
+      output_index: outputIndex,
+      item: { ...item, arguments: args, status: "completed" },
+      sequence_number: seq + 2,
+    },
+  ];
+}
+
+/** The text of each message item of an OpenAI Responses `final` response, without leading white space. */
+const messageTexts = (final: OpenAI.Responses.Response) =>
+  final.output.flatMap((o) => o.type === "message" ? o.content : [])
+    .map((c) => c.type === "output_text" ? c.text.trimStart() : "");
+
+test("guardFetch: OpenAI Responses frames after a final event the gate told in are refused: no number goes back, and the told item keeps its words", async () => {
+  // (they passed with their old numbers, below the told item's, and the openai SDK applies them to the
+  // response it returns at the places the provider gave, which the told item now holds: a later message's
+  // words ran into the told text, a later call's item took its place and left an empty call behind)
+  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
+  const end = frames.length - 1;
+  const next = (frames[end].sequence_number as number) + 1;
+  const more = {
+    type: "response.output_text.delta",
+    item_id: "msg_1",
+    output_index: 0,
+    content_index: 0,
+    delta: " More.",
+    logprobs: [],
+    sequence_number: next,
+  };
+  const later = [
+    {
+      type: "response.output_item.added",
+      output_index: 1,
+      item: { id: "msg_5", type: "message", status: "in_progress", role: "assistant", content: [] },
+      sequence_number: next,
+    },
+    {
+      type: "response.content_part.added",
+      item_id: "msg_5",
+      output_index: 1,
+      content_index: 0,
+      part: { type: "output_text", text: "", annotations: [] },
+      sequence_number: next + 1,
+    },
+    { ...more, item_id: "msg_5", output_index: 1, delta: "Later.", sequence_number: next + 2 },
+  ];
+  const cases: [string, unknown[], string[]][] = [
+    ["words", [more], []],
+    ["message", later, []],
+    ["call", callAfter(1, next), []],
+    // (beside a call held the final event is held too, and the told item goes ahead of it)
+    ["call held", callAfter(2, next + 6), ["get_weather"]],
+  ];
+  for (const [label, after, calls] of cases) {
+    const sse = label === "call held"
+      ? [...withCut(responsesStream(["Let me check."], [weather])), ...after]
+      : [...frames.slice(0, end), callCut(1), frames[end], ...after];
+    const { final, read, seen } = await responsesFinal([sse], {});
+    const numbers = read.map((e) => e.sequence_number);
+    assert.deepEqual(numbers, numbers.map((_, i) => i), label);
+    assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), calls, label);
+    const texts = messageTexts(final);
+    assert.deepEqual(texts.slice(0, 1), ["Let me check."], label);
+    assert.equal(texts.length, 2, `${label}: ${texts.join("|")}`);
+    assert.match(texts[1], DROPPED_ALONE, label);
+    assert.equal(seen[0]?.reason, texts[1], label);
+    assert.ok(seen[0]?.findings.some((f) => f.message.includes("after the response ended")), label);
+  }
+  // (where the gate tells nothing, they go as they came: the SDK reads them into its response)
+  const { final, read } = await responsesFinal([[...frames, more]], {});
+  assert.deepEqual(read.map((e) => e.sequence_number).slice(-2), [end, next]);
+  assert.deepEqual(messageTexts(final), ["Let me check. More."]);
+});

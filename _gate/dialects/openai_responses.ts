@@ -1093,15 +1093,18 @@ class ResponsesStream implements FrameRouter {
    */
   refuse(event: Record<string, unknown>): string | undefined {
     const type = event.type as string;
-    if (TERMINAL.has(type)) {
-      // A final event after the first, where the gate tells in the first of a call dropped unread: the
-      // openai SDK keeps the last final snapshot as the response, so the provider's again took the place of
-      // the gate's and the client lost the told item (and, numbered as it came, the numbers went back).
-      // Renumbered it would still say less than the first; refused, the first stays the end. Where the gate
-      // tells nothing, it goes as it came.
-      if (this.#endsTold) return `a second ${type} after the response ended; it was dropped`;
-      this.#endsTold = this.#unreadCall;
+    // Any event after a final event the gate tells in (or ahead of) of a call dropped unread. A final one:
+    // the openai SDK keeps the last final snapshot as the response, so the provider's again took the place
+    // of the gate's and the client lost the told item; renumbered it would still say less than the first.
+    // Any other: the SDK applies it to that response at the place the provider gave, which the told item
+    // may hold (a later message's words ran into the told text, a later call's item took its place), and,
+    // numbered as it came, below the told item's numbers. Refused, the first stays the end. Where the gate
+    // tells nothing, each goes as it came.
+    if (this.#endsTold) {
+      const what = TERMINAL.has(type) ? `a second ${type}` : type;
+      return `${what} after the response ended, where toolguard told of a call it dropped; it was dropped`;
     }
+    if (TERMINAL.has(type)) this.#endsTold = this.#unreadCall;
     if (SNAPSHOTS.has(type)) {
       // The client now holds the snapshot's items, each at its index, and nothing else: the places of the
       // items added before are void (an event placed by them would go to another item, or to none, where
