@@ -1362,3 +1362,55 @@ test("guardFetch: OpenAI Responses frames after a final event the gate told in a
   assert.deepEqual(read.map((e) => e.sequence_number).slice(-2), [end, next]);
   assert.deepEqual(messageTexts(final), ["Let me check. More."]);
 });
+
+test("guardFetch: an OpenAI Responses frame not JSON that names a call after the final event is told, as one before it is, numbered on", async () => {
+  // (it was dropped unsaid: the response had ended, and nothing told the model of the call, nor onVerdict)
+  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
+  const end = frames.length - 1;
+  const next = (frames[end].sequence_number as number) + 1;
+  const more = {
+    type: "response.output_text.delta",
+    item_id: "msg_1",
+    output_index: 0,
+    content_index: 0,
+    delta: " More.",
+    logprobs: [],
+    sequence_number: next,
+  };
+  const held = responsesStream(["Let me check."], [weather]) as Record<string, unknown>[];
+  const heldEnd = held.length - 1;
+  const cases: [string, unknown[], string[], string][] = [
+    ["alone", [...frames, callCut(1)], [], "Let me check."],
+    // (the final event again lists the items as the provider's did, and those added since: words sent after
+    // it, into an item it listed, the client streamed, and its final response goes by that listing)
+    ["after words", [...frames, more, callCut(1)], [], "Let me check."],
+    ["then a final again", [...frames, callCut(1), frames[end]], [], "Let me check."],
+    // (a call held: the final event with it, and what came after it)
+    ["beside a call held", [...held, callCut(2)], ["get_weather"], "Let me check."],
+    [
+      "after words beside a call held",
+      [...held, { ...more, sequence_number: (held[heldEnd].sequence_number as number) + 1 }, callCut(2)],
+      ["get_weather"],
+      "Let me check.",
+    ],
+    [
+      "beside a call after the final",
+      [...frames, ...callAfter(1, next), callCut(2)],
+      ["get_weather"],
+      "Let me check.",
+    ],
+  ];
+  for (const [label, sse, calls, said] of cases) {
+    const { final, read, seen } = await responsesFinal([sse], {});
+    const numbers = read.map((e) => e.sequence_number);
+    assert.deepEqual(numbers, numbers.map((_, i) => i), label);
+    const places = read.flatMap((e) => e.type === "response.output_item.added" ? [e.output_index] : []);
+    assert.deepEqual(places, places.map((_, i) => i), label);
+    assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), calls, label);
+    const texts = messageTexts(final);
+    assert.equal(texts.length, 2, `${label}: ${texts.join("|")}`);
+    assert.equal(texts[0], said, label);
+    assert.match(texts[1], DROPPED_ALONE, label);
+    assert.equal(seen[0]?.reason, texts[1], label);
+  }
+});

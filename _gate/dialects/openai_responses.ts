@@ -1065,6 +1065,8 @@ class ResponsesStream implements FrameRouter {
    * in it (or ahead of it), and a later final event is refused (see `refuse`).
    */
   #endsTold = false;
+  /** The last final event sent on as it came (not held): what a frame after it follows (see `#endAgain`). */
+  #final: { raw: string; event: Record<string, unknown> } | undefined;
   /** Where a retry puts that item, ahead of its own (see `#afterTold`). */
   #toldAt: { at: number; seq?: number } | undefined;
   /** Where a client holds each item added, by the `output_index` the provider gave it. */
@@ -1348,7 +1350,10 @@ class ResponsesStream implements FrameRouter {
       // (white space alone says nothing: the reason then follows it without a blank line, as in a body)
       const said = this.#said(event);
       if (said !== undefined) flow.sawText(said);
-      if (TERMINAL.has(type as string) && this.#endOfDropped(raw, event, flow)) return;
+      if (TERMINAL.has(type as string)) {
+        if (this.#endOfDropped(raw, event, flow)) return;
+        this.#final = { raw, event };
+      }
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
       return flow.send(raw);
     }
@@ -1387,31 +1392,41 @@ class ResponsesStream implements FrameRouter {
    * judge's reason, drop-call's too, then follows it), a retry sends it ahead of its stream (see
    * `endsDropped`). Beside a written call the item is one frame marked told, as Anthropic's block: the
    * watch's ending leads a rejection's reason with its words. Left out, the calls that passed went out with
-   * the dropped one unsaid, and the client had no word of it.
+   * the dropped one unsaid, and the client had no word of it. Where events came after the final event (held
+   * after it, or after one that went out), the item follows them, and the final event again (see
+   * `#endAgain`).
    */
   tellDropped(flow: StreamFlow, _answers?: ReadonlySet<number>, { written = false } = {}): void {
     const held = flow.held;
     const at = held.findLastIndex((h) => h.event !== undefined && TERMINAL.has(h.event.type as string));
-    if (!this.#unreadCall || this.#ownReason !== undefined || at < 0) return;
-    const terminal = held[at].event!;
+    if (!this.#unreadCall || this.#ownReason !== undefined) return;
+    // (after events that came after the final event, held, or after one that went out: see `#endAgain`;
+    // not beside a written call, whose text the watch retells in the frames it held, the final one too)
+    const after = !written && (at < 0 || held.slice(at + 1).some((h) => h.event !== undefined));
+    const from = at >= 0 ? { raw: held[at].raw, event: held[at].event! } : after ? this.#final : undefined;
+    if (!from) return;
+    const terminal = from.event;
     // (an unread frame's calls are not known: at least one)
     const reason = malformedCallsReason(1);
     this.#ownReason = reason;
-    let seq = terminal.sequence_number;
+    let seq = after ? (this.#lastSeq >= 0 ? this.#lastSeq + 1 : undefined) : terminal.sequence_number;
     const frames: Held[] = [];
     const emit: Emit = (event, from) => {
       const e = typeof seq === "number" ? { ...event, sequence_number: seq++ } : event;
       frames.push({ raw: reframe(e, from, e.type as string), event: e, tool: false });
     };
     const text = this.#lead(flow) + reason;
-    const index = this.#toldIndex();
-    const item = this.#message(text, index, emit, `${TOLD_ID}${index}`);
-    const response = isRecord(terminal.response) ? terminal.response : {};
-    const output = Array.isArray(response.output) ? response.output : [];
-    const from = { raw: held[at].raw, event: terminal };
-    emit({ ...terminal, response: { ...response, output: [...output, item] } }, from);
+    let item: Record<string, unknown>;
+    if (after) item = this.#endAgain(text, emit, from, held.slice(at + 1));
+    else {
+      const index = this.#toldIndex();
+      item = this.#message(text, index, emit, `${TOLD_ID}${index}`);
+      const response = isRecord(terminal.response) ? terminal.response : {};
+      const output = Array.isArray(response.output) ? response.output : [];
+      emit({ ...terminal, response: { ...response, output: [...output, item] } }, from);
+    }
     // (the final snapshot stays the frame it was to the text watch: it retells the text a written call cut)
-    const end = { ...held[at], ...frames.pop()! };
+    const end = after ? frames.pop()! : { ...held[at], ...frames.pop()! };
     const told = written
       ? [{
         raw: frames.map((h) => h.raw).join(""),
@@ -1421,7 +1436,36 @@ class ResponsesStream implements FrameRouter {
       }]
       : frames;
     this.#toldItem = { item, text, frames: new Set(told), terminal: from };
-    flow.setHeld([...held.slice(0, at), ...told, end, ...held.slice(at + 1)]);
+    flow.setHeld(
+      after ? [...held, ...told, end] : [...held.slice(0, at), ...told, end, ...held.slice(at + 1)],
+    );
+  }
+
+  /**
+   * Tells of a call dropped unread after the final event (a frame not JSON that names one came after it,
+   * or events came between it and the frames held): a message item saying so at the place after the items
+   * the client holds then, then `final` again, listing its items, the calls finished among the frames
+   * held after it (`after`: the judge's to keep or drop) and the told item, through `emit` (numbered on).
+   * The openai SDK applies the events after a final event to the response it returns, and keeps the last
+   * final snapshot: put ahead of the final event, the item took the place of one added after it. Other
+   * items finished after the final event are not listed again: their text was read as the frames came,
+   * ahead of the text watch. Returns the item.
+   */
+  #endAgain(
+    text: string,
+    emit: Emit,
+    final: { raw: string; event: Record<string, unknown> },
+    after: readonly Held[] = [],
+  ): Record<string, unknown> {
+    const index = (this.#base?.at ?? 0) + this.#items;
+    const item = this.#message(text, index, emit, `${TOLD_ID}${index}`);
+    const response = isRecord(final.event.response) ? final.event.response : {};
+    const output = Array.isArray(response.output) ? response.output : [];
+    const calls = after.flatMap((h) =>
+      h.event?.type === "response.output_item.done" && isClientCall(h.event.item) ? [h.event.item] : []
+    );
+    emit({ ...final.event, response: { ...response, output: [...output, ...calls, item] } }, final);
+    return item;
   }
 
   /**
@@ -1525,10 +1569,22 @@ class ResponsesStream implements FrameRouter {
   /**
    * See `FrameRouter.unread`: only a frame that names a call (a `function_call` item's type, a `call_id`,
    * see `namesKey`) is taken for a call's, as Ollama reads its lines: any other may be text. Told where the
-   * response then ends with no call held (see `#endOfDropped`), and beside calls held (see `tellDropped`).
+   * response then ends with no call held (see `#endOfDropped`), beside calls held (see `tellDropped`), and
+   * at once after a final event that went out untold.
    */
   unread(data: string): void {
-    if (namesKey(data, "type", "function_call") || namesKey(data, "call_id")) this.#unreadCall = true;
+    if (!namesKey(data, "type", "function_call") && !namesKey(data, "call_id")) return;
+    this.#unreadCall = true;
+    const flow = this.#flow;
+    // After a final event that went out untold, nothing held (a call held after it is told with it, see
+    // `tellDropped`): told now, as `#endAgain` says, and that final event again is the end. Left, the
+    // response had ended, and no one told the model of the call, nor onVerdict.
+    if (!flow || !this.#final || flow.pending || this.#ownReason !== undefined) return;
+    this.sendOpenings(flow);
+    if (flow.held.length > 0) return;
+    this.#ownReason = malformedCallsReason(1);
+    this.#endsTold = true;
+    this.#endAgain(this.#lead(flow) + this.#ownReason, this.#emitter(flow), this.#final);
   }
 
   /** See `FrameRouter.ownReason`. */
