@@ -1384,6 +1384,8 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call after the
     // (the final event again lists the items as the provider's did, and those added since: words sent after
     // it, into an item it listed, the client streamed, and its final response goes by that listing)
     ["after words", [...frames, more, callCut(1)], [], "Let me check."],
+    // (words the text watch held, that may open a written call: they go out first, then the told item)
+    ["after words held", [...frames, { ...more, delta: " <tool_" }, callCut(1)], [], "Let me check."],
     ["then a final again", [...frames, callCut(1), frames[end]], [], "Let me check."],
     // (a call held: the final event with it, and what came after it)
     ["beside a call held", [...held, callCut(2)], ["get_weather"], "Let me check."],

@@ -1067,6 +1067,8 @@ class ResponsesStream implements FrameRouter {
   #endsTold = false;
   /** The last final event sent on as it came (not held): what a frame after it follows (see `#endAgain`). */
   #final: { raw: string; event: Record<string, unknown> } | undefined;
+  /** Whether `#tellLate` waits for the events seen to go out. */
+  #late = false;
   /** Where a retry puts that item, ahead of its own (see `#afterTold`). */
   #toldAt: { at: number; seq?: number } | undefined;
   /** Where a client holds each item added, by the `output_index` the provider gave it. */
@@ -1355,7 +1357,9 @@ class ResponsesStream implements FrameRouter {
         this.#final = { raw, event };
       }
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
-      return flow.send(raw);
+      flow.send(raw);
+      if (this.#late) this.#tellLate(flow);
+      return;
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;
     // (an argument event or a call's item at no index is still a call's: a withheld turn drops it with the
@@ -1575,13 +1579,24 @@ class ResponsesStream implements FrameRouter {
   unread(data: string): void {
     if (!namesKey(data, "type", "function_call") && !namesKey(data, "call_id")) return;
     this.#unreadCall = true;
-    const flow = this.#flow;
-    // After a final event that went out untold, nothing held (a call held after it is told with it, see
-    // `tellDropped`): told now, as `#endAgain` says, and that final event again is the end. Left, the
-    // response had ended, and no one told the model of the call, nor onVerdict.
-    if (!flow || !this.#final || flow.pending || this.#ownReason !== undefined) return;
+    if (this.#flow) this.#tellLate(this.#flow);
+  }
+
+  /**
+   * After a final event that went out untold, where a frame dropped unread named a call, with no call held
+   * (one held after it is told with it, see `tellDropped`): tells of it as `#endAgain` says once every event
+   * seen went out (the text watch may hold some, routed later: told ahead of them, they went out after the
+   * told item with numbers below its own), and that final event again is the end (see `refuse`). Left, the
+   * response had ended, and no one told the model of the call, nor onVerdict.
+   */
+  #tellLate(flow: StreamFlow): void {
+    this.#late = false;
+    if (!this.#final || flow.pending || this.#ownReason !== undefined) return;
     this.sendOpenings(flow);
-    if (flow.held.length > 0) return;
+    if (flow.held.length > 0 || this.#lastSeq > this.#lastSent) {
+      this.#late = true;
+      return;
+    }
     this.#ownReason = malformedCallsReason(1);
     this.#endsTold = true;
     this.#endAgain(this.#lead(flow) + this.#ownReason, this.#emitter(flow), this.#final);
