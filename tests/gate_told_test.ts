@@ -1271,3 +1271,148 @@ test("guardFetch: an OpenAI Responses written call in several deltas, rejected o
     assert.doesNotMatch(final.output_text, /"name":"delete_everything"/, label);
   }
 });
+
+/**
+ * OpenAI Responses events of one `get_weather` call (or `name`) at `outputIndex`, numbered from `seq`, as a
+ * provider may send them after its final event.
+ */
+function callAfter(outputIndex: number, seq: number, name = "get_weather"): unknown[] {
+  const item = { id: "fc_7", type: "function_call", call_id: "c7", name, arguments: "" };
+  const args = '{"city":"Oslo"}';
+  return [
+    { type: "response.output_item.added", output_index: outputIndex, item, sequence_number: seq },
+    {
+      type: "response.function_call_arguments.delta",
+      item_id: "fc_7",
+      output_index: outputIndex,
+      delta: args,
+      sequence_number: seq + 1,
+    },
+    {
+      type: "response.output_item.done",
+      output_index: outputIndex,
+      item: { ...item, arguments: args, status: "completed" },
+      sequence_number: seq + 2,
+    },
+  ];
+}
+
+/** The text of each message item of an OpenAI Responses `final` response, without leading white space. */
+const messageTexts = (final: OpenAI.Responses.Response) =>
+  final.output.flatMap((o) => o.type === "message" ? o.content : [])
+    .map((c) => c.type === "output_text" ? c.text.trimStart() : "");
+
+test("guardFetch: OpenAI Responses frames after a final event the gate told in are refused: no number goes back, and the told item keeps its words", async () => {
+  // (they passed with their old numbers, below the told item's, and the openai SDK applies them to the
+  // response it returns at the places the provider gave, which the told item now holds: a later message's
+  // words ran into the told text, a later call's item took its place and left an empty call behind)
+  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
+  const end = frames.length - 1;
+  const next = (frames[end].sequence_number as number) + 1;
+  const more = {
+    type: "response.output_text.delta",
+    item_id: "msg_1",
+    output_index: 0,
+    content_index: 0,
+    delta: " More.",
+    logprobs: [],
+    sequence_number: next,
+  };
+  const later = [
+    {
+      type: "response.output_item.added",
+      output_index: 1,
+      item: { id: "msg_5", type: "message", status: "in_progress", role: "assistant", content: [] },
+      sequence_number: next,
+    },
+    {
+      type: "response.content_part.added",
+      item_id: "msg_5",
+      output_index: 1,
+      content_index: 0,
+      part: { type: "output_text", text: "", annotations: [] },
+      sequence_number: next + 1,
+    },
+    { ...more, item_id: "msg_5", output_index: 1, delta: "Later.", sequence_number: next + 2 },
+  ];
+  const cases: [string, unknown[], string[]][] = [
+    ["words", [more], []],
+    ["message", later, []],
+    ["call", callAfter(1, next), []],
+    // (beside a call held the final event is held too, and the told item goes ahead of it)
+    ["call held", callAfter(2, next + 6), ["get_weather"]],
+  ];
+  for (const [label, after, calls] of cases) {
+    const sse = label === "call held"
+      ? [...withCut(responsesStream(["Let me check."], [weather])), ...after]
+      : [...frames.slice(0, end), callCut(1), frames[end], ...after];
+    const { final, read, seen } = await responsesFinal([sse], {});
+    const numbers = read.map((e) => e.sequence_number);
+    assert.deepEqual(numbers, numbers.map((_, i) => i), label);
+    assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), calls, label);
+    const texts = messageTexts(final);
+    assert.deepEqual(texts.slice(0, 1), ["Let me check."], label);
+    assert.equal(texts.length, 2, `${label}: ${texts.join("|")}`);
+    assert.match(texts[1], DROPPED_ALONE, label);
+    assert.equal(seen[0]?.reason, texts[1], label);
+    assert.ok(seen[0]?.findings.some((f) => f.message.includes("after the response ended")), label);
+  }
+  // (where the gate tells nothing, they go as they came: the SDK reads them into its response)
+  const { final, read } = await responsesFinal([[...frames, more]], {});
+  assert.deepEqual(read.map((e) => e.sequence_number).slice(-2), [end, next]);
+  assert.deepEqual(messageTexts(final), ["Let me check. More."]);
+});
+
+test("guardFetch: an OpenAI Responses frame not JSON that names a call after the final event is told, as one before it is, numbered on", async () => {
+  // (it was dropped unsaid: the response had ended, and nothing told the model of the call, nor onVerdict)
+  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
+  const end = frames.length - 1;
+  const next = (frames[end].sequence_number as number) + 1;
+  const more = {
+    type: "response.output_text.delta",
+    item_id: "msg_1",
+    output_index: 0,
+    content_index: 0,
+    delta: " More.",
+    logprobs: [],
+    sequence_number: next,
+  };
+  const held = responsesStream(["Let me check."], [weather]) as Record<string, unknown>[];
+  const heldEnd = held.length - 1;
+  const cases: [string, unknown[], string[], string][] = [
+    ["alone", [...frames, callCut(1)], [], "Let me check."],
+    // (the final event again lists the items as the provider's did, and those added since: words sent after
+    // it, into an item it listed, the client streamed, and its final response goes by that listing)
+    ["after words", [...frames, more, callCut(1)], [], "Let me check."],
+    // (words the text watch held, that may open a written call: they go out first, then the told item)
+    ["after words held", [...frames, { ...more, delta: " <tool_" }, callCut(1)], [], "Let me check."],
+    ["then a final again", [...frames, callCut(1), frames[end]], [], "Let me check."],
+    // (a call held: the final event with it, and what came after it)
+    ["beside a call held", [...held, callCut(2)], ["get_weather"], "Let me check."],
+    [
+      "after words beside a call held",
+      [...held, { ...more, sequence_number: (held[heldEnd].sequence_number as number) + 1 }, callCut(2)],
+      ["get_weather"],
+      "Let me check.",
+    ],
+    [
+      "beside a call after the final",
+      [...frames, ...callAfter(1, next), callCut(2)],
+      ["get_weather"],
+      "Let me check.",
+    ],
+  ];
+  for (const [label, sse, calls, said] of cases) {
+    const { final, read, seen } = await responsesFinal([sse], {});
+    const numbers = read.map((e) => e.sequence_number);
+    assert.deepEqual(numbers, numbers.map((_, i) => i), label);
+    const places = read.flatMap((e) => e.type === "response.output_item.added" ? [e.output_index] : []);
+    assert.deepEqual(places, places.map((_, i) => i), label);
+    assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), calls, label);
+    const texts = messageTexts(final);
+    assert.equal(texts.length, 2, `${label}: ${texts.join("|")}`);
+    assert.equal(texts[0], said, label);
+    assert.match(texts[1], DROPPED_ALONE, label);
+    assert.equal(seen[0]?.reason, texts[1], label);
+  }
+});

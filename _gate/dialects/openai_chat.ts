@@ -726,16 +726,7 @@ class ChatStream implements FrameRouter {
     const replaced = [...new Set(calls.map((c) => c.choice))];
     this.sendHeldText(new Set(replaced), flow);
     const telling = replaced.filter((index) => !told?.has(index));
-    if (telling.length > 0) {
-      flow.send(formatSse(JSON.stringify({
-        ...base,
-        choices: telling.map((index) => ({
-          index,
-          delta: { role: "assistant", content: flow.lead(index) + reason(index) },
-          finish_reason: null,
-        })),
-      })));
-    }
+    if (telling.length > 0) flow.send(reasonChunk(base, telling, reason, flow));
     const finished = new Set<number>();
     const out: string[] = [];
     for (const h of flow.held) {
@@ -762,14 +753,7 @@ class ChatStream implements FrameRouter {
     const base = { ...(this.#template ?? { id: "chatcmpl-toolguard", object: "chat.completion.chunk" }) };
     const hit = [...new Set(split.dropped.map((c) => c.choice))];
     this.sendHeldText(new Set(hit), flow);
-    flow.send(formatSse(JSON.stringify({
-      ...base,
-      choices: hit.map((index) => ({
-        index,
-        delta: { role: "assistant", content: flow.lead(index) + reason(index) },
-        finish_reason: null,
-      })),
-    })));
+    flow.send(reasonChunk(base, hit, reason, flow));
     const kept = new KeptDeltas(split);
     for (const h of flow.held) {
       if (!h.event) continue;
@@ -778,6 +762,26 @@ class ChatStream implements FrameRouter {
       else if (chunk) flow.send(formatSse(JSON.stringify(chunk)));
     }
   }
+}
+
+/**
+ * The chunk, on `base`'s fields, that gives each of `answers` its reason as text in place of its calls (or
+ * of those dropped), after its lead (see `StreamFlow.lead`).
+ */
+function reasonChunk(
+  base: Record<string, unknown>,
+  answers: readonly number[],
+  reason: AnswerReason,
+  flow: StreamFlow,
+): string {
+  return formatSse(JSON.stringify({
+    ...base,
+    choices: answers.map((index) => ({
+      index,
+      delta: { role: "assistant", content: flow.lead(index) + reason(index) },
+      finish_reason: null,
+    })),
+  }));
 }
 
 /**

@@ -1065,6 +1065,10 @@ class ResponsesStream implements FrameRouter {
    * in it (or ahead of it), and a later final event is refused (see `refuse`).
    */
   #endsTold = false;
+  /** The last final event sent on as it came (not held): what a frame after it follows (see `#endAgain`). */
+  #final: { raw: string; event: Record<string, unknown> } | undefined;
+  /** Whether `#tellLate` waits for the events seen to go out. */
+  #late = false;
   /** Where a retry puts that item, ahead of its own (see `#afterTold`). */
   #toldAt: { at: number; seq?: number } | undefined;
   /** Where a client holds each item added, by the `output_index` the provider gave it. */
@@ -1093,15 +1097,18 @@ class ResponsesStream implements FrameRouter {
    */
   refuse(event: Record<string, unknown>): string | undefined {
     const type = event.type as string;
-    if (TERMINAL.has(type)) {
-      // A final event after the first, where the gate tells in the first of a call dropped unread: the
-      // openai SDK keeps the last final snapshot as the response, so the provider's again took the place of
-      // the gate's and the client lost the told item (and, numbered as it came, the numbers went back).
-      // Renumbered it would still say less than the first; refused, the first stays the end. Where the gate
-      // tells nothing, it goes as it came.
-      if (this.#endsTold) return `a second ${type} after the response ended; it was dropped`;
-      this.#endsTold = this.#unreadCall;
+    // Any event after a final event the gate tells in (or ahead of) of a call dropped unread. A final one:
+    // the openai SDK keeps the last final snapshot as the response, so the provider's again took the place
+    // of the gate's and the client lost the told item; renumbered it would still say less than the first.
+    // Any other: the SDK applies it to that response at the place the provider gave, which the told item
+    // may hold (a later message's words ran into the told text, a later call's item took its place), and,
+    // numbered as it came, below the told item's numbers. Refused, the first stays the end. Where the gate
+    // tells nothing, each goes as it came.
+    if (this.#endsTold) {
+      const what = TERMINAL.has(type) ? `a second ${type}` : type;
+      return `${what} after the response ended, where toolguard told of a call it dropped; it was dropped`;
     }
+    if (TERMINAL.has(type)) this.#endsTold = this.#unreadCall;
     if (SNAPSHOTS.has(type)) {
       // The client now holds the snapshot's items, each at its index, and nothing else: the places of the
       // items added before are void (an event placed by them would go to another item, or to none, where
@@ -1345,9 +1352,14 @@ class ResponsesStream implements FrameRouter {
       // (white space alone says nothing: the reason then follows it without a blank line, as in a body)
       const said = this.#said(event);
       if (said !== undefined) flow.sawText(said);
-      if (TERMINAL.has(type as string) && this.#endOfDropped(raw, event, flow)) return;
+      if (TERMINAL.has(type as string)) {
+        if (this.#endOfDropped(raw, event, flow)) return;
+        this.#final = { raw, event };
+      }
       if (typeof event.sequence_number === "number") this.#lastSent = event.sequence_number;
-      return flow.send(raw);
+      flow.send(raw);
+      if (this.#late) this.#tellLate(flow);
+      return;
     }
     const oi = typeof event.output_index === "number" ? event.output_index : -1;
     // (an argument event or a call's item at no index is still a call's: a withheld turn drops it with the
@@ -1384,31 +1396,41 @@ class ResponsesStream implements FrameRouter {
    * judge's reason, drop-call's too, then follows it), a retry sends it ahead of its stream (see
    * `endsDropped`). Beside a written call the item is one frame marked told, as Anthropic's block: the
    * watch's ending leads a rejection's reason with its words. Left out, the calls that passed went out with
-   * the dropped one unsaid, and the client had no word of it.
+   * the dropped one unsaid, and the client had no word of it. Where events came after the final event (held
+   * after it, or after one that went out), the item follows them, and the final event again (see
+   * `#endAgain`).
    */
   tellDropped(flow: StreamFlow, _answers?: ReadonlySet<number>, { written = false } = {}): void {
     const held = flow.held;
     const at = held.findLastIndex((h) => h.event !== undefined && TERMINAL.has(h.event.type as string));
-    if (!this.#unreadCall || this.#ownReason !== undefined || at < 0) return;
-    const terminal = held[at].event!;
+    if (!this.#unreadCall || this.#ownReason !== undefined) return;
+    // (after events that came after the final event, held, or after one that went out: see `#endAgain`;
+    // not beside a written call, whose text the watch retells in the frames it held, the final one too)
+    const after = !written && (at < 0 || held.slice(at + 1).some((h) => h.event !== undefined));
+    const from = at >= 0 ? { raw: held[at].raw, event: held[at].event! } : after ? this.#final : undefined;
+    if (!from) return;
+    const terminal = from.event;
     // (an unread frame's calls are not known: at least one)
     const reason = malformedCallsReason(1);
     this.#ownReason = reason;
-    let seq = terminal.sequence_number;
+    let seq = after ? (this.#lastSeq >= 0 ? this.#lastSeq + 1 : undefined) : terminal.sequence_number;
     const frames: Held[] = [];
     const emit: Emit = (event, from) => {
       const e = typeof seq === "number" ? { ...event, sequence_number: seq++ } : event;
       frames.push({ raw: reframe(e, from, e.type as string), event: e, tool: false });
     };
     const text = this.#lead(flow) + reason;
-    const index = this.#toldIndex();
-    const item = this.#message(text, index, emit, `${TOLD_ID}${index}`);
-    const response = isRecord(terminal.response) ? terminal.response : {};
-    const output = Array.isArray(response.output) ? response.output : [];
-    const from = { raw: held[at].raw, event: terminal };
-    emit({ ...terminal, response: { ...response, output: [...output, item] } }, from);
+    let item: Record<string, unknown>;
+    if (after) item = this.#endAgain(text, emit, from, held.slice(at + 1));
+    else {
+      const index = this.#toldIndex();
+      item = this.#message(text, index, emit, `${TOLD_ID}${index}`);
+      const response = isRecord(terminal.response) ? terminal.response : {};
+      const output = Array.isArray(response.output) ? response.output : [];
+      emit({ ...terminal, response: { ...response, output: [...output, item] } }, from);
+    }
     // (the final snapshot stays the frame it was to the text watch: it retells the text a written call cut)
-    const end = { ...held[at], ...frames.pop()! };
+    const end = after ? frames.pop()! : { ...held[at], ...frames.pop()! };
     const told = written
       ? [{
         raw: frames.map((h) => h.raw).join(""),
@@ -1418,7 +1440,36 @@ class ResponsesStream implements FrameRouter {
       }]
       : frames;
     this.#toldItem = { item, text, frames: new Set(told), terminal: from };
-    flow.setHeld([...held.slice(0, at), ...told, end, ...held.slice(at + 1)]);
+    flow.setHeld(
+      after ? [...held, ...told, end] : [...held.slice(0, at), ...told, end, ...held.slice(at + 1)],
+    );
+  }
+
+  /**
+   * Tells of a call dropped unread after the final event (a frame not JSON that names one came after it,
+   * or events came between it and the frames held): a message item saying so at the place after the items
+   * the client holds then, then `final` again, listing its items, the calls finished among the frames
+   * held after it (`after`: the judge's to keep or drop) and the told item, through `emit` (numbered on).
+   * The openai SDK applies the events after a final event to the response it returns, and keeps the last
+   * final snapshot: put ahead of the final event, the item took the place of one added after it. Other
+   * items finished after the final event are not listed again: their text was read as the frames came,
+   * ahead of the text watch. Returns the item.
+   */
+  #endAgain(
+    text: string,
+    emit: Emit,
+    final: { raw: string; event: Record<string, unknown> },
+    after: readonly Held[] = [],
+  ): Record<string, unknown> {
+    const index = (this.#base?.at ?? 0) + this.#items;
+    const item = this.#message(text, index, emit, `${TOLD_ID}${index}`);
+    const response = isRecord(final.event.response) ? final.event.response : {};
+    const output = Array.isArray(response.output) ? response.output : [];
+    const calls = after.flatMap((h) =>
+      h.event?.type === "response.output_item.done" && isClientCall(h.event.item) ? [h.event.item] : []
+    );
+    emit({ ...final.event, response: { ...response, output: [...output, ...calls, item] } }, final);
+    return item;
   }
 
   /**
@@ -1522,10 +1573,33 @@ class ResponsesStream implements FrameRouter {
   /**
    * See `FrameRouter.unread`: only a frame that names a call (a `function_call` item's type, a `call_id`,
    * see `namesKey`) is taken for a call's, as Ollama reads its lines: any other may be text. Told where the
-   * response then ends with no call held (see `#endOfDropped`), and beside calls held (see `tellDropped`).
+   * response then ends with no call held (see `#endOfDropped`), beside calls held (see `tellDropped`), and
+   * at once after a final event that went out untold.
    */
   unread(data: string): void {
-    if (namesKey(data, "type", "function_call") || namesKey(data, "call_id")) this.#unreadCall = true;
+    if (!namesKey(data, "type", "function_call") && !namesKey(data, "call_id")) return;
+    this.#unreadCall = true;
+    if (this.#flow) this.#tellLate(this.#flow);
+  }
+
+  /**
+   * After a final event that went out untold, where a frame dropped unread named a call, with no call held
+   * (one held after it is told with it, see `tellDropped`): tells of it as `#endAgain` says once every event
+   * seen went out (the text watch may hold some, routed later: told ahead of them, they went out after the
+   * told item with numbers below its own), and that final event again is the end (see `refuse`). Left, the
+   * response had ended, and no one told the model of the call, nor onVerdict.
+   */
+  #tellLate(flow: StreamFlow): void {
+    this.#late = false;
+    if (!this.#final || flow.pending || this.#ownReason !== undefined) return;
+    this.sendOpenings(flow);
+    if (flow.held.length > 0 || this.#lastSeq > this.#lastSent) {
+      this.#late = true;
+      return;
+    }
+    this.#ownReason = malformedCallsReason(1);
+    this.#endsTold = true;
+    this.#endAgain(this.#lead(flow) + this.#ownReason, this.#emitter(flow), this.#final);
   }
 
   /** See `FrameRouter.ownReason`. */
