@@ -215,7 +215,8 @@ export function noTaskkillNote(
  * ended exits by that signal, while one that had exited by itself (not reaped yet when the kill came, which
  * then found no process: Bun says nothing of it) exits with its own code. Under Deno on POSIX with a partial
  * `--allow-run` too, where a tool that exits with a code either had exited first or left on a SIGTERM it
- * caught: the kill is then not known to have ended it, and is not said to have.
+ * caught: the kill is then not known to have ended it, and is not said to have. A signal the kill never sends
+ * (only SIGTERM, then SIGKILL) is the tool's own end too, on POSIX (a crash, a SIGABRT it raised).
  *
  * @param exit How the tool exited.
  * @returns `"tool"` when the kill ended it, `"none"` when it had exited first.
@@ -226,10 +227,12 @@ export function noTaskkillNote(
  *
  * assert.equal(ownKillReach({ code: null, signal: "SIGTERM" }), "tool");
  * assert.equal(ownKillReach({ code: 0, signal: null }), "none");
+ * assert.equal(ownKillReach({ code: null, signal: "SIGSEGV" }), "none");
  * ```
  */
 export function ownKillReach(exit: { code: number | null; signal: string | null }): "tool" | "none" {
-  return exit.signal === null && exit.code !== null ? "none" : "tool";
+  if (exit.signal === null) return exit.code === null ? "tool" : "none";
+  return exit.signal === "SIGTERM" || exit.signal === "SIGKILL" ? "tool" : "none";
 }
 
 /** The batch-file plan: cmd.exe with one raw command line, or the reason an argument cannot be passed. */

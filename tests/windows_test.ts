@@ -691,13 +691,17 @@ test("noTaskkillNote: a tool that had already exited is said so, whatever the ru
   }
 });
 
-test("ownKillReach: the tool's exit tells whether Bun's or Node's kill ended it or found it already exited", () => {
+test("ownKillReach: the tool's exit tells whether its own kill ended it or found it already exited", () => {
   // libuv reports the signal of a kill it made; a tool that exited by itself reports its code, even 1 (the
   // code TerminateProcess gives), and a kill that came after that found no process.
   assert.equal(ownKillReach({ code: null, signal: "SIGTERM" }), "tool");
   assert.equal(ownKillReach({ code: null, signal: "SIGKILL" }), "tool");
   assert.equal(ownKillReach({ code: 0, signal: null }), "none");
   assert.equal(ownKillReach({ code: 1, signal: null }), "none");
+  // Deno on POSIX: a tool that died of a signal the kill never sends (a crash, a SIGABRT it raised) before the
+  // kill came was not ended by it.
+  assert.equal(ownKillReach({ code: null, signal: "SIGSEGV" }), "none");
+  assert.equal(ownKillReach({ code: null, signal: "SIGABRT" }), "none");
   // An exit that says nothing (a failed wait) leaves the kill's own word standing.
   assert.equal(ownKillReach({ code: null, signal: null }), "tool");
 });
