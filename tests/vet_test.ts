@@ -103,3 +103,33 @@ test("vet: onError returns instead of throwing; bad setup fails early", async ()
     (e: unknown) => e instanceof ToolArgError && e.findings[0].message === "nope",
   );
 });
+
+test("ToolArgError.toLLMFeedback: each fact once beside its path, as describeVerdict says it", async () => {
+  const schema = {
+    type: "object",
+    properties: {
+      a: { type: "number" },
+      b: { type: "number" },
+      e: { enum: [] },
+      c: { type: "integer", minimum: 10 },
+    },
+    required: ["b"],
+  };
+  const tool = vet({ name: "add", schema, fn: () => "ran", onError: (e) => e.toLLMFeedback() });
+  const text = await tool({ a: null, e: 1, c: 1 });
+  const lines = text.split("\n").filter((l) => l.startsWith("- "));
+  assert.deepEqual(lines.toSorted(), [
+    '- "/b" is required but missing; add it.',
+    '- "/c" must be at least 10. Received 1.',
+    '- "/e" must not be given: no value is allowed (its list of allowed values is empty). Received integer 1.',
+    "- /a: Expected number, received null.",
+  ]);
+  // a message that does not name its path (zod's) still follows it
+  const z2 = vet({
+    name: "z",
+    schema: z.object({ a: z.number() }),
+    fn: () => "ran",
+    onError: (e) => e.toLLMFeedback(),
+  });
+  assert.match(await z2({ a: "1" }), /^- \/a: \S/m);
+});
