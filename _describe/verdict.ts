@@ -9,7 +9,7 @@
 import { nestsDeeper, pastMeasure } from "../_common/measure.ts";
 import { unescapePointer } from "../_common/pointer.ts";
 import { clip, isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
-import { asText, feedbackName, findingFacts, oneLine, stop } from "./facts.ts";
+import { asText, feedbackName, findingFacts, MAX_PATH, oneLine, placeLine, stop } from "./facts.ts";
 import type { CallVerdict, Finding, Verdict } from "../types.ts";
 
 /** Returns a short description of a value for messages, never throwing. */
@@ -199,11 +199,9 @@ function readablePath(pointer: string): string {
     if (/^(0|[1-9]\d*)$/.test(key) && out !== "") out += `[${key}]`;
     else out += out === "" ? key : `.${key}`;
   }
-  return `"${oneLine(out, MAX_PATH)}"`;
+  return `"${placeLine(out, MAX_PATH)}"`;
 }
 
-/** Longest argument path quoted in feedback, in characters. */
-const MAX_PATH = 120;
 /** Most findings listed for one call; the rest are counted ("and K more"). */
 const MAX_LISTED_FINDINGS = 20;
 /** Most rejected calls described for one verdict; the rest are counted. */

@@ -5,7 +5,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { findingFacts, stop } from "../_describe/facts.ts";
+import { findingFacts, MAX_PATH, placeLine, stop } from "../_describe/facts.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile, refuseBigInt } from "../_schema/compile.ts";
@@ -134,12 +134,12 @@ export class ToolArgError extends Error {
    */
   toLLMFeedback(): string {
     const lines = this.findings.map((f) => {
-      const { told, message, bits, suggestion } = findingFacts(
-        f as unknown as Record<string, unknown>,
-        `"${f.path}"`,
-      );
+      // (a path cut as describeVerdict cuts it: a model's 100 000-character key is not said whole)
+      const path = placeLine(f.path, MAX_PATH);
+      const record = f as unknown as Record<string, unknown>;
+      const { told, message, bits, suggestion } = findingFacts(record, `"${path}"`);
       const more = bits.length === 0 ? "" : ` ${bits.join(", ")}.`.replace(/^ ./, (c) => c.toUpperCase());
-      const head = told ? "" : `${f.path === "" ? "(arguments)" : f.path}: `;
+      const head = told ? "" : `${path === "" ? "(arguments)" : path}: `;
       const said = message === "" ? more.trimStart() : `${stop(message)}${more}`;
       return `- ${head}${said}${suggestion === "" ? "" : ` Did you mean "${suggestion}"?`}`;
     });

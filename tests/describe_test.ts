@@ -722,3 +722,13 @@ test("describeVerdict: a parameter that is one of several forms is summarised as
   const text = describeVerdict(createValidator(tools).validate([{ name: "t", arguments: "{}" }]), { tools });
   assert.ok(text.includes("t takes: u (string or integer); w (null or boolean)."), text);
 });
+
+test("describeVerdict: a path's own dot is kept, and a cut name is not said again as received", () => {
+  const tools = [{ name: "t", parameters: { type: "object", properties: { "v1.": { type: "number" } } } }];
+  const v = createValidator(tools, { scan: false });
+  const dot = describeVerdict(v.validate([{ name: "t", arguments: '{"v1.":"x"}' }]));
+  assert.ok(dot.includes('1. argument_type_mismatch at "v1.": expected number, received string "x".'), dot);
+  const unknown = describeVerdict(v.validate([{ name: "n".repeat(500), arguments: "{}" }]));
+  const line = unknown.split("\n").find((l) => l.startsWith("1. ")) ?? "";
+  assert.match(line, /^1\. unknown_tool: There is no tool named "n+\.+ Available: t\.$/);
+});

@@ -133,3 +133,19 @@ test("ToolArgError.toLLMFeedback: each fact once beside its path, as describeVer
   });
   assert.match(await z2({ a: "1" }), /^- \/a: \S/m);
 });
+
+test("ToolArgError.toLLMFeedback: a long key is cut as describeVerdict cuts it, and a path's own dot is kept", async () => {
+  const schema = { type: "object", properties: { "v1.": { type: "number" } }, additionalProperties: false };
+  const tool = vet({ name: "t", schema, fn: () => "ran", onError: (e) => e.toLLMFeedback() });
+  const long = "k".repeat(5000);
+  const lines = (await tool({ [long]: 1, "v1.": "x" })).split("\n").filter((l) => l.startsWith("- "));
+  assert.equal(lines.length, 2);
+  const unexpected = lines.find((l) => l.includes("is not a parameter")) ?? "";
+  // the whole message is said, the place cut: not the message cut inside the key
+  assert.match(
+    unexpected,
+    /^- "\/k{100,}\u2026" is not a parameter this tool accepts; remove it\. Accepted: "v1\."\.$/,
+  );
+  assert.ok(unexpected.length < 400, unexpected);
+  assert.ok(lines.includes('- /v1.: Expected number, received string "x".'), lines.join("\n"));
+});
