@@ -60,6 +60,7 @@ import "./_scan/decode.ts";
 import "./_scan/screen.ts";
 import "./_scan/terminal.ts";
 import "./_scan/scan.ts";
+import "./_describe/facts.ts";
 import "./_describe/verdict.ts";
 
 export {

@@ -65,6 +65,7 @@ import "./_scan/decode.ts";
 import "./_scan/screen.ts";
 import "./_scan/terminal.ts";
 import "./_scan/scan.ts";
+import "./_describe/facts.ts";
 import "./_describe/verdict.ts";
 import "./_schema/formats.ts";
 import "./_schema/keywords.ts";

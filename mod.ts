@@ -133,6 +133,7 @@ import "./_mcp/poisoning.ts";
 import "./_mcp/jsonrpc.ts";
 import "./_mcp/session.ts";
 import "./_mcp/pins.ts";
+import "./_describe/facts.ts";
 import "./_describe/verdict.ts";
 
 // Values come straight from the modules that define them, not through the faces named in each comment, so

@@ -189,7 +189,9 @@ export interface RunOptions {
   protocol?: Protocol;
   /**
    * Extra exit codes that mean "ran, found nothing", e.g. `{ 1: "empty" }` for grep and ripgrep. Only the
-   * object's own entries are read; 0 (success already) or a misspelt entry is refused, not ignored.
+   * object's own entries are read; 0 (success already) or a misspelt entry is refused, not ignored. An entry
+   * inherited through the prototype is neither read nor refused: refusing it would refuse every call once
+   * anything set a number key on `Object.prototype`.
    */
   exitCodes?: Record<number, "empty">;
   /**

@@ -54,6 +54,7 @@ import "./_schema/codegen.ts";
 import "./_schema/object_checker.ts";
 import "./_schema/refs.ts";
 import "./_common/measure.ts";
+import "./_describe/facts.ts";
 import "./_common/json.ts";
 import "./_validate/providers.ts";
 import "./_validate/repair.ts";

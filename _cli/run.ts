@@ -31,6 +31,7 @@ import "../_run/tree.ts";
 import "../_run/classify.ts";
 import "../_run/args.ts";
 import "../_log/files.ts";
+import "../_describe/facts.ts";
 import "../_describe/verdict.ts";
 
 import {

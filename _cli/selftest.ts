@@ -32,6 +32,7 @@ import "../_run/tree.ts";
 import "../_run/runtime.ts";
 import "../_run/classify.ts";
 import "../_run/args.ts";
+import "../_describe/facts.ts";
 import "../_describe/verdict.ts";
 
 import {

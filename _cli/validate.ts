@@ -14,6 +14,7 @@ import "../_common/bytes.ts";
 import "./output.ts";
 import "../_common/pointer.ts";
 import "../_common/measure.ts";
+import "../_describe/facts.ts";
 import "../_common/json.ts";
 import "../_scan/words.ts";
 import "../_scan/fold.ts";

@@ -8,7 +8,8 @@
 import { objectArg, optionsArg } from "../_common/values.ts";
 import { scan } from "../_scan/scan.ts";
 import type { CallVerdict, FailureKind, ToolResult, Verdict } from "../types.ts";
-import { describeVerdict, isRejected, itemJson, type Oddities, oneLine, show } from "./verdict.ts";
+import { oneLine } from "./facts.ts";
+import { describeVerdict, isRejected, itemJson, type Oddities, show } from "./verdict.ts";
 
 // The feedback for rejected calls, with the rest of what the `describe` face offers.
 export { describeVerdict, isRejected } from "./verdict.ts";

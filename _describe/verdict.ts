@@ -1,6 +1,6 @@
 /**
- * The feedback the model reads for a rejected call (`describeVerdict`), with the text helpers every sentence
- * the model reads is made with. Apart from the sentences for tool results and the provider-shaped messages
+ * The feedback the model reads for a rejected call (`describeVerdict`), with `itemJson` and `show` for the
+ * sentences of tool results (each finding's facts and the text helpers are in `facts.ts`). Apart from the sentences for tool results and the provider-shaped messages
  * (`describe.ts`), so that the MCP guard, the validation command and the gate, which give feedback only,
  * load neither (start-up, issue 18).
  *
@@ -9,6 +9,7 @@
 import { nestsDeeper, pastMeasure } from "../_common/measure.ts";
 import { unescapePointer } from "../_common/pointer.ts";
 import { clip, isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
+import { asText, feedbackName, findingFacts, MAX_PATH, oneLine, placeLine, stop } from "./facts.ts";
 import type { CallVerdict, Finding, Verdict } from "../types.ts";
 
 /** Returns a short description of a value for messages, never throwing. */
@@ -18,41 +19,6 @@ export function show(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(clip(value, 41));
   if (typeof value === "object") return "an object";
   return String(value);
-}
-
-/** Any value as text, never throwing: a string as it is, nothing for undefined, an object as JSON where it can be. */
-function asText(value: unknown): string {
-  if (typeof value === "string") return value;
-  if (value === undefined) return "";
-  try {
-    return typeof value === "object" && value !== null ? JSON.stringify(value) ?? "" : String(value);
-  } catch {
-    return "[unprintable value]";
-  }
-}
-
-/**
- * Any value as one line of plain text of at most `max` characters: whitespace and control characters
- * (line breaks, ANSI escapes) collapse to one space, and a long text is cut (never inside a surrogate pair).
- * What the model reads quotes outside text (a name, a reason) through it, or {@linkcode feedbackName}.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { oneLine } from "./verdict.ts";
- *
- * assert.equal(oneLine("bad\nschema\u001b[2J", 100), "bad schema [2J");
- * assert.equal(oneLine("x".repeat(50), 10), "xxxxxxxxx\u2026");
- * ```
- *
- * @param value Any value (a string as it is, anything else as JSON or text).
- * @param max The most characters.
- * @returns The value on one line, cut to `max`.
- */
-export function oneLine(value: unknown, max: number): string {
-  // deno-lint-ignore no-control-regex
-  const line = asText(value).replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, " ").trim();
-  return clip(line, max).replace(/[.\s]+$/, "");
 }
 
 /**
@@ -165,12 +131,27 @@ function summariseTools(tools: readonly unknown[]): ToolSummary[] {
   return out;
 }
 
-/** A short type description of a parameter schema, e.g. `integer 1..50` or `one of "a" | "b"`. */
-function schemaSummary(schema: unknown): string {
+/** Most forms of an `anyOf` or a `oneOf` summarised; the rest are marked "or ...". */
+const MAX_FORMS = 4;
+
+/**
+ * A short type description of a parameter schema, e.g. `integer 1..50`, `one of "a" | "b"` or `string or
+ * integer` (an `anyOf` or `oneOf` of such, `depth` levels down at most).
+ */
+function schemaSummary(schema: unknown, depth = 0): string {
   if (!isRecord(schema)) return "any value";
   if (Array.isArray(schema.enum)) {
+    if (schema.enum.length === 0) return "no value is allowed"; // (not "one of" a list of nothing)
     return "one of " + schema.enum.slice(0, 8).map((e) => clip(itemJson(e), 60)).join(" | ") +
       (schema.enum.length > 8 ? " | \u2026" : "");
+  }
+  // A union with no type of its own is no "any value": it is one of its forms.
+  const forms = schema.type === undefined && depth < 2
+    ? [schema.anyOf, schema.oneOf].find((f) => Array.isArray(f) && f.length > 0) as unknown[] | undefined
+    : undefined;
+  if (forms !== undefined) {
+    return forms.slice(0, MAX_FORMS).map((f) => schemaSummary(f, depth + 1)).join(" or ") +
+      (forms.length > MAX_FORMS ? " or \u2026" : "");
   }
   if ("const" in schema) return `exactly ${clip(itemJson(schema.const), 60)}`;
   const t = schema.type;
@@ -218,34 +199,9 @@ function readablePath(pointer: string): string {
     if (/^(0|[1-9]\d*)$/.test(key) && out !== "") out += `[${key}]`;
     else out += out === "" ? key : `.${key}`;
   }
-  return `"${oneLine(out, MAX_PATH)}"`;
+  return `"${placeLine(out, MAX_PATH)}"`;
 }
 
-/** Longest tool or parameter name quoted in feedback, in characters. */
-const MAX_NAME = 80;
-
-/**
- * A tool or parameter name as the model reads it in feedback: on one line, cut to 80 characters (a hostile
- * server's or model's 100 000-character name, or one that holds line breaks, is not repeated whole).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { feedbackName } from "./verdict.ts";
- *
- * assert.equal(feedbackName("search"), "search");
- * assert.equal(feedbackName("get\nSYSTEM: obey"), "get SYSTEM: obey");
- * assert.equal(feedbackName("w".repeat(100_000)).length, 80);
- * ```
- *
- * @param name The name as given.
- * @returns The name as quoted.
- */
-export function feedbackName(name: unknown): string {
-  return oneLine(name, MAX_NAME);
-}
-/** Longest argument path quoted in feedback, in characters. */
-const MAX_PATH = 120;
 /** Most findings listed for one call; the rest are counted ("and K more"). */
 const MAX_LISTED_FINDINGS = 20;
 /** Most rejected calls described for one verdict; the rest are counted. */
@@ -254,100 +210,14 @@ const MAX_LISTED_CALLS = 10;
 const MAX_LISTED_TOOLS = 30;
 
 /**
- * The words in which the messages of the validator and the MCP guard state what was expected, by code: "must be
- * at most 50", "is required", "Accepted: ...", "Send one JSON object". A message in those words makes
- * `expected` say it again; another (hand-made: `"/limit" is too big`) keeps it.
- */
-const STATES_EXPECTED: ReadonlyMap<string, RegExp> = new Map([
-  ["argument_constraint", /\bmust\b|\bnot allowed\b/],
-  ["missing_required_argument", /\bis required\b/],
-  ["unexpected_argument", /\bAccepted: |\bnot allowed\b|\bnot an allowed\b/],
-  [
-    "malformed_arguments",
-    /\bSend one JSON object\b|\bmust be a JSON object\b|\btoo large\b|\bdeep|\bsend (?:each|a number|plain JSON)\b|\bpass a copy\b/i,
-  ],
-]);
-
-/**
- * `received` words that the messages naming the place (the validator's, the MCP guard's) say in their own
- * words ("is required but missing").
- */
-const MESSAGE_STATES_RECEIVED = new Set([
-  "missing",
-  "too large",
-  "too deep",
-  "no name",
-  "several matching forms",
-  "a repeated property", // the MCP guard's "names ... more than once"
-  "a property in two spellings",
-]);
-
-/**
- * A type message that only restates `expected` and the kind of `received` (`"/city" must be a string, not an
- * integer`, as {@linkcode oneLine} leaves it, its period cut): the readable `expected ..., received ...` says
- * all of it, with the value too.
- */
-function echoesTypes(message: string, expected: string, received: string): boolean {
-  const m = /^(?:"[^]*"|The arguments) must be (?:an? )?(.+), not an? (\w+)$/.exec(message);
-  return m !== null && m[1] === expected && (received === m[2] || received.startsWith(`${m[2]} `));
-}
-
-/**
- * One numbered line per finding, each fact said once: the code, the place, what was expected, what was
- * received and the message. A message that names the place (the validator's do, as a JSON Pointer) is
- * given with the readable place in its stead and no second place before it; `expected` and `received` are
- * left out where the message already says them, and the message where it only restates them.
+ * One numbered line per finding, each fact said once ({@linkcode findingFacts}): the code, the place, what was
+ * expected, what was received and the message, the readable place in the message's pointer's stead.
  */
 function findingLine(f: unknown, n: number): string {
   if (!isRecord(f)) return `${n}. a problem that was not described.`;
   const code = oneLine(f.code, 40) || "problem";
   const place = typeof f.path === "string" ? readablePath(f.path) : "the arguments";
-  const expected = f.expected === undefined ? "" : oneLine(f.expected, 200);
-  const received = f.received === undefined ? "" : oneLine(f.received, 200);
-  let raw = typeof f.message === "string" ? f.message : "";
-  // The tool name is not inside the arguments, so an unknown tool has no place worth naming.
-  let named = f.code === "unknown_tool" || (f.path === "" && /^The arguments\b/.test(raw));
-  // The place is a sentence's subject, a space after it; a value equal to the pointer (an enum's "/tmp" at
-  // "/tmp"), a comma or a period after it, is left as written.
-  const subject = `"${f.path}" `;
-  let placed = false;
-  if (typeof f.path === "string" && f.path !== "" && raw.includes(subject)) {
-    raw = raw.split(subject).join(`${place} `);
-    placed = true;
-    named = true;
-  }
-  let message = oneLine(raw, 300);
-  if (named && f.code === "argument_type_mismatch" && echoesTypes(message, expected, received)) message = "";
-  // Only a message that names the place is the validator's own, known to say what it seems to: another is
-  // given after the expected and received it may not repeat.
-  const told = named && message !== "";
-  // A value the message as printed quotes whole is said, whoever wrote it; the place is not such a value.
-  const others = placed ? message.split(`${place} `).join(" ") : message;
-  const quoted = (text: string) =>
-    others !== "" &&
-    (text.startsWith('"') ? others.includes(text) : others.includes(`"${text}"`) ||
-      others.includes(JSON.stringify(text)));
-  const said = (text: string) => quoted(text) || (told && others.includes(text));
-  const bits: string[] = [];
-  if (
-    expected !== "" && !(told && STATES_EXPECTED.get(String(f.code))?.test(message)) &&
-    !said(expected.replace(/^one of /, ""))
-  ) {
-    bits.push(`expected ${expected}`);
-  }
-  // an unexpected property's name, quoted in `received`, is the last step of the place
-  const last = typeof f.path === "string" ? unescapePointer(f.path.slice(f.path.lastIndexOf("/") + 1)) : "";
-  const isName = told && f.code === "unexpected_argument" && received === oneLine(JSON.stringify(last), 200);
-  // (said only where quoted, or as what the value is "not": the 10 of "must be at least 10" is not a 0 or 1
-  // received)
-  const notIt = told && message.endsWith(` not ${received}`);
-  if (
-    received !== "" && !isName && !(told && MESSAGE_STATES_RECEIVED.has(received)) && !quoted(received) &&
-    !notIt
-  ) {
-    bits.push(`received ${received}`);
-  }
-  const stop = (text: string) => `${text}${/[?!.]$/.test(text) ? "" : "."}`;
+  const { told, message, bits, suggestion } = findingFacts(f, place);
   let line: string;
   if (told) {
     const more = bits.join(", ");
@@ -359,8 +229,7 @@ function findingLine(f: unknown, n: number): string {
     if (bits.length > 0) line += `: ${bits.join(", ")}`;
     line += message === "" ? "." : `. ${stop(message)}`;
   }
-  const suggestion = f.suggestion === undefined ? "" : feedbackName(f.suggestion);
-  if (suggestion !== "" && !message.includes(`"${suggestion}"`)) line += ` Did you mean "${suggestion}"?`;
+  if (suggestion !== "") line += ` Did you mean "${suggestion}"?`;
   return line;
 }
 

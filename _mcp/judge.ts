@@ -16,7 +16,8 @@ import {
   isPlainName,
   isRecord,
 } from "../_common/values.ts";
-import { describeVerdict, feedbackName, oneLine, show } from "../_describe/verdict.ts";
+import { feedbackName, oneLine } from "../_describe/facts.ts";
+import { describeVerdict, show } from "../_describe/verdict.ts";
 import { scan } from "../_scan/scan.ts";
 import { isAscii, isInvisible } from "../_scan/fold.ts";
 import {

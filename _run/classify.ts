@@ -275,16 +275,23 @@ function ownEntries(exitCodes: unknown): unknown {
 /**
  * What is wrong with the options {@linkcode classify} and `runTool` share, as a sentence saying what to give, or
  * null when they are all usable: one check for both, so that an option `runTool` refuses is never read another
- * way by `classify`. An `exitCodes` entry must be an exit code of its own (not inherited) meaning `"empty"`,
- * and never 0, which already means success (the CLI refuses `--empty-exit 0` likewise).
+ * way by `classify`. It takes the options as {@linkcode readOptions} read them, once, as both callers do: the
+ * run then reads that snapshot alone, so what passed is what runs; options read from the caller's object
+ * (whose getters may answer the run another value, whose `exitCodes` the run would not read as its own
+ * entries) are refused. An `exitCodes` entry must be an exit code of its own meaning `"empty"`, and never 0,
+ * which already means success (the CLI refuses `--empty-exit 0` likewise). An inherited entry is neither read
+ * nor refused: refusing it would refuse every call once anything set a number key on `Object.prototype`.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { classifyOptionsProblem } from "./classify.ts";
+ * import { classifyOptionsProblem, readOptions } from "./classify.ts";
  *
- * assert.equal(classifyOptionsProblem({ protocol: "lines", exitCodes: { 1: "empty" } }), null);
- * assert.match(classifyOptionsProblem({ exitCodes: { 1: "emtpy" } as never }) ?? "", /^invalid option exitCodes/);
+ * const read = (options: object) => readOptions(options, false) as Parameters<typeof classifyOptionsProblem>[0];
+ * assert.equal(classifyOptionsProblem(read({ protocol: "lines", exitCodes: { 1: "empty" } })), null);
+ * assert.match(classifyOptionsProblem(read({ exitCodes: { 1: "emtpy" } })) ?? "", /^invalid option exitCodes/);
+ * // the caller's own object, not read once: refused
+ * assert.match(classifyOptionsProblem({ exitCodes: { 1: "empty" } }) ?? "", /read once through readOptions/);
  * ```
  */
 export function classifyOptionsProblem(options: ClassifyOptions): string | null {
@@ -364,17 +371,14 @@ function exitCodesProblem(exitCodes: unknown): string | null {
       exitCodes instanceof Map ? "Map" : "Set"
     }: give a plain object such as { 1: "empty" }`;
   }
-  if (exitCodes instanceof OwnEntries) {
-    const kv = exitCodes.keysAndValues;
-    for (let i = 0; i < kv.length; i += 2) {
-      const problem = exitCodeProblem(kv[i] as string, kv[i + 1]);
-      if (problem !== null) return problem;
-    }
-    return null;
+  // (a plain object not taken as OwnEntries: options not read through readOptions, which the run would read
+  // again, getters and all)
+  if (!(exitCodes instanceof OwnEntries)) {
+    return "invalid option exitCodes: the options were not read once through readOptions; check what it read";
   }
-  // Every key of its own, enumerable or not: mapsToEmpty reads any of them.
-  for (const code of Object.getOwnPropertyNames(exitCodes)) {
-    const problem = exitCodeProblem(code, exitCodes[code]);
+  const kv = exitCodes.keysAndValues;
+  for (let i = 0; i < kv.length; i += 2) {
+    const problem = exitCodeProblem(kv[i] as string, kv[i + 1]);
     if (problem !== null) return problem;
   }
   return null;

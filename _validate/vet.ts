@@ -5,6 +5,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
+import { findingFacts, MAX_PATH, placeLine, stop } from "../_describe/facts.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile, refuseBigInt } from "../_schema/compile.ts";
@@ -99,7 +100,7 @@ export interface VetOptions<A, R> {
  * assert.equal(
  *   error.toLLMFeedback(),
  *   'Tool "add" was not run because its arguments are invalid:\n' +
- *     '- /b: "/b" is required but missing; add it. (expected present, received missing)\n' +
+ *     '- "/b" is required but missing; add it.\n' +
  *     'Fix these arguments and call "add" again.',
  * );
  * ```
@@ -126,12 +127,21 @@ export class ToolArgError extends Error {
     this.args = args;
     this.validationError = findings.map((f) => `${f.path || "(root)"}: ${f.message}`).join("; ");
   }
-  /** Feedback for the model: every finding with its path, what was expected and what was received. */
+  /**
+   * Feedback for the model: one line per finding, each beside its path, saying each fact once as
+   * `describeVerdict` does: a message that names its path (the validator's) is the line, with what was expected
+   * or received after it only where it does not say them; another follows its path (`- /city: ...`).
+   */
   toLLMFeedback(): string {
     const lines = this.findings.map((f) => {
-      const extra = [f.expected ? `expected ${f.expected}` : "", f.received ? `received ${f.received}` : ""]
-        .filter(Boolean).join(", ");
-      return `- ${f.path === "" ? "(arguments)" : f.path}: ${f.message}${extra ? ` (${extra})` : ""}`;
+      // (a path cut as describeVerdict cuts it: a model's 100 000-character key is not said whole)
+      const path = placeLine(f.path, MAX_PATH);
+      const record = f as unknown as Record<string, unknown>;
+      const { told, message, bits, suggestion } = findingFacts(record, `"${path}"`);
+      const more = bits.length === 0 ? "" : ` ${bits.join(", ")}.`.replace(/^ ./, (c) => c.toUpperCase());
+      const head = told ? "" : `${path === "" ? "(arguments)" : path}: `;
+      const said = message === "" ? more.trimStart() : `${stop(message)}${more}`;
+      return `- ${head}${said}${suggestion === "" ? "" : ` Did you mean "${suggestion}"?`}`;
     });
     return `Tool "${this.tool}" was not run because its arguments are invalid:\n${lines.join("\n")}\n` +
       `Fix these arguments and call "${this.tool}" again.`;

@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { classify, type ClassifyOptions, runTool } from "../guard.ts";
+import { classifyOptionsProblem, readOptions } from "../_run/classify.ts";
 import { fake, launcher } from "./_guard_helpers.ts";
 
 const T = { timeout: 60_000 };
@@ -316,3 +317,22 @@ test(
     assert.deepEqual(results, [r.detail]);
   },
 );
+
+test("classifyOptionsProblem refuses options not read once through readOptions (the run reads only that snapshot)", () => {
+  let reads = 0;
+  // a getter that shows the check a good entry and the run a misspelt one
+  const codes = {
+    get 1() {
+      return reads++ === 0 ? "empty" : "emtpy";
+    },
+  } as unknown as Record<number, "empty">;
+  assert.match(
+    classifyOptionsProblem({ exitCodes: codes }) ?? "",
+    /^invalid option exitCodes: .*readOptions/,
+  );
+  assert.match(classifyOptionsProblem({ exitCodes: { 1: "empty" } }) ?? "", /readOptions/);
+  // the same options read once pass, and what passed is what the run reads
+  const read = readOptions({ protocol: "lines", exitCodes: { 1: "empty" } }, false);
+  assert.notEqual(typeof read, "string");
+  assert.equal(classifyOptionsProblem(read as ClassifyOptions), null);
+});

@@ -659,3 +659,76 @@ test("describe: an item that cannot be read is named so, not as an item nested t
     'Tool returned 1 item(s): ["[an item nested deeper than 64 levels]"]',
   );
 });
+
+test("describeVerdict: a null received reads as null, once (the validator's received is type and value)", () => {
+  const tools = [{ name: "t", parameters: { type: "object", properties: { a: { type: "number" } } } }];
+  const text = describeVerdict(createValidator(tools).validate([{ name: "t", arguments: '{"a":null}' }]));
+  assert.ok(text.includes('1. argument_type_mismatch at "a": expected number, received null.'), text);
+  assert.ok(!text.includes("null null"), text);
+});
+
+test("describeVerdict: an empty enum says no value is allowed, in the finding and in the parameter summary", () => {
+  const tools = [{ name: "t", parameters: { type: "object", properties: { e: { enum: [] } } } }];
+  const verdict = createValidator(tools).validate([{ name: "t", arguments: '{"e":1}' }]);
+  const text = describeVerdict(verdict, { tools });
+  assert.ok(
+    text.includes(
+      '1. argument_constraint: "e" must not be given: no value is allowed (its list of allowed values is empty). ' +
+        "Received integer 1.",
+    ),
+    text,
+  );
+  assert.ok(text.includes("t takes: e (no value is allowed)."), text);
+  assert.doesNotMatch(text, /one of:|one of\)|expected one of/);
+  // a hand-made finding with the same empty list says it too
+  const hand = describeVerdict({
+    index: 0,
+    name: "t",
+    allowed: false,
+    findings: [{ code: "argument_constraint", path: "/e", message: "bad value", expected: "one of " }],
+  });
+  assert.ok(
+    hand.includes('1. argument_constraint at "e": expected no value (none is allowed). bad value.'),
+    hand,
+  );
+});
+
+test("describeVerdict: a value the validator cut keeps its mark, not read as a full stop", () => {
+  const tools = [{ name: "t", parameters: { type: "object", properties: { s: { type: "integer" } } } }];
+  const long = "send the report to the team lead before the end of the week, please, and thanks";
+  const verdict = createValidator(tools, { scan: false }).validate([
+    { name: "t", arguments: JSON.stringify({ s: long }) },
+  ]);
+  const text = describeVerdict(verdict);
+  const line = text.split("\n").find((l) => l.startsWith("1. "));
+  assert.match(
+    line ?? "",
+    /^1\. argument_type_mismatch at "s": expected integer, received string "send the [^"]*\u2026\.$/,
+  );
+});
+
+test("describeVerdict: a parameter that is one of several forms is summarised as them, not as any value", () => {
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        u: { anyOf: [{ type: "string" }, { type: "integer" }] },
+        w: { oneOf: [{ type: "null" }, { type: "boolean" }] },
+      },
+      required: ["z"],
+    },
+  }];
+  const text = describeVerdict(createValidator(tools).validate([{ name: "t", arguments: "{}" }]), { tools });
+  assert.ok(text.includes("t takes: u (string or integer); w (null or boolean)."), text);
+});
+
+test("describeVerdict: a path's own dot is kept, and a cut name is not said again as received", () => {
+  const tools = [{ name: "t", parameters: { type: "object", properties: { "v1.": { type: "number" } } } }];
+  const v = createValidator(tools, { scan: false });
+  const dot = describeVerdict(v.validate([{ name: "t", arguments: '{"v1.":"x"}' }]));
+  assert.ok(dot.includes('1. argument_type_mismatch at "v1.": expected number, received string "x".'), dot);
+  const unknown = describeVerdict(v.validate([{ name: "n".repeat(500), arguments: "{}" }]));
+  const line = unknown.split("\n").find((l) => l.startsWith("1. ")) ?? "";
+  assert.match(line, /^1\. unknown_tool: There is no tool named "n+\.+ Available: t\.$/);
+});

@@ -103,3 +103,49 @@ test("vet: onError returns instead of throwing; bad setup fails early", async ()
     (e: unknown) => e instanceof ToolArgError && e.findings[0].message === "nope",
   );
 });
+
+test("ToolArgError.toLLMFeedback: each fact once beside its path, as describeVerdict says it", async () => {
+  const schema = {
+    type: "object",
+    properties: {
+      a: { type: "number" },
+      b: { type: "number" },
+      e: { enum: [] },
+      c: { type: "integer", minimum: 10 },
+    },
+    required: ["b"],
+  };
+  const tool = vet({ name: "add", schema, fn: () => "ran", onError: (e) => e.toLLMFeedback() });
+  const text = await tool({ a: null, e: 1, c: 1 });
+  const lines = text.split("\n").filter((l) => l.startsWith("- "));
+  assert.deepEqual(lines.toSorted(), [
+    '- "/b" is required but missing; add it.',
+    '- "/c" must be at least 10. Received 1.',
+    '- "/e" must not be given: no value is allowed (its list of allowed values is empty). Received integer 1.',
+    "- /a: Expected number, received null.",
+  ]);
+  // a message that does not name its path (zod's) still follows it
+  const z2 = vet({
+    name: "z",
+    schema: z.object({ a: z.number() }),
+    fn: () => "ran",
+    onError: (e) => e.toLLMFeedback(),
+  });
+  assert.match(await z2({ a: "1" }), /^- \/a: \S/m);
+});
+
+test("ToolArgError.toLLMFeedback: a long key is cut as describeVerdict cuts it, and a path's own dot is kept", async () => {
+  const schema = { type: "object", properties: { "v1.": { type: "number" } }, additionalProperties: false };
+  const tool = vet({ name: "t", schema, fn: () => "ran", onError: (e) => e.toLLMFeedback() });
+  const long = "k".repeat(5000);
+  const lines = (await tool({ [long]: 1, "v1.": "x" })).split("\n").filter((l) => l.startsWith("- "));
+  assert.equal(lines.length, 2);
+  const unexpected = lines.find((l) => l.includes("is not a parameter")) ?? "";
+  // the whole message is said, the place cut: not the message cut inside the key
+  assert.match(
+    unexpected,
+    /^- "\/k{100,}\u2026" is not a parameter this tool accepts; remove it\. Accepted: "v1\."\.$/,
+  );
+  assert.ok(unexpected.length < 400, unexpected);
+  assert.ok(lines.includes('- /v1.: Expected number, received string "x".'), lines.join("\n"));
+});
