@@ -359,6 +359,34 @@ test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone
   }
 });
 
+test("guardFetch: a Gemini call dropped after the candidate's finish went out is told at the end, as one before it is", async () => {
+  // (after the finish, nothing told of it: the client read a plain stop, the call gone, and onVerdict
+  // reported no reason; before the finish, the finish tells of it)
+  const chunk = geminiChunk;
+  const cutShort = (frame: string) => frame.replace(/\}\n\n$/, "\n\n");
+  const call = chunk([{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }]);
+  const pieced = chunk([{ functionCall: { name: "get_weather", partialArgs: [], willContinue: true } }]);
+  const variants = {
+    unread: cutShort(call),
+    "unread, then the usage": cutShort(call) + chunk([], {}, { usageMetadata: { totalTokenCount: 3 } }),
+    "in pieces": pieced,
+    text: cutShort(chunk([{ text: "x" }])),
+  };
+  for (const [label, after] of Object.entries(variants)) {
+    const body = chunk([{ text: "Let me check." }]) + chunk([], { finishReason: "STOP" }) + after;
+    const { chunks, seen } = await throughGemini([body]);
+    const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
+    assert.deepEqual(parts.filter((p: { functionCall?: unknown }) => p.functionCall), [], label);
+    const text = geminiText(chunks);
+    const told = text.slice("Let me check.".length).trimStart();
+    if (label === "text") assert.deepEqual([told, seen[0]?.reason], ["", undefined], label);
+    else {
+      assert.match(told, DROPPED_ALONE, label);
+      assert.equal(seen[0]?.reason, told, label);
+    }
+  }
+});
+
 test("guardFetch n=2: only the answer told of a call dropped as malformed reads the judge's reason of its other calls", async () => {
   // (every answer's reason spoke of "this turn's other tool call" where any answer was told: an answer told of
   // nothing read of "other" calls it never heard of)
