@@ -1480,3 +1480,30 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call after the
     if (label === "passed") assert.equal(messageTexts(final)[1], reason, label);
   }
 });
+
+test("guardFetch: an Anthropic frame not JSON that names tool_use after a stop for tool use with no call is told, as one before the stop is", async () => {
+  // (the stop went out as it came: the client read a stop for tool use with no call to run and nothing
+  // said, and onVerdict reported no reason; before the stop, the stop is made end_turn after a block saying so)
+  const frames = (anthropicStream(["Let me check."]) as Record<string, unknown>[]).map((e) =>
+    e.type === "message_delta" ? { ...e, delta: { stop_reason: "tool_use", stop_sequence: null } } : e
+  );
+  const start = {
+    type: "content_block_start",
+    index: 1,
+    content_block: { type: "tool_use", id: "t", name: "x" },
+  };
+  const cut = `event: content_block_start\ndata: ${JSON.stringify(start).slice(0, -1)}\n\n`;
+  for (const after of [true, false]) {
+    const sse = after ? [...frames, cut] : [...frames.slice(0, -2), cut, ...frames.slice(-2)];
+    reply({ sse, named: true });
+    const message = await anthropicFinal();
+    const said = message.content.flatMap((b) => b.type === "text" ? [b.text.trimStart()] : []);
+    assert.deepEqual(
+      [said.length, said[0], message.stop_reason],
+      [2, "Let me check.", "end_turn"],
+      `${after}`,
+    );
+    assert.match(said[1], DROPPED_ALONE, `${after}`);
+    assert.equal(events[0]?.reason, said[1], `${after}`);
+  }
+});
