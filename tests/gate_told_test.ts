@@ -1507,3 +1507,19 @@ test("guardFetch: an Anthropic frame not JSON that names tool_use after a stop f
     assert.equal(events[0]?.reason, said[1], `${after}`);
   }
 });
+
+test("guardFetch: a Cohere frame not JSON that names a call after a finish for tool calls with no call is told, as one before the finish is", async () => {
+  // (the finish went out as it came: the client read TOOL_CALL with no call to run and nothing said, and
+  // onVerdict reported no reason; before the finish, the finish is made COMPLETE after a block saying so)
+  const cut = cohere.wire(cohere.call(1, "{}")[0]).replace(/\}\n\n$/, "\n\n");
+  const head = [cohere.start, ...cohere.text(0, "Let me check.")].map(cohere.wire).join("");
+  const end = cohere.wire(cohere.end("TOOL_CALL"));
+  for (const body of [head + end + cut, head + cut + end]) {
+    const { events, seen } = await throughCohere([body]);
+    const [said, told] = cohereBlockTexts(events);
+    const ends = events.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason);
+    assert.deepEqual([said, ends.at(-1)], ["Let me check.", "COMPLETE"]);
+    assert.match(told?.trimStart() ?? "", DROPPED_ALONE);
+    assert.equal(seen[0]?.reason, told.trimStart());
+  }
+});

@@ -371,8 +371,9 @@ export interface FrameRouter {
    * At the end of a stream that held no call to judge, after the frames held went out: tells, as
    * `tellDropped` does, of calls dropped (unread or refused) after the answer that made them had ended,
    * whose finish went out untold. Left out, the client read a plain stop, the call gone and nothing said,
-   * where the same frame ahead of the finish was told (a Gemini finish; an Anthropic stop for tool use
-   * with no call). OpenAI Responses tells of them as they come after its final event (see its `unread`).
+   * where the same frame ahead of the finish was told (a Gemini finish; an Anthropic or Cohere stop for
+   * tool use with no call). OpenAI Responses tells of them as they come after its final event (see its
+   * `unread`).
    */
   tellLate?(flow: StreamFlow): void;
   /**
