@@ -624,7 +624,10 @@ export class StreamGate {
           this.#router.replace(toldOf(judgement, false), calls, flow);
         }
       }
-    } else flow.release();
+    } else {
+      flow.release();
+      this.#router.tellLate?.(flow);
+    }
     if (this.#doneFrame !== undefined) flow.send(this.#doneFrame);
     const replaced = reason !== undefined;
     this.#report({

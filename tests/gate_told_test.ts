@@ -359,6 +359,34 @@ test("guardFetch: a Gemini chunk not JSON that names functionCall is told, alone
   }
 });
 
+test("guardFetch: a Gemini call dropped after the candidate's finish went out is told at the end, as one before it is", async () => {
+  // (after the finish, nothing told of it: the client read a plain stop, the call gone, and onVerdict
+  // reported no reason; before the finish, the finish tells of it)
+  const chunk = geminiChunk;
+  const cutShort = (frame: string) => frame.replace(/\}\n\n$/, "\n\n");
+  const call = chunk([{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }]);
+  const pieced = chunk([{ functionCall: { name: "get_weather", partialArgs: [], willContinue: true } }]);
+  const variants = {
+    unread: cutShort(call),
+    "unread, then the usage": cutShort(call) + chunk([], {}, { usageMetadata: { totalTokenCount: 3 } }),
+    "in pieces": pieced,
+    text: cutShort(chunk([{ text: "x" }])),
+  };
+  for (const [label, after] of Object.entries(variants)) {
+    const body = chunk([{ text: "Let me check." }]) + chunk([], { finishReason: "STOP" }) + after;
+    const { chunks, seen } = await throughGemini([body]);
+    const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
+    assert.deepEqual(parts.filter((p: { functionCall?: unknown }) => p.functionCall), [], label);
+    const text = geminiText(chunks);
+    const told = text.slice("Let me check.".length).trimStart();
+    if (label === "text") assert.deepEqual([told, seen[0]?.reason], ["", undefined], label);
+    else {
+      assert.match(told, DROPPED_ALONE, label);
+      assert.equal(seen[0]?.reason, told, label);
+    }
+  }
+});
+
 test("guardFetch n=2: only the answer told of a call dropped as malformed reads the judge's reason of its other calls", async () => {
   // (every answer's reason spoke of "this turn's other tool call" where any answer was told: an answer told of
   // nothing read of "other" calls it never heard of)
@@ -1414,5 +1442,84 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call after the
     assert.equal(texts[0], said, label);
     assert.match(texts[1], DROPPED_ALONE, label);
     assert.equal(seen[0]?.reason, texts[1], label);
+  }
+});
+
+test("guardFetch: an OpenAI Responses frame not JSON that names a call after the final event, beside a call written after it, is told", async () => {
+  // (the final event had gone out and the told item went ahead of nothing: a written call that passed went
+  // with the dropped one unsaid, one rejected read only the judge's reason, and onVerdict said as little)
+  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
+  const end = frames.length - 1;
+  const written = (name: string, args: string) =>
+    ` <tool_call>\n{"name": "${name}", "arguments": ${args}}\n</tool_call>`;
+  const words = (delta: string) => ({
+    type: "response.output_text.delta",
+    item_id: "msg_1",
+    output_index: 0,
+    content_index: 0,
+    delta,
+    logprobs: [],
+    sequence_number: (frames[end].sequence_number as number) + 1,
+  });
+  const cases: [string, string, RegExp][] = [
+    ["passed", written("get_weather", '{"city": "Oslo"}'), DROPPED_ALONE],
+    ["rejected", written("delete_everything", "{}"), DROPPED_THEN_STOPPED],
+  ];
+  for (const [label, call, told] of cases) {
+    const { final, read, seen } = await responsesFinal([[...frames, words(call), callCut(1)]], {});
+    const numbers = read.map((e) => e.sequence_number);
+    assert.deepEqual(numbers, numbers.map((_, i) => i), label);
+    const reason = seen[0]?.reason ?? "";
+    assert.match(reason, told, label);
+    const streamed = (read as { type: string; delta?: string }[]).map((e) =>
+      e.type === "response.output_text.delta" ? e.delta : ""
+    );
+    assert.ok(streamed.join("").includes(reason), label);
+    // (a rejected written call's reason goes in words after the final event, which the final snapshot the
+    // SDK keeps does not list: the told item goes as it did before, see the report of rev142)
+    if (label === "passed") assert.equal(messageTexts(final)[1], reason, label);
+  }
+});
+
+test("guardFetch: an Anthropic frame not JSON that names tool_use after a stop for tool use with no call is told, as one before the stop is", async () => {
+  // (the stop went out as it came: the client read a stop for tool use with no call to run and nothing
+  // said, and onVerdict reported no reason; before the stop, the stop is made end_turn after a block saying so)
+  const frames = (anthropicStream(["Let me check."]) as Record<string, unknown>[]).map((e) =>
+    e.type === "message_delta" ? { ...e, delta: { stop_reason: "tool_use", stop_sequence: null } } : e
+  );
+  const start = {
+    type: "content_block_start",
+    index: 1,
+    content_block: { type: "tool_use", id: "t", name: "x" },
+  };
+  const cut = `event: content_block_start\ndata: ${JSON.stringify(start).slice(0, -1)}\n\n`;
+  for (const after of [true, false]) {
+    const sse = after ? [...frames, cut] : [...frames.slice(0, -2), cut, ...frames.slice(-2)];
+    reply({ sse, named: true });
+    const message = await anthropicFinal();
+    const said = message.content.flatMap((b) => b.type === "text" ? [b.text.trimStart()] : []);
+    assert.deepEqual(
+      [said.length, said[0], message.stop_reason],
+      [2, "Let me check.", "end_turn"],
+      `${after}`,
+    );
+    assert.match(said[1], DROPPED_ALONE, `${after}`);
+    assert.equal(events[0]?.reason, said[1], `${after}`);
+  }
+});
+
+test("guardFetch: a Cohere frame not JSON that names a call after a finish for tool calls with no call is told, as one before the finish is", async () => {
+  // (the finish went out as it came: the client read TOOL_CALL with no call to run and nothing said, and
+  // onVerdict reported no reason; before the finish, the finish is made COMPLETE after a block saying so)
+  const cut = cohere.wire(cohere.call(1, "{}")[0]).replace(/\}\n\n$/, "\n\n");
+  const head = [cohere.start, ...cohere.text(0, "Let me check.")].map(cohere.wire).join("");
+  const end = cohere.wire(cohere.end("TOOL_CALL"));
+  for (const body of [head + end + cut, head + cut + end]) {
+    const { events, seen } = await throughCohere([body]);
+    const [said, told] = cohereBlockTexts(events);
+    const ends = events.filter((e) => e.type === "message-end").map((e) => e.delta.finish_reason);
+    assert.deepEqual([said, ends.at(-1)], ["Let me check.", "COMPLETE"]);
+    assert.match(told?.trimStart() ?? "", DROPPED_ALONE);
+    assert.equal(seen[0]?.reason, told.trimStart());
   }
 });

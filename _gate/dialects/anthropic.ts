@@ -201,6 +201,8 @@ class AnthropicStream implements FrameRouter {
   #unreadCall = false;
   /** The reason `#stopOfDropped` wrote, once it did (see `FrameRouter.ownReason`). */
   #ownReason: string | undefined;
+  /** A stop for tool use that went out with no call and nothing dropped yet (see `tellLate`). */
+  #toolStop: Record<string, unknown> | undefined;
   /** The frames of the text block `tellDropped` put among the held ones: no block the client had. */
   readonly #told = new Set<Record<string, unknown>>();
   /** Where a retry puts that block, ahead of its own (see `resumePoint`). */
@@ -428,7 +430,11 @@ class AnthropicStream implements FrameRouter {
   #stopOfDropped(event: Record<string, unknown>, flow: StreamFlow): boolean {
     const delta = isRecord(event.delta) ? event.delta : undefined;
     const lost = this.#refusedCalls > 0 || this.#unread;
-    if (delta?.stop_reason !== "tool_use" || !lost || this.#tools.size > 0) return false;
+    if (delta?.stop_reason !== "tool_use" || this.#tools.size > 0) return false;
+    if (!lost) {
+      this.#toolStop = event;
+      return false;
+    }
     // (an unread frame's calls are not known: at least one)
     const reason = malformedCallsReason(Math.max(this.#refusedCalls, 1));
     this.#ownReason = reason;
@@ -437,6 +443,18 @@ class AnthropicStream implements FrameRouter {
       flow.send(named(e));
     }
     return true;
+  }
+
+  /**
+   * See `FrameRouter.tellLate`: where a stop for tool use went out with no call, and a frame after it was
+   * dropped unread or a `tool_use` block refused, ends the message again as `#stopOfDropped` ends one whose
+   * frame came before the stop: a text block saying so, the stop made `end_turn`, and `message_stop` (the
+   * SDK appends the block and keeps the last stop).
+   */
+  tellLate(flow: StreamFlow): void {
+    const stop = this.#toolStop;
+    if (!stop || this.#ownReason !== undefined || !(this.#refusedCalls > 0 || this.#unread)) return;
+    if (this.#stopOfDropped(stop, flow)) flow.send(named({ type: "message_stop" }));
   }
 
   /**

@@ -334,6 +334,8 @@ class CohereStream implements FrameRouter {
   #unreadCall = false;
   /** The reason `#stopOfDropped` or `tellDropped` wrote, once one did (see `FrameRouter.ownReason`). */
   #ownReason: string | undefined;
+  /** A `message-end` for tool calls that went out with no call and nothing dropped yet (see `tellLate`). */
+  #toolEnd: Record<string, unknown> | undefined;
   /** The frames of the text block `tellDropped` put among the held ones: no block the client had. */
   readonly #told = new Set<Record<string, unknown>>();
   /** Where a retry puts that block, ahead of its own (see `resumePoint`). */
@@ -683,7 +685,11 @@ class CohereStream implements FrameRouter {
    */
   #stopOfDropped(event: Record<string, unknown>, flow: StreamFlow): boolean {
     const ending = completed(event);
-    if (ending === event || !this.#unread) return false;
+    if (ending === event) return false;
+    if (!this.#unread) {
+      this.#toolEnd = event;
+      return false;
+    }
     // (an unread frame's calls are not known: at least one)
     const reason = malformedCallsReason(1);
     this.#ownReason = reason;
@@ -691,6 +697,17 @@ class CohereStream implements FrameRouter {
       flow.send(this.#wire(e));
     }
     return true;
+  }
+
+  /**
+   * See `FrameRouter.tellLate`: where a `message-end` for tool calls went out with no call, and a frame
+   * after it was dropped unread, ends the message again as `#stopOfDropped` ends one whose frame came
+   * before it: a text block saying so, then that `message-end` made `COMPLETE`.
+   */
+  tellLate(flow: StreamFlow): void {
+    if (this.#toolEnd && this.#ownReason === undefined && this.#unread) {
+      this.#stopOfDropped(this.#toolEnd, flow);
+    }
   }
 
   /**

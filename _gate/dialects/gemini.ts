@@ -395,6 +395,8 @@ class GeminiStream implements FrameRouter {
    * came again (in a later chunk, with the usage) told it again.
    */
   readonly #heard = new Set<number>();
+  /** The candidates (by position) whose finish was routed: one told of nothing there is told at the end. */
+  readonly #ended = new Set<number>();
 
   constructor(answers = 1) {
     this.#answers = answers;
@@ -517,6 +519,16 @@ class GeminiStream implements FrameRouter {
   }
 
   /**
+   * See `FrameRouter.tellLate`: each candidate that finished holding no call, and lost one in a chunk that
+   * came after its finish, is told now, as its finish tells of one that came before it (see `#tellsAt`).
+   */
+  tellLate(flow: StreamFlow): void {
+    if (this.#refusedCalls.size === 0 && !this.#unreadCall) return;
+    const telling = [...this.#ended].filter((i) => this.#lost(i) && !this.#called.has(i));
+    this.#tellDropped(telling.sort((a, b) => a - b), flow);
+  }
+
+  /**
    * See `FrameRouter.tellDropped`: each candidate that holds a call beside call parts `refuse` dropped of
    * its own gets the reason as its text, in a chunk put among the held ones after the last of its text held
    * (else ahead of them), so it goes with the calls that pass and their finish, ahead of a rejection's
@@ -559,6 +571,7 @@ class GeminiStream implements FrameRouter {
     const all = Array.isArray(event.candidates) ? event.candidates : [];
     all.forEach((c, i) => {
       if (isRecord(c) && parts(c).some(isCall)) this.#called.add(i);
+      if (isRecord(c) && c.finishReason != null) this.#ended.add(i);
     });
     if (this.#refusedCalls.size === 0 && !this.#unreadCall) return [];
     return all.flatMap((c, i) =>

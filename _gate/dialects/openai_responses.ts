@@ -1405,8 +1405,9 @@ class ResponsesStream implements FrameRouter {
     const at = held.findLastIndex((h) => h.event !== undefined && TERMINAL.has(h.event.type as string));
     if (!this.#unreadCall || this.#ownReason !== undefined) return;
     // (after events that came after the final event, held, or after one that went out: see `#endAgain`;
-    // not beside a written call, whose text the watch retells in the frames it held, the final one too)
-    const after = !written && (at < 0 || held.slice(at + 1).some((h) => h.event !== undefined));
+    // beside a written call only after one that went out: one held, the watch retells the text in the frames
+    // it held, the final one too)
+    const after = at < 0 || (!written && held.slice(at + 1).some((h) => h.event !== undefined));
     const from = at >= 0 ? { raw: held[at].raw, event: held[at].event! } : after ? this.#final : undefined;
     if (!from) return;
     const terminal = from.event;
@@ -1574,7 +1575,7 @@ class ResponsesStream implements FrameRouter {
    * See `FrameRouter.unread`: only a frame that names a call (a `function_call` item's type, a `call_id`,
    * see `namesKey`) is taken for a call's, as Ollama reads its lines: any other may be text. Told where the
    * response then ends with no call held (see `#endOfDropped`), beside calls held (see `tellDropped`), and
-   * at once after a final event that went out untold.
+   * after a final event that went out untold, once every event seen went out (see `#tellLate`).
    */
   unread(data: string): void {
     if (!namesKey(data, "type", "function_call") && !namesKey(data, "call_id")) return;

@@ -368,6 +368,15 @@ export interface FrameRouter {
    */
   tellDropped?(flow: StreamFlow, answers: ReadonlySet<number>, options?: { written?: boolean }): void;
   /**
+   * At the end of a stream that held no call to judge, after the frames held went out: tells, as
+   * `tellDropped` does, of calls dropped (unread or refused) after the answer that made them had ended,
+   * whose finish went out untold. Left out, the client read a plain stop, the call gone and nothing said,
+   * where the same frame ahead of the finish was told (a Gemini finish; an Anthropic or Cohere stop for
+   * tool use with no call). OpenAI Responses tells of them as they come after its final event (see its
+   * `unread`).
+   */
+  tellLate?(flow: StreamFlow): void;
+  /**
    * Makes a normal stop the held finish for tool use (Anthropic `tool_use`, OpenAI Chat `tool_calls`, Cohere
    * `TOOL_CALL`) of each of `answers` that holds no native call, whose calls were written into the text
    * (or whose text a failed watch withheld): once the gate cut those calls, withheld that text, or told of a
