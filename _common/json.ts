@@ -880,7 +880,9 @@ export function holdsUnsent(value: unknown): boolean {
  * past {@link MOST_WRITTEN_OUT} objects copied, a loop among them. With `holes`, every array keeps its holes
  * whatever its length, for a reader that takes only the text out (the scan: JSON's `null` holds none), so a
  * sparse array costs what it holds. With `infinite`, +/-Infinity is kept (call arguments: JSON text writes it
- * as 1e400, and it is refused too large as it stands) where JSON writes `null`.
+ * as 1e400, and it is refused too large as it stands) where JSON writes `null`. With `raw`, a raw JSON object
+ * (`JSON.rawJSON`: an MCP id past 2^53) is kept as it is, which JSON writes as its text, where it is opened
+ * else (its number rounded).
  *
  * @example
  * ```ts
@@ -899,15 +901,18 @@ export function holdsUnsent(value: unknown): boolean {
  */
 export function copyAsSent<T>(
   value: T,
-  options: { apart?: boolean; holes?: boolean; infinite?: boolean } = {},
+  options: { apart?: boolean; holes?: boolean; infinite?: boolean; raw?: boolean } = {},
 ): T {
   const infinite = options.infinite === true;
+  const raw = options.raw === true;
+  // (what JSON writes for `v` read at `key`; a raw JSON object kept, with `raw`)
+  const sent = (v: unknown, key: string) => raw && isRawJson(v) ? v : asSent(v, key, infinite);
   const copies = new Map<object, unknown[] | Record<string, unknown>>();
   const pending: object[] = [];
   const targets: (unknown[] | Record<string, unknown>)[] = [];
   let again = 0; // (objects met anew in a copy `apart`)
   const copyOf = (v: unknown, readAgain?: () => unknown): unknown => {
-    if (typeof v !== "object" || v === null) return v;
+    if (typeof v !== "object" || v === null || (raw && isRawJson(v))) return v;
     let copy = copies.get(v);
     if (copy !== undefined && !options.apart) return copy;
     if (copy !== undefined) {
@@ -928,13 +933,13 @@ export function copyAsSent<T>(
     targets.push(copy);
     return copy;
   };
-  const root = copyOf(asSent(value, "", infinite)) as T;
+  const root = copyOf(sent(value, "")) as T;
   for (let i = 0; i < pending.length; i++) { // (the list grows as it is read)
     const from = pending[i];
     const to = targets[i];
     if (Array.isArray(to)) {
       const list = from as unknown[];
-      const read = (j: number) => asSent(list[j], String(j), infinite);
+      const read = (j: number) => sent(list[j], String(j));
       if (list.length <= MOST_WRITTEN_OUT && !options.holes) { // as JSON writes it, every index
         for (let j = 0; j < list.length; j++) to[j] = copyOf(read(j), () => read(j)) ?? null;
       } else eachHeld(list, (_, j) => to[j] = copyOf(read(j), () => read(j)) ?? null);
@@ -943,7 +948,7 @@ export function copyAsSent<T>(
     }
     for (const k in from) {
       if (!HAS_OWN.call(from, k)) continue;
-      const read = () => asSent((from as Record<string, unknown>)[k], k, infinite);
+      const read = () => sent((from as Record<string, unknown>)[k], k);
       const item = copyOf(read(), read);
       if (item === undefined) continue; // (JSON writes no key for it)
       if (k === "__proto__") {

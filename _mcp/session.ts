@@ -7,7 +7,7 @@
  */
 import { clipMiddle, errorText, foldCase, heldIndices, isRecord } from "../_common/values.ts";
 import { copyAsSent, refuseSparse, repeatedKeys, sentMembers, textAsSent } from "../_common/json.ts";
-import { MOST_WRITTEN_OUT } from "../_common/measure.ts";
+import { isRawJson, MOST_WRITTEN_OUT } from "../_common/measure.ts";
 import { isUtf8 } from "../_common/bytes.ts";
 import {
   type DeferredCheck,
@@ -274,6 +274,57 @@ function namesIdOnce(text: string): boolean {
     if (text.charCodeAt(at - 1) === 0x22 && ++seen > 1) return false;
   }
   return true;
+}
+
+/**
+ * The object `v` (a server message's member, read at `key`) copied as JSON writes it, member by member (see
+ * {@linkcode copied}); one whose own members cannot be read (a getter that throws) gets a stand-in.
+ */
+function sentCopy(v: Record<string, unknown>, key: string, failed: { error?: unknown }): unknown {
+  let sent: unknown;
+  try {
+    sent = sentMembers(v, key);
+  } catch (error) {
+    return standIn(v, error, failed);
+  }
+  if (!isRecord(sent)) return typeof sent === "object" && sent !== null ? copied(sent, failed) : sent;
+  for (const k in sent) {
+    const member = sent[k];
+    if (typeof member === "object" && member !== null) sent[k] = copied(member, failed);
+  }
+  return sent;
+}
+
+/**
+ * A copy of `v` holding what JSON writes of it (see `copyAsSent`; a raw JSON id past 2^53 stays as it is), or
+ * a stand-in when it cannot be copied (see {@linkcode standIn}).
+ */
+function copied(v: object, failed: { error?: unknown }): unknown {
+  try {
+    return copyAsSent(v, { raw: true });
+  } catch (error) {
+    return standIn(v, error, failed);
+  }
+}
+
+/**
+ * What stands in for a part `v` of a server message that could not be copied (a getter that throws, an
+ * object new on each read): a value that throws `error` (kept in `failed`) wherever it is read, so that the
+ * judge fails there as it did on the getter itself, and the message is never passed on as it is (read again,
+ * a getter that throws once gave the judge other than the copy read). An array's is an array, so that a tool
+ * list one tool of which cannot be read is refused as the guard's tool list (`tools_fetch_failed`), as before.
+ */
+function standIn(v: object, error: unknown, failed: { error?: unknown }): object {
+  if (!("error" in failed)) failed.error = error;
+  const fail = (): never => {
+    throw error;
+  };
+  let list = false;
+  try {
+    list = Array.isArray(v);
+  } catch { /* (a revoked proxy: an object stands in) */ }
+  const traps = ["get", "has", "ownKeys", "getOwnPropertyDescriptor", "getPrototypeOf"] as const;
+  return new Proxy(list ? [] : {}, Object.fromEntries(traps.map((t) => [t, fail])));
 }
 
 /**
@@ -1795,18 +1846,33 @@ export class GuardedSession implements McpSession {
 
   /**
    * The server message `m` to judge and pass on: one built in code (not parsed from JSON text, see
-   * {@linkcode parsedText}) read once, its own members into a copy, since a member read again as the client
-   * reads it (its `params`, `result`, even its `method`) may answer other than what was judged. One whose
-   * copy throws (`unread`: a getter) is judged as it is, as before, and never passed on as it is.
+   * {@linkcode parsedText}) read once into a copy of what JSON writes of it (see {@linkcode sentCopy}), since
+   * a part read again as the client reads it (its `params`, `result`, even its `method`) may answer other
+   * than what was judged, and the judge reads an array by the slots it holds while JSON writes each index: a
+   * Proxy whose `has` and `ownKeys` hid index 1 while its `get` gave a tool was judged as `tools: [, tool]`,
+   * and the client got that tool's description unjudged. An answer judged by its id alone is copied no
+   * deeper than its own members. One whose own members cannot be read (`unread`: a getter that throws) is
+   * judged as it is, as before; one a part of which cannot be copied is judged with that part throwing the
+   * copy's error wherever it is read. Neither is ever passed on as it is.
    */
   #readOnce<T>(m: T): { read: T; unread?: { error: unknown } } {
     if (this.#judgingText || !isRecord(m)) return { read: m };
+    let read: unknown;
     try {
       // (as JSON sends it: a `toJSON` of its own is what the client reads)
-      return { read: sentMembers(m, "") as T };
+      read = sentMembers(m, "");
     } catch (error) {
       return { read: m, unread: { error } };
     }
+    if (!isRecord(read) || this.#judgesIdOnly(read as JsonRpcMessage)) return { read: read as T };
+    const failed: { error?: unknown } = {};
+    for (const k in read) {
+      // (an id past 2^53 as raw JSON stays as it is, as sentMembers keeps it: opened, it would be rounded)
+      const v = read[k];
+      if (typeof v !== "object" || v === null || isRawJson(v)) continue;
+      read[k] = isRecord(v) ? sentCopy(v, k, failed) : copied(v, failed);
+    }
+    return "error" in failed ? { read: read as T, unread: { error: failed.error } } : { read: read as T };
   }
 
   /**

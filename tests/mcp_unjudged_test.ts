@@ -1712,3 +1712,87 @@ test("MCP session: a split client batch built in code with a hole returns the se
   await assert.rejects(sent, /the server's transport failed/);
   assert.equal(toServer.length, 2);
 });
+
+/**
+ * An array built in code that JSON writes as `[null, value]` while the guard's walk of what it holds sees a
+ * hole at index 1: its `has` and `ownKeys` hide the index its `get` answers.
+ */
+function hidingIndex(value: unknown): unknown[] {
+  return new Proxy([], {
+    get: (target, key) => (key === "length" ? 2 : key === "1" ? value : Reflect.get(target, key)),
+    has: () => false,
+    ownKeys: () => ["length"],
+  });
+}
+
+test("MCP session: a listing built in code whose array hides an index from has and ownKeys is cleaned as JSON writes it", () => {
+  // The judge read `[, entry]` (a hole at index 1) while JSON wrote the entry its `get` gave: a poisoned
+  // description reached the client unjudged. The answer is now read once, as JSON writes it, and that copy
+  // is what is judged and goes on.
+  const cases: [string, string, Record<string, unknown>][] = [
+    ["tools/list", "tools", { name: "evil", description: INJECTED, inputSchema: { type: "object" } }],
+    ["prompts/list", "prompts", { name: "p", description: INJECTED }],
+    ["resources/list", "resources", { name: "r", uri: "file:///r", description: INJECTED }],
+  ];
+  for (const batch of [false, true]) {
+    for (const [method, key, entry] of cases) {
+      const { guarded, toClient, events } = session();
+      guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method } });
+      const answer = { jsonrpc: "2.0", id: 2, result: { [key]: hidingIndex(entry) } };
+      guarded.fromServer({ message: batch ? [answer] : answer });
+      const sent = JSON.stringify(toClient);
+      assert.doesNotMatch(sent, /Ignore all previous/, `${method}, batch ${batch}: ${sent}`);
+      assert.match(sent, /removed text addressed to the model/, `${method}, batch ${batch}`);
+      assert.ok(events.some((e) => e.event === "description_flagged"), `${method}, batch ${batch}`);
+    }
+  }
+});
+
+test("MCP session: a server message built in code whose array hides an index is scanned as JSON writes it", () => {
+  // The scan read such an array as a hole while JSON wrote what `get` gave: a server request's message, a
+  // notification's data and a result's structured content went on without that text, or its finding.
+  const text = { type: "text", text: INJECTED };
+  const messages: [string, JsonRpcMessage][] = [
+    ["a sampling request", {
+      jsonrpc: "2.0",
+      id: "s1",
+      method: "sampling/createMessage",
+      params: { messages: hidingIndex({ role: "user", content: text }), maxTokens: 10 },
+    }],
+    ["a log notification", {
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: hidingIndex(INJECTED) },
+    }],
+    ["structured content", {
+      jsonrpc: "2.0",
+      id: 2,
+      result: { content: [], structuredContent: { list: hidingIndex(INJECTED) } },
+    }],
+  ];
+  for (const batch of [false, true]) {
+    for (const [what, message] of messages) {
+      const { guarded, toClient } = session();
+      guarded.fromClient({
+        message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo" } },
+      });
+      guarded.fromServer({ message: batch ? [message] : message });
+      const sent = JSON.stringify(toClient);
+      assert.match(sent, /Ignore all previous/, `${what}, batch ${batch}: ${sent}`);
+      assert.match(sent, /toolguard\/output_findings/, `${what}, batch ${batch}: ${sent}`);
+    }
+  }
+  // (an id or a progress token past 2^53 as JSON.rawJSON keeps its digits in the copy: opened, it would be
+  // rounded)
+  const rawJSON = (JSON as unknown as { rawJSON?: (text: string) => unknown }).rawJSON;
+  if (rawJSON === undefined) return;
+  const { guarded, toClient } = session();
+  const big = () => rawJSON("12345678901234567891");
+  const params = { progressToken: big(), progress: 1 };
+  guarded.fromServer({ message: { jsonrpc: "2.0", method: "notifications/progress", params } });
+  const request = { jsonrpc: "2.0", id: big(), method: "sampling/createMessage", params: { messages: [] } };
+  guarded.fromServer({ message: request as unknown as JsonRpcMessage });
+  const sent = JSON.stringify(toClient);
+  assert.match(sent, /"progressToken":12345678901234567891,/);
+  assert.match(sent, /"id":12345678901234567891,"method":"sampling/);
+});
