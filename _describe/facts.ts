@@ -170,7 +170,7 @@ export interface FindingFacts {
 /**
  * A finding's facts, each said once: a message that names the place (the validator's do, as a JSON Pointer) has
  * `place` in its stead; `expected` and `received` are left out where the message already says them, and the
- * message where it only restates them. One home for {@linkcode describeVerdict} (a readable place) and `vet`'s
+ * message where it only restates them. One home for `describeVerdict` (verdict.ts; a readable place) and `vet`'s
  * `toLLMFeedback` (the pointer).
  *
  * @example
