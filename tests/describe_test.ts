@@ -755,3 +755,21 @@ test("describeVerdict: a list or value the validator cut at the message's end ke
   });
   assert.ok(hand.includes(`expected "${long}\u2026. bad value.`), hand);
 });
+
+test("describeVerdict: a form that allows nothing, or a union nested past the summary's depth, is no 'any value'", () => {
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        a: { anyOf: [{ type: "string" }, false] },
+        n: false,
+        d: { anyOf: [{ anyOf: [{ anyOf: [{ type: "string" }, { type: "integer" }] }] }] },
+      },
+      required: ["z"],
+    },
+  }];
+  const text = describeVerdict(createValidator(tools).validate([{ name: "t", arguments: "{}" }]), { tools });
+  assert.ok(text.includes("t takes: a (string); n (no value is allowed); d (one of several forms)."), text);
+  assert.doesNotMatch(text, /any value/);
+});
