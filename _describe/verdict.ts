@@ -136,20 +136,25 @@ const MAX_FORMS = 4;
 
 /**
  * A short type description of a parameter schema, e.g. `integer 1..50`, `one of "a" | "b"` or `string or
- * integer` (an `anyOf` or `oneOf` of such, `depth` levels down at most).
+ * integer` (an `anyOf` or `oneOf` of such, `depth` levels down at most; one deeper is "one of several forms").
  */
 function schemaSummary(schema: unknown, depth = 0): string {
+  if (schema === false) return "no value is allowed"; // (the boolean schema that allows nothing)
   if (!isRecord(schema)) return "any value";
   if (Array.isArray(schema.enum)) {
     if (schema.enum.length === 0) return "no value is allowed"; // (not "one of" a list of nothing)
     return "one of " + schema.enum.slice(0, 8).map((e) => clip(itemJson(e), 60)).join(" | ") +
       (schema.enum.length > 8 ? " | \u2026" : "");
   }
-  // A union with no type of its own is no "any value": it is one of its forms.
-  const forms = schema.type === undefined && depth < 2
+  // A union with no type of its own is no "any value": it is one of its forms (a form that allows nothing adds
+  // none).
+  const union = schema.type === undefined
     ? [schema.anyOf, schema.oneOf].find((f) => Array.isArray(f) && f.length > 0) as unknown[] | undefined
     : undefined;
+  if (union !== undefined && depth >= 2) return "one of several forms";
+  const forms = union?.filter((f) => f !== false);
   if (forms !== undefined) {
+    if (forms.length === 0) return "no value is allowed";
     return forms.slice(0, MAX_FORMS).map((f) => schemaSummary(f, depth + 1)).join(" or ") +
       (forms.length > MAX_FORMS ? " or \u2026" : "");
   }

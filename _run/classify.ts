@@ -276,11 +276,12 @@ function ownEntries(exitCodes: unknown): unknown {
  * What is wrong with the options {@linkcode classify} and `runTool` share, as a sentence saying what to give, or
  * null when they are all usable: one check for both, so that an option `runTool` refuses is never read another
  * way by `classify`. It takes the options as {@linkcode readOptions} read them, once, as both callers do: the
- * run then reads that snapshot alone, so what passed is what runs; options read from the caller's object
- * (whose getters may answer the run another value, whose `exitCodes` the run would not read as its own
- * entries) are refused. An `exitCodes` entry must be an exit code of its own meaning `"empty"`, and never 0,
- * which already means success (the CLI refuses `--empty-exit 0` likewise). An inherited entry is neither read
- * nor refused: refusing it would refuse every call once anything set a number key on `Object.prototype`.
+ * run then reads that snapshot alone, so what passed is what runs. Of options not so read, only an `exitCodes`
+ * can be told apart (it is no {@linkcode OwnEntries}: the run would not read it as its own entries), and is
+ * refused; any other is checked as given, a getter read once here and again by whoever runs. An `exitCodes`
+ * entry must be an exit code of its own meaning `"empty"`, and never 0, which already means success (the CLI
+ * refuses `--empty-exit 0` likewise). An inherited entry is neither read nor refused: refusing it would refuse
+ * every call once anything set a number key on `Object.prototype`.
  *
  * @example
  * ```ts

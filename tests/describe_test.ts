@@ -732,3 +732,44 @@ test("describeVerdict: a path's own dot is kept, and a cut name is not said agai
   const line = unknown.split("\n").find((l) => l.startsWith("1. ")) ?? "";
   assert.match(line, /^1\. unknown_tool: There is no tool named "n+\.+ Available: t\.$/);
 });
+
+test("describeVerdict: a list or value the validator cut at the message's end keeps its mark", () => {
+  const long = "b".repeat(60);
+  const tools = [{ name: "t", parameters: { type: "object", properties: { e: { enum: ["a", long] } } } }];
+  const text = describeVerdict(
+    createValidator(tools, { scan: false }).validate([
+      { name: "t", arguments: '{"e":"zz"}' },
+    ]),
+  );
+  // (the enum's last member cut: "bbb...." read as a member "bbb" and a full stop)
+  assert.ok(
+    text.includes(`1. argument_constraint: "e" must be one of: "a", "${"b".repeat(36)}\u2026.`),
+    text,
+  );
+  // a hand-made finding's cut `expected` likewise
+  const hand = describeVerdict({
+    index: 0,
+    name: "t",
+    allowed: false,
+    findings: [{ code: "argument_constraint", path: "/e", message: "bad value", expected: `"${long}...` }],
+  });
+  assert.ok(hand.includes(`expected "${long}\u2026. bad value.`), hand);
+});
+
+test("describeVerdict: a form that allows nothing, or a union nested past the summary's depth, is no 'any value'", () => {
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        a: { anyOf: [{ type: "string" }, false] },
+        n: false,
+        d: { anyOf: [{ anyOf: [{ anyOf: [{ type: "string" }, { type: "integer" }] }] }] },
+      },
+      required: ["z"],
+    },
+  }];
+  const text = describeVerdict(createValidator(tools).validate([{ name: "t", arguments: "{}" }]), { tools });
+  assert.ok(text.includes("t takes: a (string); n (no value is allowed); d (one of several forms)."), text);
+  assert.doesNotMatch(text, /any value/);
+});

@@ -149,3 +149,10 @@ test("ToolArgError.toLLMFeedback: a long key is cut as describeVerdict cuts it, 
   assert.ok(unexpected.length < 400, unexpected);
   assert.ok(lines.includes('- /v1.: Expected number, received string "x".'), lines.join("\n"));
 });
+
+test("ToolArgError.toLLMFeedback: an enum member the validator cut at the message's end keeps its mark", async () => {
+  const schema = { type: "object", properties: { e: { enum: ["a", "b".repeat(60)] } } };
+  const tool = vet({ name: "t", schema, fn: () => "ran", onError: (e) => e.toLLMFeedback() });
+  const lines = (await tool({ e: "zz" })).split("\n").filter((l) => l.startsWith("- "));
+  assert.deepEqual(lines, [`- "/e" must be one of: "a", "${"b".repeat(36)}\u2026. Received string "zz".`]);
+});
