@@ -57,9 +57,9 @@ export function processesWith(temp: string): string[] {
 }
 
 /**
- * What a step left behind in its temporary folder `temp`: the processes still running after
- * {@linkcode GRACE_MS} (ended now, with SIGKILL, so they do not outlive the check), then the files and folders
- * in it. Removes the folder.
+ * What a step left behind in its temporary folder `temp`: the processes still running after `graceMs`
+ * (default {@linkcode GRACE_MS}; ended now, with SIGKILL, so they do not outlive the check), then the files
+ * and folders in it. Removes the folder.
  *
  * @example A file left in the folder
  * ```ts
@@ -76,12 +76,13 @@ export function processesWith(temp: string): string[] {
  * ```
  *
  * @param temp The step's temporary folder.
+ * @param graceMs How long its processes get to end (a test's process that never ends need not wait 3 s).
  * @returns "process PID COMMAND", "file NAME" and "folder NAME" lines, and a line for a folder that could not
  *   be removed; empty when the step left nothing.
  */
-export async function leftBehind(temp: string): Promise<string[]> {
+export async function leftBehind(temp: string, graceMs: number = GRACE_MS): Promise<string[]> {
   let running = processesWith(temp);
-  for (const until = performance.now() + GRACE_MS; running.length > 0 && performance.now() < until;) {
+  for (const until = performance.now() + graceMs; running.length > 0 && performance.now() < until;) {
     await new Promise((resolve) => setTimeout(resolve, 100));
     running = processesWith(temp);
   }

@@ -85,7 +85,10 @@ test("relayMcp: against a server that answers at random, every request the relay
   const random = seededRandom(7);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
   const checked: string[] = [];
-  for (let run = 0; run < 20; run++) {
+  // Eight runs: with the session's cancel of a split batch's member undone, runs 3-7 leave a request
+  // unanswered; with a closing server's pending requests left unanswered, runs 0-5 do (twenty took 2.5 times
+  // as long, 13 s under Wine, and caught neither break in a run the first eight missed).
+  for (let run = 0; run < 8; run++) {
     const asked = new Set<string>();
     const lines: string[] = [];
     let id = 0;
@@ -150,7 +153,7 @@ test("relayMcp: against a server that answers at random, every request the relay
     checked.push(`run ${run}`);
   }
   assert.ok(
-    checked.length >= 15,
+    checked.length >= 6,
     `${checked.length} runs ended with the client (the rest: the server exited)`,
   );
 });

@@ -110,7 +110,7 @@ test("the linear-time matcher answers as the native engine, assertions and flags
 test("a counted repeat of one set runs on a count per thread, as the native engine answers", () => {
   // past 64 the repeat is one instruction that keeps where its threads entered, not a copy per count
   let runs = 0;
-  for (let p = 0; p < 1_500; p++) {
+  for (let p = 0; p < 500; p++) {
     const min = pick([0, 1, 2, 63, 65, 66, 70]);
     const max = pick([min, min + 1, min + 5, 66, 68, 80, Infinity]);
     if (max < min) continue;
@@ -132,7 +132,7 @@ test("a counted repeat of one set runs on a count per thread, as the native engi
       }
     }
   }
-  assert.ok(runs > 50_000, `${runs} runs`);
+  assert.ok(runs > 15_000, `${runs} runs`);
 });
 
 test("alternatives of one set each that share no character are read as one set, as the native engine answers", () => {
@@ -154,7 +154,7 @@ test("alternatives of one set each that share no character are read as one set, 
   }
   let folded = 0;
   const apart = ["a", "b", "1", " ", "\\n", "[xy]", "😀", "\\s"];
-  for (let p = 0; p < 800; p++) {
+  for (let p = 0; p < 300; p++) {
     const alts = [...apart].sort(() => rnd() - 0.5).slice(0, 2 + Math.floor(rnd() * 2));
     // one that shares characters (its native engine then explodes on a long run: short strings only)
     const sharing = rnd() < 0.25;
@@ -179,7 +179,7 @@ test("alternatives of one set each that share no character are read as one set, 
       }
     }
   }
-  assert.ok(folded > 50, `${folded} of {0,5000} compiled`);
+  assert.ok(folded > 15, `${folded} of {0,5000} compiled`);
 });
 
 test("with the s or m flag the matcher answers as the native engine; with i a risky pattern is refused", () => {
