@@ -9,7 +9,7 @@
 import { nestsDeeper, pastMeasure } from "../_common/measure.ts";
 import { unescapePointer } from "../_common/pointer.ts";
 import { clip, isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
-import { asText, feedbackName, findingFacts, MAX_PATH, oneLine, placeLine, stop } from "./facts.ts";
+import { asText, feedbackName, findingFacts, MAX_PATH, oneLine, placeLine, shownKey, stop } from "./facts.ts";
 import type { CallVerdict, Finding, Verdict } from "../types.ts";
 
 /** Returns a short description of a value for messages, never throwing. */
@@ -200,7 +200,7 @@ function readablePath(pointer: string): string {
   if (pointer === "") return "the arguments as a whole";
   let out = "";
   for (const raw of pointer.split("/").slice(1)) {
-    const key = unescapePointer(raw);
+    const key = shownKey(unescapePointer(raw));
     if (/^(0|[1-9]\d*)$/.test(key) && out !== "") out += `[${key}]`;
     else out += out === "" ? key : `.${key}`;
   }
@@ -319,10 +319,12 @@ function declaredNames(tools: readonly ToolSummary[]): string {
  *
  * The text stays bounded whatever the verdict holds: at most 20 findings are listed per call and 10 rejected
  * calls per verdict, the rest counted ("... and K more"); names, paths and every quoted value are one
- * line (line breaks and other control characters, ANSI escapes included, become a space) cut to a fixed
- * length. A malformed verdict object (a call or finding that is not an object, fields of the wrong type, a
- * getter that throws) never throws: it is described as rejected, with what could be read. A verdict that
- * is not an object at all is a `TypeError`, as for every public function.
+ * line (line breaks and other control characters, ANSI escapes included, become a space; bidi controls and
+ * invisible characters are written as JSON escapes, `\u202e`) cut to a fixed length; a key that is empty or
+ * blank, or has spaces at its ends, is written so (`"\u0020"`, not `""`). A malformed verdict object (a call or
+ * finding that is not an object, fields of the wrong type, a getter that throws) never throws: it is described
+ * as rejected, with what could be read. A verdict that is not an object at all is a `TypeError`, as for every
+ * public function.
  *
  * @example Feedback a small model can act on
  * ```ts

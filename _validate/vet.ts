@@ -5,7 +5,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { findingFacts, MAX_PATH, placeLine, stop } from "../_describe/facts.ts";
+import { findingFacts, MAX_PATH, placeLine, shownPointer, stop } from "../_describe/facts.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile, refuseBigInt } from "../_schema/compile.ts";
@@ -135,7 +135,7 @@ export class ToolArgError extends Error {
   toLLMFeedback(): string {
     const lines = this.findings.map((f) => {
       // (a path cut as describeVerdict cuts it: a model's 100 000-character key is not said whole)
-      const path = placeLine(f.path, MAX_PATH);
+      const path = placeLine(typeof f.path === "string" ? shownPointer(f.path) : f.path, MAX_PATH);
       const record = f as unknown as Record<string, unknown>;
       const { told, message, bits, suggestion } = findingFacts(record, `"${path}"`);
       const more = bits.length === 0 ? "" : ` ${bits.join(", ")}.`.replace(/^ ./, (c) => c.toUpperCase());

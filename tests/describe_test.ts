@@ -773,3 +773,27 @@ test("describeVerdict: a form that allows nothing, or a union nested past the su
   assert.ok(text.includes("t takes: a (string); n (no value is allowed); d (one of several forms)."), text);
   assert.doesNotMatch(text, /any value/);
 });
+
+test("describeVerdict: the keys '' and ' ' read apart, a whitespace-only key written as JSON escapes", () => {
+  const tools = [{ name: "t", parameters: { type: "object", properties: {}, additionalProperties: false } }];
+  const v = createValidator(tools, { scan: false });
+  const place = (key: string) =>
+    describeVerdict(v.validate([{ name: "t", arguments: JSON.stringify({ [key]: 1 }) }]))
+      .split("\n").find((l) => l.startsWith("1. ")) ?? "";
+  assert.match(place(""), /^1\. unexpected_argument: "" is not a parameter/);
+  assert.match(place(" "), /^1\. unexpected_argument: "\\u0020" is not a parameter/);
+  assert.match(place("\t"), /^1\. unexpected_argument: "\\u0009" is not a parameter/);
+  assert.match(place("a b"), /^1\. unexpected_argument: "a b" is not a parameter/);
+});
+
+test("describeVerdict: bidi controls and invisible characters in a quoted value are escaped, not sent raw", () => {
+  const tools = [{ name: "t", parameters: { type: "object", properties: { a: { type: "integer" } } } }];
+  const sent = "ev\u202eil\u2066x\u2069\u200by";
+  const text = describeVerdict(
+    createValidator(tools, { scan: false }).validate([
+      { name: "t", arguments: JSON.stringify({ a: sent, [`k\u202e`]: 1 }) },
+    ]),
+  );
+  assert.doesNotMatch(text, /[\u200b\u202a-\u202e\u2066-\u2069]/);
+  assert.ok(text.includes('received string "ev\\u202eil\\u2066x\\u2069\\u200by"'), text);
+});
