@@ -105,6 +105,12 @@ export interface DescribeVerdictOptions {
   tools?: readonly unknown[];
 }
 
+/** What `tools` (the option) held that could not be read (a getter that throws): said once, not the verdict. */
+const UNREADABLE_TOOLS = Symbol("unreadable tools");
+
+/** The declared tools as read, none given, or unreadable. */
+type Tools = ToolSummary[] | null | typeof UNREADABLE_TOOLS;
+
 /** A declared tool reduced to what feedback needs. */
 interface ToolSummary {
   name: string;
@@ -195,6 +201,18 @@ function parameterSummary(tool: ToolSummary): string {
   return `${name} takes: ${entries.join("; ")}${more}.`;
 }
 
+/**
+ * {@linkcode parameterSummary}, or where the schema cannot be read (a getter that throws, a revoked proxy) a
+ * sentence that says so: only the summary is lost, not the findings told before it.
+ */
+function parameterSummaryOf(tool: ToolSummary): string {
+  try {
+    return parameterSummary(tool);
+  } catch {
+    return `The parameters of ${feedbackName(tool.name)} could not be read from its declaration.`;
+  }
+}
+
 /** Turns a JSON Pointer into a path a small model reads easily: `/items/0/name` -> `items[0].name`. */
 function readablePath(pointer: string): string {
   if (pointer === "") return "the arguments as a whole";
@@ -255,12 +273,13 @@ function callRejected(call: unknown): boolean {
 }
 
 /** Feedback for one call verdict, whatever it holds (a malformed one is said to be unreadable). */
-function describeCall(call: unknown, tools: ToolSummary[] | null): string {
+function describeCall(call: unknown, given: Tools): string {
   if (!isRecord(call)) {
     return `A call was rejected and did not run; its verdict is unreadable (${show(call)}), ` +
       "so no reason can be given. Retry once with arguments that match the tool's parameters.";
   }
   const name = feedbackName(call.name) || "(no name)";
+  const tools = given === UNREADABLE_TOOLS ? null : given;
   const findings: unknown[] = Array.isArray(call.findings) ? call.findings : [];
   const coded = (code: string) => findings.find((f) => isRecord(f) && f.code === code) as Finding | undefined;
   const check = modelCheckOf(call);
@@ -285,7 +304,9 @@ function describeCall(call: unknown, tools: ToolSummary[] | null): string {
     );
   }
   const declared = tools?.find((t) => t.name === call.name);
-  if (declared) lines.push(parameterSummary(declared));
+  if (given === UNREADABLE_TOOLS) {
+    lines.push(`The declared tools could not be read, so ${name}'s parameters are not listed.`);
+  } else if (declared) lines.push(parameterSummaryOf(declared));
   const unknown = coded("unknown_tool");
   const injection = check.injection || argumentInjection;
   if (unknown) {
@@ -323,8 +344,8 @@ function declaredNames(tools: readonly ToolSummary[]): string {
  * invisible characters are written as JSON escapes, `\u202e`) cut to a fixed length; a key that is empty or
  * blank, or has spaces at its ends, is written so (`"\u0020"`, not `""`). A malformed verdict object (a call or
  * finding that is not an object, fields of the wrong type, a getter that throws) never throws: it is described
- * as rejected, with what could be read. A verdict that is not an object at all is a `TypeError`, as for every
- * public function.
+ * as rejected, with what could be read; `tools` that cannot be read lose only the parameter summary. A
+ * verdict that is not an object at all is a `TypeError`, as for every public function.
  *
  * @example Feedback a small model can act on
  * ```ts
@@ -377,7 +398,12 @@ export function describeVerdict(
 ): string {
   objectArg(verdict, "describeVerdict", "verdict");
   options = optionsArg(options, "describeVerdict");
-  const tools = Array.isArray(options.tools) ? summariseTools(options.tools) : null;
+  let tools: Tools;
+  try {
+    tools = Array.isArray(options.tools) ? summariseTools(options.tools) : null;
+  } catch {
+    tools = UNREADABLE_TOOLS; // a getter that throws: the findings are still told, without the tools
+  }
   try {
     return verdictFeedback(verdict, tools);
   } catch {
@@ -388,7 +414,7 @@ export function describeVerdict(
 }
 
 /** The feedback for a verdict, by {@linkcode describeVerdict}'s rules; may throw on one that throws when read. */
-function verdictFeedback(verdict: Verdict | CallVerdict, tools: ToolSummary[] | null): string {
+function verdictFeedback(verdict: Verdict | CallVerdict, tools: Tools): string {
   if (isRecord(verdict) && Array.isArray((verdict as Verdict).calls)) {
     const calls = (verdict as Verdict).calls;
     const rejected = calls.filter(callRejected);

@@ -797,3 +797,40 @@ test("describeVerdict: bidi controls and invisible characters in a quoted value 
   assert.doesNotMatch(text, /[\u200b\u202a-\u202e\u2066-\u2069]/);
   assert.ok(text.includes('received string "ev\\u202eil\\u2066x\\u2069\\u200by"'), text);
 });
+
+test("describeVerdict: a tools option that throws when read loses the parameter summary only", () => {
+  const verdict: CallVerdict = {
+    index: 0,
+    name: "t",
+    allowed: false,
+    findings: [{
+      code: "missing_required_argument",
+      path: "/q",
+      message: '"/q" is required but missing; add it.',
+    }],
+  };
+  const schemaGetter = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        get q(): unknown {
+          throw new Error("hostile");
+        },
+      },
+    },
+  }];
+  const declGetter = [{
+    name: "t",
+    get parameters(): unknown {
+      throw new Error("hostile");
+    },
+  }];
+  for (const tools of [schemaGetter, declGetter]) {
+    const text = describeVerdict(verdict, { tools });
+    assert.doesNotMatch(text, /verdict could not be read/, text);
+    assert.ok(text.includes('1. missing_required_argument: "q" is required but missing; add it.'), text);
+    assert.match(text, /could not be read/);
+    assert.ok(text.endsWith("Retry once: call t again with arguments that fix every problem above."), text);
+  }
+});

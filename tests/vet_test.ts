@@ -164,3 +164,9 @@ test("ToolArgError.toLLMFeedback: the keys '' and ' ' read apart, as describeVer
   assert.match(await line("") ?? "", /^- "\/" is not a parameter/);
   assert.match(await line(" ") ?? "", /^- "\/\\u0020" is not a parameter/);
 });
+
+test("ToolArgError.toLLMFeedback: a finding with nothing to say is named by its code, not left blank", () => {
+  const e = new ToolArgError("t", [{ code: "argument_constraint", path: "", message: "" }], {});
+  const lines = e.toLLMFeedback().split("\n").filter((l) => l.startsWith("- "));
+  assert.deepEqual(lines, ["- (arguments): argument_constraint."]);
+});
