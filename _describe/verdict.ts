@@ -142,27 +142,21 @@ const MAX_FORMS = 4;
 
 /**
  * A short type description of a parameter schema, e.g. `integer 1..50`, `one of "a" | "b"` or `string or
- * integer` (an `anyOf` or `oneOf` of such, `depth` levels down at most; one deeper is "one of several forms").
+ * integer` (an `anyOf`, `oneOf` or `allOf` of such, see {@linkcode combinedParts}, `depth` levels down at most;
+ * one deeper is "one of several forms").
  */
 function schemaSummary(schema: unknown, depth = 0): string {
-  if (schema === false) return "no value is allowed"; // (the boolean schema that allows nothing)
+  if (schema === false) return NOTHING; // (the boolean schema that allows nothing)
   if (!isRecord(schema)) return "any value";
   if (Array.isArray(schema.enum)) {
-    if (schema.enum.length === 0) return "no value is allowed"; // (not "one of" a list of nothing)
+    if (schema.enum.length === 0) return NOTHING; // (not "one of" a list of nothing)
     return "one of " + schema.enum.slice(0, 8).map((e) => clip(itemJson(e), 60)).join(" | ") +
       (schema.enum.length > 8 ? " | \u2026" : "");
   }
-  // A union with no type of its own is no "any value": it is one of its forms (a form that allows nothing adds
-  // none).
-  const union = schema.type === undefined
-    ? [schema.anyOf, schema.oneOf].find((f) => Array.isArray(f) && f.length > 0) as unknown[] | undefined
-    : undefined;
-  if (union !== undefined && depth >= 2) return "one of several forms";
-  const forms = union?.filter((f) => f !== false);
-  if (forms !== undefined) {
-    if (forms.length === 0) return "no value is allowed";
-    return forms.slice(0, MAX_FORMS).map((f) => schemaSummary(f, depth + 1)).join(" or ") +
-      (forms.length > MAX_FORMS ? " or \u2026" : "");
+  // A union with no type of its own is no "any value": it is what its forms allow.
+  if (schema.type === undefined) {
+    const parts = combinedParts(schema, depth);
+    if (parts !== undefined) return parts;
   }
   if ("const" in schema) return `exactly ${clip(itemJson(schema.const), 60)}`;
   const t = schema.type;
@@ -181,6 +175,48 @@ function schemaSummary(schema: unknown, depth = 0): string {
   if (typeof schema.format === "string") text += ` (${schema.format})`;
   if (schema.nullable === true) text += " or null";
   return text;
+}
+
+/** What allows nothing, as a summary says it. */
+const NOTHING = "no value is allowed";
+
+/**
+ * The summary of a schema with no type of its own but `anyOf`, `oneOf` or `allOf`, or undefined where it has
+ * none of them: a union's forms, each said once, with those that allow nothing left out (`string or integer`);
+ * `allOf`'s members that say something; the parts a value must match all of joined by "and" (`anyOf` and
+ * `oneOf` together: `(string or integer) and string`); "or null" where `nullable` allows it too.
+ */
+function combinedParts(schema: Record<string, unknown>, depth: number): string | undefined {
+  const lists = [schema.anyOf, schema.oneOf, schema.allOf].map((l) =>
+    Array.isArray(l) && l.length > 0 ? l : undefined
+  );
+  if (lists.every((l) => l === undefined)) return undefined;
+  if (depth >= 2) return "one of several forms";
+  const parts: string[] = [];
+  for (const [i, list] of lists.entries()) {
+    if (list === undefined) continue;
+    const said = unique(list.slice(0, MAX_FORMS * 2).map((f) => schemaSummary(f, depth + 1)));
+    if (i === 2) { // allOf: every member must hold; one that allows nothing makes the whole allow nothing
+      if (said.includes(NOTHING)) return NOTHING;
+      parts.push(...said.filter((p) => p !== "any value"));
+      continue;
+    }
+    const forms = said.filter((p) => p !== NOTHING);
+    if (forms.length === 0) return NOTHING;
+    parts.push(
+      forms.includes("any value") ? "any value" : forms.slice(0, MAX_FORMS).join(" or ") +
+        (forms.length > MAX_FORMS || list.length > MAX_FORMS * 2 ? " or \u2026" : ""),
+    );
+  }
+  const all = unique(parts.filter((p) => p !== "any value"));
+  if (all.length === 0) return parts.length > 0 ? "any value" : undefined;
+  const text = all.length === 1 ? all[0] : all.map((p) => p.includes(" or ") ? `(${p})` : p).join(" and ");
+  return schema.nullable === true && !/(?:^| or )null$/.test(text) ? `${text} or null` : text;
+}
+
+/** The texts, each once, in their first order. */
+function unique(texts: string[]): string[] {
+  return [...new Set(texts)];
 }
 
 /**

@@ -834,3 +834,27 @@ test("describeVerdict: a tools option that throws when read loses the parameter 
     assert.ok(text.endsWith("Retry once: call t again with arguments that fix every problem above."), text);
   }
 });
+
+test("describeVerdict: a union's summary says each form once, leaves out what allows nothing, reads allOf and nullable", () => {
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        e: { anyOf: [{ enum: [] }, { type: "integer" }] },
+        r: { anyOf: [{ type: "string" }, { type: "string", minLength: 2 }, { type: "string" }] },
+        b: { anyOf: [{ type: "string" }, { type: "integer" }], oneOf: [{ type: "string" }] },
+        l: { allOf: [{ type: "string" }, { minLength: 1 }] },
+        n: { anyOf: [{ type: "string" }, { type: "integer" }], nullable: true },
+      },
+      required: ["z"],
+    },
+  }];
+  const text = describeVerdict(createValidator(tools).validate([{ name: "t", arguments: "{}" }]), { tools });
+  assert.ok(
+    text.includes(
+      "t takes: e (integer); r (string); b ((string or integer) and string); l (string); n (string or integer or null).",
+    ),
+    text,
+  );
+});
