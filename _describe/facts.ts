@@ -7,7 +7,7 @@
  * @module
  */
 import { unescapePointer } from "../_common/pointer.ts";
-import { clip } from "../_common/values.ts";
+import { clip, showHidden } from "../_common/values.ts";
 
 /** Any value as text, never throwing: a string as it is, nothing for undefined, an object as JSON where it can be. */
 export function asText(value: unknown): string {
@@ -22,7 +22,8 @@ export function asText(value: unknown): string {
 
 /**
  * Any value as one line of plain text of at most `max` characters: whitespace and control characters
- * (line breaks, ANSI escapes) collapse to one space, and a long text is cut (never inside a surrogate pair).
+ * (line breaks, ANSI escapes) collapse to one space, bidi controls and invisible characters are written as JSON
+ * escapes (`\u202e`), and a long text is cut (never inside a surrogate pair).
  * What the model reads quotes outside text (a name, a reason) through it, or {@linkcode feedbackName}.
  *
  * @example
@@ -59,8 +60,52 @@ export function oneLine(value: unknown, max: number): string {
  * @returns The value on one line, cut to `max`.
  */
 export function placeLine(value: unknown, max: number): string {
-  // deno-lint-ignore no-control-regex
-  return clip(asText(value).replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, " ").trim(), max);
+  // (bidi controls and invisible characters, which no space stands for, are written as JSON writes a value's
+  // control characters: `\u202e`, so that the model reads neither a reordered line nor a hidden word)
+  return showHidden(clip(asText(value).replace(LINE_BREAKING, " ").trim(), max), { form: "json" });
+}
+
+/** What {@linkcode placeLine} makes one space of: whitespace and control characters. */
+// deno-lint-ignore no-control-regex
+const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\s]+/g;
+
+/**
+ * An argument's key as a place names it: each character {@linkcode placeLine} would collapse or trim, but a
+ * lone space inside the key, written as a JSON escape (`\u0020`), so that the keys `""`, `" "` and `"\t"` (and
+ * `"a b"` and `"a  b"`) read apart and the model can tell which one to fix. One home for `describeVerdict`
+ * and `vet`'s `toLLMFeedback`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { shownKey } from "./facts.ts";
+ *
+ * assert.equal(shownKey(" "), "\\u0020");
+ * assert.equal(shownKey("a b"), "a b");
+ * assert.equal(shownKey("a\tb "), "a\\u0009b\\u0020");
+ * ```
+ *
+ * @param key The key as the model sent it.
+ * @returns The key with those characters escaped.
+ */
+export function shownKey(key: string): string {
+  return key.replace(
+    LINE_BREAKING,
+    (run, at: number) =>
+      run === " " && at > 0 && at + 1 < key.length
+        ? run
+        : [...run].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""),
+  );
+}
+
+/**
+ * A JSON Pointer as a place names it: each key through {@linkcode shownKey} (`/ ` and `/` read apart).
+ *
+ * @param pointer The pointer.
+ * @returns The pointer with its keys so shown.
+ */
+export function shownPointer(pointer: string): string {
+  return pointer.split("/").map(shownKey).join("/");
 }
 
 /** Longest argument path quoted in feedback, in characters. */

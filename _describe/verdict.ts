@@ -9,7 +9,7 @@
 import { nestsDeeper, pastMeasure } from "../_common/measure.ts";
 import { unescapePointer } from "../_common/pointer.ts";
 import { clip, isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
-import { asText, feedbackName, findingFacts, MAX_PATH, oneLine, placeLine, stop } from "./facts.ts";
+import { asText, feedbackName, findingFacts, MAX_PATH, oneLine, placeLine, shownKey, stop } from "./facts.ts";
 import type { CallVerdict, Finding, Verdict } from "../types.ts";
 
 /** Returns a short description of a value for messages, never throwing. */
@@ -105,6 +105,12 @@ export interface DescribeVerdictOptions {
   tools?: readonly unknown[];
 }
 
+/** What `tools` (the option) held that could not be read (a getter that throws): said once, not the verdict. */
+const UNREADABLE_TOOLS = Symbol("unreadable tools");
+
+/** The declared tools as read, none given, or unreadable. */
+type Tools = ToolSummary[] | null | typeof UNREADABLE_TOOLS;
+
 /** A declared tool reduced to what feedback needs. */
 interface ToolSummary {
   name: string;
@@ -136,27 +142,21 @@ const MAX_FORMS = 4;
 
 /**
  * A short type description of a parameter schema, e.g. `integer 1..50`, `one of "a" | "b"` or `string or
- * integer` (an `anyOf` or `oneOf` of such, `depth` levels down at most; one deeper is "one of several forms").
+ * integer` (an `anyOf`, `oneOf` or `allOf` of such, see {@linkcode combinedParts}, `depth` levels down at most;
+ * one deeper is "one of several forms").
  */
 function schemaSummary(schema: unknown, depth = 0): string {
-  if (schema === false) return "no value is allowed"; // (the boolean schema that allows nothing)
+  if (schema === false) return NOTHING; // (the boolean schema that allows nothing)
   if (!isRecord(schema)) return "any value";
   if (Array.isArray(schema.enum)) {
-    if (schema.enum.length === 0) return "no value is allowed"; // (not "one of" a list of nothing)
+    if (schema.enum.length === 0) return NOTHING; // (not "one of" a list of nothing)
     return "one of " + schema.enum.slice(0, 8).map((e) => clip(itemJson(e), 60)).join(" | ") +
       (schema.enum.length > 8 ? " | \u2026" : "");
   }
-  // A union with no type of its own is no "any value": it is one of its forms (a form that allows nothing adds
-  // none).
-  const union = schema.type === undefined
-    ? [schema.anyOf, schema.oneOf].find((f) => Array.isArray(f) && f.length > 0) as unknown[] | undefined
-    : undefined;
-  if (union !== undefined && depth >= 2) return "one of several forms";
-  const forms = union?.filter((f) => f !== false);
-  if (forms !== undefined) {
-    if (forms.length === 0) return "no value is allowed";
-    return forms.slice(0, MAX_FORMS).map((f) => schemaSummary(f, depth + 1)).join(" or ") +
-      (forms.length > MAX_FORMS ? " or \u2026" : "");
+  // A union with no type of its own is no "any value": it is what its forms allow.
+  if (schema.type === undefined) {
+    const parts = combinedParts(schema, depth);
+    if (parts !== undefined) return parts;
   }
   if ("const" in schema) return `exactly ${clip(itemJson(schema.const), 60)}`;
   const t = schema.type;
@@ -177,6 +177,48 @@ function schemaSummary(schema: unknown, depth = 0): string {
   return text;
 }
 
+/** What allows nothing, as a summary says it. */
+const NOTHING = "no value is allowed";
+
+/**
+ * The summary of a schema with no type of its own but `anyOf`, `oneOf` or `allOf`, or undefined where it has
+ * none of them: a union's forms, each said once, with those that allow nothing left out (`string or integer`);
+ * `allOf`'s members that say something; the parts a value must match all of joined by "and" (`anyOf` and
+ * `oneOf` together: `(string or integer) and string`); "or null" where `nullable` allows it too.
+ */
+function combinedParts(schema: Record<string, unknown>, depth: number): string | undefined {
+  const lists = [schema.anyOf, schema.oneOf, schema.allOf].map((l) =>
+    Array.isArray(l) && l.length > 0 ? l : undefined
+  );
+  if (lists.every((l) => l === undefined)) return undefined;
+  if (depth >= 2) return "one of several forms";
+  const parts: string[] = [];
+  for (const [i, list] of lists.entries()) {
+    if (list === undefined) continue;
+    const said = unique(list.slice(0, MAX_FORMS * 2).map((f) => schemaSummary(f, depth + 1)));
+    if (i === 2) { // allOf: every member must hold; one that allows nothing makes the whole allow nothing
+      if (said.includes(NOTHING)) return NOTHING;
+      parts.push(...said.filter((p) => p !== "any value"));
+      continue;
+    }
+    const forms = said.filter((p) => p !== NOTHING);
+    if (forms.length === 0) return NOTHING;
+    parts.push(
+      forms.includes("any value") ? "any value" : forms.slice(0, MAX_FORMS).join(" or ") +
+        (forms.length > MAX_FORMS || list.length > MAX_FORMS * 2 ? " or \u2026" : ""),
+    );
+  }
+  const all = unique(parts.filter((p) => p !== "any value"));
+  if (all.length === 0) return parts.length > 0 ? "any value" : undefined;
+  const text = all.length === 1 ? all[0] : all.map((p) => p.includes(" or ") ? `(${p})` : p).join(" and ");
+  return schema.nullable === true && !/(?:^| or )null$/.test(text) ? `${text} or null` : text;
+}
+
+/** The texts, each once, in their first order. */
+function unique(texts: string[]): string[] {
+  return [...new Set(texts)];
+}
+
 /**
  * `search takes: query (string, required); limit (integer from 1 to 50).` Names and summaries come from
  * declarations (an MCP server's, say), so each is one bounded line.
@@ -195,12 +237,24 @@ function parameterSummary(tool: ToolSummary): string {
   return `${name} takes: ${entries.join("; ")}${more}.`;
 }
 
+/**
+ * {@linkcode parameterSummary}, or where the schema cannot be read (a getter that throws, a revoked proxy) a
+ * sentence that says so: only the summary is lost, not the findings told before it.
+ */
+function parameterSummaryOf(tool: ToolSummary): string {
+  try {
+    return parameterSummary(tool);
+  } catch {
+    return `The parameters of ${feedbackName(tool.name)} could not be read from its declaration.`;
+  }
+}
+
 /** Turns a JSON Pointer into a path a small model reads easily: `/items/0/name` -> `items[0].name`. */
 function readablePath(pointer: string): string {
   if (pointer === "") return "the arguments as a whole";
   let out = "";
   for (const raw of pointer.split("/").slice(1)) {
-    const key = unescapePointer(raw);
+    const key = shownKey(unescapePointer(raw));
     if (/^(0|[1-9]\d*)$/.test(key) && out !== "") out += `[${key}]`;
     else out += out === "" ? key : `.${key}`;
   }
@@ -255,12 +309,13 @@ function callRejected(call: unknown): boolean {
 }
 
 /** Feedback for one call verdict, whatever it holds (a malformed one is said to be unreadable). */
-function describeCall(call: unknown, tools: ToolSummary[] | null): string {
+function describeCall(call: unknown, given: Tools): string {
   if (!isRecord(call)) {
     return `A call was rejected and did not run; its verdict is unreadable (${show(call)}), ` +
       "so no reason can be given. Retry once with arguments that match the tool's parameters.";
   }
   const name = feedbackName(call.name) || "(no name)";
+  const tools = given === UNREADABLE_TOOLS ? null : given;
   const findings: unknown[] = Array.isArray(call.findings) ? call.findings : [];
   const coded = (code: string) => findings.find((f) => isRecord(f) && f.code === code) as Finding | undefined;
   const check = modelCheckOf(call);
@@ -285,7 +340,9 @@ function describeCall(call: unknown, tools: ToolSummary[] | null): string {
     );
   }
   const declared = tools?.find((t) => t.name === call.name);
-  if (declared) lines.push(parameterSummary(declared));
+  if (given === UNREADABLE_TOOLS) {
+    lines.push(`The declared tools could not be read, so ${name}'s parameters are not listed.`);
+  } else if (declared) lines.push(parameterSummaryOf(declared));
   const unknown = coded("unknown_tool");
   const injection = check.injection || argumentInjection;
   if (unknown) {
@@ -319,10 +376,12 @@ function declaredNames(tools: readonly ToolSummary[]): string {
  *
  * The text stays bounded whatever the verdict holds: at most 20 findings are listed per call and 10 rejected
  * calls per verdict, the rest counted ("... and K more"); names, paths and every quoted value are one
- * line (line breaks and other control characters, ANSI escapes included, become a space) cut to a fixed
- * length. A malformed verdict object (a call or finding that is not an object, fields of the wrong type, a
- * getter that throws) never throws: it is described as rejected, with what could be read. A verdict that
- * is not an object at all is a `TypeError`, as for every public function.
+ * line (line breaks and other control characters, ANSI escapes included, become a space; bidi controls and
+ * invisible characters are written as JSON escapes, `\u202e`) cut to a fixed length; a key that is empty or
+ * blank, or has spaces at its ends, is written so (`"\u0020"`, not `""`). A malformed verdict object (a call or
+ * finding that is not an object, fields of the wrong type, a getter that throws) never throws: it is described
+ * as rejected, with what could be read; `tools` that cannot be read lose only the parameter summary. A
+ * verdict that is not an object at all is a `TypeError`, as for every public function.
  *
  * @example Feedback a small model can act on
  * ```ts
@@ -375,7 +434,12 @@ export function describeVerdict(
 ): string {
   objectArg(verdict, "describeVerdict", "verdict");
   options = optionsArg(options, "describeVerdict");
-  const tools = Array.isArray(options.tools) ? summariseTools(options.tools) : null;
+  let tools: Tools;
+  try {
+    tools = Array.isArray(options.tools) ? summariseTools(options.tools) : null;
+  } catch {
+    tools = UNREADABLE_TOOLS; // a getter that throws: the findings are still told, without the tools
+  }
   try {
     return verdictFeedback(verdict, tools);
   } catch {
@@ -386,7 +450,7 @@ export function describeVerdict(
 }
 
 /** The feedback for a verdict, by {@linkcode describeVerdict}'s rules; may throw on one that throws when read. */
-function verdictFeedback(verdict: Verdict | CallVerdict, tools: ToolSummary[] | null): string {
+function verdictFeedback(verdict: Verdict | CallVerdict, tools: Tools): string {
   if (isRecord(verdict) && Array.isArray((verdict as Verdict).calls)) {
     const calls = (verdict as Verdict).calls;
     const rejected = calls.filter(callRejected);

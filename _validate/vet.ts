@@ -5,7 +5,7 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { findingFacts, MAX_PATH, placeLine, stop } from "../_describe/facts.ts";
+import { findingFacts, MAX_PATH, oneLine, placeLine, shownPointer, stop } from "../_describe/facts.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile, refuseBigInt } from "../_schema/compile.ts";
@@ -135,12 +135,16 @@ export class ToolArgError extends Error {
   toLLMFeedback(): string {
     const lines = this.findings.map((f) => {
       // (a path cut as describeVerdict cuts it: a model's 100 000-character key is not said whole)
-      const path = placeLine(f.path, MAX_PATH);
+      const path = placeLine(typeof f.path === "string" ? shownPointer(f.path) : f.path, MAX_PATH);
       const record = f as unknown as Record<string, unknown>;
       const { told, message, bits, suggestion } = findingFacts(record, `"${path}"`);
       const more = bits.length === 0 ? "" : ` ${bits.join(", ")}.`.replace(/^ ./, (c) => c.toUpperCase());
       const head = told ? "" : `${path === "" ? "(arguments)" : path}: `;
-      const said = message === "" ? more.trimStart() : `${stop(message)}${more}`;
+      // (a finding that says nothing, a hand-made one's empty message, is named by its code, as describeVerdict
+      // names it, not left as "- (arguments): ")
+      const said = message === ""
+        ? more.trimStart() || `${oneLine(f.code, 40) || "a problem"}.`
+        : `${stop(message)}${more}`;
       return `- ${head}${said}${suggestion === "" ? "" : ` Did you mean "${suggestion}"?`}`;
     });
     return `Tool "${this.tool}" was not run because its arguments are invalid:\n${lines.join("\n")}\n` +

@@ -773,3 +773,88 @@ test("describeVerdict: a form that allows nothing, or a union nested past the su
   assert.ok(text.includes("t takes: a (string); n (no value is allowed); d (one of several forms)."), text);
   assert.doesNotMatch(text, /any value/);
 });
+
+test("describeVerdict: the keys '' and ' ' read apart, a whitespace-only key written as JSON escapes", () => {
+  const tools = [{ name: "t", parameters: { type: "object", properties: {}, additionalProperties: false } }];
+  const v = createValidator(tools, { scan: false });
+  const place = (key: string) =>
+    describeVerdict(v.validate([{ name: "t", arguments: JSON.stringify({ [key]: 1 }) }]))
+      .split("\n").find((l) => l.startsWith("1. ")) ?? "";
+  assert.match(place(""), /^1\. unexpected_argument: "" is not a parameter/);
+  assert.match(place(" "), /^1\. unexpected_argument: "\\u0020" is not a parameter/);
+  assert.match(place("\t"), /^1\. unexpected_argument: "\\u0009" is not a parameter/);
+  assert.match(place("a b"), /^1\. unexpected_argument: "a b" is not a parameter/);
+});
+
+test("describeVerdict: bidi controls and invisible characters in a quoted value are escaped, not sent raw", () => {
+  const tools = [{ name: "t", parameters: { type: "object", properties: { a: { type: "integer" } } } }];
+  const sent = "ev\u202eil\u2066x\u2069\u200by";
+  const text = describeVerdict(
+    createValidator(tools, { scan: false }).validate([
+      { name: "t", arguments: JSON.stringify({ a: sent, [`k\u202e`]: 1 }) },
+    ]),
+  );
+  assert.doesNotMatch(text, /[\u200b\u202a-\u202e\u2066-\u2069]/);
+  assert.ok(text.includes('received string "ev\\u202eil\\u2066x\\u2069\\u200by"'), text);
+});
+
+test("describeVerdict: a tools option that throws when read loses the parameter summary only", () => {
+  const verdict: CallVerdict = {
+    index: 0,
+    name: "t",
+    allowed: false,
+    findings: [{
+      code: "missing_required_argument",
+      path: "/q",
+      message: '"/q" is required but missing; add it.',
+    }],
+  };
+  const schemaGetter = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        get q(): unknown {
+          throw new Error("hostile");
+        },
+      },
+    },
+  }];
+  const declGetter = [{
+    name: "t",
+    get parameters(): unknown {
+      throw new Error("hostile");
+    },
+  }];
+  for (const tools of [schemaGetter, declGetter]) {
+    const text = describeVerdict(verdict, { tools });
+    assert.doesNotMatch(text, /verdict could not be read/, text);
+    assert.ok(text.includes('1. missing_required_argument: "q" is required but missing; add it.'), text);
+    assert.match(text, /could not be read/);
+    assert.ok(text.endsWith("Retry once: call t again with arguments that fix every problem above."), text);
+  }
+});
+
+test("describeVerdict: a union's summary says each form once, leaves out what allows nothing, reads allOf and nullable", () => {
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        e: { anyOf: [{ enum: [] }, { type: "integer" }] },
+        r: { anyOf: [{ type: "string" }, { type: "string", minLength: 2 }, { type: "string" }] },
+        b: { anyOf: [{ type: "string" }, { type: "integer" }], oneOf: [{ type: "string" }] },
+        l: { allOf: [{ type: "string" }, { minLength: 1 }] },
+        n: { anyOf: [{ type: "string" }, { type: "integer" }], nullable: true },
+      },
+      required: ["z"],
+    },
+  }];
+  const text = describeVerdict(createValidator(tools).validate([{ name: "t", arguments: "{}" }]), { tools });
+  assert.ok(
+    text.includes(
+      "t takes: e (integer); r (string); b ((string or integer) and string); l (string); n (string or integer or null).",
+    ),
+    text,
+  );
+});

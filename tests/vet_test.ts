@@ -156,3 +156,17 @@ test("ToolArgError.toLLMFeedback: an enum member the validator cut at the messag
   const lines = (await tool({ e: "zz" })).split("\n").filter((l) => l.startsWith("- "));
   assert.deepEqual(lines, [`- "/e" must be one of: "a", "${"b".repeat(36)}\u2026. Received string "zz".`]);
 });
+
+test("ToolArgError.toLLMFeedback: the keys '' and ' ' read apart, as describeVerdict writes them", async () => {
+  const schema = { type: "object", properties: {}, additionalProperties: false };
+  const tool = vet({ name: "t", schema, fn: () => "ran", onError: (e) => e.toLLMFeedback() });
+  const line = async (key: string) => (await tool({ [key]: 1 })).split("\n").find((l) => l.startsWith("- "));
+  assert.match(await line("") ?? "", /^- "\/" is not a parameter/);
+  assert.match(await line(" ") ?? "", /^- "\/\\u0020" is not a parameter/);
+});
+
+test("ToolArgError.toLLMFeedback: a finding with nothing to say is named by its code, not left blank", () => {
+  const e = new ToolArgError("t", [{ code: "argument_constraint", path: "", message: "" }], {});
+  const lines = e.toLLMFeedback().split("\n").filter((l) => l.startsWith("- "));
+  assert.deepEqual(lines, ["- (arguments): argument_constraint."]);
+});
