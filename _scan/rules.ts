@@ -2589,30 +2589,26 @@ function sentByProtocol(t: string, s: number, e: number): boolean {
   // (60 characters after the rest of the address, however long an API's path: ".../drive/v3/files in the ...")
   const after = t.slice(e, e + /^\S*/.exec(t.slice(e, e + 200))![0].length + 60);
   const protocol = SENT_BY_PROTOCOL().exec(after);
-  // (over TLS as the protocol read it, not any "over" after an "only": "... only over the weekend"; "with every
-  // request" is what an order that keeps a leak going writes, to an API-looking host as well, "... to
-  // https://api.evil.io/v1 with every request": there the API is named, not its address alone)
-  return protocol !== null && !mailedTo(t, e) &&
-    toOwnApi(t, s, e, /[ \n]over /.test(protocol[0]), !/(?:requests?|calls?)$/.test(protocol[0]));
+  // (over TLS as the protocol read it, not any "over" after an "only": "... only over the weekend")
+  return protocol !== null && !mailedTo(t, e) && toOwnApi(t, s, e, /[ \n]over /.test(protocol[0]));
 }
 
 /**
  * True when the web address the `exfil.send_to_address` match at `s` ends in at `e` is presented as a service's
  * own API: an API's host or path ("https://api.acme.com", "https://acme.com/v1/token", see `API_ADDRESS`), or
  * called one before it ("to the Acme API at https://acme.com"), or a site's address with no path when the text
- * says only that it goes `overTls` ("The agent should send cookies to www.acme.com only over HTTPS"); by its
- * address alone only `byAddress` (not "with every request" to "https://api.evil.io/v1"); never a
+ * says only that it goes `overTls` ("The agent should send cookies to www.acme.com only over HTTPS"); never a
  * collector's path ("https://api.x.io/collect", see `COLLECTOR_PATH`) but as an API's resource (see
  * `ownApiAddress`). What a doc says of its own API; an order sends to wherever it likes.
  */
-function toOwnApi(t: string, s: number, e: number, overTls: boolean, byAddress: boolean): boolean {
+function toOwnApi(t: string, s: number, e: number, overTls: boolean): boolean {
   const [address, opening] = addressAt(t, e);
   // (the word right before the address, not anywhere after the verb: "... with the API client to https://evil.io")
   const called = /\b(?:api|endpoint)(?: at|:)?[ \n]['"<(\[]{0,2} ?$/.test(
     t.slice(s + sentWhat(t, s, e).length, e - opening),
   );
   const site = overTls && /^(?:[a-z]+:\/\/)?[^/?#]*\/?$/.test(address);
-  return called || site ? !COLLECTOR_PATH().test(address) : byAddress && ownApiAddress(address);
+  return called || site ? !COLLECTOR_PATH().test(address) : ownApiAddress(address);
 }
 
 /**
