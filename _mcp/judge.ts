@@ -24,6 +24,7 @@ import {
   createValidator as makeValidator,
   DEFAULT_MAX_DEPTH,
   duplicateKeyFinding,
+  sharedValidator,
   stoppedWalk,
 } from "../_validate/validator.ts";
 import type { CallVerdict, Finding, ScanFinding } from "../types.ts";
@@ -1328,10 +1329,12 @@ export function compileTools(
   }
   const unchecked = new Map<string, string>();
   // A defaulted required property may be left out: the server fills it in (Playwright's schemas).
-  const createValidator = (tools: McpTool[]) =>
-    makeValidator(tools, { scan: scanArgs, defaultsSatisfyRequired: true });
+  const options = { scan: scanArgs, defaultsSatisfyRequired: true };
+  const createValidator = (tools: McpTool[]) => makeValidator(tools, options);
   try {
-    return { tools, validator: createValidator(tools), unchecked, relaxed };
+    // (found by the schemas' text where they were compiled before: a server lists the same tools again on
+    // each tools/list, each session of a guard lists them anew, and their compile was most of the judging)
+    return { tools, validator: sharedValidator(tools, options), unchecked, relaxed };
   } catch {
     // Find the tools the validator cannot enforce, one by one, so the others stay guarded.
     const good: McpTool[] = [];

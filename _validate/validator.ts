@@ -1359,6 +1359,22 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
     // a BigInt: not JSON, so not cached (a hit could not be checked); a getter that throws: the compile says so
     [json, snap] = [undefined, undefined];
   }
+  const validator = byText(tools, options, key, json);
+  if (snap !== undefined) byIdentity.set(tools, key, roots, validator, snap);
+  return validator;
+}
+
+/**
+ * The validator for `tools` and `options` (whose {@link optionsKey} is `key`) kept under the tools' JSON text
+ * `json` (undefined where they have none: compiled, not kept), or compiled now and kept: tools rebuilt with
+ * the same text cost one compile.
+ */
+function byText(
+  tools: readonly unknown[],
+  options: ValidateOptions,
+  key: string,
+  json: string | undefined,
+): Validator {
   let validator = json === undefined ? undefined : byStructure.get(key + "\n" + json);
   if (validator === undefined && json === undefined) validator = createValidator(tools, options);
   else if (validator === undefined) {
@@ -1379,8 +1395,34 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
       byStructure.set(structural, validator);
     }
   }
-  if (snap !== undefined) byIdentity.set(tools, key, roots, validator, snap);
   return validator;
+}
+
+/**
+ * The validator for `tools` and `options`, found by the tools' JSON text and the options (as
+ * `validateToolCalls` finds tools rebuilt per request), else compiled and kept: for a caller that compiles
+ * each listing of a server's tools anew (the MCP guard), where the same schemas cost one compile. Throws what
+ * {@link createValidator} throws.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sharedValidator } from "./validator.ts";
+ *
+ * const tools = () => [{ name: "t", inputSchema: { type: "object", required: ["q"] } }];
+ * assert.equal(sharedValidator(tools(), {}), sharedValidator(tools(), {}));
+ * assert.equal(sharedValidator(tools(), {}).validate([{ name: "t", arguments: {} }]).allowed, false);
+ * ```
+ */
+export function sharedValidator(tools: readonly unknown[], options: ValidateOptions): Validator {
+  let json: string | undefined;
+  try {
+    // (a loop or shared objects past measure: refused by the compile, whose error names the tool)
+    if (!listGraphProblem(tools)) json = textAsSent(tools);
+  } catch {
+    json = undefined; // a BigInt or a getter that throws: the compile says so
+  }
+  return byText(tools, options, optionsKey(options), json);
 }
 
 /** {@link optionsKey} of no options, worked out once: most calls pass only their tools. */

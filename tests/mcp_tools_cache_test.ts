@@ -1,0 +1,64 @@
+/**
+ * The MCP guard compiles a tools listing's schemas once: the same schemas listed again (a server answers each
+ * tools/list alike, each session lists anew) reuse the validator, and a listing that changed is enforced as
+ * listed.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createMcpGuard } from "../mcp.ts";
+
+/** A listing of `count` tools whose `q` holds at most `most` characters (`tag` sets it apart from others). */
+function listing(tag: string, most: number, count = 3) {
+  return Array.from({ length: count }, (_, i) => ({
+    name: `t${i}`,
+    description: `Looks up ${tag}.`,
+    inputSchema: {
+      type: "object",
+      properties: { q: { type: "string", maxLength: most, description: tag }, n: { type: "integer" } },
+      required: ["q"],
+      additionalProperties: false,
+    },
+  }));
+}
+
+/** How many functions the runtime's `Function` makes (the schema compiler's generated code) while `run` runs. */
+function functionsMade(run: () => void): number {
+  const F = globalThis.Function;
+  let made = 0;
+  try {
+    globalThis.Function = function (...args: string[]) {
+      made++;
+      return F(...args);
+    } as unknown as FunctionConstructor;
+    run();
+  } finally {
+    globalThis.Function = F;
+  }
+  return made;
+}
+
+test("McpGuard: the same tools listed again, by another guard too, are not compiled again", () => {
+  const tag = `cache-${Math.random()}`;
+  const first = createMcpGuard();
+  assert.ok(functionsMade(() => first.setTools(listing(tag, 3))) > 0); // (the count sees the compile)
+  const again = createMcpGuard();
+  assert.equal(functionsMade(() => again.setTools(listing(tag, 3))), 0);
+  assert.equal(again.checkCall({ name: "t1", arguments: { q: "abcd" } }).allowed, false);
+  assert.equal(again.checkCall({ name: "t1", arguments: { q: "abc" } }).allowed, true);
+});
+
+test("McpGuard: a listing whose schemas changed is enforced as listed, and the earlier one again after it", () => {
+  const tag = `changed-${Math.random()}`;
+  const guard = createMcpGuard();
+  const call = { name: "t2", arguments: { q: "abcd" } };
+  guard.setTools(listing(tag, 3));
+  assert.equal(guard.checkCall(call).allowed, false);
+  guard.setTools(listing(tag, 10));
+  assert.equal(guard.checkCall(call).allowed, true);
+  guard.setTools(listing(tag, 3));
+  assert.equal(guard.checkCall(call).allowed, false);
+  // (a tool more is a listing of its own: its schema is enforced too)
+  guard.setTools(listing(tag, 3, 4));
+  assert.equal(guard.checkCall({ name: "t3", arguments: { q: "abcd" } }).allowed, false);
+  assert.equal(guard.checkCall({ name: "t3", arguments: { q: "ab", n: 1.5 } }).allowed, false);
+});
