@@ -170,8 +170,10 @@ const MESSAGE_STATES_RECEIVED = new Set([
  * all of it, with the value too.
  */
 function echoesTypes(message: string, expected: string, received: string): boolean {
-  const m = /^(?:"[^]*"|The arguments) must be (?:an? )?(.+), not an? (\w+)$/.exec(message);
-  return m !== null && m[1] === expected && (received === m[2] || received.startsWith(`${m[2]} `));
+  // (each type has its article, null none: "a string or null, not an integer", "an array, not null")
+  const m = /^(?:"[^]*"|The arguments) must be (.+), not (?:an? )?(\w+)$/.exec(message);
+  return m !== null && m[1].replace(/(^| or )an? /g, "$1") === expected &&
+    (received === m[2] || received.startsWith(`${m[2]} `));
 }
 
 /**

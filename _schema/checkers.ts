@@ -9,7 +9,7 @@
 import { heldIndices, isRecord, plural } from "../_common/values.ts";
 import type { Finding } from "../types.ts";
 import { type Check, TRUE } from "./keywords.ts";
-import { article, duplicateMessage, push, received, show, typeFail, typeOf, where } from "./report.ts";
+import { duplicateMessage, push, received, show, typeFail, where } from "./report.ts";
 import { codePoints, deepEqual, firstDuplicate, isMultiple, safeTest } from "./values.ts";
 
 /** True when `v` has JSON Schema type `t`. */
@@ -532,15 +532,9 @@ export function reportNoMatch(
   out: Finding[],
 ): void {
   if (expectedTypes !== null) {
-    const expected = [...new Set(expectedTypes)].join(" or ");
-    push(
-      out,
-      "argument_type_mismatch",
-      p,
-      `${where(p)} must be ${expected}, not ${article(typeOf(v))}.`,
-      expected,
-      received(v),
-    );
+    // (as one type's: an integer past 2^53 is told to be sent within range, not "must be a string or an
+    // integer, not an integer")
+    typeFail(out, v, p, [...new Set(expectedTypes)].join(" or "));
     return;
   }
   if (!best || best.length === 0) {

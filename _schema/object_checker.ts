@@ -201,6 +201,17 @@ function checkCount(rules: ObjectRules, count: number, p: string, out: Finding[]
   return ok;
 }
 
+/**
+ * Why the name at `at` is not allowed, from the finding its check gave: the name said once ("it", where that
+ * message named it again, which for a long name was its whole text twice) and its full stop left out, as the
+ * sentence goes on after the parenthesis.
+ */
+function nameReason(message: string, at: string): string {
+  const named = where(at) + " ";
+  const reason = message.startsWith(named) ? "it " + message.slice(named.length) : message;
+  return reason.endsWith(".") ? reason.slice(0, -1) : reason;
+}
+
 /** `propertyNames`: key `k` (at pointer `at`) is an allowed name. */
 function checkName(names: Check, k: string, at: string, out: Finding[] | null): boolean {
   const f: Finding[] | null = out ? [] : null;
@@ -211,7 +222,7 @@ function checkName(names: Check, k: string, at: string, out: Finding[] | null): 
       "unexpected_argument",
       at,
       `${where(at)} is not an allowed property name${
-        f && f[0] ? ` (${f[0].message})` : ""
+        f && f[0] ? ` (${nameReason(f[0].message, at)})` : ""
       }; rename or remove it.`,
       "an allowed property name",
       show(k),

@@ -105,6 +105,15 @@ export function received(value: unknown): string {
   return `${typeOf(value)} ${show(value)}`;
 }
 
+/**
+ * {@link show} of a string quoted inside a sentence: one cut short keeps its closing quote after its dots, so
+ * the words that follow are not read as part of it (`named "eee..." . Available` read `named "eee....`).
+ */
+export function showQuoted(value: string): string {
+  const s = show(value);
+  return s.endsWith('"') ? s : s + '"';
+}
+
 /** Human label for a pointer. */
 export function where(path: string): string {
   // the pointer itself, as in `path`: no slicing, so no string flattening on the error path
@@ -138,10 +147,24 @@ export function push(
   out.push(f);
 }
 
-/** "a string", "an integer". */
+/**
+ * A type name with its article ("a string", "an integer", and "null", which takes none), or each of a list of
+ * them ("a string or null", "a boolean or an array": only the first had one, and null read "a null").
+ */
 export function article(t: string): string {
+  return t.indexOf(" or ") < 0 ? oneArticle(t) : t.split(" or ").map(oneArticle).join(" or ");
+}
+
+/** {@link article} of one type name. */
+function oneArticle(t: string): string {
+  if (t === "null") return t;
   const c = t.charCodeAt(0);
   return c === 97 || c === 101 || c === 105 || c === 111 || c === 117 ? `an ${t}` : `a ${t}`;
+}
+
+/** The number types of `expected` (a type or a list of them), what a too-large number can be sent as. */
+function numberTypes(expected: string): string {
+  return expected.split(" or ").filter((t) => t === "number" || t === "integer").join(" or ");
 }
 
 /** Reports a value of the wrong type; `expected` is e.g. "string or null". */
@@ -156,7 +179,7 @@ export function typeFail(out: Finding[], v: unknown, p: string, expected: string
     path: p,
     message: huge
       ? `${where(p)} is a number too large to represent exactly; send ${
-        article(expected)
+        article(numberTypes(expected))
       } within \u00b19007199254740991.`
       : (head ?? typeHead(p, expected)) + typeArticle(v) + ".",
     expected,
@@ -165,7 +188,7 @@ export function typeFail(out: Finding[], v: unknown, p: string, expected: string
 }
 
 /** What {@link typeArticle} says of each received JSON type, in {@link typeSlot} order. */
-const TYPE_ARTICLES = ["a string", "a boolean", "an integer", "a number", "a null", "an array", "an object"];
+const TYPE_ARTICLES = ["a string", "a boolean", "an integer", "a number", "null", "an array", "an object"];
 
 /**
  * The slot of a value's JSON type in `TYPE_ARTICLES`, or -1 where {@link typeFail} has more to say (a number
@@ -262,7 +285,7 @@ function typeArticle(v: unknown): string {
     case "number":
       return Number.isInteger(v) ? "an integer" : "a number";
     case "object":
-      return v === null ? "a null" : Array.isArray(v) ? "an array" : "an object";
+      return v === null ? "null" : Array.isArray(v) ? "an array" : "an object";
     default:
       return article(typeOf(v));
   }

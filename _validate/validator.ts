@@ -36,7 +36,7 @@ import {
 import { rootReporter } from "../_schema/codegen.ts";
 import { type Check, SchemaError } from "../_schema/keywords.ts";
 import { CheckTooCostly } from "../_schema/refs.ts";
-import { show, typeOf, where } from "../_schema/report.ts";
+import { article, show, showQuoted, typeOf, where } from "../_schema/report.ts";
 import { forgetFailedTest, membersAsSent, PatternUnchecked } from "../_schema/values.ts";
 import {
   copyAsSent,
@@ -833,8 +833,8 @@ function toolNameFinding(name: string, declared: boolean, names: readonly string
     path: "",
     // the name is the model's: quoted, escaped and cut short as `received` is (a name can be any text)
     message: names.length === 0
-      ? `There is no tool named ${show(name)}; no tools are available.`
-      : `There is no tool named ${show(name)}${
+      ? `There is no tool named ${showQuoted(name)}; no tools are available.`
+      : `There is no tool named ${showQuoted(name)}${
         suggestion ? `; did you mean "${suggestion}"?` : "."
       } Available: ${names.join(", ")}.`,
     expected: names.length ? `one of ${names.join(", ")}` : "no tool call",
@@ -1060,7 +1060,7 @@ export function duplicateKeyFinding(path: string): Finding {
   return {
     code: "malformed_arguments",
     path,
-    message: `The arguments name ${show(path)} more than once; send each parameter once.`,
+    message: `The arguments name ${showQuoted(path)} more than once; send each parameter once.`,
     expected: "each property once",
     received: "a repeated property",
   };
@@ -1079,7 +1079,7 @@ export function notAnObject(args: unknown): Finding {
         "an object that names each parameter, and a number in it as a number (or a string for digits a number " +
         "would round)."
       : `The arguments must be a JSON object with named parameters, not ${
-        args === null ? "null" : Array.isArray(args) ? "an array" : typeOf(args)
+        args === null ? "null" : Array.isArray(args) ? "an array" : article(typeOf(args))
       }.`,
     expected: "object",
     received: show(args),

@@ -457,7 +457,7 @@ test(
       });
     assert.equal(child.status, 0, child.stderr.slice(-2000));
     const found: Record<string, { path: string; message: string }[]> = JSON.parse(child.stdout);
-    const holes = [1, 2, 3, 4, 6, 7, 8, 9, 10, 11].map((i) => `"/list/${i}" must be a string, not a null.`);
+    const holes = [1, 2, 3, 4, 6, 7, 8, 9, 10, 11].map((i) => `"/list/${i}" must be a string, not null.`);
     for (const [entry, findings] of Object.entries(found)) {
       assert.deepEqual(findings.map((f) => f.message), [
         ...holes.slice(0, 4),
@@ -583,7 +583,7 @@ test("items over a sparse array built in code: one hole past the ten reported is
       what,
     );
     assert.deepEqual(findings({ list: many }).slice(9).map((f) => f.message), [
-      '"/list/10" must be a string, not a null.',
+      '"/list/10" must be a string, not null.',
       '"/list/11" and 27 more empty items after it are sent as null and fail as "/list/1" does.',
       '"/list/30" must be a string, not an integer.',
     ], what);

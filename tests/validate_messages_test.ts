@@ -1,0 +1,114 @@
+// The validator's own sentences: an article for each type but null, a cut name's quote closed, and a too-large
+// number told to be sent as a number type only. Each case under the generated checks and the interpreter.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createValidator } from "../validate.ts";
+import { sanitise } from "../scan.ts";
+
+/** The messages of one call of tool `t` (declared with `properties`) with `args`, under `codegen`. */
+function messages(properties: Record<string, unknown>, args: unknown, codegen: boolean): string[] {
+  const tools = [{ name: "t", parameters: { type: "object", properties } }];
+  const verdict = createValidator(tools, { scan: false, codegen }).validate([{ name: "t", arguments: args }]);
+  return verdict.calls[0].findings.map((f) => f.message);
+}
+
+test("validator: arguments that are not an object name their type with its article", () => {
+  const cases: [string, string][] = [
+    ['""', "a string"],
+    ["5", "an integer"],
+    ["1.5", "a number"],
+    ["true", "a boolean"],
+    ["null", "null"],
+    ["[]", "an array"],
+  ];
+  for (const [text, said] of cases) {
+    assert.deepEqual(messages({}, text, true), [
+      `The arguments must be a JSON object with named parameters, not ${said}.`,
+    ], text);
+  }
+});
+
+test("validator: a type message gives each expected type its article and null none", () => {
+  const props = {
+    n: { type: "null" },
+    s: { type: "string" },
+    l: { type: ["boolean", "array"] },
+    m: { type: ["null", "object"] },
+    u: { anyOf: [{ type: "string" }, { type: "integer" }] },
+    w: { anyOf: [{ type: "null" }, { type: "array" }] },
+  };
+  for (const codegen of [true, false]) {
+    assert.deepEqual(messages(props, '{"n":"x","s":null,"l":null,"m":1,"u":[],"w":{}}', codegen), [
+      '"/n" must be null, not a string.',
+      '"/s" must be a string, not null.',
+      '"/l" must be a boolean or an array, not null.',
+      '"/m" must be null or an object, not an integer.',
+      '"/u" must be a string or an integer, not an array.',
+      '"/w" must be null or an array, not an object.',
+    ], `codegen ${codegen}`);
+  }
+});
+
+test("validator: a number too large for a type list is to be sent as its number type alone", () => {
+  const props = { a: { type: ["null", "integer"] }, b: { type: ["string", "number", "boolean"] } };
+  for (const codegen of [true, false]) {
+    const text = `{"a":${2 ** 53 + 2},"b":1e400}`;
+    assert.deepEqual(messages(props, text, codegen), [
+      '"/a" is a number too large to represent exactly; send an integer within \u00b19007199254740991.',
+      '"/b" is a number too large to represent exactly; send a number within \u00b19007199254740991.',
+    ], `codegen ${codegen}`);
+  }
+});
+
+test("validator: a union's integer past 2^53 is told to be sent within range, not that it is not an integer", () => {
+  const props = { u: { anyOf: [{ type: "string" }, { type: "integer" }] } };
+  for (const codegen of [true, false]) {
+    assert.deepEqual(messages(props, `{"u":${2 ** 53 + 2}}`, codegen), [
+      '"/u" is a number too large to represent exactly; send an integer within \u00b19007199254740991.',
+    ], `codegen ${codegen}`);
+  }
+});
+
+test("validator: an unknown tool's name cut short keeps its closing quote before the next sentence", () => {
+  const name = "\u00e9".repeat(5000);
+  const declared = createValidator([{ name: "t", parameters: { type: "object" } }]).validate([{ name }]);
+  assert.match(
+    declared.calls[0].findings[0].message,
+    /^There is no tool named "\u00e9+\.\.\."\. Available: t\.$/,
+  );
+  const none = createValidator([]).validate([{ name }]);
+  assert.match(
+    none.calls[0].findings[0].message,
+    /^There is no tool named "\u00e9+\.\.\."; no tools are available\.$/,
+  );
+  // a name that is not cut is quoted once, as before
+  assert.equal(
+    createValidator([]).validate([{ name: "x..." }]).calls[0].findings[0].message,
+    'There is no tool named "x..."; no tools are available.',
+  );
+});
+
+test("sanitise: a repeated property whose name is cut short keeps its closing quote", async () => {
+  const key = "\u00e9".repeat(5000);
+  const r = await sanitise({ messages: [] }, {
+    tools: [{ name: "t", parameters: { type: "object" } }],
+    toolCalls: [{ name: "t", arguments: `{"${key}":1,"${key}":2}` }],
+    onMatch: "block",
+  });
+  const repeated = r.calls[0].findings.find((f) => f.message.includes("more than once"));
+  assert.ok(repeated, JSON.stringify(r.calls[0].findings).slice(0, 500));
+  assert.match(
+    repeated.message,
+    /^The arguments name "\/\u00e9+\.\.\." more than once; send each parameter once\.$/,
+  );
+});
+
+test("validator: a property name not allowed is named once, its reason without a full stop inside the parentheses", () => {
+  const key = "\u00e9".repeat(5000);
+  const props = { pn: { type: "object", propertyNames: { maxLength: 2 } } };
+  for (const codegen of [true, false]) {
+    assert.deepEqual(messages(props, JSON.stringify({ pn: { [key]: 1 } }), codegen), [
+      `"/pn/${key}" is not an allowed property name (it must be at most 2 characters long); rename or remove it.`,
+    ], `codegen ${codegen}`);
+  }
+});
