@@ -1267,14 +1267,15 @@ export class GuardedSession implements McpSession {
   /**
    * The params of the client's call `m` to judge. One built in code is read once, as JSON sends it, and that
    * copy is what goes to the server (kept in #judgedCalls): a getter read again, as the server's transport
-   * writes it, may answer other than what was judged. One that cannot be copied so (a getter that throws, an
-   * object new on each read) is judged as it is, which refuses it.
+   * writes it, may answer other than what was judged; a raw JSON number in it (`JSON.rawJSON`: a progress
+   * token past 2^53) stays as it is, its digits sent, as the server side keeps them. One that cannot be copied
+   * so (a getter that throws, an object new on each read) is judged as it is, which refuses it.
    */
   #callParams(m: JsonRpcMessage, parsed: boolean): unknown {
     if (parsed) return m.params;
     let params: unknown;
     try {
-      params = copyAsSent(m.params, { infinite: true }); // (+-Infinity is refused too large as it stands)
+      params = copyAsSent(m.params, { infinite: true, raw: true }); // (+-Infinity: refused too large as it stands)
     } catch {
       return m.params;
     }
