@@ -722,9 +722,8 @@ test("McpGuard checkResult: every string of a tool result is scanned, a content 
     const found = createMcpGuard({ scanOutput: true }).checkResult(result);
     assert.equal(found.flagged, true, pointer);
     assert.ok(found.findings.some((f) => f.pointer.startsWith(pointer)), JSON.stringify(found.findings));
-    const cleaned = redacting.checkResult(result).result as Record<string, unknown>;
-    // (a finding's pointer under _meta still names a flagged key as it was: reported apart)
-    assert.doesNotMatch(JSON.stringify({ ...cleaned, _meta: null }), /Ignore all previous/, pointer);
+    // (a finding's pointer under _meta names a flagged key as it was redacted, not as it was)
+    assert.doesNotMatch(JSON.stringify(redacting.checkResult(result).result), /Ignore all previous/, pointer);
   }
   // Parsed from JSON text by a relay, as the SDKs send it: the same.
   const toClient: unknown[] = [];
