@@ -328,6 +328,19 @@ function standIn(v: object, error: unknown, failed: { error?: unknown }): object
 }
 
 /**
+ * Whether the message `m`, judged from a copy of which a part is a stand-in (see {@linkcode standIn}), still
+ * holds it: JSON cannot write it (a BigInt id it writes as the transport does). Read on that rare path alone.
+ */
+function holdsStandIn(m: JsonRpcMessage): boolean {
+  try {
+    JSON.stringify(m, (_, v) => (typeof v === "bigint" ? 0 : v));
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
  * The text of each element of the array that the JSON text `text` is (a batch's line, which `JSON.parse`
  * read), in order. Strings and nesting are followed; nothing is parsed.
  */
@@ -1140,7 +1153,7 @@ export class GuardedSession implements McpSession {
     try {
       this.#unread = unread && {};
       r = this.#judgeServer(read, frame.bytes?.length ?? 0);
-      if (unread !== undefined) r = this.#unreadOutcome(m, r, unread.error);
+      if (unread !== undefined) r = this.#unreadOutcome(m, r, unread);
     } catch (error) {
       r = this.#notJudged(m, error);
     } finally {
@@ -1267,14 +1280,15 @@ export class GuardedSession implements McpSession {
   /**
    * The params of the client's call `m` to judge. One built in code is read once, as JSON sends it, and that
    * copy is what goes to the server (kept in #judgedCalls): a getter read again, as the server's transport
-   * writes it, may answer other than what was judged. One that cannot be copied so (a getter that throws, an
-   * object new on each read) is judged as it is, which refuses it.
+   * writes it, may answer other than what was judged; a raw JSON number in it (`JSON.rawJSON`: a progress
+   * token past 2^53) stays as it is, its digits sent, as the server side keeps them. One that cannot be copied
+   * so (a getter that throws, an object new on each read) is judged as it is, which refuses it.
    */
   #callParams(m: JsonRpcMessage, parsed: boolean): unknown {
     if (parsed) return m.params;
     let params: unknown;
     try {
-      params = copyAsSent(m.params, { infinite: true }); // (+-Infinity is refused too large as it stands)
+      params = copyAsSent(m.params, { infinite: true, raw: true }); // (+-Infinity: refused too large as it stands)
     } catch {
       return m.params;
     }
@@ -1809,7 +1823,7 @@ export class GuardedSession implements McpSession {
         if (read !== x) [x, changed] = [read, true];
         this.#unread = unread && {};
         if (isRecord(x)) r = this.#judgeServer(x);
-        if (unread !== undefined) r = this.#unreadOutcome(x, r, unread.error);
+        if (unread !== undefined) r = this.#unreadOutcome(x, r, unread);
       } catch (error) {
         r = this.#notJudged(x, error);
       } finally {
@@ -1855,7 +1869,7 @@ export class GuardedSession implements McpSession {
    * judged as it is, as before; one a part of which cannot be copied is judged with that part throwing the
    * copy's error wherever it is read. Neither is ever passed on as it is.
    */
-  #readOnce<T>(m: T): { read: T; unread?: { error: unknown } } {
+  #readOnce<T>(m: T): { read: T; unread?: { error: unknown; part?: true } } {
     if (this.#judgingText || !isRecord(m)) return { read: m };
     let read: unknown;
     try {
@@ -1872,7 +1886,9 @@ export class GuardedSession implements McpSession {
       if (typeof v !== "object" || v === null || isRawJson(v)) continue;
       read[k] = isRecord(v) ? sentCopy(v, k, failed) : copied(v, failed);
     }
-    return "error" in failed ? { read: read as T, unread: { error: failed.error } } : { read: read as T };
+    return "error" in failed
+      ? { read: read as T, unread: { error: failed.error, part: true } }
+      : { read: read as T };
   }
 
   /**
@@ -2056,11 +2072,18 @@ export class GuardedSession implements McpSession {
    * What goes on of the server's message `m`, judged as it is (outcome `r`) since its copy threw (`error`):
    * a judged copy, or, where judging would pass it as it is, never it: the client's request its judging took
    * is answered with the error, as that request no longer waits for #notJudged to find it (a getter that
-   * throws once, then answers, left the client waiting forever). The answer is noted as the one sent.
+   * throws once, then answers, left the client waiting forever). The answer is noted as the one sent. A copy
+   * a `part` of which stood in for one that could not be copied (see {@linkcode standIn}) and that the judge
+   * never read (a log's `_meta`, a sampling request's `uri`, which the scan leaves out) is no judged copy:
+   * the transport's write threw, and the server's request went unanswered with no event.
    */
-  #unreadOutcome(m: JsonRpcMessage, r: ServerOutcome, error: unknown): ServerOutcome {
+  #unreadOutcome(
+    m: JsonRpcMessage,
+    r: ServerOutcome,
+    { error, part }: { error: unknown; part?: true },
+  ): ServerOutcome {
     const { taken, asked } = this.#unread ?? {};
-    if (r !== "same") {
+    if (r !== "same" && !(part && r !== null && holdsStandIn(r))) {
       if (taken !== undefined) this.#noteAnswered(taken.key, taken.written);
       if (asked !== undefined && r !== null) this.#serverRequests.add(asked.scope, asked.id);
       return r;

@@ -1796,3 +1796,37 @@ test("MCP session: a server message built in code whose array hides an index is 
   assert.match(sent, /"progressToken":12345678901234567891,/);
   assert.match(sent, /"id":12345678901234567891,"method":"sampling/);
 });
+
+test("MCP session: a client's call built in code keeps the digits of a raw JSON progress token past 2^53", () => {
+  // The call's params were copied as JSON writes them but with each JSON.rawJSON opened: a progress token
+  // of 12345678901234567892 reached the server as 12345678901234567000.
+  const rawJSON = (JSON as unknown as { rawJSON?: (text: string) => unknown }).rawJSON;
+  if (rawJSON === undefined) return;
+  const { guarded, toServer } = session();
+  const params = { name: "echo", arguments: {}, _meta: { progressToken: rawJSON("12345678901234567892") } };
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 2, method: "tools/call", params } });
+  assert.match(JSON.stringify(toServer), /"progressToken":12345678901234567892\}/);
+});
+
+test("MCP session: a server request built in code with a part that cannot be copied and that the scan leaves out is answered with an error", () => {
+  // The copy judged held a stand-in for the part (its `_meta`), which the scan does not read: the judged copy
+  // went to the client's transport, whose write threw, and the server's request went unanswered, unreported.
+  const { guarded, toClient, toServer, events } = session();
+  const _meta = {
+    get trace(): never {
+      throw new Error("the transport's getter failed");
+    },
+  };
+  const message = {
+    jsonrpc: "2.0",
+    id: "s1",
+    method: "sampling/createMessage",
+    params: { messages: [], _meta },
+  };
+  guarded.fromServer({ message: message as unknown as JsonRpcMessage });
+  assert.deepEqual(toClient, []);
+  assert.equal(toServer.length, 1, JSON.stringify(events));
+  const answer = toServer[0] as JsonRpcMessage;
+  assert.equal(answer.id, "s1");
+  assert.match(JSON.stringify(answer.error), /the transport's getter failed/);
+});
