@@ -273,16 +273,20 @@ test(
     // must go once the request is answered, in an ended session too: a request under the same id in the
     // next session is sent, not refused as one still waiting. Twenty sessions, each ended by the server with
     // a 404 to call 3 while call 2 waits on an event stream it closes after; call 3 again is not sent.
+    // (call 2's stream ends once the 404 went out, not after a fixed time: under load a 50 ms timer ended it
+    // first now and then, and call 2 was then told of a closed stream, not of the ended session)
+    const waiting = new Map<string, { end: () => void }>();
     const server = await sessionServer((m, req, res) => {
       const session = req.headers["mcp-session-id"] as string;
       if (!server.live.has(session)) return false;
       if (m?.id === 3) {
         server.live.delete(session);
+        res.on("finish", () => setTimeout(() => waiting.get(session)?.end(), 50));
         return void res.writeHead(404).end(), true;
       }
       if (m?.id !== 2) return false;
       res.writeHead(200, { "content-type": "text/event-stream" });
-      setTimeout(() => res.end(), 50);
+      waiting.set(session, res);
       return true;
     });
     try {
