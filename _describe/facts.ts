@@ -112,7 +112,7 @@ export function shownPointer(pointer: string): string {
 export const MAX_PATH = 120;
 
 /** Longest tool or parameter name quoted in feedback, in characters. */
-const MAX_NAME = 80;
+export const MAX_NAME = 80;
 
 /**
  * A tool or parameter name as the model reads it in feedback: on one line, cut to 80 characters (a hostile

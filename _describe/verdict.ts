@@ -9,7 +9,17 @@
 import { nestsDeeper, pastMeasure } from "../_common/measure.ts";
 import { unescapePointer } from "../_common/pointer.ts";
 import { clip, isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
-import { asText, feedbackName, findingFacts, MAX_PATH, oneLine, placeLine, shownKey, stop } from "./facts.ts";
+import {
+  asText,
+  feedbackName,
+  findingFacts,
+  MAX_NAME,
+  MAX_PATH,
+  oneLine,
+  placeLine,
+  shownKey,
+  stop,
+} from "./facts.ts";
 import type { CallVerdict, Finding, Verdict } from "../types.ts";
 
 /** Returns a short description of a value for messages, never throwing. */
@@ -229,7 +239,8 @@ function parameterSummary(tool: ToolSummary): string {
   if (props === null || Object.keys(props).length === 0) return `${name} takes no arguments.`;
   const required = Array.isArray(tool.schema?.required) ? tool.schema.required : [];
   const entries = Object.keys(props).slice(0, 20).map((key) =>
-    `${feedbackName(key)} (${oneLine(schemaSummary(props[key]), 200)}${
+    // (each key as the findings name it, so that " " and "" read apart: an empty one quoted, there is no other)
+    `${key === "" ? '""' : placeLine(shownKey(key), MAX_NAME)} (${oneLine(schemaSummary(props[key]), 200)}${
       required.includes(key) ? ", required" : ""
     })`
   );

@@ -858,3 +858,22 @@ test("describeVerdict: a union's summary says each form once, leaves out what al
     text,
   );
 });
+
+test("describeVerdict: the parameter summary names the keys '' and ' ' apart, as the findings name them", () => {
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: { " ": { type: "string" }, "": { type: "integer" } },
+      required: [" "],
+    },
+  }];
+  const text = describeVerdict(
+    createValidator(tools, { scan: false }).validate([{ name: "t", arguments: "{}" }]),
+    {
+      tools,
+    },
+  );
+  assert.ok(text.includes('"\\u0020" is required'), text);
+  assert.ok(text.includes('t takes: \\u0020 (string, required); "" (integer).'), text);
+});
