@@ -72,7 +72,8 @@ const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\s]+/g;
 /**
  * An argument's key as a place names it: each character {@linkcode placeLine} would collapse or trim, but a
  * lone space inside the key, written as a JSON escape (`\u0020`), so that the keys `""`, `" "` and `"\t"` (and
- * `"a b"` and `"a  b"`) read apart and the model can tell which one to fix. One home for `describeVerdict`
+ * `"a b"` and `"a  b"`) read apart and the model can tell which one to fix; a backslash is doubled, as JSON
+ * doubles it, so that no key reads as another's escape. One home for `describeVerdict`
  * and `vet`'s `toLLMFeedback`.
  *
  * @example
@@ -83,16 +84,18 @@ const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\s]+/g;
  * assert.equal(shownKey(" "), "\\u0020");
  * assert.equal(shownKey("a b"), "a b");
  * assert.equal(shownKey("a\tb "), "a\\u0009b\\u0020");
+ * assert.equal(shownKey("\\u0020"), "\\\\u0020");
  * ```
  *
  * @param key The key as the model sent it.
  * @returns The key with those characters escaped.
  */
 export function shownKey(key: string): string {
-  return key.replace(
+  // (a backslash doubled first, as JSON writes it: else the key `\u0020`, six characters, reads as " ")
+  return key.replace(/\\/g, "\\\\").replace(
     LINE_BREAKING,
-    (run, at: number) =>
-      run === " " && at > 0 && at + 1 < key.length
+    (run, at: number, all: string) =>
+      run === " " && at > 0 && at + 1 < all.length
         ? run
         : [...run].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""),
   );

@@ -877,3 +877,13 @@ test("describeVerdict: the parameter summary names the keys '' and ' ' apart, as
   assert.ok(text.includes('"\\u0020" is required'), text);
   assert.ok(text.includes('t takes: \\u0020 (string, required); "" (integer).'), text);
 });
+
+test("describeVerdict: a key that holds a backslash does not read as an escaped one ('\\u0020', ' ')", () => {
+  const tools = [{ name: "t", parameters: { type: "object", properties: {}, additionalProperties: false } }];
+  const v = createValidator(tools, { scan: false });
+  const place = (key: string) =>
+    describeVerdict(v.validate([{ name: "t", arguments: JSON.stringify({ [key]: 1 }) }]))
+      .split("\n").find((l) => l.startsWith("1. ")) ?? "";
+  assert.match(place(" "), /^1\. unexpected_argument: "\\u0020" is not a parameter/);
+  assert.match(place("\\u0020"), /^1\. unexpected_argument: "\\\\u0020" is not a parameter/);
+});
