@@ -166,7 +166,8 @@ function schemaSummary(schema: unknown, depth = 0): string {
   // A union with no type of its own is no "any value": it is what its forms allow.
   if (schema.type === undefined) {
     const parts = combinedParts(schema, depth);
-    if (parts !== undefined) return parts;
+    // (nullable admits null whatever the forms say, as the validator reads it: even where they allow nothing)
+    if (parts !== undefined) return schema.nullable === true ? orNull(parts) : parts;
   }
   if ("const" in schema) return `exactly ${clip(itemJson(schema.const), 60)}`;
   const t = schema.type;
@@ -194,7 +195,7 @@ const NOTHING = "no value is allowed";
  * The summary of a schema with no type of its own but `anyOf`, `oneOf` or `allOf`, or undefined where it has
  * none of them: a union's forms, each said once, with those that allow nothing left out (`string or integer`);
  * `allOf`'s members that say something; the parts a value must match all of joined by "and" (`anyOf` and
- * `oneOf` together: `(string or integer) and string`); "or null" where `nullable` allows it too.
+ * `oneOf` together: `(string or integer) and string`). `nullable` is added by the caller ({@linkcode orNull}).
  */
 function combinedParts(schema: Record<string, unknown>, depth: number): string | undefined {
   const lists = [schema.anyOf, schema.oneOf, schema.allOf].map((l) =>
@@ -220,8 +221,13 @@ function combinedParts(schema: Record<string, unknown>, depth: number): string |
   }
   const all = unique(parts.filter((p) => p !== "any value"));
   if (all.length === 0) return parts.length > 0 ? "any value" : undefined;
-  const text = all.length === 1 ? all[0] : all.map((p) => p.includes(" or ") ? `(${p})` : p).join(" and ");
-  return schema.nullable === true && !/(?:^| or )null$/.test(text) ? `${text} or null` : text;
+  return all.length === 1 ? all[0] : all.map((p) => p.includes(" or ") ? `(${p})` : p).join(" and ");
+}
+
+/** A summary with null allowed too: "null" for one that allowed nothing, as it was where it says null already. */
+function orNull(text: string): string {
+  if (text === NOTHING) return "null";
+  return /(?:^| or )(?:exactly )?null$/.test(text) ? text : `${text} or null`;
 }
 
 /** The texts, each once, in their first order. */

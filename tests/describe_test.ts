@@ -887,3 +887,24 @@ test("describeVerdict: a key that holds a backslash does not read as an escaped 
   assert.match(place(" "), /^1\. unexpected_argument: "\\u0020" is not a parameter/);
   assert.match(place("\\u0020"), /^1\. unexpected_argument: "\\\\u0020" is not a parameter/);
 });
+
+test("describeVerdict: nullable on a union that allows nothing else is summarised as null, which it allows", () => {
+  const p = { type: "string" };
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        a: { anyOf: [false], nullable: true },
+        b: { allOf: [p, false], nullable: true },
+        c: { anyOf: [p, { const: null }], nullable: true },
+      },
+      additionalProperties: false,
+    },
+  }];
+  const v = createValidator(tools, { scan: false });
+  // (the validator's own reading: null is valid for each)
+  assert.equal(v.validate([{ name: "t", arguments: { a: null, b: null, c: null } }]).calls[0].allowed, true);
+  const text = describeVerdict(v.validate([{ name: "t", arguments: { x: 1 } }]), { tools });
+  assert.ok(text.includes("t takes: a (null); b (null); c (string or exactly null)."), text);
+});
