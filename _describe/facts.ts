@@ -61,8 +61,11 @@ export function oneLine(value: unknown, max: number): string {
  */
 export function placeLine(value: unknown, max: number): string {
   // (bidi controls and invisible characters, which no space stands for, are written as JSON writes a value's
-  // control characters: `\u202e`, so that the model reads neither a reordered line nor a hidden word)
-  return showHidden(clip(asText(value).replace(LINE_BREAKING, " ").trim(), max), { form: "json" });
+  // control characters: `\u202e`, so that the model reads neither a reordered line nor a hidden word), before
+  // the cut, so that `max` bounds what is read (escaped first, 300 zero-width spaces were 1800 characters), and
+  // an escape the cut split is dropped whole
+  const shown = showHidden(asText(value).replace(LINE_BREAKING, " ").trim(), { form: "json" });
+  return shown.length <= max ? shown : clip(shown, max).replace(/\\(?:u[0-9a-f]{0,3})?\u2026$/, "\u2026");
 }
 
 /** What {@linkcode placeLine} makes one space of: whitespace and control characters. */

@@ -908,3 +908,17 @@ test("describeVerdict: nullable on a union that allows nothing else is summarise
   const text = describeVerdict(v.validate([{ name: "t", arguments: { x: 1 } }]), { tools });
   assert.ok(text.includes("t takes: a (null); b (null); c (string or exactly null)."), text);
 });
+
+test("describe: a failure detail of invisible characters is capped at 400 characters once they are escaped", () => {
+  const t = describe({
+    ...base,
+    ok: false,
+    kind: "exit",
+    items: null,
+    exitCode: 1,
+    detail: "\u200b".repeat(5000),
+  });
+  const detail = t.slice(t.indexOf("): ") + 3, t.indexOf(". Report"));
+  assert.ok(detail.startsWith("\\u200b"), detail.slice(0, 20));
+  assert.ok(detail.length <= 400, `detail length ${detail.length}`);
+});
