@@ -210,6 +210,8 @@ function combinedParts(schema: Record<string, unknown>, depth: number): string |
     if (i === 2) { // allOf: every member must hold; one that allows nothing makes the whole allow nothing
       if (said.includes(NOTHING)) return NOTHING;
       parts.push(...said.filter((p) => p !== "any value"));
+      // (members past those read are marked: one of them may narrow the value, or allow none)
+      if (list.length > MAX_FORMS * 2) parts.push("\u2026");
       continue;
     }
     const forms = said.filter((p) => p !== NOTHING);
