@@ -153,9 +153,9 @@ const MAX_FORMS = 4;
 /**
  * A short type description of a parameter schema, e.g. `integer 1..50`, `one of "a" | "b"` or `string or
  * integer` (an `anyOf`, `oneOf` or `allOf` of such, see {@linkcode combinedParts}, `depth` levels down at most;
- * one deeper is "one of several forms").
+ * one deeper is "one of several forms"; {@linkcode MAX_READ} forms in all, those past it marked "...").
  */
-function schemaSummary(schema: unknown, depth = 0): string {
+function schemaSummary(schema: unknown, depth = 0, budget: Budget = { forms: MAX_READ }): string {
   if (schema === false) return NOTHING; // (the boolean schema that allows nothing)
   if (!isRecord(schema)) return "any value";
   if (Array.isArray(schema.enum)) {
@@ -165,7 +165,7 @@ function schemaSummary(schema: unknown, depth = 0): string {
   }
   // A union with no type of its own is no "any value": it is what its forms allow.
   if (schema.type === undefined) {
-    const parts = combinedParts(schema, depth);
+    const parts = combinedParts(schema, depth, budget);
     // (nullable admits null whatever the forms say, as the validator reads it: even where they allow nothing)
     if (parts !== undefined) return schema.nullable === true ? orNull(parts) : parts;
   }
@@ -188,6 +188,18 @@ function schemaSummary(schema: unknown, depth = 0): string {
   return text;
 }
 
+/**
+ * Most forms of unions one parameter's summary reads, at every depth together: three lists of eight, each form
+ * a union of as many, made one summary read 600 forms (a hostile declaration's, its enums of large shared
+ * objects: 20 s for one describeVerdict, where reading one list of four took 0.4 s).
+ */
+const MAX_READ = 32;
+
+/** The forms a summary may still read ({@linkcode MAX_READ}), shared by the unions of one parameter. */
+interface Budget {
+  forms: number;
+}
+
 /** What allows nothing, as a summary says it. */
 const NOTHING = "no value is allowed";
 
@@ -197,7 +209,7 @@ const NOTHING = "no value is allowed";
  * `allOf`'s members that say something; the parts a value must match all of joined by "and" (`anyOf` and
  * `oneOf` together: `(string or integer) and string`). `nullable` is added by the caller ({@linkcode orNull}).
  */
-function combinedParts(schema: Record<string, unknown>, depth: number): string | undefined {
+function combinedParts(schema: Record<string, unknown>, depth: number, budget: Budget): string | undefined {
   const lists = [schema.anyOf, schema.oneOf, schema.allOf].map((l) =>
     Array.isArray(l) && l.length > 0 ? l : undefined
   );
@@ -206,19 +218,25 @@ function combinedParts(schema: Record<string, unknown>, depth: number): string |
   const parts: string[] = [];
   for (const [i, list] of lists.entries()) {
     if (list === undefined) continue;
-    const said = unique(list.slice(0, MAX_FORMS * 2).map((f) => schemaSummary(f, depth + 1)));
+    if (budget.forms <= 0) { // (read no further: marked, as forms past those read are)
+      parts.push("\u2026");
+      continue;
+    }
+    const read = list.slice(0, Math.min(MAX_FORMS * 2, budget.forms));
+    budget.forms -= read.length;
+    const said = unique(read.map((f) => schemaSummary(f, depth + 1, budget)));
     if (i === 2) { // allOf: every member must hold; one that allows nothing makes the whole allow nothing
       if (said.includes(NOTHING)) return NOTHING;
       parts.push(...said.filter((p) => p !== "any value"));
       // (members past those read are marked: one of them may narrow the value, or allow none)
-      if (list.length > MAX_FORMS * 2) parts.push("\u2026");
+      if (list.length > read.length) parts.push("\u2026");
       continue;
     }
     const forms = said.filter((p) => p !== NOTHING);
     if (forms.length === 0) return NOTHING;
     parts.push(
       forms.includes("any value") ? "any value" : forms.slice(0, MAX_FORMS).join(" or ") +
-        (forms.length > MAX_FORMS || list.length > MAX_FORMS * 2 ? " or \u2026" : ""),
+        (forms.length > MAX_FORMS || list.length > read.length ? " or \u2026" : ""),
     );
   }
   const all = unique(parts.filter((p) => p !== "any value"));

@@ -898,3 +898,24 @@ test("describeVerdict: nullable on a union that allows nothing else is summarise
   const text = describeVerdict(v.validate([{ name: "t", arguments: { x: 1 } }]), { tools });
   assert.ok(text.includes("t takes: a (null); b (null); c (string or exactly null)."), text);
 });
+
+test("describeVerdict: a parameter's unions are read to a bound whatever their breadth and nesting", () => {
+  let reads = 0;
+  const leaf = {
+    get enum(): unknown[] {
+      reads++;
+      return ["a"];
+    },
+  };
+  const lists = (f: unknown) => ({
+    anyOf: Array(8).fill(f),
+    oneOf: Array(8).fill(f),
+    allOf: Array(8).fill(f),
+  });
+  const tools = [{ name: "t", parameters: { type: "object", properties: { p: lists(lists(leaf)) } } }];
+  const verdict: CallVerdict = { index: 0, name: "t", allowed: false, findings: [] };
+  const text = describeVerdict(verdict, { tools });
+  assert.match(text, /t takes: p \(\(?one of "a"/);
+  // (each form a summary reads costs a few property reads; 24 forms of 24 each were 576 forms)
+  assert.ok(reads <= 150, `${reads} reads`);
+});
