@@ -233,6 +233,10 @@ function combinedParts(schema: Record<string, unknown>, depth: number, budget: B
       continue;
     }
     const forms = said.filter((p) => p !== NOTHING);
+    if (forms.length === 0 && list.length > read.length) { // (a form not read may allow something)
+      parts.push("\u2026");
+      continue;
+    }
     if (forms.length === 0) return NOTHING;
     parts.push(
       forms.includes("any value") ? "any value" : forms.slice(0, MAX_FORMS).join(" or ") +

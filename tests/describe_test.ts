@@ -846,6 +846,7 @@ test("describeVerdict: a union's summary says each form once, leaves out what al
         n: { anyOf: [{ type: "string" }, { type: "integer" }], nullable: true },
         // (an allOf's members past those read are marked, not passed over: the ninth may allow nothing)
         m: { allOf: [...Array(8).fill({ type: "string" }), false] },
+        o: { anyOf: [...Array(8).fill(false), { type: "string" }] },
       },
       required: ["z"],
     },
@@ -853,7 +854,7 @@ test("describeVerdict: a union's summary says each form once, leaves out what al
   const text = describeVerdict(createValidator(tools).validate([{ name: "t", arguments: "{}" }]), { tools });
   assert.ok(
     text.includes(
-      "t takes: e (integer); r (string); b ((string or integer) and string); l (string); n (string or integer or null); m (string and \u2026).",
+      "t takes: e (integer); r (string); b ((string or integer) and string); l (string); n (string or integer or null); m (string and \u2026); o (\u2026).",
     ),
     text,
   );
