@@ -61,8 +61,11 @@ export function oneLine(value: unknown, max: number): string {
  */
 export function placeLine(value: unknown, max: number): string {
   // (bidi controls and invisible characters, which no space stands for, are written as JSON writes a value's
-  // control characters: `\u202e`, so that the model reads neither a reordered line nor a hidden word)
-  return showHidden(clip(asText(value).replace(LINE_BREAKING, " ").trim(), max), { form: "json" });
+  // control characters: `\u202e`, so that the model reads neither a reordered line nor a hidden word), before
+  // the cut, so that `max` bounds what is read (escaped first, 300 zero-width spaces were 1800 characters), and
+  // an escape the cut split is dropped whole
+  const shown = showHidden(asText(value).replace(LINE_BREAKING, " ").trim(), { form: "json" });
+  return shown.length <= max ? shown : clip(shown, max).replace(/\\(?:u[0-9a-f]{0,3})?\u2026$/, "\u2026");
 }
 
 /** What {@linkcode placeLine} makes one space of: whitespace and control characters. */
@@ -72,7 +75,8 @@ const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\s]+/g;
 /**
  * An argument's key as a place names it: each character {@linkcode placeLine} would collapse or trim, but a
  * lone space inside the key, written as a JSON escape (`\u0020`), so that the keys `""`, `" "` and `"\t"` (and
- * `"a b"` and `"a  b"`) read apart and the model can tell which one to fix. One home for `describeVerdict`
+ * `"a b"` and `"a  b"`) read apart and the model can tell which one to fix; a backslash is doubled, as JSON
+ * doubles it, so that no key reads as another's escape. One home for `describeVerdict`
  * and `vet`'s `toLLMFeedback`.
  *
  * @example
@@ -83,16 +87,18 @@ const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\s]+/g;
  * assert.equal(shownKey(" "), "\\u0020");
  * assert.equal(shownKey("a b"), "a b");
  * assert.equal(shownKey("a\tb "), "a\\u0009b\\u0020");
+ * assert.equal(shownKey("\\u0020"), "\\\\u0020");
  * ```
  *
  * @param key The key as the model sent it.
  * @returns The key with those characters escaped.
  */
 export function shownKey(key: string): string {
-  return key.replace(
+  // (a backslash doubled first, as JSON writes it: else the key `\u0020`, six characters, reads as " ")
+  return key.replace(/\\/g, "\\\\").replace(
     LINE_BREAKING,
-    (run, at: number) =>
-      run === " " && at > 0 && at + 1 < key.length
+    (run, at: number, all: string) =>
+      run === " " && at > 0 && at + 1 < all.length
         ? run
         : [...run].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""),
   );
@@ -112,7 +118,7 @@ export function shownPointer(pointer: string): string {
 export const MAX_PATH = 120;
 
 /** Longest tool or parameter name quoted in feedback, in characters. */
-const MAX_NAME = 80;
+export const MAX_NAME = 80;
 
 /**
  * A tool or parameter name as the model reads it in feedback: on one line, cut to 80 characters (a hostile

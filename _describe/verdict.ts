@@ -9,7 +9,17 @@
 import { nestsDeeper, pastMeasure } from "../_common/measure.ts";
 import { unescapePointer } from "../_common/pointer.ts";
 import { clip, isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
-import { asText, feedbackName, findingFacts, MAX_PATH, oneLine, placeLine, shownKey, stop } from "./facts.ts";
+import {
+  asText,
+  feedbackName,
+  findingFacts,
+  MAX_NAME,
+  MAX_PATH,
+  oneLine,
+  placeLine,
+  shownKey,
+  stop,
+} from "./facts.ts";
 import type { CallVerdict, Finding, Verdict } from "../types.ts";
 
 /** Returns a short description of a value for messages, never throwing. */
@@ -143,9 +153,9 @@ const MAX_FORMS = 4;
 /**
  * A short type description of a parameter schema, e.g. `integer 1..50`, `one of "a" | "b"` or `string or
  * integer` (an `anyOf`, `oneOf` or `allOf` of such, see {@linkcode combinedParts}, `depth` levels down at most;
- * one deeper is "one of several forms").
+ * one deeper is "one of several forms"; {@linkcode MAX_READ} forms in all, those past it marked "...").
  */
-function schemaSummary(schema: unknown, depth = 0): string {
+function schemaSummary(schema: unknown, depth = 0, budget: Budget = { forms: MAX_READ }): string {
   if (schema === false) return NOTHING; // (the boolean schema that allows nothing)
   if (!isRecord(schema)) return "any value";
   if (Array.isArray(schema.enum)) {
@@ -155,8 +165,9 @@ function schemaSummary(schema: unknown, depth = 0): string {
   }
   // A union with no type of its own is no "any value": it is what its forms allow.
   if (schema.type === undefined) {
-    const parts = combinedParts(schema, depth);
-    if (parts !== undefined) return parts;
+    const parts = combinedParts(schema, depth, budget);
+    // (nullable admits null whatever the forms say, as the validator reads it: even where they allow nothing)
+    if (parts !== undefined) return schema.nullable === true ? orNull(parts) : parts;
   }
   if ("const" in schema) return `exactly ${clip(itemJson(schema.const), 60)}`;
   const t = schema.type;
@@ -177,6 +188,18 @@ function schemaSummary(schema: unknown, depth = 0): string {
   return text;
 }
 
+/**
+ * Most forms of unions one parameter's summary reads, at every depth together: three lists of eight, each form
+ * a union of as many, made one summary read 600 forms (a hostile declaration's, its enums of large shared
+ * objects: 20 s for one describeVerdict, where reading one list of four took 0.4 s).
+ */
+const MAX_READ = 32;
+
+/** The forms a summary may still read ({@linkcode MAX_READ}), shared by the unions of one parameter. */
+interface Budget {
+  forms: number;
+}
+
 /** What allows nothing, as a summary says it. */
 const NOTHING = "no value is allowed";
 
@@ -184,9 +207,9 @@ const NOTHING = "no value is allowed";
  * The summary of a schema with no type of its own but `anyOf`, `oneOf` or `allOf`, or undefined where it has
  * none of them: a union's forms, each said once, with those that allow nothing left out (`string or integer`);
  * `allOf`'s members that say something; the parts a value must match all of joined by "and" (`anyOf` and
- * `oneOf` together: `(string or integer) and string`); "or null" where `nullable` allows it too.
+ * `oneOf` together: `(string or integer) and string`). `nullable` is added by the caller ({@linkcode orNull}).
  */
-function combinedParts(schema: Record<string, unknown>, depth: number): string | undefined {
+function combinedParts(schema: Record<string, unknown>, depth: number, budget: Budget): string | undefined {
   const lists = [schema.anyOf, schema.oneOf, schema.allOf].map((l) =>
     Array.isArray(l) && l.length > 0 ? l : undefined
   );
@@ -195,23 +218,40 @@ function combinedParts(schema: Record<string, unknown>, depth: number): string |
   const parts: string[] = [];
   for (const [i, list] of lists.entries()) {
     if (list === undefined) continue;
-    const said = unique(list.slice(0, MAX_FORMS * 2).map((f) => schemaSummary(f, depth + 1)));
+    if (budget.forms <= 0) { // (read no further: marked, as forms past those read are)
+      parts.push("\u2026");
+      continue;
+    }
+    const read = list.slice(0, Math.min(MAX_FORMS * 2, budget.forms));
+    budget.forms -= read.length;
+    const said = unique(read.map((f) => schemaSummary(f, depth + 1, budget)));
     if (i === 2) { // allOf: every member must hold; one that allows nothing makes the whole allow nothing
       if (said.includes(NOTHING)) return NOTHING;
       parts.push(...said.filter((p) => p !== "any value"));
+      // (members past those read are marked: one of them may narrow the value, or allow none)
+      if (list.length > read.length) parts.push("\u2026");
       continue;
     }
     const forms = said.filter((p) => p !== NOTHING);
+    if (forms.length === 0 && list.length > read.length) { // (a form not read may allow something)
+      parts.push("\u2026");
+      continue;
+    }
     if (forms.length === 0) return NOTHING;
     parts.push(
       forms.includes("any value") ? "any value" : forms.slice(0, MAX_FORMS).join(" or ") +
-        (forms.length > MAX_FORMS || list.length > MAX_FORMS * 2 ? " or \u2026" : ""),
+        (forms.length > MAX_FORMS || list.length > read.length ? " or \u2026" : ""),
     );
   }
   const all = unique(parts.filter((p) => p !== "any value"));
   if (all.length === 0) return parts.length > 0 ? "any value" : undefined;
-  const text = all.length === 1 ? all[0] : all.map((p) => p.includes(" or ") ? `(${p})` : p).join(" and ");
-  return schema.nullable === true && !/(?:^| or )null$/.test(text) ? `${text} or null` : text;
+  return all.length === 1 ? all[0] : all.map((p) => p.includes(" or ") ? `(${p})` : p).join(" and ");
+}
+
+/** A summary with null allowed too: "null" for one that allowed nothing, as it was where it says null already. */
+function orNull(text: string): string {
+  if (text === NOTHING) return "null";
+  return /(?:^| or )(?:exactly )?null$/.test(text) ? text : `${text} or null`;
 }
 
 /** The texts, each once, in their first order. */
@@ -229,7 +269,8 @@ function parameterSummary(tool: ToolSummary): string {
   if (props === null || Object.keys(props).length === 0) return `${name} takes no arguments.`;
   const required = Array.isArray(tool.schema?.required) ? tool.schema.required : [];
   const entries = Object.keys(props).slice(0, 20).map((key) =>
-    `${feedbackName(key)} (${oneLine(schemaSummary(props[key]), 200)}${
+    // (each key as the findings name it, so that " " and "" read apart: an empty one quoted, there is no other)
+    `${key === "" ? '""' : placeLine(shownKey(key), MAX_NAME)} (${oneLine(schemaSummary(props[key]), 200)}${
       required.includes(key) ? ", required" : ""
     })`
   );

@@ -67,16 +67,12 @@ test("describe: a failure with empty detail still gives a readable sentence (sig
 });
 
 test("describe: failure detail is capped at 400 characters", () => {
-  const t = describe({
-    ...base,
-    ok: false,
-    kind: "exit",
-    items: null,
-    exitCode: 1,
-    detail: "y".repeat(5000),
-  });
-  const detail = t.slice(t.indexOf("): ") + 3, t.indexOf(". Report"));
-  assert.ok(detail.length <= 400, `detail length ${detail.length}`);
+  // (zero-width spaces too, each written as a six-character escape: the cap is on what is read)
+  for (const detail of ["y".repeat(5000), "\u200b".repeat(5000)]) {
+    const t = describe({ ...base, ok: false, kind: "exit", items: null, exitCode: 1, detail });
+    const shown = t.slice(t.indexOf("): ") + 3, t.indexOf(". Report"));
+    assert.ok(shown.length <= 400 && shown.length > 300, `detail length ${shown.length}`);
+  }
 });
 
 test("describe: the results sentence gives the count and the items as JSON", () => {
@@ -784,6 +780,8 @@ test("describeVerdict: the keys '' and ' ' read apart, a whitespace-only key wri
   assert.match(place(" "), /^1\. unexpected_argument: "\\u0020" is not a parameter/);
   assert.match(place("\t"), /^1\. unexpected_argument: "\\u0009" is not a parameter/);
   assert.match(place("a b"), /^1\. unexpected_argument: "a b" is not a parameter/);
+  // (a backslash doubled, as JSON doubles it: the key `\u0020` is no " ")
+  assert.match(place("\\u0020"), /^1\. unexpected_argument: "\\\\u0020" is not a parameter/);
 });
 
 test("describeVerdict: bidi controls and invisible characters in a quoted value are escaped, not sent raw", () => {
@@ -846,6 +844,9 @@ test("describeVerdict: a union's summary says each form once, leaves out what al
         b: { anyOf: [{ type: "string" }, { type: "integer" }], oneOf: [{ type: "string" }] },
         l: { allOf: [{ type: "string" }, { minLength: 1 }] },
         n: { anyOf: [{ type: "string" }, { type: "integer" }], nullable: true },
+        // (an allOf's members past those read are marked, not passed over: the ninth may allow nothing)
+        m: { allOf: [...Array(8).fill({ type: "string" }), false] },
+        o: { anyOf: [...Array(8).fill(false), { type: "string" }] },
       },
       required: ["z"],
     },
@@ -853,8 +854,69 @@ test("describeVerdict: a union's summary says each form once, leaves out what al
   const text = describeVerdict(createValidator(tools).validate([{ name: "t", arguments: "{}" }]), { tools });
   assert.ok(
     text.includes(
-      "t takes: e (integer); r (string); b ((string or integer) and string); l (string); n (string or integer or null).",
+      "t takes: e (integer); r (string); b ((string or integer) and string); l (string); n (string or integer or null); m (string and \u2026); o (\u2026).",
     ),
     text,
   );
+});
+
+test("describeVerdict: the parameter summary names the keys '' and ' ' apart, as the findings name them", () => {
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: { " ": { type: "string" }, "": { type: "integer" } },
+      required: [" "],
+    },
+  }];
+  const text = describeVerdict(
+    createValidator(tools, { scan: false }).validate([{ name: "t", arguments: "{}" }]),
+    {
+      tools,
+    },
+  );
+  assert.ok(text.includes('"\\u0020" is required'), text);
+  assert.ok(text.includes('t takes: \\u0020 (string, required); "" (integer).'), text);
+});
+
+test("describeVerdict: nullable on a union that allows nothing else is summarised as null, which it allows", () => {
+  const p = { type: "string" };
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        a: { anyOf: [false], nullable: true },
+        b: { allOf: [p, false], nullable: true },
+        c: { anyOf: [p, { const: null }], nullable: true },
+      },
+      additionalProperties: false,
+    },
+  }];
+  const v = createValidator(tools, { scan: false });
+  // (the validator's own reading: null is valid for each)
+  assert.equal(v.validate([{ name: "t", arguments: { a: null, b: null, c: null } }]).calls[0].allowed, true);
+  const text = describeVerdict(v.validate([{ name: "t", arguments: { x: 1 } }]), { tools });
+  assert.ok(text.includes("t takes: a (null); b (null); c (string or exactly null)."), text);
+});
+
+test("describeVerdict: a parameter's unions are read to a bound whatever their breadth and nesting", () => {
+  let reads = 0;
+  const leaf = {
+    get enum(): unknown[] {
+      reads++;
+      return ["a"];
+    },
+  };
+  const lists = (f: unknown) => ({
+    anyOf: Array(8).fill(f),
+    oneOf: Array(8).fill(f),
+    allOf: Array(8).fill(f),
+  });
+  const tools = [{ name: "t", parameters: { type: "object", properties: { p: lists(lists(leaf)) } } }];
+  const verdict: CallVerdict = { index: 0, name: "t", allowed: false, findings: [] };
+  const text = describeVerdict(verdict, { tools });
+  assert.match(text, /t takes: p \(\(?one of "a"/);
+  // (each form a summary reads costs a few property reads; 24 forms of 24 each were 576 forms)
+  assert.ok(reads <= 150, `${reads} reads`);
 });

@@ -163,6 +163,9 @@ test("ToolArgError.toLLMFeedback: the keys '' and ' ' read apart, as describeVer
   const line = async (key: string) => (await tool({ [key]: 1 })).split("\n").find((l) => l.startsWith("- "));
   assert.match(await line("") ?? "", /^- "\/" is not a parameter/);
   assert.match(await line(" ") ?? "", /^- "\/\\u0020" is not a parameter/);
+  // (a backslash doubled, as JSON doubles it: the key `\u0020` is no " ", `a\u200bb` no zero-width space)
+  assert.match(await line("\\u0020") ?? "", /^- "\/\\\\u0020" is not a parameter/);
+  assert.match(await line("a\\u200bb") ?? "", /^- "\/a\\\\u200bb" is not a parameter/);
 });
 
 test("ToolArgError.toLLMFeedback: a finding with nothing to say is named by its code, not left blank", () => {
