@@ -1328,6 +1328,27 @@ const byIdentity = new SnapshotCache<Validator>();
 const byStructure = new Map<string, Validator>();
 /** Distinct tool sets kept by structure; the oldest is dropped past this, so memory stays bounded. */
 const MAX_STRUCTURAL = 64;
+/**
+ * The most characters of text the tool sets kept by structure hold together (4 Mi; a validator holds about
+ * six bytes of heap a character): 64 listings a server sent (up to 64 MiB each) were kept whole, 0.8 MB of
+ * schemas each kept 320 MB after their guards were gone. The oldest are dropped to make room; a larger set is
+ * compiled and not kept.
+ */
+const MAX_KEPT_CHARS = 2 ** 22;
+/** The characters of the keys in `byStructure`, kept at most {@link MAX_KEPT_CHARS}. */
+let keptChars = 0;
+
+/** Keeps `validator` under `text` in `byStructure`, dropping the oldest past the count or the characters. */
+function keepByStructure(text: string, validator: Validator): void {
+  if (text.length > MAX_KEPT_CHARS) return;
+  while (byStructure.size >= MAX_STRUCTURAL || keptChars + text.length > MAX_KEPT_CHARS) {
+    const oldest: string = byStructure.keys().next().value!;
+    keptChars -= oldest.length;
+    byStructure.delete(oldest);
+  }
+  byStructure.set(text, validator);
+  keptChars += text.length;
+}
 
 /**
  * The validator for `options.tools` and the options, compiled once and then reused: `validateToolCalls`
@@ -1388,12 +1409,9 @@ function byText(
     } catch {
       structural = undefined; // (a BigInt it did not hold before)
     }
-    validator = (structural === undefined ? undefined : byStructure.get(structural)) ??
-      createValidator(sent, options);
-    if (structural !== undefined) {
-      if (byStructure.size >= MAX_STRUCTURAL) byStructure.delete(byStructure.keys().next().value!);
-      byStructure.set(structural, validator);
-    }
+    const known = structural === undefined ? undefined : byStructure.get(structural);
+    validator = known ?? createValidator(sent, options);
+    if (known === undefined && structural !== undefined) keepByStructure(structural, validator);
   }
   return validator;
 }

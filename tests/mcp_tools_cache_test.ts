@@ -62,3 +62,17 @@ test("McpGuard: a listing whose schemas changed is enforced as listed, and the e
   assert.equal(guard.checkCall({ name: "t3", arguments: { q: "abcd" } }).allowed, false);
   assert.equal(guard.checkCall({ name: "t3", arguments: { q: "ab", n: 1.5 } }).allowed, false);
 });
+
+test("McpGuard: the listings kept hold at most 4 Mi characters together, the oldest dropped first", () => {
+  // (a server's listing may be 64 MiB: 64 listings of 0.8 MB of schemas kept 320 MB after their guards were gone)
+  const tag = `large-${Math.random()}`;
+  const large = (i: number) => [{
+    name: "t",
+    inputSchema: { type: "object", $comment: `${tag}-${i}-`.padEnd(2 ** 18, "x"), properties: { q: {} } },
+  }];
+  createMcpGuard().setTools(large(0));
+  assert.equal(functionsMade(() => createMcpGuard().setTools(large(0))), 0); // (kept)
+  for (let i = 1; i <= 16; i++) createMcpGuard().setTools(large(i)); // (4 Mi characters more)
+  assert.ok(functionsMade(() => createMcpGuard().setTools(large(0))) > 0);
+  assert.equal(functionsMade(() => createMcpGuard().setTools(large(16))), 0); // (the newest stays)
+});
