@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createMcpGuard } from "../mcp.ts";
+import { validateToolCalls } from "../validate.ts";
 
 /** A listing of `count` tools whose `q` holds at most `most` characters (`tag` sets it apart from others). */
 function listing(tag: string, most: number, count = 3) {
@@ -75,4 +76,17 @@ test("McpGuard: the listings kept hold at most 4 Mi characters together, the old
   for (let i = 1; i <= 16; i++) createMcpGuard().setTools(large(i)); // (4 Mi characters more)
   assert.ok(functionsMade(() => createMcpGuard().setTools(large(0))) > 0);
   assert.equal(functionsMade(() => createMcpGuard().setTools(large(16))), 0); // (the newest stays)
+});
+
+test("McpGuard: the listings a server sends do not push out the tools validateToolCalls keeps", async () => {
+  // (a gate reads its tools anew from each request: they are found by their text, which a server answering
+  // tools/list with 64 new listings pushed out, so each request compiled them again)
+  const tag = `app-${Math.random()}`;
+  const tools = () => [{ name: "search", parameters: { type: "object", properties: { q: { const: tag } } } }];
+  const call = [{ name: "search", arguments: { q: "x" } }];
+  assert.equal((await validateToolCalls(call, { tools: tools() })).allowed, false);
+  for (let i = 0; i < 64; i++) createMcpGuard().setTools(listing(`${tag}-${i}`, 3, 1));
+  let verdict: Promise<unknown> | undefined;
+  assert.equal(functionsMade(() => verdict = validateToolCalls(call, { tools: tools() })), 0);
+  assert.equal(((await verdict) as { allowed: boolean }).allowed, false);
 });
