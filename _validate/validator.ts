@@ -1324,10 +1324,50 @@ function optionsKey(options: ValidateOptions): string {
  * hit is used only while the array and every object in it hold what they held when compiled.
  */
 const byIdentity = new SnapshotCache<Validator>();
-/** Validators by the tools' JSON and the options, for tools rebuilt per request (a gate reads each body anew). */
-const byStructure = new Map<string, Validator>();
 /** Distinct tool sets kept by structure; the oldest is dropped past this, so memory stays bounded. */
 const MAX_STRUCTURAL = 64;
+/**
+ * The most characters of text the tool sets kept by structure hold together (4 Mi; a validator holds about
+ * six bytes of heap a character): 64 listings a server sent (up to 64 MiB each) were kept whole, 0.8 MB of
+ * schemas each kept 320 MB after their guards were gone. The oldest are dropped to make room; a larger set is
+ * compiled and not kept.
+ */
+const MAX_KEPT_CHARS = 2 ** 22;
+
+/**
+ * Validators by the tools' JSON text and the options, at most {@link MAX_STRUCTURAL} of them holding at most
+ * {@link MAX_KEPT_CHARS} characters of text together, the oldest dropped first.
+ */
+class ByText {
+  readonly #kept = new Map<string, Validator>();
+  /** The characters of the keys in `#kept`. */
+  #chars = 0;
+
+  /** The validator kept under `text`, if any. */
+  get(text: string): Validator | undefined {
+    return this.#kept.get(text);
+  }
+
+  /** Keeps `validator` under `text` (not yet kept), dropping the oldest past the count or the characters. */
+  keep(text: string, validator: Validator): void {
+    if (text.length > MAX_KEPT_CHARS) return;
+    while (this.#kept.size >= MAX_STRUCTURAL || this.#chars + text.length > MAX_KEPT_CHARS) {
+      const oldest: string = this.#kept.keys().next().value!;
+      this.#chars -= oldest.length;
+      this.#kept.delete(oldest);
+    }
+    this.#kept.set(text, validator);
+    this.#chars += text.length;
+  }
+}
+
+/** Validators by the tools' JSON and the options, for tools rebuilt per request (a gate reads each body anew). */
+const byStructure = new ByText();
+/**
+ * The MCP guard's, apart from {@link byStructure}: a server chooses the listings it sends, and 64 new ones
+ * pushed out the application's tools, compiled again on each request after.
+ */
+const byListing = new ByText();
 
 /**
  * The validator for `options.tools` and the options, compiled once and then reused: `validateToolCalls`
@@ -1359,23 +1399,24 @@ function cachedValidator(options: ValidateToolCallsOptions): Validator {
     // a BigInt: not JSON, so not cached (a hit could not be checked); a getter that throws: the compile says so
     [json, snap] = [undefined, undefined];
   }
-  const validator = byText(tools, options, key, json);
+  const validator = byText(byStructure, tools, options, key, json);
   if (snap !== undefined) byIdentity.set(tools, key, roots, validator, snap);
   return validator;
 }
 
 /**
- * The validator for `tools` and `options` (whose {@link optionsKey} is `key`) kept under the tools' JSON text
- * `json` (undefined where they have none: compiled, not kept), or compiled now and kept: tools rebuilt with
- * the same text cost one compile.
+ * The validator for `tools` and `options` (whose {@link optionsKey} is `key`) kept in `cache` under the tools'
+ * JSON text `json` (undefined where they have none: compiled, not kept), or compiled now and kept: tools
+ * rebuilt with the same text cost one compile.
  */
 function byText(
+  cache: ByText,
   tools: readonly unknown[],
   options: ValidateOptions,
   key: string,
   json: string | undefined,
 ): Validator {
-  let validator = json === undefined ? undefined : byStructure.get(key + "\n" + json);
+  let validator = json === undefined ? undefined : cache.get(key + "\n" + json);
   if (validator === undefined && json === undefined) validator = createValidator(tools, options);
   else if (validator === undefined) {
     // compiled from one copy and kept under its text, not the text above: a getter that answered anew in
@@ -1388,21 +1429,18 @@ function byText(
     } catch {
       structural = undefined; // (a BigInt it did not hold before)
     }
-    validator = (structural === undefined ? undefined : byStructure.get(structural)) ??
-      createValidator(sent, options);
-    if (structural !== undefined) {
-      if (byStructure.size >= MAX_STRUCTURAL) byStructure.delete(byStructure.keys().next().value!);
-      byStructure.set(structural, validator);
-    }
+    const known = structural === undefined ? undefined : cache.get(structural);
+    validator = known ?? createValidator(sent, options);
+    if (known === undefined && structural !== undefined) cache.keep(structural, validator);
   }
   return validator;
 }
 
 /**
  * The validator for `tools` and `options`, found by the tools' JSON text and the options (as
- * `validateToolCalls` finds tools rebuilt per request), else compiled and kept: for a caller that compiles
- * each listing of a server's tools anew (the MCP guard), where the same schemas cost one compile. Throws what
- * {@link createValidator} throws.
+ * `validateToolCalls` finds tools rebuilt per request, in a cache of its own), else compiled and kept: for a
+ * caller that compiles each listing of a server's tools anew (the MCP guard), where the same schemas cost one
+ * compile. Throws what {@link createValidator} throws.
  *
  * @example
  * ```ts
@@ -1422,7 +1460,7 @@ export function sharedValidator(tools: readonly unknown[], options: ValidateOpti
   } catch {
     json = undefined; // a BigInt or a getter that throws: the compile says so
   }
-  return byText(tools, options, optionsKey(options), json);
+  return byText(byListing, tools, options, optionsKey(options), json);
 }
 
 /** {@link optionsKey} of no options, worked out once: most calls pass only their tools. */

@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createMcpGuard } from "../mcp.ts";
+import { validateToolCalls } from "../validate.ts";
 
 /** A listing of `count` tools whose `q` holds at most `most` characters (`tag` sets it apart from others). */
 function listing(tag: string, most: number, count = 3) {
@@ -61,4 +62,31 @@ test("McpGuard: a listing whose schemas changed is enforced as listed, and the e
   guard.setTools(listing(tag, 3, 4));
   assert.equal(guard.checkCall({ name: "t3", arguments: { q: "abcd" } }).allowed, false);
   assert.equal(guard.checkCall({ name: "t3", arguments: { q: "ab", n: 1.5 } }).allowed, false);
+});
+
+test("McpGuard: the listings kept hold at most 4 Mi characters together, the oldest dropped first", () => {
+  // (a server's listing may be 64 MiB: 64 listings of 0.8 MB of schemas kept 320 MB after their guards were gone)
+  const tag = `large-${Math.random()}`;
+  const large = (i: number) => [{
+    name: "t",
+    inputSchema: { type: "object", $comment: `${tag}-${i}-`.padEnd(2 ** 18, "x"), properties: { q: {} } },
+  }];
+  createMcpGuard().setTools(large(0));
+  assert.equal(functionsMade(() => createMcpGuard().setTools(large(0))), 0); // (kept)
+  for (let i = 1; i <= 16; i++) createMcpGuard().setTools(large(i)); // (4 Mi characters more)
+  assert.ok(functionsMade(() => createMcpGuard().setTools(large(0))) > 0);
+  assert.equal(functionsMade(() => createMcpGuard().setTools(large(16))), 0); // (the newest stays)
+});
+
+test("McpGuard: the listings a server sends do not push out the tools validateToolCalls keeps", async () => {
+  // (a gate reads its tools anew from each request: they are found by their text, which a server answering
+  // tools/list with 64 new listings pushed out, so each request compiled them again)
+  const tag = `app-${Math.random()}`;
+  const tools = () => [{ name: "search", parameters: { type: "object", properties: { q: { const: tag } } } }];
+  const call = [{ name: "search", arguments: { q: "x" } }];
+  assert.equal((await validateToolCalls(call, { tools: tools() })).allowed, false);
+  for (let i = 0; i < 64; i++) createMcpGuard().setTools(listing(`${tag}-${i}`, 3, 1));
+  let verdict: Promise<unknown> | undefined;
+  assert.equal(functionsMade(() => verdict = validateToolCalls(call, { tools: tools() })), 0);
+  assert.equal(((await verdict) as { allowed: boolean }).allowed, false);
 });
