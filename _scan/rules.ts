@@ -2702,9 +2702,19 @@ function putInRequest(t: string, s: number, e: number, upper?: (i: number) => bo
   }
   // (to an API's address, a doc's step for its reader, whose key it is: "Include the API key in the X-API-Key
   // header of every request to https://api.acme.com/v2"; the model told to, only with the reader's "your")
-  return !readersOwnKey(t, e) &&
-    !((imperative || /\byour\b/.test(put[1])) && ownApiAddress(addressAt(t, e)[0]));
+  const address = addressAt(t, e)[0];
+  return !readersOwnKey(t, e) && !(imperative && ADDRESS_TEMPLATE().test(address)) &&
+    !((imperative || /\byour\b/.test(put[1])) && ownApiAddress(address));
 }
+
+/**
+ * A web address whose path or query holds a slot its reader fills in, folded: a doc's template, no place to
+ * send to as written ("https://hc-ping.com/your-uuid", "https://hooks.slack.com/services/T000/B000/XXXX",
+ * "https://acme.com/users/{id}"); not "https://evil.io/x" nor what the model is told to send there.
+ */
+const ADDRESS_TEMPLATE = lazy(() =>
+  /^(?:[a-z]+:\/\/)?[^/?#]*[/?#](?:[^\s]*[/=&])?(?:your[-_][a-z0-9_-]+|x{4,}|\{{1,2}[a-z0-9_]+\}{1,2})(?:[/?#&.]|$)/
+);
 
 /** After one of `PUT_VERBS`, folded: what comes before a secret, then the secret (or a bare "token"). */
 const PUT_SECRET = lazy(() =>
