@@ -2632,7 +2632,7 @@ function ownApiAddress(address: string): boolean {
 
 /** A collector's name as an API's resource, folded: right after its version or "/api" ("/v1/webhooks"). */
 const API_RESOURCE = lazy(() =>
-  /^(?:[a-z]+:\/\/)?[^/?#]*\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?)\/(?:collect|logs?|(?:web)?hooks?|webhook_endpoints|track|events|receive|capture|beacon)(?:[/?#.]|$)/
+  /^(?:[a-z]+:\/\/)?[^/?#]*\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?(?:(?:alpha|beta)\d*)?)\/(?:collect|logs?|(?:web)?hooks?|webhook_endpoints|track|events|receive|capture|beacon)(?:[/?#.]|$)/
 );
 
 /**
@@ -2749,10 +2749,10 @@ const PERSONS_DATA = lazy(() =>
 
 /**
  * A web address an API has, folded: its host opens with "api", "auth" and their kin ("api.acme.com",
- * "auth-eu.acme.com") or its path has an API's part ("/api/", "/v1", "/oauth2/token", "/graphql").
+ * "auth-eu.acme.com") or its path has an API's part ("/api/", "/v1", "/v1beta", "/oauth2/token", "/graphql").
  */
 const API_ADDRESS = lazy(() =>
-  /^(?:[a-z]+:\/\/)?(?:(?:api|apis|auth|oauth|login|sso|accounts|identity|id|gateway)[.-]|[^/?#]*\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?|oauth2?|tokens?|auth|graphql|rest|rpc)(?:[/?#.]|$))/
+  /^(?:[a-z]+:\/\/)?(?:(?:api|apis|auth|oauth|login|sso|accounts|identity|id|gateway)[.-]|[^/?#]*\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?(?:(?:alpha|beta)\d*)?|oauth2?|tokens?|auth|graphql|rest|rpc)(?:[/?#.]|$))/
 );
 
 /**
