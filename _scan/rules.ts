@@ -2716,9 +2716,14 @@ const ADDRESS_TEMPLATE = lazy(() =>
   /^(?:[a-z]+:\/\/)?[^/?#]*[/?#](?:[^\s]*[/=&])?(?:your[-_][a-z0-9_-]+|x{4,}|\{{1,2}[a-z0-9_]+\}{1,2})(?:[/?#&.]|$)/
 );
 
-/** After one of `PUT_VERBS`, folded: what comes before a secret, then the secret (or a bare "token"). */
+/**
+ * After one of `PUT_VERBS`, folded: what comes before a secret, then the secret (or a bare "token", not one a
+ * site hands out to come back to it: "the CSRF token", "the next page token").
+ */
 const PUT_SECRET = lazy(() =>
-  new RegExp(`^[a-z]+[ \\n]([^]{0,60}?)(?:${SECRET_AS_NOUN}|(?<![a-z])tokens?(?![a-z]))`)
+  new RegExp(
+    `^[a-z]+[ \\n]([^]{0,60}?)(?:${SECRET_AS_NOUN}|(?<![a-z])(?<!(?:csrf|xsrf|forgery|page|continuation|cursor|sync)[ _-])tokens?(?![a-z]))`,
+  )
 );
 
 /** Where a secret put somewhere rides to a web address, folded: "in every request", "in the header of each call". */
