@@ -308,9 +308,11 @@ test(
   async () => {
     const exit = await relayHostExit("--allow-run=/bin/sh", LEAVES_SLEEP);
     assert.equal(exit.reason, "aborted", exit.detail);
+    // The relay closes the server's input, then signals it: a server that left at the end of its input (code 0)
+    // was not ended by the signal, and its exit says so (run87): either way its descendants may still run.
     assert.match(
       exit.detail,
-      /; the relay ended the server but not its process tree, as Deno's run permission is partial: .*--allow-run/,
+      /; the relay (ended the server but not its process tree|could not end the server's process tree), as Deno's run permission is partial: .*--allow-run/,
     );
   },
 );
