@@ -52,7 +52,13 @@ export interface McpRelayOptions extends McpGuardOptions {
   env?: Record<string, string>;
   /** The server's stderr: passed to the relay's stderr (default) or dropped. */
   stderr?: "inherit" | "ignore";
-  /** After the client goes away: how long the server gets to exit after its stdin closes. Default 2000 ms. */
+  /**
+   * After the client goes away, the grace: default 2000 ms. While requests the client sent wait for their
+   * answers, the server keeps its stdin until it has been silent for the grace (counted from the later of the
+   * client's leaving and the server's last message to the relay), at most 15 graces in all (30 s by
+   * default); a server that has said nothing yet (it may still be starting) gets 5 graces (10 s). Then its
+   * stdin is closed, and it gets the grace to exit before its process tree is ended. 0: ended at once.
+   */
   shutdownGraceMs?: number;
   /** Stop relaying: the server's process tree is ended. */
   signal?: AbortSignal;
@@ -79,6 +85,17 @@ const KILL_WAIT_MS = 1000;
  * 10 000 errors) and reads none of the answers would otherwise grow the relay's memory without bound.
  */
 const OWN_BACKLOG_BYTES = 4 * 1024 * 1024;
+/**
+ * After the client leaves, the longest wait for the answers to its requests, in graces (30 s by default): a
+ * server that keeps talking but never answers is not waited for without end.
+ */
+const MAX_WAIT_GRACES = 15;
+/**
+ * After the client leaves, how long a server that has said nothing yet gets to answer, in graces (10 s by
+ * default): a client that pipes its requests and closes its input at once (`printf ... | toolguard mcp -- npx
+ * -y SERVER`) must not lose its answers to a server still starting (npx fetching a package).
+ */
+const SILENT_WAIT_GRACES = 5;
 /** After the tree is ended, how long the relay waits for the server's pipe to close. */
 const PIPE_CLOSE_MS = 200;
 
@@ -158,6 +175,8 @@ class McpRelay {
   #drainWait: Promise<void> | null = null;
   /** Bytes of the relay's own answers to the server written since its stdin was last seen drained. */
   #ownBacklog = 0;
+  /** When (`performance.now()`) the server last wrote to the relay; null while it has said nothing. */
+  #heardAt: number | null = null;
 
   constructor(options: McpRelayOptions, server: Server) {
     this.#options = options;
@@ -285,6 +304,7 @@ class McpRelay {
     });
     try {
       for (let chunk; (chunk = await child.stdout.read()) !== null;) {
+        this.#heardAt = performance.now();
         for (const frame of framer.push(chunk)) this.#session.fromServer(frame);
         await this.#outChain;
         // (a server that reads none of the relay's answers to its requests is held back, as a client is)
@@ -351,7 +371,11 @@ class McpRelay {
   async #shutDown(first: "client" | "aborted", serverDone: Promise<void>): Promise<McpRelayExit> {
     const graceMs = first === "aborted" ? 0 : this.#options.shutdownGraceMs ?? 2000;
     if (graceMs > 0) {
-      await Promise.race([this.#session.released(), this.#exited, this.#aborted, delay(graceMs)]);
+      // Held calls are sent on once the tool list comes; then every request sent waits for its answer.
+      const answered = this.#session.released().then(() => this.#session.idle());
+      const stop = new AbortController();
+      await Promise.race([answered, this.#exited, this.#aborted, this.#silentFor(graceMs, stop.signal)]);
+      stop.abort();
     }
     await this.#endServer(graceMs);
     await Promise.race([serverDone, delay(PIPE_CLOSE_MS)]);
@@ -361,6 +385,25 @@ class McpRelay {
       // (by what ended the relaying: an interrupt may end the client's input too, as the relay stops)
       first === "aborted" ? "the relay was stopped" : "the client closed the connection",
     );
+  }
+
+  /**
+   * Resolves once the server has been silent for `graceMs` since the later of now (the client's leaving) and
+   * its last message, or for {@linkcode SILENT_WAIT_GRACES} graces from now while it has said nothing yet,
+   * and at the latest after {@linkcode MAX_WAIT_GRACES} graces; or soon after `stop` (its timers are unref'd).
+   */
+  async #silentFor(graceMs: number, stop: AbortSignal): Promise<void> {
+    const leftAt = performance.now();
+    const latest = leftAt + graceMs * MAX_WAIT_GRACES;
+    while (!stop.aborted) {
+      const heard = this.#heardAt;
+      const until = heard === null
+        ? leftAt + graceMs * SILENT_WAIT_GRACES
+        : Math.max(leftAt, heard) + graceMs;
+      const left = Math.min(until, latest) - performance.now();
+      if (left <= 0) return;
+      await delay(left);
+    }
   }
 
   /** Close the server's stdin; after `graceMs` (or at an abort) end its tree: SIGTERM, then SIGKILL. */

@@ -12,8 +12,9 @@ import type { McpRelayExit } from "./types.ts";
 /**
  * Start an MCP server as a child process and relay newline-delimited JSON-RPC between `input`/`output`
  * (the client) and the server's stdin/stdout, judging every message with an MCP guard. Resolves when the
- * relay is over: the client closed its side (the server's stdin is closed, it gets `shutdownGraceMs` to
- * exit, then its process tree is ended), or the server exited (every request still waiting is answered
+ * relay is over: the client closed its side (requests it sent are waited for until the server has been
+ * silent for `shutdownGraceMs`, 30 s at most; then the server's stdin is closed, it gets `shutdownGraceMs`
+ * to exit, then its process tree is ended), or the server exited (every request still waiting is answered
  * with a JSON-RPC error first), or the server could not start (requests are answered with errors until
  * the client closes). Never rejects for anything the server or the client does; it rejects (never throws) on
  * a guard option `createMcpGuard` refuses, or when the relay's code, loaded on the first call, cannot be

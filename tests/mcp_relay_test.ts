@@ -129,9 +129,10 @@ test("relayMcp: against a server that answers at random, every request the relay
       output: (bytes) => void (out += new TextDecoder().decode(bytes)),
       stderr: "ignore",
       scanOutput: random() < 0.5,
-      // A request the server never answers is answered by the relay once the client's grace is over: the
-      // default 2 s made this test wait seconds per run; a server answering late (30 ms) still fits.
-      shutdownGraceMs: 250,
+      // A request the server never answers is answered by the relay once the server has been silent for the
+      // grace: the default 2 s made this test wait seconds per run; a server answering late (30 ms) still fits
+      // (and one that misses it has its request answered by the relay, which this test checks no less).
+      shutdownGraceMs: 50,
     });
     const answered = new Set<string>();
     for (const line of out.split("\n")) {
@@ -156,4 +157,47 @@ test("relayMcp: against a server that answers at random, every request the relay
     checked.length >= 6,
     `${checked.length} runs ended with the client (the rest: the server exited)`,
   );
+});
+
+test("relayMcp: a server that keeps talking gets to answer what the client sent before leaving", async () => {
+  // The client sends a ping and leaves once the server has spoken; the server says it lives every 5 ms and
+  // reads its input only after 150 ms. Counted from the client's leaving, a grace of 60 ms ended the server
+  // (SIGTERM) before it read the ping; counted from its last message, it answers, and then ends at once.
+  const { relayMcp } = await import("../mcp.ts");
+  const server = `
+    const beat = setInterval(() => console.log(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message",
+      params: { level: "info", data: "starting" } })), 5);
+    console.log(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "up" } }));
+    setTimeout(() => {
+      clearInterval(beat);
+      let buf = "";
+      process.stdin.on("data", (d) => {
+        buf += d;
+        for (let i; (i = buf.indexOf("\\n")) >= 0; buf = buf.slice(i + 1)) {
+          const m = JSON.parse(buf.slice(0, i));
+          if (m.id !== undefined) console.log(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
+        }
+      });
+    }, 150);`;
+  let out = "";
+  let spoke = () => {};
+  const spoken = new Promise<void>((resolve) => spoke = resolve);
+  const input = async function* (): AsyncGenerator<Uint8Array> {
+    yield new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
+    await spoken; // (a server that has said nothing yet gets longer: it may still be starting)
+  };
+  const exit = await relayMcp({
+    command: "node",
+    args: ["-e", server],
+    input: input(),
+    output: (bytes) => {
+      out += new TextDecoder().decode(bytes);
+      spoke();
+    },
+    stderr: "ignore",
+    shutdownGraceMs: 60,
+  });
+  assert.equal(exit.reason, "client_closed", exit.detail);
+  const answer = out.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)).find((m) => m.id === 1);
+  assert.deepEqual(answer, { jsonrpc: "2.0", id: 1, result: {} }, out);
 });
