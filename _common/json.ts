@@ -882,7 +882,9 @@ export function holdsUnsent(value: unknown): boolean {
  * sparse array costs what it holds. With `infinite`, +/-Infinity is kept (call arguments: JSON text writes it
  * as 1e400, and it is refused too large as it stands) where JSON writes `null`. With `raw`, a raw JSON object
  * (`JSON.rawJSON`: an MCP id past 2^53) is kept as it is, which JSON writes as its text, where it is opened
- * else (its number rounded).
+ * else (its number rounded). With `refuseBigInt`, a BigInt JSON cannot write (`BigInt.prototype` has no
+ * `toJSON`) throws the `TypeError` `JSON.stringify` would, for a message to the other side, whose writer throws
+ * at it.
  *
  * @example
  * ```ts
@@ -901,12 +903,20 @@ export function holdsUnsent(value: unknown): boolean {
  */
 export function copyAsSent<T>(
   value: T,
-  options: { apart?: boolean; holes?: boolean; infinite?: boolean; raw?: boolean } = {},
+  options: { apart?: boolean; holes?: boolean; infinite?: boolean; raw?: boolean; refuseBigInt?: boolean } =
+    {},
 ): T {
   const infinite = options.infinite === true;
   const raw = options.raw === true;
   // (what JSON writes for `v` read at `key`; a raw JSON object kept, with `raw`)
-  const sent = (v: unknown, key: string) => raw && isRawJson(v) ? v : asSent(v, key, infinite);
+  const asWritten = (v: unknown, key: string) => raw && isRawJson(v) ? v : asSent(v, key, infinite);
+  const sent = options.refuseBigInt !== true ? asWritten : (v: unknown, key: string) => {
+    const out = asWritten(v, key);
+    if (typeof out === "bigint") {
+      throw new TypeError(`${key === "" ? "it" : `"${key}"`} is a BigInt, ${UNWRITTEN}`);
+    }
+    return out;
+  };
   const copies = new Map<object, unknown[] | Record<string, unknown>>();
   const pending: object[] = [];
   const targets: (unknown[] | Record<string, unknown>)[] = [];
@@ -1028,6 +1038,9 @@ function withoutToJSON(v: Record<string, unknown>): Record<string, unknown> {
   delete copy.toJSON;
   return copy;
 }
+
+/** Why a BigInt cannot be sent: JSON has no numbers of its kind. */
+export const UNWRITTEN = "which JSON cannot write: send a number or a string";
 
 /** Where an application may have given every BigInt a `toJSON` (JSON has none for them). */
 const BIGINT_PROTO = BigInt.prototype as { toJSON?: (this: bigint, key: string) => unknown };

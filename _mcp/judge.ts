@@ -1804,11 +1804,11 @@ export type Visit = (
  */
 export type PayloadPlace = "result" | "error" | "params";
 
-/** A tool result's keys whose strings are base64 (a resource's `blob`): nothing for the scanner, ~0.1 ms a KB. */
+/**
+ * Keys whose strings are base64 (a resource's `blob`): nothing for the scanner, ~0.1 ms a KB. Nothing else is
+ * left out: an address, a media type, a `type` or `role` tag or `_meta` can carry text a model reads.
+ */
 const BASE64: ReadonlySet<string> = new Set(["blob"]);
-
-/** Keys whose strings are not text for a model: addresses, media types, base64 blobs, enum tags. */
-const NOT_TEXT: ReadonlySet<string> = new Set(["uri", "mimeType", "blob", "type", "role", "_meta"]);
 
 /** The result of {@linkcode scanPayload}. */
 export interface PayloadCheck {
@@ -1824,7 +1824,8 @@ export interface PayloadCheck {
 }
 
 /**
- * Scan every string of a payload a model may read (skipping URIs, media types, base64 data). A flagged
+ * Scan every string of a payload and every key that is no plain name, as {@linkcode scanResult} does (only
+ * base64 is left out: a `blob`, an image's or audio's `data`). A flagged
  * payload comes back as a copy carrying `_meta["toolguard/output_findings"]`, with the located parts cut
  * out under `redact`; an unflagged one comes back as given when `parsed` (the session parsed it from JSON
  * text, which holds plain data alone: the checks for what only a value built in code holds are skipped),
@@ -1836,7 +1837,7 @@ export function scanPayload(
 ): PayloadCheck {
   if (!isRecord(value)) return { flagged: false, findings: [], value };
   const { visit, findings, redactAll, redactedPointer } = outputFindings();
-  const copy = walkStrings(value, "", visit, NOT_TEXT, parsed) as Record<string, unknown>;
+  const copy = walkStrings(value, "", visit, BASE64, parsed) as Record<string, unknown>;
   // A payload built in code goes on as the copy judged, read once: its getters may answer anew.
   if (findings.length === 0) return { flagged: false, findings, value: parsed ? value : copy };
   if (redact) redactAll();

@@ -6,7 +6,14 @@
  * @module
  */
 import { clipMiddle, errorText, foldCase, heldIndices, isRecord } from "../_common/values.ts";
-import { copyAsSent, refuseSparse, repeatedKeys, sentMembers, textAsSent } from "../_common/json.ts";
+import {
+  copyAsSent,
+  refuseSparse,
+  repeatedKeys,
+  sentMembers,
+  textAsSent,
+  UNWRITTEN,
+} from "../_common/json.ts";
 import { isRawJson, MOST_WRITTEN_OUT } from "../_common/measure.ts";
 import { isUtf8 } from "../_common/bytes.ts";
 import {
@@ -291,6 +298,9 @@ function sentCopy(v: Record<string, unknown>, key: string, failed: { error?: unk
   for (const k in sent) {
     const member = sent[k];
     if (typeof member === "object" && member !== null) sent[k] = copied(member, failed);
+    else if (typeof member === "bigint") {
+      return standIn(v, new TypeError(`"${k}" is a BigInt, ${UNWRITTEN}`), failed);
+    }
   }
   return sent;
 }
@@ -301,7 +311,8 @@ function sentCopy(v: Record<string, unknown>, key: string, failed: { error?: unk
  */
 function copied(v: object, failed: { error?: unknown }): unknown {
   try {
-    return copyAsSent(v, { raw: true });
+    // (a BigInt: the client's transport would throw at it, and the request it answers would wait for ever)
+    return copyAsSent(v, { raw: true, refuseBigInt: true });
   } catch (error) {
     return standIn(v, error, failed);
   }

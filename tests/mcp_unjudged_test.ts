@@ -1830,3 +1830,34 @@ test("MCP session: a server request built in code with a part that cannot be cop
   assert.equal(answer.id, "s1");
   assert.match(JSON.stringify(answer.error), /the transport's getter failed/);
 });
+
+test("MCP session: a server answer built in code that holds a BigInt answers the client's request with an error", () => {
+  // The judge passed it and the client's transport threw at it as it wrote it out (JSON cannot write a
+  // BigInt): the request was lost into its onError and waited for ever. (Without scanOutput an answer is
+  // judged by its id alone, its result not read: what the transport makes of it is the application's.)
+  for (const scanOutput of [true]) {
+    const toClient: unknown[] = [];
+    const events: McpEvent[] = [];
+    const guarded = createMcpGuard({ scanOutput, onEvent: (e) => void events.push(e) }).connect({
+      toServer: () => {},
+      toClient: (frame) => void toClient.push(JSON.parse(JSON.stringify(frame.message))),
+    });
+    guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+    const tools = [{ name: "echo", inputSchema: { type: "object" } }];
+    guarded.fromServer({ message: { jsonrpc: "2.0", id: 1, result: { tools } } });
+    const results = [
+      { content: [{ type: "text", text: "ok" }], structuredContent: { n: 10n } },
+      { content: [{ type: "text", text: "ok" }], n: 10n },
+    ];
+    for (const [i, result] of results.entries()) {
+      const id = 2 + i;
+      guarded.fromClient({ message: { jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo" } } });
+      guarded.fromServer({ message: { jsonrpc: "2.0", id, result } as unknown as JsonRpcMessage });
+      const answer = toClient.at(-1) as JsonRpcMessage;
+      assert.equal(answer.id, id, `${scanOutput}`);
+      assert.match(JSON.stringify(answer.error), /is a BigInt/, `${scanOutput} ${i}`);
+    }
+    assert.equal(guarded.pending, 0);
+    assert.ok(events.some((e) => e.event === "stray_message" && e.kind === "not_judged"));
+  }
+});
