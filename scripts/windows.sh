@@ -121,19 +121,16 @@ suite() {
   fi
   return "$rc"
 }
-# retried deno|bun NAME SECONDS K/N CMD...: `suite` on CMD followed by the Kth of N interleaved parts of the test
-# files (`tests`: the 1st, (N+1)th, ... for K=1), run again if it fails. Under Wine on a loaded machine the Windows runtimes now and then fail by themselves: deno.exe panics in
+# retried deno|bun NAME SECONDS CMD...: `suite` on CMD followed by the test files (`tests`), run again if it
+# fails. Under Wine on a loaded machine the Windows runtimes now and then fail by themselves: deno.exe panics in
 # mio's named-pipe code (or on a job object's handle) while a test reads a child's output, in up to two of three
 # runs at stop 64, ending the whole run; a bun.exe child's stdout came back empty. A run that deno.exe's own
 # panic ended, with no test failed before it, goes on from the file it ended in (`_suite_status.sh left`), up to
 # three times; any other failure reruns the same files once, so a fault of ours fails twice. The summary says
 # which runs were needed and what each said.
 retried() {
-  local kind=$1 name=$2 seconds=$3 part=$4 run rc next earlier="" resumes=0 reran=0 i; shift 4
-  local -a cmd=("$@") files=() left
-  for i in "${!tests[@]}"; do
-    [ $((i % ${part#*/})) = $((${part%/*} - 1)) ] && files+=("${tests[$i]}")
-  done
+  local kind=$1 name=$2 seconds=$3 run rc next earlier="" resumes=0 reran=0; shift 3
+  local -a cmd=("$@") files=("${tests[@]}") left
   run=$name
   while :; do
     suite "$kind" "$run" "$seconds" "${cmd[@]}" "${files[@]}"
@@ -161,7 +158,7 @@ retried() {
   return $rc
 }
 
-# at_once "KIND|NAME|SECONDS|K/N|CMD|ARG..." ...: `retried` for each suite, all at the same time, each followed by
+# at_once "KIND|NAME|SECONDS|CMD|ARG..." ...: `retried` for each suite, all at the same time, each followed by
 # the test files, one wineserver serving them all. Each runs in a subshell whose whole output goes to a file of
 # its own, printed whole when that suite ends (a failure reads as it would alone); the subshell hands its
 # summary line back in a second file.
@@ -259,17 +256,14 @@ timeout -k 5 120 "$W/w10" wine cmd.exe /c exit >/dev/null 2>&1 </dev/null || tru
 if [ ${#tests[@]} = 0 ]; then
   skip "tests under Wine" "no test files found"
 else
-  # Type-checking happened on Linux already; --no-check saves a minute under Wine. The suites run at once
-  # (`at_once`), in the one prefix: deno.exe on every file, bun.exe on every file in two halves (alternate
-  # files, so the costly MCP files split evenly), three runs on the two cores: at stop 64 the two runtimes ran
-  # a whole suite each, deno.exe ended after 196 s and bun.exe ran on alone to 291 s. Each run has 900 s
-  # (`retried`). One that runs out is named in the summary with the test file and test it was in
-  # (scripts/_suite_status.sh). bun.exe gets the Linux run's 120 s test timeout: under Wine a test that spawns
-  # several tools takes near Bun's default 5 s (4.6 s at stop 64).
+  # Type-checking happened on Linux already; --no-check saves a minute under Wine. The two suites run at once
+  # (`at_once`), in the one prefix: each keeps about one core busy. Each run of a suite has 900 s (`retried`):
+  # both took 380 s at once at stop 60 alone on the machine. One that runs out is named in the summary with
+  # the test file and test it was in (scripts/_suite_status.sh). bun.exe gets the Linux run's 120 s test
+  # timeout: under Wine a test that spawns several tools takes near Bun's default 5 s (4.6 s at stop 64).
   at_once \
-    "deno|deno.exe test (${#tests[@]} files)|$SUITE_SECONDS|1/1|$W/w10|wine|$W/bin/deno.exe|test|-A|--no-check" \
-    "bun|bun.exe test (half 1 of ${#tests[@]} files)|$SUITE_SECONDS|1/2|$W/w10|wine|$W/bin/bun.exe|test|--timeout|120000" \
-    "bun|bun.exe test (half 2 of ${#tests[@]} files)|$SUITE_SECONDS|2/2|$W/w10|wine|$W/bin/bun.exe|test|--timeout|120000"
+    "deno|deno.exe test (${#tests[@]} files)|$SUITE_SECONDS|$W/w10|wine|$W/bin/deno.exe|test|-A|--no-check" \
+    "bun|bun.exe test (${#tests[@]} files)|$SUITE_SECONDS|$W/w10|wine|$W/bin/bun.exe|test|--timeout|120000"
 fi
 
 if [ -f cli.ts ]; then
