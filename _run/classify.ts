@@ -493,6 +493,29 @@ export function failure(kind: FailureKind, detail: string, c: Common, summary = 
 }
 
 /**
+ * `options[name]` as the caller gave it, read once, or undefined where the options are not an object or the read
+ * throws (a getter, a Proxy's trap): for the few options a refused or failed run still honours (its detail's
+ * bound, its log hook), whose usual read already refused the options.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { optionGiven } from "./classify.ts";
+ *
+ * assert.equal(optionGiven({ maxDetail: 40 }, "maxDetail"), 40);
+ * assert.equal(optionGiven(null, "maxDetail"), undefined);
+ * assert.equal(optionGiven({ get maxDetail(): number { throw new Error("no"); } }, "maxDetail"), undefined);
+ * ```
+ */
+export function optionGiven(options: unknown, name: keyof RunOptions): unknown {
+  try {
+    return (options as RunOptions | null | undefined)?.[name];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The result when the guard itself failed around a run (a bug in it, a runner that would not load): kind
  * `spawn`, so it can never look like an answer. `what` says what failed; the error's message follows. `maxDetail`:
  * the caller's option as given (the default when it is unusable).

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { guardFailure } from "./classify.ts";
+import { guardFailure, optionGiven } from "./classify.ts";
 import type { ToolArg } from "./args.ts";
 import type { RunOptions, ToolResult } from "../types.ts";
 
@@ -68,20 +68,8 @@ export function runTool(
   return loadRunner().then(
     (loaded) => loaded.runTool(command, args, options),
     // A broken installation must still not look like an answer.
-    (error) => guardFailure("the guard could not load its runner", error, maxDetailGiven(options)),
+    (error) => guardFailure("the guard could not load its runner", error, optionGiven(options, "maxDetail")),
   );
-}
-
-/**
- * `options.maxDetail` as given, read here without the runner's checks, or undefined where the read throws (a
- * getter, a Proxy's trap): the runner refuses such options as a result, and so must its broken load.
- */
-function maxDetailGiven(options: unknown): unknown {
-  try {
-    return (options as RunOptions | null | undefined)?.maxDetail;
-  } catch {
-    return undefined;
-  }
 }
 
 let runner: typeof import("./run_tool.ts") | undefined;

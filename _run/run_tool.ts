@@ -26,6 +26,7 @@ import {
   failure,
   guardFailure,
   type KilledBy,
+  optionGiven,
   readOptions,
   STDERR_TAIL_BYTES,
   toBytes,
@@ -129,12 +130,8 @@ function takeOptions(options: unknown): RunOptions | string {
  * every result is logged. Read on its own, once; a read that throws (it may be the one that failed) means none.
  */
 function logOf(options: unknown): RunOptions["onResult"] {
-  try {
-    const onResult = (options as RunOptions | null | undefined)?.onResult;
-    return typeof onResult === "function" ? onResult : undefined;
-  } catch {
-    return undefined;
-  }
+  const onResult = optionGiven(options, "onResult");
+  return typeof onResult === "function" ? onResult as RunOptions["onResult"] : undefined;
 }
 
 /** What is wrong with the options, as a sentence saying what to give, or null when they are all usable. */
