@@ -14,13 +14,16 @@
 # nothing when the run did not end in a panic or a test failed before it (a fault of ours is never skipped by
 # resuming past it).
 set -uo pipefail
+# the output without colours and CRs
+plain() { sed -e 's/\x1b\[[0-9;]*m//g' -e 's/\r$//' "$file"; }
+
 if [ "${1:-}" = left ]; then
   file=${2:-}
   [ -f "$file" ] || { echo "usage: _suite_status.sh left FILE TEST..." >&2; exit 64; }
   shift 2
   # "FILE name" for each file Deno started, "FAILED" for each failed test, "PANIC" where it panicked (the
   # banner goes to stderr, so it may land inside a test's printed output)
-  said=$(sed -e 's/\x1b\[[0-9;]*m//g' -e 's/\r$//' "$file" | awk '
+  said=$(plain | awk '
     /^Deno has panicked\./ { print "PANIC"; exit }
     /^-+ ((pre|post)-test )?output end -+$/ { out = 0; next }
     /^-+ ((pre|post)-test )?output -+$/ { out = 1; next }
@@ -42,7 +45,6 @@ if [ ! -f "$file" ] || { [ "$kind" != deno ] && [ "$kind" != bun ]; }; then
   echo "usage: _suite_status.sh deno|bun FILE" >&2
   exit 64
 fi
-plain() { sed -e 's/\x1b\[[0-9;]*m//g' -e 's/\r$//' "$file"; }
 
 # where: the file the run last started and its last test, as ", in FILE, TEST", or nothing. (What a test printed,
 # which Deno puts between "------- output -------" lines, is skipped: a line of it may read as a test or a file.)
