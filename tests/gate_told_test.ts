@@ -1325,15 +1325,11 @@ function callAfter(outputIndex: number, seq: number, name = "get_weather"): unkn
   ];
 }
 
-/** The text of each message item of an OpenAI Responses `final` response, without leading white space. */
-const messageTexts = (final: OpenAI.Responses.Response) =>
-  final.output.flatMap((o) => o.type === "message" ? o.content : [])
-    .map((c) => c.type === "output_text" ? c.text.trimStart() : "");
-
-test("guardFetch: OpenAI Responses frames after a final event the gate told in are refused: no number goes back, and the told item keeps its words", async () => {
-  // (they passed with their old numbers, below the told item's, and the openai SDK applies them to the
-  // response it returns at the places the provider gave, which the told item now holds: a later message's
-  // words ran into the told text, a later call's item took its place and left an empty call behind)
+/**
+ * A plain OpenAI Responses stream ("Let me check."), the index of its final event, the next sequence number,
+ * and a delta of more words to the first message that would come after the final event.
+ */
+function endedStream() {
   const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
   const end = frames.length - 1;
   const next = (frames[end].sequence_number as number) + 1;
@@ -1346,6 +1342,19 @@ test("guardFetch: OpenAI Responses frames after a final event the gate told in a
     logprobs: [],
     sequence_number: next,
   };
+  return { frames, end, next, more };
+}
+
+/** The text of each message item of an OpenAI Responses `final` response, without leading white space. */
+const messageTexts = (final: OpenAI.Responses.Response) =>
+  final.output.flatMap((o) => o.type === "message" ? o.content : [])
+    .map((c) => c.type === "output_text" ? c.text.trimStart() : "");
+
+test("guardFetch: OpenAI Responses frames after a final event the gate told in are refused: no number goes back, and the told item keeps its words", async () => {
+  // (they passed with their old numbers, below the told item's, and the openai SDK applies them to the
+  // response it returns at the places the provider gave, which the told item now holds: a later message's
+  // words ran into the told text, a later call's item took its place and left an empty call behind)
+  const { frames, end, next, more } = endedStream();
   const later = [
     {
       type: "response.output_item.added",
@@ -1393,18 +1402,7 @@ test("guardFetch: OpenAI Responses frames after a final event the gate told in a
 
 test("guardFetch: an OpenAI Responses frame not JSON that names a call after the final event is told, as one before it is, numbered on", async () => {
   // (it was dropped unsaid: the response had ended, and nothing told the model of the call, nor onVerdict)
-  const frames = responsesStream(["Let me check."]) as Record<string, unknown>[];
-  const end = frames.length - 1;
-  const next = (frames[end].sequence_number as number) + 1;
-  const more = {
-    type: "response.output_text.delta",
-    item_id: "msg_1",
-    output_index: 0,
-    content_index: 0,
-    delta: " More.",
-    logprobs: [],
-    sequence_number: next,
-  };
+  const { frames, end, next, more } = endedStream();
   const held = responsesStream(["Let me check."], [weather]) as Record<string, unknown>[];
   const heldEnd = held.length - 1;
   const cases: [string, unknown[], string[], string][] = [
