@@ -464,6 +464,42 @@ export function oversizedFromServer(
 }
 
 /**
+ * After the client leaves, the longest wait for the answers to its requests, in graces (30 s by default): a
+ * server that keeps talking but never answers is not waited for without end.
+ */
+const MAX_WAIT_GRACES = 15;
+/**
+ * After the client leaves, how long a server that has said nothing yet gets to answer, in graces (10 s by
+ * default): a client that pipes its requests and closes its input at once (`printf ... | toolguard mcp -- npx
+ * -y SERVER`, or a server behind a proxy still starting it) must not lose its answers to a server starting.
+ */
+const SILENT_WAIT_GRACES = 5;
+
+/**
+ * When (`performance.now()`) a relay stops waiting for the answers to the requests a client sent before it
+ * left at `leftAt`: once the server has been silent for `graceMs` since the later of `leftAt` and `heardAt`
+ * (when the server last sent the relay anything), {@linkcode SILENT_WAIT_GRACES} graces after `leftAt` while
+ * it has said nothing (`heardAt` null: it may still be starting), and {@linkcode MAX_WAIT_GRACES} graces after
+ * `leftAt` at the latest. Both relays wait so (stdio and HTTP): one client, one rule.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { answersWaitEnd } from "./framing.ts";
+ *
+ * assert.equal(answersWaitEnd(1000, 1500, 100), 1600); // (it spoke after the client left)
+ * assert.equal(answersWaitEnd(1000, null, 100), 1500); // (silent: it may still be starting)
+ * assert.equal(answersWaitEnd(1000, 9000, 100), 2500); // (talking on, never answering)
+ * ```
+ */
+export function answersWaitEnd(leftAt: number, heardAt: number | null, graceMs: number): number {
+  const until = heardAt === null
+    ? leftAt + graceMs * SILENT_WAIT_GRACES
+    : Math.max(leftAt, heardAt) + graceMs;
+  return Math.min(until, leftAt + graceMs * MAX_WAIT_GRACES);
+}
+
+/**
  * A server message a relay could not write out to the client (nested too deeply for the runtime's
  * `JSON.stringify`; see `encodeJson`): reported, and, when it is a request (sampling, elicitation), answered
  * to the server with an error, as the server would wait for its answer for ever. (An answer left out was
