@@ -10,7 +10,7 @@
  * @module
  */
 import { byteCount, concatBytes } from "../_common/bytes.ts";
-import { isRecord } from "../_common/values.ts";
+import { clip, errorText, isRecord } from "../_common/values.ts";
 import {
   answersOnly,
   type BatchMember,
@@ -499,37 +499,45 @@ export function answersWaitEnd(leftAt: number, heardAt: number | null, graceMs: 
   return Math.min(until, leftAt + graceMs * MAX_WAIT_GRACES);
 }
 
+/** What a relay says of a message nested too deeply for the runtime's `JSON.stringify` (see `encodeJson`). */
+const TOO_DEEP = "nests too deeply to be written out";
+
 /**
- * A server message a relay could not write out to the client (nested too deeply for the runtime's
- * `JSON.stringify`; see `encodeJson`): reported, and, when it is a request (sampling, elicitation), answered
- * to the server with an error, as the server would wait for its answer for ever. (An answer left out was
- * replaced by an error answer to its request already.)
+ * A server message a relay could not write out to the client (`why`, as {@linkcode encodeJson} tells it:
+ * nested too deeply for the runtime's `JSON.stringify`, reported `too_deep`, or, built in code, holding what
+ * JSON cannot write, a BigInt say, reported `not_judged` with `why`): reported, and, when it is a request
+ * (sampling, elicitation), answered to the server with an error, as the server would wait for its answer for
+ * ever. (An answer left out was replaced by an error answer to its request already.)
  */
 export function unwrittenFromServer(
   message: unknown,
   to: { emit(event: McpEvent): void; toServer(message: JsonRpcMessage): void },
+  why: string = TOO_DEEP,
 ): void {
-  to.emit({ event: "stray_message", from: "server", kind: "too_deep", ...idMember(message) });
+  const kind = why === TOO_DEEP ? { kind: "too_deep" as const } : { kind: "not_judged" as const, text: why };
+  to.emit({ event: "stray_message", from: "server", ...kind, ...idMember(message) });
   if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
-    const text =
-      "toolguard: your request nests too deeply to be written out to the client; it was not passed on";
+    const text = `toolguard: your request ${why} to the client; it was not passed on`;
     to.toServer(errorResponse(message.id as JsonRpcId, -32600, text));
   }
 }
 
 /**
- * A client message a relay could not write out to the server (see {@linkcode unwrittenFromServer}): reported,
- * and, when it is a request, answered with an error through the session (`answer`: its `answerWithError`),
- * which stops waiting for it and answers it in its batch, if it came in one.
+ * A client message a relay could not write out to the server (see {@linkcode unwrittenFromServer}; one built
+ * in code that JSON cannot write is reported `not_json` with `why`): reported, and, when it is a request,
+ * answered with an error through the session (`answer`: its `answerWithError`), which stops waiting for it
+ * and answers it in its batch, if it came in one.
  */
 export function unwrittenFromClient(
   message: unknown,
   to: { emit(event: McpEvent): void; answer(id: JsonRpcId, code: number, text: string): void },
+  why: string = TOO_DEEP,
 ): void {
-  to.emit({ event: "client_message_refused", kind: "too_deep", ...idMember(message) });
+  const kind = why === TOO_DEEP ? { kind: "too_deep" as const } : { kind: "not_json" as const, text: why };
+  to.emit({ event: "client_message_refused", ...kind, ...idMember(message) });
   if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
-    const text = "toolguard: your request nests too deeply to be written out to the MCP server; it was not " +
-      "passed on (flatten its arguments)";
+    const fix = why === TOO_DEEP ? " (flatten its arguments)" : "";
+    const text = `toolguard: your request ${why} to the MCP server; it was not passed on${fix}`;
     to.answer(message.id as JsonRpcId, -32600, text);
   }
 }
@@ -538,7 +546,10 @@ export function unwrittenFromClient(
  * Serialise one message (or a batch) as a line: JSON plus `\n`, as UTF-8 bytes. Never throws; see
  * {@linkcode encodeJson} for a message that cannot be written out, and `unwritten`.
  */
-export function encodeMessage(message: unknown, unwritten?: (message: unknown) => void): Uint8Array {
+export function encodeMessage(
+  message: unknown,
+  unwritten?: (message: unknown, why: string) => void,
+): Uint8Array {
   const json = encodeJson(message, unwritten);
   return json === undefined ? new Uint8Array(0) : encoder.encode(json + "\n");
 }
@@ -547,44 +558,80 @@ export function encodeMessage(message: unknown, unwritten?: (message: unknown) =
  * A message (or a batch) as JSON. Never throws: a message nested too deeply for the runtime's
  * `JSON.stringify` (Bun's gives up tens of thousands of levels before its `JSON.parse` does, Deno's on
  * objects `JSON.parse` did not make, such as a redacted copy) is left out, and `unwritten` is told of it, to
- * answer it if it is a request (no request is left pending); an answer left out is replaced by an error
- * answer to its request, which then waits no more. Of a batch, only the messages that cannot be written out
- * are left out. Undefined when nothing is left.
+ * answer it if it is a request (no request is left pending), with `why` (see {@linkcode whyUnwritten}); an
+ * answer left out is replaced by an error answer to its request, which then waits no more, saying why. A
+ * message built in code that JSON cannot write (a BigInt, a loop, a getter that throws) is left out so too.
+ * Of a batch, only the messages that cannot be written out are left out. Undefined when nothing is left.
  */
-export function encodeJson(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
+export function encodeJson(
+  message: unknown,
+  unwritten?: (message: unknown, why: string) => void,
+): string | undefined {
   // (one the session already failed to write is not tried again: see `unwritable`)
+  let error: unknown;
   try {
     if (!unwritable.has(message as object)) return JSON.stringify(message);
-  } catch {
-    // below, message by message
+  } catch (thrown) {
+    error = thrown; // (below, message by message)
   }
-  if (!Array.isArray(message)) return writtenInstead(message, unwritten);
+  if (!Array.isArray(message)) return writtenInstead(message, error, unwritten);
   // (a batch's elements one level down only: an element that is itself an array is one message too)
   const parts: string[] = [];
   for (const m of message) {
     let json: string | undefined;
     try {
-      json = unwritable.has(m as object) ? writtenInstead(m, unwritten) : JSON.stringify(m);
-    } catch {
-      json = writtenInstead(m, unwritten);
+      json = unwritable.has(m as object) ? writtenInstead(m, undefined, unwritten) : JSON.stringify(m);
+    } catch (thrown) {
+      json = writtenInstead(m, thrown, unwritten);
     }
     if (json !== undefined) parts.push(json);
   }
   return parts.length === 0 ? undefined : `[${parts.join(",")}]`;
 }
 
-/** What goes in place of a message that cannot be written out: an error answer to an answer's request. */
-function writtenInstead(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
+/**
+ * What goes in place of a message that cannot be written out (`error`: what writing it threw; see
+ * {@linkcode whyUnwritten}): an error answer to an answer's request, saying why.
+ */
+function writtenInstead(
+  message: unknown,
+  error: unknown,
+  unwritten?: (message: unknown, why: string) => void,
+): string | undefined {
+  const why = whyUnwritten(message, error);
   try {
-    unwritten?.(message);
+    unwritten?.(message, why);
   } catch {
     // A hook that throws must not make the encoding throw.
   }
   const m = message as { id?: unknown; method?: unknown } | null;
   const id = typeof m === "object" && m !== null ? m.id : undefined;
   if (!isId(id) || m!.method !== undefined) return undefined;
-  const text = "toolguard: the answer nests too deeply to be written out; it was not passed on";
-  return JSON.stringify(errorResponse(id, -32603, text));
+  return JSON.stringify(errorResponse(id, -32603, `toolguard: the answer ${why}; it was not passed on`));
+}
+
+/**
+ * Why `message` cannot be written out, for its sender, from what the runtime's `JSON.stringify` threw at it
+ * (`error`; undefined: the session already found it nested too deeply, see `unwritable`): nested too deeply
+ * (a RangeError, the call stack), a BigInt (built in code) named by its key, or the error's own words.
+ */
+function whyUnwritten(message: unknown, error: unknown): string {
+  if (error === undefined || error instanceof RangeError) return TOO_DEEP;
+  let key: string | undefined;
+  try {
+    // (each BigInt written as null, to find the first; a getter or toJSON may throw again: the error says it)
+    JSON.stringify(message, (k, v) => {
+      if (typeof v !== "bigint") return v;
+      key ??= k;
+      return null;
+    });
+  } catch {
+    // the error's words, below
+  }
+  if (key !== undefined) {
+    return `holds a BigInt (its member ${JSON.stringify(clip(key, 80))}), which JSON cannot write`;
+  }
+  return `cannot be written out as JSON (${clip(errorText(error), 200)})`;
 }
 
 /** A line's bytes with the `\n` that ends it on the wire (as a framer hands them on, without it). */

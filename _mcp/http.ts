@@ -403,14 +403,14 @@ class HttpRelay {
     // (the server's text as it came, when the session passed it on unchanged: see #fromServerText)
     const bytes = frame.bytes !== undefined
       ? withNewline(frame.bytes)
-      : encodeMessage(frame.message, (message) =>
+      : encodeMessage(frame.message, (message, why) =>
         unwrittenFromServer(message, {
           emit: (event) => emitTo(this.#options.onEvent, event),
           toServer: (answer) => {
             this.#session.answeredForClient(answer); // (in its request's session)
             void this.#toServer({ message: answer });
           },
-        }));
+        }, why));
     this.#outChain = this.#outChain.then(async () => {
       try {
         await this.#output(bytes);
@@ -932,11 +932,11 @@ class HttpRelay {
     const line = here === message && (isRecord(message) || Array.isArray(message))
       ? this.#linesOf.get(message) as Uint8Array<ArrayBuffer> | undefined // (a framer's, on an ArrayBuffer)
       : undefined;
-    const body = line ?? encodeJson(here, (unwritten) =>
+    const body = line ?? encodeJson(here, (unwritten, why) =>
       unwrittenFromClient(unwritten, {
         emit: (event) => emitTo(this.#options.onEvent, event),
         answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
-      }));
+      }, why));
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     // (the server ended that session: its requests are answered so, and never sent, as MCP says)
     if (ids.ended === true) return this.#failed(message, SESSION_ENDED);

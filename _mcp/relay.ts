@@ -227,22 +227,28 @@ class McpRelay {
     return this.#outChain;
   };
 
-  /** A server message too deep to write out to the client: reported, and a request answered with an error. */
-  readonly #unwrittenToClient = (message: unknown): void =>
+  /**
+   * A server message that cannot be written out to the client (`why`): reported, and a request answered with
+   * an error.
+   */
+  readonly #unwrittenToClient = (message: unknown, why: string): void =>
     unwrittenFromServer(message, {
       emit: (event) => this.#emit(event),
       toServer: (answer) => {
         this.#session.answeredForClient(answer); // (the client's answer under its id is a second one)
         this.#answerServer(answer);
       },
-    });
+    }, why);
 
-  /** A client message too deep to write out to the server: reported, and a request answered with an error. */
-  readonly #unwrittenToServer = (message: unknown): void =>
+  /**
+   * A client message that cannot be written out to the server (`why`): reported, and a request answered with
+   * an error.
+   */
+  readonly #unwrittenToServer = (message: unknown, why: string): void =>
     unwrittenFromClient(message, {
       emit: (event) => this.#emit(event),
       answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
-    });
+    }, why);
 
   /** Write to the server; returns a promise while its stdin is full, settled once it has taken the bytes. */
   readonly #toServer = (frame: McpFrame): void | Promise<void> => {
