@@ -10,7 +10,7 @@
  * @module
  */
 import { byteCount, concatBytes } from "../_common/bytes.ts";
-import { clip, errorText, isRecord } from "../_common/values.ts";
+import { isRecord } from "../_common/values.ts";
 import {
   answersOnly,
   type BatchMember,
@@ -33,7 +33,9 @@ import {
   parseId,
   parseLineText,
   type ShownId,
+  TOO_DEEP,
   unwritable,
+  whyUnwritten,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpSession } from "./types.ts";
 
@@ -499,9 +501,6 @@ export function answersWaitEnd(leftAt: number, heardAt: number | null, graceMs: 
   return Math.min(until, leftAt + graceMs * MAX_WAIT_GRACES);
 }
 
-/** What a relay says of a message nested too deeply for the runtime's `JSON.stringify` (see `encodeJson`). */
-const TOO_DEEP = "nests too deeply to be written out";
-
 /**
  * A server message a relay could not write out to the client (`why`, as {@linkcode encodeJson} tells it:
  * nested too deeply for the runtime's `JSON.stringify`, reported `too_deep`, or, built in code, holding what
@@ -608,30 +607,6 @@ function writtenInstead(
   const id = typeof m === "object" && m !== null ? m.id : undefined;
   if (!isId(id) || m!.method !== undefined) return undefined;
   return JSON.stringify(errorResponse(id, -32603, `toolguard: the answer ${why}; it was not passed on`));
-}
-
-/**
- * Why `message` cannot be written out, for its sender, from what the runtime's `JSON.stringify` threw at it
- * (`error`; undefined: the session already found it nested too deeply, see `unwritable`): nested too deeply
- * (a RangeError, the call stack), a BigInt (built in code) named by its key, or the error's own words.
- */
-function whyUnwritten(message: unknown, error: unknown): string {
-  if (error === undefined || error instanceof RangeError) return TOO_DEEP;
-  let key: string | undefined;
-  try {
-    // (each BigInt written as null, to find the first; a getter or toJSON may throw again: the error says it)
-    JSON.stringify(message, (k, v) => {
-      if (typeof v !== "bigint") return v;
-      key ??= k;
-      return null;
-    });
-  } catch {
-    // the error's words, below
-  }
-  if (key !== undefined) {
-    return `holds a BigInt (its member ${JSON.stringify(clip(key, 80))}), which JSON cannot write`;
-  }
-  return `cannot be written out as JSON (${clip(errorText(error), 200)})`;
 }
 
 /** A line's bytes with the `\n` that ends it on the wire (as a framer hands them on, without it). */
