@@ -33,7 +33,9 @@ import {
   parseId,
   parseLineText,
   type ShownId,
+  TOO_DEEP,
   unwritable,
+  whyUnwritten,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpSession } from "./types.ts";
 
@@ -464,36 +466,77 @@ export function oversizedFromServer(
 }
 
 /**
- * A server message a relay could not write out to the client (nested too deeply for the runtime's
- * `JSON.stringify`; see `encodeJson`): reported, and, when it is a request (sampling, elicitation), answered
- * to the server with an error, as the server would wait for its answer for ever. (An answer left out was
- * replaced by an error answer to its request already.)
+ * After the client leaves, the longest wait for the answers to its requests, in graces (30 s by default): a
+ * server that keeps talking but never answers is not waited for without end.
+ */
+const MAX_WAIT_GRACES = 15;
+/**
+ * After the client leaves, how long a server that has said nothing yet gets to answer, in graces (10 s by
+ * default): a client that pipes its requests and closes its input at once (`printf ... | toolguard mcp -- npx
+ * -y SERVER`, or a server behind a proxy still starting it) must not lose its answers to a server starting.
+ */
+const SILENT_WAIT_GRACES = 5;
+
+/**
+ * When (`performance.now()`) a relay stops waiting for the answers to the requests a client sent before it
+ * left at `leftAt`: once the server has been silent for `graceMs` since the later of `leftAt` and `heardAt`
+ * (when the server last sent the relay anything), {@linkcode SILENT_WAIT_GRACES} graces after `leftAt` while
+ * it has said nothing (`heardAt` null: it may still be starting), and {@linkcode MAX_WAIT_GRACES} graces after
+ * `leftAt` at the latest. Both relays wait so (stdio and HTTP): one client, one rule.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { answersWaitEnd } from "./framing.ts";
+ *
+ * assert.equal(answersWaitEnd(1000, 1500, 100), 1600); // (it spoke after the client left)
+ * assert.equal(answersWaitEnd(1000, null, 100), 1500); // (silent: it may still be starting)
+ * assert.equal(answersWaitEnd(1000, 9000, 100), 2500); // (talking on, never answering)
+ * ```
+ */
+export function answersWaitEnd(leftAt: number, heardAt: number | null, graceMs: number): number {
+  const until = heardAt === null
+    ? leftAt + graceMs * SILENT_WAIT_GRACES
+    : Math.max(leftAt, heardAt) + graceMs;
+  return Math.min(until, leftAt + graceMs * MAX_WAIT_GRACES);
+}
+
+/**
+ * A server message a relay could not write out to the client (`why`, as {@linkcode encodeJson} tells it:
+ * nested too deeply for the runtime's `JSON.stringify`, reported `too_deep`, or, built in code, holding what
+ * JSON cannot write, a BigInt say, reported `not_judged` with `why`): reported, and, when it is a request
+ * (sampling, elicitation), answered to the server with an error, as the server would wait for its answer for
+ * ever. (An answer left out was replaced by an error answer to its request already.)
  */
 export function unwrittenFromServer(
   message: unknown,
   to: { emit(event: McpEvent): void; toServer(message: JsonRpcMessage): void },
+  why: string = TOO_DEEP,
 ): void {
-  to.emit({ event: "stray_message", from: "server", kind: "too_deep", ...idMember(message) });
+  const kind = why === TOO_DEEP ? { kind: "too_deep" as const } : { kind: "not_judged" as const, text: why };
+  to.emit({ event: "stray_message", from: "server", ...kind, ...idMember(message) });
   if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
-    const text =
-      "toolguard: your request nests too deeply to be written out to the client; it was not passed on";
+    const text = `toolguard: your request ${why} to the client; it was not passed on`;
     to.toServer(errorResponse(message.id as JsonRpcId, -32600, text));
   }
 }
 
 /**
- * A client message a relay could not write out to the server (see {@linkcode unwrittenFromServer}): reported,
- * and, when it is a request, answered with an error through the session (`answer`: its `answerWithError`),
- * which stops waiting for it and answers it in its batch, if it came in one.
+ * A client message a relay could not write out to the server (see {@linkcode unwrittenFromServer}; one built
+ * in code that JSON cannot write is reported `not_json` with `why`): reported, and, when it is a request,
+ * answered with an error through the session (`answer`: its `answerWithError`), which stops waiting for it
+ * and answers it in its batch, if it came in one.
  */
 export function unwrittenFromClient(
   message: unknown,
   to: { emit(event: McpEvent): void; answer(id: JsonRpcId, code: number, text: string): void },
+  why: string = TOO_DEEP,
 ): void {
-  to.emit({ event: "client_message_refused", kind: "too_deep", ...idMember(message) });
+  const kind = why === TOO_DEEP ? { kind: "too_deep" as const } : { kind: "not_json" as const, text: why };
+  to.emit({ event: "client_message_refused", ...kind, ...idMember(message) });
   if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
-    const text = "toolguard: your request nests too deeply to be written out to the MCP server; it was not " +
-      "passed on (flatten its arguments)";
+    const fix = why === TOO_DEEP ? " (flatten its arguments)" : "";
+    const text = `toolguard: your request ${why} to the MCP server; it was not passed on${fix}`;
     to.answer(message.id as JsonRpcId, -32600, text);
   }
 }
@@ -502,7 +545,10 @@ export function unwrittenFromClient(
  * Serialise one message (or a batch) as a line: JSON plus `\n`, as UTF-8 bytes. Never throws; see
  * {@linkcode encodeJson} for a message that cannot be written out, and `unwritten`.
  */
-export function encodeMessage(message: unknown, unwritten?: (message: unknown) => void): Uint8Array {
+export function encodeMessage(
+  message: unknown,
+  unwritten?: (message: unknown, why: string) => void,
+): Uint8Array {
   const json = encodeJson(message, unwritten);
   return json === undefined ? new Uint8Array(0) : encoder.encode(json + "\n");
 }
@@ -511,44 +557,56 @@ export function encodeMessage(message: unknown, unwritten?: (message: unknown) =
  * A message (or a batch) as JSON. Never throws: a message nested too deeply for the runtime's
  * `JSON.stringify` (Bun's gives up tens of thousands of levels before its `JSON.parse` does, Deno's on
  * objects `JSON.parse` did not make, such as a redacted copy) is left out, and `unwritten` is told of it, to
- * answer it if it is a request (no request is left pending); an answer left out is replaced by an error
- * answer to its request, which then waits no more. Of a batch, only the messages that cannot be written out
- * are left out. Undefined when nothing is left.
+ * answer it if it is a request (no request is left pending), with `why` (see {@linkcode whyUnwritten}); an
+ * answer left out is replaced by an error answer to its request, which then waits no more, saying why. A
+ * message built in code that JSON cannot write (a BigInt, a loop, a getter that throws) is left out so too.
+ * Of a batch, only the messages that cannot be written out are left out. Undefined when nothing is left.
  */
-export function encodeJson(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
+export function encodeJson(
+  message: unknown,
+  unwritten?: (message: unknown, why: string) => void,
+): string | undefined {
   // (one the session already failed to write is not tried again: see `unwritable`)
+  let error: unknown;
   try {
     if (!unwritable.has(message as object)) return JSON.stringify(message);
-  } catch {
-    // below, message by message
+  } catch (thrown) {
+    error = thrown; // (below, message by message)
   }
-  if (!Array.isArray(message)) return writtenInstead(message, unwritten);
+  if (!Array.isArray(message)) return writtenInstead(message, error, unwritten);
   // (a batch's elements one level down only: an element that is itself an array is one message too)
   const parts: string[] = [];
   for (const m of message) {
     let json: string | undefined;
     try {
-      json = unwritable.has(m as object) ? writtenInstead(m, unwritten) : JSON.stringify(m);
-    } catch {
-      json = writtenInstead(m, unwritten);
+      json = unwritable.has(m as object) ? writtenInstead(m, undefined, unwritten) : JSON.stringify(m);
+    } catch (thrown) {
+      json = writtenInstead(m, thrown, unwritten);
     }
     if (json !== undefined) parts.push(json);
   }
   return parts.length === 0 ? undefined : `[${parts.join(",")}]`;
 }
 
-/** What goes in place of a message that cannot be written out: an error answer to an answer's request. */
-function writtenInstead(message: unknown, unwritten?: (message: unknown) => void): string | undefined {
+/**
+ * What goes in place of a message that cannot be written out (`error`: what writing it threw; see
+ * {@linkcode whyUnwritten}): an error answer to an answer's request, saying why.
+ */
+function writtenInstead(
+  message: unknown,
+  error: unknown,
+  unwritten?: (message: unknown, why: string) => void,
+): string | undefined {
+  const why = whyUnwritten(message, error);
   try {
-    unwritten?.(message);
+    unwritten?.(message, why);
   } catch {
     // A hook that throws must not make the encoding throw.
   }
   const m = message as { id?: unknown; method?: unknown } | null;
   const id = typeof m === "object" && m !== null ? m.id : undefined;
   if (!isId(id) || m!.method !== undefined) return undefined;
-  const text = "toolguard: the answer nests too deeply to be written out; it was not passed on";
-  return JSON.stringify(errorResponse(id, -32603, text));
+  return JSON.stringify(errorResponse(id, -32603, `toolguard: the answer ${why}; it was not passed on`));
 }
 
 /** A line's bytes with the `\n` that ends it on the wire (as a framer hands them on, without it). */

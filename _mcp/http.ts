@@ -20,6 +20,7 @@ import {
   parsedText,
 } from "./session.ts";
 import {
+  answersWaitEnd,
   ClientFeed,
   createFramer,
   EdgeKeeper,
@@ -65,8 +66,11 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   /** Stop relaying. */
   signal?: AbortSignal;
   /**
-   * After the client's input ends: how long answers still on their way may take (default 2000 ms, as the
-   * stdio relay gives its server); then they are given up, and their requests answered with errors. The
+   * After the client's input ends, the grace (default 2000 ms, as the stdio relay's): answers still on their
+   * way are waited for until the server has been silent for the grace (counted from the later of the
+   * client's leaving and the last the server sent: headers, or bytes of a body or stream), at most 15 graces
+   * in all (30 s by default), and 5 graces (10 s) for a server that has sent nothing yet (it may still be
+   * starting); then they are given up, and their requests answered with errors. The
    * `DELETE` that then ends the server's session is waited for as long at most (and 2000 ms at most). A
    * session the server ended (HTTP 404 to its id) gives the answers still on their way in it as long, on the
    * streams it keeps open; then those are closed, and their requests answered with errors.
@@ -285,6 +289,11 @@ class HttpRelay {
   readonly #clientGone = new AbortController();
   /** Aborted when the grace after the client left is over: answers still in flight are given up. */
   readonly #giveUp = new AbortController();
+  /**
+   * When (`performance.now()`) the server last sent the relay anything (headers, or bytes of a body or a
+   * stream); null while it has said nothing: after the client left, answers are waited for by it.
+   */
+  #heardAt: number | null = null;
   /** Ends a POST: the relay stopped, or the grace after the client left is over. */
   readonly #postSignal: AbortSignal;
   /** Ends the resumption of an answer's stream: the relay stopped, or the client left. */
@@ -337,10 +346,10 @@ class HttpRelay {
     if (first === "client") {
       // No request of the client's will need a place now: the cancels waiting for POSTs without headers go.
       this.#abandonCancelled();
-      // Answers still on their way come first, for a while: a server that never answers must not keep the
-      // relay (and the client waiting for it to end) alive.
+      // Answers still on their way come first, while the server talks (as the stdio relay waits): a server
+      // that never answers must not keep the relay (and the client waiting for it to end) alive.
       // (the give-up below also ends the grace's timer, whichever came first)
-      const grace = pause(this.#options.shutdownGraceMs ?? 2000, this.#giveUp.signal);
+      const grace = this.#silentFor(this.#options.shutdownGraceMs ?? 2000);
       await Promise.race([this.#settled(), aborted, grace]);
       this.#giveUp.abort();
     }
@@ -358,6 +367,19 @@ class HttpRelay {
     // (why it ended, in the stdio relay's words: `toolguard mcp` prints it)
     const why = first === "client" ? "the client closed the connection" : "the relay was stopped";
     return { reason, exitCode: null, signal: null, detail: `${why}; the relay to ${this.#shown} ended` };
+  }
+
+  /**
+   * Resolves once the server has been silent for `graceMs` since the later of now (the client's leaving) and
+   * the last it sent, as {@linkcode answersWaitEnd} says, or once the relay gives up waiting.
+   */
+  async #silentFor(graceMs: number): Promise<void> {
+    const leftAt = performance.now();
+    while (!this.#giveUp.signal.aborted) {
+      const left = answersWaitEnd(leftAt, this.#heardAt, graceMs) - performance.now();
+      if (left <= 0) return;
+      await pause(left, this.#giveUp.signal);
+    }
   }
 
   /**
@@ -381,14 +403,14 @@ class HttpRelay {
     // (the server's text as it came, when the session passed it on unchanged: see #fromServerText)
     const bytes = frame.bytes !== undefined
       ? withNewline(frame.bytes)
-      : encodeMessage(frame.message, (message) =>
+      : encodeMessage(frame.message, (message, why) =>
         unwrittenFromServer(message, {
           emit: (event) => emitTo(this.#options.onEvent, event),
           toServer: (answer) => {
             this.#session.answeredForClient(answer); // (in its request's session)
             void this.#toServer({ message: answer });
           },
-        }));
+        }, why));
     this.#outChain = this.#outChain.then(async () => {
       try {
         await this.#output(bytes);
@@ -849,6 +871,7 @@ class HttpRelay {
     let url = this.#url;
     for (let hops = 0;; hops++) {
       const response = await fetch(url, { ...init, redirect: "manual" });
+      this.#heardAt = performance.now();
       const location = response.headers.get("location");
       if (response.status < 300 || response.status > 399 || location === null) return response;
       await response.body?.cancel();
@@ -909,11 +932,11 @@ class HttpRelay {
     const line = here === message && (isRecord(message) || Array.isArray(message))
       ? this.#linesOf.get(message) as Uint8Array<ArrayBuffer> | undefined // (a framer's, on an ArrayBuffer)
       : undefined;
-    const body = line ?? encodeJson(here, (unwritten) =>
+    const body = line ?? encodeJson(here, (unwritten, why) =>
       unwrittenFromClient(unwritten, {
         emit: (event) => emitTo(this.#options.onEvent, event),
         answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
-      }));
+      }, why));
     if (body === undefined) return; // (nothing of it could be written out: each request is answered)
     // (the server ended that session: its requests are answered so, and never sent, as MCP says)
     if (ids.ended === true) return this.#failed(message, SESSION_ENDED);
@@ -1169,6 +1192,7 @@ class HttpRelay {
         const chunks: Uint8Array[] = [];
         let size = 0;
         for (let read; !(read = await reader.read()).done;) {
+          this.#heardAt = performance.now();
           chunks.push(read.value);
           size += read.value.length;
           if (size > this.#max) {
@@ -1214,6 +1238,7 @@ class HttpRelay {
     let pendingBytes = 0;
     try {
       for (let read; !(read = await reader.read()).done;) {
+        this.#heardAt = performance.now(); // (a comment too: the server is up, and may answer yet)
         const text = streamDecoder.decode(read.value, { stream: true });
         const found = utf8.push(read.value, text);
         if (found.length > 0) [faults, next] = [[...faults.slice(next), ...found], 0];
@@ -1269,6 +1294,7 @@ class HttpRelay {
     let [more, cut] = [0, false];
     try {
       for (let read; !rest.ended && !(read = await reader.read()).done;) {
+        this.#heardAt = performance.now();
         rest.push(read.value);
         // (an event may run on in lines that are not data, which its size does not count: bytes read do)
         if (!rest.ended && (more += read.value.length) > this.#max) {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { isRecord, lazy } from "../_common/values.ts";
+import { clip, errorText, isRecord, lazy } from "../_common/values.ts";
 
 /**
  * A JSON-RPC id: string or number (null only in error answers to unparseable requests); an integer past 2^53
@@ -303,6 +303,44 @@ export const MAX_BATCH_MEMBERS = 10_000;
  * thousands of levels down, after 0.3-0.7 s of CPU, as it slows with the depth it reaches.
  */
 export const unwritable: WeakSet<object> = new WeakSet();
+
+/** What is said of a message nested too deeply for the runtime's `JSON.stringify` (see `whyUnwritten`). */
+export const TOO_DEEP = "nests too deeply to be written out";
+
+/**
+ * Why `message` cannot be written out, for its sender, from what the runtime's `JSON.stringify` threw at it
+ * (`error`; undefined: the session already found it nested too deeply, see {@linkcode unwritable}): nested
+ * too deeply (a RangeError, the call stack), a BigInt (built in code) named by its key, or the error's own
+ * words.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { whyUnwritten } from "./jsonrpc.ts";
+ *
+ * const answer = { jsonrpc: "2.0", id: 1, result: { n: 1n } };
+ * const thrown = (() => { try { JSON.stringify(answer); } catch (e) { return e; } })();
+ * assert.equal(whyUnwritten(answer, thrown), 'holds a BigInt (its member "n"), which JSON cannot write');
+ * ```
+ */
+export function whyUnwritten(message: unknown, error: unknown): string {
+  if (error === undefined || error instanceof RangeError) return TOO_DEEP;
+  let key: string | undefined;
+  try {
+    // (each BigInt written as null, to find the first; a getter or toJSON may throw again: the error says it)
+    JSON.stringify(message, (k, v) => {
+      if (typeof v !== "bigint") return v;
+      key ??= k;
+      return null;
+    });
+  } catch {
+    // the error's words, below
+  }
+  if (key !== undefined) {
+    return `holds a BigInt (its member ${JSON.stringify(clip(key, 80))}), which JSON cannot write`;
+  }
+  return `cannot be written out as JSON (${clip(errorText(error), 200)})`;
+}
 
 /** Made on first use: under Deno the first decoder loads the text-encoding support. */
 export const decoder: () => TextDecoder = lazy(() => new TextDecoder());

@@ -24,6 +24,7 @@ import { clip, MAX_TREE_NOTE } from "../_common/values.ts";
 import { checkGuardOptions, createMcpGuard, emitTo } from "./guard.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 import {
+  answersWaitEnd,
   ClientFeed,
   createFramer,
   encodeMessage,
@@ -85,17 +86,6 @@ const KILL_WAIT_MS = 1000;
  * 10 000 errors) and reads none of the answers would otherwise grow the relay's memory without bound.
  */
 const OWN_BACKLOG_BYTES = 4 * 1024 * 1024;
-/**
- * After the client leaves, the longest wait for the answers to its requests, in graces (30 s by default): a
- * server that keeps talking but never answers is not waited for without end.
- */
-const MAX_WAIT_GRACES = 15;
-/**
- * After the client leaves, how long a server that has said nothing yet gets to answer, in graces (10 s by
- * default): a client that pipes its requests and closes its input at once (`printf ... | toolguard mcp -- npx
- * -y SERVER`) must not lose its answers to a server still starting (npx fetching a package).
- */
-const SILENT_WAIT_GRACES = 5;
 /** After the tree is ended, how long the relay waits for the server's pipe to close. */
 const PIPE_CLOSE_MS = 200;
 
@@ -237,22 +227,28 @@ class McpRelay {
     return this.#outChain;
   };
 
-  /** A server message too deep to write out to the client: reported, and a request answered with an error. */
-  readonly #unwrittenToClient = (message: unknown): void =>
+  /**
+   * A server message that cannot be written out to the client (`why`): reported, and a request answered with
+   * an error.
+   */
+  readonly #unwrittenToClient = (message: unknown, why: string): void =>
     unwrittenFromServer(message, {
       emit: (event) => this.#emit(event),
       toServer: (answer) => {
         this.#session.answeredForClient(answer); // (the client's answer under its id is a second one)
         this.#answerServer(answer);
       },
-    });
+    }, why);
 
-  /** A client message too deep to write out to the server: reported, and a request answered with an error. */
-  readonly #unwrittenToServer = (message: unknown): void =>
+  /**
+   * A client message that cannot be written out to the server (`why`): reported, and a request answered with
+   * an error.
+   */
+  readonly #unwrittenToServer = (message: unknown, why: string): void =>
     unwrittenFromClient(message, {
       emit: (event) => this.#emit(event),
       answer: (id, code, text) => void this.#session.answerWithError(id, code, text),
-    });
+    }, why);
 
   /** Write to the server; returns a promise while its stdin is full, settled once it has taken the bytes. */
   readonly #toServer = (frame: McpFrame): void | Promise<void> => {
@@ -389,18 +385,12 @@ class McpRelay {
 
   /**
    * Resolves once the server has been silent for `graceMs` since the later of now (the client's leaving) and
-   * its last message, or for {@linkcode SILENT_WAIT_GRACES} graces from now while it has said nothing yet,
-   * and at the latest after {@linkcode MAX_WAIT_GRACES} graces; or soon after `stop` (its timers are unref'd).
+   * its last message, as {@linkcode answersWaitEnd} says; or soon after `stop` (its timers are unref'd).
    */
   async #silentFor(graceMs: number, stop: AbortSignal): Promise<void> {
     const leftAt = performance.now();
-    const latest = leftAt + graceMs * MAX_WAIT_GRACES;
     while (!stop.aborted) {
-      const heard = this.#heardAt;
-      const until = heard === null
-        ? leftAt + graceMs * SILENT_WAIT_GRACES
-        : Math.max(leftAt, heard) + graceMs;
-      const left = Math.min(until, latest) - performance.now();
+      const left = answersWaitEnd(leftAt, this.#heardAt, graceMs) - performance.now();
       if (left <= 0) return;
       await delay(left);
     }

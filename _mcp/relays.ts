@@ -168,8 +168,8 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * origin only: `headers` and the client's messages never go elsewhere; a message is sent on as a `POST` past
  * a 301, 302, 307 or 308, but never again past a `303 See Other` (the server took it: that is an error naming
  * where it leads), nor past another status with a `Location` (an error naming it). Resolves when the client
- * closes its side (answers still on their way, held calls among them, get `shutdownGraceMs`, then their
- * requests are answered with errors; a request the client cancelled before the server sent its headers has
+ * closes its side (answers still on their way, held calls among them, are waited for until the server has
+ * been silent for `shutdownGraceMs`, 30 s at most, then their requests are answered with errors; a request the client cancelled before the server sent its headers has
  * its `POST` ended and its cancel sent then; and each server session it started and the server did not end
  * is ended with `DELETE`) or on
  * an interrupt or abort.

@@ -45,6 +45,7 @@ import {
   roundedMatch,
   takeLineText,
   unwritable,
+  whyUnwritten,
 } from "./jsonrpc.ts";
 import type { McpEvent, McpFrame, McpGuard, McpSession, McpSinks } from "./types.ts";
 
@@ -1618,7 +1619,10 @@ export class GuardedSession implements McpSession {
     }
   }
 
-  /** Hand `frame` to the client; a sink that throws or rejects is reported to `onError`. */
+  /**
+   * Hand `frame` to the client; a sink that throws or rejects is reported to `onError`, but at a message JSON
+   * cannot write (see {@linkcode GuardedSession.#unwritableToClient}).
+   */
   #toClient(frame: McpFrame): void {
     const replied = this.#replied;
     if (replied !== undefined) {
@@ -1626,11 +1630,52 @@ export class GuardedSession implements McpSession {
         if (isRecord(m) && isResponse(m)) replied.add(idKey(m.id as JsonRpcId));
       }
     }
+    let sent: void | Promise<void>;
     try {
-      this.#watch(this.#sinks.toClient(frame));
+      sent = this.#sinks.toClient(frame);
     } catch (error) {
-      this.#failed(error);
+      return this.#clientFailed(frame, error);
     }
+    if (sent instanceof Promise) sent.catch((error) => this.#clientFailed(frame, error));
+  }
+
+  /** The client's sink failed at `frame` (`error`): told to `onError`, but at a message JSON cannot write. */
+  #clientFailed(frame: McpFrame, error: unknown): void {
+    if (!this.#unwritableToClient(frame, error)) this.#failed(error);
+  }
+
+  /**
+   * Whether the client's sink failed (`error`) at `frame` because JSON cannot write its message, built in
+   * code (a BigInt in an answer judged by its id alone, without `scanOutput`, which reads no deeper): then it
+   * is reported as a `not_judged` stray and, as nobody else would, its request is answered with an error. (A
+   * request of the server's is copied whole as JSON sends it, a BigInt refused, scanOutput or not.) False for
+   * any other failure (the sink's own: a closed transport), and for a batch (its answers were taken as sent).
+   */
+  #unwritableToClient(frame: McpFrame, error: unknown): boolean {
+    const m = frame.message;
+    if (frame.bytes !== undefined || error instanceof RangeError || !isRecord(m) || !isId(m.id)) return false;
+    let why: string;
+    try {
+      JSON.stringify(m);
+      return false;
+    } catch (thrown) {
+      if (thrown instanceof RangeError) return false; // (too deep: a relay's writer says so itself)
+      why = whyUnwritten(m, thrown);
+    }
+    // (the text quotes a member's key the server chose: it reads the rest unscanned, without scanOutput)
+    const shown = this.#reportNotJudged(why, m.id);
+    const id = m.id;
+    if (isResponse(m)) {
+      const text =
+        `toolguard: the MCP server's answer ${shown}, so it was not passed on; the server or its ` +
+        "transport sent a value that JSON text cannot hold";
+      try {
+        this.#watch(this.#sinks.toClient({ message: errorResponse(id, -32603, text), extra: frame.extra }));
+      } catch (thrown) {
+        this.#failed(thrown);
+      }
+    }
+    return true;
   }
 
   /**

@@ -1324,31 +1324,41 @@ function optionsKey(options: ValidateOptions): string {
  * hit is used only while the array and every object in it hold what they held when compiled.
  */
 const byIdentity = new SnapshotCache<Validator>();
-/** Distinct tool sets kept by structure; the oldest is dropped past this, so memory stays bounded. */
+/** Distinct tool sets kept by structure; the least recently used goes past this, so memory stays bounded. */
 const MAX_STRUCTURAL = 64;
 /**
  * The most characters of text the tool sets kept by structure hold together (4 Mi; a validator holds about
  * six bytes of heap a character): 64 listings a server sent (up to 64 MiB each) were kept whole, 0.8 MB of
- * schemas each kept 320 MB after their guards were gone. The oldest are dropped to make room; a larger set is
- * compiled and not kept.
+ * schemas each kept 320 MB after their guards were gone. The least recently used are dropped to make room; a
+ * larger set is compiled and not kept.
  */
 const MAX_KEPT_CHARS = 2 ** 22;
 
 /**
  * Validators by the tools' JSON text and the options, at most {@link MAX_STRUCTURAL} of them holding at most
- * {@link MAX_KEPT_CHARS} characters of text together, the oldest dropped first.
+ * {@link MAX_KEPT_CHARS} characters of text together, the least recently used dropped first.
  */
 class ByText {
+  /** Least recently used first: a hit moves its entry to the end. */
   readonly #kept = new Map<string, Validator>();
   /** The characters of the keys in `#kept`. */
   #chars = 0;
 
-  /** The validator kept under `text`, if any. */
+  /** The validator kept under `text`, if any, now the most recently used. */
   get(text: string): Validator | undefined {
-    return this.#kept.get(text);
+    const validator = this.#kept.get(text);
+    // (shared by every guard: a listing in use must not be pushed out by others that came once)
+    if (validator !== undefined) {
+      this.#kept.delete(text);
+      this.#kept.set(text, validator);
+    }
+    return validator;
   }
 
-  /** Keeps `validator` under `text` (not yet kept), dropping the oldest past the count or the characters. */
+  /**
+   * Keeps `validator` under `text` (not yet kept), dropping the least recently used past the count or the
+   * characters.
+   */
   keep(text: string, validator: Validator): void {
     if (text.length > MAX_KEPT_CHARS) return;
     while (this.#kept.size >= MAX_STRUCTURAL || this.#chars + text.length > MAX_KEPT_CHARS) {

@@ -15,9 +15,15 @@ import {
   type McpRelayOptions,
   relayMcp,
 } from "../mcp.ts";
-import { idFromEdges, type LineEdges } from "../_mcp/jsonrpc.ts";
+import { idFromEdges, type LineEdges, unwritable } from "../_mcp/jsonrpc.ts";
 import { createFramer, EdgeKeeper } from "../_mcp/framing.ts";
-import { ClientFeed, encodeJson, oversizedFromServer } from "../_mcp/framing.ts";
+import {
+  ClientFeed,
+  encodeJson,
+  oversizedFromServer,
+  unwrittenFromClient,
+  unwrittenFromServer,
+} from "../_mcp/framing.ts";
 import { INIT } from "./_mcp_messages.ts";
 import { errorOf } from "./_mcp_http.ts";
 
@@ -408,10 +414,28 @@ test("encodeJson: a message that cannot be written out is left out and told of; 
   const out = JSON.parse(encodeJson([answer, fine, request, notification], tell)!) as JsonRpcMessage[];
   assert.deepEqual(told, [answer, request, notification]);
   assert.deepEqual(out.map((m) => m.id), [1, 3], "an error in the answer's place; the rest left out");
-  assert.match((out[0].error as { message: string }).message, /nests too deeply to be written out/);
+  // (it said "nests too deeply" of a BigInt, which sent the sender looking for depth)
+  assert.equal(
+    (out[0].error as { message: string }).message,
+    'toolguard: the answer holds a BigInt (its member "n"), which JSON cannot write; it was not passed on',
+  );
   assert.equal(encodeJson(request, tell), undefined);
   assert.equal(encodeJson([request, notification], tell), undefined);
   assert.equal(encodeJson(fine), JSON.stringify(fine));
+  // Nested too deeply (as the session found it: the runtime's own limit differs), or a loop: each said as is.
+  const deep = { jsonrpc: "2.0", id: 4, result: {} };
+  unwritable.add(deep);
+  const loop: Record<string, unknown> = { jsonrpc: "2.0", id: 4 };
+  loop.result = loop;
+  const whys = [[deep, /nests too deeply to be written out/], [
+    loop,
+    /cannot be written out as JSON \(/,
+  ]] as const;
+  for (const [m, why] of whys) {
+    const text = JSON.parse(encodeJson(m)!).error.message;
+    assert.match(text, why);
+    assert.doesNotMatch(text, /BigInt/);
+  }
   // A hook that throws does not make the encoding throw.
   assert.equal(
     encodeJson(request, () => {
@@ -419,6 +443,40 @@ test("encodeJson: a message that cannot be written out is left out and told of; 
     }),
     undefined,
   );
+});
+
+test("unwrittenFromServer/unwrittenFromClient: a request JSON cannot write is answered saying why", () => {
+  const events: McpEvent[] = [];
+  const answers: unknown[] = [];
+  const request = { jsonrpc: "2.0", id: 5, method: "sampling/createMessage", params: { n: 1n } };
+  encodeJson(
+    request,
+    (m, why) =>
+      unwrittenFromServer(
+        m,
+        { emit: (e) => void events.push(e), toServer: (a) => void answers.push(a) },
+        why,
+      ),
+  );
+  encodeJson(request, (m, why) =>
+    unwrittenFromClient(m, {
+      emit: (e) => void events.push(e),
+      answer: (id, code, text) => void answers.push({ id, code, text }),
+    }, why));
+  const why = 'holds a BigInt (its member "n"), which JSON cannot write';
+  assert.deepEqual(events, [
+    { event: "stray_message", from: "server", kind: "not_judged", text: why, id: 5 },
+    { event: "client_message_refused", kind: "not_json", text: why, id: 5 },
+  ]);
+  assert.match(
+    JSON.stringify(answers[0]),
+    /your request holds a BigInt \(its member \\"n\\"\), which JSON cannot/,
+  );
+  assert.deepEqual(answers[1], {
+    id: 5,
+    code: -32600,
+    text: `toolguard: your request ${why} to the MCP server; it was not passed on`,
+  });
 });
 
 test("relayMcp: a client request nested too deeply to be written out again is answered, in its batch", {

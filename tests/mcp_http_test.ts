@@ -678,7 +678,7 @@ test(
 );
 
 test(
-  "HTTP relay: after the client leaves, a server that never answers is given shutdownGraceMs, then the request is answered",
+  "HTTP relay: after the client leaves, a server that never answers is given its graces, then the request is answered",
   { timeout: 60_000 },
   async () => {
     // A server that takes the POST and never sends even its headers.
@@ -707,6 +707,90 @@ test(
     }
   },
 );
+
+/**
+ * Relay one ping to a server whose handling of its POST is `post`, the client leaving at once, with
+ * `shutdownGraceMs`: the client's answer to the ping and the exit's reason.
+ */
+async function pingThenLeave(
+  post: (res: ServerResponse) => void,
+  shutdownGraceMs: number,
+): Promise<{ answer: JsonRpcMessage | undefined; reason: string }> {
+  const held: ServerResponse[] = [];
+  const server = createHttpServer((req, res) => {
+    held.push(res);
+    req.resume();
+    req.on("end", () => post(res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  const out: string[] = [];
+  try {
+    const exit = await relayMcpHttp(`http://127.0.0.1:${port}/mcp`, {
+      input: (async function* () {
+        yield new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" }) + "\n");
+      })(),
+      output: (bytes) => void out.push(new TextDecoder().decode(bytes)),
+      shutdownGraceMs,
+    });
+    const lines = out.join("").split("\n").filter((l) => l !== "").map((l) =>
+      JSON.parse(l) as JsonRpcMessage
+    );
+    return { answer: lines.find((m) => m.id === 7), reason: exit.reason };
+  } finally {
+    for (const res of held) res.destroy();
+    server.close();
+  }
+}
+
+test("HTTP relay: a server slow to start still answers what the client sent before leaving", {
+  timeout: 60_000,
+}, async () => {
+  // The client pipes a ping and leaves at once; the server sends nothing for 3 graces (a proxy starting it),
+  // then answers. Counted from the client's leaving, the grace gave the ping up with an error; a server that
+  // has said nothing yet gets 5 graces, as over stdio.
+  const { answer, reason } = await pingThenLeave((res) => {
+    setTimeout(() => {
+      res.writeHead(200, { "content-type": "application/json" }).end('{"jsonrpc":"2.0","id":7,"result":{}}');
+    }, 1200);
+  }, 400);
+  assert.equal(reason, "client_closed");
+  assert.deepEqual(answer, { jsonrpc: "2.0", id: 7, result: {} });
+});
+
+test("HTTP relay: a server that keeps its answer's stream talking gets to answer after the client left", {
+  timeout: 60_000,
+}, async () => {
+  // The server opens the ping's event stream at once, sends a comment every 20 ms and the answer after 5
+  // graces: the grace counts from the last it sent (at most 15 graces), not from the client's leaving.
+  const { answer, reason } = await pingThenLeave((res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const beat = setInterval(() => res.write(": working\n\n"), 20);
+    setTimeout(() => {
+      clearInterval(beat);
+      res.end('event: message\ndata: {"jsonrpc":"2.0","id":7,"result":{}}\n\n');
+    }, 1000);
+    res.on("close", () => clearInterval(beat));
+  }, 200);
+  assert.equal(reason, "client_closed");
+  assert.deepEqual(answer, { jsonrpc: "2.0", id: 7, result: {} });
+});
+
+test("HTTP relay: a server whose stream talks on but never answers is given 15 graces at most", {
+  timeout: 60_000,
+}, async () => {
+  // (bounded: a comment every 10 ms never ends the wait by silence; the request is answered with an error)
+  let beat: ReturnType<typeof setInterval> | undefined;
+  const { answer, reason } = await pingThenLeave((res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    beat = setInterval(() => res.write(": working\n\n"), 10);
+    res.on("close", () => clearInterval(beat));
+  }, 50);
+  clearInterval(beat);
+  assert.equal(reason, "client_closed");
+  assert.equal(answer?.id, 7);
+  assert.ok("error" in answer!, JSON.stringify(answer));
+});
 
 test(
   "relayMcpHttp: what it passes on unchanged goes as it came, either way: ids and numbers past 2^53 keep every digit",

@@ -201,3 +201,33 @@ test("relayMcp: a server that keeps talking gets to answer what the client sent 
   const answer = out.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)).find((m) => m.id === 1);
   assert.deepEqual(answer, { jsonrpc: "2.0", id: 1, result: {} }, out);
 });
+
+test("relayMcp: a server that never says anything is not waited for without end after the client leaves", {
+  timeout: 60_000,
+}, async () => {
+  // The server reads its input, never writes, and never exits by itself: the client's requests, sent before
+  // it left, are waited for (a server still starting gets 5 graces), then every one is answered with an error
+  // and the server's tree is ended. (What is asserted is that it ends and answers, not how soon.)
+  const { relayMcp } = await import("../mcp.ts");
+  const server = `process.stdin.resume(); setInterval(() => {}, 1000);`;
+  const requests = [
+    { jsonrpc: "2.0", id: 1, method: "ping" },
+    { jsonrpc: "2.0", id: "two", method: "resources/list" },
+    { jsonrpc: "2.0", id: 3, method: "prompts/list" },
+  ];
+  let out = "";
+  const exit = await relayMcp({
+    command: "node",
+    args: ["-e", server],
+    input: (async function* () {
+      yield new TextEncoder().encode(requests.map((m) => JSON.stringify(m) + "\n").join(""));
+    })(),
+    output: (bytes) => void (out += new TextDecoder().decode(bytes)),
+    stderr: "ignore",
+    shutdownGraceMs: 50,
+  });
+  assert.equal(exit.reason, "client_closed", exit.detail);
+  const answers = out.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+  assert.deepEqual(answers.map((m) => m.id).sort(), [1, 3, "two"], out);
+  for (const answer of answers) assert.equal(typeof answer.error?.message, "string", out);
+});

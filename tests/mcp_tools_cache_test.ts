@@ -64,7 +64,7 @@ test("McpGuard: a listing whose schemas changed is enforced as listed, and the e
   assert.equal(guard.checkCall({ name: "t3", arguments: { q: "ab", n: 1.5 } }).allowed, false);
 });
 
-test("McpGuard: the listings kept hold at most 4 Mi characters together, the oldest dropped first", () => {
+test("McpGuard: the listings kept hold at most 4 Mi characters together, the least recently used dropped first", () => {
   // (a server's listing may be 64 MiB: 64 listings of 0.8 MB of schemas kept 320 MB after their guards were gone)
   const tag = `large-${Math.random()}`;
   const large = (i: number) => [{
@@ -89,4 +89,20 @@ test("McpGuard: the listings a server sends do not push out the tools validateTo
   let verdict: Promise<unknown> | undefined;
   assert.equal(functionsMade(() => verdict = validateToolCalls(call, { tools: tools() })), 0);
   assert.equal(((await verdict) as { allowed: boolean }).allowed, false);
+});
+
+test("McpGuard: a listing in use stays kept while other listings come and go", () => {
+  // (the cache is every guard's: a busy server's listing, listed again by each of its sessions, must not be
+  // compiled again because 64 other listings came once each since it was first compiled)
+  const tag = `busy-${Math.random()}`;
+  createMcpGuard().setTools(listing(tag, 3));
+  for (let i = 0; i < 200; i++) {
+    createMcpGuard().setTools(listing(`${tag}-churn-${i}`, 3, 1));
+    if (i % 16 === 0) {
+      assert.equal(functionsMade(() => createMcpGuard().setTools(listing(tag, 3))), 0, `${i}`);
+    }
+  }
+  assert.equal(functionsMade(() => createMcpGuard().setTools(listing(tag, 3))), 0);
+  // (and one no longer listed is dropped: the cache stays bounded)
+  assert.ok(functionsMade(() => createMcpGuard().setTools(listing(`${tag}-churn-0`, 3, 1))) > 0);
 });

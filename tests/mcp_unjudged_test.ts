@@ -1831,16 +1831,21 @@ test("MCP session: a server request built in code with a part that cannot be cop
   assert.match(JSON.stringify(answer.error), /the transport's getter failed/);
 });
 
-test("MCP session: a server answer built in code that holds a BigInt answers the client's request with an error", () => {
+test("MCP session: a server answer built in code that holds a BigInt answers the client's request with an error", async () => {
   // The judge passed it and the client's transport threw at it as it wrote it out (JSON cannot write a
   // BigInt): the request was lost into its onError and waited for ever. (Without scanOutput an answer is
-  // judged by its id alone, its result not read: what the transport makes of it is the application's.)
-  for (const scanOutput of [true]) {
+  // judged by its id alone, its result not read: the transport's failure at it, thrown or a rejection as the
+  // SDK's send gives, is what tells; then the request is answered so too, where it waited for ever.)
+  for (const [scanOutput, rejects] of [[true, false], [false, false], [false, true]]) {
     const toClient: unknown[] = [];
     const events: McpEvent[] = [];
+    const errors: unknown[] = [];
+    const write = (message: unknown) => void toClient.push(JSON.parse(JSON.stringify(message)));
     const guarded = createMcpGuard({ scanOutput, onEvent: (e) => void events.push(e) }).connect({
       toServer: () => {},
-      toClient: (frame) => void toClient.push(JSON.parse(JSON.stringify(frame.message))),
+      toClient: (frame) =>
+        rejects ? Promise.resolve().then(() => write(frame.message)) : write(frame.message),
+      onError: (error) => void errors.push(error),
     });
     guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
     const tools = [{ name: "echo", inputSchema: { type: "object" } }];
@@ -1851,13 +1856,16 @@ test("MCP session: a server answer built in code that holds a BigInt answers the
     ];
     for (const [i, result] of results.entries()) {
       const id = 2 + i;
+      const how = `${scanOutput} ${rejects} ${i}`;
       guarded.fromClient({ message: { jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo" } } });
       guarded.fromServer({ message: { jsonrpc: "2.0", id, result } as unknown as JsonRpcMessage });
+      await new Promise((resolve) => setTimeout(resolve, 0));
       const answer = toClient.at(-1) as JsonRpcMessage;
-      assert.equal(answer.id, id, `${scanOutput}`);
-      assert.match(JSON.stringify(answer.error), /is a BigInt/, `${scanOutput} ${i}`);
+      assert.equal(answer.id, id, how);
+      assert.match(JSON.stringify(answer.error), /(is|holds) a BigInt/, how);
     }
     assert.equal(guarded.pending, 0);
-    assert.ok(events.some((e) => e.event === "stray_message" && e.kind === "not_judged"));
+    assert.deepEqual(errors, []);
+    assert.equal(events.filter((e) => e.event === "stray_message" && e.kind === "not_judged").length, 2);
   }
 });
