@@ -1521,3 +1521,53 @@ test("guardFetch: a Cohere frame not JSON that names a call after a finish for t
     assert.equal(seen[0]?.reason, told.trimStart());
   }
 });
+
+test("guardFetch: an OpenAI Responses call added at an output_index that is no number is told, as a frame not JSON that names a call is", async () => {
+  // (refused, since no client can tell which call its later events are for, it went unsaid: the response
+  // ended as an answer of text, and neither the model nor onVerdict heard of the call)
+  const frames = responsesStream(["Let me check."], [weather]) as Record<string, unknown>[];
+  const atX = frames.map((e) =>
+    typeof e.output_index === "number" && e.output_index > 0 ? { ...e, output_index: "x" } : e
+  );
+  const end = atX.length - 1;
+  const completed = atX[end] as { response: { output: { type: string }[] } };
+  const last = {
+    ...completed,
+    response: {
+      ...completed.response,
+      output: completed.response.output.filter((o) => o.type === "message"),
+    },
+  };
+  /** Two calls, the second at "x", the final snapshot listing the message and the first. */
+  const besideHeld = () => {
+    const two = responsesStream(["Let me check."], [weather, weather]) as Record<string, unknown>[];
+    const second = two.map((e) => e.output_index === 2 ? { ...e, output_index: "x" } : e);
+    const done = second.at(-1) as { response: { output: unknown[] } };
+    return [...second.slice(0, -1), {
+      ...done,
+      response: { ...done.response, output: done.response.output.slice(0, 2) },
+    }];
+  };
+  // (before the final event, beside a call held at its place, and after the final event)
+  const cases: [string, unknown[], string[]][] = [
+    ["alone", [...atX.slice(0, end), last], []],
+    ["beside a call held", besideHeld(), ["get_weather"]],
+    ["after the final event", [
+      ...frames.slice(0, 7),
+      last,
+      ...atX.slice(7, end).map((e) => ({ ...e, sequence_number: (e.sequence_number as number) + 1 })),
+    ], []],
+  ];
+  for (const [label, sse, calls] of cases) {
+    const { final, read, seen } = await responsesFinal([sse], {});
+    // (rising: the refused events' numbers are left out, as any refused frame's are)
+    const numbers = read.map((e) => e.sequence_number);
+    assert.ok(numbers.every((n, i) => i === 0 || n > numbers[i - 1]), `${label}: ${numbers}`);
+    assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), calls, label);
+    const texts = messageTexts(final);
+    assert.equal(texts.length, 2, `${label}: ${texts.join("|")}`);
+    assert.equal(texts[0], "Let me check.", label);
+    assert.match(texts[1], DROPPED_ALONE, label);
+    assert.equal(seen[0]?.reason, texts[1], label);
+  }
+});

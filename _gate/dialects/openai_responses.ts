@@ -1125,6 +1125,8 @@ class ResponsesStream implements FrameRouter {
     const whole = typeof oi === "number" && Number.isInteger(oi) && oi >= 0;
     if (type === "response.output_item.added") {
       if (isClientCall(event.item) && !whole) {
+        // (told as a frame not JSON that names a call is: left, the call went unsaid, the model never knew)
+        this.#lostCall();
         return `a call added at output_index ${
           JSON.stringify(oi ?? null)
         }, which is no item's place; it was dropped`;
@@ -1578,7 +1580,15 @@ class ResponsesStream implements FrameRouter {
    * after a final event that went out untold, once every event seen went out (see `#tellLate`).
    */
   unread(data: string): void {
-    if (!namesKey(data, "type", "function_call") && !namesKey(data, "call_id")) return;
+    if (namesKey(data, "type", "function_call") || namesKey(data, "call_id")) this.#lostCall();
+  }
+
+  /**
+   * Notes a call the gate dropped with no call kept for it (a frame not JSON that names one, a call added at
+   * no item's place): told where the response ends, beside the calls held, or after a final event that went
+   * out (see `unread`).
+   */
+  #lostCall(): void {
     this.#unreadCall = true;
     if (this.#flow) this.#tellLate(this.#flow);
   }
