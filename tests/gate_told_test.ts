@@ -193,6 +193,47 @@ test("guardFetch: an Ollama stream with no call and a line not JSON reaches onVe
   }
 });
 
+test("guardFetch: an Ollama line not JSON that names tool_calls after the final chunk is told ahead of it, which the client reads", async () => {
+  // (the final chunk went out as it came and the ollama client stopped reading at it: whatever the gate
+  // added after it was never read, the call went unsaid; a line naming no call may be text: dropped unsaid;
+  // a final chunk with words keeps them ahead of the reason)
+  const cut = (line: unknown) => JSON.stringify(line).slice(0, -1) + "\n";
+  const call = { message: { role: "assistant", tool_calls: [{ function: { name: "get_weather" } }] } };
+  const cases: [string, string[], unknown[], boolean][] = [
+    ["call", ["It is ", "sunny."], [cut(call)], true],
+    [
+      "call, then words",
+      ["It is ", "sunny."],
+      [cut(call), { message: { content: " Later." }, done: false }],
+      true,
+    ],
+    ["final words", ["It is ", "sunny."], [cut(call)], true],
+    ["text", ["It is ", "sunny."], [cut({ message: { content: "Hm" } })], false],
+  ];
+  for (const [label, words, after, told] of cases) {
+    const lines = ollamaStream(words) as Record<string, unknown>[];
+    if (label === "final words") {
+      lines.splice(-2, 2, { ...lines.at(-1)!, message: { role: "assistant", content: "sunny." } });
+    }
+    reply({ ndjson: [...lines, ...after] });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    let done = 0;
+    for await (const p of parts) {
+      text += p.message.content;
+      if (p.done) done++;
+    }
+    assert.equal(done, 1, label);
+    assert.deepEqual(events.map((e) => e.findings.map((f) => f.code)), [["malformed_event"]], label);
+    if (!told) {
+      assert.deepEqual([text, events[0]?.reason], ["It is sunny.", undefined], label);
+      continue;
+    }
+    assert.match(events[0]?.reason ?? "", DROPPED_ALONE, label);
+    assert.equal(text, `It is sunny.\n\n${events[0]?.reason}`, label);
+  }
+});
+
 /** The model's text where a retry follows a call dropped as malformed beside "Let me " and a rejected call. */
 const RETRIED =
   /^Let me (?:<tool_call>)?\n\ntoolguard dropped this turn's tool call: its stream events were malformed [^\n]*needed\.\n\nAgain\.$/;
