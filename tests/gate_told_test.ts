@@ -1450,9 +1450,9 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call after the
     ["alone", [...frames, callCut(1)], [], "Let me check."],
     // (the final event again lists the items as the provider's did, and those added since: words sent after
     // it, into an item it listed, the client streamed, and its final response goes by that listing)
-    ["after words", [...frames, more, callCut(1)], [], "Let me check."],
+    ["after words", [...frames, more, callCut(1)], [], "Let me check. More."],
     // (words the text watch held, that may open a written call: they go out first, then the told item)
-    ["after words held", [...frames, { ...more, delta: " <tool_" }, callCut(1)], [], "Let me check."],
+    ["after words held", [...frames, { ...more, delta: " <tool_" }, callCut(1)], [], "Let me check. <tool_"],
     ["then a final again", [...frames, callCut(1), frames[end]], [], "Let me check."],
     // (a call held: the final event with it, and what came after it)
     ["beside a call held", [...held, callCut(2)], ["get_weather"], "Let me check."],
@@ -1460,7 +1460,7 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call after the
       "after words beside a call held",
       [...held, { ...more, sequence_number: (held[heldEnd].sequence_number as number) + 1 }, callCut(2)],
       ["get_weather"],
-      "Let me check.",
+      "Let me check. More.",
     ],
     [
       "beside a call after the final",
@@ -1514,8 +1514,13 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call after the
       e.type === "response.output_text.delta" ? e.delta : ""
     );
     assert.ok(streamed.join("").includes(reason), label);
-    // (a rejected written call's reason goes in words after the final event, which the final snapshot the
-    // SDK keeps does not list: the told item goes as it did before, see the report of rev142)
+    // (the final event again lists the message's text as the client streamed it: the written call that
+    // passed, or the rejected one's cut and its reason, which it listed without, and the SDK's final
+    // response lost; a rejected call's reason leads with the told words: no told item then)
+    const own = (read as { type: string; delta?: string; output_index?: number }[])
+      .map((e) => e.type === "response.output_text.delta" && e.output_index === 0 ? e.delta : "").join("");
+    assert.equal(messageTexts(final)[0], own, label);
+    assert.ok(own.includes(label === "passed" ? call : reason), label);
     if (label === "passed") assert.equal(messageTexts(final)[1], reason, label);
   }
 });
