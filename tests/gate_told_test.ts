@@ -13,6 +13,7 @@ import {
   anthropicStream,
   type CallSpec,
   chatChunk,
+  chatStream,
   choicesChunk,
   cohereBlockTexts,
   fakeProvider,
@@ -1615,5 +1616,30 @@ test("guardFetch: an OpenAI Responses call added at an output_index that is no n
     assert.equal(texts[0], "Let me check.", label);
     assert.match(texts[1], DROPPED_ALONE, label);
     assert.equal(seen[0]?.reason, texts[1], label);
+  }
+});
+
+test("guardFetch: OpenAI Chat chunks after data: [DONE] are dropped, as the openai SDK ignores them, and one that names a call is told before the end", async () => {
+  // (they were judged and sent ahead of the gate's own [DONE]: a call after it reached the client, which
+  // without the gate would have stopped reading at [DONE]; words after it ran on in the client's text)
+  const ended = [...(chatStream(["It is ", "sunny."]) as unknown[]).slice(0, -1), "data: [DONE]\n\n"];
+  const call = chatChunk(weatherCall("C"));
+  const cases: [string, unknown[], boolean][] = [
+    ["call", [call, chatChunk({}, "tool_calls")], true],
+    ["call not JSON", [`data: ${JSON.stringify(call).slice(0, -1)}\n\n`], true],
+    ["words", [chatChunk({ content: " More." })], false],
+  ];
+  for (const [label, after, told] of cases) {
+    reply({ sse: [...ended, ...after, "data: [DONE]\n\n"] });
+    const final = await chatFinal();
+    const choice = final.choices[0];
+    assert.deepEqual([choice.finish_reason, choice.message.tool_calls ?? []], ["stop", []], label);
+    assert.ok(events[0]?.findings.every((f) => f.code === "malformed_event"), label);
+    if (!told) {
+      assert.deepEqual([choice.message.content, events[0]?.reason], ["It is sunny.", undefined], label);
+      continue;
+    }
+    assert.match(events[0]?.reason ?? "", DROPPED_ALONE, label);
+    assert.equal(choice.message.content, `It is sunny.\n\n${events[0]?.reason}`, label);
   }
 });
