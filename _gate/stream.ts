@@ -454,6 +454,7 @@ export class StreamGate {
     const data = frame.data;
     this.#frames++;
     const flow = this.#flow;
+    if (this.#doneFrame !== undefined) return this.#afterDone(data);
     if (data === undefined || data.trim() === "") {
       // Comments, keep-alives, blank lines: forward unless a call is pending (then keep the order).
       if (flow.pending) flow.hold({ raw, tool: false });
@@ -500,6 +501,18 @@ export class StreamGate {
     }
     const lead = this.#runsOn.size > 0 ? this.#router.text?.lead : undefined;
     for (const f of (lead && this.#lead(raw, event, lead)) || [{ raw, event }]) this.#pass(f.raw, f.event);
+  }
+
+  /**
+   * A frame after `data: [DONE]`, where the openai SDK stops reading: dropped, as it would never reach the
+   * client's reader (passed on, it went ahead of the gate's own `[DONE]`, which ends what the gate sends, and
+   * a call after the provider's reached the client). One that names a call is taken for a dropped call's,
+   * as a frame not read is (see `FrameRouter.unread`), and told; comments and a second `[DONE]` go unsaid.
+   */
+  #afterDone(data: string | undefined): void {
+    if (data === undefined || data.trim() === "" || data.trim() === "[DONE]") return;
+    this.#router.unread?.(data);
+    this.#drop("stream event after data: [DONE], where clients stop reading; it was dropped");
   }
 
   /** Reads a frame as the client will have it, and routes it (through the watch of its text, where on). */

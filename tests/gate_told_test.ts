@@ -13,6 +13,7 @@ import {
   anthropicStream,
   type CallSpec,
   chatChunk,
+  chatStream,
   choicesChunk,
   cohereBlockTexts,
   fakeProvider,
@@ -190,6 +191,47 @@ test("guardFetch: an Ollama stream with no call and a line not JSON reaches onVe
     for await (const p of parts) text += p.message.content;
     assert.deepEqual(events.map((e) => e.findings.map((f) => f.code)), [["malformed_event"]], cut);
     assert.equal(text, cut === "sunny." ? "It is " : `It is \n\n${events[0]?.reason}`, cut);
+  }
+});
+
+test("guardFetch: an Ollama line not JSON that names tool_calls after the final chunk is told ahead of it, which the client reads", async () => {
+  // (the final chunk went out as it came and the ollama client stopped reading at it: whatever the gate
+  // added after it was never read, the call went unsaid; a line naming no call may be text: dropped unsaid;
+  // a final chunk with words keeps them ahead of the reason)
+  const cut = (line: unknown) => JSON.stringify(line).slice(0, -1) + "\n";
+  const call = { message: { role: "assistant", tool_calls: [{ function: { name: "get_weather" } }] } };
+  const cases: [string, string[], unknown[], boolean][] = [
+    ["call", ["It is ", "sunny."], [cut(call)], true],
+    [
+      "call, then words",
+      ["It is ", "sunny."],
+      [cut(call), { message: { content: " Later." }, done: false }],
+      true,
+    ],
+    ["final words", ["It is ", "sunny."], [cut(call)], true],
+    ["text", ["It is ", "sunny."], [cut({ message: { content: "Hm" } })], false],
+  ];
+  for (const [label, words, after, told] of cases) {
+    const lines = ollamaStream(words) as Record<string, unknown>[];
+    if (label === "final words") {
+      lines.splice(-2, 2, { ...lines.at(-1)!, message: { role: "assistant", content: "sunny." } });
+    }
+    reply({ ndjson: [...lines, ...after] });
+    const parts = await ollama().chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    let done = 0;
+    for await (const p of parts) {
+      text += p.message.content;
+      if (p.done) done++;
+    }
+    assert.equal(done, 1, label);
+    assert.deepEqual(events.map((e) => e.findings.map((f) => f.code)), [["malformed_event"]], label);
+    if (!told) {
+      assert.deepEqual([text, events[0]?.reason], ["It is sunny.", undefined], label);
+      continue;
+    }
+    assert.match(events[0]?.reason ?? "", DROPPED_ALONE, label);
+    assert.equal(text, `It is sunny.\n\n${events[0]?.reason}`, label);
   }
 });
 
@@ -1409,9 +1451,9 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call after the
     ["alone", [...frames, callCut(1)], [], "Let me check."],
     // (the final event again lists the items as the provider's did, and those added since: words sent after
     // it, into an item it listed, the client streamed, and its final response goes by that listing)
-    ["after words", [...frames, more, callCut(1)], [], "Let me check."],
+    ["after words", [...frames, more, callCut(1)], [], "Let me check. More."],
     // (words the text watch held, that may open a written call: they go out first, then the told item)
-    ["after words held", [...frames, { ...more, delta: " <tool_" }, callCut(1)], [], "Let me check."],
+    ["after words held", [...frames, { ...more, delta: " <tool_" }, callCut(1)], [], "Let me check. <tool_"],
     ["then a final again", [...frames, callCut(1), frames[end]], [], "Let me check."],
     // (a call held: the final event with it, and what came after it)
     ["beside a call held", [...held, callCut(2)], ["get_weather"], "Let me check."],
@@ -1419,7 +1461,7 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call after the
       "after words beside a call held",
       [...held, { ...more, sequence_number: (held[heldEnd].sequence_number as number) + 1 }, callCut(2)],
       ["get_weather"],
-      "Let me check.",
+      "Let me check. More.",
     ],
     [
       "beside a call after the final",
@@ -1473,8 +1515,13 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call after the
       e.type === "response.output_text.delta" ? e.delta : ""
     );
     assert.ok(streamed.join("").includes(reason), label);
-    // (a rejected written call's reason goes in words after the final event, which the final snapshot the
-    // SDK keeps does not list: the told item goes as it did before, see the report of rev142)
+    // (the final event again lists the message's text as the client streamed it: the written call that
+    // passed, or the rejected one's cut and its reason, which it listed without, and the SDK's final
+    // response lost; a rejected call's reason leads with the told words: no told item then)
+    const own = (read as { type: string; delta?: string; output_index?: number }[])
+      .map((e) => e.type === "response.output_text.delta" && e.output_index === 0 ? e.delta : "").join("");
+    assert.equal(messageTexts(final)[0], own, label);
+    assert.ok(own.includes(label === "passed" ? call : reason), label);
     if (label === "passed") assert.equal(messageTexts(final)[1], reason, label);
   }
 });
@@ -1519,5 +1566,80 @@ test("guardFetch: a Cohere frame not JSON that names a call after a finish for t
     assert.deepEqual([said, ends.at(-1)], ["Let me check.", "COMPLETE"]);
     assert.match(told?.trimStart() ?? "", DROPPED_ALONE);
     assert.equal(seen[0]?.reason, told.trimStart());
+  }
+});
+
+test("guardFetch: an OpenAI Responses call added at an output_index that is no number is told, as a frame not JSON that names a call is", async () => {
+  // (refused, since no client can tell which call its later events are for, it went unsaid: the response
+  // ended as an answer of text, and neither the model nor onVerdict heard of the call)
+  const frames = responsesStream(["Let me check."], [weather]) as Record<string, unknown>[];
+  const atX = frames.map((e) =>
+    typeof e.output_index === "number" && e.output_index > 0 ? { ...e, output_index: "x" } : e
+  );
+  const end = atX.length - 1;
+  const completed = atX[end] as { response: { output: { type: string }[] } };
+  const last = {
+    ...completed,
+    response: {
+      ...completed.response,
+      output: completed.response.output.filter((o) => o.type === "message"),
+    },
+  };
+  /** Two calls, the second at "x", the final snapshot listing the message and the first. */
+  const besideHeld = () => {
+    const two = responsesStream(["Let me check."], [weather, weather]) as Record<string, unknown>[];
+    const second = two.map((e) => e.output_index === 2 ? { ...e, output_index: "x" } : e);
+    const done = second.at(-1) as { response: { output: unknown[] } };
+    return [...second.slice(0, -1), {
+      ...done,
+      response: { ...done.response, output: done.response.output.slice(0, 2) },
+    }];
+  };
+  // (before the final event, beside a call held at its place, and after the final event)
+  const cases: [string, unknown[], string[]][] = [
+    ["alone", [...atX.slice(0, end), last], []],
+    ["beside a call held", besideHeld(), ["get_weather"]],
+    ["after the final event", [
+      ...frames.slice(0, 7),
+      last,
+      ...atX.slice(7, end).map((e) => ({ ...e, sequence_number: (e.sequence_number as number) + 1 })),
+    ], []],
+  ];
+  for (const [label, sse, calls] of cases) {
+    const { final, read, seen } = await responsesFinal([sse], {});
+    // (rising: the refused events' numbers are left out, as any refused frame's are)
+    const numbers = read.map((e) => e.sequence_number);
+    assert.ok(numbers.every((n, i) => i === 0 || n > numbers[i - 1]), `${label}: ${numbers}`);
+    assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), calls, label);
+    const texts = messageTexts(final);
+    assert.equal(texts.length, 2, `${label}: ${texts.join("|")}`);
+    assert.equal(texts[0], "Let me check.", label);
+    assert.match(texts[1], DROPPED_ALONE, label);
+    assert.equal(seen[0]?.reason, texts[1], label);
+  }
+});
+
+test("guardFetch: OpenAI Chat chunks after data: [DONE] are dropped, as the openai SDK ignores them, and one that names a call is told before the end", async () => {
+  // (they were judged and sent ahead of the gate's own [DONE]: a call after it reached the client, which
+  // without the gate would have stopped reading at [DONE]; words after it ran on in the client's text)
+  const ended = [...(chatStream(["It is ", "sunny."]) as unknown[]).slice(0, -1), "data: [DONE]\n\n"];
+  const call = chatChunk(weatherCall("C"));
+  const cases: [string, unknown[], boolean][] = [
+    ["call", [call, chatChunk({}, "tool_calls")], true],
+    ["call not JSON", [`data: ${JSON.stringify(call).slice(0, -1)}\n\n`], true],
+    ["words", [chatChunk({ content: " More." })], false],
+  ];
+  for (const [label, after, told] of cases) {
+    reply({ sse: [...ended, ...after, "data: [DONE]\n\n"] });
+    const final = await chatFinal();
+    const choice = final.choices[0];
+    assert.deepEqual([choice.finish_reason, choice.message.tool_calls ?? []], ["stop", []], label);
+    assert.ok(events[0]?.findings.every((f) => f.code === "malformed_event"), label);
+    if (!told) {
+      assert.deepEqual([choice.message.content, events[0]?.reason], ["It is sunny.", undefined], label);
+      continue;
+    }
+    assert.match(events[0]?.reason ?? "", DROPPED_ALONE, label);
+    assert.equal(choice.message.content, `It is sunny.\n\n${events[0]?.reason}`, label);
   }
 });

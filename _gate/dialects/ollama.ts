@@ -12,6 +12,7 @@ import {
   type CompletionBody,
   type Dialect,
   type FrameRouter,
+  type Held,
   heldText,
   joinText,
   malformedCallsReason,
@@ -92,6 +93,10 @@ class OllamaStream implements FrameRouter {
   #called = false;
   /** The reason `#tellDropped` wrote, when it did. */
   #ownReason: string | undefined;
+  /** The final chunk, held whole where it came with nothing pending (see `route`). */
+  #final: Held | undefined;
+  /** The flow of the stream, once a line was routed: a line dropped unread after the final chunk tells there. */
+  #flow: StreamFlow | undefined;
 
   readonly text: TextFrames = {
     read: (event) => ollamaText(event),
@@ -126,7 +131,44 @@ class OllamaStream implements FrameRouter {
    */
   unread(data: string): void {
     this.#unread = true;
-    if (namesKey(data, "tool_calls")) this.#unreadCalls = true;
+    if (!namesKey(data, "tool_calls")) return;
+    this.#unreadCalls = true;
+    if (this.#flow) this.#tellAtFinal(this.#flow);
+  }
+
+  /**
+   * Where a line naming `tool_calls` was dropped unread after the final chunk, held whole (see `route`), in
+   * a stream that routed no call: the reason goes among the held lines ahead of that chunk (after its own
+   * words, set apart from it), where the ollama client, which stops reading at the final chunk, reads it.
+   * Sent after it, the reason was never read, and the model never knew of the call.
+   */
+  #tellAtFinal(flow: StreamFlow): void {
+    if (!this.#final || this.#called || this.#ownReason !== undefined) return;
+    let held = flow.held;
+    let at = held.indexOf(this.#final);
+    if (at < 0) return;
+    const message = this.#final.event?.message;
+    if (isRecord(message) && said(message) !== "") {
+      const [words, final] = wordsApart(this.#final.event!, message);
+      const apart = [{ raw: line(words), event: words, tool: false }, {
+        raw: line(final),
+        event: final,
+        tool: false,
+      }];
+      flow.setHeld(held = [...held.slice(0, at), ...apart, ...held.slice(at + 1)]);
+      at++;
+    }
+    // (an unread line's calls are not known: at least one)
+    this.#ownReason = malformedCallsReason(1);
+    const ahead = held.slice(0, at).map((h) => (h.event && chunkText(h.event)) ?? "").join("");
+    const text = flow.lead(0, ahead) + this.#ownReason;
+    const told = { ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false };
+    flow.holdAt(at, [{
+      raw: line(told),
+      event: told,
+      tool: false,
+      told: { reason: this.#ownReason, answer: 0 },
+    }]);
   }
 
   /** See `FrameRouter.ownReason`. */
@@ -214,7 +256,17 @@ class OllamaStream implements FrameRouter {
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
     const hasCalls = isRecord(event.message) && Array.isArray(event.message.tool_calls) &&
       event.message.tool_calls.length > 0;
+    this.#flow = flow;
     if (hasCalls) this.#called = true;
+    // After the final chunk held whole, every line waits behind it, in order: the client stops at it.
+    if (this.#final) return flow.hold({ raw, event, tool: hasCalls });
+    if (event.done === true && !flow.pending && !this.#unread) {
+      // The final chunk waits whole (byte for byte where nothing follows) for the end of the stream: the
+      // ollama client stops reading at it, so a line dropped unread after it is told ahead of it, or never.
+      flow.pending = true;
+      this.#final = { raw, event, tool: false };
+      return flow.hold(this.#final);
+    }
     ({ raw, event } = this.#tellDropped(raw, event, flow));
     // After a line dropped unread (told or not), the final chunk waits for the end, as after calls: the
     // ollama client stops reading at it and cancels, so sent now, the stream was cancelled before the gate's

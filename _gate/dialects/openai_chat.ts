@@ -234,6 +234,10 @@ class ChatStream implements FrameRouter {
    * finishes for tool calls with none is told of them (see `#finishOfDropped`).
    */
   readonly #strayCalls = new Set<string>();
+  /** The choices that finished (see `tellLate`). */
+  readonly #finished = new Set<number>();
+  /** Whether a chunk dropped unread named a call's key once every answer had finished (see `tellLate`). */
+  #lateCall = false;
   /** How many dropped calls the reasons written told of, over every answer (see `#told`). */
   #toldCalls = 0;
   /**
@@ -413,6 +417,9 @@ class ChatStream implements FrameRouter {
 
   note(event: Record<string, unknown>): void {
     this.#template ??= pick(event, TEMPLATE_KEYS);
+    for (const c of Array.isArray(event.choices) ? event.choices : []) {
+      if (isRecord(c) && c.finish_reason != null) this.#finished.add(choiceIndex(c));
+    }
   }
 
   /**
@@ -610,7 +617,22 @@ class ChatStream implements FrameRouter {
   /** See `FrameRouter.unread`. */
   unread(data: string): void {
     this.#unread = true;
-    if (namesKey(data, "tool_calls") || namesKey(data, "function_call")) this.#unreadCall = true;
+    if (!namesKey(data, "tool_calls") && !namesKey(data, "function_call")) return;
+    this.#unreadCall = true;
+    if (this.#finished.size >= this.#answers) this.#lateCall = true;
+  }
+
+  /**
+   * See `FrameRouter.tellLate`: where a chunk dropped unread named a call's key once every answer had
+   * finished (after `data: [DONE]`, where the openai SDK stops reading, see `GateStream`), each answer that
+   * holds no call and was not told reads the reason before the end, as beside its calls (see `tellDropped`).
+   * Left, the call went unsaid, where one before a finish for tool calls is told. (One before a plain
+   * finish is not: it is taken for the calls of the answers that finish for tool calls.)
+   */
+  tellLate(flow: StreamFlow): void {
+    if (!this.#lateCall) return;
+    const untold = Array.from({ length: this.#answers }, (_, i) => i).filter((i) => !this.#called.has(i));
+    this.tellDropped(flow, new Set(untold));
   }
 
   /** See `FrameRouter.toldAnswers`. */

@@ -1125,6 +1125,8 @@ class ResponsesStream implements FrameRouter {
     const whole = typeof oi === "number" && Number.isInteger(oi) && oi >= 0;
     if (type === "response.output_item.added") {
       if (isClientCall(event.item) && !whole) {
+        // (told as a frame not JSON that names a call is: left, the call went unsaid, the model never knew)
+        this.#lostCall();
         return `a call added at output_index ${
           JSON.stringify(oi ?? null)
         }, which is no item's place; it was dropped`;
@@ -1430,8 +1432,12 @@ class ResponsesStream implements FrameRouter {
       const output = Array.isArray(response.output) ? response.output : [];
       emit({ ...terminal, response: { ...response, output: [...output, item] } }, from);
     }
-    // (the final snapshot stays the frame it was to the text watch: it retells the text a written call cut)
-    const end = after ? frames.pop()! : { ...held[at], ...frames.pop()! };
+    // (the final snapshot stays the frame it was to the text watch: it retells the text a written call cut;
+    // made again after one that went out, it lists the text as streamed, the watch's to retell too: left, it
+    // listed a rejected written call whole, where the client had read its cut and the reason)
+    const end = after
+      ? { ...frames.pop()!, ...(written ? { answer: 0 } : {}) }
+      : { ...held[at], ...frames.pop()! };
     const told = written
       ? [{
         raw: frames.map((h) => h.raw).join(""),
@@ -1469,7 +1475,19 @@ class ResponsesStream implements FrameRouter {
     const calls = after.flatMap((h) =>
       h.event?.type === "response.output_item.done" && isClientCall(h.event.item) ? [h.event.item] : []
     );
-    emit({ ...final.event, response: { ...response, output: [...output, ...calls, item] } }, final);
+    // (a part's text as the client streamed it: words that came after the final event went into the part it
+    // listed, and the SDK's final response, this snapshot, lost them; a written call's cut and reason, the
+    // text watch retells, see `tellDropped`)
+    const listed = this.#eachPart({
+      ...final.event,
+      response: { ...response, output: [...output, ...calls] },
+    }, (place, own) => {
+      const seen = this.#seen.get(this.#key(place.itemId, place.ci)) ?? "";
+      return seen.startsWith(own) ? seen : own;
+    });
+    const again = isRecord(listed.response) ? listed.response : response;
+    const items = Array.isArray(again.output) ? again.output : [];
+    emit({ ...listed, response: { ...again, output: [...items, item] } }, final);
     return item;
   }
 
@@ -1578,7 +1596,15 @@ class ResponsesStream implements FrameRouter {
    * after a final event that went out untold, once every event seen went out (see `#tellLate`).
    */
   unread(data: string): void {
-    if (!namesKey(data, "type", "function_call") && !namesKey(data, "call_id")) return;
+    if (namesKey(data, "type", "function_call") || namesKey(data, "call_id")) this.#lostCall();
+  }
+
+  /**
+   * Notes a call the gate dropped with no call kept for it (a frame not JSON that names one, a call added at
+   * no item's place): told where the response ends, beside the calls held, or after a final event that went
+   * out (see `unread`).
+   */
+  #lostCall(): void {
     this.#unreadCall = true;
     if (this.#flow) this.#tellLate(this.#flow);
   }

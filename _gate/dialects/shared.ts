@@ -372,8 +372,9 @@ export interface FrameRouter {
    * `tellDropped` does, of calls dropped (unread or refused) after the answer that made them had ended,
    * whose finish went out untold. Left out, the client read a plain stop, the call gone and nothing said,
    * where the same frame ahead of the finish was told (a Gemini finish; an Anthropic or Cohere stop for
-   * tool use with no call). OpenAI Responses tells of them as they come after its final event (see its
-   * `unread`).
+   * tool use with no call; an OpenAI Chat chunk once every answer finished, after `data: [DONE]`). OpenAI
+   * Responses tells of them as they come after its final event (see its `unread`), Ollama ahead of its final
+   * chunk, which waits for the end (the ollama client stops reading at it).
    */
   tellLate?(flow: StreamFlow): void;
   /**
