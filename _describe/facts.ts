@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { unescapePointer } from "../_common/pointer.ts";
+import { quotedPointer, unescapePointer } from "../_common/pointer.ts";
 import { clip, showHidden } from "../_common/values.ts";
 
 /** Any value as text, never throwing: a string as it is, nothing for undefined, an object as JSON where it can be. */
@@ -258,10 +258,13 @@ export function findingFacts(f: Record<string, unknown>, place: string): Finding
   // The tool name is not inside the arguments, so an unknown tool has no place worth naming.
   let named = f.code === "unknown_tool" || (f.path === "" && /^The arguments\b/.test(raw));
   // The place is a sentence's subject, a space after it; a value equal to the pointer (an enum's "/tmp" at
-  // "/tmp"), a comma or a period after it, is left as written.
-  const subject = `"${f.path}" `;
+  // "/tmp"), a comma or a period after it, is left as written. (A long pointer the validator cut, as it cuts
+  // one that names a property not allowed, is the place too.)
+  const subject = typeof f.path === "string"
+    ? [`"${f.path}" `, `${quotedPointer(f.path)} `].find((s) => raw.includes(s))
+    : undefined;
   let placed = false;
-  if (typeof f.path === "string" && f.path !== "" && raw.includes(subject)) {
+  if (typeof f.path === "string" && f.path !== "" && subject !== undefined) {
     raw = raw.split(subject).join(`${place} `);
     placed = true;
     named = true;

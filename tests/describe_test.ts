@@ -1022,3 +1022,20 @@ test("describeVerdict: declared tools that cannot be read are said once for a ve
   const one = describeVerdict(calls[1], { tools });
   assert.ok(one.includes("The declared tools could not be read, so t1's parameters are not listed."), one);
 });
+
+test("describeVerdict: a property not allowed whose 5 000-character name the validator cut is named by its place, once", () => {
+  const key = "k".repeat(5000);
+  const tools = [{
+    name: "t",
+    parameters: { type: "object", properties: { a: {} }, additionalProperties: false },
+  }];
+  const verdict = createValidator(tools, { scan: false }).validate([{ name: "t", arguments: { [key]: 1 } }]);
+  assert.equal(verdict.calls[0].findings[0].path, `/${key}`); // (a true JSON Pointer)
+  const text = describeVerdict(verdict);
+  const line = text.split("\n")[2];
+  assert.match(
+    line,
+    /^1\. unexpected_argument: "k+\u2026" is not a parameter this tool accepts; remove it\. Accepted: "a"\.$/,
+  );
+  assert.ok(line.length < 300, line);
+});
