@@ -3,7 +3,34 @@
  *
  * @module
  */
-import { heldIndices } from "./values.ts";
+import { cutUnits, heldIndices } from "./values.ts";
+
+/** Longest JSON Pointer that {@linkcode quotedPointer} quotes whole, in characters. */
+export const MAX_QUOTED_POINTER = 120;
+
+/**
+ * A JSON Pointer in quotes as a message names a place, cut to {@linkcode MAX_QUOTED_POINTER} characters with the
+ * validator's mark ("...") inside the quotes, as a long value is cut: a model's 5 000-character key is not
+ * repeated whole in what the model reads. One home for the validator's messages and the feedback that finds
+ * the place in them.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { quotedPointer } from "./pointer.ts";
+ *
+ * assert.equal(quotedPointer("/limt"), '"/limt"');
+ * assert.equal(quotedPointer("/" + "k".repeat(5000)), '"/' + "k".repeat(116) + '..."');
+ * ```
+ *
+ * @param pointer The pointer.
+ * @returns It in quotes, cut where long.
+ */
+export function quotedPointer(pointer: string): string {
+  return pointer.length <= MAX_QUOTED_POINTER
+    ? `"${pointer}"`
+    : `"${cutUnits(pointer, MAX_QUOTED_POINTER - 3)}..."`;
+}
 
 /**
  * Escapes one JSON Pointer reference token (RFC 6901): `~` becomes `~0`, `/` becomes `~1`.

@@ -155,27 +155,59 @@ const MAX_FORMS = 4;
  * integer` (an `anyOf`, `oneOf` or `allOf` of such, see {@linkcode combinedParts}, `depth` levels down at most;
  * one deeper is "one of several forms"; {@linkcode MAX_READ} forms in all, those past it marked "...").
  */
-function schemaSummary(schema: unknown, depth = 0, budget: Budget = { forms: MAX_READ }): string {
-  if (schema === false) return NOTHING; // (the boolean schema that allows nothing)
-  if (!isRecord(schema)) return "any value";
+function schemaSummary(schema: unknown): string {
+  return summaryOf(schema, 0, { forms: MAX_READ }).text;
+}
+
+/**
+ * A summary and the word that joins its parts at its top level, if any ("or", "and"): a summary that is one
+ * part of a list joined by the other word is bracketed, so that "(string or integer) and boolean" and "string
+ * or (integer and boolean)" read apart.
+ */
+interface Summary {
+  text: string;
+  joint: "" | "or" | "and";
+  /** Whether it says null is allowed (`null`, `string or null`, `exactly null`, an enum that lists null). */
+  saysNull: boolean;
+}
+
+/** A summary of one part. */
+const part = (text: string, saysNull = false): Summary => ({ text, joint: "", saysNull });
+
+/** {@linkcode schemaSummary}'s work, with the joint of what it says; `nullable` said once, whatever the rest. */
+function summaryOf(schema: unknown, depth: number, budget: Budget): Summary {
+  if (schema === false) return part(NOTHING); // (the boolean schema that allows nothing)
+  if (!isRecord(schema)) return part("any value");
+  const plain = plainSummary(schema, depth, budget);
+  // (nullable admits null whatever the other keywords say, as the validator reads it: even where they allow
+  // nothing, or are an enum or a const)
+  return schema.nullable === true ? orNull(plain) : plain;
+}
+
+/** The summary of a schema object, `nullable` left out. */
+function plainSummary(schema: Record<string, unknown>, depth: number, budget: Budget): Summary {
   if (Array.isArray(schema.enum)) {
-    if (schema.enum.length === 0) return NOTHING; // (not "one of" a list of nothing)
-    return "one of " + schema.enum.slice(0, 8).map((e) => clip(itemJson(e), 60)).join(" | ") +
-      (schema.enum.length > 8 ? " | \u2026" : "");
+    if (schema.enum.length === 0) return part(NOTHING); // (not "one of" a list of nothing)
+    const shown = schema.enum.slice(0, 8);
+    return part(
+      "one of " + shown.map((e) => clip(itemJson(e), 60)).join(" | ") +
+        (schema.enum.length > 8 ? " | \u2026" : ""),
+      shown.includes(null),
+    );
   }
   // A union with no type of its own is no "any value": it is what its forms allow.
   if (schema.type === undefined) {
     const parts = combinedParts(schema, depth, budget);
-    // (nullable admits null whatever the forms say, as the validator reads it: even where they allow nothing)
-    if (parts !== undefined) return schema.nullable === true ? orNull(parts) : parts;
+    if (parts !== undefined) return parts;
   }
-  if ("const" in schema) return `exactly ${clip(itemJson(schema.const), 60)}`;
+  if ("const" in schema) return part(`exactly ${clip(itemJson(schema.const), 60)}`, schema.const === null);
   const t = schema.type;
-  let text = Array.isArray(t)
-    ? t.map(asText).join(" or ").toLowerCase()
+  const types = Array.isArray(t)
+    ? unique(t.map((x) => asText(x).toLowerCase()))
     : typeof t === "string"
-    ? t.toLowerCase()
-    : "any value";
+    ? [t.toLowerCase()]
+    : [];
+  let text = types.length > 0 ? types.join(" or ") : "any value";
   if (text === "array" && isRecord(schema.items) && typeof schema.items.type === "string") {
     text = `array of ${String(schema.items.type).toLowerCase()}`;
   }
@@ -184,8 +216,7 @@ function schemaSummary(schema: unknown, depth = 0, budget: Budget = { forms: MAX
   else if (typeof min === "number") text += ` at least ${min}`;
   else if (typeof max === "number") text += ` at most ${max}`;
   if (typeof schema.format === "string") text += ` (${schema.format})`;
-  if (schema.nullable === true) text += " or null";
-  return text;
+  return { text, joint: types.length > 1 ? "or" : "", saysNull: types.includes("null") };
 }
 
 /**
@@ -203,60 +234,92 @@ interface Budget {
 /** What allows nothing, as a summary says it. */
 const NOTHING = "no value is allowed";
 
+/** A summary as one part of a list joined by `joint`: bracketed where its own parts are joined otherwise. */
+function asPart(s: Summary, joint: "or" | "and"): string {
+  return s.joint !== "" && s.joint !== joint ? `(${s.text})` : s.text;
+}
+
 /**
  * The summary of a schema with no type of its own but `anyOf`, `oneOf` or `allOf`, or undefined where it has
  * none of them: a union's forms, each said once, with those that allow nothing left out (`string or integer`);
  * `allOf`'s members that say something; the parts a value must match all of joined by "and" (`anyOf` and
- * `oneOf` together: `(string or integer) and string`). `nullable` is added by the caller ({@linkcode orNull}).
+ * `oneOf` together: `(string or integer) and string`), each mixed level bracketed. `nullable` is added by the
+ * caller ({@linkcode orNull}).
  */
-function combinedParts(schema: Record<string, unknown>, depth: number, budget: Budget): string | undefined {
+function combinedParts(schema: Record<string, unknown>, depth: number, budget: Budget): Summary | undefined {
   const lists = [schema.anyOf, schema.oneOf, schema.allOf].map((l) =>
     Array.isArray(l) && l.length > 0 ? l : undefined
   );
   if (lists.every((l) => l === undefined)) return undefined;
-  if (depth >= 2) return "one of several forms";
-  const parts: string[] = [];
+  if (depth >= 2) return part("one of several forms");
+  const parts: Summary[] = [];
   for (const [i, list] of lists.entries()) {
     if (list === undefined) continue;
     if (budget.forms <= 0) { // (read no further: marked, as forms past those read are)
-      parts.push("\u2026");
+      parts.push(part("\u2026"));
       continue;
     }
     const read = list.slice(0, Math.min(MAX_FORMS * 2, budget.forms));
     budget.forms -= read.length;
-    const said = unique(read.map((f) => schemaSummary(f, depth + 1, budget)));
+    const said = uniqueSummaries(read.map((f) => summaryOf(f, depth + 1, budget)));
     if (i === 2) { // allOf: every member must hold; one that allows nothing makes the whole allow nothing
-      if (said.includes(NOTHING)) return NOTHING;
-      parts.push(...said.filter((p) => p !== "any value"));
+      if (said.some((s) => s.text === NOTHING)) return part(NOTHING);
+      parts.push(...said.filter((p) => p.text !== "any value"));
       // (members past those read are marked: one of them may narrow the value, or allow none)
-      if (list.length > read.length) parts.push("\u2026");
+      if (list.length > read.length) parts.push(part("\u2026"));
       continue;
     }
-    const forms = said.filter((p) => p !== NOTHING);
+    const forms = said.filter((p) => p.text !== NOTHING);
     if (forms.length === 0 && list.length > read.length) { // (a form not read may allow something)
-      parts.push("\u2026");
+      parts.push(part("\u2026"));
       continue;
     }
-    if (forms.length === 0) return NOTHING;
+    if (forms.length === 0) return part(NOTHING);
+    if (forms.some((p) => p.text === "any value")) {
+      parts.push(part("any value"));
+      continue;
+    }
+    const more = forms.length > MAX_FORMS || list.length > read.length;
+    const shown = forms.slice(0, MAX_FORMS);
     parts.push(
-      forms.includes("any value") ? "any value" : forms.slice(0, MAX_FORMS).join(" or ") +
-        (forms.length > MAX_FORMS || list.length > read.length ? " or \u2026" : ""),
+      shown.length === 1 && !more ? shown[0] : {
+        text: shown.map((p) => asPart(p, "or")).join(" or ") + (more ? " or \u2026" : ""),
+        joint: "or",
+        saysNull: shown.some((p) => p.saysNull),
+      },
     );
   }
-  const all = unique(parts.filter((p) => p !== "any value"));
-  if (all.length === 0) return parts.length > 0 ? "any value" : undefined;
-  return all.length === 1 ? all[0] : all.map((p) => p.includes(" or ") ? `(${p})` : p).join(" and ");
+  const all = uniqueSummaries(parts.filter((p) => p.text !== "any value"));
+  if (all.length === 0) return parts.length > 0 ? part("any value") : undefined;
+  return all.length === 1 ? all[0] : {
+    text: all.map((p) => asPart(p, "and")).join(" and "),
+    joint: "and",
+    saysNull: all.every((p) => p.saysNull),
+  };
 }
 
-/** A summary with null allowed too: "null" for one that allowed nothing, as it was where it says null already. */
-function orNull(text: string): string {
-  if (text === NOTHING) return "null";
-  return /(?:^| or )(?:exactly )?null$/.test(text) ? text : `${text} or null`;
+/**
+ * A summary with null allowed too: "null" for one that allowed nothing, as it was where it allows null already
+ * (`null`, `string or null`, `exactly null`, an enum that lists null), else with "or null" after it, once.
+ */
+function orNull(s: Summary): Summary {
+  if (s.text === NOTHING) return part("null", true);
+  // (any value allows null already: "any value or null" says nothing more)
+  return s.saysNull || s.text === "any value"
+    ? s
+    : { text: `${asPart(s, "or")} or null`, joint: "or", saysNull: true };
 }
 
 /** The texts, each once, in their first order. */
 function unique(texts: string[]): string[] {
   return [...new Set(texts)];
+}
+
+/** The summaries, each text once, in their first order. */
+function uniqueSummaries(said: Summary[]): Summary[] {
+  const byText = new Map<string, Summary>();
+  for (const s of said) if (!byText.has(s.text)) byText.set(s.text, s);
+  return [...byText.values()];
 }
 
 /**
@@ -349,8 +412,14 @@ function callRejected(call: unknown): boolean {
     modelCheckOf(call).injection;
 }
 
-/** Feedback for one call verdict, whatever it holds (a malformed one is said to be unreadable). */
-function describeCall(call: unknown, given: Tools): string {
+/** What feedback says once, before the calls, where `tools` could not be read and several calls were rejected. */
+const TOOLS_UNREAD = "The declared tools could not be read, so no tool's parameters are listed.";
+
+/**
+ * Feedback for one call verdict, whatever it holds (a malformed one is said to be unreadable); where `tools`
+ * could not be read, said unless `toldUnread` (said once already, for the whole verdict).
+ */
+function describeCall(call: unknown, given: Tools, toldUnread = false): string {
   if (!isRecord(call)) {
     return `A call was rejected and did not run; its verdict is unreadable (${show(call)}), ` +
       "so no reason can be given. Retry once with arguments that match the tool's parameters.";
@@ -382,7 +451,9 @@ function describeCall(call: unknown, given: Tools): string {
   }
   const declared = tools?.find((t) => t.name === call.name);
   if (given === UNREADABLE_TOOLS) {
-    lines.push(`The declared tools could not be read, so ${name}'s parameters are not listed.`);
+    if (!toldUnread) {
+      lines.push(`The declared tools could not be read, so ${name}'s parameters are not listed.`);
+    }
   } else if (declared) lines.push(parameterSummaryOf(declared));
   const unknown = coded("unknown_tool");
   const injection = check.injection || argumentInjection;
@@ -501,12 +572,16 @@ function verdictFeedback(verdict: Verdict | CallVerdict, tools: Tools): string {
     if (rejected.length === 0) {
       return calls.length === 1 ? "The 1 call was accepted." : `All ${calls.length} calls were accepted.`;
     }
-    const head = calls.length > 1
+    // (unreadable tools said once for every call, not in each call's feedback)
+    const once = tools === UNREADABLE_TOOLS && rejected.length > 1;
+    const head = (calls.length > 1
       ? `${rejected.length} of ${calls.length} calls ${rejected.length === 1 ? "was" : "were"} rejected; ` +
         `none of the rejected calls ran.\n`
-      : "";
+      : "") + (once ? `${TOOLS_UNREAD}\n` : "");
     const more = rejected.length - MAX_LISTED_CALLS;
-    return head + rejected.slice(0, MAX_LISTED_CALLS).map((c) => describeCall(c, tools)).join("\n\n") +
+    return head + rejected.slice(0, MAX_LISTED_CALLS).map((c) =>
+      describeCall(c, tools, once)
+    ).join("\n\n") +
       (more > 0
         ? `\n\n\u2026 and ${more} more rejected ${plural(more, "call")}, ` +
           "not described here; none of them ran."

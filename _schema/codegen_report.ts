@@ -352,10 +352,8 @@ function additionalLines(site: Site, propKeys: string[]): string[] {
     const allowed = propKeys.length > 0 ? propKeys.map((x) => JSON.stringify(x)).join(", ") : "none";
     const finding = pushFinding({
       code: '"unexpected_argument"',
-      // where(at) is the pointer in quotes (at is never empty)
-      message: `${lit('"' + (sp === null ? "" : sp + "/"))} + ${sp === null ? "at" : "ek"} + ${
-        lit(`" is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`)
-      }`,
+      // whereNamed(at): the pointer in quotes, a long one cut (at is never empty)
+      message: `WN(at) + ${lit(` is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`)}`,
       expected: lit(`one of ${allowed}`),
       received: "SS(key)",
       path: "at",

@@ -10,7 +10,7 @@ import { escapePointer } from "../_common/pointer.ts";
 import { firstHole, isRecord, plural } from "../_common/values.ts";
 import type { Finding } from "../types.ts";
 import { type Check, type NodeCompiler, SchemaError } from "./keywords.ts";
-import { push, reportExtra, show, where } from "./report.ts";
+import { push, reportExtra, show, where, whereNamed } from "./report.ts";
 import { makeRegExp, safeTest } from "./values.ts";
 
 /** The object keywords of a schema node, read, validated and compiled. */
@@ -203,14 +203,19 @@ function checkCount(rules: ObjectRules, count: number, p: string, out: Finding[]
 
 /**
  * Why the name at `at` is not allowed, from the finding its check gave: the name said once ("it", where that
- * message named it again, which for a long name was its whole text twice) and its full stop left out, as the
- * sentence goes on after the parenthesis.
+ * message named it again, which for a long name was its whole text twice) and its full stop and instruction
+ * ("; leave it out") left out, as the sentence goes on after the parenthesis with its own.
  */
 function nameReason(message: string, at: string): string {
-  const named = where(at) + " ";
-  const reason = message.startsWith(named) ? "it " + message.slice(named.length) : message;
-  return reason.endsWith(".") ? reason.slice(0, -1) : reason;
+  // (named whole, or cut as a name not allowed is: `false` says so of it)
+  const named = [where(at) + " ", whereNamed(at) + " "].find((n) => message.startsWith(n));
+  const reason = named === undefined ? message : "it " + message.slice(named.length);
+  // (and its instruction left out too: the sentence gives its own, "rename or remove it")
+  return reason.replace(/\.$/, "").replace(NAME_INSTRUCTION, "");
 }
+
+/** The instructions a check's message ends with that a name's reason leaves out ("; leave it out"). */
+const NAME_INSTRUCTION = /; (?:leave it out|choose a different value)$/;
 
 /** `propertyNames`: key `k` (at pointer `at`) is an allowed name. */
 function checkName(names: Check, k: string, at: string, out: Finding[] | null): boolean {
@@ -221,7 +226,7 @@ function checkName(names: Check, k: string, at: string, out: Finding[] | null): 
       out,
       "unexpected_argument",
       at,
-      `${where(at)} is not an allowed property name${
+      `${whereNamed(at)} is not an allowed property name${
         f && f[0] ? ` (${nameReason(f[0].message, at)})` : ""
       }; rename or remove it.`,
       "an allowed property name",

@@ -6,6 +6,7 @@
  */
 import type { Finding, FindingCode } from "../types.ts";
 import { plural } from "../_common/values.ts";
+import { quotedPointer } from "../_common/pointer.ts";
 
 /** True when JSON.stringify would only wrap `s` in quotes (a loop: cheaper than a regex for short text). */
 function plain(s: string): boolean {
@@ -118,6 +119,14 @@ export function showQuoted(value: string): string {
 export function where(path: string): string {
   // the pointer itself, as in `path`: no slicing, so no string flattening on the error path
   return path === "" ? "The arguments" : `"${path}"`;
+}
+
+/**
+ * {@link where} for a place whose last key is the model's own name for it (a property not allowed), cut as
+ * {@linkcode quotedPointer} cuts it: a 5 000-character name is not said whole (the finding's `path` keeps it).
+ */
+export function whereNamed(path: string): string {
+  return path === "" ? "The arguments" : quotedPointer(path);
 }
 
 /** Counts below this have their words in a {@link countTable}. */
@@ -302,7 +311,7 @@ export function reportExtra(out: Finding[], at: string, key: string, allowed: st
     out,
     "unexpected_argument",
     at,
-    `${where(at)} is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`,
+    `${whereNamed(at)} is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`,
     `one of ${allowed}`,
     show(key),
   );

@@ -920,3 +920,122 @@ test("describeVerdict: a parameter's unions are read to a bound whatever their b
   // (each form a summary reads costs a few property reads; 24 forms of 24 each were 576 forms)
   assert.ok(reads <= 150, `${reads} reads`);
 });
+
+test("describeVerdict: a summary that mixes 'or' and 'and' brackets every mixed level, so it reads one way", () => {
+  const s = { type: "string" }, i = { type: "integer" }, b = { type: "boolean" };
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        // an anyOf whose first form is itself an anyOf and a oneOf: (A and B) or C, not A and B or C
+        a: { anyOf: [{ anyOf: [s, i], oneOf: [s] }, b] },
+        // an allOf of two unions of types
+        c: { allOf: [{ type: ["string", "integer"] }, { type: ["integer", "boolean"] }] },
+        // nullable on what must match both lists
+        n: { anyOf: [s, i], oneOf: [s], nullable: true },
+      },
+      additionalProperties: false,
+    },
+  }];
+  const text = describeVerdict(
+    createValidator(tools, { scan: false }).validate([{ name: "t", arguments: { x: 1 } }]),
+    {
+      tools,
+    },
+  );
+  assert.ok(
+    text.includes(
+      "t takes: a (((string or integer) and string) or boolean); c ((string or integer) and (integer or boolean)); " +
+        "n (((string or integer) and string) or null).",
+    ),
+    text,
+  );
+});
+
+test("describeVerdict: nullable on a plain type, an enum or a const reads 'or null' once, as the validator allows null", () => {
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        a: { type: "null", nullable: true },
+        b: { type: ["string", "null"], nullable: true },
+        c: { enum: ["x"], nullable: true },
+        d: { const: 1, nullable: true },
+        e: { enum: [null, "x"], nullable: true },
+        f: { type: "integer", minimum: 1, nullable: true },
+        g: { enum: ["y or null"], nullable: true },
+      },
+      additionalProperties: false,
+    },
+  }];
+  const v = createValidator(tools, { scan: false });
+  const nulls = { a: null, b: null, c: null, d: null, e: null, f: null, g: null };
+  assert.equal(v.validate([{ name: "t", arguments: nulls }]).calls[0].allowed, true);
+  const text = describeVerdict(v.validate([{ name: "t", arguments: { x: 1 } }]), { tools });
+  assert.ok(
+    text.includes(
+      't takes: a (null); b (string or null); c (one of "x" or null); d (exactly 1 or null); e (one of null | "x"); ' +
+        'f (integer at least 1 or null); g (one of "y or null" or null).',
+    ),
+    text,
+  );
+});
+
+test("describeVerdict: a tool name's backslash is doubled, as a key's is, so it reads apart from an escape", () => {
+  const call = (name: string) =>
+    describeVerdict({
+      index: 0,
+      name,
+      allowed: false,
+      findings: [{ code: "argument_constraint", path: "", message: "The arguments are wrong." }],
+    }, { tools: [{ name }] });
+  const escaped = call("a\u202eb"); // a hidden character, which feedback writes as an escape
+  const backslash = call("a\\u202eb"); // eight characters, one a backslash
+  assert.ok(escaped.startsWith("Your call to a\\u202eb was rejected"), escaped);
+  assert.ok(backslash.startsWith("Your call to a\\\\u202eb was rejected"), backslash);
+  assert.ok(backslash.includes("a\\\\u202eb takes no arguments."), backslash);
+  assert.notEqual(escaped, backslash);
+});
+
+test("describeVerdict: declared tools that cannot be read are said once for a verdict, not for each rejected call", () => {
+  const finding = { code: "argument_constraint" as const, path: "", message: "The arguments are wrong." };
+  const calls = [0, 1, 2].map((index) => ({ index, name: `t${index}`, allowed: false, findings: [finding] }));
+  const tools = [{
+    get name(): string {
+      throw new Error("unreadable");
+    },
+  }];
+  const text = describeVerdict({ allowed: false, blocked: true, rejectedIndices: [0, 1, 2], calls }, {
+    tools,
+  });
+  assert.equal(text.split("could not be read").length - 1, 1, text);
+  assert.ok(
+    text.startsWith(
+      "3 of 3 calls were rejected; none of the rejected calls ran.\n" +
+        "The declared tools could not be read, so no tool's parameters are listed.\nYour call to t0",
+    ),
+    text,
+  );
+  // one rejected call: said in its own feedback, as before
+  const one = describeVerdict(calls[1], { tools });
+  assert.ok(one.includes("The declared tools could not be read, so t1's parameters are not listed."), one);
+});
+
+test("describeVerdict: a property not allowed whose 5 000-character name the validator cut is named by its place, once", () => {
+  const key = "k".repeat(5000);
+  const tools = [{
+    name: "t",
+    parameters: { type: "object", properties: { a: {} }, additionalProperties: false },
+  }];
+  const verdict = createValidator(tools, { scan: false }).validate([{ name: "t", arguments: { [key]: 1 } }]);
+  assert.equal(verdict.calls[0].findings[0].path, `/${key}`); // (a true JSON Pointer)
+  const text = describeVerdict(verdict);
+  const line = text.split("\n")[2];
+  assert.match(
+    line,
+    /^1\. unexpected_argument: "k+\u2026" is not a parameter this tool accepts; remove it\. Accepted: "a"\.$/,
+  );
+  assert.ok(line.length < 300, line);
+});

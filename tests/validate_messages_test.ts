@@ -108,7 +108,57 @@ test("validator: a property name not allowed is named once, its reason without a
   const props = { pn: { type: "object", propertyNames: { maxLength: 2 } } };
   for (const codegen of [true, false]) {
     assert.deepEqual(messages(props, JSON.stringify({ pn: { [key]: 1 } }), codegen), [
-      `"/pn/${key}" is not an allowed property name (it must be at most 2 characters long); rename or remove it.`,
+      `"/pn/${
+        key.slice(0, 113)
+      }..." is not an allowed property name (it must be at most 2 characters long); ` +
+      "rename or remove it.",
     ], `codegen ${codegen}`);
+  }
+});
+
+test("validator: a property name's reason leaves out the instruction its check ends with, as the sentence gives its own", () => {
+  const cases: [unknown, string][] = [
+    [false, "it is not allowed here"],
+    [{ not: {} }, "it has a value that is explicitly not allowed"],
+  ];
+  for (const [names, reason] of cases) {
+    for (const codegen of [true, false]) {
+      assert.deepEqual(
+        messages({ pn: { type: "object", propertyNames: names } }, '{"pn":{"ab":1}}', codegen),
+        [
+          `"/pn/ab" is not an allowed property name (${reason}); rename or remove it.`,
+        ],
+        `codegen ${codegen}`,
+      );
+    }
+  }
+});
+
+test("validator: a property not allowed is named in its message cut to 120 characters, its path kept whole", () => {
+  const key = "k".repeat(5000);
+  const cut = `"/o/${"k".repeat(114)}..."`; // (117 characters of the pointer and the mark)
+  const cases: [Record<string, unknown>, string][] = [
+    [
+      { type: "object", properties: {}, additionalProperties: false },
+      `${cut} is not a parameter this tool accepts; remove it. Accepted: none.`,
+    ],
+    [{ type: "object", properties: { a: false } }, `"/o/a" is not allowed here; leave it out.`],
+    [{ type: "object", patternProperties: { "^k": false } }, `${cut} is not allowed here; leave it out.`],
+    [
+      { type: "object", propertyNames: false },
+      `${cut} is not an allowed property name (it is not allowed here); rename or remove it.`,
+    ],
+  ];
+  for (const [o, message] of cases) {
+    for (const codegen of [true, false]) {
+      const tools = [{ name: "t", parameters: { type: "object", properties: { o } } }];
+      const verdict = createValidator(tools, { scan: false, codegen }).validate([{
+        name: "t",
+        arguments: JSON.stringify({ o: message.startsWith('"/o/a"') ? { a: 1 } : { [key]: 1 } }),
+      }]);
+      const [f] = verdict.calls[0].findings;
+      assert.equal(f.message, message, `codegen ${codegen}`);
+      assert.equal(f.path, message.startsWith('"/o/a"') ? "/o/a" : `/o/${key}`);
+    }
   }
 });

@@ -173,3 +173,20 @@ test("ToolArgError.toLLMFeedback: a finding with nothing to say is named by its 
   const lines = e.toLLMFeedback().split("\n").filter((l) => l.startsWith("- "));
   assert.deepEqual(lines, ["- (arguments): argument_constraint."]);
 });
+
+test("ToolArgError.toLLMFeedback: a property name not allowed is said once, cut, with one instruction", async () => {
+  const long = "k".repeat(5000);
+  const schema = { type: "object", propertyNames: false };
+  const tool = vet({ name: "t", schema, fn: () => "ran", onError: (e) => e.toLLMFeedback() });
+  const [line, ...rest] = (await tool({ [long]: 1 })).split("\n").filter((l) => l.startsWith("- "));
+  assert.equal(rest.length, 0);
+  // the place once (the validator's cut pointer read as the place), its reason without its own instruction
+  assert.match(
+    line,
+    /^- "\/k{100,}\u2026" is not an allowed property name \(it is not allowed here\); rename or remove it\.$/,
+  );
+  assert.ok(line.length < 300, line);
+  const error = await vet({ name: "t", schema, fn: () => "ran" })({ [long]: 1 }).catch((e: unknown) => e);
+  assert.ok(error instanceof ToolArgError);
+  assert.equal(error.findings[0].path, `/${long}`); // (the finding's path stays a true JSON Pointer)
+});
