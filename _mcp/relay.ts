@@ -12,6 +12,7 @@
 import {
   type ChildExit,
   EXITED_ALONE_NOTE,
+  EXITED_ITSELF_NOTE,
   EXITED_NOTE,
   hostInput,
   hostOutput,
@@ -443,7 +444,7 @@ class McpRelay {
     const note = child.treeNote(); // (in the tool's words, which the notes compared here are)
     // A server that had exited (unreaped) and left no process: its whole tree was already gone (Linux markers).
     if (reach === "none") return note === EXITED_ALONE_NOTE ? "ended" : "none";
-    return note === undefined || note === EXITED_NOTE ? "ended" : "group_only";
+    return note === undefined || note === EXITED_NOTE || note === EXITED_ITSELF_NOTE ? "ended" : "group_only";
   }
 
   /**

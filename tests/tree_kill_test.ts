@@ -144,6 +144,25 @@ async function zombieSeen(dir: string, hosting: Promise<unknown>): Promise<void>
   writeFileSync(`${dir}/zombie`, "");
 }
 
+/** The results of fixtures/restricted_run.ts run in `dir` with `run` (an --allow-run flag) and no --allow-all. */
+async function restrictedRun(dir: string, run: string) {
+  const host = fileURLToPath(new URL("../fixtures/restricted_run.ts", import.meta.url));
+  const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+  const hosting = promisify(execFile)(deno.execPath(), [
+    "run",
+    run,
+    `--allow-read=${dir}`,
+    `--allow-write=${dir}`,
+    host,
+    dir,
+  ], { encoding: "utf8" });
+  await zombieSeen(dir, hosting);
+  return JSON.parse((await hosting).stdout) as Record<
+    "abort" | "daemon" | "exited",
+    { kind: string; detail: string; exitCode: number | null }
+  >;
+}
+
 test(
   "runTool: Deno with a partial --allow-run ends the tool alone and says so, never that it ended the tree",
   { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
@@ -152,21 +171,7 @@ test(
     const read = (name: string) => readFileSync(`${pids.dir}/${name}`, "utf8").trim().split(" ").map(Number);
     let sleeps: number[] = [];
     try {
-      const host = fileURLToPath(new URL("../fixtures/restricted_run.ts", import.meta.url));
-      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-      const hosting = promisify(execFile)(deno.execPath(), [
-        "run",
-        "--allow-run=/bin/sh",
-        `--allow-read=${pids.dir}`,
-        `--allow-write=${pids.dir}`,
-        host,
-        pids.dir,
-      ], { encoding: "utf8" });
-      await zombieSeen(pids.dir, hosting);
-      const r = JSON.parse((await hosting).stdout) as Record<
-        "abort" | "daemon" | "exited",
-        { kind: string; detail: string; exitCode: number | null }
-      >;
+      const r = await restrictedRun(pids.dir, "--allow-run=/bin/sh");
       const [tool, sleep] = read("abort");
       sleeps = [sleep, ...read("daemon")];
       assert.equal(r.abort.kind, "timeout", r.abort.detail);
@@ -197,6 +202,39 @@ test(
           // gone
         }
       }
+      pids.cleanup();
+    }
+  },
+);
+
+test(
+  "runTool: Deno with --allow-run but not --allow-all says a tool that had exited by itself did, not that it ended it",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    const pids = pidFile();
+    try {
+      // Every program may run, so the process group is signalled; /proc/PID/stat, which would show the third
+      // tool a zombie, is refused without --allow-all: its exit (code 3, not the kill's signal) tells.
+      const r = await restrictedRun(pids.dir, "--allow-run");
+      const groupOnly =
+        "the guard ended the process tree, found by its process group only (/proc is not readable here)";
+      assert.equal(r.abort.kind, "timeout", r.abort.detail);
+      assert.ok(
+        r.abort.detail.endsWith(`; ${groupOnly}: a descendant that left the group may have survived`),
+        r.abort.detail,
+      );
+      assert.equal(r.exited.kind, "timeout", r.exited.detail);
+      assert.equal(r.exited.exitCode, 3, "the tool exited by itself");
+      assert.ok(
+        r.exited.detail.endsWith(
+          `; ${groupOnly}: a descendant that left the group may have survived, and the tool exited by itself`,
+        ),
+        r.exited.detail,
+      );
+      const [, sleep] = readFileSync(`${pids.dir}/abort`, "utf8").trim().split(" ").map(Number);
+      const daemon = Number(readFileSync(`${pids.dir}/daemon`, "utf8").trim());
+      assert.deepEqual(await waitGone([sleep, daemon]), [], "the group's sleeps were ended");
+    } finally {
       pids.cleanup();
     }
   },
