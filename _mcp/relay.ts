@@ -407,7 +407,10 @@ class McpRelay {
     }
   }
 
-  /** Close the server's stdin; after `graceMs` (or at an abort) end its tree: SIGTERM, then SIGKILL. */
+  /**
+   * Close the server's stdin; after `graceMs` (or at an abort) end its tree: SIGTERM, then, once the server
+   * has exited (or after KILL_WAIT_MS), SIGKILL to what is left of the tree.
+   */
   async #endServer(graceMs: number): Promise<void> {
     const child = this.#child;
     if (child === null) return;
@@ -420,8 +423,9 @@ class McpRelay {
     ]);
     if (inTime) return child.killTree("SIGKILL"); // the server exited; end anything it left behind
     child.killTree("SIGTERM");
-    const ended = await Promise.race([exited, delay(KILL_WAIT_MS).then(() => false)]);
-    if (!ended) child.killTree("SIGKILL");
+    await Promise.race([exited, delay(KILL_WAIT_MS)]);
+    // Sent even when the server left on the SIGTERM: a descendant that ignores it would outlive the relay.
+    child.killTree("SIGKILL");
     await Promise.race([this.#exited, delay(KILL_WAIT_MS)]);
   }
 
