@@ -456,15 +456,17 @@ class McpRelay {
    * own handle may be used, and its descendants stay; where markers do not work the tree is found by its
    * process group only, which a descendant that left it escapes. A tree the relay's sweep found no process of
    * (a server that exited leaving none it could find) is not said to have been ended, nor its reach: where
-   * markers reach the whole tree (Linux) the detail says nothing was left; otherwise nothing is said (what
-   * escaped the group, or what a partial permission could not reach, cannot be seen).
+   * markers reach the tree (Linux) the detail says none was found running, not that none was left (a set-uid or
+   * non-dumpable descendant hides its marker, and once its parent has exited and it has left the group nothing
+   * leads to it); otherwise nothing is said (what escaped the group, or what a partial permission could not
+   * reach, cannot be seen).
    */
   #treeSaid(tree: NonNullable<McpRelayExit["tree"]>): string {
     const found = this.#child!.killFound();
     if (tree === "ended") {
       if (found) return "; the relay ended the server's process tree";
       // only markers see the whole tree (macOS has its group alone, which says nothing of what left it)
-      return treeMarkersWork() ? "; no process of the server's tree was left" : "";
+      return treeMarkersWork() ? "; no process of the server's tree was found running" : "";
     }
     if (!found) return "";
     // Named for the server, and cut as runTool's detail cuts a tree note.

@@ -334,3 +334,28 @@ test(
     }
   },
 );
+
+test(
+  "relayMcp: a server that had exited, leaving a descendant nothing leads to, is not said to have left none",
+  { timeout: 60_000, skip },
+  async () => {
+    const dir = mkdtempSync(join(hostBase(), "toolguard-relay-hidden-"));
+    let pid = 0;
+    try {
+      // The descendant left the session and hides its marker; its parent, the server, exits before the abort:
+      // neither marker nor parent nor group leads to it, and the relay cannot tell it is there.
+      const exit = await runHost<{ reason: string; detail: string; exitCode: number | null; pid: number }>(
+        dir,
+        `${python} -c "$1" "$0/pid" & echo $$ > "$0/server"; while [ ! -e "$0/go" ]; do sleep 0.01; done; exit 3`,
+        RELAY_HOST,
+      );
+      pid = exit.pid;
+      assert.ok(pid > 0, JSON.stringify(exit));
+      assert.equal(exit.exitCode, 3, exit.detail);
+      assert.ok(exit.detail.endsWith("; no process of the server's tree was found running"), exit.detail);
+    } finally {
+      cleanUp(pid);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
