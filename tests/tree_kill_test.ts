@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
+import { relayMcp } from "../mcp.ts";
 import { KILL_GRACE_MS } from "../_run/run_tool.ts";
 import { groupOnlyNote } from "../_run/runtime.ts";
 import { NOT_ALL_GRANTED } from "../_run/tree.ts";
@@ -73,6 +74,37 @@ for (
     assert.deepEqual(survivors, [], "no descendant left alive");
   });
 }
+
+test(
+  "runTool: a tool that is setsid itself (its own session, forking first where it leads a group) is ended on time",
+  withSetsid,
+  async () => {
+    const pids = pidFile();
+    try {
+      const setsid = ["/usr/bin/setsid", "/bin/setsid"].find((p) => existsSync(p))!;
+      const controller = new AbortController();
+      // -w: where setsid leads the group it was started in (Bun and Node start it so), it forks, the child calls
+      // setsid and execs the fake tool, and setsid waits for it; under Deno it calls setsid() in place.
+      const running = runTool(setsid, ["-w", treeTool.command, ...treeTool.args, "hold", "30"], {
+        env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+        signal: controller.signal,
+        timeoutMs: 30_000,
+      });
+      await waitPids(pids, 1, 20_000);
+      const abortedAt = performance.now();
+      controller.abort();
+      const r = await running;
+      const settleMs = performance.now() - abortedAt;
+      assert.equal(r.kind, "timeout", r.detail);
+      assert.ok(settleMs < KILL_GRACE_MS + SLACK_MS, `settled ${settleMs} ms after the abort`);
+      const started = pids.pids();
+      assert.equal(started.length, 1, "the fake tool recorded its pid");
+      assert.deepEqual(await waitGone(started), [], "the tool in its own session was ended");
+    } finally {
+      pids.cleanup();
+    }
+  },
+);
 
 test(
   "runTool: setsid-orphan, what the tool printed is kept and its escaped descendant ended",
@@ -273,6 +305,48 @@ console.log(JSON.stringify({ kind: r.kind, detail: r.detail }));
       assert.equal(r.kind, "spawn", r.detail);
       assert.match(r.detail, /run access/);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "relayMcp: a server's descendant that ignores SIGTERM is ended when the server itself leaves on it",
+  { timeout: 60_000, skip: process.platform === "win32" ? "POSIX signals" : false },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-term-"));
+    let sleep = 0;
+    try {
+      const controller = new AbortController();
+      const input = (async function* () {
+        await new Promise((resolve) => controller.signal.addEventListener("abort", resolve));
+      })();
+      // The shell dies of the relay's SIGTERM; its sleep, started with SIGTERM ignored, does not.
+      const script = '(trap "" TERM; exec sleep 7.41) </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; wait';
+      const running = relayMcp({
+        command: "/bin/sh",
+        args: ["-c", script, dir],
+        input,
+        output: () => {},
+        stderr: "ignore",
+        signal: controller.signal,
+      });
+      const pid = () => existsSync(join(dir, "pid")) ? readFileSync(join(dir, "pid"), "utf8") : "";
+      while (!pid().endsWith("\n")) await new Promise((resolve) => setTimeout(resolve, 10));
+      sleep = Number(pid());
+      controller.abort();
+      const exit = await running;
+      assert.equal(exit.reason, "aborted", exit.detail);
+      assert.equal(exit.signal, "SIGTERM", "the server left on the SIGTERM");
+      assert.deepEqual(await waitGone([sleep]), [], "the sleep that ignores SIGTERM was ended");
+    } finally {
+      if (sleep > 0) {
+        try {
+          process.kill(sleep, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
       rmSync(dir, { recursive: true, force: true });
     }
   },
