@@ -12,6 +12,7 @@
 import {
   type ChildExit,
   EXITED_ALONE_NOTE,
+  EXITED_ITSELF_NOTE,
   EXITED_NOTE,
   hostInput,
   hostOutput,
@@ -396,7 +397,10 @@ class McpRelay {
     }
   }
 
-  /** Close the server's stdin; after `graceMs` (or at an abort) end its tree: SIGTERM, then SIGKILL. */
+  /**
+   * Close the server's stdin; after `graceMs` (or at an abort) end its tree: SIGTERM, then, once the server
+   * has exited (or after KILL_WAIT_MS), SIGKILL to what is left of the tree.
+   */
   async #endServer(graceMs: number): Promise<void> {
     const child = this.#child;
     if (child === null) return;
@@ -409,8 +413,9 @@ class McpRelay {
     ]);
     if (inTime) return child.killTree("SIGKILL"); // the server exited; end anything it left behind
     child.killTree("SIGTERM");
-    const ended = await Promise.race([exited, delay(KILL_WAIT_MS).then(() => false)]);
-    if (!ended) child.killTree("SIGKILL");
+    await Promise.race([exited, delay(KILL_WAIT_MS)]);
+    // Sent even when the server left on the SIGTERM: a descendant that ignores it would outlive the relay.
+    child.killTree("SIGKILL");
     await Promise.race([this.#exited, delay(KILL_WAIT_MS)]);
   }
 
@@ -433,7 +438,7 @@ class McpRelay {
     const note = child.treeNote(); // (in the tool's words, which the notes compared here are)
     // A server that had exited (unreaped) and left no process: its whole tree was already gone (Linux markers).
     if (reach === "none") return note === EXITED_ALONE_NOTE ? "ended" : "none";
-    return note === undefined || note === EXITED_NOTE ? "ended" : "group_only";
+    return note === undefined || note === EXITED_NOTE || note === EXITED_ITSELF_NOTE ? "ended" : "group_only";
   }
 
   /**
@@ -441,15 +446,17 @@ class McpRelay {
    * own handle may be used, and its descendants stay; where markers do not work the tree is found by its
    * process group only, which a descendant that left it escapes. A tree the relay's sweep found no process of
    * (a server that exited leaving none it could find) is not said to have been ended, nor its reach: where
-   * markers reach the whole tree (Linux) the detail says nothing was left; otherwise nothing is said (what
-   * escaped the group, or what a partial permission could not reach, cannot be seen).
+   * markers reach the tree (Linux) the detail says none was found running, not that none was left (a set-uid or
+   * non-dumpable descendant hides its marker, and once its parent has exited and it has left the group nothing
+   * leads to it); otherwise nothing is said (what escaped the group, or what a partial permission could not
+   * reach, cannot be seen).
    */
   #treeSaid(tree: NonNullable<McpRelayExit["tree"]>): string {
     const found = this.#child!.killFound();
     if (tree === "ended") {
       if (found) return "; the relay ended the server's process tree";
       // only markers see the whole tree (macOS has its group alone, which says nothing of what left it)
-      return treeMarkersWork() ? "; no process of the server's tree was left" : "";
+      return treeMarkersWork() ? "; no process of the server's tree was found running" : "";
     }
     if (!found) return "";
     // Named for the server, and cut as runTool's detail cuts a tree note.

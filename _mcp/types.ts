@@ -374,7 +374,7 @@ export interface McpRelayExit {
   /**
    * A short explanation; for the stdio relay, with how far its ending of the server's process tree reached,
    * in words (see `tree`), where its sweep found a process to end or could not reach the whole tree, and
-   * where it found none of a tree its markers reach whole (`"ended"` on Linux), that none was left.
+   * where it found none of a tree its markers reach (`"ended"` on Linux), that none was found running.
    */
   detail: string;
   /**

@@ -4,6 +4,8 @@
  * @module
  */
 import { describeJsonType, excerpt } from "./classify.ts";
+import { givenValue } from "../_common/values.ts";
+import type { RunOptions, ToolCallRecord, ToolResult } from "../types.ts";
 
 /** A model-supplied argument, made by {@linkcode fromModel}. The guard checks it before anything runs. */
 export interface ModelValue {
@@ -101,4 +103,44 @@ export function prepareArgs(args: readonly ToolArg[]): PreparedArgs {
     argv.push(value);
   }
   return { ok: true, argv };
+}
+
+/**
+ * Hand `result` and the call that produced it to the caller's `onResult`, once, when it is a function (a
+ * refusal or a guard's failure is a result too, and every result is logged). Logging never changes the
+ * outcome: a hook that throws or rejects is ignored. `cwd`: the working directory the call was given.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fromModel, logResult } from "./args.ts";
+ *
+ * const result = { ok: true as const, kind: "empty" as const, items: [], warnings: [], detail: "", exitCode: 0, signal: null, durationMs: 1, stderr: "", truncated: false };
+ * const calls: unknown[] = [];
+ * await logResult((r: unknown, call: unknown) => void calls.push(r, call), result, "rg", ["-e", fromModel("x")], undefined);
+ * assert.deepEqual(calls, [result, { command: "rg", args: ["-e", "x"] }]);
+ * await logResult(() => { throw new Error("log full"); }, result, "rg", [], "/tmp"); // ignored
+ * ```
+ */
+export async function logResult(
+  onResult: unknown,
+  result: ToolResult,
+  command: string,
+  args: readonly ToolArg[],
+  cwd: string | undefined,
+): Promise<void> {
+  if (typeof onResult !== "function") return;
+  try {
+    const record: ToolCallRecord = {
+      command,
+      // An argument that was refused (not text) is named by its type: its own text could throw.
+      args: Array.isArray(args)
+        ? args.map((a) => (typeof a === "string" ? a : isModelValue(a) ? a.value : givenValue(a)))
+        : [],
+      ...(cwd !== undefined ? { cwd } : {}),
+    };
+    await (onResult as NonNullable<RunOptions["onResult"]>)(result, record);
+  } catch {
+    // Logging must never change the outcome.
+  }
 }

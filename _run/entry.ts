@@ -6,7 +6,7 @@
  * @module
  */
 import { guardFailure, optionGiven } from "./classify.ts";
-import type { ToolArg } from "./args.ts";
+import { logResult, type ToolArg } from "./args.ts";
 import type { RunOptions, ToolResult } from "../types.ts";
 
 /**
@@ -67,9 +67,35 @@ export function runTool(
   if (runner !== undefined) return runner.runTool(command, args, options);
   return loadRunner().then(
     (loaded) => loaded.runTool(command, args, options),
-    // A broken installation must still not look like an answer.
-    (error) => guardFailure("the guard could not load its runner", error, optionGiven(options, "maxDetail")),
+    (error) => unloaded(error, command, args, options),
   );
+}
+
+/**
+ * The result of a call whose runner would not load, logged as the runner logs every result: a broken
+ * installation must still not look like an answer, nor go unlogged. Each option is read once, and a read
+ * that throws counts as not given (the runner would refuse such options, and still log the refusal).
+ */
+async function unloaded(
+  error: unknown,
+  command: string,
+  args: readonly ToolArg[],
+  options: RunOptions,
+): Promise<ToolResult> {
+  const result = guardFailure(
+    "the guard could not load its runner",
+    error,
+    optionGiven(options, "maxDetail"),
+  );
+  const cwd = optionGiven(options, "cwd");
+  await logResult(
+    optionGiven(options, "onResult"),
+    result,
+    command,
+    args,
+    typeof cwd === "string" ? cwd : undefined,
+  );
+  return result;
 }
 
 let runner: typeof import("./run_tool.ts") | undefined;

@@ -15,7 +15,7 @@ import {
   unrefTimeout,
   untrackLive,
 } from "./runtime.ts";
-import { isModelValue, prepareArgs, type ToolArg } from "./args.ts";
+import { logResult, prepareArgs, type ToolArg } from "./args.ts";
 import {
   classifyOptionsProblem,
   classifyOutcome,
@@ -32,7 +32,7 @@ import {
   toBytes,
 } from "./classify.ts";
 import { checkSwitches, errorText, givenValue, isRecord, stringsIn } from "../_common/values.ts";
-import type { RunOptions, ToolCallRecord, ToolResult, ToolSuccess } from "../types.ts";
+import type { RunOptions, ToolResult, ToolSuccess } from "../types.ts";
 
 /** Milliseconds between SIGTERM and SIGKILL when the guard ends a process tree. */
 export const KILL_GRACE_MS = 200;
@@ -670,21 +670,7 @@ export async function runTool(
   if (options.scanOutput && result.kind === "results") {
     result = await scanned(result, options, bounds.loadScanner ?? loadScanner);
   }
-  if (options.onResult) {
-    const record: ToolCallRecord = {
-      command,
-      // An argument that was refused (not text) is named by its type: its own text could throw.
-      args: Array.isArray(args)
-        ? args.map((a) => (typeof a === "string" ? a : isModelValue(a) ? a.value : givenValue(a)))
-        : [],
-      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
-    };
-    try {
-      await options.onResult(result, record);
-    } catch {
-      // Logging must never change the outcome.
-    }
-  }
+  await logResult(options.onResult, result, command, args, options.cwd);
   return result;
 }
 

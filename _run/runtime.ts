@@ -461,8 +461,8 @@ interface Tree {
   noTaskkill?: boolean;
   /**
    * How the child exited, kept under Bun and Node on Windows, whose own kill may have found the tool exited
-   * but unreaped (Bun's says nothing of it), and under Deno on POSIX, where its own kill cannot see that either
-   * (`/proc/PID/stat` needs --allow-all): the exit tells ({@linkcode ownKillReach}).
+   * but unreaped (Bun's says nothing of it), and on POSIX, where a kill cannot see that without
+   * `/proc/PID/stat` (macOS; under Deno it needs --allow-all): the exit tells ({@linkcode ownKillReach}).
    */
   exit?: ChildExit;
   /** The pids a kill found in the tree (Linux markers): an unreadable one is still known once its parent exits. */
@@ -472,10 +472,11 @@ interface Tree {
   /** Set once a kill met a process of the tree it was not allowed to signal. */
   unsignalled?: boolean;
   /**
-   * Set at the first kill on Linux: whether the tool had exited by itself but was not reaped yet (a zombie,
-   * which a signal reaches and does not end).
+   * Set at the first kill on POSIX: whether the tool had exited by itself but was not reaped yet (a zombie,
+   * which a signal reaches and does not end); null where `/proc/PID/stat` cannot tell (macOS, Deno without
+   * --allow-all), and then the tool's exit does ({@linkcode treeNote}).
    */
-  exited?: boolean;
+  exited?: boolean | null;
   /**
    * Our ends of the pipes we read, kept from the first look at the tree that needed them: the child's stay
    * open while its output is read, and reading them all again on every recheck costs as much as a /proc scan.
@@ -505,7 +506,7 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
   }
   // Read before the guard's first signal, after which a tool it ended looks the same. (Deno reads /proc/PID/stat
   // only with --allow-all, which also grants the signals: where only the tool's own kill is left, it cannot.)
-  if (isLinux) tree.exited ??= !tree.reaped && exitedUnreaped(tree.pid);
+  tree.exited ??= tree.reaped ? false : exitedUnreaped(tree.pid) ?? null;
   if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
   if (tree.marker !== null && treeMarkersWork()) {
     const { signalled, unread, unsignalled } = signalMarked(tree.marker, signal, {
@@ -797,16 +798,23 @@ function treeNote(tree: Tree, owner: TreeOwner = "tool"): string | undefined {
   }
   if (isWindows) return TASKKILL_TREE_NOTE;
   const note = ofSignalledTree(tree);
-  return tree.exited ? exitedTreeNote(note, owner) : note;
+  if (tree.exited) return exitedTreeNote(note, owner);
+  // Where a zombie cannot be seen, the exit tells: a code, or a signal the kill never sends, was the tool's own
+  // (it had exited first, or left on a SIGTERM it caught), though its group was signalled and may have held more.
+  const ownExit = tree.exited === null && tree.exit !== undefined && ownKillReach(tree.exit) === "none";
+  return ownExit ? exitedTreeNote(note, owner, false) : note;
 }
 
 /**
  * The tree note where the tool itself had exited first (not yet reaped): {@linkcode EXITED_NOTE} alone, or
  * after `note` (what may still be running), which comes first as the graver: classify cuts a tree note at 200
  * characters, and a cut must take the lesser part. Every note fits whole with the exit said (tests/tree_note_cut_test.ts).
+ * Where a zombie cannot be seen (`seen` false: macOS, Deno without --allow-all) the tool's exit says only that
+ * it exited by itself ({@linkcode EXITED_ITSELF_NOTE}), not when.
  *
  * @param note What {@linkcode treeNote} says of the signalled tree; undefined: nothing was missed.
  * @param owner What the note calls the process started (the relay's is the server).
+ * @param seen Whether the exit was seen before the guard's first signal (a zombie), not told by the exit.
  * @returns The note to give.
  * @example
  * ```ts
@@ -818,10 +826,11 @@ function treeNote(tree: Tree, owner: TreeOwner = "tool"): string | undefined {
  * assert.equal(exitedTreeNote(undefined, "server"), "but the server itself had already exited");
  * ```
  */
-export function exitedTreeNote(note: string | undefined, owner: TreeOwner = "tool"): string {
+export function exitedTreeNote(note: string | undefined, owner: TreeOwner = "tool", seen = true): string {
+  const exited = seen ? "had already exited" : "exited by itself";
   return note === undefined
-    ? `but the ${owner} itself had already exited`
-    : `${note}, and the ${owner} had already exited`;
+    ? `but the ${owner} ${seen ? "itself " : ""}${exited}`
+    : `${note}, and the ${owner} ${exited}`;
 }
 
 /** What {@linkcode treeNote} says of a POSIX tree that was signalled, beside whether the tool had exited. */
@@ -858,6 +867,9 @@ export function groupOnlyNote(why: string): string {
  * alone, it says nothing of a part of the tree missed.
  */
 export const EXITED_NOTE: string = exitedTreeNote(undefined);
+
+/** {@linkcode EXITED_NOTE} where the exit, not a zombie seen in `/proc`, told it (macOS, Deno without --allow-all). */
+export const EXITED_ITSELF_NOTE: string = exitedTreeNote(undefined, "tool", false);
 
 /**
  * Said after "the guard could not end the process tree, " where the process started had exited first (not yet
@@ -936,9 +948,9 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     (s) => {
       tree.reaped = true;
       const exit = s.signal ? { code: null, signal: s.signal } : { code: s.code, signal: null };
-      // POSIX: where only the tool's own kill may be used (a partial --allow-run), /proc/PID/stat, which shows
-      // a tool that had exited first, is refused too (it needs --allow-all): the exit tells instead. (On Windows
-      // Deno's kill ends the tool with code 1, which tells nothing.)
+      // POSIX: where /proc/PID/stat, which shows a tool that had exited first, is refused (it needs
+      // --allow-all: a partial --allow-run, or a full one without -A), the exit tells instead. (On Windows Deno's
+      // kill ends the tool with code 1, which tells nothing.)
       if (!isWindows) tree.exit = exit;
       return exit;
     },
@@ -1211,7 +1223,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
         reaped();
         const code = watch ? watch.full(proc.exitCode) : proc.exitCode; // (releases the handle either way)
         const exit = proc.signalCode ? { code: null, signal: proc.signalCode } : { code, signal: null };
-        if (isWindows) tree.exit = exit;
+        tree.exit = exit;
         return exit;
       },
       () => (reaped(), { code: null, signal: null }),
@@ -1258,7 +1270,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
     proc.on("exit", (code, signal) => {
       tree.reaped = true;
       const exit = signal ? { code: null, signal: String(signal) } : { code: code as number, signal: null };
-      if (isWindows) tree.exit = exit;
+      tree.exit = exit;
       resolve(exit);
     });
   });

@@ -250,22 +250,24 @@ function statOf(proc: ProcReader, pid: number): string[] | undefined {
 }
 
 /**
- * Whether process `pid` has exited but is not reaped yet (a zombie, state Z in its `stat`): signalling it
- * succeeds and ends nothing. False where `/proc` cannot be read here (or the process is gone). Never throws.
+ * Whether process `pid`, a child not reaped yet, has exited (a zombie, state Z in its `stat`): signalling it
+ * succeeds and ends nothing. Undefined where that cannot be told: no `/proc` here (macOS), or its `stat` may
+ * not be read (Deno without --allow-all), or `pid` is no process. Never throws.
  *
  * @param pid The process.
- * @returns Whether it is a zombie.
+ * @returns Whether it is a zombie, or undefined.
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { exitedUnreaped } from "./tree.ts";
  *
- * assert.equal(exitedUnreaped(-1), false);
+ * assert.equal(exitedUnreaped(-1), undefined);
  * ```
  */
-export function exitedUnreaped(pid: number): boolean {
+export function exitedUnreaped(pid: number): boolean | undefined {
   const proc = plainReader();
-  return proc !== null && statOf(proc, pid)?.[0] === "Z";
+  const state = proc === null ? undefined : statOf(proc, pid)?.[0];
+  return state === undefined ? undefined : state === "Z";
 }
 
 /**

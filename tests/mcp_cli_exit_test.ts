@@ -19,7 +19,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
  */
 const TREE = new RegExp(
   "; (the relay (ended the server's process tree|ended the server but not its process tree|could not end the " +
-    "server's process tree)|no process of the server's tree was left)" +
+    "server's process tree)|no process of the server's tree was found running)" +
     (process.platform === "linux" ? "" : "|^[^;]*$"),
 );
 
@@ -100,7 +100,7 @@ test("relayMcp: the exit says how far ending the server's tree reached, in `tree
   const server = evalCommand(SERVER);
   const said: Record<string, RegExp> = {
     ended: process.platform === "linux"
-      ? /; (the relay ended the server's process tree|no process of the server's tree was left)$/
+      ? /; (the relay ended the server's process tree|no process of the server's tree was found running)$/
       : /; the relay ended the server's process tree$|^[^;]*$/,
     group_only: /; the relay ended the server's process tree, found by its process group only|^[^;]*$/,
     // (a sweep that found no process says nothing of how far it would have reached: Windows, once the

@@ -94,6 +94,6 @@ test(
     controller.abort();
     const exit = await relaying;
     assert.equal(exit.tree, "ended");
-    assert.match(exit.detail, /; no process of the server's tree was left$/);
+    assert.match(exit.detail, /; no process of the server's tree was found running$/);
   },
 );

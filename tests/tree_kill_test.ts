@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runTool } from "../guard.ts";
+import { relayMcp } from "../mcp.ts";
 import { KILL_GRACE_MS } from "../_run/run_tool.ts";
 import { groupOnlyNote } from "../_run/runtime.ts";
 import { NOT_ALL_GRANTED } from "../_run/tree.ts";
@@ -73,6 +74,37 @@ for (
     assert.deepEqual(survivors, [], "no descendant left alive");
   });
 }
+
+test(
+  "runTool: a tool that is setsid itself (its own session, forking first where it leads a group) is ended on time",
+  withSetsid,
+  async () => {
+    const pids = pidFile();
+    try {
+      const setsid = ["/usr/bin/setsid", "/bin/setsid"].find((p) => existsSync(p))!;
+      const controller = new AbortController();
+      // -w: where setsid leads the group it was started in (Bun and Node start it so), it forks, the child calls
+      // setsid and execs the fake tool, and setsid waits for it; under Deno it calls setsid() in place.
+      const running = runTool(setsid, ["-w", treeTool.command, ...treeTool.args, "hold", "30"], {
+        env: { TOOLGUARD_FAKE_PIDFILE: pids.path },
+        signal: controller.signal,
+        timeoutMs: 30_000,
+      });
+      await waitPids(pids, 1, 20_000);
+      const abortedAt = performance.now();
+      controller.abort();
+      const r = await running;
+      const settleMs = performance.now() - abortedAt;
+      assert.equal(r.kind, "timeout", r.detail);
+      assert.ok(settleMs < KILL_GRACE_MS + SLACK_MS, `settled ${settleMs} ms after the abort`);
+      const started = pids.pids();
+      assert.equal(started.length, 1, "the fake tool recorded its pid");
+      assert.deepEqual(await waitGone(started), [], "the tool in its own session was ended");
+    } finally {
+      pids.cleanup();
+    }
+  },
+);
 
 test(
   "runTool: setsid-orphan, what the tool printed is kept and its escaped descendant ended",
@@ -144,6 +176,25 @@ async function zombieSeen(dir: string, hosting: Promise<unknown>): Promise<void>
   writeFileSync(`${dir}/zombie`, "");
 }
 
+/** The results of fixtures/restricted_run.ts run in `dir` with `run` (an --allow-run flag) and no --allow-all. */
+async function restrictedRun(dir: string, run: string) {
+  const host = fileURLToPath(new URL("../fixtures/restricted_run.ts", import.meta.url));
+  const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+  const hosting = promisify(execFile)(deno.execPath(), [
+    "run",
+    run,
+    `--allow-read=${dir}`,
+    `--allow-write=${dir}`,
+    host,
+    dir,
+  ], { encoding: "utf8" });
+  await zombieSeen(dir, hosting);
+  return JSON.parse((await hosting).stdout) as Record<
+    "abort" | "daemon" | "exited",
+    { kind: string; detail: string; exitCode: number | null }
+  >;
+}
+
 test(
   "runTool: Deno with a partial --allow-run ends the tool alone and says so, never that it ended the tree",
   { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
@@ -152,21 +203,7 @@ test(
     const read = (name: string) => readFileSync(`${pids.dir}/${name}`, "utf8").trim().split(" ").map(Number);
     let sleeps: number[] = [];
     try {
-      const host = fileURLToPath(new URL("../fixtures/restricted_run.ts", import.meta.url));
-      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-      const hosting = promisify(execFile)(deno.execPath(), [
-        "run",
-        "--allow-run=/bin/sh",
-        `--allow-read=${pids.dir}`,
-        `--allow-write=${pids.dir}`,
-        host,
-        pids.dir,
-      ], { encoding: "utf8" });
-      await zombieSeen(pids.dir, hosting);
-      const r = JSON.parse((await hosting).stdout) as Record<
-        "abort" | "daemon" | "exited",
-        { kind: string; detail: string; exitCode: number | null }
-      >;
+      const r = await restrictedRun(pids.dir, "--allow-run=/bin/sh");
       const [tool, sleep] = read("abort");
       sleeps = [sleep, ...read("daemon")];
       assert.equal(r.abort.kind, "timeout", r.abort.detail);
@@ -197,6 +234,39 @@ test(
           // gone
         }
       }
+      pids.cleanup();
+    }
+  },
+);
+
+test(
+  "runTool: Deno with --allow-run but not --allow-all says a tool that had exited by itself did, not that it ended it",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    const pids = pidFile();
+    try {
+      // Every program may run, so the process group is signalled; /proc/PID/stat, which would show the third
+      // tool a zombie, is refused without --allow-all: its exit (code 3, not the kill's signal) tells.
+      const r = await restrictedRun(pids.dir, "--allow-run");
+      const groupOnly =
+        "the guard ended the process tree, found by its process group only (/proc is not readable here)";
+      assert.equal(r.abort.kind, "timeout", r.abort.detail);
+      assert.ok(
+        r.abort.detail.endsWith(`; ${groupOnly}: a descendant that left the group may have survived`),
+        r.abort.detail,
+      );
+      assert.equal(r.exited.kind, "timeout", r.exited.detail);
+      assert.equal(r.exited.exitCode, 3, "the tool exited by itself");
+      assert.ok(
+        r.exited.detail.endsWith(
+          `; ${groupOnly}: a descendant that left the group may have survived, and the tool exited by itself`,
+        ),
+        r.exited.detail,
+      );
+      const [, sleep] = readFileSync(`${pids.dir}/abort`, "utf8").trim().split(" ").map(Number);
+      const daemon = Number(readFileSync(`${pids.dir}/daemon`, "utf8").trim());
+      assert.deepEqual(await waitGone([sleep, daemon]), [], "the group's sleeps were ended");
+    } finally {
       pids.cleanup();
     }
   },
@@ -235,6 +305,48 @@ console.log(JSON.stringify({ kind: r.kind, detail: r.detail }));
       assert.equal(r.kind, "spawn", r.detail);
       assert.match(r.detail, /run access/);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "relayMcp: a server's descendant that ignores SIGTERM is ended when the server itself leaves on it",
+  { timeout: 60_000, skip: process.platform === "win32" ? "POSIX signals" : false },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-term-"));
+    let sleep = 0;
+    try {
+      const controller = new AbortController();
+      const input = (async function* () {
+        await new Promise((resolve) => controller.signal.addEventListener("abort", resolve));
+      })();
+      // The shell dies of the relay's SIGTERM; its sleep, started with SIGTERM ignored, does not.
+      const script = '(trap "" TERM; exec sleep 7.41) </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; wait';
+      const running = relayMcp({
+        command: "/bin/sh",
+        args: ["-c", script, dir],
+        input,
+        output: () => {},
+        stderr: "ignore",
+        signal: controller.signal,
+      });
+      const pid = () => existsSync(join(dir, "pid")) ? readFileSync(join(dir, "pid"), "utf8") : "";
+      while (!pid().endsWith("\n")) await new Promise((resolve) => setTimeout(resolve, 10));
+      sleep = Number(pid());
+      controller.abort();
+      const exit = await running;
+      assert.equal(exit.reason, "aborted", exit.detail);
+      assert.equal(exit.signal, "SIGTERM", "the server left on the SIGTERM");
+      assert.deepEqual(await waitGone([sleep]), [], "the sleep that ignores SIGTERM was ended");
+    } finally {
+      if (sleep > 0) {
+        try {
+          process.kill(sleep, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
       rmSync(dir, { recursive: true, force: true });
     }
   },
@@ -326,7 +438,11 @@ test(
     assert.equal(exit.reason, "aborted", exit.detail);
     const said = "; the relay ended the server's process tree, found by its process group only " +
       "(/proc is not readable here): a descendant that left the group may have survived";
-    assert.ok(exit.detail.endsWith(said), exit.detail);
+    // (a server that left at the end of its input before the SIGTERM came is said to have: its exit tells)
+    assert.ok(
+      [said, `${said}, and the server exited by itself`].some((end) => exit.detail.endsWith(end)),
+      exit.detail,
+    );
   },
 );
 

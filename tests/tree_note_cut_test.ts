@@ -30,6 +30,7 @@ const signalled = [
 const notes = [
   ...signalled,
   ...signalled.map((note) => exitedTreeNote(note)),
+  ...signalled.map((note) => exitedTreeNote(note, "tool", false)),
   EXITED_ALONE_NOTE,
   PARTIAL_RUN_NOTE,
   TASKKILL_TREE_NOTE,
@@ -74,13 +75,15 @@ test("treeNote: every note worded for the MCP relay's server names the server an
   // The notes that name the process the guard started, as the relay asks for them (treeNote("server")).
   const forServer = [
     ...signalled.map((note) => exitedTreeNote(note, "server")),
+    ...signalled.map((note) => exitedTreeNote(note, "server", false)),
     exitedTreeNote(undefined, "server"),
+    exitedTreeNote(undefined, "server", false),
     exitedAloneNote("server"),
     taskkillGoneNote("server"),
     ...(["deno", "bun", "node"] as const).map((rt) => noTaskkillNote(rt, true, "server")),
   ];
   for (const note of forServer) {
-    assert.match(note, /the server (itself )?had already exited/);
+    assert.match(note, /the server ((itself )?had already exited|exited by itself)/);
     assert.doesNotMatch(note, /\btool\b/);
     assert.ok(note.length <= MAX_TREE_NOTE, `${note.length}: ${note}`);
   }

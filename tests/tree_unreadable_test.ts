@@ -21,6 +21,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { waitGone } from "./_guard_helpers.ts";
+import { MAX_TREE_NOTE } from "../_common/values.ts";
+import { exitedTreeNote, UNREAD_NOTE } from "../_run/runtime.ts";
 import { isDeno, isLinux } from "./_runtime.ts";
 
 const python = ["/usr/bin/python3", "/usr/local/bin/python3"].find((path) => existsSync(path));
@@ -66,6 +68,42 @@ const r = await running;
 console.log(JSON.stringify({ kind: r.kind, detail: r.detail, pid: Number(pid()) }));
 `;
 
+// The MCP relay's host: its server is the shell, and once the descendant's environment is unreadable the relay
+// is aborted, which ends the server's tree. Prints the relay's exit and the descendant's pid.
+const RELAY_HOST = `import { relayMcp } from MCP;
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import process from "node:process";
+const dir = process.argv[process.argv.length - 1];
+const controller = new AbortController();
+const input = (async function* () {
+  await new Promise((resolve) => controller.signal.addEventListener("abort", resolve));
+})();
+const running = relayMcp({
+  command: "/bin/sh",
+  args: ["-c", SCRIPT, dir, DESCENDANT],
+  input,
+  output: () => {},
+  stderr: "ignore",
+  signal: controller.signal,
+});
+const pid = () => { try { return readFileSync(dir + "/pid", "utf8"); } catch { return ""; } };
+while (!pid().endsWith("\\n")) await new Promise((resolve) => setTimeout(resolve, 20));
+const readable = () => { try { return readFileSync("/proc/" + Number(pid()) + "/environ"), true; } catch { return false; } };
+for (let i = 0; i < 250 && readable(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+// A server that wrote its pid to DIR/server exits once DIR/go exists: the host then blocks (so the runtime
+// cannot reap it) until /proc shows it a zombie, and aborts.
+if (existsSync(dir + "/server")) {
+  const stat = "/proc/" + Number(readFileSync(dir + "/server", "utf8")) + "/stat";
+  writeFileSync(dir + "/go", "");
+  const until = Date.now() + 20_000;
+  while (Date.now() < until && !/\\) Z /.test(readFileSync(stat, "utf8")));
+}
+controller.abort();
+const exit = await running;
+console.log(JSON.stringify({ ...exit, pid: Number(pid()) }));
+process.exit(0);
+`;
+
 /**
  * Where a host's folder is made: as root, /tmp itself, which nobody may enter, where the suite's own temporary
  * folder (`deno task check` gives it one only its owner enters) may be closed to nobody.
@@ -80,8 +118,8 @@ function hostBase(): string {
  * TMPDIR do), so the library's modules are copied into `dir` and the runtime linked there (copied across file
  * systems). As another user the tests run the checkout as it is.
  */
-function readableByNobody(dir: string, runtime: string): { guard: string; runtime: string } {
-  if (!isRoot) return { guard: fileURLToPath(new URL("../guard.ts", import.meta.url)), runtime };
+function readableByNobody(dir: string, runtime: string): { lib: string; runtime: string } {
+  if (!isRoot) return { lib: fileURLToPath(new URL("..", import.meta.url)), runtime };
   const root = fileURLToPath(new URL("..", import.meta.url));
   const lib = join(dir, "lib");
   for (const name of readdirSync(root)) {
@@ -97,20 +135,31 @@ function readableByNobody(dir: string, runtime: string): { guard: string; runtim
     copyFileSync(runtime, linked);
   }
   chmodSync(linked, 0o755);
-  return { guard: join(lib, "guard.ts"), runtime: linked };
+  return { lib, runtime: linked };
 }
 
-/** Run HOST as nobody (when root) with `script` as the tool's `sh -c`; `$0` is the folder for the pid file. */
-async function runHost(dir: string, script: string): Promise<{ kind: string; detail: string; pid: number }> {
+/**
+ * Run `template` (HOST, or RELAY_HOST) as nobody (when root) with `script` as the tool's `sh -c`; `$0` is the
+ * folder for the pid file. Returns what the host printed.
+ */
+async function runHost<T = { kind: string; detail: string; pid: number }>(
+  dir: string,
+  script: string,
+  template = HOST,
+): Promise<T> {
   chmodSync(dir, 0o777); // nobody writes the pid, and Deno its cache, here
   const host = join(dir, "host.ts");
   const deno = (globalThis as unknown as { Deno?: { execPath(): string } }).Deno;
   const readable = readableByNobody(dir, isDeno ? deno!.execPath() : process.execPath);
-  const guard = JSON.stringify(readable.guard);
+  const guard = JSON.stringify(join(readable.lib, "guard.ts"));
+  const mcp = JSON.stringify(join(readable.lib, "mcp.ts"));
   writeFileSync(
     host,
     // (functions, as a replacement string would read "$$" in the script as "$")
-    HOST.replace("GUARD", () => guard).replace("SCRIPT", () => JSON.stringify(script))
+    template.replace("GUARD", () => guard).replace("MCP", () => mcp).replace(
+      "SCRIPT",
+      () => JSON.stringify(script),
+    )
       .replace("DESCENDANT", () => JSON.stringify(DESCENDANT)),
   );
   const runtime = isDeno ? [readable.runtime, "run", "-A", host, dir] : [readable.runtime, host, dir];
@@ -219,6 +268,93 @@ test(
       assert.match(r.detail, /the guard ended the process tree$/);
       assert.deepEqual(await waitGone([r.pid]), [], "the tool was ended");
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "relayMcp: a server's descendant whose environment cannot be read is named in the exit's tree note, whole",
+  { timeout: 60_000, skip },
+  async () => {
+    const dir = mkdtempSync(join(hostBase(), "toolguard-relay-unread-"));
+    let pid = 0;
+    try {
+      const exit = await runHost<{ reason: string; detail: string; tree?: string; pid: number }>(
+        dir,
+        `${python} -c "$1" "$0/pid" & wait`,
+        RELAY_HOST,
+      );
+      pid = exit.pid;
+      assert.ok(pid > 0, JSON.stringify(exit));
+      assert.equal(exit.reason, "aborted", exit.detail);
+      assert.equal(exit.tree, "group_only", exit.detail);
+      // It ignores SIGTERM, and the server left on it: the relay's SIGKILL still comes (the host exits at once).
+      assert.deepEqual(await waitGone([pid]), [], "the non-dumpable descendant was ended");
+      // The note, as runTool's detail gives it, cut at 200 characters where it would be longer: this one is whole.
+      const said = "; the relay ended the server's process tree, ";
+      const note = exit.detail.slice(exit.detail.lastIndexOf(said) + said.length);
+      assert.ok(exit.detail.includes(said), exit.detail);
+      assert.equal(note, UNREAD_NOTE);
+      assert.ok(note.length <= MAX_TREE_NOTE);
+    } finally {
+      cleanUp(pid);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "relayMcp: a server that had exited, leaving a descendant whose environment cannot be read, is named in the note",
+  { timeout: 60_000, skip },
+  async () => {
+    const dir = mkdtempSync(join(hostBase(), "toolguard-relay-exited-"));
+    let pid = 0;
+    try {
+      const exit = await runHost<{ reason: string; detail: string; exitCode: number | null; pid: number }>(
+        dir,
+        // (through a shell that waits for it: a process whose parent exited and that left the group is found
+        // by nothing once its marker cannot be read)
+        `/bin/sh -c '${python} -c "$1" "$0/pid" & wait' "$0" "$1" & echo $$ > "$0/server"; ` +
+          `while [ ! -e "$0/go" ]; do sleep 0.01; done; exit 3`,
+        RELAY_HOST,
+      );
+      pid = exit.pid;
+      assert.ok(pid > 0, JSON.stringify(exit));
+      assert.equal(exit.exitCode, 3, exit.detail);
+      assert.deepEqual(await waitGone([pid]), [], "the non-dumpable descendant was ended");
+      // The longest note the relay gives (198 characters), whole, and in the server's words.
+      const note = exitedTreeNote(UNREAD_NOTE, "server");
+      assert.ok(note.length <= MAX_TREE_NOTE);
+      assert.ok(exit.detail.endsWith(`; the relay ended the server's process tree, ${note}`), exit.detail);
+      assert.doesNotMatch(exit.detail, /\btool\b/);
+    } finally {
+      cleanUp(pid);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "relayMcp: a server that had exited, leaving a descendant nothing leads to, is not said to have left none",
+  { timeout: 60_000, skip },
+  async () => {
+    const dir = mkdtempSync(join(hostBase(), "toolguard-relay-hidden-"));
+    let pid = 0;
+    try {
+      // The descendant left the session and hides its marker; its parent, the server, exits before the abort:
+      // neither marker nor parent nor group leads to it, and the relay cannot tell it is there.
+      const exit = await runHost<{ reason: string; detail: string; exitCode: number | null; pid: number }>(
+        dir,
+        `${python} -c "$1" "$0/pid" & echo $$ > "$0/server"; while [ ! -e "$0/go" ]; do sleep 0.01; done; exit 3`,
+        RELAY_HOST,
+      );
+      pid = exit.pid;
+      assert.ok(pid > 0, JSON.stringify(exit));
+      assert.equal(exit.exitCode, 3, exit.detail);
+      assert.ok(exit.detail.endsWith("; no process of the server's tree was found running"), exit.detail);
+    } finally {
+      cleanUp(pid);
       rmSync(dir, { recursive: true, force: true });
     }
   },
