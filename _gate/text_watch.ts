@@ -33,8 +33,8 @@ import {
   CALL_FENCE,
   CALL_OPENING_KEYS,
   CALL_START_MARKERS,
-  CALL_START_SHAPES,
   callMayStart,
+  callStartShapes,
   fenceMayHoldCalls,
   RECIPIENT_START,
   RECIPIENT_START_TAIL,
@@ -418,7 +418,7 @@ export class TextWatcher {
    */
   #shapeAt(s: string, i: number): "yes" | "maybe" | "no" {
     if (!this.#json) return "no";
-    for (const re of CALL_START_SHAPES) {
+    for (const re of callStartShapes()) {
       re.lastIndex = i;
       if (re.test(s)) return "yes";
     }

@@ -34,10 +34,12 @@
  * - in a module that an entry point loads statically, top-level work that costs V8 far more than it looks:
  *   a loop (V8 compiles the module's top-level code to baseline code and re-parses the whole module for its
  *   source positions: 0.3-1.2 ms for the 60 KB `_scan/fold.ts`), an error made (its stack's source
- *   positions re-parse the module too), or a `\p{...}` expression made (0.1-0.2 ms each on Deno). Move such
- *   work into a function or behind first use (`lazy`, or `x ??= ...` where the module imports nothing). The
- *   check reads top-level statements as deno fmt writes them (starting in column 0) and skips those holding a
- *   function (`=>`, `function`), whose body runs later, if at all.
+ *   positions re-parse the module too), a `\p{...}` expression made (0.1-0.2 ms each on Deno), or a call of
+ *   `flatMap` (its first calls, and those of what its callback runs, took Bun 0.2-0.5 ms of the import).
+ *   Move such work into a function or behind first use (`lazy`, or `x ??= ...` where the module imports
+ *   nothing). The check reads top-level statements as deno fmt writes them (starting in column 0) and skips
+ *   those holding a function (`=>`, `function`), whose body runs later, if at all (but not a `flatMap` call
+ *   whose callback is an arrow).
  *
  * Usage: `deno run -A scripts/check_imports.ts [ENTRY.ts ...]` (default: every entry point in deno.json).
  * `tests/check_imports_test.ts` imports {@linkcode layeringProblems} to check the rules on graphs of its own.
@@ -347,14 +349,20 @@ function topLevelStatements(source: string): string[] {
   return statements;
 }
 
+/** A top-level `const` whose value is a function, or made on first use: its body does not run at load. */
+const FUNCTION_VALUE =
+  /^(?:(?! = )[^\n])* = (?:lazy\(|function\b|(?:async )?(?:\w+|\([^()]*\))(?:: [^=]+)? =>)/;
+
 /** Top-level work in the modules the entry points load statically that V8 charges heavily (see above). */
 function loadWorkProblems(graph: Map<string, Set<string>>, entries: readonly string[]): string[] {
   const loaded = new Set(entries.flatMap((entry) => [...closure(graph, entry.replace(/^\.\//, ""))]));
   const problems: string[] = [];
   for (const file of [...loaded].sort()) {
-    // Without comments, and each template literal on one line (a line of one in column 0 starts nothing).
+    // Without comments, without the backticks of quoted strings (one would pair with another string's below),
+    // and each template literal on one line (a line of one in column 0 starts nothing).
     const source = Deno.readTextFileSync(new URL(file, root))
       .replace(/\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm, "")
+      .replace(/"(?:[^"\\\n]|\\.)*"/g, (literal) => literal.replaceAll("`", ""))
       .replace(/`[^`]*`/g, (literal) => literal.replaceAll("\n", " "));
     const errorClasses = [...source.matchAll(/class (\w+) extends \w*Error\b/g)].map((match) => match[1]);
     const makesError = new RegExp(`\\bnew (?:\\w*Error|${[...errorClasses, "$^"].join("|")})\\(`);
@@ -363,7 +371,12 @@ function loadWorkProblems(graph: Map<string, Set<string>>, entries: readonly str
       if (/^(?:for|while|do)\b/.test(first)) {
         problems.push(`${file} runs a loop at load (${first.trim()}): move it into a function`);
       }
-      if (!/^(?:export )?(?:const|let) /.test(first) || /=>|\bfunction\b/.test(statement)) continue;
+      if (!/^(?:export )?(?:const|let) /.test(first)) continue;
+      // A callback handed to a call at load runs at load: the only such call Bun charges heavily.
+      if (/\.flatMap\(/.test(statement) && !FUNCTION_VALUE.test(statement)) {
+        problems.push(`${file} calls flatMap at load (${first.trim()}): make the list on first use`);
+      }
+      if (/=>|\bfunction\b/.test(statement)) continue;
       if (makesError.test(statement)) {
         problems.push(`${file} makes an error at load (${first.trim()}): make it when first thrown`);
       }
