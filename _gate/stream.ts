@@ -486,10 +486,15 @@ export class StreamGate {
       else flow.send(raw);
       return;
     }
-    if (this.#router.framing === "sse" && data.trim() === "[DONE]") {
+    const openai = OPENAI_DIALECTS.has(this.#dialect);
+    // (the openai SDK ends at any data that starts with [DONE], "[DONE]!" too: taken for JSON not read and
+    // dropped, it let the client read on, and run a call it would never have seen)
+    if (
+      this.#router.framing === "sse" && (data.trim() === "[DONE]" || (openai && data.startsWith("[DONE]")))
+    ) {
       this.#doneFrame = raw;
       // (the openai SDK reads no further; the Anthropic SDK skips a frame with no event name and reads on)
-      this.#ended = OPENAI_DIALECTS.has(this.#dialect);
+      this.#ended = openai;
       return;
     }
     const parsed = parseJsonSafe(data);

@@ -1754,3 +1754,16 @@ test("guardFetch: an Anthropic stream reads on past a data: [DONE], as the Anthr
     }
   }
 });
+
+test("guardFetch: an OpenAI Chat data: [DONE] followed by more on its line ends the stream, as the openai SDK reads it", async () => {
+  // (the SDK stops at data that starts with [DONE]; the gate dropped the frame as not JSON and passed what
+  // followed, so the client read and ran a call it would never have seen)
+  const call = chatChunk(weatherCall("C"));
+  const ended = [...(chatStream(["It is ", "sunny."]) as unknown[]).slice(0, -1), "data: [DONE]!\n\n"];
+  reply({ sse: [...ended, call, chatChunk({}, "tool_calls"), "data: [DONE]\n\n"] });
+  const final = await chatFinal();
+  const choice = final.choices[0];
+  assert.deepEqual([choice.finish_reason, choice.message.tool_calls ?? []], ["stop", []]);
+  assert.match(events[0]?.reason ?? "", DROPPED_ALONE);
+  assert.equal(choice.message.content, `It is sunny.\n\n${events[0]?.reason}`);
+});
