@@ -1555,8 +1555,10 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call after the
       "Let me check.",
     ],
   ];
-  for (const [label, sse, calls, said] of cases) {
-    const { final, read, seen } = await responsesFinal([sse], {});
+  // (the text watch off too: the final event again listed the provider's text there, not the client's)
+  for (const [[name, sse, calls, said], extract] of cases.flatMap((c) => [[c, true], [c, false]] as const)) {
+    const label = extract ? name : `${name}, extract: false`;
+    const { final, read, seen } = await responsesFinal([sse], { extract });
     const numbers = read.map((e) => e.sequence_number);
     assert.deepEqual(numbers, numbers.map((_, i) => i), label);
     const places = read.flatMap((e) => e.type === "response.output_item.added" ? [e.output_index] : []);
