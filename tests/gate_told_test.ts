@@ -1769,3 +1769,25 @@ test("guardFetch: an OpenAI Chat data: [DONE] followed by more on its line ends 
   assert.match(events[0]?.reason ?? "", DROPPED_ALONE);
   assert.equal(choice.message.content, `It is sunny.\n\n${events[0]?.reason}`);
 });
+
+test("guardFetch: an Ollama final chunk whose done is true to JavaScript but not true (done: 1) ends the message as the ollama client reads it", async () => {
+  // (the client stops at any done that is truthy; the gate took such a chunk for text: a rejected call's
+  // reason went after it, never read, and a line naming a call after it went untold)
+  const one = (lines: unknown[]) =>
+    lines.map((l) => (l as { done?: boolean }).done ? { ...(l as object), done: 1 } : l);
+  const cut = JSON.stringify({ message: { role: "assistant", tool_calls: [{}] } }).slice(0, -1) + "\n";
+  const cases: [string, unknown[], RegExp][] = [
+    [
+      "rejected",
+      one(ollamaStream(["It is "], [{ name: "delete_everything", args: {} }])),
+      /^toolguard stopped /,
+    ],
+    ["a call after it", [...one(ollamaStream(["It is "])), cut], DROPPED_ALONE],
+  ];
+  for (const [label, lines, told] of cases) {
+    const { text, done, seen } = await ollamaRead(lines);
+    assert.equal(done, 1, label);
+    assert.match(seen[0]?.reason ?? "", told, label);
+    assert.equal(text, `It is \n\n${seen[0]?.reason}`, label);
+  }
+});

@@ -115,6 +115,17 @@ class OllamaStream implements FrameRouter {
     return ollamaText(event).text;
   }
 
+  /**
+   * See `FrameRouter.place`: a `done` true to JavaScript but not `true` (`1`, `"yes"`) as the client reads
+   * it, `true`: the ollama client stops at any such chunk, where the gate took it for text, and sent a
+   * rejected call's reason after it, never read.
+   */
+  place(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
+    if (!event.done || event.done === true) return { raw, event };
+    const final = { ...event, done: true };
+    return { raw: line(final), event: final };
+  }
+
   /** A retry's chunks carry no position: they follow as they come. */
   resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
     return { raw, event };
