@@ -1791,3 +1791,32 @@ test("guardFetch: an Ollama final chunk whose done is true to JavaScript but not
     assert.equal(text, `It is \n\n${seen[0]?.reason}`, label);
   }
 });
+
+test("guardFetch: an Ollama final chunk that brings the calls has a rejected one taken out, the one that passes kept", async () => {
+  // (held whole as the final chunk, waiting for the end, it was marked as carrying no call: where only some
+  // calls were rejected, it went out as it came, the rejected call in it, and the client ran it)
+  const lines = ollamaStream(["It is "], [
+    { name: "get_weather", args: { city: "Oslo" } },
+    { name: "delete_everything", args: {} },
+  ]);
+  const [calls, final] = lines.slice(-2) as { message: Record<string, unknown> }[];
+  const merged = [...lines.slice(0, -2), {
+    ...final,
+    message: { ...final.message, tool_calls: calls.message.tool_calls },
+  }];
+  const seen: GateEvent[] = [];
+  const client = new Ollama({
+    host: "http://127.0.0.1:9",
+    fetch: guardFetch(ndjsonFetch(merged), { onVerdict: (e) => seen.push(e), onRejected: "drop-call" }),
+  });
+  const parts = await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+  const names: string[] = [];
+  let text = "";
+  for await (const p of parts) {
+    text += p.message.content;
+    for (const c of p.message.tool_calls ?? []) names.push(c.function.name);
+  }
+  assert.deepEqual(names, ["get_weather"]);
+  assert.match(seen[0]?.reason ?? "", /delete_everything/);
+  assert.equal(text, `It is \n\n${seen[0]?.reason}`);
+});

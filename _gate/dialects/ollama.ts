@@ -266,10 +266,11 @@ class OllamaStream implements FrameRouter {
       event.message.tool_calls.length > 0;
     this.#flow = flow;
     if (hasCalls) this.#called = true;
-    if (event.done === true && !flow.pending && !this.#unread) {
+    if (event.done === true && !hasCalls && !flow.pending && !this.#unread) {
       // The final chunk waits whole (byte for byte) for the end of the stream: the ollama client stops
       // reading at it, so a line dropped unread after it (the gate drops every one) is told ahead of it, or
-      // never.
+      // never. (One that brings calls is held as theirs, below: held as no call's, a rejected call in it
+      // went out with the kept ones.)
       flow.pending = true;
       return flow.hold({ raw, event, tool: false });
     }
