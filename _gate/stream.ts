@@ -263,6 +263,8 @@ function ndjsonFrames(): FrameParser<WireFrame> {
 
 /** One encoder for every gate: encoding keeps no state. */
 const ENCODER = new TextEncoder();
+/** The dialects the openai SDK reads, which stops reading at `data: [DONE]` (see `StreamGate.#afterEnd`). */
+const OPENAI_DIALECTS: ReadonlySet<StreamDialect> = new Set(["openai_chat", "openai_responses"]);
 
 /**
  * The gate over the bytes of one streamed response: {@linkcode StreamGate.gate} passes text through as it
@@ -314,6 +316,11 @@ export class StreamGate {
   #frames = 0;
   /** OpenAI's `data: [DONE]`, sent last. */
   #doneFrame: string | undefined;
+  /**
+   * Whether the client stops reading here: after OpenAI's `data: [DONE]`, or an Ollama line that ended the
+   * message (`done`). What follows is dropped (see `#afterEnd`).
+   */
+  #ended = false;
   /**
    * On a retry's stream, where the dialect parts its text from the client's (see `TextFrames.scored` and
    * `TextFrames.lead`): the answers whose client text ends mid-line and that have sent no text yet.
@@ -368,7 +375,7 @@ export class StreamGate {
         };
         try {
           while (!sent) {
-            const { done, value } = await reader.read();
+            const { done, value } = await this.#read(reader);
             // A cancel ends a pending read as if the stream were over: that is no turn to judge or retry.
             if (this.#cancelled) return;
             if (done) {
@@ -392,6 +399,24 @@ export class StreamGate {
         await Promise.all([reader.cancel(reason), this.#retryReader?.cancel(reason)]);
       },
     }, { highWaterMark: 0 });
+  }
+
+  /**
+   * The next chunk of the source; where it fails after an Ollama message ended, the end of the stream (with
+   * a finding): the ollama client stops reading at the final chunk, which the gate holds to the end, so it
+   * read the error where, without the gate, it had its answer whole. (The openai SDK reads to the end after
+   * `[DONE]`, and throws a failure there as it comes.)
+   */
+  async #read(
+    reader: ReadableStreamDefaultReader<Uint8Array>,
+  ): Promise<ReadableStreamReadResult<Uint8Array>> {
+    try {
+      return await reader.read();
+    } catch (e) {
+      if (!this.#ended || this.#router.framing !== "ndjson") throw e;
+      this.#drop(`stream could not be read after its final chunk: ${errorText(e)}`);
+      return { done: true, value: undefined };
+    }
   }
 
   #transform(chunk: Uint8Array, controller: Sink): void {
@@ -454,15 +479,22 @@ export class StreamGate {
     const data = frame.data;
     this.#frames++;
     const flow = this.#flow;
-    if (this.#doneFrame !== undefined) return this.#afterDone(data);
+    if (this.#ended) return this.#afterEnd(data);
     if (data === undefined || data.trim() === "") {
       // Comments, keep-alives, blank lines: forward unless a call is pending (then keep the order).
       if (flow.pending) flow.hold({ raw, tool: false });
       else flow.send(raw);
       return;
     }
-    if (this.#router.framing === "sse" && data.trim() === "[DONE]") {
+    const openai = OPENAI_DIALECTS.has(this.#dialect);
+    // (the openai SDK ends at any data that starts with [DONE], "[DONE]!" too: taken for JSON not read and
+    // dropped, it let the client read on, and run a call it would never have seen)
+    if (
+      this.#router.framing === "sse" && (data.trim() === "[DONE]" || (openai && data.startsWith("[DONE]")))
+    ) {
       this.#doneFrame = raw;
+      // (the openai SDK reads no further; the Anthropic SDK skips a frame with no event name and reads on)
+      this.#ended = openai;
       return;
     }
     const parsed = parseJsonSafe(data);
@@ -476,6 +508,8 @@ export class StreamGate {
       );
     }
     let event = parsed.value;
+    // (as the ollama client reads it: any `done` that is true to JavaScript ends its reading)
+    if (this.#router.framing === "ndjson" && event.done) this.#ended = true;
     const refused = this.#router.refuse?.(event, frame.event);
     if (refused !== undefined) {
       this.#drop(refused);
@@ -504,15 +538,22 @@ export class StreamGate {
   }
 
   /**
-   * A frame after `data: [DONE]`, where the openai SDK stops reading: dropped, as it would never reach the
-   * client's reader (passed on, it went ahead of the gate's own `[DONE]`, which ends what the gate sends, and
-   * a call after the provider's reached the client). One that names a call is taken for a dropped call's,
-   * as a frame not read is (see `FrameRouter.unread`), and told; comments and a second `[DONE]` go unsaid.
+   * A frame after `data: [DONE]`, or a line after an Ollama final chunk, where the openai SDK and the ollama
+   * client stop reading: dropped, as it would never reach the client's reader (passed on, it went ahead of
+   * the gate's own `[DONE]`, which ends what the gate sends, and a call after the provider's reached the
+   * client; behind Ollama's final chunk, held to the end, lines were held without bound). One that names a
+   * call is taken for a dropped call's, as a frame not read is (see `FrameRouter.unread`), and told;
+   * comments, blank lines and a second `[DONE]` go unsaid. (Only where those clients read: the Anthropic SDK
+   * skips a `[DONE]` and reads on, so there what follows is judged and passed, the `[DONE]` sent last.)
    */
-  #afterDone(data: string | undefined): void {
+  #afterEnd(data: string | undefined): void {
     if (data === undefined || data.trim() === "" || data.trim() === "[DONE]") return;
     this.#router.unread?.(data);
-    this.#drop("stream event after data: [DONE], where clients stop reading; it was dropped");
+    this.#drop(
+      this.#doneFrame !== undefined
+        ? "stream event after data: [DONE], where clients stop reading; it was dropped"
+        : "stream line after the final chunk (done), where clients stop reading; it was dropped",
+    );
   }
 
   /** Reads a frame as the client will have it, and routes it (through the watch of its text, where on). */

@@ -225,7 +225,12 @@ test("guardFetch: an Ollama line not JSON that names tool_calls after the final 
       if (p.done) done++;
     }
     assert.equal(done, 1, label);
-    assert.deepEqual(events.map((e) => e.findings.map((f) => f.code)), [["malformed_event"]], label);
+    // (each line after the final chunk dropped, as the client never reads it: words too)
+    assert.deepEqual(
+      events.map((e) => e.findings.map((f) => f.code)),
+      [after.map(() => "malformed_event")],
+      label,
+    );
     if (!told) {
       assert.deepEqual([text, events[0]?.reason], ["It is sunny.", undefined], label);
       continue;
@@ -233,6 +238,86 @@ test("guardFetch: an Ollama line not JSON that names tool_calls after the final 
     assert.match(events[0]?.reason ?? "", DROPPED_ALONE, label);
     assert.equal(text, `It is sunny.\n\n${events[0]?.reason}`, label);
   }
+});
+
+/** A fetch that answers with `lines` as an Ollama stream, its body then failing with `fail` where given. */
+const ndjsonFetch = (lines: unknown[], fail?: Error): typeof fetch => () => {
+  const bytes = lines.map((l) =>
+    new TextEncoder().encode(typeof l === "string" ? l : JSON.stringify(l) + "\n")
+  );
+  let at = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at < bytes.length) controller.enqueue(bytes[at++]);
+      else if (fail) controller.error(fail);
+      else controller.close();
+    },
+  });
+  return Promise.resolve(new Response(body, { headers: { "content-type": "application/x-ndjson" } }));
+};
+
+/** What ollama-js reads of `lines` through the gate: its text, how many final chunks, and the gate's event. */
+async function ollamaRead(lines: unknown[], options: { fail?: Error; maxResponseBytes?: number } = {}) {
+  const seen: GateEvent[] = [];
+  const gated = guardFetch(ndjsonFetch(lines, options.fail), {
+    onVerdict: (e) => seen.push(e),
+    maxResponseBytes: options.maxResponseBytes,
+  });
+  const client = new Ollama({ host: "http://127.0.0.1:9", fetch: gated });
+  const parts = await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+  let text = "";
+  let done = 0;
+  for await (const p of parts) {
+    text += p.message.content;
+    if (p.done) done++;
+  }
+  return { text, done, seen };
+}
+
+test("guardFetch: Ollama lines after the final chunk are dropped, as the client stops reading there: a call among them is told, and no number of them is held", async () => {
+  // (held behind the final chunk, which waits for the end, they were judged and sent after it, where the
+  // client never read them: a call among them reached onVerdict as allowed, never run nor told, and enough
+  // of them passed maxResponseBytes, so the client read an error in place of its answer)
+  const cut = (line: unknown) => JSON.stringify(line).slice(0, -1) + "\n";
+  const call = {
+    message: { role: "assistant", tool_calls: [{ function: { name: "get_weather", arguments: {} } }] },
+  };
+  const words = { message: { role: "assistant", content: "x".repeat(60) }, done: false };
+  const cases: [string, unknown[], unknown[], boolean][] = [
+    ["many words", [], Array(100).fill(words), false],
+    ["a call", [], [call], true],
+    ["a call, then words", [], [call, words], true],
+    ["a call not JSON, after a line not JSON", [cut({ message: { content: "Hm" } })], [cut(call)], true],
+  ];
+  for (const [label, before, after, told] of cases) {
+    const lines = ollamaStream(["It is ", "sunny."]);
+    lines.splice(-1, 0, ...before);
+    const { text, done, seen } = await ollamaRead([...lines, ...after], { maxResponseBytes: 2048 });
+    assert.equal(done, 1, label);
+    assert.equal(seen.length, 1, label);
+    assert.deepEqual(seen[0].calls, [], label);
+    assert.ok(
+      seen[0].findings.length > 0 && seen[0].findings.every((f) => f.code === "malformed_event"),
+      label,
+    );
+    if (!told) {
+      assert.deepEqual([text, seen[0].reason], ["It is sunny.", undefined], label);
+      continue;
+    }
+    assert.match(seen[0].reason ?? "", DROPPED_ALONE, label);
+    assert.equal(text, `It is sunny.\n\n${seen[0].reason}`, label);
+  }
+});
+
+test("guardFetch: an Ollama stream that fails after its final chunk reads as it would without the gate, whole", async () => {
+  // (the final chunk waits for the end, to be told of what follows; the ollama client stops at it and never
+  // reads past it, so a failure after it is no failure to the client: it read an error, its answer lost)
+  const { text, done, seen } = await ollamaRead(ollamaStream(["It is ", "sunny."]), {
+    fail: new Error("connection reset"),
+  });
+  assert.deepEqual([text, done], ["It is sunny.", 1]);
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0].reason, undefined);
 });
 
 /** The model's text where a retry follows a call dropped as malformed beside "Let me " and a rejected call. */
@@ -1470,8 +1555,10 @@ test("guardFetch: an OpenAI Responses frame not JSON that names a call after the
       "Let me check.",
     ],
   ];
-  for (const [label, sse, calls, said] of cases) {
-    const { final, read, seen } = await responsesFinal([sse], {});
+  // (the text watch off too: the final event again listed the provider's text there, not the client's)
+  for (const [[name, sse, calls, said], extract] of cases.flatMap((c) => [[c, true], [c, false]] as const)) {
+    const label = extract ? name : `${name}, extract: false`;
+    const { final, read, seen } = await responsesFinal([sse], { extract });
     const numbers = read.map((e) => e.sequence_number);
     assert.deepEqual(numbers, numbers.map((_, i) => i), label);
     const places = read.flatMap((e) => e.type === "response.output_item.added" ? [e.output_index] : []);
@@ -1642,4 +1729,94 @@ test("guardFetch: OpenAI Chat chunks after data: [DONE] are dropped, as the open
     assert.match(events[0]?.reason ?? "", DROPPED_ALONE, label);
     assert.equal(choice.message.content, `It is sunny.\n\n${events[0]?.reason}`, label);
   }
+});
+
+test("guardFetch: an Anthropic stream reads on past a data: [DONE], as the Anthropic SDK does, its frames judged", async () => {
+  // (the SDK skips a frame with no event name and reads on; the gate dropped everything after it as the
+  // openai SDK's end: the message lost its words, its call and its stop)
+  const frames = anthropicStream(["Let me ", "check."], [{ name: "get_weather", args: { city: "Oslo" } }]);
+  const at = frames.findIndex((e) => (e as { type: string }).type === "content_block_delta");
+  for (const name of ["get_weather", "delete_everything"]) {
+    const sse = frames.map((e) => e as { type: string; content_block?: { name?: string } })
+      .map((e) => e.content_block?.name ? { ...e, content_block: { ...e.content_block, name } } : e);
+    reply({ sse: [...sse.slice(0, at + 1), "data: [DONE]\n\n", ...sse.slice(at + 1)], named: true });
+    const message = await anthropicFinal();
+    const text = message.content.flatMap((b) => b.type === "text" ? [b.text] : []).join("");
+    const calls = message.content.flatMap((b) => b.type === "tool_use" ? [b.name] : []);
+    assert.deepEqual(events.map((e) => e.findings.map((f) => f.code)), [[]], name);
+    if (name === "get_weather") {
+      assert.deepEqual(
+        [text, calls, message.stop_reason],
+        ["Let me check.", ["get_weather"], "tool_use"],
+        name,
+      );
+    } else {
+      assert.deepEqual([calls, message.stop_reason], [[], "end_turn"], name);
+      assert.equal(text, `Let me check.\n\n${events[0]?.reason}`, name);
+    }
+  }
+});
+
+test("guardFetch: an OpenAI Chat data: [DONE] followed by more on its line ends the stream, as the openai SDK reads it", async () => {
+  // (the SDK stops at data that starts with [DONE]; the gate dropped the frame as not JSON and passed what
+  // followed, so the client read and ran a call it would never have seen)
+  const call = chatChunk(weatherCall("C"));
+  const ended = [...(chatStream(["It is ", "sunny."]) as unknown[]).slice(0, -1), "data: [DONE]!\n\n"];
+  reply({ sse: [...ended, call, chatChunk({}, "tool_calls"), "data: [DONE]\n\n"] });
+  const final = await chatFinal();
+  const choice = final.choices[0];
+  assert.deepEqual([choice.finish_reason, choice.message.tool_calls ?? []], ["stop", []]);
+  assert.match(events[0]?.reason ?? "", DROPPED_ALONE);
+  assert.equal(choice.message.content, `It is sunny.\n\n${events[0]?.reason}`);
+});
+
+test("guardFetch: an Ollama final chunk whose done is true to JavaScript but not true (done: 1) ends the message as the ollama client reads it", async () => {
+  // (the client stops at any done that is truthy; the gate took such a chunk for text: a rejected call's
+  // reason went after it, never read, and a line naming a call after it went untold)
+  const one = (lines: unknown[]) =>
+    lines.map((l) => (l as { done?: boolean }).done ? { ...(l as object), done: 1 } : l);
+  const cut = JSON.stringify({ message: { role: "assistant", tool_calls: [{}] } }).slice(0, -1) + "\n";
+  const cases: [string, unknown[], RegExp][] = [
+    [
+      "rejected",
+      one(ollamaStream(["It is "], [{ name: "delete_everything", args: {} }])),
+      /^toolguard stopped /,
+    ],
+    ["a call after it", [...one(ollamaStream(["It is "])), cut], DROPPED_ALONE],
+  ];
+  for (const [label, lines, told] of cases) {
+    const { text, done, seen } = await ollamaRead(lines);
+    assert.equal(done, 1, label);
+    assert.match(seen[0]?.reason ?? "", told, label);
+    assert.equal(text, `It is \n\n${seen[0]?.reason}`, label);
+  }
+});
+
+test("guardFetch: an Ollama final chunk that brings the calls has a rejected one taken out, the one that passes kept", async () => {
+  // (held whole as the final chunk, waiting for the end, it was marked as carrying no call: where only some
+  // calls were rejected, it went out as it came, the rejected call in it, and the client ran it)
+  const lines = ollamaStream(["It is "], [
+    { name: "get_weather", args: { city: "Oslo" } },
+    { name: "delete_everything", args: {} },
+  ]);
+  const [calls, final] = lines.slice(-2) as { message: Record<string, unknown> }[];
+  const merged = [...lines.slice(0, -2), {
+    ...final,
+    message: { ...final.message, tool_calls: calls.message.tool_calls },
+  }];
+  const seen: GateEvent[] = [];
+  const client = new Ollama({
+    host: "http://127.0.0.1:9",
+    fetch: guardFetch(ndjsonFetch(merged), { onVerdict: (e) => seen.push(e), onRejected: "drop-call" }),
+  });
+  const parts = await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+  const names: string[] = [];
+  let text = "";
+  for await (const p of parts) {
+    text += p.message.content;
+    for (const c of p.message.tool_calls ?? []) names.push(c.function.name);
+  }
+  assert.deepEqual(names, ["get_weather"]);
+  assert.match(seen[0]?.reason ?? "", /delete_everything/);
+  assert.equal(text, `It is \n\n${seen[0]?.reason}`);
 });

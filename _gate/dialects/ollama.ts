@@ -12,7 +12,6 @@ import {
   type CompletionBody,
   type Dialect,
   type FrameRouter,
-  type Held,
   heldText,
   joinText,
   malformedCallsReason,
@@ -93,8 +92,6 @@ class OllamaStream implements FrameRouter {
   #called = false;
   /** The reason `#tellDropped` wrote, when it did. */
   #ownReason: string | undefined;
-  /** The final chunk, held whole where it came with nothing pending (see `route`). */
-  #final: Held | undefined;
   /** The flow of the stream, once a line was routed: a line dropped unread after the final chunk tells there. */
   #flow: StreamFlow | undefined;
 
@@ -118,6 +115,17 @@ class OllamaStream implements FrameRouter {
     return ollamaText(event).text;
   }
 
+  /**
+   * See `FrameRouter.place`: a `done` true to JavaScript but not `true` (`1`, `"yes"`) as the client reads
+   * it, `true`: the ollama client stops at any such chunk, where the gate took it for text, and sent a
+   * rejected call's reason after it, never read.
+   */
+  place(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
+    if (!event.done || event.done === true) return { raw, event };
+    const final = { ...event, done: true };
+    return { raw: line(final), event: final };
+  }
+
   /** A retry's chunks carry no position: they follow as they come. */
   resume(raw: string, event: Record<string, unknown>): { raw: string; event: Record<string, unknown> } {
     return { raw, event };
@@ -137,19 +145,19 @@ class OllamaStream implements FrameRouter {
   }
 
   /**
-   * Where a line naming `tool_calls` was dropped unread after the final chunk, held whole (see `route`), in
-   * a stream that routed no call: the reason goes among the held lines ahead of that chunk (after its own
+   * Where a line naming `tool_calls` was dropped unread after the final chunk, held (see `route`), in a
+   * stream that routed no call: the reason goes among the held lines ahead of that chunk (after its own
    * words, set apart from it), where the ollama client, which stops reading at the final chunk, reads it.
    * Sent after it, the reason was never read, and the model never knew of the call.
    */
   #tellAtFinal(flow: StreamFlow): void {
-    if (!this.#final || this.#called || this.#ownReason !== undefined) return;
+    if (this.#called || this.#ownReason !== undefined) return;
     let held = flow.held;
-    let at = held.indexOf(this.#final);
+    let at = held.findIndex((h) => h.event?.done === true);
     if (at < 0) return;
-    const message = this.#final.event?.message;
+    const message = held[at].event!.message;
     if (isRecord(message) && said(message) !== "") {
-      const [words, final] = wordsApart(this.#final.event!, message);
+      const [words, final] = wordsApart(held[at].event!, message);
       const apart = [{ raw: line(words), event: words, tool: false }, {
         raw: line(final),
         event: final,
@@ -258,14 +266,13 @@ class OllamaStream implements FrameRouter {
       event.message.tool_calls.length > 0;
     this.#flow = flow;
     if (hasCalls) this.#called = true;
-    // After the final chunk held whole, every line waits behind it, in order: the client stops at it.
-    if (this.#final) return flow.hold({ raw, event, tool: hasCalls });
-    if (event.done === true && !flow.pending && !this.#unread) {
-      // The final chunk waits whole (byte for byte where nothing follows) for the end of the stream: the
-      // ollama client stops reading at it, so a line dropped unread after it is told ahead of it, or never.
+    if (event.done === true && !hasCalls && !flow.pending && !this.#unread) {
+      // The final chunk waits whole (byte for byte) for the end of the stream: the ollama client stops
+      // reading at it, so a line dropped unread after it (the gate drops every one) is told ahead of it, or
+      // never. (One that brings calls is held as theirs, below: held as no call's, a rejected call in it
+      // went out with the kept ones.)
       flow.pending = true;
-      this.#final = { raw, event, tool: false };
-      return flow.hold(this.#final);
+      return flow.hold({ raw, event, tool: false });
     }
     ({ raw, event } = this.#tellDropped(raw, event, flow));
     // After a line dropped unread (told or not), the final chunk waits for the end, as after calls: the

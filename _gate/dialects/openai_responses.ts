@@ -407,6 +407,11 @@ class ResponsesStream implements FrameRouter {
   /** Their length, bounded with the text by `maxResponseBytes`. */
   #seenLength = 0;
   /**
+   * Without the text watch (`extract: false`), the deltas' text of each content part, as the client streamed
+   * it (see `#endAgain`; the watch's `#seen` holds it otherwise), bounded as `kept`.
+   */
+  readonly #streamed = new Map<string, string>();
+  /**
    * What each event that tells a part's text whole (a `.done` event, a snapshot) added to the text read (see
    * `#readText`): the client's text, once the event goes out (see `#said`).
    */
@@ -1171,6 +1176,12 @@ class ResponsesStream implements FrameRouter {
       this.#lastSeq = Math.max(this.#lastSeq, event.sequence_number);
     }
     if (event.type === "response.created" && isRecord(event.response)) this.#template ??= event.response;
+    const delta = deltaText(event);
+    if (!this.#watched && typeof delta === "string") {
+      const key = this.#key(event.item_id ?? this.#itemAt.get(event.output_index), event.content_index);
+      this.#streamed.set(key, (this.#streamed.get(key) ?? "") + delta);
+      this.#kept += delta.length;
+    }
     const item = isRecord(event.item) ? event.item : undefined;
     if (event.type === "response.output_item.done" && item && !isClientCall(item)) {
       this.#finishedItems.push(item);
@@ -1482,7 +1493,7 @@ class ResponsesStream implements FrameRouter {
       ...final.event,
       response: { ...response, output: [...output, ...calls] },
     }, (place, own) => {
-      const seen = this.#seen.get(this.#key(place.itemId, place.ci)) ?? "";
+      const seen = (this.#watched ? this.#seen : this.#streamed).get(this.#key(place.itemId, place.ci)) ?? "";
       return seen.startsWith(own) ? seen : own;
     });
     const again = isRecord(listed.response) ? listed.response : response;

@@ -332,7 +332,8 @@ export interface FrameRouter {
   unread?(data: string): void;
   /**
    * A frame not refused as the client will read it, where the client would hold what it addresses
-   * elsewhere than the frame says (OpenAI Responses items added away from their place): the gate then
+   * elsewhere than the frame says (OpenAI Responses items added away from their place), or reads a field
+   * otherwise than it says (an Ollama `done: 1`, the end to the client): the gate then
    * reads and forwards it as placed, under the frame's own `event:` name (`name`, absent in NDJSON): a name
    * made from the event's fields could carry a line break, and with it a frame of its own.
    */
