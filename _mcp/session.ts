@@ -538,6 +538,21 @@ export function notUtf8(frame: McpFrame): McpFrame {
 }
 
 /**
+ * Whether a sink's failure (`error`) is what writing its message as JSON threw again (`thrown`): the same
+ * error, or one of its class with its words, as `JSON.stringify` throws anew at a BigInt or a getter.
+ */
+function sameFailure(error: unknown, thrown: unknown): boolean {
+  if (error === thrown) return true;
+  try {
+    return error instanceof Error && thrown instanceof Error &&
+      Object.getPrototypeOf(error) === Object.getPrototypeOf(thrown) &&
+      errorText(error) === errorText(thrown);
+  } catch {
+    return false; // (a revoked proxy as the error)
+  }
+}
+
+/**
  * A live connection between one client and one server, judged by a guard (what
  * {@linkcode McpGuard.connect} returns). Its methods are bound, so they can be passed on as callbacks.
  */
@@ -1660,6 +1675,9 @@ export class GuardedSession implements McpSession {
       return false;
     } catch (thrown) {
       if (thrown instanceof RangeError) return false; // (too deep: a relay's writer says so itself)
+      // (a getter may throw on this second read alone: the sink's failure was then its own, a closed
+      // transport after it wrote the answer, which must not be answered again nor blamed on the server)
+      if (!sameFailure(error, thrown)) return false;
       why = whyUnwritten(m, thrown);
     }
     // (the text quotes a member's key the server chose: it reads the rest unscanned, without scanOutput)
