@@ -501,6 +501,30 @@ export function answersWaitEnd(leftAt: number, heardAt: number | null, graceMs: 
   return Math.min(until, leftAt + graceMs * MAX_WAIT_GRACES);
 }
 
+/** The longest a runtime's timer waits: past it, `setTimeout` fires at once (as it does for NaN). */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * How long (ms) a relay waits next for the answers to the requests a client sent before it left at `leftAt`
+ * (see {@linkcode answersWaitEnd}), as one timer can: 0 once the wait is over, or for a grace that is not a
+ * number (no wait, where its timer spun at 1 ms for ever), and {@linkcode LONGEST_TIMER_MS} at most (a grace
+ * of 1e9 ms, 5 graces of which overflowed the timer, made a loop of 1 ms timers).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { answersWaitLeft } from "./framing.ts";
+ *
+ * assert.equal(answersWaitLeft(performance.now() - 600, null, 100), 0); // (silent for 5 graces: over)
+ * assert.equal(answersWaitLeft(performance.now(), null, NaN), 0);
+ * assert.equal(answersWaitLeft(performance.now(), null, 1e9), 2 ** 31 - 1);
+ * ```
+ */
+export function answersWaitLeft(leftAt: number, heardAt: number | null, graceMs: number): number {
+  const left = answersWaitEnd(leftAt, heardAt, graceMs) - performance.now();
+  return left > 0 ? Math.min(left, LONGEST_TIMER_MS) : 0;
+}
+
 /**
  * A server message a relay could not write out to the client (`why`, as {@linkcode encodeJson} tells it:
  * nested too deeply for the runtime's `JSON.stringify`, reported `too_deep`, or, built in code, holding what

@@ -20,7 +20,7 @@ import {
   parsedText,
 } from "./session.ts";
 import {
-  answersWaitEnd,
+  answersWaitLeft,
   ClientFeed,
   createFramer,
   EdgeKeeper,
@@ -371,13 +371,13 @@ class HttpRelay {
 
   /**
    * Resolves once the server has been silent for `graceMs` since the later of now (the client's leaving) and
-   * the last it sent, as {@linkcode answersWaitEnd} says, or once the relay gives up waiting.
+   * the last it sent, as {@linkcode answersWaitLeft} says, or once the relay gives up waiting.
    */
   async #silentFor(graceMs: number): Promise<void> {
     const leftAt = performance.now();
     while (!this.#giveUp.signal.aborted) {
-      const left = answersWaitEnd(leftAt, this.#heardAt, graceMs) - performance.now();
-      if (left <= 0) return;
+      const left = answersWaitLeft(leftAt, this.#heardAt, graceMs);
+      if (left === 0) return;
       await pause(left, this.#giveUp.signal);
     }
   }
