@@ -635,7 +635,11 @@ test("relayMcpHttp: once the client has closed, a server that keeps resuming emp
   }
   assert.equal(outcome, "client_closed");
   const call = received.find((m) => m.id === 2);
-  assert.match(JSON.stringify(call?.error), /ended its answer without answering tools\/call/);
+  // (its stream is resumed while the relay waits, bringing nothing: given up once the server was silent)
+  assert.match(
+    JSON.stringify(call?.error),
+    /was left because the client closed before answering tools\/call/,
+  );
 });
 
 test(
@@ -793,6 +797,45 @@ test("HTTP relay: a server whose stream talks on but never answers is given 15 g
   assert.equal(answer?.id, 7);
   assert.ok("error" in answer!, JSON.stringify(answer));
 });
+
+test(
+  "HTTP relay: a server that ends its answer's stream to be asked again still answers after the client left",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // MCP's polling (the SDK's closeSSEStream): the POST's stream gives an event id and a retry, then ends; the
+    // answer comes on the GET that resumes it with Last-Event-ID. The client left at once: the stream was not
+    // resumed (answered with an error at once), where one that stayed open was waited for while it talked.
+    const seen: string[] = [];
+    const server = createHttpServer((req, res) => {
+      seen.push(`${req.method} ${req.headers["last-event-id"] ?? ""}`.trim());
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        if (req.method === "POST") res.end("id: 1\nretry: 20\ndata: \n\n");
+        else res.end('id: 2\nevent: message\ndata: {"jsonrpc":"2.0","id":7,"result":{}}\n\n');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    const out: string[] = [];
+    try {
+      const exit = await relayMcpHttp(`http://127.0.0.1:${port}/mcp`, {
+        input: (async function* () {
+          yield new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" }) + "\n");
+        })(),
+        output: (bytes) => void out.push(new TextDecoder().decode(bytes)),
+        shutdownGraceMs: 2000,
+      });
+      assert.equal(exit.reason, "client_closed");
+      assert.deepEqual(JSON.parse(out.join("")), { jsonrpc: "2.0", id: 7, result: {} });
+      assert.deepEqual(seen, ["POST", "GET 1"]);
+    } finally {
+      server.close();
+    }
+  },
+);
 
 test("HTTP relay: a grace that is not a number waits for no answer once the client left", {
   timeout: 60_000,
