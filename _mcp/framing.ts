@@ -480,9 +480,9 @@ const SILENT_WAIT_GRACES = 5;
 /**
  * When (`performance.now()`) a relay stops waiting for the answers to the requests a client sent before it
  * left at `leftAt`: once the server has been silent for `graceMs` since the later of `leftAt` and `heardAt`
- * (when the server last sent the relay anything), {@linkcode SILENT_WAIT_GRACES} graces after `leftAt` while
- * it has said nothing (`heardAt` null: it may still be starting), and {@linkcode MAX_WAIT_GRACES} graces after
- * `leftAt` at the latest. Both relays wait so (stdio and HTTP): one client, one rule.
+ * (when the server last sent the relay anything), {@linkcode SILENT_WAIT_GRACES} graces after `leftAt`
+ * while it has said nothing (`heardAt` null: it may still be starting), and {@linkcode MAX_WAIT_GRACES}
+ * graces after `leftAt` at the latest. Both relays wait so (stdio and HTTP): one client, one rule.
  *
  * @example
  * ```ts

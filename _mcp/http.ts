@@ -68,10 +68,10 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   /**
    * After the client's input ends, the grace (default 2000 ms, as the stdio relay's): answers still on their
    * way are waited for until the server has been silent for the grace (counted from the later of the
-   * client's leaving and the last the server sent: a POST's headers, or bytes of a body or stream), at most 15 graces
-   * in all (30 s by default), and 5 graces (10 s) for a server that has sent nothing yet (it may still be
-   * starting); an answer's stream the server ends early is resumed meanwhile; then they are given up, and
-   * their requests answered with errors (a grace that is not a number waits for nothing). The
+   * client's leaving and the last the server sent: a POST's headers, or bytes of a body or stream), at most
+   * 15 graces in all (30 s by default), and 5 graces (10 s) for a server that has sent nothing yet (it may
+   * still be starting); an answer's stream the server ends early is resumed meanwhile; then they are given
+   * up, and their requests answered with errors (a grace that is not a number waits for nothing). The
    * `DELETE` that then ends the server's session is waited for as long at most (and 2000 ms at most). A
    * session the server ended (HTTP 404 to its id) gives the answers still on their way in it as long, on the
    * streams it keeps open; then those are closed, and their requests answered with errors.
