@@ -480,9 +480,9 @@ const SILENT_WAIT_GRACES = 5;
 /**
  * When (`performance.now()`) a relay stops waiting for the answers to the requests a client sent before it
  * left at `leftAt`: once the server has been silent for `graceMs` since the later of `leftAt` and `heardAt`
- * (when the server last sent the relay anything), {@linkcode SILENT_WAIT_GRACES} graces after `leftAt` while
- * it has said nothing (`heardAt` null: it may still be starting), and {@linkcode MAX_WAIT_GRACES} graces after
- * `leftAt` at the latest. Both relays wait so (stdio and HTTP): one client, one rule.
+ * (when the server last sent the relay anything), {@linkcode SILENT_WAIT_GRACES} graces after `leftAt`
+ * while it has said nothing (`heardAt` null: it may still be starting), and {@linkcode MAX_WAIT_GRACES}
+ * graces after `leftAt` at the latest. Both relays wait so (stdio and HTTP): one client, one rule.
  *
  * @example
  * ```ts
@@ -499,6 +499,30 @@ export function answersWaitEnd(leftAt: number, heardAt: number | null, graceMs: 
     ? leftAt + graceMs * SILENT_WAIT_GRACES
     : Math.max(leftAt, heardAt) + graceMs;
   return Math.min(until, leftAt + graceMs * MAX_WAIT_GRACES);
+}
+
+/** The longest a runtime's timer waits: past it, `setTimeout` fires at once (as it does for NaN). */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * How long (ms) a relay waits next for the answers to the requests a client sent before it left at `leftAt`
+ * (see {@linkcode answersWaitEnd}), as one timer can: 0 once the wait is over, or for a grace that is not a
+ * number (no wait, where its timer spun at 1 ms for ever), and {@linkcode LONGEST_TIMER_MS} at most (a grace
+ * of 1e9 ms, 5 graces of which overflowed the timer, made a loop of 1 ms timers).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { answersWaitLeft } from "./framing.ts";
+ *
+ * assert.equal(answersWaitLeft(performance.now() - 600, null, 100), 0); // (silent for 5 graces: over)
+ * assert.equal(answersWaitLeft(performance.now(), null, NaN), 0);
+ * assert.equal(answersWaitLeft(performance.now(), null, 1e9), 2 ** 31 - 1);
+ * ```
+ */
+export function answersWaitLeft(leftAt: number, heardAt: number | null, graceMs: number): number {
+  const left = answersWaitEnd(leftAt, heardAt, graceMs) - performance.now();
+  return left > 0 ? Math.min(left, LONGEST_TIMER_MS) : 0;
 }
 
 /**

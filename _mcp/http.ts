@@ -20,7 +20,7 @@ import {
   parsedText,
 } from "./session.ts";
 import {
-  answersWaitEnd,
+  answersWaitLeft,
   ClientFeed,
   createFramer,
   EdgeKeeper,
@@ -68,9 +68,10 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
   /**
    * After the client's input ends, the grace (default 2000 ms, as the stdio relay's): answers still on their
    * way are waited for until the server has been silent for the grace (counted from the later of the
-   * client's leaving and the last the server sent: headers, or bytes of a body or stream), at most 15 graces
-   * in all (30 s by default), and 5 graces (10 s) for a server that has sent nothing yet (it may still be
-   * starting); then they are given up, and their requests answered with errors. The
+   * client's leaving and the last the server sent: a POST's headers, or bytes of a body or stream), at most
+   * 15 graces in all (30 s by default), and 5 graces (10 s) for a server that has sent nothing yet (it may
+   * still be starting); an answer's stream the server ends early is resumed meanwhile; then they are given
+   * up, and their requests answered with errors (a grace that is not a number waits for nothing). The
    * `DELETE` that then ends the server's session is waited for as long at most (and 2000 ms at most). A
    * session the server ended (HTTP 404 to its id) gives the answers still on their way in it as long, on the
    * streams it keeps open; then those are closed, and their requests answered with errors.
@@ -285,27 +286,25 @@ class HttpRelay {
   readonly #listenStop = new AbortController();
   /** Ends the server's own stream of this session (see {@linkcode HttpRelay.#leaveStream}). */
   #streamStop: AbortController | undefined;
-  /** Aborted once the client has closed its side: answers in flight are still read, but not resumed. */
+  /** Aborted once the client has closed its side: answers in flight are still read, and resumed. */
   readonly #clientGone = new AbortController();
   /** Aborted when the grace after the client left is over: answers still in flight are given up. */
   readonly #giveUp = new AbortController();
   /**
-   * When (`performance.now()`) the server last sent the relay anything (headers, or bytes of a body or a
-   * stream); null while it has said nothing: after the client left, answers are waited for by it.
+   * When (`performance.now()`) the server last sent the relay anything (a POST's headers, or bytes of a body
+   * or a stream); null while it has said nothing: after the client left, answers are waited for by it.
    */
   #heardAt: number | null = null;
-  /** Ends a POST: the relay stopped, or the grace after the client left is over. */
-  readonly #postSignal: AbortSignal;
-  /** Ends the resumption of an answer's stream: the relay stopped, or the client left. */
-  readonly #resumeSignal: AbortSignal;
   /**
-   * Of each session, what its POSTs and resumptions go by (see {@linkcode HttpRelay.#ends}): `#postSignal`
-   * and `#resumeSignal`, and once the server ended it, the end of the grace its streams get after the 404.
+   * Ends a POST and the resumption of its stream: the relay stopped, or the wait after the client left is
+   * over (a server that ends an answer's stream to be asked again, as MCP's polling has it, still answers).
    */
-  readonly #endsOf = new WeakMap<
-    SessionIds,
-    { over: AbortController; post: AbortSignal; resume: AbortSignal }
-  >();
+  readonly #postSignal: AbortSignal;
+  /**
+   * Of each session, what its POSTs and their resumptions go by (see {@linkcode HttpRelay.#ends}):
+   * `#postSignal`, and once the server ended it, the end of the grace its streams get after the 404.
+   */
+  readonly #endsOf = new WeakMap<SessionIds, { over: AbortController; post: AbortSignal }>();
 
   constructor(url: string, options: McpHttpRelayOptions, signal: AbortSignal) {
     this.#url = url;
@@ -321,7 +320,6 @@ class HttpRelay {
     this.#headerValues = headerValues(options.headers);
     this.#signal = signal;
     this.#postSignal = AbortSignal.any([signal, this.#giveUp.signal]);
-    this.#resumeSignal = AbortSignal.any([signal, this.#clientGone.signal]);
     this.#output = options.output ?? hostOutput();
     const guard = createMcpGuard({ ...options, batches: options.batches ?? "split" });
     // (a GuardedSession, whose `answered` the relay waits on: see #acceptedOnceAnswered)
@@ -371,13 +369,13 @@ class HttpRelay {
 
   /**
    * Resolves once the server has been silent for `graceMs` since the later of now (the client's leaving) and
-   * the last it sent, as {@linkcode answersWaitEnd} says, or once the relay gives up waiting.
+   * the last it sent, as {@linkcode answersWaitLeft} says, or once the relay gives up waiting.
    */
   async #silentFor(graceMs: number): Promise<void> {
     const leftAt = performance.now();
     while (!this.#giveUp.signal.aborted) {
-      const left = answersWaitEnd(leftAt, this.#heardAt, graceMs) - performance.now();
-      if (left <= 0) return;
+      const left = answersWaitLeft(leftAt, this.#heardAt, graceMs);
+      if (left === 0) return;
       await pause(left, this.#giveUp.signal);
     }
   }
@@ -871,7 +869,6 @@ class HttpRelay {
     let url = this.#url;
     for (let hops = 0;; hops++) {
       const response = await fetch(url, { ...init, redirect: "manual" });
-      this.#heardAt = performance.now();
       const location = response.headers.get("location");
       if (response.status < 300 || response.status > 399 || location === null) return response;
       await response.body?.cancel();
@@ -953,6 +950,9 @@ class HttpRelay {
       body,
       signal,
     });
+    // (the server answering a message: not the headers of a GET the relay asks for itself, a resumption that
+    // brings nothing new, again and again, said nothing; their bytes count as they come)
+    this.#heardAt = performance.now();
     // The session id comes with the answer to initialize: another POST's (an old session's, answered late)
     // must not replace it. Each is held against its own session's (one before a new initialize has its own).
     const id = response.headers.get("mcp-session-id");
@@ -990,19 +990,15 @@ class HttpRelay {
   }
 
   /**
-   * The signals a POST (`post`) and the resumption of its stream (`resume`) in the session `ids` go by: the
-   * relay's, and for a session the server ended, the end of the grace after its 404 (`over`, aborted then).
-   * Made for a session once, when it ends or its first POST goes.
+   * The signal a POST and the resumption of its stream (`post`) in the session `ids` go by: the relay's, and
+   * for a session the server ended, the end of the grace after its 404 (`over`, aborted then). Made for a
+   * session once, when it ends or its first POST goes.
    */
-  #ends(ids: SessionIds): { over: AbortController; post: AbortSignal; resume: AbortSignal } {
+  #ends(ids: SessionIds): { over: AbortController; post: AbortSignal } {
     let ends = this.#endsOf.get(ids);
     if (ends === undefined) {
       const over = new AbortController();
-      ends = {
-        over,
-        post: AbortSignal.any([this.#postSignal, over.signal]),
-        resume: AbortSignal.any([this.#resumeSignal, over.signal]),
-      };
+      ends = { over, post: AbortSignal.any([this.#postSignal, over.signal]) };
       this.#endsOf.set(ids, ends);
     }
     return ends;
@@ -1087,8 +1083,9 @@ class HttpRelay {
       why = errorText(error);
       if (error instanceof TooLong) readingOn.push(error.readingOn);
     }
-    // Once the client is gone the relay does not wait on a server that works on: it answers and ends.
-    const resume = this.#ends(ids).resume;
+    // (after the client left too, while the relay waits for answers: a server that ends the stream to be
+    // asked again answers on the next, as it would over stdio; the wait's end stops it)
+    const resume = this.#ends(ids).post;
     why = this.#hidden(await this.#resume(end, ids, resume, waiting, readingOn, message) || why);
     // (the server ended the session while its stream was open: not resumed, as nothing more goes in it)
     if (ids.ended === true && waiting()) this.#failed(message, SESSION_ENDED);

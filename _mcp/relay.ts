@@ -25,7 +25,7 @@ import { clip, MAX_TREE_NOTE } from "../_common/values.ts";
 import { checkGuardOptions, createMcpGuard, emitTo } from "./guard.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 import {
-  answersWaitEnd,
+  answersWaitLeft,
   ClientFeed,
   createFramer,
   encodeMessage,
@@ -386,13 +386,13 @@ class McpRelay {
 
   /**
    * Resolves once the server has been silent for `graceMs` since the later of now (the client's leaving) and
-   * its last message, as {@linkcode answersWaitEnd} says; or soon after `stop` (its timers are unref'd).
+   * its last message, as {@linkcode answersWaitLeft} says; or soon after `stop` (its timers are unref'd).
    */
   async #silentFor(graceMs: number, stop: AbortSignal): Promise<void> {
     const leftAt = performance.now();
     while (!stop.aborted) {
-      const left = answersWaitEnd(leftAt, this.#heardAt, graceMs) - performance.now();
-      if (left <= 0) return;
+      const left = answersWaitLeft(leftAt, this.#heardAt, graceMs);
+      if (left === 0) return;
       await delay(left);
     }
   }

@@ -13,7 +13,8 @@ import type { McpRelayExit } from "./types.ts";
  * Start an MCP server as a child process and relay newline-delimited JSON-RPC between `input`/`output`
  * (the client) and the server's stdin/stdout, judging every message with an MCP guard. Resolves when the
  * relay is over: the client closed its side (requests it sent are waited for until the server has been
- * silent for `shutdownGraceMs`, 30 s at most; then the server's stdin is closed, it gets `shutdownGraceMs`
+ * silent for `shutdownGraceMs`, 15 graces at most, 5 while it has said nothing yet (30 s and 10 s by
+ * default); then the server's stdin is closed, it gets `shutdownGraceMs`
  * to exit, then its process tree is ended), or the server exited (every request still waiting is answered
  * with a JSON-RPC error first), or the server could not start (requests are answered with errors until
  * the client closes). Never rejects for anything the server or the client does; it rejects (never throws) on
@@ -169,10 +170,11 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * a 301, 302, 307 or 308, but never again past a `303 See Other` (the server took it: that is an error naming
  * where it leads), nor past another status with a `Location` (an error naming it). Resolves when the client
  * closes its side (answers still on their way, held calls among them, are waited for until the server has
- * been silent for `shutdownGraceMs`, 30 s at most, then their requests are answered with errors; a request the client cancelled before the server sent its headers has
- * its `POST` ended and its cancel sent then; and each server session it started and the server did not end
- * is ended with `DELETE`) or on
- * an interrupt or abort.
+ * been silent for `shutdownGraceMs`, 15 graces at most, 5 while it has said nothing yet (30 s and 10 s by
+ * default), an answer's stream the server ends resumed meanwhile; then their requests are answered with
+ * errors; a request the client cancelled before the server sent its headers has its `POST` ended and its
+ * cancel sent then; and each server session it started and the server did not end is ended with `DELETE`)
+ * or on an interrupt or abort.
  *
  * @example Refuse an invalid call without reaching the server (no server needed for that)
  * ```ts

@@ -44,6 +44,7 @@ import {
   quickAnswerId,
   roundedMatch,
   takeLineText,
+  TOO_DEEP,
   unwritable,
   whyUnwritten,
 } from "./jsonrpc.ts";
@@ -535,6 +536,21 @@ function notUtf8Line(frame: McpFrame): boolean {
 export function notUtf8(frame: McpFrame): McpFrame {
   notUtf8Frames.add(frame);
   return frame;
+}
+
+/**
+ * Whether a sink's failure (`error`) is what writing its message as JSON threw again (`thrown`): the same
+ * error, or one of its class with its words, as `JSON.stringify` throws anew at a BigInt or a getter.
+ */
+function sameFailure(error: unknown, thrown: unknown): boolean {
+  if (error === thrown) return true;
+  try {
+    return error instanceof Error && thrown instanceof Error &&
+      Object.getPrototypeOf(error) === Object.getPrototypeOf(thrown) &&
+      errorText(error) === errorText(thrown);
+  } catch {
+    return false; // (a revoked proxy as the error)
+  }
 }
 
 /**
@@ -1646,29 +1662,34 @@ export class GuardedSession implements McpSession {
 
   /**
    * Whether the client's sink failed (`error`) at `frame` because JSON cannot write its message, built in
-   * code (a BigInt in an answer judged by its id alone, without `scanOutput`, which reads no deeper): then it
-   * is reported as a `not_judged` stray and, as nobody else would, its request is answered with an error. (A
-   * request of the server's is copied whole as JSON sends it, a BigInt refused, scanOutput or not.) False for
-   * any other failure (the sink's own: a closed transport), and for a batch (its answers were taken as sent).
+   * code (a BigInt in an answer judged by its id alone, without `scanOutput`, which reads no deeper), as
+   * writing it again here fails alike: then it is reported as a `not_judged` stray (`too_deep` when nested
+   * too deeply for the runtime) and, as nobody else would, its request is answered with an error. (A request
+   * of the server's is copied whole as JSON sends it, a BigInt refused, scanOutput or not.) False for any
+   * other failure (the sink's own: a closed transport), and for a batch (its answers were taken as sent).
    */
   #unwritableToClient(frame: McpFrame, error: unknown): boolean {
     const m = frame.message;
-    if (frame.bytes !== undefined || error instanceof RangeError || !isRecord(m) || !isId(m.id)) return false;
+    if (frame.bytes !== undefined || !isRecord(m) || !isId(m.id)) return false;
     let why: string;
     try {
       JSON.stringify(m);
       return false;
     } catch (thrown) {
-      if (thrown instanceof RangeError) return false; // (too deep: a relay's writer says so itself)
+      // (a getter may throw on this second read alone: the sink's failure was then its own, a closed
+      // transport after it wrote the answer, which must not be answered again nor blamed on the server)
+      if (!sameFailure(error, thrown)) return false;
       why = whyUnwritten(m, thrown);
     }
-    // (the text quotes a member's key the server chose: it reads the rest unscanned, without scanOutput)
-    const shown = this.#reportNotJudged(why, m.id);
     const id = m.id;
+    // (nested too deeply for the runtime, as Bun's JSON.stringify finds one JSON.parse reads: as a relay says)
+    const deep = why === TOO_DEEP;
+    if (deep) this.#hooks.emit({ event: "stray_message", from: "server", kind: "too_deep", id });
+    // (the text quotes a member's key the server chose: it reads the rest unscanned, without scanOutput)
+    const shown = deep ? why : this.#reportNotJudged(why, id);
     if (isResponse(m)) {
-      const text =
-        `toolguard: the MCP server's answer ${shown}, so it was not passed on; the server or its ` +
-        "transport sent a value that JSON text cannot hold";
+      const text = `toolguard: the MCP server's answer ${shown}, so it was not passed on` +
+        (deep ? "" : "; the server or its transport sent a value that JSON text cannot hold");
       try {
         this.#watch(this.#sinks.toClient({ message: errorResponse(id, -32603, text), extra: frame.extra }));
       } catch (thrown) {

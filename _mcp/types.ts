@@ -179,11 +179,13 @@ export type McpEvent =
    * could take for the real answer while the guard had not looked into it, a message with both a method and
    * an answer's result or error (`request_and_answer`), which a client could take for either, or a message
    * nested too deeply for the runtime's `JSON.stringify` to write it out again (`too_deep`; a relay answers
-   * such a request of the server's with an error, and puts an error in place of such an answer), or a message
-   * the guard could not judge (`not_judged`, `text`: why: reading it threw, as a getter or proxy of a
-   * transport's object may, or, built in code, it holds what JSON cannot write, a BigInt; an answer to a waiting request is replaced by an error, a request of the
-   * server's is answered with one; one that may be an answer but whose id could not be read, or nothing of
-   * it, has every request of the client's that waited when it came and still waits answered with an error,
+   * such a request of the server's with an error, and puts an error in place of such an answer, as the
+   * session does where the client's sink fails at one), or a message the guard could not judge
+   * (`not_judged`, `text`: why: reading it threw, as a getter or proxy of a transport's object may, or, built
+   * in code, it holds what JSON cannot write, a BigInt; an answer to a waiting request is replaced by an
+   * error, a request of the server's is answered with one; one that may be an answer but whose id could not
+   * be read, or nothing of it, has every request of the client's that waited when it came and still waits
+   * answered with an error,
    * as which one it answers is not known). `from: "client"`: an answer of the client's that no request of
    * the server's waits for (`no_request`: a second answer, or one to an id the server never used), not passed
    * on to the server.
@@ -197,11 +199,11 @@ export type McpEvent =
   }
   /**
    * A client message not passed on to the server: a line that is not JSON (`text`: its first 200 characters),
-   * which a laxer server parser could still read, or a message built in code that JSON cannot write, a BigInt
-   * (`text`: why), a `tools/call` without an id, which no rejection could
-   * answer, or a request under the id of one still waiting (`id_in_use`), whose answers could not be told
-   * apart, a request whose id is an array, an object or a number too large to read back (`invalid_id`: MCP
-   * has it be a string or an integer, and no answer could reach it), a message with a member that is a
+   * which a laxer server parser could still read, or a message built in code that JSON cannot write, a
+   * BigInt (`text`: why), a `tools/call` without an id, which no rejection could answer, or a request under
+   * the id of one still waiting (`id_in_use`), whose answers could not be told apart, a request whose id is
+   * an array, an object or a number too large to read back (`invalid_id`: MCP has it be a string or an
+   * integer, and no answer could reach it), a message with a member that is a
    * JSON-RPC one but for case (`Method`, `PARAMS`, `ID`: `case_variant`; a parser that ignores case, Go's
    * `encoding/json` or cJSON's, may read it for the member the guard judged), a request past the HTTP relay's
    * `maxInFlight` (`in_flight_limit`), or a message past the 1024 that may wait while the guard reads the

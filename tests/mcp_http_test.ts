@@ -635,7 +635,11 @@ test("relayMcpHttp: once the client has closed, a server that keeps resuming emp
   }
   assert.equal(outcome, "client_closed");
   const call = received.find((m) => m.id === 2);
-  assert.match(JSON.stringify(call?.error), /ended its answer without answering tools\/call/);
+  // (its stream is resumed while the relay waits, bringing nothing: given up once the server was silent)
+  assert.match(
+    JSON.stringify(call?.error),
+    /was left because the client closed before answering tools\/call/,
+  );
 });
 
 test(
@@ -715,6 +719,7 @@ test(
 async function pingThenLeave(
   post: (res: ServerResponse) => void,
   shutdownGraceMs: number,
+  signal?: AbortSignal,
 ): Promise<{ answer: JsonRpcMessage | undefined; reason: string }> {
   const held: ServerResponse[] = [];
   const server = createHttpServer((req, res) => {
@@ -732,6 +737,7 @@ async function pingThenLeave(
       })(),
       output: (bytes) => void out.push(new TextDecoder().decode(bytes)),
       shutdownGraceMs,
+      signal,
     });
     const lines = out.join("").split("\n").filter((l) => l !== "").map((l) =>
       JSON.parse(l) as JsonRpcMessage
@@ -790,6 +796,84 @@ test("HTTP relay: a server whose stream talks on but never answers is given 15 g
   assert.equal(reason, "client_closed");
   assert.equal(answer?.id, 7);
   assert.ok("error" in answer!, JSON.stringify(answer));
+});
+
+test(
+  "HTTP relay: a server that ends its answer's stream to be asked again still answers after the client left",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // MCP's polling (the SDK's closeSSEStream): the POST's stream gives an event id and a retry, then ends; the
+    // answer comes on the GET that resumes it with Last-Event-ID. The client left at once: the stream was not
+    // resumed (answered with an error at once), where one that stayed open was waited for while it talked.
+    const seen: string[] = [];
+    const server = createHttpServer((req, res) => {
+      seen.push(`${req.method} ${req.headers["last-event-id"] ?? ""}`.trim());
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        if (req.method === "POST") res.end("id: 1\nretry: 20\ndata: \n\n");
+        else res.end('id: 2\nevent: message\ndata: {"jsonrpc":"2.0","id":7,"result":{}}\n\n');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    const out: string[] = [];
+    try {
+      const exit = await relayMcpHttp(`http://127.0.0.1:${port}/mcp`, {
+        input: (async function* () {
+          yield new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" }) + "\n");
+        })(),
+        output: (bytes) => void out.push(new TextDecoder().decode(bytes)),
+        shutdownGraceMs: 2000,
+      });
+      assert.equal(exit.reason, "client_closed");
+      assert.deepEqual(JSON.parse(out.join("")), { jsonrpc: "2.0", id: 7, result: {} });
+      assert.deepEqual(seen, ["POST", "GET 1"]);
+    } finally {
+      server.close();
+    }
+  },
+);
+
+test("HTTP relay: a grace that is not a number waits for no answer once the client left", {
+  timeout: 60_000,
+}, async () => {
+  // (NaN graces made the wait a loop of 1 ms timers that never ended: the relay hung on a server that never
+  // answers; the signal only stops a relay that hangs so, which then fails the test)
+  const watchdog = AbortSignal.timeout(30_000);
+  const { answer, reason } = await pingThenLeave(() => {}, NaN, watchdog);
+  assert.equal(watchdog.aborted, false, "the relay was stopped by the watchdog");
+  assert.equal(reason, "client_closed");
+  assert.equal(answer?.id, 7);
+  assert.ok("error" in answer!, JSON.stringify(answer));
+});
+
+test("HTTP relay: a grace whose 5 graces pass a timer's longest wait still waits by one timer", {
+  timeout: 60_000,
+}, async () => {
+  // 5 graces of 1e9 ms pass 2^31 - 1 ms, which a runtime's setTimeout fires at once (warning so): the wait
+  // for a server still starting was a loop of 1 ms timers; it now waits by timers of the longest length.
+  const overflows: string[] = [];
+  const onWarning = (warning: Error) =>
+    void (warning.name === "TimeoutOverflowWarning" && overflows.push(warning.message));
+  process.on("warning", onWarning);
+  try {
+    const { answer, reason } = await pingThenLeave((res) => {
+      setTimeout(() => {
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          '{"jsonrpc":"2.0","id":7,"result":{}}',
+        );
+      }, 100);
+    }, 1e9);
+    assert.equal(reason, "client_closed");
+    assert.deepEqual(answer, { jsonrpc: "2.0", id: 7, result: {} });
+    await new Promise((resolve) => setTimeout(resolve, 0)); // (a warning is emitted on the next tick)
+    assert.deepEqual(overflows, []);
+  } finally {
+    process.off("warning", onWarning);
+  }
 });
 
 test(

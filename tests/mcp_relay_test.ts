@@ -231,3 +231,48 @@ test("relayMcp: a server that never says anything is not waited for without end 
   assert.deepEqual(answers.map((m) => m.id).sort(), [1, 3, "two"], out);
   for (const answer of answers) assert.equal(typeof answer.error?.message, "string", out);
 });
+
+test(
+  "relayMcp: a grace whose 5 graces pass a timer's longest wait still waits for a server starting by one timer",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // 5 graces of 1e9 ms pass 2^31 - 1 ms, which a runtime's setTimeout fires at once (warning so): the wait
+    // for a server that has said nothing yet was a loop of 1 ms timers; it now waits by timers of the longest.
+    const { relayMcp } = await import("../mcp.ts");
+    const server = `
+    let buf = "";
+    process.stdin.on("end", () => process.exit(0));
+    process.stdin.on("data", (d) => {
+      buf += d;
+      for (let i; (i = buf.indexOf("\\n")) >= 0; buf = buf.slice(i + 1)) {
+        const m = JSON.parse(buf.slice(0, i));
+        setTimeout(() => console.log(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} })), 100);
+      }
+    });`;
+    const overflows: string[] = [];
+    const onWarning = (warning: Error) =>
+      void (warning.name === "TimeoutOverflowWarning" && overflows.push(warning.message));
+    process.on("warning", onWarning);
+    try {
+      let out = "";
+      const exit = await relayMcp({
+        command: "node",
+        args: ["-e", server],
+        input: (async function* () {
+          yield new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
+        })(),
+        output: (bytes) => void (out += new TextDecoder().decode(bytes)),
+        stderr: "ignore",
+        shutdownGraceMs: 1e9,
+      });
+      assert.equal(exit.reason, "client_closed", exit.detail);
+      assert.deepEqual(JSON.parse(out), { jsonrpc: "2.0", id: 1, result: {} });
+      await new Promise((resolve) => setTimeout(resolve, 0)); // (a warning is emitted on the next tick)
+      assert.deepEqual(overflows, []);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  },
+);

@@ -1869,3 +1869,87 @@ test("MCP session: a server answer built in code that holds a BigInt answers the
     assert.equal(events.filter((e) => e.event === "stray_message" && e.kind === "not_judged").length, 2);
   }
 });
+
+test("MCP session: a sink's own failure at an answer whose getter throws when read again is not taken for one JSON cannot write", async () => {
+  // The client's transport wrote the answer (its getter read fine) and then failed on its own (closed); the
+  // session's check read the getter again, which threw this time: the answer was reported not judged and
+  // answered a second time, with an error blaming the server for the transport's failure.
+  for (const rejects of [false, true]) {
+    const written: unknown[] = [];
+    const events: McpEvent[] = [];
+    const errors: unknown[] = [];
+    const closed = new Error("the transport closed");
+    const write = (message: unknown) => {
+      written.push(JSON.parse(JSON.stringify(message)));
+      throw closed;
+    };
+    const guarded = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
+      toServer: () => {},
+      toClient: (frame) =>
+        rejects ? Promise.resolve().then(() => write(frame.message)) : write(frame.message),
+      onError: (error) => void errors.push(error),
+    });
+    guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "ping" } });
+    let reads = 0;
+    const result = {
+      get note() {
+        if (++reads > 1) throw new Error("read twice");
+        return "pong";
+      },
+    };
+    guarded.fromServer({ message: { jsonrpc: "2.0", id: 1, result } as unknown as JsonRpcMessage });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.deepEqual(written, [{ jsonrpc: "2.0", id: 1, result: { note: "pong" } }], `${rejects}`);
+    assert.deepEqual(errors, [closed], `${rejects}`);
+    assert.deepEqual(events.filter((e) => e.event === "stray_message"), [], `${rejects}`);
+  }
+  // (a getter that throws at every read: the sink's failure is the message's own, answered once with an error)
+  const written: unknown[] = [];
+  const guarded = createMcpGuard({ onEvent: () => {} }).connect({
+    toServer: () => {},
+    toClient: (frame) => void written.push(JSON.parse(JSON.stringify(frame.message))),
+  });
+  guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "ping" } });
+  const result = {
+    get note(): string {
+      throw new Error("never readable");
+    },
+  };
+  guarded.fromServer({ message: { jsonrpc: "2.0", id: 1, result } as unknown as JsonRpcMessage });
+  assert.equal(written.length, 1);
+  assert.match(JSON.stringify(written[0]), /cannot be written out as JSON \(never readable\)/);
+});
+
+test("MCP session: a server answer built in code that the client's sink finds nested too deeply answers its request with an error", () => {
+  // Judged by its id alone (no scanOutput), an answer nested past the runtime's JSON.stringify (Bun's gives up
+  // at a depth JSON.parse reads; a getter throwing a RangeError tells it on either runtime) made the client's
+  // transport throw a RangeError: told to onError alone, and the request waited for ever.
+  let deep: unknown = 1;
+  for (let i = 0; i < 200_000; i++) deep = { d: deep };
+  const tooDeep = {
+    get d(): never {
+      throw new RangeError("Maximum call stack size exceeded");
+    },
+  };
+  for (const [i, value] of [deep, tooDeep].entries()) {
+    const written: unknown[] = [];
+    const events: McpEvent[] = [];
+    const errors: unknown[] = [];
+    const guarded = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
+      toServer: () => {},
+      toClient: (frame) => void written.push(JSON.parse(JSON.stringify(frame.message))),
+      onError: (error) => void errors.push(error),
+    });
+    guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "ping" } });
+    guarded.fromServer({
+      message: { jsonrpc: "2.0", id: 1, result: { value } } as unknown as JsonRpcMessage,
+    });
+    assert.deepEqual(errors, [], `${i}`);
+    assert.equal(written.length, 1, `${i}`);
+    const answer = written[0] as JsonRpcMessage;
+    if (answer.error === undefined) continue; // (the runtime wrote it out: Deno's JSON.stringify of the deep one)
+    assert.match(JSON.stringify(answer.error), /nests too deeply to be written out/, `${i}`);
+    const strays = events.filter((e) => e.event === "stray_message");
+    assert.deepEqual(strays, [{ event: "stray_message", from: "server", kind: "too_deep", id: 1 }], `${i}`);
+  }
+});
