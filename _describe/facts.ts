@@ -65,8 +65,14 @@ export function placeLine(value: unknown, max: number): string {
   // the cut, so that `max` bounds what is read (escaped first, 300 zero-width spaces were 1800 characters), and
   // an escape the cut split is dropped whole
   const shown = showHidden(asText(value).replace(LINE_BREAKING, " ").trim(), { form: "json" });
-  return shown.length <= max ? shown : clip(shown, max).replace(/\\(?:u[0-9a-f]{0,3})?\u2026$/, "\u2026");
+  return shown.length <= max ? shown : clip(shown, max).replace(CUT_ESCAPE, (cut, run: string) =>
+    // (backslashes pair from the left, as a name's or key's doubled ones do: an even run ends with a whole
+    // pair, kept, and what follows it is text; an odd one ends with half a pair or an escape's start, dropped)
+    run.length % 2 === 0 ? cut : run.slice(1) + "\u2026");
 }
+
+/** The end of a cut text: its run of backslashes, what may be the start of a `\u` escape, the cut's mark. */
+const CUT_ESCAPE = /(\\+)(?:u[0-9a-f]{0,3})?\u2026$/;
 
 /** What {@linkcode placeLine} makes one space of: whitespace and control characters. */
 // deno-lint-ignore no-control-regex

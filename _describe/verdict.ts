@@ -169,6 +169,11 @@ interface Summary {
   joint: "" | "or" | "and";
   /** Whether it says null is allowed (`null`, `string or null`, `exactly null`, an enum that lists null). */
   saysNull: boolean;
+  /**
+   * Its alternatives, where it is a list joined by "or" of parts each said whole (`string or null`: "string",
+   * "null"), so that a union of it says each once: not "string or string or null".
+   */
+  alts?: string[];
 }
 
 /** A summary of one part. */
@@ -216,7 +221,13 @@ function plainSummary(schema: Record<string, unknown>, depth: number, budget: Bu
   else if (typeof min === "number") text += ` at least ${min}`;
   else if (typeof max === "number") text += ` at most ${max}`;
   if (typeof schema.format === "string") text += ` (${schema.format})`;
-  return { text, joint: types.length > 1 ? "or" : "", saysNull: types.includes("null") };
+  const listed = text === types.join(" or "); // (no bound or format said after the list, of its last type)
+  return {
+    text,
+    joint: types.length > 1 ? "or" : "",
+    saysNull: types.includes("null"),
+    alts: types.length > 1 && listed ? types : undefined,
+  };
 }
 
 /**
@@ -281,11 +292,14 @@ function combinedParts(schema: Record<string, unknown>, depth: number, budget: B
     }
     const more = forms.length > MAX_FORMS || list.length > read.length;
     const shown = forms.slice(0, MAX_FORMS);
+    // (each alternative once, a form's own too: "string or (string or null)" is "string or null")
+    const alts = unique(shown.flatMap((p) => p.alts ?? [asPart(p, "or")]));
     parts.push(
-      shown.length === 1 && !more ? shown[0] : {
-        text: shown.map((p) => asPart(p, "or")).join(" or ") + (more ? " or \u2026" : ""),
+      alts.length === 1 && !more ? shown[0] : {
+        text: alts.join(" or ") + (more ? " or \u2026" : ""),
         joint: "or",
         saysNull: shown.some((p) => p.saysNull),
+        alts: more ? undefined : alts,
       },
     );
   }
@@ -305,9 +319,9 @@ function combinedParts(schema: Record<string, unknown>, depth: number, budget: B
 function orNull(s: Summary): Summary {
   if (s.text === NOTHING) return part("null", true);
   // (any value allows null already: "any value or null" says nothing more)
-  return s.saysNull || s.text === "any value"
-    ? s
-    : { text: `${asPart(s, "or")} or null`, joint: "or", saysNull: true };
+  if (s.saysNull || s.text === "any value") return s;
+  const alts = [...(s.alts ?? [asPart(s, "or")]), "null"];
+  return { text: alts.join(" or "), joint: "or", saysNull: true, alts };
 }
 
 /** The texts, each once, in their first order. */

@@ -1039,3 +1039,46 @@ test("describeVerdict: a property not allowed whose 5 000-character name the val
   );
   assert.ok(line.length < 300, line);
 });
+
+test("describeVerdict: a union says each of its forms' alternatives once, a nullable form's too", () => {
+  const s = { type: "string" };
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        a: { anyOf: [s, { type: "string", nullable: true }] },
+        b: { anyOf: [{ type: "STRING", nullable: true }, { type: "INTEGER", nullable: true }] },
+        c: { oneOf: [{ type: ["string", "null"] }, s], nullable: true },
+        d: { anyOf: [s, { anyOf: [s, { type: "integer" }] }] },
+      },
+      additionalProperties: false,
+    },
+  }];
+  const text = describeVerdict(
+    createValidator(tools, { scan: false }).validate([{ name: "t", arguments: { x: 1 } }]),
+    { tools },
+  );
+  assert.ok(
+    text.includes(
+      "t takes: a (string or null); b (string or null or integer); c (string or null); d (string or integer).",
+    ),
+    text,
+  );
+});
+
+test("describeVerdict: a name cut inside or after a doubled backslash ends on whole pairs, no lone backslash", () => {
+  const said = (name: string) =>
+    describeVerdict({
+      index: 0,
+      name,
+      allowed: false,
+      findings: [{ code: "argument_constraint", path: "", message: "The arguments are wrong." }],
+    }).split(" was rejected")[0].slice("Your call to ".length);
+  // (77 letters and a doubled backslash in the 79 characters kept: the cut keeps the pair whole)
+  assert.equal(said("a".repeat(77) + "\\bcc"), "a".repeat(77) + "\\\\\u2026");
+  // (78 letters: the cut splits the pair, which is dropped whole, where it left half of it before)
+  assert.equal(said("a".repeat(78) + "\\b"), "a".repeat(78) + "\u2026");
+  // (a backslash before a hidden character's escape, cut inside the escape)
+  assert.equal(said("a".repeat(75) + "\\\u202e"), "a".repeat(75) + "\\\\\u2026");
+});
