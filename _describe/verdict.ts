@@ -11,6 +11,7 @@ import { unescapePointer } from "../_common/pointer.ts";
 import { clip, isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
 import {
   asText,
+  cutPlace,
   feedbackName,
   findingFacts,
   MAX_NAME,
@@ -370,13 +371,14 @@ function parameterSummaryOf(tool: ToolSummary): string {
 /** Turns a JSON Pointer into a path a small model reads easily: `/items/0/name` -> `items[0].name`. */
 function readablePath(pointer: string): string {
   if (pointer === "") return "the arguments as a whole";
-  let out = "";
+  let out = "", last = "";
   for (const raw of pointer.split("/").slice(1)) {
+    out += last;
     const key = shownKey(unescapePointer(raw));
-    if (/^(0|[1-9]\d*)$/.test(key) && out !== "") out += `[${key}]`;
-    else out += out === "" ? key : `.${key}`;
+    if (/^(0|[1-9]\d*)$/.test(key) && out !== "") last = `[${key}]`;
+    else last = out === "" ? key : `.${key}`;
   }
-  return `"${placeLine(out, MAX_PATH)}"`;
+  return `"${cutPlace(out, last, MAX_PATH)}"`;
 }
 
 /** Most findings listed for one call; the rest are counted ("and K more"). */

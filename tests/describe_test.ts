@@ -1082,3 +1082,31 @@ test("describeVerdict: a name cut inside or after a doubled backslash ends on wh
   // (a backslash before a hidden character's escape, cut inside the escape)
   assert.equal(said("a".repeat(75) + "\\\u202e"), "a".repeat(75) + "\\\\\u2026");
 });
+
+test("describeVerdict: the items and properties under one long key keep their last step after the cut, and read apart", () => {
+  const long = "k".repeat(5000);
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      additionalProperties: {
+        type: "object",
+        properties: { a: { type: "array", items: { type: "string" } } },
+      },
+    },
+  }];
+  const verdict = createValidator(tools, { scan: false }).validate([{
+    name: "t",
+    arguments: { [long]: { a: [1, 2] } },
+  }]);
+  const lines = describeVerdict(verdict).split("\n").filter((l) => /^\d\. /.test(l));
+  assert.equal(lines.length, 2);
+  assert.match(
+    lines[0],
+    /^1\. argument_type_mismatch at "k{100,}\u2026\[0\]": expected string, received integer 1\.$/,
+  );
+  assert.match(
+    lines[1],
+    /^2\. argument_type_mismatch at "k{100,}\u2026\[1\]": expected string, received integer 2\.$/,
+  );
+});
