@@ -8,11 +8,16 @@ import { cutUnits, heldIndices } from "./values.ts";
 /** Longest JSON Pointer that {@linkcode quotedPointer} quotes whole, in characters. */
 export const MAX_QUOTED_POINTER = 120;
 
+/** Longest last step (`/3`, `/name`) that a cut place keeps after its mark, in characters. */
+export const MAX_LAST_STEP = 40;
+
 /**
  * A JSON Pointer in quotes as a message names a place, cut to {@linkcode MAX_QUOTED_POINTER} characters with the
  * validator's mark ("...") inside the quotes, as a long value is cut: a model's 5 000-character key is not
- * repeated whole in what the model reads. One home for the validator's messages and the feedback that finds
- * the place in them.
+ * repeated whole in what the model reads. Its last step is kept after the mark where it is short (at most
+ * {@linkcode MAX_LAST_STEP} characters), so that the items or properties under one long key read apart; the cut
+ * splits no surrogate pair and no `~` escape. One home for the validator's messages and the feedback that
+ * finds the place in them.
  *
  * @example
  * ```ts
@@ -21,15 +26,22 @@ export const MAX_QUOTED_POINTER = 120;
  *
  * assert.equal(quotedPointer("/limt"), '"/limt"');
  * assert.equal(quotedPointer("/" + "k".repeat(5000)), '"/' + "k".repeat(116) + '..."');
+ * assert.equal(quotedPointer("/" + "k".repeat(5000) + "/3"), '"/' + "k".repeat(114) + '.../3"');
  * ```
  *
  * @param pointer The pointer.
  * @returns It in quotes, cut where long.
  */
 export function quotedPointer(pointer: string): string {
-  return pointer.length <= MAX_QUOTED_POINTER
-    ? `"${pointer}"`
-    : `"${cutUnits(pointer, MAX_QUOTED_POINTER - 3)}..."`;
+  if (pointer.length <= MAX_QUOTED_POINTER) return `"${pointer}"`;
+  const slash = pointer.lastIndexOf("/");
+  const last = slash > 0 && pointer.length - slash <= MAX_LAST_STEP ? pointer.slice(slash) : "";
+  const head = cutUnits(
+    last === "" ? pointer : pointer.slice(0, slash),
+    MAX_QUOTED_POINTER - 3 - last.length,
+  );
+  // (a "~" the cut parted from its "0" or "1" left out: alone it is no escape, and no key's character)
+  return `"${head.endsWith("~") ? head.slice(0, -1) : head}...${last}"`;
 }
 
 /**

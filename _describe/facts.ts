@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { quotedPointer, unescapePointer } from "../_common/pointer.ts";
+import { MAX_LAST_STEP, quotedPointer, unescapePointer } from "../_common/pointer.ts";
 import { clip, showHidden } from "../_common/values.ts";
 
 /** Any value as text, never throwing: a string as it is, nothing for undefined, an object as JSON where it can be. */
@@ -65,7 +65,39 @@ export function placeLine(value: unknown, max: number): string {
   // the cut, so that `max` bounds what is read (escaped first, 300 zero-width spaces were 1800 characters), and
   // an escape the cut split is dropped whole
   const shown = showHidden(asText(value).replace(LINE_BREAKING, " ").trim(), { form: "json" });
-  return shown.length <= max ? shown : clip(shown, max).replace(/\\(?:u[0-9a-f]{0,3})?\u2026$/, "\u2026");
+  return shown.length <= max ? shown : clip(shown, max).replace(CUT_ESCAPE, (cut, run: string) =>
+    // (backslashes pair from the left, as a name's or key's doubled ones do: an even run ends with a whole
+    // pair, kept, and what follows it is text; an odd one ends with half a pair or an escape's start, dropped)
+    run.length % 2 === 0 ? cut : run.slice(1) + "\u2026");
+}
+
+/** The end of a cut text: its run of backslashes, what may be the start of a `\u` escape, the cut's mark. */
+const CUT_ESCAPE = /(\\+)(?:u[0-9a-f]{0,3})?\u2026$/;
+
+/**
+ * A place (`head` and its last step, `last`) on one line as {@linkcode placeLine} makes it, cut to `max`
+ * characters, with its last step kept after the cut's mark where that step is short (an index, a short name), as
+ * the validator's messages keep it: the items or properties under one long key read apart.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { cutPlace } from "./facts.ts";
+ *
+ * assert.equal(cutPlace("a.b", "[3]", 120), "a.b[3]");
+ * assert.equal(cutPlace("k".repeat(500), "[3]", 20), "k".repeat(16) + "\u2026[3]");
+ * ```
+ *
+ * @param head The place up to its last step.
+ * @param last Its last step, with what joins it (`[3]`, `.name`, `/name`).
+ * @param max The most characters.
+ * @returns The place on one line, cut to `max`.
+ */
+export function cutPlace(head: string, last: string, max: number): string {
+  const whole = placeLine(head + last, max);
+  if (head === "" || !whole.endsWith("\u2026")) return whole;
+  const tail = placeLine(last, MAX_LAST_STEP + 1);
+  return tail.length > MAX_LAST_STEP ? whole : placeLine(head, max - tail.length) + tail;
 }
 
 /** What {@linkcode placeLine} makes one space of: whitespace and control characters. */

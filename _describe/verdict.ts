@@ -11,6 +11,7 @@ import { unescapePointer } from "../_common/pointer.ts";
 import { clip, isRecord, objectArg, optionsArg, plural } from "../_common/values.ts";
 import {
   asText,
+  cutPlace,
   feedbackName,
   findingFacts,
   MAX_NAME,
@@ -169,6 +170,11 @@ interface Summary {
   joint: "" | "or" | "and";
   /** Whether it says null is allowed (`null`, `string or null`, `exactly null`, an enum that lists null). */
   saysNull: boolean;
+  /**
+   * Its alternatives, where it is a list joined by "or" of parts each said whole (`string or null`: "string",
+   * "null"), so that a union of it says each once: not "string or string or null".
+   */
+  alts?: string[];
 }
 
 /** A summary of one part. */
@@ -202,8 +208,10 @@ function plainSummary(schema: Record<string, unknown>, depth: number, budget: Bu
   }
   if ("const" in schema) return part(`exactly ${clip(itemJson(schema.const), 60)}`, schema.const === null);
   const t = schema.type;
+  // (a list read to its first 8 types, as an enum is to its first 8 members: JSON has 7, and a hostile
+  // declaration's list of 100 000 in each of 32 forms took a second to read)
   const types = Array.isArray(t)
-    ? unique(t.map((x) => asText(x).toLowerCase()))
+    ? unique(t.slice(0, 8).map((x) => asText(x).toLowerCase())).concat(t.length > 8 ? ["\u2026"] : [])
     : typeof t === "string"
     ? [t.toLowerCase()]
     : [];
@@ -216,7 +224,13 @@ function plainSummary(schema: Record<string, unknown>, depth: number, budget: Bu
   else if (typeof min === "number") text += ` at least ${min}`;
   else if (typeof max === "number") text += ` at most ${max}`;
   if (typeof schema.format === "string") text += ` (${schema.format})`;
-  return { text, joint: types.length > 1 ? "or" : "", saysNull: types.includes("null") };
+  const listed = text === types.join(" or "); // (no bound or format said after the list, of its last type)
+  return {
+    text,
+    joint: types.length > 1 ? "or" : "",
+    saysNull: types.includes("null"),
+    alts: types.length > 1 && listed ? types : undefined,
+  };
 }
 
 /**
@@ -281,11 +295,14 @@ function combinedParts(schema: Record<string, unknown>, depth: number, budget: B
     }
     const more = forms.length > MAX_FORMS || list.length > read.length;
     const shown = forms.slice(0, MAX_FORMS);
+    // (each alternative once, a form's own too: "string or (string or null)" is "string or null")
+    const alts = unique(shown.flatMap((p) => p.alts ?? [asPart(p, "or")]));
     parts.push(
-      shown.length === 1 && !more ? shown[0] : {
-        text: shown.map((p) => asPart(p, "or")).join(" or ") + (more ? " or \u2026" : ""),
+      alts.length === 1 && !more ? shown[0] : {
+        text: alts.join(" or ") + (more ? " or \u2026" : ""),
         joint: "or",
         saysNull: shown.some((p) => p.saysNull),
+        alts: more ? undefined : alts,
       },
     );
   }
@@ -305,9 +322,9 @@ function combinedParts(schema: Record<string, unknown>, depth: number, budget: B
 function orNull(s: Summary): Summary {
   if (s.text === NOTHING) return part("null", true);
   // (any value allows null already: "any value or null" says nothing more)
-  return s.saysNull || s.text === "any value"
-    ? s
-    : { text: `${asPart(s, "or")} or null`, joint: "or", saysNull: true };
+  if (s.saysNull || s.text === "any value") return s;
+  const alts = [...(s.alts ?? [asPart(s, "or")]), "null"];
+  return { text: alts.join(" or "), joint: "or", saysNull: true, alts };
 }
 
 /** The texts, each once, in their first order. */
@@ -356,13 +373,14 @@ function parameterSummaryOf(tool: ToolSummary): string {
 /** Turns a JSON Pointer into a path a small model reads easily: `/items/0/name` -> `items[0].name`. */
 function readablePath(pointer: string): string {
   if (pointer === "") return "the arguments as a whole";
-  let out = "";
+  let out = "", last = "";
   for (const raw of pointer.split("/").slice(1)) {
+    out += last;
     const key = shownKey(unescapePointer(raw));
-    if (/^(0|[1-9]\d*)$/.test(key) && out !== "") out += `[${key}]`;
-    else out += out === "" ? key : `.${key}`;
+    if (/^(0|[1-9]\d*)$/.test(key) && out !== "") last = `[${key}]`;
+    else last = out === "" ? key : `.${key}`;
   }
-  return `"${placeLine(out, MAX_PATH)}"`;
+  return `"${cutPlace(out, last, MAX_PATH)}"`;
 }
 
 /** Most findings listed for one call; the rest are counted ("and K more"). */

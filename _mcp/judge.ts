@@ -38,7 +38,7 @@ import type {
   UncheckedToolPolicy,
 } from "./types.ts";
 import { type PinChange, toolName } from "./pins.ts";
-import { eachLeaf, escapePointer } from "../_common/pointer.ts";
+import { eachLeaf, escapePointer, quotedPointer } from "../_common/pointer.ts";
 import { asSent, copyAsSent, refuseSparse, sentMembers } from "../_common/json.ts";
 import { MOST_WRITTEN_OUT, pastMeasure, walkProblem } from "../_common/measure.ts";
 import { RefResolver } from "../_schema/refs.ts";
@@ -104,7 +104,10 @@ export function injectionFindings(args: Record<string, unknown>): Finding[] {
       out.push({
         code: "argument_injection",
         path,
-        message: `${path === "" ? "The arguments carry" : `"${path}" carries`} text that reads as injected ` +
+        message:
+          `${
+            path === "" ? "The arguments carry" : `${quotedPointer(path)} carries`
+          } text that reads as injected ` +
           `instructions (${sf.category.replace(/_/g, " ")}): ${JSON.stringify(sf.excerpt)}.`,
         received: sf.excerpt,
         category: sf.category,
@@ -1716,7 +1719,9 @@ export function secretFindings(args: Record<string, unknown>): Finding[] {
     const shown = isAscii(text) ? text : withoutHiding(text);
     const hit = PATTERNS.find((p) => p.re.test(text) || (shown !== text && p.re.test(shown)));
     if (hit === undefined) return;
-    const where = path === "" ? "The arguments carry" : `${isKey ? "The name of " : ""}"${path}" carries`;
+    const where = path === ""
+      ? "The arguments carry"
+      : `${isKey ? "The name of " : ""}${quotedPointer(path)} carries`;
     out.push({
       code: "argument_secret",
       path,

@@ -9,7 +9,7 @@
 import { heldIndices, isRecord, plural } from "../_common/values.ts";
 import type { Finding } from "../types.ts";
 import { type Check, TRUE } from "./keywords.ts";
-import { duplicateMessage, push, received, show, typeFail, where, whereNamed } from "./report.ts";
+import { duplicateMessage, push, received, show, typeFail, where } from "./report.ts";
 import { codePoints, deepEqual, firstDuplicate, isMultiple, safeTest } from "./values.ts";
 
 /** True when `v` has JSON Schema type `t`. */
@@ -69,7 +69,7 @@ export const FALSE: Check = (v, p, out) => {
       out,
       "unexpected_argument",
       p,
-      `${whereNamed(p)} is not allowed here; leave it out.`,
+      `${where(p)} is not allowed here; leave it out.`,
       "nothing",
       received(v),
     );

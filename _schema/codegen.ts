@@ -31,7 +31,6 @@ import {
   typeFailAfter,
   typeFailAt,
   where,
-  whereNamed,
 } from "./report.ts";
 import { codePoints, deepEqual, firstDuplicate, isMultiple, safeTest, uniqueOk } from "./values.ts";
 import { type Emit, isAnnotation, isPlainSchema } from "./codegen_js.ts";
@@ -56,7 +55,6 @@ const helpers = () => ({
   // for-in with this test, not a key array per object: engines optimise hasOwnProperty.call inside for-in
   own: Object.prototype.hasOwnProperty,
   W: where,
-  WN: whereNamed,
   R: received,
   S: show,
   // the same words for values whose type the generated code has just tested: no type dispatch

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { escapePointer } from "../_common/pointer.ts";
+import { escapePointer, MAX_QUOTED_POINTER } from "../_common/pointer.ts";
 import { plural } from "../_common/values.ts";
 import { NUMERIC_FORMATS } from "./keywords.ts";
 import { FORMATS } from "./formats.ts";
@@ -51,8 +51,11 @@ interface Site {
 /** A message starting with the value's pointer: a constant where the pointer is static. */
 function message(site: Site, tail: string): string {
   if (site.sp !== null) return lit(where(site.sp) + tail);
-  // where(p) spelled out, so the closing quote joins the constant tail (one concatenation less)
-  return `(p === "" ? ${lit(where("") + tail)} : '"' + p + ${lit('"' + tail)})`;
+  // where(p) spelled out for a short pointer, so the closing quote joins the constant tail (one concatenation
+  // less); the empty one and a long one, which where() cuts, through it
+  return `(p === "" || p.length > ${MAX_QUOTED_POINTER} ? W(p) + ${lit(tail)} : '"' + p + ${
+    lit('"' + tail)
+  })`;
 }
 
 /**
@@ -285,6 +288,9 @@ function arrayLines(site: Site): string[] {
   return L;
 }
 
+/** What a missing property's message says after its pointer. */
+const REQUIRED_TAIL = " is required but missing; add it.";
+
 /** `required`: each missing name, at the pointer it would have. */
 function requiredLines(site: Site, required: string[]): string[] {
   const sp = site.sp;
@@ -296,14 +302,17 @@ function requiredLines(site: Site, required: string[]): string[] {
       received: '"missing"',
     };
     if (sp !== null) {
-      const message = lit(`${where(sp + tail)} is required but missing; add it.`);
+      const message = lit(`${where(sp + tail)}${REQUIRED_TAIL}`);
       return `if (!has(v, ${lit(r)})) ${failInline({ ...finding, path: lit(sp + tail), message })}`;
     }
-    // the pointer made once, for the path and the message (never "", so where() would quote it: said here)
+    // the pointer made once, for the path and the message (never "", so where() would quote it: said here
+    // where short, through where() where it cuts a long one)
     const fail = pushFinding({
       ...finding,
       path: "at",
-      message: `'"' + at + '" is required but missing; add it.'`,
+      message: `(at.length > ${MAX_QUOTED_POINTER} ? W(at) + ${lit(REQUIRED_TAIL)} : '"' + at + ${
+        lit('"' + REQUIRED_TAIL)
+      })`,
     });
     return `if (!has(v, ${lit(r)})) { if (out === null) return false; ok = false; const at = p + ${
       lit(tail)
@@ -352,8 +361,8 @@ function additionalLines(site: Site, propKeys: string[]): string[] {
     const allowed = propKeys.length > 0 ? propKeys.map((x) => JSON.stringify(x)).join(", ") : "none";
     const finding = pushFinding({
       code: '"unexpected_argument"',
-      // whereNamed(at): the pointer in quotes, a long one cut (at is never empty)
-      message: `WN(at) + ${lit(` is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`)}`,
+      // where(at): the pointer in quotes, a long one cut (at is never empty)
+      message: `W(at) + ${lit(` is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`)}`,
       expected: lit(`one of ${allowed}`),
       received: "SS(key)",
       path: "at",

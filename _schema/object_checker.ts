@@ -10,7 +10,7 @@ import { escapePointer } from "../_common/pointer.ts";
 import { firstHole, isRecord, plural } from "../_common/values.ts";
 import type { Finding } from "../types.ts";
 import { type Check, type NodeCompiler, SchemaError } from "./keywords.ts";
-import { push, reportExtra, show, where, whereNamed } from "./report.ts";
+import { push, reportExtra, show, where } from "./report.ts";
 import { makeRegExp, safeTest } from "./values.ts";
 
 /** The object keywords of a schema node, read, validated and compiled. */
@@ -207,9 +207,8 @@ function checkCount(rules: ObjectRules, count: number, p: string, out: Finding[]
  * ("; leave it out") left out, as the sentence goes on after the parenthesis with its own.
  */
 function nameReason(message: string, at: string): string {
-  // (named whole, or cut as a name not allowed is: `false` says so of it)
-  const named = [where(at) + " ", whereNamed(at) + " "].find((n) => message.startsWith(n));
-  const reason = named === undefined ? message : "it " + message.slice(named.length);
+  const named = where(at) + " ";
+  const reason = message.startsWith(named) ? "it " + message.slice(named.length) : message;
   // (and its instruction left out too: the sentence gives its own, "rename or remove it")
   return reason.replace(/\.$/, "").replace(NAME_INSTRUCTION, "");
 }
@@ -226,7 +225,7 @@ function checkName(names: Check, k: string, at: string, out: Finding[] | null): 
       out,
       "unexpected_argument",
       at,
-      `${whereNamed(at)} is not an allowed property name${
+      `${where(at)} is not an allowed property name${
         f && f[0] ? ` (${nameReason(f[0].message, at)})` : ""
       }; rename or remove it.`,
       "an allowed property name",

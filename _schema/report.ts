@@ -6,7 +6,7 @@
  */
 import type { Finding, FindingCode } from "../types.ts";
 import { plural } from "../_common/values.ts";
-import { quotedPointer } from "../_common/pointer.ts";
+import { MAX_QUOTED_POINTER, quotedPointer } from "../_common/pointer.ts";
 
 /** True when JSON.stringify would only wrap `s` in quotes (a loop: cheaper than a regex for short text). */
 function plain(s: string): boolean {
@@ -115,17 +115,13 @@ export function showQuoted(value: string): string {
   return s.endsWith('"') ? s : s + '"';
 }
 
-/** Human label for a pointer. */
-export function where(path: string): string {
-  // the pointer itself, as in `path`: no slicing, so no string flattening on the error path
-  return path === "" ? "The arguments" : `"${path}"`;
-}
-
 /**
- * {@link where} for a place whose last key is the model's own name for it (a property not allowed), cut as
- * {@linkcode quotedPointer} cuts it: a 5 000-character name is not said whole (the finding's `path` keeps it).
+ * Human label for a pointer: the pointer in quotes, as in `path`, a long one cut as {@linkcode quotedPointer}
+ * cuts it (a model's 5 000-character key is not said whole in each message at or under it; the finding's `path`
+ * keeps it whole).
  */
-export function whereNamed(path: string): string {
+export function where(path: string): string {
+  // (sliced only where long: a short pointer is used as it is, so no string flattening on the error path)
   return path === "" ? "The arguments" : quotedPointer(path);
 }
 
@@ -266,7 +262,8 @@ export function typeFailAfter(
   tails: readonly string[],
 ): void {
   const slot = typeSlot(v);
-  if (slot < 0 || p === "") {
+  // (a long pointer through where(), which cuts it)
+  if (slot < 0 || p === "" || p.length > MAX_QUOTED_POINTER) {
     typeFail(out, v, p, expected);
     return;
   }
@@ -311,7 +308,7 @@ export function reportExtra(out: Finding[], at: string, key: string, allowed: st
     out,
     "unexpected_argument",
     at,
-    `${whereNamed(at)} is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`,
+    `${where(at)} is not a parameter this tool accepts; remove it. Accepted: ${allowed}.`,
     `one of ${allowed}`,
     show(key),
   );

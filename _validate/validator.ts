@@ -1937,7 +1937,7 @@ function scanString(value: string, path: string | null, walk: InjectionWalk, isK
       code: "argument_injection",
       path: at,
       message: `${
-        at === "" ? "The arguments carry" : `"${at}" carries`
+        at === "" ? "The arguments carry" : `${where(at)} carries`
       } text that reads as injected instructions (${sf.category.replace(/_/g, " ")}): ${
         JSON.stringify(sf.excerpt)
       }. Pass only the data the task needs.`,

@@ -5,7 +5,15 @@
  * @module
  */
 import { escapePointer } from "../_common/pointer.ts";
-import { findingFacts, MAX_PATH, oneLine, placeLine, shownPointer, stop } from "../_describe/facts.ts";
+import {
+  cutPlace,
+  findingFacts,
+  MAX_PATH,
+  oneLine,
+  placeLine,
+  shownPointer,
+  stop,
+} from "../_describe/facts.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
 import { assertReadable, compile, refuseBigInt } from "../_schema/compile.ts";
@@ -135,7 +143,7 @@ export class ToolArgError extends Error {
   toLLMFeedback(): string {
     const lines = this.findings.map((f) => {
       // (a path cut as describeVerdict cuts it: a model's 100 000-character key is not said whole)
-      const path = placeLine(typeof f.path === "string" ? shownPointer(f.path) : f.path, MAX_PATH);
+      const path = typeof f.path === "string" ? pointerPlace(f.path) : placeLine(f.path, MAX_PATH);
       const record = f as unknown as Record<string, unknown>;
       const { told, message, bits, suggestion } = findingFacts(record, `"${path}"`);
       const more = bits.length === 0 ? "" : ` ${bits.join(", ")}.`.replace(/^ ./, (c) => c.toUpperCase());
@@ -150,6 +158,13 @@ export class ToolArgError extends Error {
     return `Tool "${this.tool}" was not run because its arguments are invalid:\n${lines.join("\n")}\n` +
       `Fix these arguments and call "${this.tool}" again.`;
   }
+}
+
+/** A finding's JSON Pointer as its feedback names it: keys shown, cut to its last step where long. */
+function pointerPlace(pointer: string): string {
+  const shown = shownPointer(pointer);
+  const at = shown.lastIndexOf("/");
+  return cutPlace(shown.slice(0, Math.max(at, 0)), shown.slice(Math.max(at, 0)), MAX_PATH);
 }
 
 function isStandard(s: unknown): s is StandardSchemaLike {

@@ -190,3 +190,14 @@ test("ToolArgError.toLLMFeedback: a property name not allowed is said once, cut,
   assert.ok(error instanceof ToolArgError);
   assert.equal(error.findings[0].path, `/${long}`); // (the finding's path stays a true JSON Pointer)
 });
+
+test("ToolArgError.toLLMFeedback: the items under one long key keep their index after the cut, so they read apart", async () => {
+  const long = "k".repeat(5000);
+  const schema = { type: "object", additionalProperties: { type: "array", items: { type: "string" } } };
+  const tool = vet({ name: "t", schema, fn: () => "ran", onError: (e) => e.toLLMFeedback() });
+  const lines = (await tool({ [long]: [1, 2] })).split("\n").filter((l) => l.startsWith("- "));
+  assert.equal(lines.length, 2);
+  assert.match(lines[0], /^- \/k{100,}\u2026\/0: Expected string, received integer 1\.$/);
+  assert.match(lines[1], /^- \/k{100,}\u2026\/1: Expected string, received integer 2\.$/);
+  assert.ok(lines.every((l) => l.length < 300), lines.join("\n"));
+});
