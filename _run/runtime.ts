@@ -46,6 +46,7 @@ import {
 } from "./windows.ts";
 import {
   exitedUnreaped,
+  markedRunning,
   newTreeMarker,
   type OurEnds,
   ourEnds,
@@ -92,7 +93,7 @@ interface DenoApi {
   stdout: { isTerminal(): boolean };
   stderr: { isTerminal(): boolean };
   openSync(path: string, options: { read: boolean }): { close(): void };
-  kill(pid: number, signal: string): void;
+  kill(pid: number, signal: string | 0): void; // (signal 0, a probe, is taken as kill(2) takes it)
   exit(code: number): never;
   addSignalListener(signal: string, handler: () => void): void;
   removeSignalListener(signal: string, handler: () => void): void;
@@ -233,6 +234,14 @@ export interface LiveChild {
    * of its last whole look, a recheck counts every one of the pids (see {@linkcode treeState}).
    */
   treeState(look?: Pick<TreeLookOptions, "known" | "openPipes" | "gap">): TreeLook;
+  /**
+   * Whether a process of the tree that a kill could still reach may be running (POSIX): the child while it is
+   * unreaped; then a live process carrying its marker (Linux, as the kill finds them), else a member of its
+   * process group. False on Windows (`taskkill /F` is forceful at once) and where only the child's own kill
+   * may be used (Deno with a partial `--allow-run`) once it is reaped. For a grace between SIGTERM and SIGKILL
+   * that ends as soon as the tree has.
+   */
+  treeRunning(): boolean;
   /**
    * Set when the child was started through a launcher (`setsid`) that execs the tool: given how the child
    * ended, whether it wrote to stdout and its stderr, returns why the launcher could not start the tool, or
@@ -415,7 +424,11 @@ function stderrPiped(spec: SpawnSpec): boolean {
   return spec.stderr === undefined || spec.stderr === "piped";
 }
 
-function signalGroup(pid: number, signal: "SIGTERM" | "SIGKILL"): boolean {
+/**
+ * Signal the process group `pid` leads; signal 0 asks only whether it has a member (a zombie counts). True
+ * where the group was there to signal.
+ */
+function signalGroup(pid: number, signal: "SIGTERM" | "SIGKILL" | 0): boolean {
   // A negative pid addresses the process group the detached child leads; the group outlives its leader. The
   // bare pid is never signalled here: once the leader is reaped its number may belong to someone else.
   try {
@@ -913,6 +926,17 @@ export const PARTIAL_RUN_NOTE: string =
   "as Deno's run permission is partial: signalling a process needs --allow-run for " +
   "every program (no list), so processes it started may still be running";
 
+/** {@linkcode LiveChild.treeRunning} for `tree`. */
+function treeRunning(tree: Tree): boolean {
+  if (isWindows) return false;
+  if (!tree.reaped) return true;
+  if (tree.own !== undefined && !maySignal()) return false; // (nothing is left that a kill could reach)
+  const group = tree.grouped ? tree.pid : null;
+  const marked = tree.marker === null ? undefined : markedRunning(tree.marker, group, tree.members ?? []);
+  // A group counts its zombies too: the markers, which do not, are asked first where they work.
+  return marked ?? (group !== null && signalGroup(group, 0));
+}
+
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
 function stateOfTree(tree: Tree, look: Pick<TreeLookOptions, "known" | "openPipes" | "gap"> = {}): TreeLook {
   if (tree.marker === null) return { state: null, pids: [] };
@@ -970,6 +994,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     killReached: () => reachOf(tree),
     killFound: () => foundOf(tree),
     treeState: (look) => stateOfTree(tree, look),
+    treeRunning: () => treeRunning(tree),
   };
   if (via === "setsid") {
     started.startFailure = (exit, wroteStdout, stderr) => setsidFailure(spec, exit, wroteStdout, stderr);
@@ -1233,6 +1258,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     killReached: () => reachOf(tree),
     killFound: () => foundOf(tree),
     treeState: (look) => stateOfTree(tree, look),
+    treeRunning: () => treeRunning(tree),
   };
 }
 
@@ -1299,6 +1325,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       killReached: () => reachOf(tree),
       killFound: () => foundOf(tree),
       treeState: (look) => stateOfTree(tree, look),
+      treeRunning: () => treeRunning(tree),
     },
   };
 }

@@ -318,9 +318,7 @@ test(
     let sleep = 0;
     try {
       const controller = new AbortController();
-      const input = (async function* () {
-        await new Promise((resolve) => controller.signal.addEventListener("abort", resolve));
-      })();
+      const input = silentUntil(controller.signal);
       // The shell dies of the relay's SIGTERM; its sleep, started with SIGTERM ignored, does not.
       const script = '(trap "" TERM; exec sleep 7.41) </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; wait';
       const running = relayMcp({
@@ -351,6 +349,56 @@ test(
     }
   },
 );
+
+test(
+  "relayMcp: a server that leaves on SIGTERM does not cut its descendants' grace short: one cleaning up finishes",
+  { timeout: 60_000, skip: process.platform === "win32" ? "POSIX signals" : false },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-grace-"));
+    let cleaner = 0;
+    try {
+      // The shell's child cleans up on SIGTERM (0.2 s, well inside the relay's 1 s grace), then exits.
+      writeFileSync(
+        join(dir, "cleaner.sh"),
+        'trap \'sleep 0.2; echo done > "$1/clean"; exit 0\' TERM\necho $$ > "$1/ready"\nwhile :; do sleep 1; done\n',
+      );
+      const controller = new AbortController();
+      const input = silentUntil(controller.signal);
+      const running = relayMcp({
+        command: "/bin/sh",
+        args: ["-c", 'sh "$0/cleaner.sh" "$0" </dev/null >/dev/null 2>&1 & wait', dir],
+        input,
+        output: () => {},
+        stderr: "ignore",
+        signal: controller.signal,
+      });
+      const ready = () => existsSync(join(dir, "ready")) ? readFileSync(join(dir, "ready"), "utf8") : "";
+      while (!ready().endsWith("\n")) await new Promise((resolve) => setTimeout(resolve, 10));
+      cleaner = Number(ready());
+      controller.abort();
+      const exit = await running;
+      assert.equal(exit.reason, "aborted", exit.detail);
+      assert.equal(exit.signal, "SIGTERM", "the server (the shell) left on the SIGTERM at once");
+      assert.deepEqual(await waitGone([cleaner]), [], "the cleaner exited");
+      assert.ok(existsSync(join(dir, "clean")), "the cleaner finished its cleanup before any SIGKILL");
+    } finally {
+      if (cleaner > 0) {
+        try {
+          process.kill(cleaner, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+/** A client that sends nothing, and leaves once `signal` aborts. */
+async function* silentUntil(signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  await new Promise((resolve) => signal.addEventListener("abort", resolve));
+  yield* [];
+}
 
 /** A server that leaves a sleep behind, its pid in DIR/pid, and reads its input to the end. */
 const LEAVES_SLEEP = 'sleep 7.31 </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; cat >/dev/null';
