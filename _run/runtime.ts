@@ -813,7 +813,8 @@ function treeNote(tree: Tree, owner: TreeOwner = "tool"): string | undefined {
   const note = ofSignalledTree(tree);
   if (tree.exited) return exitedTreeNote(note, owner);
   // Where a zombie cannot be seen, the exit tells: a code, or a signal the kill never sends, was the tool's own
-  // (it had exited first, or left on a SIGTERM it caught), though its group was signalled and may have held more.
+  // (it had exited first, or left on a SIGTERM it caught: not "by itself"), though its group was signalled and
+  // may have held more.
   const ownExit = tree.exited === null && tree.exit !== undefined && ownKillReach(tree.exit) === "none";
   return ownExit ? exitedTreeNote(note, owner, false) : note;
 }
@@ -823,7 +824,8 @@ function treeNote(tree: Tree, owner: TreeOwner = "tool"): string | undefined {
  * after `note` (what may still be running), which comes first as the graver: classify cuts a tree note at 200
  * characters, and a cut must take the lesser part. Every note fits whole with the exit said (tests/tree_note_cut_test.ts).
  * Where a zombie cannot be seen (`seen` false: macOS, Deno without --allow-all) the tool's exit says only that
- * it exited by itself ({@linkcode EXITED_ITSELF_NOTE}), not when.
+ * it was its own, not the kill's ({@linkcode EXITED_ITSELF_NOTE}): not when, nor why (it may have exited first,
+ * or on a SIGTERM it caught, then with a code of its choosing).
  *
  * @param note What {@linkcode treeNote} says of the signalled tree; undefined: nothing was missed.
  * @param owner What the note calls the process started (the relay's is the server).
@@ -837,13 +839,13 @@ function treeNote(tree: Tree, owner: TreeOwner = "tool"): string | undefined {
  * assert.equal(exitedTreeNote(undefined), EXITED_NOTE);
  * assert.match(exitedTreeNote(UNSIGNALLED_NOTE), /may still be running, and the tool had already exited$/);
  * assert.equal(exitedTreeNote(undefined, "server"), "but the server itself had already exited");
+ * assert.equal(exitedTreeNote(undefined, "tool", false), "but the tool's exit was its own");
  * ```
  */
 export function exitedTreeNote(note: string | undefined, owner: TreeOwner = "tool", seen = true): string {
-  const exited = seen ? "had already exited" : "exited by itself";
-  return note === undefined
-    ? `but the ${owner} ${seen ? "itself " : ""}${exited}`
-    : `${note}, and the ${owner} ${exited}`;
+  const exited = seen ? `the ${owner} had already exited` : `the ${owner}'s exit was its own`;
+  if (note !== undefined) return `${note}, and ${exited}`;
+  return seen ? `but the ${owner} itself had already exited` : `but ${exited}`;
 }
 
 /** What {@linkcode treeNote} says of a POSIX tree that was signalled, beside whether the tool had exited. */
@@ -881,7 +883,10 @@ export function groupOnlyNote(why: string): string {
  */
 export const EXITED_NOTE: string = exitedTreeNote(undefined);
 
-/** {@linkcode EXITED_NOTE} where the exit, not a zombie seen in `/proc`, told it (macOS, Deno without --allow-all). */
+/**
+ * Said where the tool's exit, not a zombie seen in `/proc` (macOS, Deno without --allow-all), shows the kill did
+ * not end it: an exit code, or a signal the kill never sends.
+ */
 export const EXITED_ITSELF_NOTE: string = exitedTreeNote(undefined, "tool", false);
 
 /**

@@ -259,7 +259,7 @@ test(
       assert.equal(r.exited.exitCode, 3, "the tool exited by itself");
       assert.ok(
         r.exited.detail.endsWith(
-          `; ${groupOnly}: a descendant that left the group may have survived, and the tool exited by itself`,
+          `; ${groupOnly}: a descendant that left the group may have survived, and the tool's exit was its own`,
         ),
         r.exited.detail,
       );
@@ -268,6 +268,40 @@ test(
       assert.deepEqual(await waitGone([sleep, daemon]), [], "the group's sleeps were ended");
     } finally {
       pids.cleanup();
+    }
+  },
+);
+
+test(
+  "runTool: Deno with --allow-run but not --allow-all does not say a tool that left on a SIGTERM it caught exited by itself",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-caught-"));
+    try {
+      const host = join(dir, "host.ts");
+      // Still running at its time limit: it exits with code 3 only on the guard's SIGTERM.
+      writeFileSync(
+        host,
+        `import { runTool } from ${JSON.stringify(fileURLToPath(new URL("../guard.ts", import.meta.url)))};
+const r = await runTool("/bin/sh", ["-c", 'trap "exit 3" TERM; sleep 30 & wait'], { timeoutMs: 300 });
+console.log(JSON.stringify({ kind: r.kind, exitCode: r.exitCode, detail: r.detail }));
+`,
+      );
+      const root = fileURLToPath(new URL("..", import.meta.url));
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      const { stdout } = await promisify(execFile)(deno.execPath(), [
+        "run",
+        "--allow-run",
+        `--allow-read=${root},${dir}`,
+        host,
+      ], { encoding: "utf8" });
+      const r = JSON.parse(stdout) as { kind: string; exitCode: number | null; detail: string };
+      assert.equal(r.kind, "timeout", r.detail);
+      assert.equal(r.exitCode, 3, "the tool caught the SIGTERM and exited with its code");
+      assert.doesNotMatch(r.detail, /by itself/);
+      assert.ok(r.detail.endsWith(", and the tool's exit was its own"), r.detail);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   },
 );
@@ -357,10 +391,11 @@ test(
     const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-grace-"));
     let cleaner = 0;
     try {
-      // The shell's child cleans up on SIGTERM (0.2 s, well inside the relay's 1 s grace), then exits.
+      // The shell's child cleans up on SIGTERM (0.2 s, well inside the relay's 1 s grace), then exits: it
+      // waits in `wait`, which a trapped signal interrupts at once (a foreground sleep would hold the trap back).
       writeFileSync(
         join(dir, "cleaner.sh"),
-        'trap \'sleep 0.2; echo done > "$1/clean"; exit 0\' TERM\necho $$ > "$1/ready"\nwhile :; do sleep 1; done\n',
+        'trap \'sleep 0.2; echo done > "$1/clean"; exit 0\' TERM\necho $$ > "$1/ready"\nsleep 30 & wait\n',
       );
       const controller = new AbortController();
       const input = silentUntil(controller.signal);
@@ -488,7 +523,7 @@ test(
       "(/proc is not readable here): a descendant that left the group may have survived";
     // (a server that left at the end of its input before the SIGTERM came is said to have: its exit tells)
     assert.ok(
-      [said, `${said}, and the server exited by itself`].some((end) => exit.detail.endsWith(end)),
+      [said, `${said}, and the server's exit was its own`].some((end) => exit.detail.endsWith(end)),
       exit.detail,
     );
   },
