@@ -521,13 +521,14 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
   // only with --allow-all, which also grants the signals: where only the tool's own kill is left, it cannot.)
   tree.exited ??= tree.reaped ? false : exitedUnreaped(tree.pid) ?? null;
   if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
+  const group = groupOf(tree);
   if (tree.marker !== null && treeMarkersWork()) {
     const { signalled, unread, unsignalled } = signalMarked(tree.marker, signal, {
       // An unreaped child is still ours even if it rewrote its environment (unless its group had the signal).
       include: tree.reaped ? null : tree.pid,
-      group: tree.grouped ? tree.pid : null,
+      group,
       // Sent once /proc was scanned: a process whose parent it ends is still linked to the tree there.
-      signalGroup: tree.grouped ? () => signalGroup(tree.pid, signal) : undefined,
+      signalGroup: group !== null ? () => signalGroup(group, signal) : undefined,
       members: tree.members ??= new Set(),
     });
     if (signalled > 0) tree.found = true;
@@ -535,7 +536,7 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
     if (unsignalled) tree.unsignalled = true;
     return;
   }
-  const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
+  const viaGroup = group !== null && signalGroup(group, signal);
   if (viaGroup) tree.found = true;
   if (viaGroup || tree.reaped) return;
   // Started through setsid, which has not made its group yet (or found by a marker /proc no longer shows):
@@ -931,12 +932,35 @@ export const PARTIAL_RUN_NOTE: string =
   "as Deno's run permission is partial: signalling a process needs --allow-run for " +
   "every program (no list), so processes it started may still be running";
 
+/**
+ * The process group the child leads (its pid), or null where it leads none, or where that number has since
+ * been given to another process: the kernel keeps a group's number from reuse only while a member lives, so
+ * once the child is reaped and a process has its pid, a group by that number is that process's, not the
+ * tree's (another guard's detached tool, say), and is not signalled.
+ */
+function groupOf(tree: Tree): number | null {
+  if (!tree.grouped) return null;
+  return tree.reaped && pidTaken(tree.pid) ? null : tree.pid;
+}
+
+/** Whether a process has pid `pid` (one not ours to signal counts). Signal 0 sends nothing. */
+function pidTaken(pid: number): boolean {
+  try {
+    if (denoApi) denoApi.kill(pid, 0);
+    else nodeProcess()?.kill(pid, 0);
+    return true;
+  } catch (error) {
+    const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
+    return name === "PermissionDenied" || code === "EPERM";
+  }
+}
+
 /** {@linkcode LiveChild.treeRunning} for `tree`. */
 function treeRunning(tree: Tree): boolean {
   if (isWindows) return false;
   if (!tree.reaped) return true;
   if (tree.own !== undefined && !maySignal()) return false; // (nothing is left that a kill could reach)
-  const group = tree.grouped ? tree.pid : null;
+  const group = groupOf(tree);
   const marked = tree.marker === null ? undefined : markedRunning(tree.marker, group, tree.members ?? []);
   // A group counts its zombies too: the markers, which do not, are asked first where they work.
   return marked ?? (group !== null && signalGroup(group, 0));

@@ -429,6 +429,87 @@ test(
   },
 );
 
+// Root may give a pid namespace its own next pid (/proc/sys/kernel/ns_last_pid): there a pid is reused on demand.
+const canReusePids = isLinux && process.getuid?.() === 0 && existsSync("/usr/bin/unshare");
+
+test(
+  "relayMcp: once the server is reaped, a process given its pid (leading a group of that number) is not signalled",
+  { timeout: 60_000, skip: canReusePids ? false : "needs root and unshare, to reuse a pid on demand" },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-reuse-"));
+    try {
+      const host = join(dir, "host.ts");
+      // The server leaves on SIGTERM; its child, in a session of its own (the server's group empty then),
+      // ignores it, so the relay waits its grace before the SIGKILL. Meanwhile the server's pid is given to a
+      // sleep leading a group of that number, by a shell ready beforehand: it forks as soon as it reads the pid
+      // (the host's own threads take pids too).
+      const script =
+        `setsid sh -c 'trap "" TERM; echo > "$0/ready"; sleep 5' "$0" </dev/null >/dev/null 2>&1 & wait`;
+      const giver = `read n < "$0/fifo"; echo $((n - 1)) > /proc/sys/kernel/ns_last_pid; ` +
+        `setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! > "$0/victim"; wait $!; echo $? > "$0/ended"`;
+      writeFileSync(
+        host,
+        `import { relayMcp } from ${JSON.stringify(fileURLToPath(new URL("../mcp.ts", import.meta.url)))};
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import process from "node:process";
+const dir = ${JSON.stringify(dir)};
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const ended = () => existsSync(dir + "/ended") ? readFileSync(dir + "/ended", "utf8").trim() : "";
+execFileSync("mkfifo", [dir + "/fifo"]);
+writeFileSync(dir + "/victim", "");
+spawn("/bin/sh", ["-c", ${JSON.stringify(giver)}, dir], { stdio: "ignore" });
+const controller = new AbortController();
+let server = 0;
+const relaying = relayMcp({
+  command: "/bin/sh",
+  args: ["-c", ${JSON.stringify(script)}, dir],
+  input: (async function* () { await new Promise((r) => controller.signal.addEventListener("abort", r)); yield* []; })(),
+  output: () => {},
+  stderr: "ignore",
+  signal: controller.signal,
+  onEvent: (event) => { if (event.event === "spawn") server = event.pid; },
+});
+while (!existsSync(dir + "/ready")) await wait(5);
+controller.abort();
+while (alive(server)) await wait(2); // (until reaped)
+writeFileSync(dir + "/fifo", server + "\\n");
+while (!readFileSync(dir + "/victim", "utf8").endsWith("\\n")) await wait(2);
+const victim = Number(readFileSync(dir + "/victim", "utf8"));
+const exit = await relaying;
+// (a SIGKILL sent lands at once: its shell reaps it and says so)
+for (let i = 0; i < 50 && ended() === ""; i++) await wait(10);
+console.log(JSON.stringify({ server, victim, ended: ended() || "running", detail: exit.detail }));
+try { process.kill(victim, "SIGKILL"); } catch { /* gone */ }
+`,
+      );
+      // Under Deno without --allow-all: the markers do not work, and the server's process group is signalled.
+      const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+      const run = deno === undefined ? [process.execPath, host] : [
+        deno.execPath(),
+        "run",
+        "--allow-run",
+        "--allow-env",
+        `--allow-read=${fileURLToPath(new URL("..", import.meta.url))},${dir}`,
+        `--allow-write=${dir}`,
+        host,
+      ];
+      // (sh, not the runtime, is the namespace's init; `exit` keeps it from exec'ing the runtime in its place)
+      const { stdout } = await promisify(execFile)(
+        "/usr/bin/unshare",
+        ["--pid", "--fork", "--mount-proc", "sh", "-c", '"$@"; exit $?', "sh", ...run],
+        { encoding: "utf8" },
+      );
+      const r = JSON.parse(stdout) as { server: number; victim: number; ended: string; detail: string };
+      assert.equal(r.victim, r.server, "the sleep was given the server's pid");
+      assert.equal(r.ended, "running", `the process given the server's pid was left alone: ${r.detail}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
 /** A client that sends nothing, and leaves once `signal` aborts. */
 async function* silentUntil(signal: AbortSignal): AsyncGenerator<Uint8Array> {
   await new Promise((resolve) => signal.addEventListener("abort", resolve));
