@@ -522,6 +522,9 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
   tree.exited ??= tree.reaped ? false : exitedUnreaped(tree.pid) ?? null;
   if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
   const group = groupOf(tree);
+  // Reaped, the child's pid links nothing of the tree (its children have a new parent): a process given that
+  // number since, or one it starts, would be taken for the tree's by its parent link.
+  if (tree.reaped) tree.members?.delete(tree.pid);
   if (tree.marker !== null && treeMarkersWork()) {
     const { signalled, unread, unsignalled } = signalMarked(tree.marker, signal, {
       // An unreaped child is still ours even if it rewrote its environment (unless its group had the signal).
@@ -960,6 +963,7 @@ function treeRunning(tree: Tree): boolean {
   if (isWindows) return false;
   if (!tree.reaped) return true;
   if (tree.own !== undefined && !maySignal()) return false; // (nothing is left that a kill could reach)
+  tree.members?.delete(tree.pid); // (its pid is no parent link of the tree's any more: see endTree)
   const group = groupOf(tree);
   const marked = tree.marker === null ? undefined : markedRunning(tree.marker, group, tree.members ?? []);
   // A group counts its zombies too: the markers, which do not, are asked first where they work.
