@@ -197,7 +197,8 @@ export interface LiveChild {
   exited: Promise<ChildExit>;
   /**
    * Signal the child's whole process tree (POSIX: every process carrying its marker, and its process group
-   * where it has one; Windows: `taskkill /T /F`). Never throws.
+   * where it has one, unless the child is reaped and its pid given to another process; Windows:
+   * `taskkill /T /F`). Never throws.
    */
   killTree(signal: "SIGTERM" | "SIGKILL", options?: KillTreeOptions): void;
   /**
