@@ -87,6 +87,8 @@ const KILL_WAIT_MS = 1000;
  * 10 000 errors) and reads none of the answers would otherwise grow the relay's memory without bound.
  */
 const OWN_BACKLOG_BYTES = 4 * 1024 * 1024;
+/** At most how long between the relay's looks whether the server's tree still runs, in the grace after SIGTERM. */
+const TREE_POLL_MS = 25;
 /** After the tree is ended, how long the relay waits for the server's pipe to close. */
 const PIPE_CLOSE_MS = 200;
 
@@ -398,8 +400,8 @@ class McpRelay {
   }
 
   /**
-   * Close the server's stdin; after `graceMs` (or at an abort) end its tree: SIGTERM, then, once the server
-   * has exited (or after KILL_WAIT_MS), SIGKILL to what is left of the tree.
+   * Close the server's stdin; after `graceMs` (or at an abort) end its tree: SIGTERM, then, once the tree is
+   * no longer seen running (or KILL_WAIT_MS after the SIGTERM), SIGKILL to what is left of it.
    */
   async #endServer(graceMs: number): Promise<void> {
     const child = this.#child;
@@ -413,8 +415,19 @@ class McpRelay {
     ]);
     if (inTime) return child.killTree("SIGKILL"); // the server exited; end anything it left behind
     child.killTree("SIGTERM");
+    const graceEnd = performance.now() + KILL_WAIT_MS;
     await Promise.race([exited, delay(KILL_WAIT_MS)]);
-    // Sent even when the server left on the SIGTERM: a descendant that ignores it would outlive the relay.
+    // A server that left on the SIGTERM does not shorten its tree's grace: what it started may be cleaning up
+    // too (a shell's child, a wrapper's server), and is waited for while it runs, up to the same bound.
+    // (looked at again soon at first: what the SIGTERM ended is usually gone within milliseconds)
+    for (
+      let wait = 2;
+      performance.now() < graceEnd && child.treeRunning();
+      wait = Math.min(wait * 2, TREE_POLL_MS)
+    ) {
+      await delay(wait);
+    }
+    // Sent even when the tree seems gone: a descendant that ignores SIGTERM would outlive the relay.
     child.killTree("SIGKILL");
     await Promise.race([this.#exited, delay(KILL_WAIT_MS)]);
   }

@@ -46,6 +46,7 @@ import {
 } from "./windows.ts";
 import {
   exitedUnreaped,
+  markedRunning,
   newTreeMarker,
   type OurEnds,
   ourEnds,
@@ -92,7 +93,7 @@ interface DenoApi {
   stdout: { isTerminal(): boolean };
   stderr: { isTerminal(): boolean };
   openSync(path: string, options: { read: boolean }): { close(): void };
-  kill(pid: number, signal: string): void;
+  kill(pid: number, signal: string | 0): void; // (signal 0, a probe, is taken as kill(2) takes it)
   exit(code: number): never;
   addSignalListener(signal: string, handler: () => void): void;
   removeSignalListener(signal: string, handler: () => void): void;
@@ -196,7 +197,8 @@ export interface LiveChild {
   exited: Promise<ChildExit>;
   /**
    * Signal the child's whole process tree (POSIX: every process carrying its marker, and its process group
-   * where it has one; Windows: `taskkill /T /F`). Never throws.
+   * where it has one, unless the child is reaped and its pid given to another process; Windows:
+   * `taskkill /T /F`). Never throws.
    */
   killTree(signal: "SIGTERM" | "SIGKILL", options?: KillTreeOptions): void;
   /**
@@ -233,6 +235,14 @@ export interface LiveChild {
    * of its last whole look, a recheck counts every one of the pids (see {@linkcode treeState}).
    */
   treeState(look?: Pick<TreeLookOptions, "known" | "openPipes" | "gap">): TreeLook;
+  /**
+   * Whether a process of the tree that a kill could still reach may be running (POSIX): the child while it is
+   * unreaped; then a live process carrying its marker (Linux, as the kill finds them), else a member of its
+   * process group. False on Windows (`taskkill /F` is forceful at once) and where only the child's own kill
+   * may be used (Deno with a partial `--allow-run`) once it is reaped. For a grace between SIGTERM and SIGKILL
+   * that ends as soon as the tree has.
+   */
+  treeRunning(): boolean;
   /**
    * Set when the child was started through a launcher (`setsid`) that execs the tool: given how the child
    * ended, whether it wrote to stdout and its stderr, returns why the launcher could not start the tool, or
@@ -415,7 +425,11 @@ function stderrPiped(spec: SpawnSpec): boolean {
   return spec.stderr === undefined || spec.stderr === "piped";
 }
 
-function signalGroup(pid: number, signal: "SIGTERM" | "SIGKILL"): boolean {
+/**
+ * Signal the process group `pid` leads; signal 0 asks only whether it has a member (a zombie counts). True
+ * where the group was there to signal.
+ */
+function signalGroup(pid: number, signal: "SIGTERM" | "SIGKILL" | 0): boolean {
   // A negative pid addresses the process group the detached child leads; the group outlives its leader. The
   // bare pid is never signalled here: once the leader is reaped its number may belong to someone else.
   try {
@@ -508,13 +522,17 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
   // only with --allow-all, which also grants the signals: where only the tool's own kill is left, it cannot.)
   tree.exited ??= tree.reaped ? false : exitedUnreaped(tree.pid) ?? null;
   if (tree.own !== undefined && !maySignal()) return endToolOnly(tree, tree.own, signal);
+  const group = groupOf(tree);
+  // Reaped, the child's pid links nothing of the tree (its children have a new parent): a process given that
+  // number since, or one it starts, would be taken for the tree's by its parent link.
+  if (tree.reaped) tree.members?.delete(tree.pid);
   if (tree.marker !== null && treeMarkersWork()) {
     const { signalled, unread, unsignalled } = signalMarked(tree.marker, signal, {
       // An unreaped child is still ours even if it rewrote its environment (unless its group had the signal).
       include: tree.reaped ? null : tree.pid,
-      group: tree.grouped ? tree.pid : null,
+      group,
       // Sent once /proc was scanned: a process whose parent it ends is still linked to the tree there.
-      signalGroup: tree.grouped ? () => signalGroup(tree.pid, signal) : undefined,
+      signalGroup: group !== null ? () => signalGroup(group, signal) : undefined,
       members: tree.members ??= new Set(),
     });
     if (signalled > 0) tree.found = true;
@@ -522,7 +540,7 @@ function endTree(tree: Tree, signal: "SIGTERM" | "SIGKILL", options: KillTreeOpt
     if (unsignalled) tree.unsignalled = true;
     return;
   }
-  const viaGroup = tree.grouped && signalGroup(tree.pid, signal);
+  const viaGroup = group !== null && signalGroup(group, signal);
   if (viaGroup) tree.found = true;
   if (viaGroup || tree.reaped) return;
   // Started through setsid, which has not made its group yet (or found by a marker /proc no longer shows):
@@ -800,7 +818,8 @@ function treeNote(tree: Tree, owner: TreeOwner = "tool"): string | undefined {
   const note = ofSignalledTree(tree);
   if (tree.exited) return exitedTreeNote(note, owner);
   // Where a zombie cannot be seen, the exit tells: a code, or a signal the kill never sends, was the tool's own
-  // (it had exited first, or left on a SIGTERM it caught), though its group was signalled and may have held more.
+  // (it had exited first, or left on a SIGTERM it caught: not "by itself"), though its group was signalled and
+  // may have held more.
   const ownExit = tree.exited === null && tree.exit !== undefined && ownKillReach(tree.exit) === "none";
   return ownExit ? exitedTreeNote(note, owner, false) : note;
 }
@@ -810,7 +829,8 @@ function treeNote(tree: Tree, owner: TreeOwner = "tool"): string | undefined {
  * after `note` (what may still be running), which comes first as the graver: classify cuts a tree note at 200
  * characters, and a cut must take the lesser part. Every note fits whole with the exit said (tests/tree_note_cut_test.ts).
  * Where a zombie cannot be seen (`seen` false: macOS, Deno without --allow-all) the tool's exit says only that
- * it exited by itself ({@linkcode EXITED_ITSELF_NOTE}), not when.
+ * it was its own, not the kill's ({@linkcode EXITED_ITSELF_NOTE}): not when, nor why (it may have exited first,
+ * or on a SIGTERM it caught, then with a code of its choosing).
  *
  * @param note What {@linkcode treeNote} says of the signalled tree; undefined: nothing was missed.
  * @param owner What the note calls the process started (the relay's is the server).
@@ -824,13 +844,13 @@ function treeNote(tree: Tree, owner: TreeOwner = "tool"): string | undefined {
  * assert.equal(exitedTreeNote(undefined), EXITED_NOTE);
  * assert.match(exitedTreeNote(UNSIGNALLED_NOTE), /may still be running, and the tool had already exited$/);
  * assert.equal(exitedTreeNote(undefined, "server"), "but the server itself had already exited");
+ * assert.equal(exitedTreeNote(undefined, "tool", false), "but the tool's exit was its own");
  * ```
  */
 export function exitedTreeNote(note: string | undefined, owner: TreeOwner = "tool", seen = true): string {
-  const exited = seen ? "had already exited" : "exited by itself";
-  return note === undefined
-    ? `but the ${owner} ${seen ? "itself " : ""}${exited}`
-    : `${note}, and the ${owner} ${exited}`;
+  const exited = seen ? `the ${owner} had already exited` : `the ${owner}'s exit was its own`;
+  if (note !== undefined) return `${note}, and ${exited}`;
+  return seen ? `but the ${owner} itself had already exited` : `but ${exited}`;
 }
 
 /** What {@linkcode treeNote} says of a POSIX tree that was signalled, beside whether the tool had exited. */
@@ -868,7 +888,10 @@ export function groupOnlyNote(why: string): string {
  */
 export const EXITED_NOTE: string = exitedTreeNote(undefined);
 
-/** {@linkcode EXITED_NOTE} where the exit, not a zombie seen in `/proc`, told it (macOS, Deno without --allow-all). */
+/**
+ * Said where the tool's exit, not a zombie seen in `/proc` (macOS, Deno without --allow-all), shows the kill did
+ * not end it: an exit code, or a signal the kill never sends.
+ */
 export const EXITED_ITSELF_NOTE: string = exitedTreeNote(undefined, "tool", false);
 
 /**
@@ -912,6 +935,41 @@ export const UNSIGNALLED_NOTE =
 export const PARTIAL_RUN_NOTE: string =
   "as Deno's run permission is partial: signalling a process needs --allow-run for " +
   "every program (no list), so processes it started may still be running";
+
+/**
+ * The process group the child leads (its pid), or null where it leads none, or where that number has since
+ * been given to another process: the kernel keeps a group's number from reuse only while a member lives, so
+ * once the child is reaped and a process has its pid, a group by that number is that process's, not the
+ * tree's (another guard's detached tool, say), and is not signalled.
+ */
+function groupOf(tree: Tree): number | null {
+  if (!tree.grouped) return null;
+  return tree.reaped && pidTaken(tree.pid) ? null : tree.pid;
+}
+
+/** Whether a process has pid `pid` (one not ours to signal counts). Signal 0 sends nothing. */
+function pidTaken(pid: number): boolean {
+  try {
+    if (denoApi) denoApi.kill(pid, 0);
+    else nodeProcess()?.kill(pid, 0);
+    return true;
+  } catch (error) {
+    const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
+    return name === "PermissionDenied" || code === "EPERM";
+  }
+}
+
+/** {@linkcode LiveChild.treeRunning} for `tree`. */
+function treeRunning(tree: Tree): boolean {
+  if (isWindows) return false;
+  if (!tree.reaped) return true;
+  if (tree.own !== undefined && !maySignal()) return false; // (nothing is left that a kill could reach)
+  tree.members?.delete(tree.pid); // (its pid is no parent link of the tree's any more: see endTree)
+  const group = groupOf(tree);
+  const marked = tree.marker === null ? undefined : markedRunning(tree.marker, group, tree.members ?? []);
+  // A group counts its zombies too: the markers, which do not, are asked first where they work.
+  return marked ?? (group !== null && signalGroup(group, 0));
+}
 
 /** {@linkcode LiveChild.treeState} for `tree`: only its marker finds the processes. */
 function stateOfTree(tree: Tree, look: Pick<TreeLookOptions, "known" | "openPipes" | "gap"> = {}): TreeLook {
@@ -970,6 +1028,7 @@ function spawnDeno(spec: SpawnSpec, launch: Launch, { via, marker }: DenoStart):
     killReached: () => reachOf(tree),
     killFound: () => foundOf(tree),
     treeState: (look) => stateOfTree(tree, look),
+    treeRunning: () => treeRunning(tree),
   };
   if (via === "setsid") {
     started.startFailure = (exit, wroteStdout, stderr) => setsidFailure(spec, exit, wroteStdout, stderr);
@@ -1233,6 +1292,7 @@ function spawnBun(spec: SpawnSpec, launch: Launch, marker: TreeMarker | null): L
     killReached: () => reachOf(tree),
     killFound: () => foundOf(tree),
     treeState: (look) => stateOfTree(tree, look),
+    treeRunning: () => treeRunning(tree),
   };
 }
 
@@ -1299,6 +1359,7 @@ async function spawnNode(spec: SpawnSpec, launch: Launch, marker: TreeMarker | n
       killReached: () => reachOf(tree),
       killFound: () => foundOf(tree),
       treeState: (look) => stateOfTree(tree, look),
+      treeRunning: () => treeRunning(tree),
     },
   };
 }

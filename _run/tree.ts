@@ -271,6 +271,40 @@ export function exitedUnreaped(pid: number): boolean | undefined {
 }
 
 /**
+ * Whether a live process of the tree is left, as {@linkcode signalMarked} would find it: one carrying
+ * `marker`, or one whose environment cannot be read whose parent chain leads into `members` or that is in
+ * `group` (the tool's group and session, or null). A zombie carries nothing: it is none. Undefined where
+ * `/proc` cannot be read here. Never throws.
+ *
+ * @param marker The child's marker.
+ * @param group The tool's own group and session (its pid, where it leads them), or null.
+ * @param members The pids of the tree found by earlier kills.
+ * @returns Whether one is left, or undefined.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { markedRunning, newTreeMarker, treeMarkersWork } from "./tree.ts";
+ *
+ * // No process carries a fresh marker.
+ * assert.equal(markedRunning(newTreeMarker(), null, []), treeMarkersWork() ? false : undefined);
+ * ```
+ */
+export function markedRunning(
+  marker: TreeMarker,
+  group: number | null,
+  members: Iterable<number>,
+): boolean | undefined {
+  const proc = procReader();
+  if (proc === null) return undefined;
+  try {
+    const { marked, unread } = scanMarked(proc, entryOf(marker));
+    return marked.length > 0 || takeUnread(unread, new Set(members), new Set(), group).length > 0;
+  } catch {
+    return undefined; // /proc went away under us
+  }
+}
+
+/**
  * The processes among `unread` that belong to the tree and are not `seen` yet: members already, or whose
  * parent chain leads into `members` (grown as they are taken: an unreadable child of an unreadable one
  * counts), or in the tool's own group or session (`group`, the tool's pid where it leads them; null where it

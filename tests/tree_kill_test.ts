@@ -259,7 +259,7 @@ test(
       assert.equal(r.exited.exitCode, 3, "the tool exited by itself");
       assert.ok(
         r.exited.detail.endsWith(
-          `; ${groupOnly}: a descendant that left the group may have survived, and the tool exited by itself`,
+          `; ${groupOnly}: a descendant that left the group may have survived, and the tool's exit was its own`,
         ),
         r.exited.detail,
       );
@@ -268,6 +268,40 @@ test(
       assert.deepEqual(await waitGone([sleep, daemon]), [], "the group's sleeps were ended");
     } finally {
       pids.cleanup();
+    }
+  },
+);
+
+test(
+  "runTool: Deno with --allow-run but not --allow-all does not say a tool that left on a SIGTERM it caught exited by itself",
+  { ...linuxOnly, skip: linuxOnly.skip || (isDeno ? false : "needs Deno's permissions") },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-caught-"));
+    try {
+      const host = join(dir, "host.ts");
+      // Still running at its time limit: it exits with code 3 only on the guard's SIGTERM.
+      writeFileSync(
+        host,
+        `import { runTool } from ${JSON.stringify(fileURLToPath(new URL("../guard.ts", import.meta.url)))};
+const r = await runTool("/bin/sh", ["-c", 'trap "exit 3" TERM; sleep 30 & wait'], { timeoutMs: 300 });
+console.log(JSON.stringify({ kind: r.kind, exitCode: r.exitCode, detail: r.detail }));
+`,
+      );
+      const root = fileURLToPath(new URL("..", import.meta.url));
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      const { stdout } = await promisify(execFile)(deno.execPath(), [
+        "run",
+        "--allow-run",
+        `--allow-read=${root},${dir}`,
+        host,
+      ], { encoding: "utf8" });
+      const r = JSON.parse(stdout) as { kind: string; exitCode: number | null; detail: string };
+      assert.equal(r.kind, "timeout", r.detail);
+      assert.equal(r.exitCode, 3, "the tool caught the SIGTERM and exited with its code");
+      assert.doesNotMatch(r.detail, /by itself/);
+      assert.ok(r.detail.endsWith(", and the tool's exit was its own"), r.detail);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   },
 );
@@ -318,9 +352,7 @@ test(
     let sleep = 0;
     try {
       const controller = new AbortController();
-      const input = (async function* () {
-        await new Promise((resolve) => controller.signal.addEventListener("abort", resolve));
-      })();
+      const input = silentUntil(controller.signal);
       // The shell dies of the relay's SIGTERM; its sleep, started with SIGTERM ignored, does not.
       const script = '(trap "" TERM; exec sleep 7.41) </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; wait';
       const running = relayMcp({
@@ -351,6 +383,138 @@ test(
     }
   },
 );
+
+test(
+  "relayMcp: a server that leaves on SIGTERM does not cut its descendants' grace short: one cleaning up finishes",
+  { timeout: 60_000, skip: process.platform === "win32" ? "POSIX signals" : false },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-grace-"));
+    let cleaner = 0;
+    try {
+      // The shell's child cleans up on SIGTERM (0.2 s, well inside the relay's 1 s grace), then exits: it
+      // waits in `wait`, which a trapped signal interrupts at once (a foreground sleep would hold the trap back).
+      writeFileSync(
+        join(dir, "cleaner.sh"),
+        'trap \'sleep 0.2; echo done > "$1/clean"; exit 0\' TERM\necho $$ > "$1/ready"\nsleep 30 & wait\n',
+      );
+      const controller = new AbortController();
+      const input = silentUntil(controller.signal);
+      const running = relayMcp({
+        command: "/bin/sh",
+        args: ["-c", 'sh "$0/cleaner.sh" "$0" </dev/null >/dev/null 2>&1 & wait', dir],
+        input,
+        output: () => {},
+        stderr: "ignore",
+        signal: controller.signal,
+      });
+      const ready = () => existsSync(join(dir, "ready")) ? readFileSync(join(dir, "ready"), "utf8") : "";
+      while (!ready().endsWith("\n")) await new Promise((resolve) => setTimeout(resolve, 10));
+      cleaner = Number(ready());
+      controller.abort();
+      const exit = await running;
+      assert.equal(exit.reason, "aborted", exit.detail);
+      assert.equal(exit.signal, "SIGTERM", "the server (the shell) left on the SIGTERM at once");
+      assert.deepEqual(await waitGone([cleaner]), [], "the cleaner exited");
+      assert.ok(existsSync(join(dir, "clean")), "the cleaner finished its cleanup before any SIGKILL");
+    } finally {
+      if (cleaner > 0) {
+        try {
+          process.kill(cleaner, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+// Root may give a pid namespace its own next pid (/proc/sys/kernel/ns_last_pid): there a pid is reused on demand.
+const canReusePids = isLinux && process.getuid?.() === 0 && existsSync("/usr/bin/unshare");
+
+test(
+  "relayMcp: once the server is reaped, a process given its pid (leading a group of that number) is not signalled",
+  { timeout: 60_000, skip: canReusePids ? false : "needs root and unshare, to reuse a pid on demand" },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-reuse-"));
+    try {
+      const host = join(dir, "host.ts");
+      // The server leaves on SIGTERM; its child, in a session of its own (the server's group empty then),
+      // ignores it, so the relay waits its grace before the SIGKILL. Meanwhile the server's pid is given to a
+      // sleep leading a group of that number, by a shell ready beforehand: it forks as soon as it reads the pid
+      // (the host's own threads take pids too).
+      const script =
+        `setsid sh -c 'trap "" TERM; echo > "$0/ready"; sleep 5' "$0" </dev/null >/dev/null 2>&1 & wait`;
+      const giver = `read n < "$0/fifo"; echo $((n - 1)) > /proc/sys/kernel/ns_last_pid; ` +
+        `setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! > "$0/victim"; wait $!; echo $? > "$0/ended"`;
+      writeFileSync(
+        host,
+        `import { relayMcp } from ${JSON.stringify(fileURLToPath(new URL("../mcp.ts", import.meta.url)))};
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import process from "node:process";
+const dir = ${JSON.stringify(dir)};
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const ended = () => existsSync(dir + "/ended") ? readFileSync(dir + "/ended", "utf8").trim() : "";
+execFileSync("mkfifo", [dir + "/fifo"]);
+writeFileSync(dir + "/victim", "");
+spawn("/bin/sh", ["-c", ${JSON.stringify(giver)}, dir], { stdio: "ignore" });
+const controller = new AbortController();
+let server = 0;
+const relaying = relayMcp({
+  command: "/bin/sh",
+  args: ["-c", ${JSON.stringify(script)}, dir],
+  input: (async function* () { await new Promise((r) => controller.signal.addEventListener("abort", r)); yield* []; })(),
+  output: () => {},
+  stderr: "ignore",
+  signal: controller.signal,
+  onEvent: (event) => { if (event.event === "spawn") server = event.pid; },
+});
+while (!existsSync(dir + "/ready")) await wait(5);
+controller.abort();
+while (alive(server)) await wait(2); // (until reaped)
+writeFileSync(dir + "/fifo", server + "\\n");
+while (!readFileSync(dir + "/victim", "utf8").endsWith("\\n")) await wait(2);
+const victim = Number(readFileSync(dir + "/victim", "utf8"));
+const exit = await relaying;
+// (a SIGKILL sent lands at once: its shell reaps it and says so)
+for (let i = 0; i < 50 && ended() === ""; i++) await wait(10);
+console.log(JSON.stringify({ server, victim, ended: ended() || "running", detail: exit.detail }));
+try { process.kill(victim, "SIGKILL"); } catch { /* gone */ }
+`,
+      );
+      // Under Deno without --allow-all: the markers do not work, and the server's process group is signalled.
+      const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+      const run = deno === undefined ? [process.execPath, host] : [
+        deno.execPath(),
+        "run",
+        "--allow-run",
+        "--allow-env",
+        `--allow-read=${fileURLToPath(new URL("..", import.meta.url))},${dir}`,
+        `--allow-write=${dir}`,
+        host,
+      ];
+      // (sh, not the runtime, is the namespace's init; `exit` keeps it from exec'ing the runtime in its place)
+      const { stdout } = await promisify(execFile)(
+        "/usr/bin/unshare",
+        ["--pid", "--fork", "--mount-proc", "sh", "-c", '"$@"; exit $?', "sh", ...run],
+        { encoding: "utf8" },
+      );
+      const r = JSON.parse(stdout) as { server: number; victim: number; ended: string; detail: string };
+      assert.equal(r.victim, r.server, "the sleep was given the server's pid");
+      assert.equal(r.ended, "running", `the process given the server's pid was left alone: ${r.detail}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+/** A client that sends nothing, and leaves once `signal` aborts. */
+async function* silentUntil(signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  await new Promise((resolve) => signal.addEventListener("abort", resolve));
+  yield* [];
+}
 
 /** A server that leaves a sleep behind, its pid in DIR/pid, and reads its input to the end. */
 const LEAVES_SLEEP = 'sleep 7.31 </dev/null >/dev/null 2>&1 & echo $! > "$0/pid"; cat >/dev/null';
@@ -440,7 +604,7 @@ test(
       "(/proc is not readable here): a descendant that left the group may have survived";
     // (a server that left at the end of its input before the SIGTERM came is said to have: its exit tells)
     assert.ok(
-      [said, `${said}, and the server exited by itself`].some((end) => exit.detail.endsWith(end)),
+      [said, `${said}, and the server's exit was its own`].some((end) => exit.detail.endsWith(end)),
       exit.detail,
     );
   },

@@ -359,3 +359,94 @@ test(
     }
   },
 );
+
+// The relay's host for a reused pid: its server leaves on SIGTERM, leaving a child in a session of its own that
+// ignores it (the relay's grace then lasts its bound). Once the server is reaped its pid is handed, through
+// DIR/fifo, to the root shell that gives it (GIVER below); the process given it starts a non-dumpable child.
+const REUSE_HOST = `import { relayMcp } from MCP;
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import process from "node:process";
+const dir = process.argv[process.argv.length - 1];
+const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const read = (name) => { try { return readFileSync(dir + "/" + name, "utf8"); } catch { return ""; } };
+const controller = new AbortController();
+let server = 0;
+const running = relayMcp({
+  command: "/bin/sh",
+  args: ["-c", SCRIPT, dir],
+  input: (async function* () { await new Promise((r) => controller.signal.addEventListener("abort", r)); yield* []; })(),
+  output: () => {},
+  stderr: "ignore",
+  signal: controller.signal,
+  onEvent: (event) => { if (event.event === "spawn") server = event.pid; },
+});
+while (!existsSync(dir + "/ready")) await wait(5);
+controller.abort();
+while (alive(server)) await wait(2);
+writeFileSync(dir + "/fifo", server + "\\n");
+while (!read("victim").endsWith("\\n")) await wait(2);
+const exit = await running;
+const victim = Number(read("victim"));
+for (let i = 0; i < 50 && alive(victim); i++) await wait(10); // (a SIGKILL lands at once; its parent reaps it)
+console.log(JSON.stringify({ server, newcomer: Number(read("newcomer")), victim, alive: alive(victim), detail: exit.detail }));
+process.exit(0);
+`;
+
+test(
+  "relayMcp: once the server is reaped, a non-dumpable child of a process given its pid is not taken for the tree's",
+  {
+    timeout: 60_000,
+    skip: skip ||
+      (isRoot && existsSync("/usr/bin/unshare") ? false : "needs root and unshare, to reuse a pid"),
+  },
+  async () => {
+    const dir = mkdtempSync(join(hostBase(), "toolguard-reuse-"));
+    try {
+      chmodSync(dir, 0o777);
+      await promisify(execFile)("mkfifo", ["-m", "666", join(dir, "fifo")]);
+      const deno = (globalThis as unknown as { Deno?: { execPath(): string } }).Deno;
+      const readable = readableByNobody(dir, isDeno ? deno!.execPath() : process.execPath);
+      const host = join(dir, "host.ts");
+      const script =
+        `setsid sh -c 'trap "" TERM; echo > "$0/ready"; sleep 5' "$0" </dev/null >/dev/null 2>&1 & wait`;
+      writeFileSync(
+        host,
+        REUSE_HOST.replace("MCP", () => JSON.stringify(join(readable.lib, "mcp.ts"))).replace(
+          "SCRIPT",
+          () => JSON.stringify(script),
+        ),
+      );
+      const runtime = isDeno ? [readable.runtime, "run", "-A", host, dir] : [readable.runtime, host, dir];
+      // Root, in the pid namespace: reads the pid, makes it the next one given, and starts as nobody a shell (that
+      // pid) whose python child makes itself non-dumpable, then records its pid.
+      const victimCode = "import ctypes, os, sys, time\nctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n" +
+        "open(sys.argv[1], 'w').write(str(os.getpid()) + '\\n')\ntime.sleep(30)";
+      const giver = `read n < "$0/fifo"; echo $((n - 1)) > /proc/sys/kernel/ns_last_pid; ` +
+        `${setpriv} ${NOBODY.join(" ")} -- sh -c '"$1" -c "$2" "$0/victim" & wait' "$0" ${python} "$1" & ` +
+        `echo $! > "$0/newcomer"; wait`;
+      const init = `sh -c '${giver.replaceAll("'", "'\\''")}' "$0" "$1" & shift; ` +
+        `${setpriv} ${NOBODY.join(" ")} -- "$@"; exit $?`;
+      const { stdout } = await promisify(execFile)(
+        "/usr/bin/unshare",
+        ["--pid", "--fork", "--mount-proc", "sh", "-c", init, dir, victimCode, ...runtime],
+        { cwd: dir, encoding: "utf8", env: { ...process.env, HOME: dir, DENO_DIR: join(dir, "deno") } },
+      );
+      const r = JSON.parse(stdout) as {
+        server: number;
+        newcomer: number;
+        victim: number;
+        alive: boolean;
+        detail: string;
+      };
+      // (what the namespace holds ends with its first process, sh, when the host exits)
+      assert.equal(r.newcomer, r.server, `the shell was given the server's pid: ${stdout}`);
+      assert.ok(
+        r.alive,
+        `the non-dumpable child of the process given the server's pid was left alone: ${r.detail}`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
