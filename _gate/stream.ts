@@ -263,6 +263,18 @@ function ndjsonFrames(): FrameParser<WireFrame> {
 
 /** One encoder for every gate: encoding keeps no state. */
 const ENCODER = new TextEncoder();
+/**
+ * How long, in milliseconds, the gate waits for the provider to close a stream once its message ended (its
+ * final frame: `data: [DONE]`, Ollama's `done`, see `FrameRouter.final`), counted from that frame and not
+ * restarted by what comes after it (keep-alives every 100 ms would hold it for ever). A provider closes at
+ * once, in the same write or the next few milliseconds, so the grace costs it nothing; one that keeps the
+ * connection open holds the answer (the held final frame, the calls to judge) at most this long, where
+ * before the client waited until the connection dropped. Half a second is far above the gap between two
+ * writes of one flush even over a slow link (a line the provider flushes late is still judged or told) and
+ * under what a user notices at the end of an answer that took seconds.
+ */
+const FINAL_GRACE_MS = 500;
+
 /** The dialects the openai SDK reads, which stops reading at `data: [DONE]` (see `StreamGate.#afterEnd`). */
 const OPENAI_DIALECTS: ReadonlySet<StreamDialect> = new Set(["openai_chat", "openai_responses"]);
 
@@ -321,6 +333,8 @@ export class StreamGate {
    * message (`done`). What follows is dropped (see `#afterEnd`).
    */
   #ended = false;
+  /** When the message's final frame was read (`Date.now()`): the provider has `FINAL_GRACE_MS` to close. */
+  #finalAt: number | undefined;
   /**
    * On a retry's stream, where the dialect parts its text from the client's (see `TextFrames.scored` and
    * `TextFrames.lead`): the answers whose client text ends mid-line and that have sent no text yet.
@@ -411,12 +425,42 @@ export class StreamGate {
     reader: ReadableStreamDefaultReader<Uint8Array>,
   ): Promise<ReadableStreamReadResult<Uint8Array>> {
     try {
-      return await reader.read();
+      return this.#finalAt === undefined ? await reader.read() : await this.#readInGrace(reader);
     } catch (e) {
       if (!this.#ended || this.#router.framing !== "ndjson") throw e;
       this.#drop(`stream could not be read after its final chunk: ${errorText(e)}`);
       return { done: true, value: undefined };
     }
+  }
+
+  /**
+   * The next chunk of a source whose message ended, or, when the provider neither sends one nor closes
+   * within `FINAL_GRACE_MS` of the final frame, the end of the stream (with a finding), the source cancelled:
+   * the client has its answer then, where it waited for a connection the provider kept open.
+   */
+  async #readInGrace(
+    reader: ReadableStreamDefaultReader<Uint8Array>,
+  ): Promise<ReadableStreamReadResult<Uint8Array>> {
+    const left = this.#finalAt! + FINAL_GRACE_MS - Date.now();
+    // (past the grace no read is raced: a provider that keeps sending, keep-alives queued faster than a timer
+    // fires, would win every race)
+    if (left > 0) {
+      const read = reader.read();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<undefined>((resolve) => timer = setTimeout(() => resolve(undefined), left));
+      try {
+        const result = await Promise.race([read, late]);
+        if (result) return result;
+      } finally {
+        clearTimeout(timer);
+      }
+      read.catch(() => {}); // (the cancel below settles the read left pending)
+    }
+    this.#drop(
+      `stream was still open ${FINAL_GRACE_MS} ms after its message ended; the gate ended it there`,
+    );
+    reader.cancel().catch(() => {});
+    return { done: true, value: undefined };
   }
 
   #transform(chunk: Uint8Array, controller: Sink): void {
@@ -495,6 +539,7 @@ export class StreamGate {
       this.#doneFrame = raw;
       // (the openai SDK reads no further; the Anthropic SDK skips a frame with no event name and reads on)
       this.#ended = openai;
+      this.#finalAt ??= Date.now();
       return;
     }
     const parsed = parseJsonSafe(data);
@@ -510,6 +555,7 @@ export class StreamGate {
     let event = parsed.value;
     // (as the ollama client reads it: any `done` that is true to JavaScript ends its reading)
     if (this.#router.framing === "ndjson" && event.done) this.#ended = true;
+    if (this.#ended || this.#router.final?.(event)) this.#finalAt ??= Date.now();
     const refused = this.#router.refuse?.(event, frame.event);
     if (refused !== undefined) {
       this.#drop(refused);
@@ -548,7 +594,7 @@ export class StreamGate {
    */
   #afterEnd(data: string | undefined): void {
     if (data === undefined || data.trim() === "" || data.trim() === "[DONE]") return;
-    this.#router.unread?.(data);
+    this.#router.unread?.(data, true);
     this.#drop(
       this.#doneFrame !== undefined
         ? "stream event after data: [DONE], where clients stop reading; it was dropped"

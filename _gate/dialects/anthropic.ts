@@ -492,6 +492,11 @@ class AnthropicStream implements FrameRouter {
     if (this.#tools.size === 0) flow.setHeld(flow.held.map(endsTurn));
   }
 
+  /** See `FrameRouter.final`: `message_stop`. */
+  final(event: Record<string, unknown>): boolean {
+    return event.type === "message_stop";
+  }
+
   /**
    * See `FrameRouter.unread`. A message that stops for tool use with no call left was told of any frame
    * dropped unread (`#stopOfDropped`: it stopped for a call). Beside calls kept, which stop it so anyway,

@@ -710,6 +710,11 @@ class CohereStream implements FrameRouter {
     }
   }
 
+  /** See `FrameRouter.final`: `message-end`. */
+  final(event: Record<string, unknown>): boolean {
+    return event.type === "message-end";
+  }
+
   /**
    * See `FrameRouter.unread`: told where the stream then finishes for tool calls with none held (see
    * `#stopOfDropped`). Beside calls held, only one that names a call (its `tool_calls` key, or a

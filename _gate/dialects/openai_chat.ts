@@ -615,11 +615,13 @@ class ChatStream implements FrameRouter {
   }
 
   /** See `FrameRouter.unread`. */
-  unread(data: string): void {
+  unread(data: string, afterEnd = false): void {
     this.#unread = true;
     if (!namesKey(data, "tool_calls") && !namesKey(data, "function_call")) return;
     this.#unreadCall = true;
-    if (this.#finished.size >= this.#answers) this.#lateCall = true;
+    // (after `data: [DONE]` too where a choice never finished: no finish follows to tell it at, and the
+    // client read that choice's words as they were, with no call, where the model never heard of it)
+    if (afterEnd || this.#finished.size >= this.#answers) this.#lateCall = true;
   }
 
   /**

@@ -1600,6 +1600,11 @@ class ResponsesStream implements FrameRouter {
     }));
   }
 
+  /** See `FrameRouter.final`: the response's final event (`response.completed`, `.incomplete`, `.failed`). */
+  final(event: Record<string, unknown>): boolean {
+    return TERMINAL.has(event.type as string) || event.type === "response.failed";
+  }
+
   /**
    * See `FrameRouter.unread`: only a frame that names a call (a `function_call` item's type, a `call_id`,
    * see `namesKey`) is taken for a call's, as Ollama reads its lines: any other may be text. Told where the

@@ -327,9 +327,17 @@ export interface FrameRouter {
    * Notes a frame the gate dropped unread (not JSON, or not an object), `data` its text: it may have
    * carried a call of any answer, so an answer that then stops for tool use with no call left is told, as
    * one whose calls `refuse` dropped; so is one that holds calls, where `data` names a call's key (see
-   * {@linkcode namesKey}: any other frame may be text).
+   * {@linkcode namesKey}: any other frame may be text). `afterEnd`: the frame came after the end a client
+   * stops reading at (`data: [DONE]`, Ollama's `done`), so no answer's finish follows to tell it at.
    */
-  unread?(data: string): void;
+  unread?(data: string, afterEnd?: boolean): void;
+  /**
+   * Whether `event` ends the message (Anthropic `message_stop`, Cohere `message-end`, OpenAI Responses'
+   * final event), after which a provider closes the stream: the gate waits for that close only a short
+   * grace (see `StreamGate`). Absent where no such event is known (Gemini), or where the gate reads the end
+   * itself (`data: [DONE]`, Ollama's `done`).
+   */
+  final?(event: Record<string, unknown>): boolean;
   /**
    * A frame not refused as the client will read it, where the client would hold what it addresses
    * elsewhere than the frame says (OpenAI Responses items added away from their place), or reads a field

@@ -1,0 +1,311 @@
+/**
+ * The gate never makes a client wait on a provider that finished its answer and keeps the connection open:
+ * what it holds to the end of the stream (the final frame, the calls to judge) goes out within a short grace
+ * of the final frame (`FINAL_GRACE_MS`), read through the official clients. No test asserts a duration: a
+ * hang is caught by the bound each read is given (`settled`), far above the grace.
+ *
+ * @module
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import { Ollama } from "ollama";
+import { type GateEvent, guardFetch } from "../gate.ts";
+import {
+  anthropicStream,
+  chatStream,
+  choiceChunk,
+  ollamaStream,
+  responsesStream,
+  TOOLS_ANTHROPIC,
+  TOOLS_OPENAI,
+  VALID_CALL,
+} from "./_fake_llm_server.ts";
+
+const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
+/** Far above the grace: only a read that waits for the connection to close takes this long. */
+const HANG_MS = 10_000;
+
+/** A provider whose body sends `frames` and then stays open until cancelled; `cancelled` says whether it was. */
+function openProvider(frames: unknown[], { named = false, ndjson = false } = {}) {
+  const state = { cancelled: false };
+  const text = frames.map((f) => {
+    if (typeof f === "string") return f;
+    if (ndjson) return JSON.stringify(f) + "\n";
+    const type = (f as { type?: unknown }).type;
+    return (named && typeof type === "string" ? `event: ${type}\n` : "") + `data: ${JSON.stringify(f)}\n\n`;
+  });
+  const fetch = (() => {
+    const bytes = new TextEncoder().encode(text.join(""));
+    let sent = false;
+    let release = () => {};
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (!sent) {
+          sent = true;
+          return controller.enqueue(bytes);
+        }
+        return new Promise<void>((resolve) => release = resolve); // (open: nothing more, no close)
+      },
+      cancel() {
+        state.cancelled = true;
+        release();
+      },
+    });
+    const type = ndjson ? "application/x-ndjson" : "text/event-stream";
+    return Promise.resolve(new Response(body, { headers: { "content-type": type } }));
+  }) as typeof globalThis.fetch;
+  const seen: GateEvent[] = [];
+  return { gated: guardFetch(fetch, { onVerdict: (e) => seen.push(e) }), seen, state };
+}
+
+/** `work`, or a failure naming `label` when it has not settled within `HANG_MS` (the client hangs). */
+async function settled<T>(label: string, work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${label}: the client still waits`)), HANG_MS);
+  });
+  try {
+    return await Promise.race([work, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The text ollama-js hands out of `lines`, how many final chunks, the calls' names, and the gate's events. */
+async function ollamaRead(lines: unknown[]) {
+  const { gated, seen, state } = openProvider(lines, { ndjson: true });
+  const client = new Ollama({ host: "http://127.0.0.1:9", fetch: gated });
+  const read = async () => {
+    const parts = await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    let done = 0;
+    const names: string[] = [];
+    for await (const p of parts) {
+      text += p.message.content;
+      names.push(...(p.message.tool_calls ?? []).map((c) => c.function.name));
+      if (p.done) done++;
+    }
+    return { text, done, names };
+  };
+  return { ...await settled("ollama", read()), seen, state };
+}
+
+test("guardFetch: an Ollama stream left open after its final chunk reaches ollama-js whole, the final chunk held only a grace", async () => {
+  // (gate92 held the final chunk to the end of the stream, so a line after it could be told ahead of it: a
+  // provider that sent done and kept the connection open left the client waiting on it; before, done
+  // went out at once)
+  const { text, done, names, seen, state } = await ollamaRead(ollamaStream(["It is ", "sunny."]));
+  assert.deepEqual([text, done, names], ["It is sunny.", 1, []]);
+  assert.equal(seen.length, 1);
+  assert.match(seen[0].findings.map((f) => f.message).join(" "), /still open 500 ms after its message ended/);
+  assert.ok(state.cancelled, "the provider's connection is let go");
+});
+
+test("guardFetch: an Ollama stream of a call left open after its final chunk: the call is judged and handed out", async () => {
+  // (calls wait for the end of the stream to be judged: before, that end never came)
+  const { text, done, names, seen } = await ollamaRead(ollamaStream(["Let me check."], [VALID_CALL]));
+  assert.deepEqual([text, done, names], ["Let me check.", 1, ["get_weather"]]);
+  assert.equal(seen[0]?.verdict?.allowed, true);
+});
+
+test("guardFetch: an Ollama line naming a call after the final chunk, the stream then left open, is told ahead of it", async () => {
+  const call = {
+    message: { role: "assistant", tool_calls: [{ function: { name: "get_weather", arguments: {} } }] },
+  };
+  const { text, done, names, seen } = await ollamaRead([...ollamaStream(["It is ", "sunny."]), call]);
+  assert.deepEqual([done, names], [1, []]);
+  assert.match(seen[0]?.reason ?? "", /^toolguard dropped this turn's tool call/);
+  assert.equal(text, `It is sunny.\n\n${seen[0]?.reason}`);
+});
+
+/** An openai client over an open provider of `frames`. */
+function openaiOver(frames: unknown[], named = false) {
+  const provider = openProvider(frames, { named });
+  const client = new OpenAI({ apiKey: "sk-test", baseURL: "http://127.0.0.1:9/v1", fetch: provider.gated });
+  return { client, ...provider };
+}
+
+test("guardFetch: an OpenAI Chat stream left open after data: [DONE] ends, its call judged and handed to the openai SDK", async () => {
+  // (the openai SDK reads to the end of the body; the gate holds [DONE] and the calls to the end too)
+  for (const calls of [[], [VALID_CALL]]) {
+    const { client, seen, state } = openaiOver(chatStream(["Let me check."], calls));
+    const stream = client.chat.completions.stream({ model: "m", messages, tools: TOOLS_OPENAI as never });
+    const final = await settled("openai chat", stream.finalChatCompletion());
+    const message = final.choices[0].message;
+    assert.equal(message.content, "Let me check.");
+    assert.deepEqual((message.tool_calls ?? []).map((c) => c.function.name), calls.map((c) => c.name));
+    assert.equal(seen.length, 1);
+    assert.ok(state.cancelled);
+  }
+});
+
+test("guardFetch: an OpenAI Responses stream left open after its final event ends with the response whole", async () => {
+  const { client, seen } = openaiOver(responsesStream(["Let me check."], [VALID_CALL]), true);
+  const tools = TOOLS_OPENAI.map((t) => ({ type: "function", ...(t.function as object) }));
+  const stream = client.responses.stream({ model: "m", input: "Weather?", tools: tools as never });
+  const final = await settled("openai responses", stream.finalResponse());
+  assert.equal(final.output_text, "Let me check.");
+  assert.deepEqual(final.output.flatMap((o) => o.type === "function_call" ? [o.name] : []), ["get_weather"]);
+  assert.equal(seen[0]?.verdict?.allowed, true);
+});
+
+test("guardFetch: an Anthropic stream left open after message_stop ends with the message whole", async () => {
+  const provider = openProvider(anthropicStream(["Let me check."], [VALID_CALL]), { named: true });
+  const client = new Anthropic({
+    apiKey: "sk-ant-test",
+    baseURL: "http://127.0.0.1:9",
+    fetch: provider.gated,
+  });
+  const stream = client.messages.stream({
+    model: "m",
+    max_tokens: 100,
+    messages,
+    tools: TOOLS_ANTHROPIC as never,
+  });
+  const final = await settled("anthropic", stream.finalMessage());
+  assert.deepEqual(
+    final.content.map((b) => b.type === "text" ? b.text : b.type === "tool_use" ? b.name : b.type),
+    ["Let me check.", "get_weather"],
+  );
+  assert.equal(provider.seen[0]?.verdict?.allowed, true);
+});
+
+test("guardFetch: OpenAI Chat n=2, a call after data: [DONE] for a choice that never finished is told, not left unsaid", async () => {
+  // (told only once every choice finished: a choice that never did left the call dropped and unsaid. The
+  // openai SDK's finalChatCompletion throws for the unfinished choice, with the gate or without it; read
+  // chunk by chunk, as an agent loop does, that choice's words end in the reason)
+  const frames = [
+    choiceChunk(0, { role: "assistant", content: "Sunny." }),
+    choiceChunk(1, { role: "assistant", content: "Let me check." }),
+    choiceChunk(0, {}, "stop"),
+    "data: [DONE]\n\n",
+    choiceChunk(1, {
+      tool_calls: [{ index: 0, id: "c1", type: "function", function: { name: "get_weather" } }],
+    }),
+    "data: [DONE]\n\n",
+  ];
+  const { client, seen } = openaiOver(frames);
+  const read = async () => {
+    const stream = await client.chat.completions.create({
+      model: "m",
+      messages,
+      tools: TOOLS_OPENAI as never,
+      stream: true,
+      n: 2,
+    });
+    const texts = ["", ""];
+    let calls = 0;
+    for await (const chunk of stream) {
+      for (const c of chunk.choices) {
+        texts[c.index] += c.delta.content ?? "";
+        calls += c.delta.tool_calls?.length ?? 0;
+      }
+    }
+    return { texts, calls };
+  };
+  const { texts, calls } = await settled("openai chat n=2", read());
+  assert.equal(calls, 0);
+  assert.match(seen[0]?.reason ?? "", /^toolguard dropped this turn's tool call/);
+  assert.ok(seen[0]?.findings.some((f) => /after data: \[DONE\]/.test(f.message)));
+  assert.equal(texts[1], `Let me check.\n\n${seen[0]?.reason}`);
+  // (a chunk after [DONE] is not read: it may be either choice's, so each choice without a call reads it,
+  // as when every choice finished)
+  assert.equal(texts[0], `Sunny.\n\n${seen[0]?.reason}`);
+});
+
+test("guardFetch: a provider that closes after its final frame ends the stream there, with no grace finding", async () => {
+  const fetch = (() =>
+    Promise.resolve(
+      new Response(
+        chatStream(["Hi."]).map((f) => typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`).join(""),
+        {
+          headers: { "content-type": "text/event-stream" },
+        },
+      ),
+    )) as typeof globalThis.fetch;
+  const seen: GateEvent[] = [];
+  const client = new OpenAI({
+    apiKey: "sk-test",
+    baseURL: "http://127.0.0.1:9/v1",
+    fetch: guardFetch(fetch, { onVerdict: (e) => seen.push(e) }),
+  });
+  const final = await client.chat.completions.stream({ model: "m", messages }).finalChatCompletion();
+  assert.equal(final.choices[0].message.content, "Hi.");
+  assert.deepEqual(seen[0]?.findings ?? [], []);
+});
+
+test("guardFetch: a Cohere stream left open after message-end ends, its call judged and sent", async () => {
+  // (no official Cohere client here: the body is read to its end, as the cohere SDK reads it)
+  const call = {
+    type: "tool-call-start",
+    index: 1,
+    delta: {
+      message: {
+        tool_calls: {
+          id: "t1",
+          type: "function",
+          function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+        },
+      },
+    },
+  };
+  const frames = [
+    { type: "message-start", id: "c1", delta: { message: { role: "assistant" } } },
+    { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
+    { type: "content-delta", index: 0, delta: { message: { content: { text: "Let me check." } } } },
+    { type: "content-end", index: 0 },
+    call,
+    { type: "tool-call-end", index: 1 },
+    { type: "message-end", delta: { finish_reason: "TOOL_CALL" } },
+  ];
+  const { gated, seen, state } = openProvider(frames, { named: true });
+  const request = { model: "command-r", stream: true, messages, tools: TOOLS_OPENAI };
+  const read = async () => {
+    const response = await gated("http://llm.test/v2/chat", {
+      method: "POST",
+      body: JSON.stringify(request),
+    });
+    return await response.text();
+  };
+  const text = await settled("cohere", read());
+  assert.match(text, /Let me check\./);
+  assert.match(text, /"name":"get_weather"/);
+  assert.match(text, /event: message-end\n/);
+  assert.equal(seen[0]?.verdict?.allowed, true);
+  assert.ok(state.cancelled);
+});
+
+test("guardFetch: a provider that sends keep-alives without end after data: [DONE] is let go all the same", async () => {
+  // (a grace restarted by each byte, or a read raced once it was over, held such a stream for ever)
+  const state = { cancelled: false };
+  const encoder = new TextEncoder();
+  const frames = chatStream(["Hi."]).map((f) => typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`);
+  let at = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      controller.enqueue(encoder.encode(at < frames.length ? frames[at++] : ": keep-alive\n\n"));
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  const fetch = (() =>
+    Promise.resolve(
+      new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    )) as typeof globalThis.fetch;
+  const seen: GateEvent[] = [];
+  const client = new OpenAI({
+    apiKey: "sk-test",
+    baseURL: "http://127.0.0.1:9/v1",
+    fetch: guardFetch(fetch, { onVerdict: (e) => seen.push(e) }),
+  });
+  const final = await settled(
+    "keep-alives",
+    client.chat.completions.stream({ model: "m", messages }).finalChatCompletion(),
+  );
+  assert.equal(final.choices[0].message.content, "Hi.");
+  assert.ok(state.cancelled);
+  assert.equal(seen.length, 1);
+});
