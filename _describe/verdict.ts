@@ -14,12 +14,14 @@ import {
   cutPlace,
   feedbackName,
   findingFacts,
+  listedFindings,
   MAX_NAME,
   MAX_PATH,
   oneLine,
   placeLine,
   shownKey,
   stop,
+  timesFound,
 } from "./facts.ts";
 import type { CallVerdict, Finding, Verdict } from "../types.ts";
 
@@ -383,8 +385,6 @@ function readablePath(pointer: string): string {
   return `"${cutPlace(out, last, MAX_PATH)}"`;
 }
 
-/** Most findings listed for one call; the rest are counted ("and K more"). */
-const MAX_LISTED_FINDINGS = 20;
 /** Most rejected calls described for one verdict; the rest are counted. */
 const MAX_LISTED_CALLS = 10;
 /** Most declared tool names listed for an unknown tool; the rest are counted. */
@@ -455,15 +455,15 @@ function describeCall(call: unknown, given: Tools, toldUnread = false): string {
   const count = findings.length + (injected ? 1 : 0);
   if (count === 0) lines.push("No reason was recorded.");
   else lines.push(count === 1 ? "There is 1 problem:" : `There are ${count} problems:`);
-  findings.slice(0, MAX_LISTED_FINDINGS).forEach((f, i) => lines.push(findingLine(f, i + 1)));
-  if (findings.length > MAX_LISTED_FINDINGS) {
-    lines.push(`\u2026 and ${findings.length - MAX_LISTED_FINDINGS} more; fix the ones above first.`);
-  }
+  // (identical findings said once, with how many: a key of 100 hidden pairs is one line, not 20 and "80 more")
+  const { listed, left } = listedFindings(findings);
+  listed.forEach((l, i) => lines.push(findingLine(l.finding, i + 1) + timesFound(l.times)));
+  if (left > 0) lines.push(`\u2026 and ${left} more; fix the ones above first.`);
   if (injected) {
     const reason = check.reason ? `: ${oneLine(check.reason, 200)}` : "";
     lines.push(
       `${
-        findings.length + 1
+        listed.length + 1
       }. argument_injection: a classifier judged the arguments to carry injected instructions${reason}.`,
     );
   }
@@ -504,8 +504,8 @@ function declaredNames(tools: readonly ToolSummary[]): string {
  * expected and what was received, the tool's parameters when `tools` are given, and one retry instruction.
  * Plain short lines that a 4B-parameter model can act on. Accepted calls get one short sentence.
  *
- * The text stays bounded whatever the verdict holds: at most 20 findings are listed per call and 10 rejected
- * calls per verdict, the rest counted ("... and K more"); names, paths and every quoted value are one
+ * The text stays bounded whatever the verdict holds: at most 20 findings are listed per call (identical ones
+ * once, "(found 100 times)") and 10 rejected calls per verdict, the rest counted ("... and K more"); names, paths and every quoted value are one
  * line (line breaks and other control characters, ANSI escapes included, become a space; bidi controls and
  * invisible characters are written as JSON escapes, `\u202e`) cut to a fixed length; a key that is empty or
  * blank, or has spaces at its ends, is written so (`"\u0020"`, not `""`). A malformed verdict object (a call or

@@ -1127,3 +1127,31 @@ test("describeVerdict: a type list is read to its first 8 types, whatever its le
   // (each form read 8 types; 100 000 each were 1 700 000 reads, a second of work)
   assert.ok(reads <= 1000, `${reads} reads`);
 });
+
+test("describeVerdict: identical findings are said once, with how many (toolResultMessage too)", () => {
+  const f = {
+    code: "argument_injection",
+    path: "/k",
+    message: "A property name of the arguments reads as injected instructions (hidden text).",
+    category: "hidden_text",
+  } as const;
+  const other = {
+    code: "missing_argument",
+    path: "/q",
+    message: '"/q" is required but missing; add it.',
+  } as const;
+  const call = {
+    index: 0,
+    name: "t",
+    allowed: false,
+    findings: [...Array.from({ length: 100 }, () => ({ ...f })), other],
+  } as CallVerdict;
+  const text = describeVerdict(call);
+  assert.match(
+    text,
+    /There are 101 problems:\n1\. argument_injection at "k"\. .*\(found 100 times\)\n2\. missing_argument/,
+  );
+  assert.doesNotMatch(text, /\n3\.|more; fix/);
+  const message = toolResultMessage("openai", { callId: "c1", verdict: call });
+  assert.equal(JSON.stringify(message).split("found 100 times").length, 2);
+});
