@@ -350,3 +350,69 @@ export function findingFacts(f: Record<string, unknown>, place: string): Finding
 export function stop(text: string): string {
   return `${text}${/[?!.]$/.test(text) ? "" : "."}`;
 }
+
+/** Most findings listed for one call (`describeVerdict`, `toLLMFeedback`); the rest are counted ("and K more"). */
+export const MAX_LISTED_FINDINGS = 20;
+
+/** A finding as feedback lists it, with how many identical ones it stands for. */
+export interface ListedFinding {
+  /** The first of them. */
+  finding: unknown;
+  /** How many findings it stands for (1 or more). */
+  times: number;
+}
+
+/**
+ * The findings feedback lists: identical ones (same code, path, message, expected, received, suggestion and
+ * category) once, with how many there were, in the order each first came; at most
+ * {@linkcode MAX_LISTED_FINDINGS} of them, `left` counting the findings not listed. (The scanner reports a
+ * hidden run once per pair it holds: a key of 100 hidden pairs gave 100 identical lines, 26 095 characters.)
+ * A finding that is not a record of plain text fields is listed on its own.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { listedFindings } from "./facts.ts";
+ *
+ * const f = { code: "argument_injection", path: "/k", message: "hidden text" };
+ * const other = { code: "missing_argument", path: "/q", message: '"/q" is required' };
+ * const { listed, left } = listedFindings([f, { ...f }, other, { ...f }]);
+ * assert.deepEqual(listed.map((l) => [l.finding, l.times]), [[f, 3], [other, 1]]);
+ * assert.equal(left, 0);
+ * assert.equal(listedFindings(Array.from({ length: 25 }, (_, i) => ({ ...f, path: `/${i}` }))).left, 5);
+ * ```
+ *
+ * @param findings The findings, as a verdict or an error holds them.
+ * @returns The findings to list, and how many were left out.
+ */
+export function listedFindings(findings: readonly unknown[]): { listed: ListedFinding[]; left: number } {
+  const listed: ListedFinding[] = [];
+  const byKey = new Map<string, ListedFinding>();
+  let left = 0;
+  for (const f of findings) {
+    const key = sameKey(f);
+    const seen = key === undefined ? undefined : byKey.get(key);
+    if (seen !== undefined) seen.times++;
+    else if (listed.length >= MAX_LISTED_FINDINGS) left++;
+    else {
+      const entry = { finding: f, times: 1 };
+      listed.push(entry);
+      if (key !== undefined) byKey.set(key, entry);
+    }
+  }
+  return { listed, left };
+}
+
+/** The fields that make findings identical, as one key; undefined for one that is not plain text. */
+function sameKey(f: unknown): string | undefined {
+  if (typeof f !== "object" || f === null) return undefined;
+  const r = f as Record<string, unknown>;
+  const fields = [r.code, r.path, r.message, r.expected, r.received, r.suggestion, r.category];
+  if (!fields.every((v, i) => typeof v === "string" || (i > 2 && v === undefined))) return undefined;
+  return JSON.stringify(fields);
+}
+
+/** What a listed line adds for the identical findings it stands for: `" (found 100 times)"`; empty for one. */
+export function timesFound(times: number): string {
+  return times > 1 ? ` (found ${times} times)` : "";
+}

@@ -14,12 +14,14 @@ import {
   cutPlace,
   feedbackName,
   findingFacts,
+  listedFindings,
   MAX_NAME,
   MAX_PATH,
   oneLine,
   placeLine,
   shownKey,
   stop,
+  timesFound,
 } from "./facts.ts";
 import type { CallVerdict, Finding, Verdict } from "../types.ts";
 
@@ -167,7 +169,8 @@ function schemaSummary(schema: unknown): string {
  */
 interface Summary {
   text: string;
-  joint: "" | "or" | "and";
+  /** ("one": "exactly one of: ...", bracketed in any list) */
+  joint: "" | "or" | "and" | "one";
   /** Whether it says null is allowed (`null`, `string or null`, `exactly null`, an enum that lists null). */
   saysNull: boolean;
   /**
@@ -275,7 +278,16 @@ function combinedParts(schema: Record<string, unknown>, depth: number, budget: B
     }
     const read = list.slice(0, Math.min(MAX_FORMS * 2, budget.forms));
     budget.forms -= read.length;
-    const said = uniqueSummaries(read.map((f) => summaryOf(f, depth + 1, budget)));
+    const each = read.map((f) => summaryOf(f, depth + 1, budget));
+    if (i === 1) { // oneOf: a value two forms allow is refused, so forms that may overlap are no "or"
+      const live = read.filter((_, k) => each[k].text !== NOTHING);
+      const unread = list.length > read.length;
+      if ((unread && live.length > 0) || (live.length > 1 && mayOverlap(live))) {
+        parts.push(exactlyOneOf(each.filter((s) => s.text !== NOTHING), unread));
+        continue;
+      }
+    }
+    const said = uniqueSummaries(each);
     if (i === 2) { // allOf: every member must hold; one that allows nothing makes the whole allow nothing
       if (said.some((s) => s.text === NOTHING)) return part(NOTHING);
       parts.push(...said.filter((p) => p.text !== "any value"));
@@ -313,6 +325,77 @@ function combinedParts(schema: Record<string, unknown>, depth: number, budget: B
     joint: "and",
     saysNull: all.every((p) => p.saysNull),
   };
+}
+
+/**
+ * A `oneOf` whose forms may overlap, as it is: `exactly one of: string | (string or null)` (the first
+ * {@linkcode MAX_FORMS} forms, each bracketed where it is a list or an enum; "| ..." where there are more or some were not
+ * read). Read as "string or null" it would say null and strings pass, where only null does.
+ */
+function exactlyOneOf(forms: Summary[], unread: boolean): Summary {
+  // (an enum's "one of "a" | "b"" bracketed too: its bar is not this one's)
+  const shown = forms.slice(0, MAX_FORMS).map((s) =>
+    s.joint === "" && !s.text.includes(" | ") ? s.text : `(${s.text})`
+  );
+  const more = unread || forms.length > MAX_FORMS ? " | \u2026" : "";
+  return { text: `exactly one of: ${shown.join(" | ")}${more}`, joint: "one", saysNull: false };
+}
+
+/**
+ * What a `oneOf` form may allow, as far as can be told at a glance: the primitive values it lists (`enum` of at
+ * most 8, or `const`), else its JSON types (`type`); undefined where that is not known (no `type`, a long or
+ * odd list, a form that is not an object). Each may allow more than the form does, never less; `nullable` adds
+ * null.
+ */
+function allowedBy(form: unknown): { values: unknown[] } | { types: string[] } | undefined {
+  if (!isRecord(form)) return undefined;
+  const nulls = form.nullable === true ? [null] : [];
+  const listed = Array.isArray(form.enum) ? form.enum : "const" in form ? [form.const] : undefined;
+  if (listed !== undefined) {
+    const primitive = listed.length <= 8 && listed.every((v) => v === null || typeof v !== "object");
+    return primitive ? { values: [...listed, ...nulls] } : undefined;
+  }
+  const t = form.type;
+  const types = typeof t === "string" ? [t] : Array.isArray(t) && t.length <= 8 ? t : undefined;
+  const named = types?.map((x: unknown) => typeof x === "string" ? x.toLowerCase() : "");
+  // (a name JSON Schema does not define may be read otherwise by a validator: not known)
+  if (named === undefined || !named.every((x: string) => JSON_TYPES.has(x))) return undefined;
+  return { types: [...named, ...(nulls.length > 0 ? ["null"] : [])] };
+}
+
+/** The type names JSON Schema defines. */
+const JSON_TYPES = new Set(["string", "number", "integer", "boolean", "null", "object", "array"]);
+
+/** The JSON types a primitive value is of (an integral number is both a number and an integer). */
+function typesOfValue(v: unknown): string[] {
+  if (v === null) return ["null"];
+  if (typeof v === "number") return Number.isInteger(v) ? ["number", "integer"] : ["number"];
+  return [typeof v];
+}
+
+/** Whether some value may be allowed by two of the forms ({@linkcode allowedBy}; unknown counts as may). */
+function mayOverlap(forms: unknown[]): boolean {
+  const allowed = forms.map(allowedBy);
+  const typeSet = (a: { values: unknown[] } | { types: string[] }) =>
+    "types" in a
+      ? new Set(a.types.flatMap((t) => t === "number" ? ["number", "integer"] : [t]))
+      : new Set(a.values.flatMap(typesOfValue));
+  for (let i = 0; i < allowed.length; i++) {
+    for (let j = i + 1; j < allowed.length; j++) {
+      const a = allowed[i], b = allowed[j];
+      if (a === undefined || b === undefined) return true;
+      if ("values" in a && "values" in b) {
+        if (a.values.some((v) => b.values.includes(v))) return true;
+        continue;
+      }
+      // (a type list beside values or types: any shared type may be a shared value; "integer" within "number")
+      const wide = "types" in a ? a : b, other = wide === a ? b : a;
+      const types = typeSet(wide);
+      const others = "types" in other ? other.types : other.values.flatMap(typesOfValue);
+      if (others.some((t) => types.has(t) || (t === "number" && types.has("integer")))) return true;
+    }
+  }
+  return false;
 }
 
 /**
@@ -383,8 +466,6 @@ function readablePath(pointer: string): string {
   return `"${cutPlace(out, last, MAX_PATH)}"`;
 }
 
-/** Most findings listed for one call; the rest are counted ("and K more"). */
-const MAX_LISTED_FINDINGS = 20;
 /** Most rejected calls described for one verdict; the rest are counted. */
 const MAX_LISTED_CALLS = 10;
 /** Most declared tool names listed for an unknown tool; the rest are counted. */
@@ -455,15 +536,15 @@ function describeCall(call: unknown, given: Tools, toldUnread = false): string {
   const count = findings.length + (injected ? 1 : 0);
   if (count === 0) lines.push("No reason was recorded.");
   else lines.push(count === 1 ? "There is 1 problem:" : `There are ${count} problems:`);
-  findings.slice(0, MAX_LISTED_FINDINGS).forEach((f, i) => lines.push(findingLine(f, i + 1)));
-  if (findings.length > MAX_LISTED_FINDINGS) {
-    lines.push(`\u2026 and ${findings.length - MAX_LISTED_FINDINGS} more; fix the ones above first.`);
-  }
+  // (identical findings said once, with how many: a key of 100 hidden pairs is one line, not 20 and "80 more")
+  const { listed, left } = listedFindings(findings);
+  listed.forEach((l, i) => lines.push(findingLine(l.finding, i + 1) + timesFound(l.times)));
+  if (left > 0) lines.push(`\u2026 and ${left} more; fix the ones above first.`);
   if (injected) {
     const reason = check.reason ? `: ${oneLine(check.reason, 200)}` : "";
     lines.push(
       `${
-        findings.length + 1
+        listed.length + 1
       }. argument_injection: a classifier judged the arguments to carry injected instructions${reason}.`,
     );
   }
@@ -504,8 +585,8 @@ function declaredNames(tools: readonly ToolSummary[]): string {
  * expected and what was received, the tool's parameters when `tools` are given, and one retry instruction.
  * Plain short lines that a 4B-parameter model can act on. Accepted calls get one short sentence.
  *
- * The text stays bounded whatever the verdict holds: at most 20 findings are listed per call and 10 rejected
- * calls per verdict, the rest counted ("... and K more"); names, paths and every quoted value are one
+ * The text stays bounded whatever the verdict holds: at most 20 findings are listed per call (identical ones
+ * once, "(found 100 times)") and 10 rejected calls per verdict, the rest counted ("... and K more"); names, paths and every quoted value are one
  * line (line breaks and other control characters, ANSI escapes included, become a space; bidi controls and
  * invisible characters are written as JSON escapes, `\u202e`) cut to a fixed length; a key that is empty or
  * blank, or has spaces at its ends, is written so (`"\u0020"`, not `""`). A malformed verdict object (a call or

@@ -1654,6 +1654,8 @@ export function scanResult(
 interface SecretPattern {
   /** What it is, as the finding says. */
   kind: string;
+  /** The article before `kind`, by how it is said: "an AWS ...", "an npm token", "a GitHub token". */
+  article: "a" | "an";
   /** The pattern (no `g` flag: one match per string is enough to refuse). */
   re: RegExp;
 }
@@ -1665,29 +1667,45 @@ interface SecretPattern {
 const PATTERNS: readonly SecretPattern[] = [
   {
     kind: "private key",
+    article: "a",
     re: /-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----/,
   },
-  { kind: "AWS access key id", re: /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])/ },
+  {
+    kind: "AWS access key id",
+    article: "an",
+    re: /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])/,
+  },
   {
     kind: "GitHub token",
+    article: "a",
     re: /(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})(?![A-Za-z0-9])/,
   },
-  { kind: "GitLab token", re: /(?<![A-Za-z0-9])glpat-[0-9A-Za-z_-]{20,}(?![A-Za-z0-9])/ },
-  { kind: "Slack token", re: /(?<![A-Za-z0-9])xox[abposr]-[0-9A-Za-z]{6,}-[0-9A-Za-z-]{6,}(?![A-Za-z0-9])/ },
+  { kind: "GitLab token", article: "a", re: /(?<![A-Za-z0-9])glpat-[0-9A-Za-z_-]{20,}(?![A-Za-z0-9])/ },
+  {
+    kind: "Slack token",
+    article: "a",
+    re: /(?<![A-Za-z0-9])xox[abposr]-[0-9A-Za-z]{6,}-[0-9A-Za-z-]{6,}(?![A-Za-z0-9])/,
+  },
   {
     kind: "OpenAI API key",
+    article: "an",
     // Bounded runs: unbounded ones backtracked from every later start (1 MB of "sk-sk-..." took minutes).
     re:
       /(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,200}T3BlbkFJ[A-Za-z0-9_-]{16,200}(?![A-Za-z0-9])/,
   },
   {
     kind: "Anthropic API key",
+    article: "an",
     re: /(?<![A-Za-z0-9])sk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{80,}(?![A-Za-z0-9])/,
   },
-  { kind: "Google API key", re: /(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9])/ },
-  { kind: "Stripe secret key", re: /(?<![A-Za-z0-9])(?:sk|rk)_live_[0-9A-Za-z]{24,}(?![A-Za-z0-9])/ },
-  { kind: "npm token", re: /(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/ },
-  { kind: "Hugging Face token", re: /(?<![A-Za-z0-9])hf_[A-Za-z]{34,}(?![A-Za-z0-9])/ },
+  { kind: "Google API key", article: "a", re: /(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9])/ },
+  {
+    kind: "Stripe secret key",
+    article: "a",
+    re: /(?<![A-Za-z0-9])(?:sk|rk)_live_[0-9A-Za-z]{24,}(?![A-Za-z0-9])/,
+  },
+  { kind: "npm token", article: "an", re: /(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/ },
+  { kind: "Hugging Face token", article: "a", re: /(?<![A-Za-z0-9])hf_[A-Za-z]{34,}(?![A-Za-z0-9])/ },
 ];
 
 /**
@@ -1725,7 +1743,7 @@ export function secretFindings(args: Record<string, unknown>): Finding[] {
     out.push({
       code: "argument_secret",
       path,
-      message: `${where} what looks like a ${hit.kind}. ` +
+      message: `${where} what looks like ${hit.article} ${hit.kind}. ` +
         "Never pass credentials to a tool; if the task really needs this, ask the user.",
       received: `[${hit.kind}]`,
     });

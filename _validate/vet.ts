@@ -8,11 +8,13 @@ import { escapePointer } from "../_common/pointer.ts";
 import {
   cutPlace,
   findingFacts,
+  listedFindings,
   MAX_PATH,
   oneLine,
   placeLine,
   shownPointer,
   stop,
+  timesFound,
 } from "../_describe/facts.ts";
 import { errorText, isRecord, objectArg, plural } from "../_common/values.ts";
 import type { Finding, FindingCode } from "../types.ts";
@@ -138,26 +140,34 @@ export class ToolArgError extends Error {
   /**
    * Feedback for the model: one line per finding, each beside its path, saying each fact once as
    * `describeVerdict` does: a message that names its path (the validator's) is the line, with what was expected
-   * or received after it only where it does not say them; another follows its path (`- /city: ...`).
+   * or received after it only where it does not say them; another follows its path (`- /city: ...`). Bounded
+   * as `describeVerdict` is: identical findings once ("(found 100 times)"), at most 20 lines, the rest counted.
    */
   toLLMFeedback(): string {
-    const lines = this.findings.map((f) => {
-      // (a path cut as describeVerdict cuts it: a model's 100 000-character key is not said whole)
-      const path = typeof f.path === "string" ? pointerPlace(f.path) : placeLine(f.path, MAX_PATH);
-      const record = f as unknown as Record<string, unknown>;
-      const { told, message, bits, suggestion } = findingFacts(record, `"${path}"`);
-      const more = bits.length === 0 ? "" : ` ${bits.join(", ")}.`.replace(/^ ./, (c) => c.toUpperCase());
-      const head = told ? "" : `${path === "" ? "(arguments)" : path}: `;
-      // (a finding that says nothing, a hand-made one's empty message, is named by its code, as describeVerdict
-      // names it, not left as "- (arguments): ")
-      const said = message === ""
-        ? more.trimStart() || `${oneLine(f.code, 40) || "a problem"}.`
-        : `${stop(message)}${more}`;
-      return `- ${head}${said}${suggestion === "" ? "" : ` Did you mean "${suggestion}"?`}`;
-    });
+    // (bounded as describeVerdict is: identical findings once, with how many, and at most 20 lines; a key of
+    // 100 hidden pairs gave 100 identical lines, 26 095 characters)
+    const { listed, left } = listedFindings(this.findings);
+    const lines = listed.map(({ finding, times }) => findingItem(finding as Finding) + timesFound(times));
+    if (left > 0) lines.push(`\u2026 and ${left} more; fix the ones above first.`);
     return `Tool "${this.tool}" was not run because its arguments are invalid:\n${lines.join("\n")}\n` +
       `Fix these arguments and call "${this.tool}" again.`;
   }
+}
+
+/** One finding as {@linkcode ToolArgError.toLLMFeedback} lists it: `- /city: ...`, each fact once. */
+function findingItem(f: Finding): string {
+  // (a path cut as describeVerdict cuts it: a model's 100 000-character key is not said whole)
+  const path = typeof f.path === "string" ? pointerPlace(f.path) : placeLine(f.path, MAX_PATH);
+  const record = f as unknown as Record<string, unknown>;
+  const { told, message, bits, suggestion } = findingFacts(record, `"${path}"`);
+  const more = bits.length === 0 ? "" : ` ${bits.join(", ")}.`.replace(/^ ./, (c) => c.toUpperCase());
+  const head = told ? "" : `${path === "" ? "(arguments)" : path}: `;
+  // (a finding that says nothing, a hand-made one's empty message, is named by its code, as describeVerdict
+  // names it, not left as "- (arguments): ")
+  const said = message === ""
+    ? more.trimStart() || `${oneLine(f.code, 40) || "a problem"}.`
+    : `${stop(message)}${more}`;
+  return `- ${head}${said}${suggestion === "" ? "" : ` Did you mean "${suggestion}"?`}`;
 }
 
 /** A finding's JSON Pointer as its feedback names it: keys shown, cut to its last step where long. */

@@ -916,7 +916,7 @@ test("describeVerdict: a parameter's unions are read to a bound whatever their b
   const tools = [{ name: "t", parameters: { type: "object", properties: { p: lists(lists(leaf)) } } }];
   const verdict: CallVerdict = { index: 0, name: "t", allowed: false, findings: [] };
   const text = describeVerdict(verdict, { tools });
-  assert.match(text, /t takes: p \(\(?one of "a"/);
+  assert.match(text, /t takes: p \(+one of "a"/);
   // (each form a summary reads costs a few property reads; 24 forms of 24 each were 576 forms)
   assert.ok(reads <= 150, `${reads} reads`);
 });
@@ -1061,7 +1061,9 @@ test("describeVerdict: a union says each of its forms' alternatives once, a null
   );
   assert.ok(
     text.includes(
-      "t takes: a (string or null); b (string or null or integer); c (string or null); d (string or integer).",
+      // (c's strings match both forms of its oneOf, so are refused: not "string or null")
+      "t takes: a (string or null); b (string or null or integer); c ((exactly one of: (string or null) | string) " +
+        "or null); d (string or integer).",
     ),
     text,
   );
@@ -1126,4 +1128,65 @@ test("describeVerdict: a type list is read to its first 8 types, whatever its le
   assert.ok(text.includes("t takes: p (t0 or t1 or t2 or t3 or t4 or t5 or t6 or t7 or \u2026"), text);
   // (each form read 8 types; 100 000 each were 1 700 000 reads, a second of work)
   assert.ok(reads <= 1000, `${reads} reads`);
+});
+
+test("describeVerdict: identical findings are said once, with how many (toolResultMessage too)", () => {
+  const f = {
+    code: "argument_injection",
+    path: "/k",
+    message: "A property name of the arguments reads as injected instructions (hidden text).",
+    category: "hidden_text",
+  } as const;
+  const other = {
+    code: "missing_argument",
+    path: "/q",
+    message: '"/q" is required but missing; add it.',
+  } as const;
+  const call = {
+    index: 0,
+    name: "t",
+    allowed: false,
+    findings: [...Array.from({ length: 100 }, () => ({ ...f })), other],
+  } as CallVerdict;
+  const text = describeVerdict(call);
+  assert.match(
+    text,
+    /There are 101 problems:\n1\. argument_injection at "k"\. .*\(found 100 times\)\n2\. missing_argument/,
+  );
+  assert.doesNotMatch(text, /\n3\.|more; fix/);
+  const message = toolResultMessage("openai", { callId: "c1", verdict: call });
+  assert.equal(JSON.stringify(message).split("found 100 times").length, 2);
+});
+
+test("describeVerdict: a oneOf whose forms may overlap is read as 'exactly one of', a disjoint one as 'or'", () => {
+  const s = { type: "string" };
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        a: { oneOf: [s, s] }, // (nothing passes: every string matches both)
+        b: { oneOf: [s, { type: "string", nullable: true }] }, // (only null passes)
+        c: { oneOf: [{ type: "number" }, { type: "integer" }] }, // (an integer matches both)
+        d: { oneOf: [{}, s] }, // (any value but a string)
+        e: { oneOf: [{ const: "a" }, { enum: ["a", "b"] }] },
+        f: { oneOf: Array.from({ length: 10 }, (_, i) => ({ const: i })) }, // (forms past 8 not read)
+        g: { oneOf: [s, { type: "integer" }] },
+        h: { oneOf: [{ const: "a" }, { const: "b" }, { type: "null" }] },
+        i: { oneOf: [{ type: "number" }, { type: "boolean" }, { enum: ["x", 1.5] }] },
+      },
+    },
+  }];
+  const text = describeVerdict({ index: 0, name: "t", allowed: false, findings: [] }, { tools });
+  assert.ok(
+    text.includes(
+      "t takes: a (exactly one of: string | string); b (exactly one of: string | (string or null)); " +
+        "c (exactly one of: number | integer); d (exactly one of: any value | string); " +
+        'e (exactly one of: exactly "a" | (one of "a" | "b")); ' +
+        "f (exactly one of: exactly 0 | exactly 1 | exactly 2 | exactly 3 | \u2026); " +
+        'g (string or integer); h (exactly "a" or exactly "b" or null); ' +
+        'i (exactly one of: number | boolean | (one of "x" | 1.5)).',
+    ),
+    text,
+  );
 });

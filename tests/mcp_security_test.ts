@@ -1603,3 +1603,13 @@ test("McpGuard: a secret or an injection under a long key names its place cut to
   assert.ok(injected.message.startsWith(`"/${"k".repeat(116)}..." carries text`), injected.message);
   assert.ok(secret.message.length < 300 && injected.message.length < 400);
 });
+
+test("McpGuard: a secret's message says its kind with the article it is read with (an AWS key, a GitHub token)", () => {
+  const said = (value: string) =>
+    secretFindings({ v: value })[0]?.message.match(/what looks like (.*?)\. /)?.[1];
+  assert.equal(said("AKIA" + "Q3EGRIRK7EXAMPLE"), "an AWS access key id");
+  assert.equal(said("npm_" + "a".repeat(36)), "an npm token");
+  assert.equal(said("ghp_" + "a".repeat(36)), "a GitHub token");
+  assert.equal(said("hf_" + "a".repeat(34)), "a Hugging Face token");
+  assert.equal(said("-----BEGIN PRIVATE KEY-----\nMIIE"), "a private key");
+});

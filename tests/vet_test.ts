@@ -201,3 +201,28 @@ test("ToolArgError.toLLMFeedback: the items under one long key keep their index 
   assert.match(lines[1], /^- \/k{100,}\u2026\/1: Expected string, received integer 2\.$/);
   assert.ok(lines.every((l) => l.length < 300), lines.join("\n"));
 });
+
+test("vet: toLLMFeedback says identical findings once and lists at most 20, counting the rest", async () => {
+  const feedback = async (args: unknown) => {
+    const error = await vet({ name: "t", schema: { type: "object" }, fn: () => 1 })(args as never).catch((
+      e,
+    ) => e);
+    assert.ok(error instanceof ToolArgError);
+    return error.toLLMFeedback();
+  };
+  // a key of 100 hidden pairs: the scanner reports the run once per pair, 100 identical findings
+  const hidden = await feedback({ ["\u202e\u200b".repeat(100) + "k"]: 1 });
+  const lines = hidden.split("\n");
+  assert.equal(lines.length, 3, hidden);
+  assert.match(lines[1], /hidden text.* \(found 100 times\)$/);
+  assert.ok(hidden.length < 500, `${hidden.length} characters`);
+  // 30 different findings: 20 listed, the other 10 counted
+  const schema = { type: "object", additionalProperties: false };
+  const many = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`k${i}`, 1]));
+  const error = await vet({ name: "t", schema, fn: () => 1 })(many as never).catch((e: unknown) => e);
+  assert.ok(error instanceof ToolArgError);
+  assert.equal(error.findings.length, 30);
+  const text = error.toLLMFeedback().split("\n");
+  assert.equal(text.filter((l) => l.startsWith("- ")).length, 20);
+  assert.equal(text.at(-2), "\u2026 and 10 more; fix the ones above first.");
+});
