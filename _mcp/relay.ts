@@ -26,6 +26,7 @@ import { checkGuardOptions, createMcpGuard, emitTo } from "./guard.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 import {
   answersWaitLeft,
+  checkShutdownGrace,
   ClientFeed,
   createFramer,
   encodeMessage,
@@ -59,7 +60,9 @@ export interface McpRelayOptions extends McpGuardOptions {
    * answers, the server keeps its stdin until it has been silent for the grace (counted from the later of the
    * client's leaving and the server's last message to the relay), at most 15 graces in all (30 s by
    * default); a server that has said nothing yet (it may still be starting) gets 5 graces (10 s). Then its
-   * stdin is closed, and it gets the grace to exit before its process tree is ended. 0: ended at once.
+   * stdin is closed, and it gets the grace to exit before its process tree is ended. 0: ended at once. A
+   * number of milliseconds from 0 to 2^31 - 1 (a timer's longest): any other value is refused, as a
+   * `RangeError`, before the server starts.
    */
   shutdownGraceMs?: number;
   /** Stop relaying: the server's process tree is ended. */
@@ -95,6 +98,7 @@ const PIPE_CLOSE_MS = 200;
 /** The stdio relay behind the public `relayMcp` (`_mcp/relays.ts`, which documents it). */
 export async function relayMcp(options: McpRelayOptions): Promise<McpRelayExit> {
   checkGuardOptions(options); // before the server starts: a bad option must not leave it running
+  checkShutdownGrace(options.shutdownGraceMs);
   const attempt = await spawnChild({
     command: options.command,
     args: options.args ?? [],
