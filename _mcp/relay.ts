@@ -362,7 +362,8 @@ class McpRelay {
       await Promise.race([clientDone, this.#aborted]);
       return this.#finish("spawn_failed", `the MCP server ${how}`);
     }
-    this.#child?.killTree("SIGKILL"); // descendants that outlived the server
+    // Descendants that outlived the server get the grace an abort gives them to clean up, then SIGKILL.
+    if (this.#child !== null) await this.#endTree(this.#child);
     return this.#finish("server_exited", `the MCP server ${how}`);
   }
 
@@ -404,23 +405,28 @@ class McpRelay {
   }
 
   /**
-   * Close the server's stdin; after `graceMs` (or at an abort) end its tree: SIGTERM, then, once the tree is
-   * no longer seen running (or KILL_WAIT_MS after the SIGTERM), SIGKILL to what is left of it.
+   * Close the server's stdin; once it exits, after `graceMs`, or at an abort, end its tree
+   * ({@linkcode McpRelay.#endTree}).
    */
   async #endServer(graceMs: number): Promise<void> {
     const child = this.#child;
     if (child === null) return;
     child.stdin?.close();
-    const exited = this.#exited.then(() => true);
-    const inTime = await Promise.race([
-      exited,
-      delay(graceMs).then(() => false),
-      this.#aborted.then(() => false), // a signal during the grace period ends the tree at once
-    ]);
-    if (inTime) return child.killTree("SIGKILL"); // the server exited; end anything it left behind
+    // (a signal during the grace period ends the tree at once; a server that exited in time may have left
+    // processes behind: they are ended alike, SIGTERM first)
+    await Promise.race([this.#exited, delay(graceMs), this.#aborted]);
+    await this.#endTree(child);
+  }
+
+  /**
+   * End the server's tree: SIGTERM, then, once the tree is no longer seen running (or KILL_WAIT_MS after the
+   * SIGTERM), SIGKILL to what is left of it. Also once the server exited by itself: what it left behind (a
+   * shell's child, a wrapper's server) may clean up on SIGTERM, as it may at an abort.
+   */
+  async #endTree(child: LiveChild): Promise<void> {
     child.killTree("SIGTERM");
     const graceEnd = performance.now() + KILL_WAIT_MS;
-    await Promise.race([exited, delay(KILL_WAIT_MS)]);
+    await Promise.race([this.#exited, delay(KILL_WAIT_MS)]);
     // A server that left on the SIGTERM does not shorten its tree's grace: what it started may be cleaning up
     // too (a shell's child, a wrapper's server), and is waited for while it runs, up to the same bound.
     // (looked at again soon at first: what the SIGTERM ended is usually gone within milliseconds)

@@ -14,13 +14,14 @@ import type { McpRelayExit } from "./types.ts";
  * (the client) and the server's stdin/stdout, judging every message with an MCP guard. Resolves when the
  * relay is over: the client closed its side (requests it sent are waited for until the server has been
  * silent for `shutdownGraceMs`, 15 graces at most, 5 while it has said nothing yet (30 s and 10 s by
- * default); then the server's stdin is closed, it gets `shutdownGraceMs`
- * to exit, then its process tree is ended), or the server exited (every request still waiting is answered
- * with a JSON-RPC error first), or the server could not start (requests are answered with errors until
- * the client closes). Never rejects for anything the server or the client does; it rejects (never throws) on
- * a guard option `createMcpGuard` refuses, on a `shutdownGraceMs` it cannot wait by, or when the relay's
- * code, loaded on the first call, cannot be loaded (a broken installation). To relay this process's own
- * stdin/stdout, use {@linkcode relayMcpStdio}.
+ * default); then the server's stdin is closed, it gets `shutdownGraceMs` to exit, then its process tree is
+ * ended), or the server exited (every request still waiting is answered with a JSON-RPC error first, and
+ * what it left running is ended), or the server could not start (requests are answered with errors until
+ * the client closes). The tree is ended by SIGTERM, then, once it is no longer seen running or 1 s later,
+ * SIGKILL to what is left. Never rejects for anything the server or the client does; it rejects (never
+ * throws) on a guard option `createMcpGuard` refuses, on a `shutdownGraceMs` it cannot wait by, or when the
+ * relay's code, loaded on the first call, cannot be loaded (a broken installation). To relay this process's
+ * own stdin/stdout, use {@linkcode relayMcpStdio}.
  *
  * @example Relay a tiny inline server; the guard answers a bad call itself
  * ```ts
