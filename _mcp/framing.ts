@@ -10,7 +10,7 @@
  * @module
  */
 import { byteCount, concatBytes } from "../_common/bytes.ts";
-import { isRecord } from "../_common/values.ts";
+import { givenValue, isRecord, MAX_TIMER_MS } from "../_common/values.ts";
 import {
   answersOnly,
   type BatchMember,
@@ -501,14 +501,11 @@ export function answersWaitEnd(leftAt: number, heardAt: number | null, graceMs: 
   return Math.min(until, leftAt + graceMs * MAX_WAIT_GRACES);
 }
 
-/** The longest a runtime's timer waits: past it, `setTimeout` fires at once (as it does for NaN). */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
-
 /**
  * How long (ms) a relay waits next for the answers to the requests a client sent before it left at `leftAt`
  * (see {@linkcode answersWaitEnd}), as one timer can: 0 once the wait is over, or for a grace that is not a
- * number (no wait, where its timer spun at 1 ms for ever), and {@linkcode LONGEST_TIMER_MS} at most (a grace
- * of 1e9 ms, 5 graces of which overflowed the timer, made a loop of 1 ms timers).
+ * number (no wait, where its timer spun at 1 ms for ever), and `MAX_TIMER_MS` at most (past it `setTimeout`
+ * fires at once: a grace of 1e9 ms, 5 graces of which overflowed the timer, made a loop of 1 ms timers).
  *
  * @example
  * ```ts
@@ -522,7 +519,34 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1;
  */
 export function answersWaitLeft(leftAt: number, heardAt: number | null, graceMs: number): number {
   const left = answersWaitEnd(leftAt, heardAt, graceMs) - performance.now();
-  return left > 0 ? Math.min(left, LONGEST_TIMER_MS) : 0;
+  return left > 0 ? Math.min(left, MAX_TIMER_MS) : 0;
+}
+
+/**
+ * Throws a `RangeError` when `shutdownGraceMs` is given but is not a number of milliseconds from 0 to
+ * `MAX_TIMER_MS` (about 24.8 days, as `runTool` bounds `timeoutMs`): a timer fires at once for NaN, a
+ * negative value or one past it (Infinity too), so each of the relay's waits by the grace (the stdio server's
+ * exit, the streams of a session the server ended, the `DELETE`) would end at once. Refused, not clamped, as
+ * `maxInFlight` is: a value the relay would read as another is the caller's mistake to be told of. Both
+ * relays call it before they start anything.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkShutdownGrace } from "./framing.ts";
+ *
+ * checkShutdownGrace(undefined); // (the default)
+ * checkShutdownGrace(0);
+ * assert.throws(() => checkShutdownGrace(Infinity), /shutdownGraceMs must be a number of milliseconds/);
+ * ```
+ */
+export function checkShutdownGrace(graceMs: unknown): void {
+  if (graceMs === undefined || (typeof graceMs === "number" && graceMs >= 0 && graceMs <= MAX_TIMER_MS)) {
+    return;
+  }
+  throw new RangeError(
+    `shutdownGraceMs must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${givenValue(graceMs)}`,
+  );
 }
 
 /**

@@ -21,6 +21,7 @@ import {
 } from "./session.ts";
 import {
   answersWaitLeft,
+  checkShutdownGrace,
   ClientFeed,
   createFramer,
   EdgeKeeper,
@@ -71,7 +72,8 @@ export interface McpHttpRelayOptions extends McpGuardOptions {
    * client's leaving and the last the server sent: a POST's headers, or bytes of a body or stream), at most
    * 15 graces in all (30 s by default), and 5 graces (10 s) for a server that has sent nothing yet (it may
    * still be starting); an answer's stream the server ends early is resumed meanwhile; then they are given
-   * up, and their requests answered with errors (a grace that is not a number waits for nothing). The
+   * up, and their requests answered with errors. A number of milliseconds from 0 to 2^31 - 1 (a timer's
+   * longest): any other value is refused, as a `RangeError`, before anything starts. The
    * `DELETE` that then ends the server's session is waited for as long at most (and 2000 ms at most). A
    * session the server ended (HTTP 404 to its id) gives the answers still on their way in it as long, on the
    * streams it keeps open; then those are closed, and their requests answered with errors.
@@ -315,6 +317,7 @@ class HttpRelay {
     if (!Number.isInteger(this.#maxInFlight) || this.#maxInFlight < 1) {
       throw new RangeError(`maxInFlight must be a whole number from 1 up, got ${options.maxInFlight}`);
     }
+    checkShutdownGrace(options.shutdownGraceMs);
     this.#notificationPlaces = new Places(this.#maxInFlight);
     this.#answerPlaces = new Places(this.#maxInFlight);
     this.#headerValues = headerValues(options.headers);

@@ -308,10 +308,20 @@ export const unwritable: WeakSet<object> = new WeakSet();
 export const TOO_DEEP = "nests too deeply to be written out";
 
 /**
+ * What is said of a message whose JSON text is longer than the runtime's longest string (V8's JSON.stringify
+ * throws a RangeError "Invalid string length" past 2^29 - 24 characters, JavaScriptCore's "Out of memory"):
+ * built in code, as a relay never reads one so long (see `whyUnwritten`).
+ */
+export const TOO_LARGE = "is too large to be written out";
+
+/** The words of a RangeError a runtime throws for a string longer than it can hold (see `TOO_LARGE`). */
+const TOO_LONG_STRING = /invalid string length|out of memory/i;
+
+/**
  * Why `message` cannot be written out, for its sender, from what the runtime's `JSON.stringify` threw at it
- * (`error`; undefined: the session already found it nested too deeply, see {@linkcode unwritable}): nested
- * too deeply (a RangeError, the call stack), a BigInt (built in code) named by its key, or the error's own
- * words.
+ * (`error`; undefined: the session already found it nested too deeply, see {@linkcode unwritable}): too
+ * large (a RangeError saying the string it made is too long: {@linkcode TOO_LARGE}), nested too deeply (any
+ * other RangeError, the call stack), a BigInt (built in code) named by its key, or the error's own words.
  *
  * @example
  * ```ts
@@ -321,9 +331,11 @@ export const TOO_DEEP = "nests too deeply to be written out";
  * const answer = { jsonrpc: "2.0", id: 1, result: { n: 1n } };
  * const thrown = (() => { try { JSON.stringify(answer); } catch (e) { return e; } })();
  * assert.equal(whyUnwritten(answer, thrown), 'holds a BigInt (its member "n"), which JSON cannot write');
+ * assert.equal(whyUnwritten(answer, new RangeError("Invalid string length")), "is too large to be written out");
  * ```
  */
 export function whyUnwritten(message: unknown, error: unknown): string {
+  if (error instanceof RangeError && TOO_LONG_STRING.test(error.message)) return TOO_LARGE;
   if (error === undefined || error instanceof RangeError) return TOO_DEEP;
   let key: string | undefined;
   try {

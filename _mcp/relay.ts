@@ -26,6 +26,7 @@ import { checkGuardOptions, createMcpGuard, emitTo } from "./guard.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 import {
   answersWaitLeft,
+  checkShutdownGrace,
   ClientFeed,
   createFramer,
   encodeMessage,
@@ -59,7 +60,9 @@ export interface McpRelayOptions extends McpGuardOptions {
    * answers, the server keeps its stdin until it has been silent for the grace (counted from the later of the
    * client's leaving and the server's last message to the relay), at most 15 graces in all (30 s by
    * default); a server that has said nothing yet (it may still be starting) gets 5 graces (10 s). Then its
-   * stdin is closed, and it gets the grace to exit before its process tree is ended. 0: ended at once.
+   * stdin is closed, and it gets the grace to exit before its process tree is ended. 0: ended at once. A
+   * number of milliseconds from 0 to 2^31 - 1 (a timer's longest): any other value is refused, as a
+   * `RangeError`, before the server starts.
    */
   shutdownGraceMs?: number;
   /** Stop relaying: the server's process tree is ended. */
@@ -95,6 +98,7 @@ const PIPE_CLOSE_MS = 200;
 /** The stdio relay behind the public `relayMcp` (`_mcp/relays.ts`, which documents it). */
 export async function relayMcp(options: McpRelayOptions): Promise<McpRelayExit> {
   checkGuardOptions(options); // before the server starts: a bad option must not leave it running
+  checkShutdownGrace(options.shutdownGraceMs);
   const attempt = await spawnChild({
     command: options.command,
     args: options.args ?? [],
@@ -358,7 +362,8 @@ class McpRelay {
       await Promise.race([clientDone, this.#aborted]);
       return this.#finish("spawn_failed", `the MCP server ${how}`);
     }
-    this.#child?.killTree("SIGKILL"); // descendants that outlived the server
+    // Descendants that outlived the server get the grace an abort gives them to clean up, then SIGKILL.
+    if (this.#child !== null) await this.#endTree(this.#child);
     return this.#finish("server_exited", `the MCP server ${how}`);
   }
 
@@ -400,23 +405,28 @@ class McpRelay {
   }
 
   /**
-   * Close the server's stdin; after `graceMs` (or at an abort) end its tree: SIGTERM, then, once the tree is
-   * no longer seen running (or KILL_WAIT_MS after the SIGTERM), SIGKILL to what is left of it.
+   * Close the server's stdin; once it exits, after `graceMs`, or at an abort, end its tree
+   * ({@linkcode McpRelay.#endTree}).
    */
   async #endServer(graceMs: number): Promise<void> {
     const child = this.#child;
     if (child === null) return;
     child.stdin?.close();
-    const exited = this.#exited.then(() => true);
-    const inTime = await Promise.race([
-      exited,
-      delay(graceMs).then(() => false),
-      this.#aborted.then(() => false), // a signal during the grace period ends the tree at once
-    ]);
-    if (inTime) return child.killTree("SIGKILL"); // the server exited; end anything it left behind
+    // (a signal during the grace period ends the tree at once; a server that exited in time may have left
+    // processes behind: they are ended alike, SIGTERM first)
+    await Promise.race([this.#exited, delay(graceMs), this.#aborted]);
+    await this.#endTree(child);
+  }
+
+  /**
+   * End the server's tree: SIGTERM, then, once the tree is no longer seen running (or KILL_WAIT_MS after the
+   * SIGTERM), SIGKILL to what is left of it. Also once the server exited by itself: what it left behind (a
+   * shell's child, a wrapper's server) may clean up on SIGTERM, as it may at an abort.
+   */
+  async #endTree(child: LiveChild): Promise<void> {
     child.killTree("SIGTERM");
     const graceEnd = performance.now() + KILL_WAIT_MS;
-    await Promise.race([exited, delay(KILL_WAIT_MS)]);
+    await Promise.race([this.#exited, delay(KILL_WAIT_MS)]);
     // A server that left on the SIGTERM does not shorten its tree's grace: what it started may be cleaning up
     // too (a shell's child, a wrapper's server), and is waited for while it runs, up to the same bound.
     // (looked at again soon at first: what the SIGTERM ended is usually gone within milliseconds)

@@ -14,12 +14,14 @@ import type { McpRelayExit } from "./types.ts";
  * (the client) and the server's stdin/stdout, judging every message with an MCP guard. Resolves when the
  * relay is over: the client closed its side (requests it sent are waited for until the server has been
  * silent for `shutdownGraceMs`, 15 graces at most, 5 while it has said nothing yet (30 s and 10 s by
- * default); then the server's stdin is closed, it gets `shutdownGraceMs`
- * to exit, then its process tree is ended), or the server exited (every request still waiting is answered
- * with a JSON-RPC error first), or the server could not start (requests are answered with errors until
- * the client closes). Never rejects for anything the server or the client does; it rejects (never throws) on
- * a guard option `createMcpGuard` refuses, or when the relay's code, loaded on the first call, cannot be
- * loaded (a broken installation). To relay this process's own stdin/stdout, use {@linkcode relayMcpStdio}.
+ * default); then the server's stdin is closed, it gets `shutdownGraceMs` to exit, then its process tree is
+ * ended), or the server exited (every request still waiting is answered with a JSON-RPC error first, and
+ * what it left running is ended), or the server could not start (requests are answered with errors until
+ * the client closes). The tree is ended by SIGTERM, then, once it is no longer seen running or 1 s later,
+ * SIGKILL to what is left. Never rejects for anything the server or the client does; it rejects (never
+ * throws) on a guard option `createMcpGuard` refuses, on a `shutdownGraceMs` it cannot wait by, or when the
+ * relay's code, loaded on the first call, cannot be loaded (a broken installation). To relay this process's
+ * own stdin/stdout, use {@linkcode relayMcpStdio}.
  *
  * @example Relay a tiny inline server; the guard answers a bad call itself
  * ```ts
@@ -69,6 +71,8 @@ import type { McpRelayExit } from "./types.ts";
  * @param options The server command, the client streams and guard options.
  * @returns How the relay ended.
  * @throws {TypeError} On a guard option `createMcpGuard` refuses, before anything starts (as a rejection).
+ * @throws {RangeError} When `shutdownGraceMs` is not a number of milliseconds from 0 to 2^31 - 1, before
+ * anything starts (as a rejection).
  */
 export async function relayMcp(options: McpRelayOptions): Promise<McpRelayExit> {
   const relay = await import("./relay.ts");
@@ -106,6 +110,7 @@ export async function relayMcp(options: McpRelayOptions): Promise<McpRelayExit> 
  * @returns How the relay ended.
  * @throws {TypeError} On a guard option `createMcpGuard` refuses, before anything starts (as a rejection,
  * as is a relay that cannot be loaded).
+ * @throws {RangeError} When `shutdownGraceMs` is not a number of milliseconds from 0 to 2^31 - 1, likewise.
  */
 export async function relayMcpStdio(
   command: string,
@@ -197,7 +202,8 @@ export const runMcpRelay: typeof relayMcpStdio = relayMcpStdio;
  * @param options Guard options, headers, and the client streams.
  * @returns How the relay ended.
  * @throws {TypeError} On a guard option `createMcpGuard` refuses, before anything starts.
- * @throws {RangeError} When `maxInFlight` is not a whole number from 1 up. Both as rejections, never
+ * @throws {RangeError} When `maxInFlight` is not a whole number from 1 up, or `shutdownGraceMs` not a number
+ * of milliseconds from 0 to 2^31 - 1. Both as rejections, never
  * synchronously, as is the failure to load the HTTP relay (it loads on the first call).
  */
 export async function relayMcpHttp(url: string, options: McpHttpRelayOptions = {}): Promise<McpRelayExit> {

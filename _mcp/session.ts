@@ -45,6 +45,7 @@ import {
   roundedMatch,
   takeLineText,
   TOO_DEEP,
+  TOO_LARGE,
   unwritable,
   whyUnwritten,
 } from "./jsonrpc.ts";
@@ -1688,8 +1689,11 @@ export class GuardedSession implements McpSession {
     // (the text quotes a member's key the server chose: it reads the rest unscanned, without scanOutput)
     const shown = deep ? why : this.#reportNotJudged(why, id);
     if (isResponse(m)) {
+      // (a message too large for the runtime's strings holds nothing JSON text cannot: it is only too long)
       const text = `toolguard: the MCP server's answer ${shown}, so it was not passed on` +
-        (deep ? "" : "; the server or its transport sent a value that JSON text cannot hold");
+        (deep || why === TOO_LARGE
+          ? ""
+          : "; the server or its transport sent a value that JSON text cannot hold");
       try {
         this.#watch(this.#sinks.toClient({ message: errorResponse(id, -32603, text), extra: frame.extra }));
       } catch (thrown) {

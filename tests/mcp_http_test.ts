@@ -837,18 +837,49 @@ test(
   },
 );
 
-test("HTTP relay: a grace that is not a number waits for no answer once the client left", {
-  timeout: 60_000,
-}, async () => {
-  // (NaN graces made the wait a loop of 1 ms timers that never ended: the relay hung on a server that never
-  // answers; the signal only stops a relay that hangs so, which then fails the test)
-  const watchdog = AbortSignal.timeout(30_000);
-  const { answer, reason } = await pingThenLeave(() => {}, NaN, watchdog);
-  assert.equal(watchdog.aborted, false, "the relay was stopped by the watchdog");
-  assert.equal(reason, "client_closed");
-  assert.equal(answer?.id, 7);
-  assert.ok("error" in answer!, JSON.stringify(answer));
-});
+test(
+  "HTTP relay: a shutdownGraceMs that is not a number of ms from 0 to 2^31 - 1 is refused before anything is sent",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // (NaN made the answers' wait a loop of 1 ms timers; the wait of a session the server ended and the DELETE's
+    // ended at once for NaN, a negative grace or one past a timer's longest, Infinity too)
+    for (const shutdownGraceMs of [Number.NaN, -1, Number.POSITIVE_INFINITY, 2 ** 31, "2000", null]) {
+      const posts: string[] = [];
+      const server = createHttpServer((req, res) => {
+        posts.push(req.method ?? "");
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          '{"jsonrpc":"2.0","id":7,"result":{}}',
+        );
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const port = (server.address() as { port: number }).port;
+      try {
+        await assert.rejects(
+          relayMcpHttp(`http://127.0.0.1:${port}/mcp`, {
+            input: (async function* () {
+              yield new TextEncoder().encode(
+                JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" }) + "\n",
+              );
+            })(),
+            output: () => {},
+            shutdownGraceMs: shutdownGraceMs as number,
+          }),
+          (error: Error) =>
+            error instanceof RangeError &&
+            /^shutdownGraceMs must be a number of milliseconds from 0 to 2147483647, got /.test(
+              error.message,
+            ),
+          String(shutdownGraceMs),
+        );
+        assert.deepEqual(posts, [], `nothing reached the server for ${String(shutdownGraceMs)}`);
+      } finally {
+        server.close();
+      }
+    }
+  },
+);
 
 test("HTTP relay: a grace whose 5 graces pass a timer's longest wait still waits by one timer", {
   timeout: 60_000,

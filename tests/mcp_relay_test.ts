@@ -276,3 +276,55 @@ test(
     }
   },
 );
+
+/** Values of `shutdownGraceMs` a timer cannot wait by: each wait by the grace ended at once, or spun. */
+const UNUSABLE_GRACES: unknown[] = [Number.NaN, -1, Number.POSITIVE_INFINITY, 2 ** 31, "2000", null];
+
+test(
+  "relayMcp: a shutdownGraceMs that is not a number of ms from 0 to 2^31 - 1 is refused before the server starts",
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    // (the server's exit wait fired at once for each, its tree ended without its grace: SIGTERM for a huge one)
+    const { relayMcp } = await import("../mcp.ts");
+    const { mkdtempSync, existsSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = mkdtempSync(join(tmpdir(), "toolguard-grace-"));
+    try {
+      for (const [i, shutdownGraceMs] of UNUSABLE_GRACES.entries()) {
+        const started = join(dir, `started${i}`);
+        await assert.rejects(
+          relayMcp({
+            command: "node",
+            args: ["-e", "require('fs').writeFileSync(process.argv[1], 'x')", started],
+            input: (async function* () {})(),
+            output: () => {},
+            stderr: "ignore",
+            shutdownGraceMs: shutdownGraceMs as number,
+          }),
+          (error: Error) =>
+            error instanceof RangeError &&
+            /^shutdownGraceMs must be a number of milliseconds from 0 to 2147483647, got /.test(
+              error.message,
+            ),
+          String(shutdownGraceMs),
+        );
+        assert.equal(existsSync(started), false, `the server was not started for ${String(shutdownGraceMs)}`);
+      }
+      // The bounds themselves are taken: 0 ends the server at once.
+      const exit = await relayMcp({
+        command: "node",
+        args: ["-e", "process.stdin.resume()"],
+        input: (async function* () {})(),
+        output: () => {},
+        stderr: "ignore",
+        shutdownGraceMs: 0,
+      });
+      assert.equal(exit.reason, "client_closed", exit.detail);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);

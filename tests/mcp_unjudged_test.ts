@@ -1953,3 +1953,50 @@ test("MCP session: a server answer built in code that the client's sink finds ne
     assert.deepEqual(strays, [{ event: "stray_message", from: "server", kind: "too_deep", id: 1 }], `${i}`);
   }
 });
+
+test("MCP session: a server answer built in code too large for the runtime to write says so, not that it nests too deeply", () => {
+  // The client's sink throws the runtime's own RangeError for a string past its longest ("Invalid string
+  // length" from V8, "Out of memory" from JavaScriptCore): it was said to nest too deeply, reported
+  // too_deep, which sent the server's author looking for depth in a flat answer.
+  const huge = {
+    get text(): string {
+      return "x".repeat(2 ** 31); // (throws at once, allocating nothing: no runtime holds 2^31 characters)
+    },
+  };
+  const cases: [string, unknown][] = [["getter", huge]];
+  // A real one on V8 (Deno, Node): three strings of 2^28 characters pass its 2^29 - 24 (JavaScriptCore's
+  // limit, 2^31 - 1, would take gigabytes to reach).
+  if (!("Bun" in globalThis)) {
+    const s = "x".repeat(2 ** 28);
+    cases.push(["flat", [s, s, s]]);
+  }
+  for (const [name, value] of cases) {
+    const written: unknown[] = [];
+    const events: McpEvent[] = [];
+    const errors: unknown[] = [];
+    const guarded = createMcpGuard({ onEvent: (e) => void events.push(e) }).connect({
+      toServer: () => {},
+      toClient: (frame) => void written.push(JSON.parse(JSON.stringify(frame.message))),
+      onError: (error) => void errors.push(error),
+    });
+    guarded.fromClient({ message: { jsonrpc: "2.0", id: 1, method: "ping" } });
+    guarded.fromServer({
+      message: { jsonrpc: "2.0", id: 1, result: { value } } as unknown as JsonRpcMessage,
+    });
+    assert.deepEqual(errors, [], name);
+    assert.equal(written.length, 1, name);
+    const message = (written[0] as { error?: { message?: string } }).error?.message;
+    assert.equal(
+      message,
+      "toolguard: the MCP server's answer is too large to be written out, so it was not passed on",
+    );
+    const strays = events.filter((e) => e.event === "stray_message");
+    assert.deepEqual(strays, [{
+      event: "stray_message",
+      from: "server",
+      kind: "not_judged",
+      id: 1,
+      text: "is too large to be written out",
+    }], name);
+  }
+});

@@ -429,6 +429,66 @@ test(
   },
 );
 
+for (const how of ["exits by itself", "exits at the end of its input"] as const) {
+  test(
+    `relayMcp: a server that ${how} leaves its descendants SIGTERM and the grace to clean up before SIGKILL`,
+    { timeout: 60_000, skip: process.platform === "win32" ? "POSIX signals" : false },
+    async () => {
+      // What outlived the server was sent SIGKILL at once: a child cleaning up on SIGTERM (0.2 s, well inside
+      // the relay's 1 s grace) never got to. It waits in `wait`, which a trapped signal interrupts at once.
+      const dir = mkdtempSync(join(tmpdir(), "toolguard-relay-left-"));
+      let cleaner = 0;
+      try {
+        writeFileSync(
+          join(dir, "cleaner.sh"),
+          'trap \'sleep 0.2; echo done > "$1/clean"; exit 0\' TERM\necho $$ > "$1/ready"\nsleep 30 & wait\n',
+        );
+        const ready = () => existsSync(join(dir, "ready")) ? readFileSync(join(dir, "ready"), "utf8") : "";
+        const untilReady = async () => {
+          while (!ready().endsWith("\n")) await new Promise((resolve) => setTimeout(resolve, 10));
+        };
+        const leave = new AbortController();
+        // The client stays until the server has gone (by itself), or leaves once the cleaner runs.
+        const input = how === "exits by itself" ? silentUntil(leave.signal) : (async function* () {
+          await untilReady();
+          yield* [];
+        })();
+        const start = 'sh "$0/cleaner.sh" "$0" </dev/null >/dev/null 2>&1 & ';
+        const exit = await relayMcp({
+          command: "/bin/sh",
+          args: [
+            "-c",
+            start +
+            (how === "exits by itself"
+              ? 'until [ -s "$0/ready" ]; do sleep 0.01; done; exit 0'
+              : "cat >/dev/null; exit 0"),
+            dir,
+          ],
+          input,
+          output: () => {},
+          stderr: "ignore",
+        });
+        leave.abort();
+        await untilReady();
+        cleaner = Number(ready());
+        assert.equal(exit.reason, how === "exits by itself" ? "server_exited" : "client_closed", exit.detail);
+        assert.equal(exit.exitCode, 0, "the server exited by itself");
+        assert.deepEqual(await waitGone([cleaner]), [], "the cleaner was ended");
+        assert.ok(existsSync(join(dir, "clean")), "the cleaner finished its cleanup before any SIGKILL");
+      } finally {
+        if (cleaner > 0) {
+          try {
+            process.kill(cleaner, "SIGKILL");
+          } catch {
+            // gone
+          }
+        }
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+}
+
 // Root may give a pid namespace its own next pid (/proc/sys/kernel/ns_last_pid): there a pid is reused on demand.
 const canReusePids = isLinux && process.getuid?.() === 0 && existsSync("/usr/bin/unshare");
 
