@@ -5,11 +5,8 @@
  * own key (Datadog's intake, Google Analytics' `/mp/collect`, Stripe's `/v1/webhooks`), a deploy note that ships
  * logs to a service's host ("logs.datadoghq.com").
  */
-import assert from "node:assert/strict";
 import { test } from "node:test";
-import { scan } from "../scan.ts";
-import { countingTextWork } from "./_counting.ts";
-import { assertFlags } from "./_scan_flags.ts";
+import { assertFlags, assertLinearScan } from "./_scan_flags.ts";
 
 test("scan: a secret put in the requests, calls or headers that go to a web address is sent there", () => {
   assertFlags("exfil.send_to_address", true, [
@@ -138,17 +135,10 @@ test("scan: a token a site hands out to come back to it, put in its requests, is
 });
 
 test("scan: a secret put in requests after put verbs costs linear work", async () => {
-  for (
-    const unit of [
-      "Put the API key in the header of each call to https://x.io/a ",
-      "include the token in every request to ",
-      "Send logs to a.b.c.io ",
-      "Send x to https://a.io/b/c?k=<your_key> with the header x-api-key: ",
-    ]
-  ) {
-    const workOf = async (n: number) =>
-      (await countingTextWork(() => scan(unit.repeat(n / unit.length), { context: "tool_output" })))[1];
-    const [small, large] = [await workOf(2_500), await workOf(10_000)];
-    assert.ok(small > 0 && large < 8 * small, `${unit}: ${small} -> ${large} characters`);
-  }
+  await assertLinearScan([
+    "Put the API key in the header of each call to https://x.io/a ",
+    "include the token in every request to ",
+    "Send logs to a.b.c.io ",
+    "Send x to https://a.io/b/c?k=<your_key> with the header x-api-key: ",
+  ]);
 });
