@@ -169,14 +169,7 @@ class OllamaStream implements FrameRouter {
     // (an unread line's calls are not known: at least one)
     this.#ownReason = malformedCallsReason(1);
     const ahead = held.slice(0, at).map((h) => (h.event && chunkText(h.event)) ?? "").join("");
-    const text = flow.lead(0, ahead) + this.#ownReason;
-    const told = { ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false };
-    flow.holdAt(at, [{
-      raw: line(told),
-      event: told,
-      tool: false,
-      told: { reason: this.#ownReason, answer: 0 },
-    }]);
+    this.#holdReason(flow, at, flow.lead(0, ahead), this.#ownReason);
   }
 
   /** See `FrameRouter.ownReason`. */
@@ -251,14 +244,17 @@ class OllamaStream implements FrameRouter {
     }
     const held = flow.held;
     const at = held.findLastIndex((h) => h.event !== undefined && !!chunkText(h.event)) + 1;
-    const text = flow.lead(0, heldText(flow, chunkText)) + this.#ownReason;
-    const told = { ...(this.#template ?? {}), message: { role: "assistant", content: text }, done: false };
-    flow.holdAt(at, [{
-      raw: line(told),
-      event: told,
-      tool: false,
-      told: { reason: this.#ownReason, answer: 0 },
-    }]);
+    this.#holdReason(flow, at, flow.lead(0, heldText(flow, chunkText)), this.#ownReason);
+  }
+
+  /**
+   * Holds at `at` a chunk of the stream's own shape whose words are `lead` and the gate's `reason`, told as
+   * the gate's (one home for the dropped-call notes of `#tellAtFinal` and `tellDropped`).
+   */
+  #holdReason(flow: StreamFlow, at: number, lead: string, reason: string): void {
+    const content = lead + reason;
+    const told = { ...(this.#template ?? {}), message: { role: "assistant", content }, done: false };
+    flow.holdAt(at, [{ raw: line(told), event: told, tool: false, told: { reason, answer: 0 } }]);
   }
 
   route(raw: string, event: Record<string, unknown>, flow: StreamFlow): void {
