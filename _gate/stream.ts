@@ -335,6 +335,8 @@ export class StreamGate {
   #ended = false;
   /** When the message's final frame was read (`Date.now()`): the provider has `FINAL_GRACE_MS` to close. */
   #finalAt: number | undefined;
+  /** The reads of the source since the final frame (see `#readInGrace`). */
+  #graceReads = 0;
   /**
    * On a retry's stream, where the dialect parts its text from the client's (see `TextFrames.scored` and
    * `TextFrames.lead`): the answers whose client text ends mid-line and that have sent no text yet.
@@ -441,6 +443,10 @@ export class StreamGate {
   async #readInGrace(
     reader: ReadableStreamDefaultReader<Uint8Array>,
   ): Promise<ReadableStreamReadResult<Uint8Array>> {
+    // (a body with each chunk ready at once resolves every read as a microtask: a flood of keep-alives,
+    // each dropped or sent nowhere, held the event loop for the whole grace, no timer or other request
+    // running; a provider that closes is read at once, the first read after the final frame not delayed)
+    if (this.#graceReads++ > 0) await new Promise((resolve) => setTimeout(resolve, 0));
     const left = this.#finalAt! + FINAL_GRACE_MS - Date.now();
     // (past the grace no read is raced: a provider that keeps sending, keep-alives queued faster than a timer
     // fires, would win every race)

@@ -309,3 +309,39 @@ test("guardFetch: a provider that sends keep-alives without end after data: [DON
   assert.ok(state.cancelled);
   assert.equal(seen.length, 1);
 });
+
+test("guardFetch: a keep-alive flood after data: [DONE] does not hold the event loop through the grace", async () => {
+  // (a body that has each chunk ready at once resolves every read as a microtask: the gate's grace loop
+  // then read and dropped keep-alives for the whole 500 ms with no timer, no other request, run meanwhile)
+  const encoder = new TextEncoder();
+  const frames = chatStream(["Hi."]).map((f) => typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`);
+  let at = 0;
+  let keepAlives = 0;
+  let ticked = false;
+  let tickedAtCancel: boolean | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at < frames.length) return controller.enqueue(encoder.encode(frames[at++]));
+      if (keepAlives++ === 0) setTimeout(() => ticked = true, 0);
+      controller.enqueue(encoder.encode(": keep-alive\n\n"));
+    },
+    cancel() {
+      tickedAtCancel = ticked;
+    },
+  });
+  const fetch = (() =>
+    Promise.resolve(
+      new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    )) as typeof globalThis.fetch;
+  const client = new OpenAI({
+    apiKey: "sk-test",
+    baseURL: "http://127.0.0.1:9/v1",
+    fetch: guardFetch(fetch),
+  });
+  const final = await settled(
+    "keep-alives",
+    client.chat.completions.stream({ model: "m", messages }).finalChatCompletion(),
+  );
+  assert.equal(final.choices[0].message.content, "Hi.");
+  assert.equal(tickedAtCancel, true, "a timer set as the flood began ran before the gate let the stream go");
+});
