@@ -266,7 +266,10 @@ const ENCODER = new TextEncoder();
 /**
  * How long, in milliseconds, the gate waits for the provider to close a stream once its message ended (its
  * final frame: `data: [DONE]`, Ollama's `done`, see `FrameRouter.final`), counted from that frame and not
- * restarted by what comes after it (keep-alives every 100 ms would hold it for ever). A provider closes at
+ * restarted by keep-alives (every 100 ms they would hold it for ever); where the client reads on past that
+ * frame (the Anthropic, Cohere and Responses readers), counted again from each later frame it reads that is
+ * not a keep-alive (`KEEP_ALIVE_EVENTS`): the provider was still talking, and the client read it all without
+ * the gate (cut, a message_stop sent early lost the words after it). A provider closes at
  * once, in the same write or the next few milliseconds, so the grace costs it nothing; one that keeps the
  * connection open holds the answer (the held final frame, the calls to judge) at most this long, where
  * before the client waited until the connection dropped. Half a second is far above the gap between two
@@ -274,6 +277,12 @@ const ENCODER = new TextEncoder();
  * under what a user notices at the end of an answer that took seconds.
  */
 const FINAL_GRACE_MS = 500;
+
+/**
+ * Events that only keep a connection open: Anthropic's `ping`, OpenAI Responses' `keepalive` (which the
+ * openai SDK's accumulator knows). They do not restart the grace after a final frame (see `FINAL_GRACE_MS`).
+ */
+const KEEP_ALIVE_EVENTS: ReadonlySet<unknown> = new Set(["ping", "keepalive"]);
 
 /** The dialects the openai SDK reads, which stops reading at `data: [DONE]` (see `StreamGate.#afterEnd`). */
 const OPENAI_DIALECTS: ReadonlySet<StreamDialect> = new Set(["openai_chat", "openai_responses"]);
@@ -570,6 +579,10 @@ export class StreamGate {
       const rest = this.#router.rest?.(event);
       if (!rest) return;
       ({ raw, event } = { raw: this.#reframe(raw, rest), event: rest });
+    }
+    // (a frame the client reads on past the final one: the grace runs from here, see `FINAL_GRACE_MS`)
+    if (this.#finalAt !== undefined && !this.#ended && !KEEP_ALIVE_EVENTS.has(event.type)) {
+      this.#finalAt = Date.now();
     }
     if (this.#router.place) ({ raw, event } = this.#router.place(raw, event, frame.event));
     if (this.#turn) {

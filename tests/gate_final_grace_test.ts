@@ -345,3 +345,79 @@ test("guardFetch: a keep-alive flood after data: [DONE] does not hold the event 
   assert.equal(final.choices[0].message.content, "Hi.");
   assert.equal(tickedAtCancel, true, "a timer set as the flood began ran before the gate let the stream go");
 });
+
+test("guardFetch: Anthropic words after an early message_stop reach the client, pings after the end do not hold it", async () => {
+  // (the Anthropic SDK reads on past message_stop: the grace ran from the first one and cut the words that
+  // still came, the client's text ending early and its final message without its stop; pings alone, as
+  // keep-alives, still do not hold the stream)
+  const event = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+  const delta = (text: string) =>
+    event({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } });
+  const words = ["b", "c", "d", "e", "f", "g", "h", "i"];
+  const writes = [
+    [
+      event({
+        type: "message_start",
+        message: {
+          id: "msg_1",
+          type: "message",
+          role: "assistant",
+          model: "m",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 1, output_tokens: 1 },
+        },
+      }),
+      event({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+      delta("a"),
+      event({ type: "message_stop" }),
+    ].join(""),
+    ...words.map(delta),
+    [
+      event({ type: "content_block_stop", index: 0 }),
+      event({
+        type: "message_delta",
+        delta: { stop_reason: "end_turn", stop_sequence: null },
+        usage: { output_tokens: 9 },
+      }),
+      event({ type: "message_stop" }),
+    ].join(""),
+  ];
+  const state = { cancelled: false };
+  let at = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      // (each write 100 ms after the last, far under the grace; past the end, a ping every 50 ms)
+      if (at > 0) await new Promise((resolve) => setTimeout(resolve, at < writes.length ? 100 : 50));
+      if (state.cancelled) return;
+      controller.enqueue(
+        new TextEncoder().encode(at < writes.length ? writes[at++] : event({ type: "ping" })),
+      );
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  const fetch = (() =>
+    Promise.resolve(
+      new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    )) as typeof globalThis.fetch;
+  const seen: GateEvent[] = [];
+  const client = new Anthropic({
+    apiKey: "sk-ant-test",
+    baseURL: "http://127.0.0.1:9",
+    fetch: guardFetch(fetch, { onVerdict: (e) => seen.push(e) }),
+  });
+  const stream = client.messages.stream({ model: "m", max_tokens: 100, messages });
+  let text = "";
+  stream.on("text", (t) => text += t);
+  const final = await settled("anthropic early stop", stream.finalMessage());
+  assert.equal(text, "abcdefghi");
+  assert.equal(final.stop_reason, "end_turn");
+  assert.ok(state.cancelled, "the pings are let go");
+  assert.match(
+    seen[0]?.findings.map((f) => f.message).join(" ") ?? "",
+    /still open 500 ms after its message ended/,
+  );
+});
