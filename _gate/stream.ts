@@ -342,7 +342,10 @@ export class StreamGate {
    * message (`done`). What follows is dropped (see `#afterEnd`).
    */
   #ended = false;
-  /** When the message's final frame was read (`Date.now()`): the provider has `FINAL_GRACE_MS` to close. */
+  /**
+   * When the message's final frame was read (`performance.now()`: a wall clock set back meanwhile held the
+   * grace as long again): the provider has `FINAL_GRACE_MS` to close.
+   */
   #finalAt: number | undefined;
   /** The reads of the source since the final frame (see `#readInGrace`). */
   #graceReads = 0;
@@ -456,7 +459,7 @@ export class StreamGate {
     // each dropped or sent nowhere, held the event loop for the whole grace, no timer or other request
     // running; a provider that closes is read at once, the first read after the final frame not delayed)
     if (this.#graceReads++ > 0) await new Promise((resolve) => setTimeout(resolve, 0));
-    const left = this.#finalAt! + FINAL_GRACE_MS - Date.now();
+    const left = this.#finalAt! + FINAL_GRACE_MS - performance.now();
     // (past the grace no read is raced: a provider that keeps sending, keep-alives queued faster than a timer
     // fires, would win every race)
     if (left > 0) {
@@ -554,7 +557,7 @@ export class StreamGate {
       this.#doneFrame = raw;
       // (the openai SDK reads no further; the Anthropic SDK skips a frame with no event name and reads on)
       this.#ended = openai;
-      this.#finalAt ??= Date.now();
+      this.#finalAt ??= performance.now();
       return;
     }
     const parsed = parseJsonSafe(data);
@@ -570,7 +573,7 @@ export class StreamGate {
     let event = parsed.value;
     // (as the ollama client reads it: any `done` that is true to JavaScript ends its reading)
     if (this.#router.framing === "ndjson" && event.done) this.#ended = true;
-    if (this.#ended || this.#router.final?.(event)) this.#finalAt ??= Date.now();
+    if (this.#ended || this.#router.final?.(event)) this.#finalAt ??= performance.now();
     const refused = this.#router.refuse?.(event, frame.event);
     if (refused !== undefined) {
       this.#drop(refused);
@@ -582,7 +585,7 @@ export class StreamGate {
     }
     // (a frame the client reads on past the final one: the grace runs from here, see `FINAL_GRACE_MS`)
     if (this.#finalAt !== undefined && !this.#ended && !KEEP_ALIVE_EVENTS.has(event.type)) {
-      this.#finalAt = Date.now();
+      this.#finalAt = performance.now();
     }
     if (this.#router.place) ({ raw, event } = this.#router.place(raw, event, frame.event));
     if (this.#turn) {

@@ -421,3 +421,43 @@ test("guardFetch: Anthropic words after an early message_stop reach the client, 
     /still open 500 ms after its message ended/,
   );
 });
+
+test("guardFetch: the grace after data: [DONE] is kept when the wall clock steps back meanwhile", async () => {
+  // (counted on Date.now, an hour's step back, as a clock set right by NTP may take, held a stream that sent
+  // keep-alives for that hour more)
+  const encoder = new TextEncoder();
+  const frames = chatStream(["Hi."]).map((f) => typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`);
+  const wallClock = Date.now;
+  const state = { cancelled: false };
+  let pulls = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (pulls++ === 0) return controller.enqueue(encoder.encode(frames.join("")));
+      if (pulls === 3) Date.now = () => wallClock() - 3_600_000;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (!state.cancelled) controller.enqueue(encoder.encode(": keep-alive\n\n"));
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  const fetch = (() =>
+    Promise.resolve(
+      new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    )) as typeof globalThis.fetch;
+  const client = new OpenAI({
+    apiKey: "sk-test",
+    baseURL: "http://127.0.0.1:9/v1",
+    fetch: guardFetch(fetch),
+  });
+  try {
+    const final = await settled(
+      "clock step",
+      client.chat.completions.stream({ model: "m", messages }).finalChatCompletion(),
+    );
+    assert.equal(final.choices[0].message.content, "Hi.");
+    assert.ok(state.cancelled);
+  } finally {
+    Date.now = wallClock;
+  }
+});
