@@ -461,3 +461,44 @@ test("guardFetch: the grace after data: [DONE] is kept when the wall clock steps
     Date.now = wallClock;
   }
 });
+
+test("guardFetch: the openai SDK's abort during the grace ends the stream there, nothing reported, no late timer", async () => {
+  // (a fetch that honours the signal, as the runtimes' do: the provider's body errors with the abort; its
+  // cancel, which may reject, is never left unhandled)
+  const encoder = new TextEncoder();
+  const frames = chatStream(["Hi."]).map((f) => typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`);
+  let source: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      source = controller;
+      controller.enqueue(encoder.encode(frames.join("")));
+    },
+    cancel() {
+      throw new Error("the provider's cancel failed");
+    },
+  });
+  const fetch = ((_: unknown, init?: RequestInit) => {
+    init?.signal?.addEventListener("abort", () => source!.error(new DOMException("aborted", "AbortError")));
+    return Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } }));
+  }) as typeof globalThis.fetch;
+  const seen: GateEvent[] = [];
+  const client = new OpenAI({
+    apiKey: "sk-test",
+    baseURL: "http://127.0.0.1:9/v1",
+    fetch: guardFetch(fetch, { onVerdict: (e) => seen.push(e) }),
+  });
+  const abort = new AbortController();
+  const read = async () => {
+    const stream = await client.chat.completions.create({ model: "m", messages, stream: true }, {
+      signal: abort.signal,
+    });
+    let text = "";
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      if (chunk.choices[0]?.finish_reason) abort.abort();
+    }
+    return text;
+  };
+  assert.equal(await settled("abort", read()), "Hi.");
+  assert.deepEqual(seen, [], "the client's abort is no provider's fault, and no grace ran out");
+});
