@@ -266,7 +266,10 @@ const ENCODER = new TextEncoder();
 /**
  * How long, in milliseconds, the gate waits for the provider to close a stream once its message ended (its
  * final frame: `data: [DONE]`, Ollama's `done`, see `FrameRouter.final`), counted from that frame and not
- * restarted by what comes after it (keep-alives every 100 ms would hold it for ever). A provider closes at
+ * restarted by keep-alives (every 100 ms they would hold it for ever); where the client reads on past that
+ * frame (the Anthropic, Cohere and Responses readers), counted again from each later frame it reads that is
+ * not a keep-alive (`KEEP_ALIVE_EVENTS`): the provider was still talking, and the client read it all without
+ * the gate (cut, a message_stop sent early lost the words after it). A provider closes at
  * once, in the same write or the next few milliseconds, so the grace costs it nothing; one that keeps the
  * connection open holds the answer (the held final frame, the calls to judge) at most this long, where
  * before the client waited until the connection dropped. Half a second is far above the gap between two
@@ -274,6 +277,12 @@ const ENCODER = new TextEncoder();
  * under what a user notices at the end of an answer that took seconds.
  */
 const FINAL_GRACE_MS = 500;
+
+/**
+ * Events that only keep a connection open: Anthropic's `ping`, OpenAI Responses' `keepalive` (which the
+ * openai SDK's accumulator knows). They do not restart the grace after a final frame (see `FINAL_GRACE_MS`).
+ */
+const KEEP_ALIVE_EVENTS: ReadonlySet<unknown> = new Set(["ping", "keepalive"]);
 
 /** The dialects the openai SDK reads, which stops reading at `data: [DONE]` (see `StreamGate.#afterEnd`). */
 const OPENAI_DIALECTS: ReadonlySet<StreamDialect> = new Set(["openai_chat", "openai_responses"]);
@@ -333,8 +342,13 @@ export class StreamGate {
    * message (`done`). What follows is dropped (see `#afterEnd`).
    */
   #ended = false;
-  /** When the message's final frame was read (`Date.now()`): the provider has `FINAL_GRACE_MS` to close. */
+  /**
+   * When the message's final frame was read (`performance.now()`: a wall clock set back meanwhile held the
+   * grace as long again): the provider has `FINAL_GRACE_MS` to close.
+   */
   #finalAt: number | undefined;
+  /** The reads of the source since the final frame (see `#readInGrace`). */
+  #graceReads = 0;
   /**
    * On a retry's stream, where the dialect parts its text from the client's (see `TextFrames.scored` and
    * `TextFrames.lead`): the answers whose client text ends mid-line and that have sent no text yet.
@@ -441,7 +455,11 @@ export class StreamGate {
   async #readInGrace(
     reader: ReadableStreamDefaultReader<Uint8Array>,
   ): Promise<ReadableStreamReadResult<Uint8Array>> {
-    const left = this.#finalAt! + FINAL_GRACE_MS - Date.now();
+    // (a body with each chunk ready at once resolves every read as a microtask: a flood of keep-alives,
+    // each dropped or sent nowhere, held the event loop for the whole grace, no timer or other request
+    // running; a provider that closes is read at once, the first read after the final frame not delayed)
+    if (this.#graceReads++ > 0) await new Promise((resolve) => setTimeout(resolve, 0));
+    const left = this.#finalAt! + FINAL_GRACE_MS - performance.now();
     // (past the grace no read is raced: a provider that keeps sending, keep-alives queued faster than a timer
     // fires, would win every race)
     if (left > 0) {
@@ -539,7 +557,7 @@ export class StreamGate {
       this.#doneFrame = raw;
       // (the openai SDK reads no further; the Anthropic SDK skips a frame with no event name and reads on)
       this.#ended = openai;
-      this.#finalAt ??= Date.now();
+      this.#finalAt ??= performance.now();
       return;
     }
     const parsed = parseJsonSafe(data);
@@ -555,7 +573,7 @@ export class StreamGate {
     let event = parsed.value;
     // (as the ollama client reads it: any `done` that is true to JavaScript ends its reading)
     if (this.#router.framing === "ndjson" && event.done) this.#ended = true;
-    if (this.#ended || this.#router.final?.(event)) this.#finalAt ??= Date.now();
+    if (this.#ended || this.#router.final?.(event)) this.#finalAt ??= performance.now();
     const refused = this.#router.refuse?.(event, frame.event);
     if (refused !== undefined) {
       this.#drop(refused);
@@ -564,6 +582,10 @@ export class StreamGate {
       const rest = this.#router.rest?.(event);
       if (!rest) return;
       ({ raw, event } = { raw: this.#reframe(raw, rest), event: rest });
+    }
+    // (a frame the client reads on past the final one: the grace runs from here, see `FINAL_GRACE_MS`)
+    if (this.#finalAt !== undefined && !this.#ended && !KEEP_ALIVE_EVENTS.has(event.type)) {
+      this.#finalAt = performance.now();
     }
     if (this.#router.place) ({ raw, event } = this.#router.place(raw, event, frame.event));
     if (this.#turn) {

@@ -309,3 +309,196 @@ test("guardFetch: a provider that sends keep-alives without end after data: [DON
   assert.ok(state.cancelled);
   assert.equal(seen.length, 1);
 });
+
+test("guardFetch: a keep-alive flood after data: [DONE] does not hold the event loop through the grace", async () => {
+  // (a body that has each chunk ready at once resolves every read as a microtask: the gate's grace loop
+  // then read and dropped keep-alives for the whole 500 ms with no timer, no other request, run meanwhile)
+  const encoder = new TextEncoder();
+  const frames = chatStream(["Hi."]).map((f) => typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`);
+  let at = 0;
+  let keepAlives = 0;
+  let ticked = false;
+  let tickedAtCancel: boolean | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at < frames.length) return controller.enqueue(encoder.encode(frames[at++]));
+      if (keepAlives++ === 0) setTimeout(() => ticked = true, 0);
+      controller.enqueue(encoder.encode(": keep-alive\n\n"));
+    },
+    cancel() {
+      tickedAtCancel = ticked;
+    },
+  });
+  const fetch = (() =>
+    Promise.resolve(
+      new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    )) as typeof globalThis.fetch;
+  const client = new OpenAI({
+    apiKey: "sk-test",
+    baseURL: "http://127.0.0.1:9/v1",
+    fetch: guardFetch(fetch),
+  });
+  const final = await settled(
+    "keep-alives",
+    client.chat.completions.stream({ model: "m", messages }).finalChatCompletion(),
+  );
+  assert.equal(final.choices[0].message.content, "Hi.");
+  assert.equal(tickedAtCancel, true, "a timer set as the flood began ran before the gate let the stream go");
+});
+
+test("guardFetch: Anthropic words after an early message_stop reach the client, pings after the end do not hold it", async () => {
+  // (the Anthropic SDK reads on past message_stop: the grace ran from the first one and cut the words that
+  // still came, the client's text ending early and its final message without its stop; pings alone, as
+  // keep-alives, still do not hold the stream)
+  const event = (e: Record<string, unknown>) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+  const delta = (text: string) =>
+    event({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } });
+  const words = ["b", "c", "d", "e", "f", "g", "h", "i"];
+  const writes = [
+    [
+      event({
+        type: "message_start",
+        message: {
+          id: "msg_1",
+          type: "message",
+          role: "assistant",
+          model: "m",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 1, output_tokens: 1 },
+        },
+      }),
+      event({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+      delta("a"),
+      event({ type: "message_stop" }),
+    ].join(""),
+    ...words.map(delta),
+    [
+      event({ type: "content_block_stop", index: 0 }),
+      event({
+        type: "message_delta",
+        delta: { stop_reason: "end_turn", stop_sequence: null },
+        usage: { output_tokens: 9 },
+      }),
+      event({ type: "message_stop" }),
+    ].join(""),
+  ];
+  const state = { cancelled: false };
+  let at = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      // (each write 100 ms after the last, far under the grace; past the end, a ping every 50 ms)
+      if (at > 0) await new Promise((resolve) => setTimeout(resolve, at < writes.length ? 100 : 50));
+      if (state.cancelled) return;
+      controller.enqueue(
+        new TextEncoder().encode(at < writes.length ? writes[at++] : event({ type: "ping" })),
+      );
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  const fetch = (() =>
+    Promise.resolve(
+      new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    )) as typeof globalThis.fetch;
+  const seen: GateEvent[] = [];
+  const client = new Anthropic({
+    apiKey: "sk-ant-test",
+    baseURL: "http://127.0.0.1:9",
+    fetch: guardFetch(fetch, { onVerdict: (e) => seen.push(e) }),
+  });
+  const stream = client.messages.stream({ model: "m", max_tokens: 100, messages });
+  let text = "";
+  stream.on("text", (t) => text += t);
+  const final = await settled("anthropic early stop", stream.finalMessage());
+  assert.equal(text, "abcdefghi");
+  assert.equal(final.stop_reason, "end_turn");
+  assert.ok(state.cancelled, "the pings are let go");
+  assert.match(
+    seen[0]?.findings.map((f) => f.message).join(" ") ?? "",
+    /still open 500 ms after its message ended/,
+  );
+});
+
+test("guardFetch: the grace after data: [DONE] is kept when the wall clock steps back meanwhile", async () => {
+  // (counted on Date.now, an hour's step back, as a clock set right by NTP may take, held a stream that sent
+  // keep-alives for that hour more)
+  const encoder = new TextEncoder();
+  const frames = chatStream(["Hi."]).map((f) => typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`);
+  const wallClock = Date.now;
+  const state = { cancelled: false };
+  let pulls = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (pulls++ === 0) return controller.enqueue(encoder.encode(frames.join("")));
+      if (pulls === 3) Date.now = () => wallClock() - 3_600_000;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (!state.cancelled) controller.enqueue(encoder.encode(": keep-alive\n\n"));
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  const fetch = (() =>
+    Promise.resolve(
+      new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    )) as typeof globalThis.fetch;
+  const client = new OpenAI({
+    apiKey: "sk-test",
+    baseURL: "http://127.0.0.1:9/v1",
+    fetch: guardFetch(fetch),
+  });
+  try {
+    const final = await settled(
+      "clock step",
+      client.chat.completions.stream({ model: "m", messages }).finalChatCompletion(),
+    );
+    assert.equal(final.choices[0].message.content, "Hi.");
+    assert.ok(state.cancelled);
+  } finally {
+    Date.now = wallClock;
+  }
+});
+
+test("guardFetch: the openai SDK's abort during the grace ends the stream there, nothing reported, no late timer", async () => {
+  // (a fetch that honours the signal, as the runtimes' do: the provider's body errors with the abort; its
+  // cancel, which may reject, is never left unhandled)
+  const encoder = new TextEncoder();
+  const frames = chatStream(["Hi."]).map((f) => typeof f === "string" ? f : `data: ${JSON.stringify(f)}\n\n`);
+  let source: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      source = controller;
+      controller.enqueue(encoder.encode(frames.join("")));
+    },
+    cancel() {
+      throw new Error("the provider's cancel failed");
+    },
+  });
+  const fetch = ((_: unknown, init?: RequestInit) => {
+    init?.signal?.addEventListener("abort", () => source!.error(new DOMException("aborted", "AbortError")));
+    return Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } }));
+  }) as typeof globalThis.fetch;
+  const seen: GateEvent[] = [];
+  const client = new OpenAI({
+    apiKey: "sk-test",
+    baseURL: "http://127.0.0.1:9/v1",
+    fetch: guardFetch(fetch, { onVerdict: (e) => seen.push(e) }),
+  });
+  const abort = new AbortController();
+  const read = async () => {
+    const stream = await client.chat.completions.create({ model: "m", messages, stream: true }, {
+      signal: abort.signal,
+    });
+    let text = "";
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      if (chunk.choices[0]?.finish_reason) abort.abort();
+    }
+    return text;
+  };
+  assert.equal(await settled("abort", read()), "Hi.");
+  assert.deepEqual(seen, [], "the client's abort is no provider's fault, and no grace ran out");
+});
