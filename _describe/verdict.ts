@@ -218,14 +218,23 @@ function plainSummary(schema: Record<string, unknown>, depth: number, budget: Bu
     : typeof t === "string"
     ? [t.toLowerCase()]
     : [];
+  const bound = boundText(schema);
+  // (a bound holds numbers only, as the validator reads it: in a list with a number type it is said of each
+  // such type, so that a union says the string once and the bound truly, "string or integer at least 1", where
+  // a bound after the list repeated its string, "string or string or integer at least 1")
+  if (types.length > 1 && bound !== "" && types.some(isNumberType)) {
+    // (a format, which the validator checks on strings, said of the string where the list has one)
+    const format = typeof schema.format === "string" ? ` (${schema.format})` : "";
+    const formatted = (t: string) =>
+      (types.includes("string") ? t === "string" : isNumberType(t)) ? format : "";
+    const alts = types.map((t) => (isNumberType(t) ? t + bound : t) + formatted(t));
+    return { text: alts.join(" or "), joint: "or", saysNull: types.includes("null"), alts };
+  }
   let text = types.length > 0 ? types.join(" or ") : "any value";
   if (text === "array" && isRecord(schema.items) && typeof schema.items.type === "string") {
     text = `array of ${String(schema.items.type).toLowerCase()}`;
   }
-  const min = schema.minimum, max = schema.maximum;
-  if (typeof min === "number" && typeof max === "number") text += ` from ${min} to ${max}`;
-  else if (typeof min === "number") text += ` at least ${min}`;
-  else if (typeof max === "number") text += ` at most ${max}`;
+  text += bound;
   if (typeof schema.format === "string") text += ` (${schema.format})`;
   const listed = text === types.join(" or "); // (no bound or format said after the list, of its last type)
   return {
@@ -234,6 +243,19 @@ function plainSummary(schema: Record<string, unknown>, depth: number, budget: Bu
     saysNull: types.includes("null"),
     alts: types.length > 1 && listed ? types : undefined,
   };
+}
+
+/** Whether a type (as a summary lists it) is one a numeric bound holds: `number` or `integer`. */
+function isNumberType(type: string): boolean {
+  return type === "number" || type === "integer";
+}
+
+/** A schema's numeric bounds as a summary says them after a type: `" from 1 to 50"`, `" at least 1"`, or empty. */
+function boundText(schema: Record<string, unknown>): string {
+  const min = schema.minimum, max = schema.maximum;
+  if (typeof min === "number" && typeof max === "number") return ` from ${min} to ${max}`;
+  if (typeof min === "number") return ` at least ${min}`;
+  return typeof max === "number" ? ` at most ${max}` : "";
 }
 
 /**

@@ -122,20 +122,25 @@ export class ToolArgError extends Error {
   readonly findings: Finding[];
   /** The arguments as received. */
   readonly args: unknown;
-  /** The findings as one line of text (agentvet's `validationError`): `path: message; path: message`. */
+  /**
+   * The findings as one line of text (agentvet's `validationError`): `path: message; path: message`, bounded
+   * as {@linkcode ToolArgError.toLLMFeedback} is (identical findings once, at most 20, the rest counted); the
+   * full list is {@linkcode ToolArgError.findings}.
+   */
   readonly validationError: string;
   /** Creates the error. */
   constructor(tool: string, findings: Finding[], args: unknown) {
+    const line = findingsLine(findings);
     super(
       `tool "${tool}" was not run: ${findings.length} ${
         plural(findings.length, "problem")
-      } with its arguments: ${findings.map((f) => `${f.path || "(root)"}: ${f.message}`).join("; ")}`,
+      } with its arguments: ${line}`,
     );
     this.name = "ToolArgError";
     this.tool = tool;
     this.findings = findings;
     this.args = args;
-    this.validationError = findings.map((f) => `${f.path || "(root)"}: ${f.message}`).join("; ");
+    this.validationError = line;
   }
   /**
    * Feedback for the model: one line per finding, each beside its path, saying each fact once as
@@ -152,6 +157,27 @@ export class ToolArgError extends Error {
     return `Tool "${this.tool}" was not run because its arguments are invalid:\n${lines.join("\n")}\n` +
       `Fix these arguments and call "${this.tool}" again.`;
   }
+}
+
+/** Longest finding message {@linkcode ToolArgError.validationError} repeats, in characters. */
+const MAX_LINE_MESSAGE = 300;
+
+/**
+ * The findings in agentvet's one-line form, `path: message; path: message`, bounded as `toLLMFeedback` is:
+ * identical findings once (" (found 100 times)"), at most 20, "... and K more", each path cut and shown as
+ * feedback shows it and each message on one line of at most 300 characters.
+ */
+function findingsLine(findings: readonly Finding[]): string {
+  // (a key of 100 hidden pairs gave 100 identical entries, 34 498 characters, and an Error's message that
+  // size floods logs and, where a framework hands it on, the model; one 100 000-character key was all of it)
+  const { listed, left } = listedFindings(findings);
+  const entries = listed.map(({ finding, times }) => {
+    const f = finding as Finding;
+    const path = typeof f.path === "string" ? pointerPlace(f.path) : placeLine(f.path, MAX_PATH);
+    return `${path || "(root)"}: ${placeLine(f.message, MAX_LINE_MESSAGE)}${timesFound(times)}`;
+  });
+  if (left > 0) entries.push(`\u2026 and ${left} more`);
+  return entries.join("; ");
 }
 
 /** One finding as {@linkcode ToolArgError.toLLMFeedback} lists it: `- /city: ...`, each fact once. */

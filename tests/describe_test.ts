@@ -1069,6 +1069,35 @@ test("describeVerdict: a union says each of its forms' alternatives once, a null
   );
 });
 
+test("describeVerdict: a bound in a type list is said of its number types only, so a union says each form once", () => {
+  const tools = [{
+    name: "t",
+    parameters: {
+      type: "object",
+      properties: {
+        a: { anyOf: [{ type: "string" }, { type: ["string", "integer"], minimum: 1 }] },
+        b: { type: ["number", "string"], maximum: 9 },
+        c: { type: ["integer", "null"], minimum: 0, maximum: 5 },
+        d: { type: ["string", "integer"], minimum: 1, format: "date" },
+        e: { type: ["integer", "string"], minimum: 1, nullable: true },
+      },
+      additionalProperties: false,
+    },
+  }];
+  const text = describeVerdict(
+    createValidator(tools, { scan: false }).validate([{ name: "t", arguments: { x: 1 } }]),
+    { tools },
+  );
+  assert.ok(
+    text.includes(
+      // (a: not "string or string or integer at least 1"; b: not "number or string at most 9", of the string)
+      "t takes: a (string or integer at least 1); b (number at most 9 or string); c (integer from 0 to 5 or null); " +
+        "d (string (date) or integer at least 1); e (integer at least 1 or string or null).",
+    ),
+    text,
+  );
+});
+
 test("describeVerdict: a name cut inside or after a doubled backslash ends on whole pairs, no lone backslash", () => {
   const said = (name: string) =>
     describeVerdict({
