@@ -34,6 +34,7 @@ import {
   parseLineText,
   type ShownId,
   TOO_DEEP,
+  TOO_LARGE,
   unwritable,
   whyUnwritten,
 } from "./jsonrpc.ts";
@@ -571,9 +572,10 @@ export function unwrittenFromServer(
 
 /**
  * A client message a relay could not write out to the server (see {@linkcode unwrittenFromServer}; one built
- * in code that JSON cannot write is reported `not_json` with `why`): reported, and, when it is a request,
- * answered with an error through the session (`answer`: its `answerWithError`), which stops waiting for it
- * and answers it in its batch, if it came in one.
+ * in code that JSON cannot write, or too large for the runtime to write, is reported `not_json` with `why`):
+ * reported, and, when it is a request, answered with an error through the session (`answer`: its
+ * `answerWithError`), which stops waiting for it and answers it in its batch, if it came in one, saying what
+ * to change where there is one thing to (nested too deeply: flatten it; too large: send less).
  */
 export function unwrittenFromClient(
   message: unknown,
@@ -583,7 +585,13 @@ export function unwrittenFromClient(
   const kind = why === TOO_DEEP ? { kind: "too_deep" as const } : { kind: "not_json" as const, text: why };
   to.emit({ event: "client_message_refused", ...kind, ...idMember(message) });
   if (isRecord(message) && isRequest(message as JsonRpcMessage)) {
-    const fix = why === TOO_DEEP ? " (flatten its arguments)" : "";
+    // (what to change: a request too large for the runtime's strings is only too long, and holds nothing
+    // JSON cannot write)
+    const fix = why === TOO_DEEP
+      ? " (flatten its arguments)"
+      : why === TOO_LARGE
+      ? " (send less in one request)"
+      : "";
     const text = `toolguard: your request ${why} to the MCP server; it was not passed on${fix}`;
     to.answer(message.id as JsonRpcId, -32600, text);
   }

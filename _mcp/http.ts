@@ -234,6 +234,8 @@ export async function relayMcpHttp(url: string, options: McpHttpRelayOptions = {
     return await new HttpRelay(url, options, controller.signal).run();
   } finally {
     stopListening();
+    // (a caller's signal that outlives the relay, one for many relays, must not keep each one's listener)
+    options.signal?.removeEventListener("abort", stop);
   }
 }
 

@@ -135,6 +135,8 @@ export async function relayMcpStdio(
     });
   } finally {
     stopListening();
+    // (a caller's signal that outlives the relay, one for many relays, must not keep each one's listener)
+    options.signal?.removeEventListener("abort", stop);
   }
 }
 
@@ -165,6 +167,8 @@ class McpRelay {
   /** Resolves when the server has exited (at once when it never started). */
   readonly #exited: Promise<void>;
   readonly #aborted: Promise<"aborted">;
+  /** Removes the relay's listener from the caller's `signal`, once the relay is over. */
+  #unwatchSignal = (): void => {};
   /** Writes to the client, in order. */
   #outChain: Promise<void> = Promise.resolve();
   #clientGone = false;
@@ -186,7 +190,9 @@ class McpRelay {
     const signal = options.signal;
     this.#aborted = new Promise<"aborted">((resolve) => {
       if (signal?.aborted) return resolve("aborted");
-      signal?.addEventListener("abort", () => resolve("aborted"), { once: true });
+      const aborted = () => resolve("aborted");
+      signal?.addEventListener("abort", aborted, { once: true });
+      this.#unwatchSignal = () => signal?.removeEventListener("abort", aborted);
     });
     // Batches are split: MCP servers since protocol 2025-06-18 leave a batch unanswered.
     const guard = createMcpGuard({ ...options, batches: options.batches ?? "split" });
@@ -211,8 +217,12 @@ class McpRelay {
       clientDone.then(() => "client" as const),
       this.#aborted,
     ]);
-    if (first === "exited") return await this.#afterServerExit(serverDone, clientDone);
-    return await this.#shutDown(first, serverDone);
+    try {
+      if (first === "exited") return await this.#afterServerExit(serverDone, clientDone);
+      return await this.#shutDown(first, serverDone);
+    } finally {
+      this.#unwatchSignal(); // (a caller's signal may outlive the relay: one for many relays)
+    }
   }
 
   #emit(event: McpEvent): void {

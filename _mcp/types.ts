@@ -200,23 +200,23 @@ export type McpEvent =
   /**
    * A client message not passed on to the server: a line that is not JSON (`text`: its first 200 characters),
    * which a laxer server parser could still read, or a message built in code that JSON cannot write, a
-   * BigInt (`text`: why), a `tools/call` without an id, which no rejection could answer, or a request under
-   * the id of one still waiting (`id_in_use`), whose answers could not be told apart, a request whose id is
-   * an array, an object or a number too large to read back (`invalid_id`: MCP has it be a string or an
-   * integer, and no answer could reach it), a message with a member that is a
-   * JSON-RPC one but for case (`Method`, `PARAMS`, `ID`: `case_variant`; a parser that ignores case, Go's
-   * `encoding/json` or cJSON's, may read it for the member the guard judged), a request past the HTTP relay's
-   * `maxInFlight` (`in_flight_limit`), or a message past the 1024 that may wait while the guard reads the
-   * server's tool list, or (HTTP relay) for the answer to `initialize` (`held_limit`; a notification among
-   * them is dropped there: the client's input is read on, for its cancel of that initialize), or a message
-   * nested too deeply for the runtime's `JSON.stringify` to write it out again (`too_deep`; an answer to a
-   * request of the server's is replaced by an error to the server), or (HTTP relay) a message sent after an
-   * `initialize` that did not succeed (`initialize_failed`: answered with an error, cancelled by the client
-   * before its answer, or unanswered as the relay closed), which waited for its answer, or (HTTP relay) the
-   * client's `notifications/cancelled` of an `initialize` not answered yet, alone or in a batch
-   * (`cancels_initialize`: MCP forbids it, and it would reach the server without a session id; the messages
-   * after that `initialize`, and the rest of the batch, are `initialize_failed`). A request among them is
-   * answered with a JSON-RPC error.
+   * BigInt, or that is too large for the runtime to write (`text`: why), a `tools/call` without an id, which
+   * no rejection could answer, or a request under the id of one still waiting (`id_in_use`), whose answers
+   * could not be told apart, a request whose id is an array, an object or a number too large to read back
+   * (`invalid_id`: MCP has it be a string or an integer, and no answer could reach it), a message with a
+   * member that is a JSON-RPC one but for case (`Method`, `PARAMS`, `ID`: `case_variant`; a parser that
+   * ignores case, Go's `encoding/json` or cJSON's, may read it for the member the guard judged), a request
+   * past the HTTP relay's `maxInFlight` (`in_flight_limit`), or a message past the 1024 that may wait while
+   * the guard reads the server's tool list, or (HTTP relay) for the answer to `initialize` (`held_limit`; a
+   * notification among them is dropped there: the client's input is read on, for its cancel of that
+   * initialize), or a message nested too deeply for the runtime's `JSON.stringify` to write it out again
+   * (`too_deep`; an answer to a request of the server's is replaced by an error to the server), or (HTTP
+   * relay) a message sent after an `initialize` that did not succeed (`initialize_failed`: answered with an
+   * error, cancelled by the client before its answer, or unanswered as the relay closed), which waited for
+   * its answer, or (HTTP relay) the client's `notifications/cancelled` of an `initialize` not answered yet,
+   * alone or in a batch (`cancels_initialize`: MCP forbids it, and it would reach the server without a
+   * session id; the messages after that `initialize`, and the rest of the batch, are `initialize_failed`). A
+   * request among them is answered with a JSON-RPC error.
    */
   | {
     event: "client_message_refused";

@@ -3,6 +3,7 @@
 // against a server that answers at random, every request the relay reads is answered.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { getEventListeners } from "node:events";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { relayBurst } from "./_relay_branch.ts";
@@ -328,3 +329,31 @@ test(
     }
   },
 );
+
+test("relays: a caller's signal kept for many relays holds no listener of any once each is over", {
+  skip: process.platform === "win32" ? "the server is a POSIX shell" : false,
+}, async () => {
+  // Each relay added an "abort" listener to the caller's signal and never took it off (kept alive with it:
+  // the relay's controller and what listens on it), also when it refused an option and started nothing.
+  const { relayMcp, relayMcpHttp, relayMcpStdio } = await import("../mcp.ts");
+  const caller = new AbortController();
+  const signal = caller.signal;
+  const io = () => ({ input: (async function* () {})(), output: () => {} });
+  const server = { command: "sh", args: ["-c", "exit 0"], stderr: "ignore" as const };
+  for (let i = 0; i < 2; i++) {
+    // (the client's input ends at once, as the server may exit: either ends the relay)
+    await relayMcp({ ...server, ...io(), signal });
+    await relayMcpStdio(server.command, server.args, { ...io(), signal });
+    await assert.rejects(
+      relayMcpStdio(server.command, server.args, { signal, shutdownGraceMs: -1 }),
+      RangeError,
+    );
+    // (nothing to send: no request is made to the address, port 9, discard)
+    await relayMcpHttp("http://127.0.0.1:9/mcp", { ...io(), signal });
+    await assert.rejects(
+      relayMcpHttp("http://127.0.0.1:9/mcp", { signal, shutdownGraceMs: NaN }),
+      RangeError,
+    );
+  }
+  assert.equal(getEventListeners(signal, "abort").length, 0);
+});

@@ -18,7 +18,7 @@ import {
   type McpEvent,
   type McpTransport,
 } from "../mcp.ts";
-import { parseLine } from "../_mcp/framing.ts";
+import { encodeMessage, parseLine, unwrittenFromClient } from "../_mcp/framing.ts";
 import { strayNotice } from "../_cli/mcp.ts";
 import { INIT_RESULT } from "./_mcp_messages.ts";
 
@@ -1995,4 +1995,36 @@ test("MCP session: a server answer built in code too large for the runtime to wr
       text: "is too large to be written out",
     }], name);
   }
+});
+
+test("MCP relays: a client request too large for the runtime to write is answered saying to send less", () => {
+  // What both relays do with a client message their sink cannot write (`encodeMessage` then
+  // `unwrittenFromClient`): a request too large for the runtime's strings was answered with no hint (only
+  // one nested too deeply got one: flatten it), and reported as if JSON could not hold it.
+  const huge = {
+    get text(): string {
+      return "x".repeat(2 ** 31); // (throws at once, allocating nothing: no runtime holds 2^31 characters)
+    },
+  };
+  const request = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: huge } };
+  const events: McpEvent[] = [];
+  const answers: [unknown, number, string][] = [];
+  const bytes = encodeMessage(request, (message, why) =>
+    unwrittenFromClient(message, {
+      emit: (event) => void events.push(event),
+      answer: (id, code, text) => void answers.push([id, code, text]),
+    }, why));
+  assert.equal(bytes.length, 0);
+  assert.deepEqual(answers, [[
+    7,
+    -32600,
+    "toolguard: your request is too large to be written out to the MCP server; it was not passed on " +
+    "(send less in one request)",
+  ]]);
+  assert.deepEqual(events, [{
+    event: "client_message_refused",
+    kind: "not_json",
+    id: 7,
+    text: "is too large to be written out",
+  }]);
 });
