@@ -323,6 +323,7 @@ function gateStreamed(
   const gate = new StreamGate(dialect, {
     extract: exchange.options.extract,
     maxBytes: exchange.limit,
+    signal: exchange.signal,
     toolsDeclared: judge.tools === undefined || judge.tools.length > 0,
     tools: judge.tools,
     answers: answersAsked(exchange.request),

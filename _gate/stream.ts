@@ -142,6 +142,11 @@ export interface StreamGateOptions {
    * a {@linkcode ResponseTooLargeError} after what was already judged. Default 64 MiB.
    */
   maxBytes?: number;
+  /**
+   * The caller's abort signal, when the request has one: a read that fails once it aborted is the client's
+   * own cancel, not the provider's fault (nothing is reported, nothing more sent; the stream errors with it).
+   */
+  signal?: AbortSignal | null;
 }
 
 /** One frame off the wire: its exact text, and its data (an SSE `data:` field, an NDJSON line). */
@@ -413,6 +418,12 @@ export class StreamGate {
             this.#transform(value, sink);
           }
         } catch (e) {
+          if (this.#options.signal?.aborted) {
+            // The client's abort: its body errors as fetch's does, and no retry being forwarded stays open.
+            this.#cancelled = true;
+            await this.#retryReader?.cancel(e).catch(() => {});
+            throw e;
+          }
           if (!(e instanceof ResponseTooLargeError)) throw e;
           // Held frames are dropped unjudged. Stop the provider now; what was judged and sent in this pull
           // reaches the client first (an error discards the chunks not yet read), the error on the next.
@@ -433,7 +444,7 @@ export class StreamGate {
    * The next chunk of the source; where it fails after an Ollama message ended, the end of the stream (with
    * a finding): the ollama client stops reading at the final chunk, which the gate holds to the end, so it
    * read the error where, without the gate, it had its answer whole. (The openai SDK reads to the end after
-   * `[DONE]`, and throws a failure there as it comes.)
+   * `[DONE]`, and throws a failure there as it comes.) A failure once the client aborted is its own: thrown.
    */
   async #read(
     reader: ReadableStreamDefaultReader<Uint8Array>,
@@ -441,7 +452,7 @@ export class StreamGate {
     try {
       return this.#finalAt === undefined ? await reader.read() : await this.#readInGrace(reader);
     } catch (e) {
-      if (!this.#ended || this.#router.framing !== "ndjson") throw e;
+      if (!this.#ended || this.#router.framing !== "ndjson" || this.#options.signal?.aborted) throw e;
       this.#drop(`stream could not be read after its final chunk: ${errorText(e)}`);
       return { done: true, value: undefined };
     }
@@ -513,6 +524,12 @@ export class StreamGate {
       const text = this.#decoder.decode();
       for (const frame of [...this.#parser.push(text), ...this.#parser.end()]) this.#onFrame(frame);
       const next = await this.#finish();
+      if (this.#options.signal?.aborted) {
+        // (the client aborted while the calls were judged or a retry asked: it reads neither the ending nor
+        // the retry, the follow-up's failure no reason to send the clean stop)
+        await next?.cancel().catch(() => {});
+        this.#options.signal.throwIfAborted();
+      }
       if (next && this.#cancelled) await next.cancel();
       else if (next) {
         this.#send(controller);
@@ -520,8 +537,8 @@ export class StreamGate {
         await pump(this.#retryReader, controller);
       }
     } catch (e) {
-      // A retry's stream that passed the bound ends this one too.
-      if (e instanceof ResponseTooLargeError) throw e;
+      // A retry's stream that passed the bound ends this one too, as does the client's abort of it.
+      if (e instanceof ResponseTooLargeError || this.#options.signal?.aborted) throw e;
       this.#drop(`stream could not be read: ${errorText(e)}`);
     }
     this.#send(controller);

@@ -17,6 +17,7 @@ import {
   chatStream,
   choiceChunk,
   ollamaStream,
+  REJECTED_CALL,
   responsesStream,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
@@ -501,4 +502,123 @@ test("guardFetch: the openai SDK's abort during the grace ends the stream there,
   };
   assert.equal(await settled("abort", read()), "Hi.");
   assert.deepEqual(seen, [], "the client's abort is no provider's fault, and no grace ran out");
+});
+
+/**
+ * A provider that sends `frames` (NDJSON when `ndjson`) and stays open, whose body errors with an AbortError
+ * when the request's signal aborts, as the runtimes' fetch does.
+ */
+function abortableProvider(frames: unknown[], ndjson: boolean) {
+  const text = frames.map((f) =>
+    typeof f === "string" ? f : ndjson ? JSON.stringify(f) + "\n" : `data: ${JSON.stringify(f)}\n\n`
+  );
+  const fetch = ((_: unknown, init?: RequestInit) => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(text.join("")));
+        init?.signal?.addEventListener(
+          "abort",
+          () => controller.error(new DOMException("aborted", "AbortError")),
+        );
+      },
+    });
+    const type = ndjson ? "application/x-ndjson" : "text/event-stream";
+    return Promise.resolve(new Response(body, { headers: { "content-type": type } }));
+  }) as typeof globalThis.fetch;
+  const seen: GateEvent[] = [];
+  return { gated: guardFetch(fetch, { onVerdict: (e) => seen.push(e) }), seen };
+}
+
+test("guardFetch: ollama-js aborting during the grace ends its stream there with the abort: no provider finding, the held final chunk not sent", async () => {
+  // (gate92's read error after the final chunk was the provider's: the abort was reported as a malformed
+  // event "could not be read after its final chunk: aborted" and the held done line still sent)
+  for (const calls of [[], [VALID_CALL]]) {
+    const { gated, seen } = abortableProvider(ollamaStream(["It is ", "sunny."], calls), true);
+    const client = new Ollama({ host: "http://127.0.0.1:9", fetch: gated });
+    const parts = await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    let text = "";
+    let done = 0;
+    const read = async () => {
+      try {
+        for await (const p of parts) {
+          text += p.message.content;
+          if (p.done) done++;
+          if (text === "It is sunny.") parts.abort();
+        }
+        return "ended";
+      } catch (e) {
+        return (e as Error).name;
+      }
+    };
+    assert.equal(await settled("ollama abort", read()), "AbortError");
+    assert.deepEqual([text, done], ["It is sunny.", 0], "nothing is sent after the abort");
+    assert.deepEqual(seen, [], "the client's abort is no provider's fault");
+  }
+});
+
+test("guardFetch: ollama-js aborting mid-way through a retry's stream ends with the abort, nothing told of the provider", async () => {
+  // (a retry's read error was caught where the gate forwards it, as a provider's: the client's stream
+  // then closed as if whole, ollama-js throwing "Did not receive done" in place of the abort; the retry's
+  // text is on several lines, as the text watch holds a last word that could begin a written call)
+  const text = ["Checking ", "now.\n", "Oslo"];
+  for (const retryLines of [ollamaStream(text).slice(0, 3), ollamaStream(text, [VALID_CALL])]) {
+    let asked = 0;
+    const fetch = ((_: unknown, init?: RequestInit) => {
+      const lines = asked++ === 0 ? ollamaStream([], [REJECTED_CALL]) : retryLines;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(lines.map((l) => JSON.stringify(l) + "\n").join("")));
+          if (asked === 1) return controller.close();
+          init?.signal?.addEventListener(
+            "abort",
+            () => controller.error(new DOMException("aborted", "AbortError")),
+          );
+        },
+      });
+      return Promise.resolve(new Response(body, { headers: { "content-type": "application/x-ndjson" } }));
+    }) as typeof globalThis.fetch;
+    const seen: GateEvent[] = [];
+    const client = new Ollama({
+      host: "http://127.0.0.1:9",
+      fetch: guardFetch(fetch, { retry: 1, onVerdict: (e) => seen.push(e) }),
+    });
+    const parts = await client.chat({ model: "m", messages, tools: TOOLS_OPENAI as never, stream: true });
+    const read = async () => {
+      try {
+        for await (const p of parts) {
+          if (p.message.content === "Checking ") parts.abort();
+        }
+        return "ended";
+      } catch (e) {
+        return (e as Error).name;
+      }
+    };
+    assert.equal(await settled("ollama retry abort", read()), "AbortError");
+    assert.equal(asked, 2);
+    assert.deepEqual(seen.map((e) => [e.attempt, e.retried ?? false, e.findings.length]), [[0, true, 0]]);
+  }
+});
+
+test("guardFetch: the openai SDK aborting mid-stream, a call held, ends the stream there with nothing reported", async () => {
+  // (a guard, as the grace's: before any final frame a read error was always rethrown)
+  const frames = chatStream(["Let me ", "check."], [VALID_CALL]).filter((f) =>
+    typeof f !== "string" && !(f as { choices: { finish_reason?: unknown }[] }).choices[0]?.finish_reason
+  );
+  const { gated, seen } = abortableProvider(frames, false);
+  const client = new OpenAI({ apiKey: "sk-test", baseURL: "http://127.0.0.1:9/v1", fetch: gated });
+  const abort = new AbortController();
+  const read = async () => {
+    const stream = await client.chat.completions.create(
+      { model: "m", messages, tools: TOOLS_OPENAI as never, stream: true },
+      { signal: abort.signal },
+    );
+    let text = "";
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      if (text === "Let me check.") abort.abort();
+    }
+    return text;
+  };
+  assert.equal(await settled("openai abort", read()), "Let me check.");
+  assert.deepEqual(seen, [], "the client's abort is no provider's fault, the call not judged");
 });

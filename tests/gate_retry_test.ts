@@ -278,6 +278,32 @@ test("guardFetch retry: a JSON answer's follow-up aborted by the caller rejects 
   );
 });
 
+test("guardFetch retry: a stream's follow-up aborted by the caller ends the stream with the abort, no clean stop after it", async () => {
+  // (the follow-up's abort was read as a failed retry: the openai SDK, its own abort already asked, was
+  // handed the rejected call's reason and a stop after it)
+  const controller = new AbortController();
+  const script: Script = (_, n) => {
+    if (n === 0) return { sse: chatStream(["It is sunny in Oslo today.\n"], [BAD]) };
+    controller.abort();
+    return { reset: true };
+  };
+  const { value, seen } = await scripted(script, 1, async (s, f) => {
+    const stream = await openai(s, f).chat.completions.create(
+      { model: "m", messages, tools: TOOLS_OPENAI as never, stream: true },
+      { signal: controller.signal },
+    );
+    const got = { text: "", finish: [] as string[] };
+    for await (const chunk of stream) {
+      got.text += chunk.choices[0]?.delta.content ?? "";
+      if (chunk.choices[0]?.finish_reason) got.finish.push(chunk.choices[0].finish_reason);
+    }
+    return got;
+  });
+  assert.deepEqual(value, { text: "It is sunny in Oslo today.\n", finish: [] });
+  // (judged all the same, as a JSON answer's is; no retry took its place)
+  assert.deepEqual(seen.map((e) => [e.attempt, e.verdict.allowed, e.retried ?? false]), [[0, false, false]]);
+});
+
 test("guardFetch retry: OpenAI Responses, the follow-up carries function_call_output", async () => {
   const { value, server, seen } = await scripted(
     [{ json: responsesBody(null, [BAD]) }, { json: responsesBody(null, [GOOD]) }],
