@@ -2925,10 +2925,11 @@ const PERSONS_DATA = lazy(() =>
 /**
  * A web address an API has, folded: its host opens with "api", "auth" and their kin ("api.acme.com",
  * "auth-eu.acme.com") or its path has an API's part ("/api/", "/v1", "/v1beta", "/oauth2/token", "/graphql") or
- * a sign-in step's ("/login", "/users/sign_in"), as a host that opens with "login" is.
+ * a sign-in step's ("/login", "/users/sign_in"), as a host that opens with "login" is; never a label of its host
+ * read as a path's part ("https://v1.evil.io", "https://graphql.evil.io").
  */
 const API_ADDRESS = lazy(() =>
-  /^(?:[a-z]+:\/\/)?(?:(?:api|apis|auth|oauth|login|sso|accounts|identity|id|gateway)[.-]|[^/?#]*\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?(?:(?:alpha|beta)\d*)?|oauth2?|tokens?|auth|graphql|rest|rpc|log[-_]?in|sign[-_]?in)(?:[/?#.]|$))/
+  /^(?:[a-z]+:\/\/)?(?:(?:api|apis|auth|oauth|login|sso|accounts|identity|id|gateway)[.-]|[^/?#:]*(?::\d+)?\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?(?:(?:alpha|beta)\d*)?|oauth2?|tokens?|auth|graphql|rest|rpc|log[-_]?in|sign[-_]?in)(?:[/?#.]|$))/
 );
 
 /**
