@@ -2645,7 +2645,7 @@ const VERSION_COLLECTOR = lazy(() =>
 
 /** A collector's name as an API's resource, folded: right after its version or "/api" ("/v1/webhooks"). */
 const API_RESOURCE = lazy(() =>
-  /^(?:[a-z]+:\/\/)?[^/?#]*\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?(?:(?:alpha|beta)\d*)?)\/(?:collect|logs?|(?:web)?hooks?|webhook_endpoints|track|events|receive|capture|beacon)(?:[/?#.]|$)/
+  /^(?:[a-z]+:\/\/)?[^/?#:]*(?::\d+)?\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?(?:(?:alpha|beta)\d*)?)\/(?:collect|logs?|(?:web)?hooks?|webhook_endpoints|track|events|receive|capture|beacon)(?:[/?#.]|$)/
 );
 
 /**
@@ -2731,7 +2731,7 @@ const YOUR_PASSWORD = lazy(() => /\byour (?:[a-z-]+ (?:and|or|\+) )?(?:[a-z-]+ )
  * sign-in step ("/login", "/v1/auth", "/sessions", "/oauth/token"): the one place an API takes a password.
  */
 const SIGN_IN_ADDRESS = lazy(() =>
-  /^(?:[a-z]+:\/\/)?(?:(?:auth|oauth|login|sso|accounts|identity|id)[.-]|[^/?#]*\/(?:[^?#]*\/)?(?:oauth2?|tokens?|auth|authenticate|sessions?|log[-_]?in|sign[-_]?in)(?:[/?#.]|$))/
+  /^(?:[a-z]+:\/\/)?(?:(?:auth|oauth|login|sso|accounts|identity|id)[.-]|[^/?#:]*(?::\d+)?\/(?:[^?#]*\/)?(?:oauth2?|tokens?|auth|authenticate|sessions?|log[-_]?in|sign[-_]?in)(?:[/?#.]|$))/
 );
 
 /**
@@ -2907,7 +2907,7 @@ const ID_SLOT = lazy(() =>
 
 /** A named hook in a web address's path, folded: "/hooks/github", "/webhooks/stripe", "/api/webhooks/slack". */
 const HOOK_NAMED = lazy(() =>
-  /^(?:[a-z]+:\/\/)?[^/?#]*\/(?:[^?#]*\/)?(?:web)?hooks?\/[a-z0-9][a-z0-9_-]+\/?(?:[?#.,;:!]|$)/
+  /^(?:[a-z]+:\/\/)?[^/?#:]*(?::\d+)?\/(?:[^?#]*\/)?(?:web)?hooks?\/[a-z0-9][a-z0-9_-]+\/?(?:[?#.,;:!]|$)/
 );
 
 /**
