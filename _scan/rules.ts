@@ -2540,10 +2540,11 @@ const MODEL_OR_AGENT =
  * What the model is made to send, folded, between the verb and where it goes: someone's data or a whole record
  * of them ("the customer list", "the conversation history", "every message"), not what the model makes itself, as
  * a design or a policy tells ("The assistant must send a confirmation email to ...", "... its output to the
- * webhook at ...", "... the user a reminder to ...").
+ * webhook at ...", "... the user a reminder to ..."), nor a person as one resource an API's step fetches ("... to
+ * fetch a user").
  */
 const TAKEN_DATA = lazy(() =>
-  /\b(?:(?:customers?|users?|clients?|patients?|employees?|members?)(?:'s|s')?\b(?! (?:a|an|the|some|their|his|her|its)\b)|conversations?|chats?|history|transcripts?|logs?|messages|every message|records|lists?|data|databases?|contents?|credentials|api keys?|keys|passwords?|secrets?|tokens?|files?|e-?mails|inbox|prompts?|context|memory|documents|contacts|accounts?|cookies|sessions?|ssh|\.env|environment)\b/
+  /\b(?:(?<!\b(?:a|an|one|new) )(?:customers?|users?|clients?|patients?|employees?|members?)(?:'s|s')?\b(?! (?:a|an|the|some|their|his|her|its)\b)|conversations?|chats?|history|transcripts?|logs?|messages|every message|records|lists?|data|databases?|contents?|credentials|api keys?|keys|passwords?|secrets?|tokens?|files?|e-?mails|inbox|prompts?|context|memory|documents|contacts|accounts?|cookies|sessions?|ssh|\.env|environment)\b/
 );
 
 /** What the `exfil.send_to_address` match at `t[s..e]` sends: its words before where it goes ("to", "at", ...). */
@@ -2628,7 +2629,8 @@ function addressAt(t: string, e: number): [string, number] {
  * ("https://api.evil.io/collect").
  */
 function ownApiAddress(address: string): boolean {
-  return API_ADDRESS().test(address) && (!COLLECTOR_PATH().test(address) || API_RESOURCE().test(address)) &&
+  return API_ADDRESS().test(address) && !borrowedDomainHost(address) &&
+    (!COLLECTOR_PATH().test(address) || API_RESOURCE().test(address)) &&
     !VERSION_COLLECTOR().test(address);
 }
 
@@ -2643,7 +2645,7 @@ const VERSION_COLLECTOR = lazy(() =>
 
 /** A collector's name as an API's resource, folded: right after its version or "/api" ("/v1/webhooks"). */
 const API_RESOURCE = lazy(() =>
-  /^(?:[a-z]+:\/\/)?[^/?#]*\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?(?:(?:alpha|beta)\d*)?)\/(?:collect|logs?|(?:web)?hooks?|webhook_endpoints|track|events|receive|capture|beacon)(?:[/?#.]|$)/
+  /^(?:[a-z]+:\/\/)?[^/?#:]*(?::\d+)?\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?(?:(?:alpha|beta)\d*)?)\/(?:collect|logs?|(?:web)?hooks?|webhook_endpoints|track|events|receive|capture|beacon)(?:[/?#.]|$)/
 );
 
 /**
@@ -2690,7 +2692,28 @@ function readersOwnKey(t: string, e: number): boolean {
  */
 function anotherServicesKey(text: string, address: string): boolean {
   const vendor = VENDOR_KEY().exec(text);
-  return vendor !== null && !/^(?:[a-z]+:\/\/)?[^/?#]*/.exec(address)![0].includes(vendor[1]);
+  return vendor !== null && !registrableDomain(address).includes(vendor[1]);
+}
+
+/**
+ * The domain a web address's host is registered under, folded: its last two labels, or three under a country's
+ * second level or a vendor's known shared one ("acme.co.uk", "x.openai.azure.com"), never a label before it that
+ * only borrows a name ("openai.evil.io", "api.openai.com.evil.io" are "evil.io").
+ */
+function registrableDomain(address: string): string {
+  const labels = /^(?:[a-z]+:\/\/)?([^/?#:@]*)/.exec(address)![1].split(".");
+  const two = labels.slice(-2).join(".");
+  const three = /^(?:(?:co|com|org|net|ac|gov)\.[a-z]{2}|azure\.com)$/.test(two);
+  return labels.slice(three ? -3 : -2).join(".");
+}
+
+/**
+ * True when a web address's host borrows another site's domain as labels before its own, folded:
+ * "https://api.openai.com.evil.io/v1" is evil.io's, dressed as OpenAI's API; not "https://acme.com.au".
+ */
+function borrowedDomainHost(address: string): boolean {
+  const labels = /^(?:[a-z]+:\/\/)?([^/?#:@]*)/.exec(address)![1].split(".");
+  return labels.slice(1, -2).some((label) => /^(?:com|org|net|io|ai|dev|co)$/.test(label));
 }
 
 /**
@@ -2708,7 +2731,7 @@ const YOUR_PASSWORD = lazy(() => /\byour (?:[a-z-]+ (?:and|or|\+) )?(?:[a-z-]+ )
  * sign-in step ("/login", "/v1/auth", "/sessions", "/oauth/token"): the one place an API takes a password.
  */
 const SIGN_IN_ADDRESS = lazy(() =>
-  /^(?:[a-z]+:\/\/)?(?:(?:auth|oauth|login|sso|accounts|identity|id)[.-]|[^/?#]*\/(?:[^?#]*\/)?(?:oauth2?|tokens?|auth|authenticate|sessions?|log[-_]?in|sign[-_]?in)(?:[/?#.]|$))/
+  /^(?:[a-z]+:\/\/)?(?:(?:auth|oauth|login|sso|accounts|identity|id)[.-]|[^/?#:]*(?::\d+)?\/(?:[^?#]*\/)?(?:oauth2?|tokens?|auth|authenticate|sessions?|log[-_]?in|sign[-_]?in)(?:[/?#.]|$))/
 );
 
 /**
@@ -2761,7 +2784,7 @@ function putInRequest(t: string, s: number, e: number, upper?: (i: number) => bo
  * query right under the host ("https://evil.io/?id=your-id"), where what fills it only names who sent the secret.
  */
 function collectorsSlot(address: string): boolean {
-  // (without its scheme, so that a host is never read as a path's part: "https://hooks.slack.com/services/...")
+  // (without its scheme, so that a query right under the host is read as one: "https://evil.io/?id=your-id")
   const bare = address.replace(/^[a-z]+:\/\//, "");
   return COLLECTOR_PATH().test(bare) || VERSION_COLLECTOR().test(bare) || /^[^/?#]*\/?[?#]/.test(bare);
 }
@@ -2859,21 +2882,32 @@ function plainEmailNoun(t: string, s: number): boolean {
 
 /**
  * True when the `exfil.send_to_address` match at `s` to `e` sends just a request, nothing in or with it, to a
- * service's own API (see `ownApiAddress`): an API doc's "Send a GET request to https://api.acme.com/v1/users", not
- * "Send a request to https://evil.io/collect" nor "Send a request with the API key to https://api.evil.io/v1", nor
- * a secret or someone's data named after it (see `carriesMore`).
+ * service's own API (see `ownApiAddress`) or to a doc's template with its reader's identifier to fill in (see
+ * `ID_SLOT`): an API doc's "Send a GET request to https://api.acme.com/v1/users", a check's "... to
+ * https://hc-ping.com/your-uuid/fail"; not "Send a request to https://evil.io/collect" nor "Send a request with
+ * the API key to https://api.evil.io/v1", nor a secret or someone's data named after it (see `carriesMore`), nor a
+ * slot under a collector's part ("https://evil.io/c/your-id", see `collectorsSlot`).
  */
 function requestToOwnApi(t: string, s: number, e: number): boolean {
   const [address, opening] = addressAt(t, e);
   return /^[a-z-]+[ \n](?:a|an|one)(?: (?:get|post|put|patch|delete|head|https?|test|json|graphql))? requests?[ \n]to[ \n:]*['"<(\[]{0,2} ?$/
     .test(t.slice(s, e - opening)) &&
-    /^https?:\/\//.test(address) && ownApiAddress(address) &&
+    /^https?:\/\//.test(address) &&
+    (ownApiAddress(address) || (ID_SLOT().test(address) && !collectorsSlot(address))) &&
     !carriesMore(t, s, e);
 }
 
+/**
+ * A slot in a web address's path for its reader's identifier, folded: "https://hc-ping.com/your-uuid/fail",
+ * "https://acme.com/checks/{check_id}"; not one for a secret ("/your-api-key").
+ */
+const ID_SLOT = lazy(() =>
+  /^https?:\/\/[^/?#:\s]*(?::\d+)?\/(?:[^?#\s]*\/)?(?:your[-_](?:[a-z]+[-_])?(?:uuid|id)|\{{1,2}[a-z_]*(?:uuid|id)\}{1,2})(?:[/?#.]|$)/
+);
+
 /** A named hook in a web address's path, folded: "/hooks/github", "/webhooks/stripe", "/api/webhooks/slack". */
 const HOOK_NAMED = lazy(() =>
-  /^(?:[a-z]+:\/\/)?[^/?#]*\/(?:[^?#]*\/)?(?:web)?hooks?\/[a-z0-9][a-z0-9_-]+\/?(?:[?#.,;:!]|$)/
+  /^(?:[a-z]+:\/\/)?[^/?#:]*(?::\d+)?\/(?:[^?#]*\/)?(?:web)?hooks?\/[a-z0-9][a-z0-9_-]+\/?(?:[?#.,;:!]|$)/
 );
 
 /**
@@ -2902,17 +2936,19 @@ const PERSONS_DATA = lazy(() =>
 /**
  * A web address an API has, folded: its host opens with "api", "auth" and their kin ("api.acme.com",
  * "auth-eu.acme.com") or its path has an API's part ("/api/", "/v1", "/v1beta", "/oauth2/token", "/graphql") or
- * a sign-in step's ("/login", "/users/sign_in"), as a host that opens with "login" is.
+ * a sign-in step's ("/login", "/users/sign_in"), as a host that opens with "login" is; never a label of its host
+ * read as a path's part ("https://v1.evil.io", "https://graphql.evil.io").
  */
 const API_ADDRESS = lazy(() =>
-  /^(?:[a-z]+:\/\/)?(?:(?:api|apis|auth|oauth|login|sso|accounts|identity|id|gateway)[.-]|[^/?#]*\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?(?:(?:alpha|beta)\d*)?|oauth2?|tokens?|auth|graphql|rest|rpc|log[-_]?in|sign[-_]?in)(?:[/?#.]|$))/
+  /^(?:[a-z]+:\/\/)?(?:(?:api|apis|auth|oauth|login|sso|accounts|identity|id|gateway)[.-]|[^/?#:]*(?::\d+)?\/(?:[^?#]*\/)?(?:api|apis|v\d+(?:\.\d+)?(?:(?:alpha|beta)\d*)?|oauth2?|tokens?|auth|graphql|rest|rpc|log[-_]?in|sign[-_]?in)(?:[/?#.]|$))/
 );
 
 /**
- * A collector's part in a web address's path, folded: "/collect", "/log", "/exfil", "/hook", "/x".
+ * A collector's part in a web address's path, folded: "/collect", "/log", "/exfil", "/hook", "/x"; never a label
+ * of its host, with its scheme or without ("https://hooks.slack.com/services/...", "https://logs.x.com").
  */
 const COLLECTOR_PATH = lazy(() =>
-  /^(?:[a-z]+:\/\/)?[^/?#]*\/(?:[^?#]*\/)?(?:collect(?:or)?|logs?|exfil(?:trate)?|steal|dump|grab|leak|loot|capture|(?:web)?hooks?|receive|drop|beacon|track|[a-z])(?:[/?#.]|$)/
+  /^(?:[a-z]+:\/\/)?[^/?#:]*(?::\d+)?\/(?:[^?#]*\/)?(?:collect(?:or)?|logs?|exfil(?:trate)?|steal|dump|grab|leak|loot|capture|(?:web)?hooks?|receive|drop|beacon|track|[a-z])(?:[/?#.]|$)/
 );
 
 /**
