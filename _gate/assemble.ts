@@ -24,6 +24,8 @@ export function eventDialect(event: unknown): StreamDialect | undefined {
   }
   if (Array.isArray(event.choices)) return "openai_chat";
   if (Array.isArray(event.candidates)) return "gemini";
+  // (a Gemini chunk of usage alone, after the last candidate's finish, or of a prompt blocked: no candidates)
+  if (isRecord(event.usageMetadata) || isRecord(event.promptFeedback)) return "gemini";
   if (isRecord(event.message) || typeof event.done === "boolean") return "ollama";
   return undefined;
 }

@@ -272,7 +272,7 @@ const ENCODER = new TextEncoder();
  * How long, in milliseconds, the gate waits for the provider to close a stream once its message ended (its
  * final frame: `data: [DONE]`, Ollama's `done`, see `FrameRouter.final`), counted from that frame and not
  * restarted by keep-alives (every 100 ms they would hold it for ever); where the client reads on past that
- * frame (the Anthropic, Cohere and Responses readers), counted again from each later frame it reads that is
+ * frame (the Anthropic, Cohere, Responses and Gemini readers), counted again from each later frame it reads that is
  * not a keep-alive (`KEEP_ALIVE_EVENTS`): the provider was still talking, and the client read it all without
  * the gate (cut, a message_stop sent early lost the words after it). A provider closes at
  * once, in the same write or the next few milliseconds, so the grace costs it nothing; one that keeps the

@@ -19,8 +19,10 @@ import {
   ollamaStream,
   REJECTED_CALL,
   responsesStream,
+  sseData,
   TOOLS_ANTHROPIC,
   TOOLS_OPENAI,
+  TOOLS_RESPONSES,
   VALID_CALL,
 } from "./_fake_llm_server.ts";
 
@@ -621,4 +623,166 @@ test("guardFetch: the openai SDK aborting mid-stream, a call held, ends the stre
   };
   assert.equal(await settled("openai abort", read()), "Let me check.");
   assert.deepEqual(seen, [], "the client's abort is no provider's fault, the call not judged");
+});
+
+/** A Gemini chunk of `candidates` (each its position's parts and other fields), the chunk's own fields `top`. */
+const geminiChunk = (candidates: { parts: unknown[]; [key: string]: unknown }[], top = {}) => ({
+  candidates: candidates.map(({ parts, ...extra }, index) => ({
+    index,
+    content: { role: "model", parts },
+    ...extra,
+  })),
+  ...top,
+});
+
+const GEMINI_USAGE = { usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 4, totalTokenCount: 9 } };
+
+/** Longer than the grace: a chunk the provider sends this late is lost when the gate took the message for ended. */
+const LATER_MS = 700;
+
+/**
+ * The chunks a client of Gemini reads (to the end of the body, as @google/genai does; its SDK is not
+ * installed) of `frames` through guardFetch, then of `later` sent `LATER_MS` after them, the provider then
+ * left open unless `closes`, the request asking for `candidates`; the gate's events and whether the
+ * provider was let go.
+ */
+async function geminiRead(
+  frames: unknown[],
+  { closes = false, candidates = 1, later = [] as unknown[] } = {},
+) {
+  const sse = (fs: unknown[]) =>
+    new TextEncoder().encode(fs.map((f) => `data: ${JSON.stringify(f)}\n\n`).join(""));
+  const state = { cancelled: false };
+  const writes: (() => Promise<Uint8Array | undefined>)[] = [() => Promise.resolve(sse(frames))];
+  if (later.length > 0) {
+    writes.push(() => new Promise((resolve) => setTimeout(() => resolve(sse(later)), LATER_MS)));
+  }
+  let release = () => {};
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const write = writes.shift();
+      if (write) return controller.enqueue((await write())!);
+      if (closes) return controller.close();
+      return new Promise<void>((resolve) => release = resolve); // (open: nothing more, no close)
+    },
+    cancel() {
+      state.cancelled = true;
+      release();
+    },
+  });
+  const fetch = (() =>
+    Promise.resolve(
+      new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    )) as typeof globalThis.fetch;
+  const seen: GateEvent[] = [];
+  const gated = guardFetch(fetch, { onVerdict: (e) => seen.push(e) });
+  const request = {
+    contents: [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }],
+    tools: [{ functionDeclarations: TOOLS_RESPONSES }],
+    generationConfig: { candidateCount: candidates },
+  };
+  const read = async () => {
+    const url = "http://127.0.0.1:9/v1beta/models/g:streamGenerateContent?alt=sse";
+    const res = await gated(url, { method: "POST", body: JSON.stringify(request) });
+    return sseData(await res.text());
+  };
+  return { chunks: await settled("gemini", read()), seen, cancelled: state.cancelled };
+}
+
+/** What a client joins of candidate `at` over `chunks`: its text, its calls' names, its finish. */
+function geminiAnswer(chunks: { candidates?: Record<string, unknown>[] }[], at = 0) {
+  const own = chunks.map((c) => c.candidates?.[at]).filter((c) => c !== undefined);
+  const parts = own.flatMap((c) => ((c.content as { parts?: Record<string, unknown>[] })?.parts) ?? []);
+  return {
+    text: parts.map((p) => p.text ?? "").join(""),
+    names: parts.flatMap((p) => p.functionCall ? [(p.functionCall as { name: string }).name] : []),
+    finish: own.map((c) => c.finishReason).filter((f) => f !== undefined),
+  };
+}
+
+test("guardFetch: a Gemini stream left open after its last candidate finished ends, its call judged and handed out", async () => {
+  // (Gemini has no end-of-message frame: the gate held the calls to the close, which never came, and the
+  // client waited on it)
+  for (const [call, allowed] of [[VALID_CALL, true], [REJECTED_CALL, false]] as const) {
+    const { chunks, seen, cancelled } = await geminiRead([
+      geminiChunk([{ parts: [{ text: "Let me check." }] }]),
+      geminiChunk(
+        [{ parts: [{ functionCall: { name: call.name, args: call.args } }], finishReason: "STOP" }],
+        GEMINI_USAGE,
+      ),
+    ]);
+    const answer = geminiAnswer(chunks);
+    assert.deepEqual([answer.names, answer.finish], [allowed ? [call.name] : [], ["STOP"]], call.name);
+    assert.ok(answer.text.startsWith("Let me check."), answer.text);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].verdict?.allowed, allowed);
+    assert.match(
+      seen[0].findings.map((f) => f.message).join(" "),
+      /still open 500 ms after its message ended/,
+    );
+    assert.ok(cancelled, "the provider's connection is let go");
+  }
+});
+
+test("guardFetch: a Gemini usage chunk after the finish reaches the client, the stream left open", async () => {
+  const { chunks, seen } = await geminiRead([
+    geminiChunk([{ parts: [{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }] }]),
+    geminiChunk([{ parts: [{ text: "" }], finishReason: "STOP" }]),
+    GEMINI_USAGE,
+  ]);
+  assert.deepEqual(geminiAnswer(chunks).names, ["get_weather"]);
+  assert.deepEqual(chunks.at(-1)?.usageMetadata, GEMINI_USAGE.usageMetadata);
+  assert.equal(seen[0]?.verdict?.allowed, true);
+});
+
+test("guardFetch: Gemini candidateCount 2 left open ends once both candidates finished, each whole", async () => {
+  // (the first candidate's finish ends no message: the second's words, sent later than the grace, still come)
+  const { chunks, seen } = await geminiRead([
+    geminiChunk([{ parts: [{ text: "Sunny." }], finishReason: "STOP" }, { parts: [{ text: "Let me " }] }]),
+  ], {
+    candidates: 2,
+    later: [geminiChunk([{ parts: [] }, {
+      parts: [{ text: "check." }, { functionCall: { name: "get_weather", args: { city: "Oslo" } } }],
+      finishReason: "STOP",
+    }], GEMINI_USAGE)],
+  });
+  assert.deepEqual(geminiAnswer(chunks, 0), { text: "Sunny.", names: [], finish: ["STOP"] });
+  assert.deepEqual(geminiAnswer(chunks, 1), {
+    text: "Let me check.",
+    names: ["get_weather"],
+    finish: ["STOP"],
+  });
+  assert.match(seen.at(-1)?.findings.map((f) => f.message).join(" ") ?? "", /still open 500 ms/);
+});
+
+test("guardFetch: a Gemini chunk of more candidates than asked, refused, ends no message though they finished", async () => {
+  const { chunks, seen } = await geminiRead([
+    geminiChunk([{ parts: [{ text: "Hi." }], finishReason: "STOP" }, { parts: [], finishReason: "STOP" }]),
+  ], { later: [geminiChunk([{ parts: [{ text: "Sunny." }], finishReason: "STOP" }], GEMINI_USAGE)] });
+  assert.deepEqual(geminiAnswer(chunks), { text: "Sunny.", names: [], finish: ["STOP"] });
+  assert.match(
+    seen.at(-1)?.findings.map((f) => f.message).join(" ") ?? "",
+    /2 candidates.*still open 500 ms/,
+  );
+});
+
+test("guardFetch: a Gemini provider that closes after its last chunk ends the stream there, with no grace finding", async () => {
+  const { chunks, seen } = await geminiRead([
+    geminiChunk([{
+      parts: [{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }],
+      finishReason: "STOP",
+    }]),
+    GEMINI_USAGE,
+  ], { closes: true });
+  assert.deepEqual(geminiAnswer(chunks).names, ["get_weather"]);
+  assert.deepEqual(chunks.at(-1)?.usageMetadata, GEMINI_USAGE.usageMetadata);
+  assert.equal(seen[0]?.verdict?.allowed, true);
+  assert.deepEqual(seen[0]?.findings ?? [], []);
+});
+
+test("guardFetch: a Gemini prompt blocked, the stream left open, ends with the block the client reads", async () => {
+  const blocked = { promptFeedback: { blockReason: "SAFETY" }, ...GEMINI_USAGE };
+  const { chunks, seen } = await geminiRead([blocked]);
+  assert.deepEqual(chunks, [blocked]);
+  assert.deepEqual(seen.at(-1)?.findings.map((f) => f.code), ["malformed_event"]);
 });

@@ -398,8 +398,30 @@ class GeminiStream implements FrameRouter {
   /** The candidates (by position) whose finish was routed: one told of nothing there is told at the end. */
   readonly #ended = new Set<number>();
 
+  /** The candidates (by position) whose `finishReason` was read, for `final`. */
+  readonly #finished = new Set<number>();
+
   constructor(answers = 1) {
     this.#answers = answers;
+  }
+
+  /**
+   * See `FrameRouter.final`. Gemini sends no end-of-message event: its message ends at the chunk where every
+   * candidate asked for has its `finishReason`, or at a prompt blocked (`promptFeedback.blockReason`, no
+   * candidate). A chunk of usage alone may follow it, which the client reads (it reads to the close): each
+   * later chunk starts the grace again, as Anthropic's frames after `message_stop` do.
+   */
+  final(event: Record<string, unknown>): boolean {
+    const all = Array.isArray(event.candidates) ? event.candidates : [];
+    // (a chunk of more candidates than asked is refused whole: the client never reads its finishes)
+    if (all.length > this.#answers) return false;
+    all.forEach((c, i) => {
+      if (isRecord(c) && c.finishReason != null) this.#finished.add(i);
+    });
+    if (all.length === 0 && isRecord(event.promptFeedback) && event.promptFeedback.blockReason != null) {
+      return true;
+    }
+    return Array.from({ length: this.#answers }, (_, i) => i).every((i) => this.#finished.has(i));
   }
 
   readonly text: TextFrames = {

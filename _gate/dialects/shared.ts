@@ -333,9 +333,9 @@ export interface FrameRouter {
   unread?(data: string, afterEnd?: boolean): void;
   /**
    * Whether `event` ends the message (Anthropic `message_stop`, Cohere `message-end`, OpenAI Responses'
-   * final event), after which a provider closes the stream: the gate waits for that close only a short
-   * grace (see `StreamGate`). Absent where no such event is known (Gemini), or where the gate reads the end
-   * itself (`data: [DONE]`, Ollama's `done`).
+   * final event, the Gemini chunk that finishes its last candidate), after which a provider closes the
+   * stream: the gate waits for that close only a short grace (see `StreamGate`). Absent where the gate reads
+   * the end itself (`data: [DONE]`, Ollama's `done`).
    */
   final?(event: Record<string, unknown>): boolean;
   /**
