@@ -1181,7 +1181,10 @@ function collectFindings(
       return;
     }
     if (end - start !== lastSpan.length || !sameAt(text, start, lastSpan)) {
-      lastSpan = text.slice(start, end);
+      // (a match read on past the piece, see `rawMatchEnd`, is shown from the whole text)
+      lastSpan = end > text.length && all !== undefined
+        ? all.slice(start + origin, end + origin)
+        : text.slice(start, end);
       lastExcerpt = excerptOf(lastSpan, maxExcerpt);
     }
     found.push({ category, rule, start: start + origin, end: end + origin, excerpt: lastExcerpt });

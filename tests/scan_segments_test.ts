@@ -356,6 +356,9 @@ test("scanInSegments: read in pieces, a run of hidden characters longer than a p
     assert.ok(forcedCuts(text, 1000).some((c) => c > 3 && c < 3 + run.length));
     const findings = sameAsWhole(text, 1000, rule);
     assert.deepEqual(findings.map((f) => [f.rule, f.start, f.end]), [[rule, 3, 3 + run.length]]);
+    // shown whole where the excerpt may be as long as the run
+    const shown = (segment: number) => scanInSegments(text, { maxExcerpt: 1e7 }, segment).findings[0].excerpt;
+    assert.equal(shown(1000), shown(Infinity));
   }
   // the same past a rule's thousandth finding, which is merged: the merged finding reaches the run's end
   const text = "\u202Ea".repeat(2000) + "\u202E".repeat(280_000) + tail;
