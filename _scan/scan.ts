@@ -1043,6 +1043,7 @@ function findingsInPieces(
       origin,
       keepFrom: from - origin,
       keepTo: to - origin,
+      whole: text,
     });
     from = to;
   }
@@ -1153,6 +1154,8 @@ interface Collecting {
   /** Only matches that start at or after `keepFrom` and before `keepTo` (in the text read) count. */
   keepFrom: number;
   keepTo: number;
+  /** The whole text, when the text read is a piece of it (see `rawMatchEnd`). */
+  whole?: string;
 }
 
 /** Adds the findings of the plan's rules in `text` to `found` (see `Collecting`). */
@@ -1162,7 +1165,7 @@ function collectFindings(
   options: ScanOptions,
   segment: number,
   only: RuleMask,
-  { found, origin, keepFrom, keepTo }: Collecting,
+  { found, origin, keepFrom, keepTo, whole: all }: Collecting,
 ): void {
   const handedFold = takeHandedFold(text);
   const maxExcerpt = options.maxExcerpt ?? EXCERPT_MOST;
@@ -1178,7 +1181,10 @@ function collectFindings(
       return;
     }
     if (end - start !== lastSpan.length || !sameAt(text, start, lastSpan)) {
-      lastSpan = text.slice(start, end);
+      // (a match read on past the piece, see `rawMatchEnd`, is shown from the whole text)
+      lastSpan = end > text.length && all !== undefined
+        ? all.slice(start + origin, end + origin)
+        : text.slice(start, end);
       lastExcerpt = excerptOf(lastSpan, maxExcerpt);
     }
     found.push({ category, rule, start: start + origin, end: end + origin, excerpt: lastExcerpt });
@@ -1209,11 +1215,17 @@ function collectFindings(
       const re = rule.re;
       re.lastIndex = 0;
       for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-        const end = re.lastIndex;
+        // (read on in the whole text only where kept: a piece inside a long run opens with a match of it)
+        const kept = m.index >= keepFrom && m.index < keepTo;
+        const end = kept ? rawMatchEnd(rule, text, m.index, re.lastIndex, all, origin) : re.lastIndex;
         add(rule.category, rule.name, m.index, end);
         if (found.merging(rule.name)) {
-          const last = lastMatchEnd(re, text, end, keepTo);
-          if (last > end) found.merged(rule.name, end + origin, last + origin);
+          const from = re.lastIndex;
+          const last = lastMatchEnd(re, text, from, keepTo);
+          const lastEnd = last === text.length && all !== undefined
+            ? rawMatchEnd(rule, text, startOfLastMatch(re, text, from), last, all, origin)
+            : last;
+          if (lastEnd > end) found.merged(rule.name, end + origin, lastEnd + origin);
           break;
         }
       }
@@ -1226,6 +1238,48 @@ function collectFindings(
     const window = wholeWindow(text, ascii, whole ?? handedFold?.folded);
     runWindow(window, text, plan, wanted, NO_CURSORS, 0, add, only);
   }
+}
+
+/**
+ * The end in `piece` (which starts at `origin` in `whole`) of a raw rule's match that ends at `end`: where it
+ * ends at the end of the piece and the whole text goes on, it is read again in the whole text, so a run of
+ * hidden characters longer than a piece's overlap is one finding to its end (one read per piece at most, as
+ * only a match at the piece's end is). Leaves `rule.re.lastIndex` at `end`.
+ */
+function rawMatchEnd(
+  rule: Rule,
+  piece: string,
+  start: number,
+  end: number,
+  whole: string | undefined,
+  origin: number,
+): number {
+  if (whole === undefined || start < 0 || end < piece.length || origin + end >= whole.length) return end;
+  // (sticky: tried at the match's start only, never searching on through the rest of the whole text)
+  const sticky = stickyOf(rule);
+  sticky.lastIndex = origin + start;
+  const wholeEnd = sticky.test(whole) ? sticky.lastIndex - origin : end;
+  sticky.lastIndex = 0;
+  rule.re.lastIndex = end;
+  return Math.max(end, wholeEnd);
+}
+
+/**
+ * Where the match of the global `re` in `text` from index `from` on that ends at the end of `text` starts, or
+ * -1 when none does. Read by `test` as `lastMatchEnd` (no match array but for that match's).
+ */
+function startOfLastMatch(re: RegExp, text: string, from: number): number {
+  let start = -1;
+  re.lastIndex = from;
+  for (let at = from; re.test(text); at = re.lastIndex) {
+    if (re.lastIndex === text.length) {
+      re.lastIndex = at;
+      start = re.exec(text)?.index ?? -1;
+      break;
+    }
+  }
+  re.lastIndex = 0;
+  return start;
 }
 
 /**
@@ -1638,8 +1692,15 @@ function heldFor(plan: Plan, i: number, held: number): boolean {
 /** About how many characters a needle pass reads in the time one sticky try at a lead takes. */
 const TRIES_PER_PASS = 200;
 
-/** Per rule, its expression made sticky, for `tryAt`: made on first use. */
+/** Per rule, its expression made sticky, for `tryAt` and `rawMatchEnd`: made on first use. */
 const STICKY = new Map<Rule, RegExp>();
+
+/** `rule`'s expression made sticky (see `STICKY`). */
+function stickyOf(rule: Rule): RegExp {
+  let sticky = STICKY.get(rule);
+  if (sticky === undefined) STICKY.set(rule, sticky = new RegExp(rule.re.source, "y"));
+  return sticky;
+}
 
 /** A rule's leads from this many on are checked for a near anchor where they are many (see `tryAt`). */
 const BOUND_FROM = 64;
@@ -1676,8 +1737,7 @@ function tryAt(
   { bounded }: { bounded: boolean },
 ): number | null {
   const ft = folded.text;
-  let sticky = STICKY.get(rule);
-  if (sticky === undefined) STICKY.set(rule, sticky = new RegExp(rule.re.source, "y"));
+  const sticky = stickyOf(rule);
   const maxLen = rule.maxLen ?? 0;
   let anchors = bounded && maxLen > 0 ? anchorsOf(rule) : null;
   // Where the first anchor at or after the last lead checked starts (Infinity: none); leads checked, skipped.
