@@ -4835,25 +4835,17 @@ const englishRules = (): Draft[] => [
     opens: "\uDB40",
   },
   {
-    // A whole run of hidden characters with a bidirectional control in it, zero-width characters and all: one
-    // finding per run, not one per control ("\u202E\u200B" pasted a hundred times is one run). The run is
-    // read from its first character only (the look behind), so a run of zero-width characters without a control
-    // is read once, not once from each of its characters.
     name: "hidden.bidi_control",
     category: "hidden_text",
     raw: true,
-    re:
-      /(?<![\u202A-\u202E\u2066-\u2069\u200B\u200C\u200D\u2060\uFEFF\u180E])[\u200B\u200C\u200D\u2060\uFEFF\u180E]*[\u202A-\u202E\u2066-\u2069][\u202A-\u202E\u2066-\u2069\u200B\u200C\u200D\u2060\uFEFF\u180E]*/g,
-    opens: "\u202A-\u202E\u2066-\u2069\u200B\u200C\u200D\u2060\uFEFF\u180E",
+    re: /[\u202A-\u202E\u2066-\u2069]+/g,
+    opens: "\u202A-\u202E\u2066-\u2069",
   },
   {
-    // A whole run of zero-width characters with no bidirectional control next to it (which makes the run
-    // `hidden.bidi_control`'s); read from its first character only, as that rule's.
     name: "hidden.zero_width_run",
     category: "hidden_text",
     raw: true,
-    re:
-      /(?<![\u202A-\u202E\u2066-\u2069\u200B\u200C\u200D\u2060\uFEFF\u180E])[\u200B\u200C\u200D\u2060\uFEFF\u180E]{2,}(?![\u202A-\u202E\u2066-\u2069\u200B\u200C\u200D\u2060\uFEFF\u180E])/g,
+    re: /[\u200B\u200C\u200D\u2060\uFEFF\u180E]{2,}/g,
     opens: "\u200B\u200C\u200D\u2060\uFEFF\u180E",
   },
 ];

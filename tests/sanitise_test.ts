@@ -114,14 +114,6 @@ test("sanitise: a payload pasted thousands of times is redacted all through, pas
   assert.ok(redacted.endsWith("a[removed by toolguard: hidden_text] end of report."));
 });
 
-test("sanitise: a run of bidirectional controls and zero-width characters is removed whole, once", async () => {
-  const content = "Result: ok" + "\u202E\u200B".repeat(100) + "k done";
-  const result = await sanitise({ messages: [{ role: "tool", content }] }, { onMatch: "sanitise" });
-  const redacted = (result.request as { messages: { content: string }[] }).messages[0].content;
-  assert.equal(result.findings.length, 1);
-  assert.equal(redacted, "Result: ok[removed by toolguard: hidden_text]k done");
-});
-
 test("sanitise: message text in block mode, the copy is unchanged and the result is blocked", async () => {
   const request = { messages: [{ role: "tool", content: PAYLOAD }] };
   const r = await sanitise(request, { onMatch: "block" });

@@ -1072,25 +1072,6 @@ test("scan: hidden_text, tag characters, bidi overrides, zero-width runs", () =>
   assert.equal(scan("family: 👨\u200D👩\u200D👧").blocked, false);
 });
 
-test("scan: a run of bidirectional controls and zero-width characters is one finding over the run", () => {
-  const spans = (text: string) =>
-    scan(text, { context: "tool_args" }).findings.map((f) => [f.rule, f.start, f.end, f.category]);
-  // interleaved, a hundred controls were a hundred findings of hidden.bidi_control
-  assert.deepEqual(spans("\u202E\u200B".repeat(100) + "k"), [["hidden.bidi_control", 0, 200, "hidden_text"]]);
-  assert.deepEqual(spans("\u202E".repeat(100) + "k"), [["hidden.bidi_control", 0, 100, "hidden_text"]]);
-  assert.deepEqual(spans("\u200B".repeat(100) + "k"), [["hidden.zero_width_run", 0, 100, "hidden_text"]]);
-  // a run with a control in it is the control's, zero-width characters before and after included, once;
-  // zero-width characters apart from any control are a run of their own
-  assert.deepEqual(spans("a\u200B\uFEFF\u2066b\u200Bc\u200C\u200Dd\u2069\u2060\u180E"), [
-    ["hidden.bidi_control", 1, 4, "hidden_text"],
-    ["hidden.zero_width_run", 7, 9, "hidden_text"],
-    ["hidden.bidi_control", 10, 13, "hidden_text"],
-  ]);
-  // a lone zero-width character is still none, next to a control or not ("file" with a control is)
-  assert.deepEqual(spans("a\u200Bb"), []);
-  assert.deepEqual(spans("file\u202E\u200Bgnp.exe"), [["hidden.bidi_control", 4, 6, "hidden_text"]]);
-});
-
 test("scan: exfiltration, markdown images and links that carry data out", () => {
   for (
     const text of [
@@ -1441,10 +1422,6 @@ const adversarial: Record<string, (n: number) => string> = {
   "invisible characters between letters": (n) => "i\u200Bg\u200Bn\u200B".repeat(n / 6),
   // no neutral cut in either (read in forced pieces), and every few characters a match of a raw rule or a pair
   "bidirectional controls between letters": (n) => "abc\u202Edef ".repeat(n / 8),
-  // one run of hidden characters: each rule reads it from its first character only
-  "bidirectional controls and zero-width characters": (n) => "\u202E\u200B".repeat(n / 2),
-  "zero-width characters, then a bidirectional control": (n) => "\u200B".repeat(n - 1) + "\u202E",
-  "zero-width pairs between letters": (n) => "a\u200B\u200C".repeat(n / 3),
   "spaced emoji": (n) => "\u{1F389} ".repeat(n / 3),
   "personas taken on": (n) => "Immediately adopt the persona of ".repeat(n / 33),
   "foreign names' colons": (n) => 'IA: sei "'.repeat(n / 9),
