@@ -219,31 +219,33 @@ function plainSummary(schema: Record<string, unknown>, depth: number, budget: Bu
     ? [t.toLowerCase()]
     : [];
   const bound = boundText(schema);
-  // (a bound holds numbers only, as the validator reads it: in a list with a number type it is said of each
-  // such type, so that a union says the string once and the bound truly, "string or integer at least 1", where
-  // a bound after the list repeated its string, "string or string or integer at least 1")
-  if (types.length > 1 && bound !== "" && types.some(isNumberType)) {
-    // (a format, which the validator checks on strings, said of the string where the list has one)
-    const format = typeof schema.format === "string" ? ` (${schema.format})` : "";
-    const formatted = (t: string) =>
-      (types.includes("string") ? t === "string" : isNumberType(t)) ? format : "";
-    const alts = types.map((t) => (isNumberType(t) ? t + bound : t) + formatted(t));
-    return { text: alts.join(" or "), joint: "or", saysNull: types.includes("null"), alts };
-  }
-  let text = types.length > 0 ? types.join(" or ") : "any value";
-  if (text === "array" && isRecord(schema.items) && typeof schema.items.type === "string") {
-    text = `array of ${String(schema.items.type).toLowerCase()}`;
-  }
-  text += bound;
-  if (typeof schema.format === "string") text += ` (${schema.format})`;
-  const listed = text === types.join(" or "); // (no bound or format said after the list, of its last type)
+  const format = typeof schema.format === "string" ? ` (${schema.format})` : "";
+  if (types.length === 0) return part("any value" + bound + format);
+  // (each keyword said only of a type it holds, as the validator reads it: a bound of numbers, a format of
+  // strings, an OpenAPI numeric one of numbers; so `{type: ["string", "boolean"], minimum: 1}` reads "string or
+  // boolean", not "string or boolean at least 1", and a union says the string once and the bound truly,
+  // "string or integer at least 1", not "string or string or integer at least 1")
+  const numericFormat = NUMERIC_FORMATS.has(String(schema.format));
+  const said = (t: string) =>
+    (isNumberType(t) ? bound : "") + ((numericFormat ? isNumberType(t) : t === "string") ? format : "");
+  const alts = types.map((t) =>
+    types.length === 1 && t === "array" && isRecord(schema.items) && typeof schema.items.type === "string"
+      ? `array of ${String(schema.items.type).toLowerCase()}`
+      : t + said(t)
+  );
   return {
-    text,
+    text: alts.join(" or "),
     joint: types.length > 1 ? "or" : "",
     saysNull: types.includes("null"),
-    alts: types.length > 1 && listed ? types : undefined,
+    alts: types.length > 1 ? alts : undefined, // (each said whole, its own keywords with it)
   };
 }
+
+/**
+ * The OpenAPI numeric formats the validator asserts of numbers (`NUMERIC_FORMATS` in `_schema/keywords.ts`,
+ * named here so that feedback does not load the schema engine); any other format it reads of strings.
+ */
+const NUMERIC_FORMATS: ReadonlySet<string> = new Set(["int32", "int64", "float", "double"]);
 
 /** Whether a type (as a summary lists it) is one a numeric bound holds: `number` or `integer`. */
 function isNumberType(type: string): boolean {

@@ -11,7 +11,15 @@ import { normaliseTool } from "./providers.ts";
 import { eachHeld, errorText, firstHole, givenValue, isRecord } from "../_common/values.ts";
 import { compile, refuseBigInt } from "../_schema/compile.ts";
 import { membersAsSent } from "../_schema/values.ts";
-import { ANNOTATION_KEYWORDS, ASSERTION_KEYWORDS, KNOWN_FORMATS, SchemaError } from "../_schema/keywords.ts";
+import {
+  ANNOTATION_KEYWORDS,
+  ASSERTION_KEYWORDS,
+  KNOWN_FORMATS,
+  NUMERIC_FORMATS,
+  SchemaError,
+  TYPES,
+} from "../_schema/keywords.ts";
+import { FORMATS } from "../_schema/formats.ts";
 import { resolveLocalRef } from "../_common/json.ts";
 
 /** The kinds of lint issue. */
@@ -26,6 +34,7 @@ export type LintIssueCode =
   | "unresolved_ref"
   | "unsupported_keyword"
   | "unknown_format"
+  | "keyword_without_effect"
   | "invalid_schema"
   | "strict_incompatible"
   | "invalid_declaration";
@@ -231,6 +240,8 @@ function lintSchema(root: unknown, add: Add): void {
     reportedAt.add(path);
     add(code, severity, path, message);
   };
+  // Keywords that hold no type the schema allows, told after the compiler's errors (see below).
+  const idle: Parameters<Add>[] = [];
   walk(root, (s, ptr) => {
     for (const k of Object.keys(s)) {
       if (!ASSERTION_KEYWORDS.has(k) && !ANNOTATION_KEYWORDS.has(k) && !k.startsWith("x-")) {
@@ -307,6 +318,16 @@ function lintSchema(root: unknown, add: Add): void {
           "it is an annotation and is not enforced",
       );
     }
+    for (const [keyword, held] of keywordsWithoutEffect(s)) {
+      idle.push([
+        "keyword_without_effect",
+        "warning",
+        `${ptr}/${escapePointer(keyword)}`,
+        `keyword ${givenValue(keyword)} has no effect: it applies to ${held} only, and type ${
+          JSON.stringify(s.type)
+        } allows none; allow such a type or drop the keyword`,
+      ]);
+    }
     if (s.$ref !== undefined && (typeof s.$ref !== "string" || resolveLocalRef(root, s.$ref) === undefined)) {
       count(
         "unresolved_ref",
@@ -318,9 +339,64 @@ function lintSchema(root: unknown, add: Add): void {
       );
     }
   });
+  const refused = new Set<string>();
   for (const e of compileErrors(root)) {
+    refused.add(e.pointer);
     if (!reportedAt.has(e.pointer)) add("invalid_schema", "error", e.pointer, e.message);
   }
+  // (a keyword the compiler refuses, `minLength: -1` under a number, is told as that, not as idle too)
+  for (const issue of idle) if (!refused.has(issue[2])) add(...issue);
+}
+
+/** The keywords the validator applies to one kind of value only (JSON Schema's), by the kind's types. */
+const KEYWORDS_BY_KIND: readonly [kind: string, types: readonly string[], keywords: readonly string[]][] = [
+  ["numbers", ["number", "integer"], [
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+  ]],
+  ["strings", ["string"], ["minLength", "maxLength", "pattern"]],
+  ["arrays", ["array"], ["items", "prefixItems", "minItems", "maxItems", "uniqueItems"]],
+  ["objects", ["object"], [
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+    "dependentRequired",
+  ]],
+];
+
+/**
+ * The keywords of a schema that hold no value its `type` allows, each with the kind it holds: `minimum` under
+ * `type: ["string", "boolean"]` ("numbers"), a string `format` under `type: "integer"` ("strings"). A schema
+ * with no type, or a type that is not a list of JSON's (the compiler's error), has none.
+ */
+function keywordsWithoutEffect(s: Obj): [keyword: string, held: string][] {
+  // (a list longer than JSON's types repeats one, which the compiler refuses: not read, as one of length 2^32-1
+  // built in code would be slot by slot; Array.from reads a hole as undefined, no type)
+  const types: unknown[] = typeof s.type === "string"
+    ? [s.type]
+    : Array.isArray(s.type) && s.type.length <= TYPES.size
+    ? Array.from(s.type)
+    : [];
+  if (types.length === 0 || !types.every((t) => typeof t === "string" && TYPES.has(t))) return [];
+  const allows = (kindTypes: readonly string[]) => kindTypes.some((t) => types.includes(t));
+  const out: [string, string][] = [];
+  for (const [kind, kindTypes, keywords] of KEYWORDS_BY_KIND) {
+    if (allows(kindTypes)) continue;
+    for (const k of keywords) if (Object.hasOwn(s, k)) out.push([k, kind]);
+  }
+  if (typeof s.format === "string") {
+    if (Object.hasOwn(FORMATS, s.format) && !allows(["string"])) out.push(["format", "strings"]);
+    if (Object.hasOwn(NUMERIC_FORMATS, s.format) && !allows(["number", "integer"])) {
+      out.push(["format", "numbers"]);
+    }
+  }
+  return out;
 }
 
 /** The most compile errors one schema reports: enough to list every problem of a real declaration. */

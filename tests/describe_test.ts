@@ -1098,6 +1098,32 @@ test("describeVerdict: a bound in a type list is said of its number types only, 
   );
 });
 
+test("describeVerdict: a keyword is said only of a type it holds, as the validator reads it, or not at all", () => {
+  const properties = {
+    a: { type: ["string", "boolean"], minimum: 1 },
+    b: { type: "string", minimum: 1, maximum: 9 },
+    c: { type: ["integer", "null"], minimum: 1, format: "date" },
+    d: { type: "integer", format: "email" },
+    e: { type: ["boolean", "null"], maximum: 3, format: "uuid" },
+    f: { type: ["string", "integer"], format: "int32" },
+    g: { type: ["string", "null"], format: "date" },
+  };
+  const tools = [{ name: "t", parameters: { type: "object", properties, additionalProperties: false } }];
+  const validator = createValidator(tools, { scan: false });
+  // (what the summary leaves out the validator does not enforce: these pass)
+  const passes = { a: true, b: "", c: 7, d: 3, e: false, f: "x" };
+  assert.deepEqual(validator.validate([{ name: "t", arguments: passes }]).calls[0].findings, []);
+  const text = describeVerdict(validator.validate([{ name: "t", arguments: { x: 1 } }]), { tools });
+  assert.ok(
+    text.includes(
+      // (a was "string or boolean at least 1", b "string from 1 to 9", c "integer at least 1 (date) or null")
+      "t takes: a (string or boolean); b (string); c (integer at least 1 or null); d (integer); " +
+        "e (boolean or null); f (string or integer (int32)); g (string (date) or null).",
+    ),
+    text,
+  );
+});
+
 test("describeVerdict: a name cut inside or after a doubled backslash ends on whole pairs, no lone backslash", () => {
   const said = (name: string) =>
     describeVerdict({

@@ -145,3 +145,48 @@ test("lintTools: never throws on junk", () => {
   ]);
   assert.deepEqual(codes(lintTools("x" as unknown as unknown[])), ["invalid_declaration "]);
 });
+
+test("lintTools: a keyword no type of its schema holds is reported as having no effect", () => {
+  const properties = {
+    a: { type: ["string", "boolean"], minimum: 1 },
+    b: { type: "string", minimum: 1, maxItems: 2 },
+    c: { type: ["number", "null"], minLength: 1, format: "date" },
+    d: { type: "boolean", format: "int32", minProperties: 1 },
+    // (each keyword here holds a type its schema allows, or the schema has no type: no report)
+    e: { type: ["string", "integer"], minimum: 1, maxLength: 9, format: "date" },
+    f: { type: "integer", format: "int32" },
+    g: { minimum: 1 },
+    h: { type: "array", items: { type: "string" }, minItems: 1 },
+  };
+  const issues = lintTools([{ name: "t", description: "d", parameters: { type: "object", properties } }])
+    .filter((i) => i.code === "keyword_without_effect");
+  assert.deepEqual(issues.map((i) => [i.path, i.severity]), [
+    ["/properties/a/minimum", "warning"],
+    ["/properties/b/minimum", "warning"],
+    ["/properties/b/maxItems", "warning"],
+    ["/properties/c/minLength", "warning"],
+    ["/properties/c/format", "warning"],
+    ["/properties/d/minProperties", "warning"],
+    ["/properties/d/format", "warning"],
+  ]);
+  assert.equal(
+    issues[0].message,
+    'keyword "minimum" has no effect: it applies to numbers only, and type ["string","boolean"] allows none; ' +
+      "allow such a type or drop the keyword",
+  );
+});
+
+test("lintTools: a type list with a hole or past JSON's seven types reports no keyword as without effect", () => {
+  const holed: unknown[] = ["string"];
+  holed[2] = "boolean"; // (a hole at 1: JSON sends it as null, no type)
+  const long = ["string", "boolean", "null", "array", "object", "string", "boolean", "null"];
+  const issues = lintTools([{
+    name: "t",
+    description: "d",
+    parameters: {
+      type: "object",
+      properties: { a: { type: holed, minimum: 1 }, b: { type: long, minimum: 1 } },
+    },
+  }]);
+  assert.deepEqual(issues.filter((i) => i.code === "keyword_without_effect"), []);
+});
