@@ -31,6 +31,12 @@ const messages = [{ role: "user" as const, content: "Weather in Oslo?" }];
 const HANG_MS = 10_000;
 
 /** A provider whose body sends `frames` and then stays open until cancelled; `cancelled` says whether it was. */
+/** A fetch that answers with `body` as an event stream (one request: a body is read once). */
+function answering(body: ReadableStream<Uint8Array>, type = "text/event-stream"): typeof globalThis.fetch {
+  return (() =>
+    Promise.resolve(new Response(body, { headers: { "content-type": type } }))) as typeof globalThis.fetch;
+}
+
 function openProvider(frames: unknown[], { named = false, ndjson = false } = {}) {
   const state = { cancelled: false };
   const text = frames.map((f) => {
@@ -294,10 +300,7 @@ test("guardFetch: a provider that sends keep-alives without end after data: [DON
       state.cancelled = true;
     },
   });
-  const fetch = (() =>
-    Promise.resolve(
-      new Response(body, { headers: { "content-type": "text/event-stream" } }),
-    )) as typeof globalThis.fetch;
+  const fetch = answering(body);
   const seen: GateEvent[] = [];
   const client = new OpenAI({
     apiKey: "sk-test",
@@ -332,10 +335,7 @@ test("guardFetch: a keep-alive flood after data: [DONE] does not hold the event 
       tickedAtCancel = ticked;
     },
   });
-  const fetch = (() =>
-    Promise.resolve(
-      new Response(body, { headers: { "content-type": "text/event-stream" } }),
-    )) as typeof globalThis.fetch;
+  const fetch = answering(body);
   const client = new OpenAI({
     apiKey: "sk-test",
     baseURL: "http://127.0.0.1:9/v1",
@@ -402,10 +402,7 @@ test("guardFetch: Anthropic words after an early message_stop reach the client, 
       state.cancelled = true;
     },
   });
-  const fetch = (() =>
-    Promise.resolve(
-      new Response(body, { headers: { "content-type": "text/event-stream" } }),
-    )) as typeof globalThis.fetch;
+  const fetch = answering(body);
   const seen: GateEvent[] = [];
   const client = new Anthropic({
     apiKey: "sk-ant-test",
@@ -444,10 +441,7 @@ test("guardFetch: the grace after data: [DONE] is kept when the wall clock steps
       state.cancelled = true;
     },
   });
-  const fetch = (() =>
-    Promise.resolve(
-      new Response(body, { headers: { "content-type": "text/event-stream" } }),
-    )) as typeof globalThis.fetch;
+  const fetch = answering(body);
   const client = new OpenAI({
     apiKey: "sk-test",
     baseURL: "http://127.0.0.1:9/v1",
@@ -670,10 +664,7 @@ async function geminiRead(
       release();
     },
   });
-  const fetch = (() =>
-    Promise.resolve(
-      new Response(body, { headers: { "content-type": "text/event-stream" } }),
-    )) as typeof globalThis.fetch;
+  const fetch = answering(body);
   const seen: GateEvent[] = [];
   const gated = guardFetch(fetch, { onVerdict: (e) => seen.push(e) });
   const request = {
